@@ -1,0 +1,89 @@
+// Package cli holds ibdoctor's commands, one file each. Commands are thin:
+// they parse flags, call the packages that do the work, and print.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in docs/exit-codes.md.
+const (
+	ExitHealthy   = 0 // the job ran completely and found nothing at or above the threshold
+	ExitFindings  = 1 // findings at or above --fail-on (check, gate)
+	ExitUndecided = 2 // could not decide: bad input, device error, incomplete sweep
+	ExitPartial   = 3 // discovery or sweep finished but could not reach everything
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// withExit returns an error that makes Main exit with code; err may be nil
+// (nothing more to print).
+func withExit(code int, err error) error { return &exitError{code: code, err: err} }
+
+// app holds what every command shares.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	opts           globalOptions
+}
+
+// globalOptions are the persistent flags of the root command.
+type globalOptions struct {
+	noColor bool
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ibdoctor",
+		Short: "Diagnose an InfiniBand fabric: discover it, read its counters and routes, rank what is wrong",
+		Long: `ibdoctor speaks InfiniBand management datagrams itself to discover a subnet,
+read every port's counters and every switch's forwarding table, and rank what
+is wrong by what it costs.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	pf := root.PersistentFlags()
+	pf.BoolVar(&a.opts.noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
+
+	root.AddCommand(newVersionCmd(a))
+	return root
+}
+
+// Main runs ibdoctor with args and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitHealthy
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "ibdoctor:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "ibdoctor:", err)
+	return ExitUndecided
+}

@@ -1,0 +1,127 @@
+// Package fabric is ibdoctor's model of a subnet: nodes, their ports, the
+// links between them, switches' forwarding tables, and what could not be
+// reached. Discovery fills it from MADs; the ibnetdiscover and JSON codecs
+// read and write it; the simulator builds live fabrics from it; checks read
+// it.
+package fabric
+
+import (
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Fabric is one subnet as seen from one port.
+type Fabric struct {
+	// Nodes in discovery order (the local node first when discovered).
+	Nodes []*Node
+	// Unreachable lists what discovery tried and could not read.
+	Unreachable []Unreachable
+	// DuplicateGUIDs lists node GUIDs claimed by more than one node.
+	DuplicateGUIDs []DuplicateGUID
+
+	idx *index // built lazily by the lookup methods; Reindex resets it
+}
+
+// Node is a CA, switch or router.
+type Node struct {
+	Type            mad.NodeType
+	GUID            uint64
+	SystemImageGUID uint64
+	Description     string
+	VendorID        uint32
+	DeviceID        uint16
+	Revision        uint32
+	// Ports is indexed by port number and has NumPorts+1 entries. Entry 0
+	// is a switch's management port (nil on CAs and routers); a port that
+	// was never read is nil.
+	Ports []*Port
+	// Switch is set for switches.
+	Switch *Switch
+	// Path is the directed route by which the node was first reached
+	// (empty for the local node); nil for nodes not from a discovery.
+	Path mad.Path
+}
+
+// NumPorts is the number of physical ports (a switch's port 0 not counted).
+func (n *Node) NumPorts() int {
+	if len(n.Ports) == 0 {
+		return 0
+	}
+	return len(n.Ports) - 1
+}
+
+// Port is one port of a node.
+type Port struct {
+	Node *Node
+	Num  uint8
+	GUID uint64
+	LID  uint16
+	LMC  uint8
+
+	State     mad.PortState
+	PhysState mad.PhysState
+
+	WidthActive    mad.Width
+	WidthEnabled   mad.Width
+	WidthSupported mad.Width
+	SpeedActive    mad.Speed
+	SpeedEnabled   mad.Speed
+	SpeedSupported mad.Speed
+
+	NeighborMTU mad.MTU
+	MTUCap      mad.MTU
+	CapMask     uint32
+	CapMask2    uint16
+
+	// Remote is the port at the other end of the cable; nil if none is
+	// known (down, not followed, or leading to an unreachable node).
+	Remote *Port
+}
+
+// Rate returns the port's active width and speed.
+func (p *Port) Rate() mad.Rate { return mad.Rate{Width: p.WidthActive, Speed: p.SpeedActive} }
+
+// Switch holds what a switch adds to a node.
+type Switch struct {
+	LinearFDBCap  uint16
+	LinearFDBTop  uint16
+	MulticastCap  uint16
+	LIDsPerPort   uint16
+	EnhancedPort0 bool
+	LifeTimeValue uint8
+	DefaultPort   uint8
+	PartitionCap  uint16
+	MulticastTop  uint16
+	// LFT maps a destination LID (the index) to an egress port; 0xFF
+	// means no route. Nil until the routes sweep reads it.
+	LFT []uint8
+}
+
+// NoRoute is the LFT entry for an unrouted LID.
+const NoRoute = 0xff
+
+// Unreachable records a node or port discovery could not read.
+type Unreachable struct {
+	// Path is the directed route that was tried.
+	Path mad.Path
+	// From is the node and port whose link leads to it (zero GUID for
+	// the local port).
+	FromGUID uint64
+	FromPort uint8
+	// What was being read ("NodeInfo", "PortInfo 5", ...).
+	What string
+	// Reason is the error, e.g. "no response after 3 attempts".
+	Reason string
+}
+
+// DuplicateGUID records two or more nodes answering with one NodeGUID.
+type DuplicateGUID struct {
+	GUID  uint64
+	Paths []mad.Path // paths at which distinct nodes claimed the GUID
+	Descs []string   // their descriptions, where read
+}
+
+// Link is one cable: two ports that point at each other. A is the end
+// with the smaller (GUID, port) so every link has one canonical form.
+type Link struct {
+	A, B *Port
+}

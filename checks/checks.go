@@ -1,0 +1,104 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Check is one documented unit that reads a Snapshot and returns findings.
+type Check struct {
+	// ID is stable across releases: scripts and suppressions name it.
+	ID string
+	// Summary is one line for --list and docs/checks.md.
+	Summary string
+	// Needs names the inputs the check reads: "topology", "counters",
+	// "routes", "baseline".
+	Needs []string
+	run   func(*Snapshot) []Finding
+}
+
+var registry []Check
+
+func register(c Check) { registry = append(registry, c) }
+
+// All returns every check in ID order.
+func All() []Check {
+	cs := slices.Clone(registry)
+	slices.SortFunc(cs, func(a, b Check) int { return strings.Compare(a.ID, b.ID) })
+	return cs
+}
+
+// Skipped is a check that did not run, and why.
+type Skipped struct {
+	Check  string `json:"check"`
+	Reason string `json:"reason"`
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Findings []Finding `json:"findings"`
+	Ran      []string  `json:"checks_run"`
+	Skipped  []Skipped `json:"checks_skipped,omitempty"`
+}
+
+// Run runs the selected checks (all when ids is empty) over s and returns
+// the findings ranked worst first. A check whose inputs are missing is
+// skipped and listed in Result.Skipped; an unknown ID is an error.
+func Run(s *Snapshot, ids ...string) (*Result, error) {
+	selected := All()
+	if len(ids) > 0 {
+		want := make(map[string]bool)
+		for _, id := range ids {
+			want[id] = true
+		}
+		selected = slices.DeleteFunc(selected, func(c Check) bool {
+			ok := want[c.ID] || want[strings.SplitN(c.ID, ".", 2)[0]]
+			delete(want, c.ID)
+			delete(want, strings.SplitN(c.ID, ".", 2)[0])
+			return !ok
+		})
+		for id := range want {
+			return nil, fmt.Errorf("unknown check %q (see 'ibdoctor check --list')", id)
+		}
+	}
+	res := &Result{Findings: []Finding{}}
+	for _, c := range selected {
+		if why := missing(s, c.Needs); why != "" {
+			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
+			continue
+		}
+		res.Ran = append(res.Ran, c.ID)
+		res.Findings = append(res.Findings, c.run(s)...)
+	}
+	Rank(res.Findings)
+	return res, nil
+}
+
+func missing(s *Snapshot, needs []string) string {
+	for _, n := range needs {
+		switch n {
+		case "topology":
+			if s.Fabric == nil {
+				return "no topology was read"
+			}
+		case "counters":
+			if s.Counters == nil {
+				return "counters were not read"
+			}
+		case "interval":
+			if s.Counters == nil || s.Counters.Interval() == 0 {
+				return "needs two counter samples (--interval)"
+			}
+		case "routes":
+			if s.Loads == nil {
+				return "forwarding tables were not read"
+			}
+		case "baseline":
+			if s.Baseline == nil {
+				return "no expected topology given (--expect-topology FILE or a previous sweep)"
+			}
+		}
+	}
+	return ""
+}

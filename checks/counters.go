@@ -1,0 +1,246 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+)
+
+func init() {
+	register(Check{
+		ID:      "counters.errors",
+		Summary: "an error counter is over its threshold (on its increase over --interval when sampled, on its absolute value otherwise); symbol errors also as a bit error rate",
+		Needs:   []string{"topology", "counters"},
+		run:     (*Snapshot).counterErrors,
+	})
+	register(Check{
+		ID:      "counters.congestion",
+		Summary: "a port spent a large share of time unable to send (PortXmitWait): congestion, not an error",
+		Needs:   []string{"topology", "counters"},
+		run:     (*Snapshot).congestion,
+	})
+	register(Check{
+		ID:      "counters.utilization",
+		Summary: "a link carried more than 90% of its rate over the sampled interval",
+		Needs:   []string{"topology", "interval"},
+		run:     (*Snapshot).utilization,
+	})
+}
+
+// counterSeverity says how bad an error counter over threshold is.
+func counterSeverity(name string) (Severity, string) {
+	switch name {
+	case "LinkDownedCounter":
+		return Error, "the link went down and retrained: every flow on it stalled; look at the cable and both transceivers"
+	case "SymbolErrorCounter", "LinkErrorRecoveryCounter", "LocalLinkIntegrityErrors":
+		return Warning, "physical-layer errors on the link: reseat or replace the cable between the two ports; if it grows after a new cable, suspect the port"
+	case "PortRcvErrors", "ExcessiveBufferOverrunErrors":
+		return Error, "packets arrived damaged or overran the receive buffer and were dropped: check the cable (symbol errors on the same port) and credit/flow-control settings"
+	case "PortXmitDiscards":
+		return Warning, "packets were discarded on the way out (head-of-line timeouts, a down peer, congestion): look at the downstream path and PortXmitWait"
+	case "PortRcvRemotePhysicalErrors":
+		return Info, "packets arrived already marked bad by an upstream link: fix the upstream link with symbol errors first"
+	case "PortRcvSwitchRelayErrors":
+		return Info, "the switch could not relay packets (often multicast or a route to nowhere): check the forwarding tables"
+	case "PortXmitConstraintErrors", "PortRcvConstraintErrors":
+		return Warning, "packets violated partition or raw-packet filters: check P_Key configuration of the two ends"
+	case "VL15Dropped", "QP1Dropped":
+		return Info, "management packets were dropped (usually during subnet sweeps); only a problem when it keeps growing fast"
+	}
+	return Warning, "inspect the port"
+}
+
+func (s *Snapshot) counterErrors() []Finding {
+	t := s.thresholds()
+	iv := s.Counters.Interval()
+	var out []Finding
+	s.Counters.Ports(func(r PortReading) {
+		p := r.Port
+		if p == nil || !s.inScope(p) {
+			return
+		}
+		for _, c := range r.Errors {
+			var (
+				val   uint64
+				thr   uint64
+				basis string
+				ok    bool
+			)
+			if iv > 0 {
+				val, basis = c.Delta, "delta"
+				thr, ok = t.Delta[c.Name]
+			} else {
+				val, basis = c.Value, "absolute"
+				thr, ok = t.Absolute[c.Name]
+			}
+			if !ok || val <= thr {
+				continue
+			}
+			sev, action := counterSeverity(c.Name)
+			ev := []Evidence{{Name: c.Name, Value: float64(val), Threshold: float64(thr)}}
+			title := ""
+			if iv > 0 {
+				rate := float64(val) / iv.Seconds()
+				ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, iv.Round(time.Millisecond), rate, thr)
+				title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, linkName(p), val, iv.Round(time.Second))
+			} else {
+				ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
+				title = fmt.Sprintf("%s = %d on %s", c.Name, val, linkName(p))
+			}
+			if c.Saturated {
+				ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})
+				title += " (saturated)"
+				if sev < Error && iv == 0 {
+					sev = Warning
+				}
+			}
+			if c.Name == "SymbolErrorCounter" && iv > 0 {
+				if ber, ok := symbolBER(p, c.Delta, iv); ok {
+					ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER,
+						Text: fmt.Sprintf("symbol-error bit error rate %.2e over the interval (threshold %.0e)", ber, t.BER)})
+					if ber > t.BER {
+						sev = max(sev, Error)
+						title += fmt.Sprintf(", BER %.1e", ber)
+					}
+				}
+			}
+			share, _ := s.pathShare(p)
+			weight := map[Severity]float64{Info: 0.001, Warning: 0.01, Error: 0.05, Critical: 0.2}[sev]
+			out = append(out, Finding{
+				Check:    "counters.errors",
+				Severity: sev,
+				Title:    title,
+				Entities: portAndPeer(p),
+				Evidence: ev,
+				Impact: Impact{PathShare: share, Score: share * weight,
+					Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
+				Action: fmt.Sprintf("%s (%s).", upperFirst(action), linkName(p)),
+				Basis:  basis,
+			})
+		}
+	})
+	return out
+}
+
+// symbolBER estimates the bit error rate of a link from symbol errors over
+// the bits its lanes signalled during the interval.
+func symbolBER(p *fabric.Port, errs uint64, iv time.Duration) (float64, bool) {
+	lanes := p.WidthActive.Lanes()
+	sig := p.SpeedActive.SignalGbps()
+	if lanes == 0 || sig == 0 || iv <= 0 {
+		return 0, false
+	}
+	bits := float64(lanes) * sig * 1e9 * iv.Seconds()
+	return float64(errs) / bits, true
+}
+
+func (s *Snapshot) congestion() []Finding {
+	t := s.thresholds()
+	iv := s.Counters.Interval()
+	var out []Finding
+	s.Counters.Ports(func(r PortReading) {
+		p := r.Port
+		if p == nil || r.XmitWait == nil || !s.inScope(p) {
+			return
+		}
+		share, _ := s.pathShare(p)
+		if iv > 0 {
+			if r.XmitWaitTicksPerSecond <= 0 {
+				return
+			}
+			stalled := float64(r.XmitWait.Delta) / (r.XmitWaitTicksPerSecond * iv.Seconds())
+			if stalled < t.XmitWaitInfo {
+				return
+			}
+			sev := Info
+			if stalled >= t.XmitWaitWarn {
+				sev = Warning
+			}
+			out = append(out, Finding{
+				Check:    "counters.congestion",
+				Severity: sev,
+				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", linkName(p), stalled*100),
+				Entities: portAndPeer(p),
+				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: t.XmitWaitWarn,
+					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, iv.Round(time.Millisecond), stalled*100, t.XmitWaitWarn*100)}},
+				Impact: Impact{PathShare: share, Score: share * stalled,
+					Summary: fmt.Sprintf("flows leaving this port wait for credits %.0f%% of the time; it carries %s of host-to-host paths", stalled*100, pct(share))},
+				Action: "Congestion, not a fault: find what converges on this port (ibdoctor trace, the routing.ecmp-imbalance findings); rebalance routes or spread the job. If the downstream link is degraded, fix that first.",
+				Basis:  "delta",
+			})
+			return
+		}
+		if r.XmitWait.Value <= t.XmitWaitAbsolute {
+			return
+		}
+		out = append(out, Finding{
+			Check:    "counters.congestion",
+			Severity: Info,
+			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", linkName(p), r.XmitWait.Value),
+			Entities: portAndPeer(p),
+			Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Value), Threshold: float64(t.XmitWaitAbsolute),
+				Text: fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)}},
+			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "congestion at some time since the last clear; its rate is unknown without an interval"},
+			Action: "Run 'ibdoctor check --interval 30s' to see whether this port is congested now.",
+			Basis:  "absolute",
+		})
+	})
+	return out
+}
+
+func (s *Snapshot) utilization() []Finding {
+	t := s.thresholds()
+	iv := s.Counters.Interval()
+	var out []Finding
+	s.Counters.Ports(func(r PortReading) {
+		p := r.Port
+		if p == nil || !linkUp(p) || !s.inScope(p) {
+			return
+		}
+		rate := p.Rate().BytesPerSecond()
+		if rate <= 0 {
+			return
+		}
+		util := float64(r.XmitBytes) / (rate * iv.Seconds())
+		if util < t.Utilization {
+			return
+		}
+		share, _ := s.pathShare(p)
+		out = append(out, Finding{
+			Check:    "counters.utilization",
+			Severity: Info,
+			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", linkName(p), util*100, p.Rate()),
+			Entities: portAndPeer(p),
+			Evidence: []Evidence{{Name: "utilization", Value: util, Threshold: t.Utilization,
+				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, iv.Round(time.Millisecond), util*100, p.Rate())}},
+			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "a saturated link slows every flow routed over it"},
+			Action: "Expected under a bandwidth-bound job; if other parallel links idle, see routing.ecmp-imbalance.",
+			Basis:  "delta",
+		})
+	})
+	return out
+}
+
+func (s *Snapshot) thresholds() *Thresholds {
+	if s.Expect.Thresholds != nil {
+		return s.Expect.Thresholds
+	}
+	return DefaultThresholds()
+}
+
+func portAndPeer(p *fabric.Port) []Entity {
+	es := []Entity{entityOf(p, "end")}
+	if p.Remote != nil {
+		es = append(es, entityOf(p.Remote, "peer"))
+	}
+	return es
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,177 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// The impact model (docs/checks.md, "Ranking"):
+//
+// A link's path share is the share of ordered host pairs (s, d), s != d,
+// whose route crosses the link in either direction. A link that runs at a
+// fraction r of the rate it should lose (1-r) of its bandwidth; a ring
+// all-reduce whose ring crosses it is limited by its slowest hop, so it
+// runs up to 1/r times as long. The score that orders findings of one
+// severity is path share × lost fraction: the expected share of the
+// fabric's host-to-host bandwidth lost.
+//
+// Without route loads, a host link's path share is 2/H (its host's
+// traffic both ways) and a switch link's is estimated as the share of
+// hosts below it over its switch's uplink count.
+
+// pathShare returns the share of host pairs crossing the link at p, and
+// whether it came from route loads (true) or an estimate (false).
+func (s *Snapshot) pathShare(p *fabric.Port) (float64, bool) {
+	if s.Loads != nil {
+		h := s.Loads.Hosts()
+		if h > 1 {
+			a, okA := s.Loads.PortPaths(p)
+			var b int
+			okB := false
+			if p.Remote != nil {
+				b, okB = s.Loads.PortPaths(p.Remote)
+			}
+			if okA || okB {
+				return float64(a+b) / float64(h*(h-1)), true
+			}
+		}
+	}
+	hosts := s.hostCount()
+	if hosts <= 1 {
+		return 0, false
+	}
+	if isHostLink(p) {
+		return 2 / float64(hosts), false
+	}
+	// A switch-to-switch link: the hosts below the lower switch spread
+	// over its uplinks.
+	sw := p.Node
+	if p.Remote != nil && hostPorts(p.Remote.Node) > hostPorts(sw) {
+		sw = p.Remote.Node
+	}
+	up := switchLinks(sw)
+	if up == 0 {
+		return 0, false
+	}
+	below := float64(hostPorts(sw)) / float64(hosts)
+	// Paths leaving the hosts below cross one of the uplinks each way.
+	return min(1, 2*below*(1-below)/float64(up)), false
+}
+
+func (s *Snapshot) hostCount() int {
+	if s.Loads != nil && s.Loads.Hosts() > 0 {
+		return s.Loads.Hosts()
+	}
+	n := 0
+	for _, node := range s.Fabric.Nodes {
+		if node.Type != mad.NodeSwitch {
+			for _, p := range node.Ports {
+				if p != nil && p.Remote != nil {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
+func isHostLink(p *fabric.Port) bool {
+	return p.Node.Type != mad.NodeSwitch || (p.Remote != nil && p.Remote.Node.Type != mad.NodeSwitch)
+}
+
+func isSwitchLink(p *fabric.Port) bool {
+	return p.Node.Type == mad.NodeSwitch && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch
+}
+
+// hostPorts counts the CA ports cabled to a switch.
+func hostPorts(n *fabric.Node) int {
+	c := 0
+	for _, p := range n.Ports {
+		if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type != mad.NodeSwitch {
+			c++
+		}
+	}
+	return c
+}
+
+// switchLinks counts a switch's links to other switches.
+func switchLinks(n *fabric.Node) int {
+	c := 0
+	for _, p := range n.Ports {
+		if p != nil && p.Num != 0 && isSwitchLink(p) {
+			c++
+		}
+	}
+	return c
+}
+
+// linkImpact estimates the impact of a link at p running at active rather
+// than want.
+func (s *Snapshot) linkImpact(p *fabric.Port, active, want mad.Rate) Impact {
+	share, measured := s.pathShare(p)
+	lost := want.Gbps() - active.Gbps()
+	frac := 0.0
+	if want.Gbps() > 0 {
+		frac = lost / want.Gbps()
+	}
+	im := Impact{PathShare: share, LostGbps: lost, Score: share * frac}
+	if active.Gbps() > 0 {
+		im.Slowdown = want.Gbps() / active.Gbps()
+	}
+	basis := "estimated"
+	if measured {
+		basis = "per the forwarding tables"
+	}
+	im.Summary = fmt.Sprintf("runs at %s of %s Gb/s (%.0f%% lost); carries %s of host-to-host paths (%s); a ring all-reduce crossing it runs up to %.1fx slower",
+		fmtNum(active.Gbps()), fmtNum(want.Gbps()), frac*100, pct(share), basis, im.Slowdown)
+	return im
+}
+
+func pct(v float64) string {
+	switch {
+	case v == 0:
+		return "0%"
+	case v < 0.001:
+		return fmt.Sprintf("%.3f%%", v*100)
+	case v < 0.1:
+		return fmt.Sprintf("%.2f%%", v*100)
+	default:
+		return fmt.Sprintf("%.1f%%", v*100)
+	}
+}
+
+func entityOf(p *fabric.Port, role string) Entity {
+	lid := p.LID
+	if p.Node.Type == mad.NodeSwitch && p.Num != 0 && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
+		lid = p.Node.Ports[0].LID
+	}
+	return Entity{NodeGUID: p.Node.GUID, Node: nodeName(p.Node), Port: int(p.Num), LID: lid, Role: role}
+}
+
+func nodeEntity(n *fabric.Node, role string) Entity {
+	e := Entity{NodeGUID: n.GUID, Node: nodeName(n), Role: role}
+	for _, p := range n.Ports {
+		if p != nil && p.LID != 0 {
+			e.LID = p.LID
+			break
+		}
+	}
+	return e
+}
+
+func nodeName(n *fabric.Node) string {
+	if n.Description != "" {
+		return n.Description
+	}
+	return fmt.Sprintf("0x%016x", n.GUID)
+}
+
+// linkName names a link for titles and actions: "leaf07/23 <-> spine02/5".
+func linkName(p *fabric.Port) string {
+	if p.Remote == nil {
+		return entityOf(p, "").String()
+	}
+	return entityOf(p, "").String() + " <-> " + entityOf(p.Remote, "").String()
+}

@@ -1,0 +1,353 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "link.degraded-width",
+		Summary: "an active link runs at fewer lanes than both ends have enabled, than its parallel siblings, or than the expected rate",
+		Needs:   []string{"topology"},
+		run:     func(s *Snapshot) []Finding { return s.degradedLinks(true) },
+	})
+	register(Check{
+		ID:      "link.degraded-speed",
+		Summary: "an active link runs at a lower lane speed than both ends have enabled, than its parallel siblings, or than the expected rate",
+		Needs:   []string{"topology"},
+		run:     func(s *Snapshot) []Finding { return s.degradedLinks(false) },
+	})
+	register(Check{
+		ID:      "link.polling",
+		Summary: "a port that should carry a link is stuck training (Polling, configuration training, error recovery)",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).pollingPorts,
+	})
+	register(Check{
+		ID:      "link.down",
+		Summary: "a link in the expected topology is gone, a host port is disabled, or a physically up link was never activated",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).downLinks,
+	})
+}
+
+// linkUp reports whether a port carries a trained link whose width and
+// speed mean something (C14-24.2.1: not while the port is Down).
+func linkUp(p *fabric.Port) bool {
+	return p != nil && p.PhysState == mad.PhysLinkUp && p.State >= mad.PortStateInit && p.State <= mad.PortStateActiveDefer
+}
+
+// want says what a link should run at, and why.
+type want struct {
+	width  mad.Width
+	speed  mad.Speed
+	reason string
+}
+
+func (s *Snapshot) degradedLinks(width bool) []Finding {
+	var out []Finding
+	siblings := siblingRates(s.Fabric)
+	for _, l := range s.Fabric.Links() {
+		a, b := l.A, l.B
+		if !linkUp(a) || !linkUp(b) || !s.inScope(a) {
+			continue
+		}
+		active := a.Rate()
+		w, ok := s.expectedFor(a, b, active, width, siblings)
+		if !ok {
+			continue
+		}
+		wantRate := mad.Rate{Width: active.Width, Speed: active.Speed}
+		var title, action string
+		var ev []Evidence
+		if width {
+			if w.width == 0 || active.Width.Lanes() >= w.width.Lanes() {
+				continue
+			}
+			wantRate.Width = w.width
+			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Width, w.width)
+			ev = append(ev, Evidence{Name: "LinkWidthActive", Value: float64(active.Width.Lanes()), Unit: "lanes", Threshold: float64(w.width.Lanes()),
+				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, w.reason)})
+			action = fmt.Sprintf("Reseat or replace the cable between %s and %s: a link that trains below its width has a bad lane or connector. Check both ends for symbol errors (ibdoctor counters), then confirm with 'ibdoctor links' that it trains at %s.",
+				entityOf(a, "").String(), entityOf(b, "").String(), w.width)
+		} else {
+			if w.speed == 0 || active.Speed.DataGbps() >= w.speed.DataGbps() {
+				continue
+			}
+			wantRate.Speed = w.speed
+			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Speed, w.speed)
+			ev = append(ev, Evidence{Name: "LinkSpeedActive", Value: active.Speed.DataGbps(), Unit: "Gb/s per lane", Threshold: w.speed.DataGbps(),
+				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, w.reason)})
+			action = fmt.Sprintf("Check the cable and transceivers between %s and %s: a link below both ends' enabled speed usually has a marginal cable, a wrong cable type or a firmware limit. Reseat, then replace the cable; confirm with 'ibdoctor links'.",
+				entityOf(a, "").String(), entityOf(b, "").String())
+		}
+		im := s.linkImpact(a, active, wantRate)
+		sev := Warning
+		lost := 1 - active.Gbps()/wantRate.Gbps()
+		switch {
+		case isSwitchLink(a) && lost >= 0.5:
+			sev = Critical
+		case isSwitchLink(a) || lost >= 0.5:
+			sev = Error
+		}
+		id := "link.degraded-speed"
+		if width {
+			id = "link.degraded-width"
+		}
+		out = append(out, Finding{
+			Check:    id,
+			Severity: sev,
+			Title:    title,
+			Entities: []Entity{entityOf(a, "end"), entityOf(b, "peer")},
+			Evidence: ev,
+			Impact:   im,
+			Action:   action,
+			Basis:    "topology",
+		})
+	}
+	return out
+}
+
+// expectedFor decides what the link a-b should run at. It uses, in order:
+// the operator's expected rates for the link's class; what both ends have
+// enabled; and, for switch-to-switch links, the rate most of the switch's
+// other inter-switch links run at.
+func (s *Snapshot) expectedFor(a, b *fabric.Port, active mad.Rate, width bool, siblings map[*fabric.Node]mad.Rate) (want, bool) {
+	var w want
+	rates := s.Expect.HostRates
+	if isSwitchLink(a) {
+		rates = s.Expect.SwitchRates
+	}
+	if len(rates) > 0 {
+		if slices.Contains(rates, active) {
+			return w, false
+		}
+		// The slowest acceptable rate is the bar.
+		bar := rates[0]
+		for _, r := range rates[1:] {
+			if r.Gbps() < bar.Gbps() {
+				bar = r
+			}
+		}
+		if active.Gbps() >= bar.Gbps() {
+			return w, false
+		}
+		w = want{width: bar.Width, speed: bar.Speed, reason: "the expected rate " + bar.String()}
+		// Judge each part against the bar only if it is below it.
+		return w, true
+	}
+	if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
+		w.width = e.Max()
+	}
+	if e := a.SpeedEnabled & b.SpeedEnabled; e != 0 {
+		w.speed = e.Max()
+	}
+	w.reason = "the best both ends have enabled"
+	if isSwitchLink(a) {
+		for _, n := range []*fabric.Node{a.Node, b.Node} {
+			sib, ok := siblings[n]
+			if !ok {
+				continue
+			}
+			if width && active.Width.Lanes() < sib.Width.Lanes() && (w.width == 0 || active.Width.Lanes() >= w.width.Lanes()) {
+				w.width = sib.Width
+				w.reason = fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), sib)
+			}
+			if !width && active.Speed.DataGbps() < sib.Speed.DataGbps() && (w.speed == 0 || active.Speed.DataGbps() >= w.speed.DataGbps()) {
+				w.speed = sib.Speed
+				w.reason = fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), sib)
+			}
+		}
+	}
+	return w, w.width != 0 || w.speed != 0
+}
+
+// siblingRates returns, for every switch with at least three active links
+// to other switches, the rate that at least two thirds of them run at.
+func siblingRates(f *fabric.Fabric) map[*fabric.Node]mad.Rate {
+	out := make(map[*fabric.Node]mad.Rate)
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch {
+			continue
+		}
+		count := make(map[mad.Rate]int)
+		total := 0
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) {
+				count[p.Rate()]++
+				total++
+			}
+		}
+		if total < 3 {
+			continue
+		}
+		for r, c := range count {
+			if 3*c >= 2*total {
+				out[n] = r
+			}
+		}
+	}
+	return out
+}
+
+func (s *Snapshot) pollingPorts() []Finding {
+	var out []Finding
+	baseline := s.baselineLinks()
+	for _, n := range s.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || !s.inScope(p) {
+				continue
+			}
+			switch p.PhysState {
+			case mad.PhysPolling, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
+			default:
+				continue
+			}
+			var why string
+			sev := Warning
+			switch {
+			case baseline[portKey{n.GUID, p.Num}]:
+				why = "the expected topology has a link here"
+				sev = Error
+			case n.Type != mad.NodeSwitch:
+				why = "a host port should carry a link"
+				sev = Error
+			case amongHostPorts(p):
+				why = "it sits among the switch's host ports, all of which are up: a host cable is unplugged, bad, or the host is down"
+			default:
+				continue // an empty switch port polls too
+			}
+			out = append(out, Finding{
+				Check:    "link.polling",
+				Severity: sev,
+				Title:    fmt.Sprintf("Port %s is stuck in %s", entityOf(p, "").String(), p.PhysState),
+				Entities: []Entity{entityOf(p, "end")},
+				Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: fmt.Sprintf("physical state %s, port state %s; %s", p.PhysState, p.State, why)}},
+				Impact:   Impact{Summary: "the host behind this port is cut off from the fabric (or runs on fewer rails)", Score: 1 / float64(max(1, s.hostCount()))},
+				Action:   fmt.Sprintf("Check the cable at %s and at the far end: reseat it, look at the far end's port (host powered, HCA link LED), then replace the cable. A port that keeps training is often a cable or transceiver fault.", entityOf(p, "").String()),
+				Basis:    "topology",
+			})
+		}
+	}
+	return out
+}
+
+// amongHostPorts reports whether a switch port's number lies inside the
+// range of the switch's host-facing ports (host ports are cabled as a
+// block on leaf switches).
+func amongHostPorts(p *fabric.Port) bool {
+	lo, hi := 0, 0
+	for _, q := range p.Node.Ports {
+		if q == nil || q.Num == 0 || q.Remote == nil || q.Remote.Node.Type == mad.NodeSwitch {
+			continue
+		}
+		if lo == 0 || int(q.Num) < lo {
+			lo = int(q.Num)
+		}
+		hi = max(hi, int(q.Num))
+	}
+	return lo != 0 && int(p.Num) > lo && int(p.Num) < hi
+}
+
+type portKey struct {
+	guid uint64
+	port uint8
+}
+
+// baselineLinks returns the ports that carry a link in the baseline.
+func (s *Snapshot) baselineLinks() map[portKey]bool {
+	m := make(map[portKey]bool)
+	if s.Baseline == nil {
+		return m
+	}
+	for _, l := range s.Baseline.Links() {
+		m[portKey{l.A.Node.GUID, l.A.Num}] = true
+		m[portKey{l.B.Node.GUID, l.B.Num}] = true
+	}
+	return m
+}
+
+func (s *Snapshot) downLinks() []Finding {
+	var out []Finding
+	for _, n := range s.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || !s.inScope(p) {
+				continue
+			}
+			switch {
+			case p.PhysState == mad.PhysLinkUp && (p.State == mad.PortStateInit || p.State == mad.PortStateArmed):
+				out = append(out, Finding{
+					Check:    "link.down",
+					Severity: Error,
+					Title:    fmt.Sprintf("Link at %s is physically up but %s: no traffic passes", linkName(p), p.State),
+					Entities: []Entity{entityOf(p, "end")},
+					Evidence: []Evidence{{Name: "PortState", Value: float64(p.State), Text: fmt.Sprintf("physical LinkUp, logical %s (should be Active)", p.State)}},
+					Impact:   Impact{Summary: "the link carries no data until the subnet manager activates it", Score: 1 / float64(max(1, s.hostCount()))},
+					Action:   "Check that the subnet manager is running and sweeping (sminfo, the SM's log); a port left in Init/Armed was never activated. Re-run a heavy sweep or bounce the port if the SM is healthy.",
+					Basis:    "topology",
+				})
+			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysDisabled || p.PhysState == mad.PhysSleep):
+				out = append(out, Finding{
+					Check:    "link.down",
+					Severity: Error,
+					Title:    fmt.Sprintf("Host port %s is %s", entityOf(p, "").String(), p.PhysState),
+					Entities: []Entity{entityOf(p, "end")},
+					Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: "physical state " + p.PhysState.String()}},
+					Impact:   Impact{Summary: "the host port carries no traffic", Score: 1 / float64(max(1, s.hostCount()))},
+					Action:   "Enable the port (ibportstate ... enable) if it was disabled on purpose for maintenance and is back in service; otherwise find who disabled it.",
+					Basis:    "topology",
+				})
+			}
+		}
+	}
+	if s.Baseline != nil {
+		for _, l := range s.Baseline.Links() {
+			na, nb := s.Fabric.NodeByGUID(l.A.Node.GUID), s.Fabric.NodeByGUID(l.B.Node.GUID)
+			if na == nil || nb == nil {
+				continue // a missing node is topology.changed's finding
+			}
+			pa := portOf(na, l.A.Num)
+			if pa != nil && pa.Remote != nil && pa.Remote.Node == nb && pa.Remote.Num == l.B.Num {
+				continue
+			}
+			if pa != nil && pa.Remote != nil {
+				continue // cabled elsewhere: topology.miswired
+			}
+			if pa != nil && !s.inScope(pa) {
+				continue
+			}
+			e := Entity{NodeGUID: na.GUID, Node: nodeName(na), Port: int(l.A.Num), Role: "end"}
+			f := Entity{NodeGUID: nb.GUID, Node: nodeName(nb), Port: int(l.B.Num), Role: "peer"}
+			state := "not read"
+			if pa != nil {
+				state = fmt.Sprintf("%s/%s", pa.PhysState, pa.State)
+			}
+			share := 0.0
+			if pa != nil {
+				share, _ = s.pathShare(pa)
+			}
+			out = append(out, Finding{
+				Check:    "link.down",
+				Severity: Error,
+				Title:    fmt.Sprintf("Link %s <-> %s from the expected topology is down", e, f),
+				Entities: []Entity{e, f},
+				Evidence: []Evidence{{Name: "link", Text: "in the expected topology; now " + state}},
+				Impact:   Impact{PathShare: share, Score: max(share, 1/float64(max(1, s.hostCount()))), Summary: "its traffic moves to the remaining links (or its host is cut off)"},
+				Action:   fmt.Sprintf("Check the cable between %s and %s: reseat, then replace; check both ports are enabled.", e, f),
+				Basis:    "baseline",
+			})
+		}
+	}
+	return out
+}
+
+func portOf(n *fabric.Node, num uint8) *fabric.Port {
+	if int(num) < len(n.Ports) {
+		return n.Ports[num]
+	}
+	return nil
+}

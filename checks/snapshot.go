@@ -1,0 +1,127 @@
+package checks
+
+import (
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Snapshot is everything the checks read. Only Fabric is required; a check
+// whose inputs are missing (no counters read, no LFTs) stays silent and the
+// report says what was not looked at.
+type Snapshot struct {
+	Fabric *fabric.Fabric
+	// Baseline is the expected topology (a designed fabric or a saved
+	// snapshot) for topology.changed / topology.miswired and link.down of
+	// links that disappeared. Optional.
+	Baseline *fabric.Fabric
+	// Counters holds the PerfMgt readings. Optional.
+	Counters Counters
+	// Loads holds route loads computed over the LFTs. Optional.
+	Loads Loads
+	// Expect holds what the operator expects (rates, thresholds).
+	Expect Expectations
+	// Scope limits the checks to what a job uses (gate). Nil: everything.
+	Scope *Scope
+	// Taken is when the snapshot was read.
+	Taken time.Time
+}
+
+// Expectations are the operator's statements about the fabric.
+type Expectations struct {
+	// SwitchRates are the acceptable rates of switch-to-switch links;
+	// empty: judge by what both ends have enabled and by the link's
+	// parallel siblings.
+	SwitchRates []mad.Rate
+	// HostRates are the acceptable rates of host (CA) links; empty: judge
+	// by what both ends have enabled.
+	HostRates []mad.Rate
+	// Thresholds for counters.errors; zero value: DefaultThresholds.
+	Thresholds *Thresholds
+	// Oversubscription is the largest acceptable ratio of a leaf's host
+	// bandwidth to its uplink bandwidth (default 2: "below half").
+	Oversubscription float64
+	// ImbalanceRatio is the largest acceptable max/mean ratio of route
+	// load across equal-cost uplinks (default 1.2: 20%).
+	ImbalanceRatio float64
+}
+
+// Loads is what the routing checks and impact estimates read from the
+// route analysis over the forwarding tables.
+type Loads interface {
+	// Hosts is the number of host ports (CA ports with a LID) the loads
+	// were computed over.
+	Hosts() int
+	// PortPaths returns how many host→host paths leave through port p
+	// (toward p.Remote), and whether the port was analysed.
+	PortPaths(p *fabric.Port) (int, bool)
+	// PortDLIDs returns how many CA destination LIDs switch port p
+	// forwards.
+	PortDLIDs(p *fabric.Port) int
+}
+
+// Counters is what the counter checks read from a PerfMgt sweep.
+type Counters interface {
+	// Interval is the time between the two samples, 0 when only one
+	// sample was read (checks then judge absolute values).
+	Interval() time.Duration
+	// Ports calls fn for every port that was read.
+	Ports(fn func(PortReading))
+}
+
+// PortReading is one port's counters, in real units.
+type PortReading struct {
+	Port *fabric.Port
+	// Errors are the error counters by IBA name (SymbolErrorCounter,
+	// LinkErrorRecoveryCounter, ...): the absolute value of the last
+	// sample, and the increase over the interval when two were read.
+	Errors []CounterValue
+	// XmitWait is PortXmitWait (absolute and delta), if supported.
+	XmitWait *CounterValue
+	// XmitBytes, RcvBytes: data over the interval (0 without one).
+	XmitBytes, RcvBytes uint64
+	// XmitWaitTicksPerSecond is the rate at which PortXmitWait would
+	// count if the port were stalled all the time (the port's tick).
+	XmitWaitTicksPerSecond float64
+	// Reset is true when a counter went backwards between samples.
+	Reset bool
+}
+
+// CounterValue is one counter.
+type CounterValue struct {
+	Name      string
+	Value     uint64 // last sample
+	Delta     uint64 // increase over the interval (when sampled)
+	Bits      int    // field width on the wire
+	Saturated bool   // stuck at all-ones: the true value is larger
+}
+
+// Scope is the part of the fabric a job uses.
+type Scope struct {
+	// Hosts are the job's host nodes.
+	Hosts map[*fabric.Node]bool
+	// Ports are the ports on the routes among the hosts (both ends of
+	// every link crossed), the hosts' own ports included.
+	Ports map[*fabric.Port]bool
+	// Switches are the switches on those routes.
+	Switches map[*fabric.Node]bool
+}
+
+// inScope reports whether a port (or its peer) is in scope.
+func (s *Snapshot) inScope(p *fabric.Port) bool {
+	if s.Scope == nil {
+		return true
+	}
+	if s.Scope.Ports[p] {
+		return true
+	}
+	return p.Remote != nil && s.Scope.Ports[p.Remote]
+}
+
+func (s *Snapshot) nodeInScope(n *fabric.Node) bool {
+	if s.Scope == nil {
+		return true
+	}
+	return s.Scope.Hosts[n] || s.Scope.Switches[n]
+}

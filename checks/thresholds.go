@@ -1,0 +1,157 @@
+package checks
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Thresholds for counters.errors and counters.congestion. A counter is
+// over its threshold when its value (or its increase over the interval)
+// is strictly greater, as in ibqueryerrors.
+type Thresholds struct {
+	// Absolute thresholds apply to a single sample: the counts since the
+	// counters were last cleared.
+	Absolute map[string]uint64
+	// Delta thresholds apply to the increase over a sampled interval.
+	Delta map[string]uint64
+	// BER is the largest acceptable symbol-error bit error rate.
+	BER float64
+	// XmitWaitWarn is the share of time stalled that makes a congestion
+	// warning (info below it, down to XmitWaitInfo).
+	XmitWaitWarn, XmitWaitInfo float64
+	// XmitWaitAbsolute is the absolute PortXmitWait count flagged when no
+	// interval was sampled.
+	XmitWaitAbsolute uint64
+	// Utilization is the share of the link rate that makes a hot link.
+	Utilization float64
+}
+
+// DefaultThresholds returns the built-in thresholds. The absolute ones are
+// the values ibqueryerrors' shipped error_thresholds file suggests; the
+// delta ones are ibdiagnet's (v1) defaults for a counter that grew during
+// the pause between two reads; BER 1e-12 is the IBA target and ibdiagnet's
+// default. docs/checks.md lists them.
+func DefaultThresholds() *Thresholds {
+	return &Thresholds{
+		Absolute: map[string]uint64{
+			"SymbolErrorCounter":           10,
+			"LinkErrorRecoveryCounter":     10,
+			"LinkDownedCounter":            10,
+			"PortRcvErrors":                10,
+			"PortRcvRemotePhysicalErrors":  100,
+			"PortRcvSwitchRelayErrors":     100,
+			"PortXmitDiscards":             100,
+			"PortXmitConstraintErrors":     100,
+			"PortRcvConstraintErrors":      100,
+			"LocalLinkIntegrityErrors":     10,
+			"ExcessiveBufferOverrunErrors": 10,
+			"VL15Dropped":                  100,
+			"QP1Dropped":                   100,
+		},
+		Delta: map[string]uint64{
+			"SymbolErrorCounter":           1,
+			"LinkErrorRecoveryCounter":     1,
+			"LinkDownedCounter":            1,
+			"PortRcvErrors":                1,
+			"PortRcvRemotePhysicalErrors":  10,
+			"PortRcvSwitchRelayErrors":     100,
+			"PortXmitDiscards":             10,
+			"PortXmitConstraintErrors":     10,
+			"PortRcvConstraintErrors":      10,
+			"LocalLinkIntegrityErrors":     10,
+			"ExcessiveBufferOverrunErrors": 10,
+			"VL15Dropped":                  10,
+			"QP1Dropped":                   10,
+		},
+		BER:              1e-12,
+		XmitWaitWarn:     0.20,
+		XmitWaitInfo:     0.05,
+		XmitWaitAbsolute: 1000,
+		Utilization:      0.90,
+	}
+}
+
+// ParseThresholds reads a thresholds file over the defaults. Lines are
+// "Name=value" (an absolute threshold, the format of ibqueryerrors'
+// error_thresholds file), "delta.Name=value", or one of "ber",
+// "xmitwait.warn", "xmitwait.info", "xmitwait.absolute", "utilization";
+// '#' starts a comment.
+func ParseThresholds(r io.Reader) (*Thresholds, error) {
+	t := DefaultThresholds()
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if i := strings.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		key, val, ok := strings.Cut(text, "=")
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		if !ok || key == "" || val == "" {
+			return nil, fmt.Errorf("thresholds line %d: %q is not Name=value", line, text)
+		}
+		fail := func(err error) error {
+			return fmt.Errorf("thresholds line %d: %s: %v", line, key, err)
+		}
+		switch strings.ToLower(key) {
+		case "ber", "xmitwait.warn", "xmitwait.info", "utilization":
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil || f < 0 {
+				return nil, fail(fmt.Errorf("want a non-negative number, got %q", val))
+			}
+			switch strings.ToLower(key) {
+			case "ber":
+				t.BER = f
+			case "xmitwait.warn":
+				t.XmitWaitWarn = f
+			case "xmitwait.info":
+				t.XmitWaitInfo = f
+			default:
+				t.Utilization = f
+			}
+			continue
+		}
+		n, err := strconv.ParseUint(val, 0, 64)
+		if err != nil {
+			return nil, fail(fmt.Errorf("want a whole number, got %q", val))
+		}
+		switch {
+		case strings.EqualFold(key, "xmitwait.absolute") || key == "PortXmitWait":
+			t.XmitWaitAbsolute = n
+		case strings.HasPrefix(key, "delta."):
+			name := strings.TrimPrefix(key, "delta.")
+			if _, known := t.Delta[name]; !known {
+				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Delta)))
+			}
+			t.Delta[name] = n
+		default:
+			if _, known := t.Absolute[key]; !known {
+				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Absolute)))
+			}
+			t.Absolute[key] = n
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading thresholds: %w", err)
+	}
+	return t, nil
+}
+
+func knownNames(m map[string]uint64) string {
+	keys := make([]string, 0, len(m))
+	for k := range maps.Keys(m) {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return strings.Join(keys, ", ")
+}

@@ -1,0 +1,269 @@
+package checks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "topology.duplicate-guid",
+		Summary: "two or more nodes answer with the same NodeGUID",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).duplicateGUIDs,
+	})
+	register(Check{
+		ID:      "topology.unreachable-node",
+		Summary: "discovery reached a port whose node never answered",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).unreachable,
+	})
+	register(Check{
+		ID:      "topology.oversubscribed",
+		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable)",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).oversubscribed,
+	})
+	register(Check{
+		ID:      "topology.miswired",
+		Summary: "a cable in the expected topology now lands on another port or node",
+		Needs:   []string{"topology", "baseline"},
+		run:     (*Snapshot).miswired,
+	})
+	register(Check{
+		ID:      "topology.changed",
+		Summary: "nodes or links of the expected topology are missing, or new ones appeared",
+		Needs:   []string{"topology", "baseline"},
+		run:     (*Snapshot).changed,
+	})
+}
+
+func (s *Snapshot) duplicateGUIDs() []Finding {
+	var out []Finding
+	for _, d := range s.Fabric.DuplicateGUIDs {
+		var ents []Entity
+		var where []string
+		for i, p := range d.Paths {
+			name := fmt.Sprintf("0x%016x", d.GUID)
+			if i < len(d.Descs) && d.Descs[i] != "" {
+				name = d.Descs[i]
+			}
+			ents = append(ents, Entity{NodeGUID: d.GUID, Node: name, Role: "claimant"})
+			where = append(where, fmt.Sprintf("%q at path %s", name, p))
+		}
+		out = append(out, Finding{
+			Check:    "topology.duplicate-guid",
+			Severity: Critical,
+			Title:    fmt.Sprintf("%d nodes claim NodeGUID 0x%016x", len(d.Paths), d.GUID),
+			Entities: ents,
+			Evidence: []Evidence{{Name: "NodeGUID", Value: float64(len(d.Paths)), Text: "seen as " + strings.Join(where, "; ")}},
+			Impact:   Impact{Score: 1, Summary: "the subnet manager cannot tell the nodes apart: routes and LIDs for both are unreliable"},
+			Action:   "Find the node with the cloned GUID (a replaced board flashed with a copied image, a VM with a copied GUID) and burn a unique GUID into it; then let the SM re-sweep.",
+			Basis:    "topology",
+		})
+	}
+	return out
+}
+
+func (s *Snapshot) unreachable() []Finding {
+	var out []Finding
+	for _, u := range s.Fabric.Unreachable {
+		from := s.Fabric.NodeByGUID(u.FromGUID)
+		ents := []Entity{}
+		fromName := "the local port"
+		if from != nil {
+			if s.Scope != nil && !s.nodeInScope(from) {
+				continue
+			}
+			e := nodeEntity(from, "neighbour")
+			e.Port = int(u.FromPort)
+			ents = append(ents, e)
+			fromName = e.String()
+		}
+		sev := Error
+		if from != nil && from.Type == mad.NodeSwitch && hostPorts(from) == 0 {
+			sev = Critical // behind a spine port: likely a switch
+		}
+		out = append(out, Finding{
+			Check:    "topology.unreachable-node",
+			Severity: sev,
+			Title:    fmt.Sprintf("Node behind %s does not answer (%s)", fromName, u.What),
+			Entities: ents,
+			Evidence: []Evidence{{Name: "path", Text: fmt.Sprintf("directed route %s: %s", u.Path, u.Reason)}},
+			Impact:   Impact{Score: 0.5, Summary: "whatever is behind this port could not be checked; if it is a switch, its hosts and routes are unknown"},
+			Action:   fmt.Sprintf("Check the node behind %s: is its management agent alive (a hung switch CPU, a host with a crashed driver)? Try 'ibdoctor discover --retries 5 --timeout 2s'; if it stays silent, power-cycle or fail over the node.", fromName),
+			Basis:    "topology",
+		})
+	}
+	return out
+}
+
+func (s *Snapshot) oversubscribed() []Finding {
+	ratio := s.Expect.Oversubscription
+	if ratio <= 0 {
+		ratio = 2
+	}
+	var out []Finding
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != mad.NodeSwitch || !s.nodeInScope(n) {
+			continue
+		}
+		var host, up float64
+		hosts, ups := 0, 0
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote == nil || !linkUp(p) {
+				continue
+			}
+			if p.Remote.Node.Type == mad.NodeSwitch {
+				up += p.Rate().Gbps()
+				ups++
+			} else {
+				host += p.Rate().Gbps()
+				hosts++
+			}
+		}
+		if hosts == 0 || ups == 0 || host <= ratio*up {
+			continue
+		}
+		out = append(out, Finding{
+			Check:    "topology.oversubscribed",
+			Severity: Warning,
+			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d hosts, %d uplinks)", nodeName(n), host/up, hosts, ups),
+			Entities: []Entity{nodeEntity(n, "switch")},
+			Evidence: []Evidence{{Name: "oversubscription", Value: host / up, Threshold: ratio,
+				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates)", fmtNum(host), fmtNum(up))}},
+			Impact: Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * (1 - up/host),
+				Summary: fmt.Sprintf("traffic leaving the leaf gets at most %.0f%% of its hosts' bandwidth", up/host*100)},
+			Action: "If this is not the design, add or repair uplinks (a down or degraded uplink lowers the ratio too); otherwise place bandwidth-bound jobs within the leaf.",
+			Basis:  "topology",
+		})
+	}
+	return out
+}
+
+
+func (s *Snapshot) miswired() []Finding {
+	var out []Finding
+	for _, l := range s.Baseline.Links() {
+		for _, end := range [][2]*fabric.Port{{l.A, l.B}, {l.B, l.A}} {
+			want, peer := end[0], end[1]
+			n := s.Fabric.NodeByGUID(want.Node.GUID)
+			if n == nil {
+				continue
+			}
+			p := portOf(n, want.Num)
+			if p == nil || p.Remote == nil || !s.inScope(p) {
+				continue
+			}
+			got := p.Remote
+			if got.Node.GUID == peer.Node.GUID && got.Num == peer.Num {
+				continue
+			}
+			// Report each swapped cable once: from the end with the
+			// smaller GUID/port of the expected link.
+			if end[0] != l.A {
+				// the other end reports it unless that end is gone
+				if m := s.Fabric.NodeByGUID(l.A.Node.GUID); m != nil {
+					if q := portOf(m, l.A.Num); q != nil && q.Remote != nil {
+						continue
+					}
+				}
+			}
+			wantName := fmt.Sprintf("%s/%d", nodeName(peer.Node), peer.Num)
+			gotName := entityOf(got, "").String()
+			out = append(out, Finding{
+				Check:    "topology.miswired",
+				Severity: Error,
+				Title:    fmt.Sprintf("Cable at %s goes to %s, expected %s", entityOf(p, "").String(), gotName, wantName),
+				Entities: []Entity{entityOf(p, "end"), entityOf(got, "peer"), {NodeGUID: peer.Node.GUID, Node: nodeName(peer.Node), Port: int(peer.Num), Role: "expected-peer"}},
+				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s", entityOf(p, "").String(), wantName, entityOf(p, "").String(), gotName)}},
+				Impact:   s.miswireImpact(p),
+				Action:   fmt.Sprintf("Move the cable at %s to %s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", entityOf(p, "").String(), wantName),
+				Basis:    "baseline",
+			})
+		}
+	}
+	return out
+}
+
+func (s *Snapshot) miswireImpact(p *fabric.Port) Impact {
+	share, _ := s.pathShare(p)
+	return Impact{PathShare: share, Score: max(share, 0.01), Summary: fmt.Sprintf("the link carries %s of host-to-host paths over a path the design did not plan", pct(share))}
+}
+
+func (s *Snapshot) changed() []Finding {
+	var out []Finding
+	seen := make(map[uint64]bool)
+	for _, n := range s.Fabric.Nodes {
+		seen[n.GUID] = true
+	}
+	var missing []*fabric.Node
+	for _, n := range s.Baseline.Nodes {
+		if !seen[n.GUID] {
+			missing = append(missing, n)
+		}
+	}
+	for _, n := range missing {
+		if s.Scope != nil && !s.scopeNamesNode(n) {
+			continue
+		}
+		sev := Error
+		if n.Type == mad.NodeSwitch {
+			sev = Critical
+		}
+		out = append(out, Finding{
+			Check:    "topology.changed",
+			Severity: sev,
+			Title:    fmt.Sprintf("%s %s from the expected topology is missing", n.Type, nodeName(n)),
+			Entities: []Entity{nodeEntity(n, "missing")},
+			Evidence: []Evidence{{Name: "node", Text: fmt.Sprintf("NodeGUID 0x%016x is in the expected topology but was not discovered", n.GUID)}},
+			Impact:   Impact{Score: 0.5, Summary: "its links and hosts are out of the fabric"},
+			Action:   "Find out whether the node is powered and cabled; check unreachable-node findings for a port that leads to it.",
+			Basis:    "baseline",
+		})
+	}
+	base := make(map[uint64]bool)
+	for _, n := range s.Baseline.Nodes {
+		base[n.GUID] = true
+	}
+	var added []string
+	for _, n := range s.Fabric.Nodes {
+		if !base[n.GUID] {
+			added = append(added, nodeName(n))
+		}
+	}
+	if len(added) > 0 && s.Scope == nil {
+		shown := added
+		if len(shown) > 10 {
+			shown = append(shown[:10:10], fmt.Sprintf("... %d more", len(added)-10))
+		}
+		out = append(out, Finding{
+			Check:    "topology.changed",
+			Severity: Info,
+			Title:    fmt.Sprintf("%d nodes not in the expected topology", len(added)),
+			Evidence: []Evidence{{Name: "new nodes", Value: float64(len(added)), Text: strings.Join(shown, ", ")}},
+			Impact:   Impact{Summary: "new hardware, or a replaced board with a new GUID"},
+			Action:   "If the change was planned, save a new baseline (ibdoctor sweep); a replaced board explains a missing and a new node at the same place.",
+			Basis:    "baseline",
+		})
+	}
+	return out
+}
+
+func (s *Snapshot) scopeNamesNode(n *fabric.Node) bool {
+	for h := range s.Scope.Hosts {
+		if h.GUID == n.GUID {
+			return true
+		}
+	}
+	for sw := range s.Scope.Switches {
+		if sw.GUID == n.GUID {
+			return true
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,218 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+)
+
+// Schema is the identifier of the JSON report document. A change that
+// renames or removes a field makes a new version; adding a field does not.
+const Schema = "ibdoctor.report/v1"
+
+// Document is what `check --json` and `sweep` write: docs/schema-report.md
+// describes every field.
+type Document struct {
+	Schema      string    `json:"schema"`
+	Version     string    `json:"ibdoctor_version"`
+	GeneratedAt time.Time `json:"generated_at"`
+	Command     string    `json:"command"`
+	Source      string    `json:"source"`
+	// Status is "healthy", "unhealthy" (findings at or above the
+	// threshold) or "undecided" (the sweep could not look at everything
+	// it needed).
+	Status     string            `json:"status"`
+	FailOn     string            `json:"fail_on"`
+	Complete   bool              `json:"complete"`
+	Fabric     FabricSummary     `json:"fabric"`
+	Counts     map[string]int    `json:"findings_by_severity"`
+	Findings   []checks.Finding  `json:"findings"`
+	ChecksRun  []string          `json:"checks_run"`
+	Skipped    []checks.Skipped  `json:"checks_skipped"`
+	Unreached  []Unreached       `json:"unreached"`
+	Timings    map[string]string `json:"timings,omitempty"`
+	MADs       *MADStats         `json:"mads,omitempty"`
+	Scope      *ScopeSummary     `json:"scope,omitempty"`
+	Interval   string            `json:"counter_interval,omitempty"`
+	Incomplete []string          `json:"incomplete,omitempty"`
+}
+
+// FabricSummary counts what was seen.
+type FabricSummary struct {
+	Nodes    int `json:"nodes"`
+	Switches int `json:"switches"`
+	CAs      int `json:"cas"`
+	Routers  int `json:"routers,omitempty"`
+	Links    int `json:"links"`
+	// PortsRead is how many ports' counters were read.
+	PortsRead int `json:"ports_counters_read"`
+	// SwitchesRouted is how many switches' LFTs were read.
+	SwitchesRouted int `json:"switches_lft_read"`
+}
+
+// Unreached is something the sweep could not read.
+type Unreached struct {
+	What   string `json:"what"`
+	Where  string `json:"where"`
+	Reason string `json:"reason"`
+}
+
+// MADStats summarises the traffic of the sweep.
+type MADStats struct {
+	Sent     uint64  `json:"sent"`
+	Answered uint64  `json:"answered"`
+	Retried  uint64  `json:"retried"`
+	TimedOut uint64  `json:"timed_out"`
+	Errors   uint64  `json:"errors"`
+	P50ms    float64 `json:"latency_p50_ms"`
+	P99ms    float64 `json:"latency_p99_ms"`
+}
+
+// ScopeSummary says what a gate looked at.
+type ScopeSummary struct {
+	Hosts      []string `json:"hosts"`
+	Unmatched  []string `json:"unmatched_hosts,omitempty"`
+	Ports      int      `json:"ports"`
+	Switches   int      `json:"switches"`
+	Snapshot   string   `json:"snapshot,omitempty"`
+	SnapshotAt string   `json:"snapshot_taken_at,omitempty"`
+	LiveReads  int      `json:"ports_reread_live"`
+}
+
+// CountBySeverity fills Counts from Findings.
+func (d *Document) CountBySeverity() {
+	d.Counts = map[string]int{"critical": 0, "error": 0, "warning": 0, "info": 0}
+	for _, f := range d.Findings {
+		d.Counts[f.Severity.String()]++
+	}
+}
+
+// Summary writes the one-screen summary that precedes the findings table.
+func Summary(w io.Writer, st Style, d *Document) {
+	fmt.Fprintf(w, "%s  %s  %s\n", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	f := d.Fabric
+	fmt.Fprintf(w, "Fabric:    %d nodes (%d switches, %d CAs), %d links", f.Nodes, f.Switches, f.CAs, f.Links)
+	if d.MADs != nil {
+		fmt.Fprintf(w, "; %d MADs, %d retried, %d timed out", d.MADs.Sent, d.MADs.Retried, d.MADs.TimedOut)
+	}
+	fmt.Fprintln(w)
+	if len(d.Timings) > 0 {
+		var parts []string
+		for _, k := range []string{"discovery", "counters", "routes", "checks", "total"} {
+			if v, ok := d.Timings[k]; ok {
+				parts = append(parts, k+" "+v)
+			}
+		}
+		fmt.Fprintf(w, "Timing:    %s\n", strings.Join(parts, ", "))
+	}
+	if d.Scope != nil {
+		fmt.Fprintf(w, "Scope:     %d hosts, %d switches, %d ports on their routes", len(d.Scope.Hosts), d.Scope.Switches, d.Scope.Ports)
+		if d.Scope.Snapshot != "" {
+			fmt.Fprintf(w, " (snapshot %s, %d ports re-read live)", d.Scope.SnapshotAt, d.Scope.LiveReads)
+		}
+		fmt.Fprintln(w)
+		if len(d.Scope.Unmatched) > 0 {
+			fmt.Fprintf(w, "           %s %s\n", st.Red("hosts not found in the fabric:"), strings.Join(d.Scope.Unmatched, ", "))
+		}
+	}
+	c := d.Counts
+	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",
+		paintCount(st.Red, c["critical"]), paintCount(st.Red, c["error"]), paintCount(st.Yellow, c["warning"]), fmt.Sprint(c["info"]))
+	fmt.Fprintf(w, "Findings:  %s\n", sev)
+	if len(d.Unreached) == 0 {
+		fmt.Fprintf(w, "Reached:   everything\n")
+	} else {
+		fmt.Fprintf(w, "Reached:   %s\n", st.Yellow(fmt.Sprintf("%d things could not be read (listed below)", len(d.Unreached))))
+	}
+	if len(d.Skipped) > 0 {
+		var s []string
+		for _, k := range d.Skipped {
+			s = append(s, fmt.Sprintf("%s (%s)", k.Check, k.Reason))
+		}
+		fmt.Fprintf(w, "Not run:   %s\n", strings.Join(s, "; "))
+	}
+	status := d.Status
+	switch status {
+	case "healthy":
+		status = st.Green(status)
+	case "unhealthy":
+		status = st.Red(status)
+	default:
+		status = st.Yellow(status)
+	}
+	fmt.Fprintf(w, "Status:    %s (fail on %s)\n", status, d.FailOn)
+}
+
+func paintCount(p func(string) string, n int) string {
+	if n == 0 {
+		return "0"
+	}
+	return p(fmt.Sprint(n))
+}
+
+// SeverityLabel colours a severity name.
+func SeverityLabel(st Style, s checks.Severity) string {
+	switch s {
+	case checks.Critical:
+		return st.Bold(st.Red(s.String()))
+	case checks.Error:
+		return st.Red(s.String())
+	case checks.Warning:
+		return st.Yellow(s.String())
+	}
+	return st.Cyan(s.String())
+}
+
+// Findings writes the ranked findings table and, for the first detail
+// findings, their evidence, impact and next step.
+func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
+	if len(fs) == 0 {
+		fmt.Fprintln(w, st.Green("No findings."))
+		return nil
+	}
+	rows := make([][]string, 0, len(fs))
+	for i, f := range fs {
+		rows = append(rows, []string{fmt.Sprint(i + 1), SeverityLabel(st, f.Severity), f.Check, f.Title, impactShort(f.Impact)})
+	}
+	fmt.Fprintln(w)
+	if err := Table(w, []string{"#", "SEVERITY", "CHECK", "FINDING", "IMPACT"}, rows); err != nil {
+		return err
+	}
+	for i, f := range fs {
+		if i >= detail {
+			if len(fs) > detail {
+				fmt.Fprintf(w, "\n(%d more findings: --detail N or --json for all)\n", len(fs)-detail)
+			}
+			break
+		}
+		fmt.Fprintf(w, "\n%s %s %s\n", st.Bold(fmt.Sprintf("%d.", i+1)), SeverityLabel(st, f.Severity), st.Bold(f.Title))
+		for _, e := range f.Evidence {
+			fmt.Fprintf(w, "   evidence: %s\n", e)
+		}
+		if f.Impact.Summary != "" {
+			fmt.Fprintf(w, "   impact:   %s\n", f.Impact.Summary)
+		}
+		fmt.Fprintf(w, "   do:       %s\n", f.Action)
+	}
+	return nil
+}
+
+func impactShort(im checks.Impact) string {
+	var parts []string
+	if im.PathShare > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f%% of paths", im.PathShare*100))
+	}
+	if im.Slowdown > 1.0001 {
+		parts = append(parts, fmt.Sprintf("all-reduce %.1fx slower", im.Slowdown))
+	}
+	if im.LostGbps > 0 {
+		parts = append(parts, fmt.Sprintf("-%.0f Gb/s", im.LostGbps))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}

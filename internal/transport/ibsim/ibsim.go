@@ -1,0 +1,589 @@
+// Package ibsim is a transport.Conn that talks to the OFED fabric
+// simulator ibsim over its own socket protocol (what libumad2sim does
+// underneath libibumad), with no cgo and no libibumad.
+//
+// A Conn holds one of ibsim's ten client slots: it binds two abstract unix
+// datagram sockets (BASE:ctlID and BASE:inID), sends CONNECT on BASE:ctl,
+// connects its data socket to BASE:outN for the slot N it was given, and
+// exchanges 288-byte data messages, each one MAD. A goroutine drains the
+// data socket for the whole life of the Conn (ibsim busy-loops, serving
+// nobody, while a client's receive queue is full), and Close sends
+// DISCONNECT so the slot is free again.
+//
+// Slots and process death: Close frees the slot. Pass a context that is
+// cancelled on SIGINT/SIGTERM (signal.NotifyContext) as Options.Lifetime and
+// the Conn closes itself, DISCONNECT included, when it is cancelled. A
+// process killed with SIGKILL cannot say goodbye: its sockets vanish with
+// it but ibsim keeps the slot until it next fails to write to it (which a
+// diagnostics client that sent nothing more never triggers) or until
+// someone types "X N" on the ibsim console; "Attached" lists the slots with
+// the client ID, whose low 22 bits are the owner's pid (see ClientID).
+//
+// Transaction IDs: ibsim overwrites bits 63..48 of every request's TID with
+// the slot number to route the answer back, so responses carry the slot in
+// those bits; callers match on the low 32 bits (mad.TIDLow).
+package ibsim
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Environment variables read when the matching Options field is empty
+// (the same ones ibsim and libumad2sim use).
+const (
+	EnvSockName = "IBSIM_SOCKNAME"
+	EnvHost     = "SIM_HOST"
+	// DefaultSockName is ibsim's socket base name when IBSIM_SOCKNAME is
+	// unset.
+	DefaultSockName = "sim"
+)
+
+// DefaultControlTimeout bounds each control-channel exchange.
+const DefaultControlTimeout = 2 * time.Second
+
+// Options configure Dial.
+type Options struct {
+	// SockName is ibsim's socket base name (--ibsim NAME). Empty: the
+	// IBSIM_SOCKNAME environment variable, else "sim".
+	SockName string
+	// Host is the node to attach to (--ibsim-host NODE): an ibsim node id
+	// (the quoted name in the net file) or a NodeDescription. Empty: the
+	// SIM_HOST environment variable, else ibsim's default port (the first
+	// port of its net file).
+	Host string
+	// ClientID names our sockets (BASE:ctlID, BASE:inID) and is what the
+	// console's "Attached" shows as pid. Zero: pid + n<<22 for the n-th
+	// Conn of this process, so the first one uses the plain pid as
+	// libumad2sim does, later ones stay unique, and ID&0x3fffff is always
+	// the pid (Linux pids are below 1<<22).
+	ClientID uint32
+	// ControlTimeout bounds each control exchange. Zero: 2s.
+	ControlTimeout time.Duration
+	// Lifetime, if not nil, closes the Conn (DISCONNECT included) when it
+	// is done. Give it a context cancelled on SIGINT/SIGTERM so that an
+	// interrupted process frees its slot.
+	Lifetime context.Context
+}
+
+// maxQueued bounds the packets held for Recv. A diagnostics client only
+// receives answers to its own requests, so the bound is only reached by a
+// caller that sends far more than it reads; past it packets are dropped
+// (counted in Stats) rather than letting ibsim spin on a full socket.
+const maxQueued = 1 << 16
+
+// Conn is a transport.Conn attached to one port of an ibsim fabric.
+type Conn struct {
+	base    string
+	slot    uint32
+	id      uint32
+	timeout time.Duration
+
+	ctlMu sync.Mutex
+	ctl   *net.UnixConn
+	data  *net.UnixConn
+
+	local atomic.Pointer[transport.LocalPort]
+
+	mu      sync.Mutex
+	queue   []*transport.Packet
+	readErr error
+	notify  chan struct{} // cap 1: something was queued or the reader ended
+	done    chan struct{} // closed by Close
+	closeMu sync.Mutex
+	closed  bool
+	stopLt  func() bool
+
+	readerDone chan struct{}
+	dropped    atomic.Uint64
+	malformed  atomic.Uint64
+}
+
+var _ transport.Conn = (*Conn)(nil)
+
+var connSeq atomic.Uint32 // per-process Conn counter for default client IDs
+
+// ErrNotListening is wrapped by Dial's error when no ibsim is bound to the
+// socket name.
+var ErrNotListening = errors.New("ibsim: not listening")
+
+// ErrRefused is wrapped by Dial's error when ibsim answers CONNECT with
+// ERROR.
+var ErrRefused = errors.New("ibsim: connection refused")
+
+// Dial attaches a new client to ibsim. ctx bounds the dial only; see
+// Options.Lifetime for tying the Conn's life to a context.
+func Dial(ctx context.Context, opt Options) (*Conn, error) {
+	base := opt.SockName
+	if base == "" {
+		base = os.Getenv(EnvSockName)
+	}
+	if base == "" {
+		base = DefaultSockName
+	}
+	host := opt.Host
+	if host == "" {
+		host = os.Getenv(EnvHost)
+	}
+	timeout := opt.ControlTimeout
+	if timeout <= 0 {
+		timeout = DefaultControlTimeout
+	}
+	c := &Conn{
+		base:       base,
+		timeout:    timeout,
+		notify:     make(chan struct{}, 1),
+		done:       make(chan struct{}),
+		readerDone: make(chan struct{}),
+	}
+	if err := c.bind(opt.ClientID); err != nil {
+		return nil, err
+	}
+	if err := c.connect(ctx, host); err != nil {
+		c.ctl.Close()
+		c.data.Close()
+		return nil, err
+	}
+	// From here on we hold a slot: every failure path must DISCONNECT.
+	fail := func(err error) (*Conn, error) {
+		c.disconnect()
+		c.ctl.Close()
+		c.data.Close()
+		return nil, err
+	}
+	if err := c.connectData(); err != nil {
+		return fail(err)
+	}
+	lp, err := c.queryLocal(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	c.local.Store(lp)
+	go c.reader()
+	if opt.Lifetime != nil {
+		c.stopLt = context.AfterFunc(opt.Lifetime, func() { c.Close() })
+	}
+	return c, nil
+}
+
+// bind creates and binds both client sockets under one client ID.
+func (c *Conn) bind(fixed uint32) error {
+	srv := &net.UnixAddr{Name: sockAddr(serverCtlName(c.base)), Net: "unixgram"}
+	pid := uint32(os.Getpid()) & (1<<22 - 1)
+	for attempt := 0; ; attempt++ {
+		id := fixed
+		if id == 0 {
+			id = pid + (connSeq.Add(1)-1)%1024<<22
+			if id == 0 {
+				continue
+			}
+		}
+		ctl, err := net.DialUnix("unixgram", &net.UnixAddr{Name: sockAddr(clientCtlName(c.base, id)), Net: "unixgram"}, srv)
+		if err != nil {
+			if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+				return fmt.Errorf("%w: no ibsim is listening on socket name %q (abstract socket @%s:ctl); start `ibsim -s NETFILE` or set %s / --ibsim to the name ibsim was started with",
+					ErrNotListening, c.base, c.base, EnvSockName)
+			}
+			if errors.Is(err, syscall.EADDRINUSE) && fixed == 0 && attempt < 1024 {
+				continue
+			}
+			return fmt.Errorf("ibsim: binding control socket %s:ctl%d: %w", c.base, id, err)
+		}
+		data, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sockAddr(clientDataName(c.base, id)), Net: "unixgram"})
+		if err != nil {
+			ctl.Close()
+			if errors.Is(err, syscall.EADDRINUSE) && fixed == 0 && attempt < 1024 {
+				continue
+			}
+			return fmt.Errorf("ibsim: binding data socket %s:in%d: %w", c.base, id, err)
+		}
+		c.id, c.ctl, c.data = id, ctl, data
+		return nil
+	}
+}
+
+func (c *Conn) connect(ctx context.Context, host string) error {
+	var m ctlMsg
+	m.Type = ctlConnect
+	ci := clientInfo{ID: c.id, NodeID: host}
+	if err := ci.marshal(&m); err != nil {
+		return err
+	}
+	r, err := c.exchange(ctx, &m)
+	if err != nil {
+		return err
+	}
+	if r.Type == ctlError {
+		node := "the default port (first port of the net file)"
+		if host != "" {
+			node = fmt.Sprintf("node %q", host)
+		}
+		return fmt.Errorf("%w: ibsim (socket name %q) refused to attach client %d to %s: either all %d client slots are taken (console `Attached` lists them, `X N` frees slot N) or no node id or NodeDescription is %q",
+			ErrRefused, c.base, c.id, node, maxSlots, host)
+	}
+	var got clientInfo
+	got.unmarshal(r)
+	if got.ID >= maxSlots {
+		return fmt.Errorf("ibsim: CONNECT reply gives slot %d, want 0..%d", got.ID, maxSlots-1)
+	}
+	c.slot = got.ID
+	c.local.Store(&transport.LocalPort{Name: "ibsim:" + c.base + "/" + got.NodeID})
+	return nil
+}
+
+func (c *Conn) connectData() error {
+	rc, err := c.data.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("ibsim: data socket: %w", err)
+	}
+	name := serverDataName(c.base, c.slot)
+	var cerr error
+	if err := rc.Control(func(fd uintptr) {
+		cerr = syscall.Connect(int(fd), &syscall.SockaddrUnix{Name: sockAddr(name)})
+	}); err != nil {
+		return fmt.Errorf("ibsim: data socket: %w", err)
+	}
+	if cerr != nil {
+		return fmt.Errorf("ibsim: connecting data socket to %s (slot %d): %w", name, c.slot, cerr)
+	}
+	return nil
+}
+
+// exchange sends one control request and waits for its reply: a message of
+// the same type, or ERROR. Late replies to earlier requests are skipped.
+func (c *Conn) exchange(ctx context.Context, m *ctlMsg) (*ctlMsg, error) {
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	deadline := time.Now().Add(c.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := c.ctl.SetDeadline(deadline); err != nil {
+		return nil, fmt.Errorf("ibsim: control socket: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { c.ctl.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := c.ctl.Write(m.marshal()); err != nil {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%w: ibsim on socket name %q went away (%s)", ErrNotListening, c.base, m.Type)
+		}
+		return nil, c.ctlErr(ctx, m.Type, err)
+	}
+	buf := make([]byte, ctlSize+1)
+	for {
+		n, err := c.ctl.Read(buf)
+		if err != nil {
+			return nil, c.ctlErr(ctx, m.Type, err)
+		}
+		var r ctlMsg
+		if err := r.unmarshal(buf[:n]); err != nil {
+			continue
+		}
+		if r.Type == m.Type || r.Type == ctlError {
+			return &r, nil
+		}
+	}
+}
+
+func (c *Conn) ctlErr(ctx context.Context, t ctlType, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("ibsim: %s on socket name %q: %w", t, c.base, ctx.Err())
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("ibsim: no answer to %s from ibsim on socket name %q within %v (ibsim busy, stopped with the console in `Wait`, or spinning on a client that stopped reading)", t, c.base, c.timeout)
+	}
+	return fmt.Errorf("ibsim: %s on socket name %q: %w", t, c.base, err)
+}
+
+func (c *Conn) request(ctx context.Context, t ctlType, data []byte) (*ctlMsg, error) {
+	m := ctlMsg{ClientID: c.slot, Type: t, Len: uint32(len(data))}
+	copy(m.Data[:], data)
+	r, err := c.exchange(ctx, &m)
+	if err != nil {
+		return nil, err
+	}
+	if r.Type == ctlError {
+		return nil, fmt.Errorf("ibsim: %s for slot %d on socket name %q answered ERROR", t, c.slot, c.base)
+	}
+	return r, nil
+}
+
+func (c *Conn) disconnect() error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	_, err := c.request(ctx, ctlDisconnect, nil)
+	return err
+}
+
+// queryLocal fills LocalPort from GET_NODEINFO and GET_PORTINFO(0). It is
+// called before the reader starts, so it may also use the data socket: a
+// directed-route NodeInfo with no hops gives the real PortGUID and port
+// number (the control channel's NodeInfo carries the NodeGUID there).
+func (c *Conn) queryLocal(ctx context.Context) (*transport.LocalPort, error) {
+	lp := *c.local.Load()
+	ni, err := c.request(ctx, ctlGetNodeInfo, nil)
+	if err != nil {
+		return nil, err
+	}
+	lp.NodeGUID = binary.BigEndian.Uint64(ni.Data[12:20])
+	lp.PortGUID = binary.BigEndian.Uint64(ni.Data[20:28])
+	lp.PortNum = ni.Data[36]
+	lp.LinkLayer = "InfiniBand"
+	if err := c.fillPortInfo(ctx, &lp); err != nil {
+		return nil, err
+	}
+	if guid, port, err := c.localNodeInfoSMP(); err == nil {
+		lp.PortGUID, lp.PortNum = guid, port
+	}
+	return &lp, nil
+}
+
+func (c *Conn) fillPortInfo(ctx context.Context, lp *transport.LocalPort) error {
+	pi, err := c.request(ctx, ctlGetPortInfo, []byte{0})
+	if err != nil {
+		return err
+	}
+	lp.LID = binary.BigEndian.Uint16(pi.Data[16:18])
+	lp.SMLID = binary.BigEndian.Uint16(pi.Data[18:20])
+	return nil
+}
+
+// localNodeInfoSMP sends a DR NodeInfo Get with no hops on the data socket
+// and reads the answer synchronously (no reader is running yet).
+func (c *Conn) localNodeInfoSMP() (uint64, uint8, error) {
+	req, err := mad.NewDRGet(nil, mad.AttrNodeInfo, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.TID = 0x1b51b51b
+	buf := make([]byte, dataSize+1)
+	marshalData(buf, &dataMsg{DLID: mad.PermissiveLID, SLID: mad.PermissiveLID, Length: mad.Size}, req.Marshal())
+	if _, err := c.data.Write(buf[:dataSize]); err != nil {
+		return 0, 0, err
+	}
+	c.data.SetReadDeadline(time.Now().Add(c.timeout))
+	defer c.data.SetReadDeadline(time.Time{})
+	for {
+		n, err := c.data.Read(buf)
+		if err != nil {
+			return 0, 0, err
+		}
+		h, m, err := unmarshalData(buf[:n])
+		if err != nil || h.Status != 0 {
+			continue
+		}
+		resp, err := mad.UnmarshalSMP(m)
+		if err != nil || mad.ValidateResponse(req, resp) != nil || !resp.Status.OK() {
+			continue
+		}
+		return binary.BigEndian.Uint64(resp.Data[20:28]), resp.Data[36], nil
+	}
+}
+
+// Local describes the attached port as read at Dial (see RefreshLocal).
+func (c *Conn) Local() transport.LocalPort { return *c.local.Load() }
+
+// RefreshLocal re-reads the attached port's LID and SM LID (they change
+// when an SM sweeps after Dial) and returns the updated description.
+func (c *Conn) RefreshLocal(ctx context.Context) (transport.LocalPort, error) {
+	if c.isClosed() {
+		return transport.LocalPort{}, transport.ErrClosed
+	}
+	lp := *c.local.Load()
+	if err := c.fillPortInfo(ctx, &lp); err != nil {
+		return transport.LocalPort{}, err
+	}
+	c.local.Store(&lp)
+	return lp, nil
+}
+
+// Slot is the ibsim client slot (0..9) this Conn holds.
+func (c *Conn) Slot() int { return int(c.slot) }
+
+// ClientID is the ID our sockets are named with and "Attached" shows.
+func (c *Conn) ClientID() uint32 { return c.id }
+
+// SockName is the ibsim socket base name.
+func (c *Conn) SockName() string { return c.base }
+
+// Stats counts data messages the reader discarded.
+type Stats struct {
+	Dropped   uint64 // queue full (maxQueued packets not yet read by Recv)
+	Malformed uint64 // not 288 bytes
+}
+
+// Stats reports discarded data messages.
+func (c *Conn) Stats() Stats {
+	return Stats{Dropped: c.dropped.Load(), Malformed: c.malformed.Load()}
+}
+
+// Send writes one MAD. p.Addr.DLID mad.PermissiveLID with QP 0 sends a
+// directed-route SMP; anything else is LID-routed from the attached port.
+func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.isClosed() {
+		return transport.ErrClosed
+	}
+	if len(p.MAD) < mad.HeaderSize || len(p.MAD) > mad.Size {
+		return fmt.Errorf("ibsim: MAD is %d bytes, want %d..%d", len(p.MAD), mad.HeaderSize, mad.Size)
+	}
+	h := dataMsg{DLID: p.Addr.DLID, DQP: p.Addr.QP, Length: mad.Size}
+	if p.Addr.DLID == mad.PermissiveLID {
+		h.SLID = mad.PermissiveLID
+	}
+	if p.Addr.QP != transport.QP0 {
+		h.SQP = transport.QP1
+	}
+	var buf [dataSize]byte
+	marshalData(buf[:], &h, p.MAD)
+	if _, err := c.data.Write(buf[:]); err != nil {
+		if c.isClosed() {
+			return transport.ErrClosed
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("ibsim: sending to %s on socket name %q: ibsim is gone or dropped slot %d: %w", p.Addr, c.base, c.slot, err)
+		}
+		return fmt.Errorf("ibsim: sending to %s: %w", p.Addr, err)
+	}
+	return nil
+}
+
+// reader drains the data socket until Close, queueing packets for Recv.
+func (c *Conn) reader() {
+	defer close(c.readerDone)
+	buf := make([]byte, dataSize+1) // one spare byte to notice oversize messages
+	for {
+		n, err := c.data.Read(buf)
+		if err != nil {
+			if c.isClosed() {
+				err = transport.ErrClosed
+			} else {
+				err = fmt.Errorf("ibsim: reading data socket of slot %d: %w", c.slot, err)
+			}
+			c.mu.Lock()
+			c.readErr = err
+			c.mu.Unlock()
+			c.wake()
+			return
+		}
+		p, ok := decodePacket(buf[:n])
+		if !ok {
+			c.malformed.Add(1)
+			continue
+		}
+		c.mu.Lock()
+		if len(c.queue) >= maxQueued {
+			c.mu.Unlock()
+			c.dropped.Add(1)
+			continue
+		}
+		c.queue = append(c.queue, p)
+		c.mu.Unlock()
+		c.wake()
+	}
+}
+
+// decodePacket turns a data message into a Packet. A status-110 message is
+// ibsim handing back an undeliverable request: its Addr is where the
+// request was going.
+func decodePacket(b []byte) (*transport.Packet, bool) {
+	h, m, err := unmarshalData(b)
+	if err != nil {
+		return nil, false
+	}
+	p := &transport.Packet{MAD: append([]byte(nil), m...)}
+	if h.Status != 0 {
+		p.Status = transport.StatusTimedOut
+		p.Addr = transport.Addr{DLID: h.DLID, QP: h.DQP}
+	} else {
+		p.Addr = transport.Addr{DLID: h.SLID, QP: h.SQP}
+	}
+	if p.Addr.QP == transport.QP1 {
+		p.Addr.QKey = transport.GSIQKey
+	}
+	return p, true
+}
+
+func (c *Conn) wake() {
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Recv returns the next packet: an answer (Status 0) or a request ibsim
+// could not deliver (Status transport.StatusTimedOut).
+func (c *Conn) Recv(ctx context.Context) (*transport.Packet, error) {
+	for {
+		c.mu.Lock()
+		if len(c.queue) > 0 {
+			p := c.queue[0]
+			c.queue[0] = nil
+			c.queue = c.queue[1:]
+			if len(c.queue) == 0 {
+				c.queue = nil
+			}
+			c.mu.Unlock()
+			return p, nil
+		}
+		err := c.readErr
+		c.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case <-c.notify:
+		case <-c.done:
+			return nil, transport.ErrClosed
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *Conn) isClosed() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close sends DISCONNECT, freeing the slot, and closes the sockets. It is
+// safe to call more than once and from any goroutine. An ibsim that has
+// already exited is not an error (its slots are gone with it).
+func (c *Conn) Close() error {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.stopLt != nil {
+		c.stopLt()
+	}
+	derr := c.disconnect()
+	close(c.done)
+	c.data.Close()
+	c.ctl.Close()
+	<-c.readerDone
+	if derr != nil && !errors.Is(derr, ErrNotListening) {
+		return fmt.Errorf("ibsim: slot %d may still be held (free it with console `X %d`): %w", c.slot, c.slot, derr)
+	}
+	return nil
+}

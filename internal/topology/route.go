@@ -1,0 +1,320 @@
+package topology
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+const unreachable = 0xff
+
+// graph is the switch-to-switch view of a fabric the routing engine works
+// on: switches numbered 0..n-1, each port's neighbouring switch, and the
+// switch and port at which every LID is delivered.
+type graph struct {
+	sw   []*fabric.Node
+	base []int32 // sw[i]'s port p is at nbr[base[i]+p]
+	nbr  []int32 // neighbouring switch, or -1 (CA, uncabled, down)
+	adj  []int32 // distinct neighbouring switches, CSR ...
+	adjS []int32 // ... sw[i]'s at adj[adjS[i]:adjS[i+1]]
+
+	top      int     // highest LID
+	destSw   []int32 // per LID: switch that delivers it, -1 if none
+	destPort []uint8 // per LID: that switch's egress port (0 = itself)
+	destCA   []bool  // per LID: a CA or router LID (counted for balance)
+}
+
+func linkUp(p *fabric.Port) bool {
+	return p != nil && p.Remote != nil && p.State != mad.PortStateDown && p.Remote.State != mad.PortStateDown
+}
+
+func newGraph(f *fabric.Fabric) (*graph, error) {
+	g := &graph{}
+	idx := make(map[*fabric.Node]int32)
+	nports := 0
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			if n.Switch == nil {
+				n.Switch = &fabric.Switch{}
+			}
+			idx[n] = int32(len(g.sw))
+			g.sw = append(g.sw, n)
+			nports += len(n.Ports)
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 {
+				continue
+			}
+			if last := int(p.LID) + 1<<p.LMC - 1; last > g.top {
+				g.top = last
+			}
+		}
+	}
+	if g.top > MaxUnicastLID {
+		return nil, fmt.Errorf("topology: LID %d is above the unicast range (max %d)", g.top, MaxUnicastLID)
+	}
+	g.base = make([]int32, len(g.sw))
+	g.nbr = make([]int32, 0, nports)
+	g.adjS = make([]int32, len(g.sw)+1)
+	seen := make([]int32, len(g.sw))
+	for i := range seen {
+		seen[i] = -1
+	}
+	for i, n := range g.sw {
+		g.base[i] = int32(len(g.nbr))
+		for _, p := range n.Ports {
+			r := int32(-1)
+			if linkUp(p) && p.Num != 0 {
+				if j, ok := idx[p.Remote.Node]; ok {
+					r = j
+					if seen[j] != int32(i) && j != int32(i) {
+						seen[j] = int32(i)
+						g.adj = append(g.adj, j)
+					}
+				}
+			}
+			g.nbr = append(g.nbr, r)
+		}
+		g.adjS[i+1] = int32(len(g.adj))
+	}
+	g.destSw = make([]int32, g.top+1)
+	g.destPort = make([]uint8, g.top+1)
+	g.destCA = make([]bool, g.top+1)
+	for i := range g.destSw {
+		g.destSw[i] = -1
+	}
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			if p := n.Ports[0]; p != nil && p.LID != 0 {
+				for l := int(p.LID); l < int(p.LID)+1<<p.LMC; l++ {
+					g.destSw[l], g.destPort[l] = idx[n], 0
+				}
+			}
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 || !linkUp(p) {
+				continue
+			}
+			j, ok := idx[p.Remote.Node]
+			if !ok {
+				continue // CA cabled straight to a CA: nothing to route
+			}
+			for l := int(p.LID); l < int(p.LID)+1<<p.LMC; l++ {
+				g.destSw[l], g.destPort[l], g.destCA[l] = j, p.Remote.Num, true
+			}
+		}
+	}
+	return g, nil
+}
+
+// hopMatrix returns the n×n switch distance matrix (symmetric: links are
+// bidirectional), row i = distances from switch i, by one BFS per switch.
+func (g *graph) hopMatrix(workers int) []uint8 {
+	n := len(g.sw)
+	hops := make([]uint8, n*n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			queue := make([]int32, 0, n)
+			for {
+				s := int(next.Add(1) - 1)
+				if s >= n {
+					return
+				}
+				row := hops[s*n : (s+1)*n]
+				for i := range row {
+					row[i] = unreachable
+				}
+				row[s] = 0
+				queue = append(queue[:0], int32(s))
+				for q := 0; q < len(queue); q++ {
+					u := queue[q]
+					d := row[u] + 1
+					if d == unreachable {
+						break // paths this long are not routable
+					}
+					for _, v := range g.adj[g.adjS[u]:g.adjS[u+1]] {
+						if row[v] == unreachable {
+							row[v] = d
+							queue = append(queue, v)
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return hops
+}
+
+// portSet is a set of equal-cost egress ports with a lazy least-used
+// cursor: every port before pos has a count above m, and no port in the
+// set has a count below m. Counts only grow, so picking the lowest port
+// with the smallest count costs O(1) amortised instead of a scan.
+type portSet struct {
+	ports []uint8
+	m     uint32
+	pos   int
+}
+
+func (s *portSet) pick(cnt []uint32) uint8 {
+	for {
+		for ; s.pos < len(s.ports); s.pos++ {
+			if p := s.ports[s.pos]; cnt[p] == s.m {
+				return p
+			}
+		}
+		m := ^uint32(0)
+		for _, p := range s.ports {
+			m = min(m, cnt[p])
+		}
+		s.m, s.pos = m, 0
+	}
+}
+
+type portMask [4]uint64
+
+// Route computes min-hop unicast LFTs for every switch the way OpenSM's
+// minhop engine does, and stores them in Switch.LFT (indexed by LID,
+// NoRoute where a LID is unknown or unreachable) with LinearFDBTop set to
+// the highest LID. For each switch, destination LIDs are taken in
+// ascending order; each goes out of the least-used port among those on a
+// shortest path (lowest port number on ties), where use counts CA and
+// router LIDs only. A healthy fat tree comes out balanced. Ports that are
+// Down or uncabled carry no routes.
+//
+// The cost is one BFS per switch plus O(switches × LIDs); memory is one
+// byte per switch pair plus the LFTs.
+func Route(f *fabric.Fabric) error {
+	g, err := newGraph(f)
+	if err != nil {
+		return err
+	}
+	n := len(g.sw)
+	if n == 0 {
+		return nil
+	}
+	workers := max(1, runtime.GOMAXPROCS(0))
+	hops := g.hopMatrix(workers)
+	width := g.top + 1
+	slab := make([]uint8, n*width)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &router{g: g, hops: hops, masks: make([]portMask, n), setOf: make([]int32, n)}
+			for {
+				s := int(next.Add(1) - 1)
+				if s >= n {
+					return
+				}
+				lft := slab[s*width : (s+1)*width : (s+1)*width]
+				r.route(s, lft)
+				sw := g.sw[s].Switch
+				sw.LFT = lft
+				sw.LinearFDBTop = uint16(g.top)
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+type router struct {
+	g     *graph
+	hops  []uint8
+	masks []portMask // per destination switch: ports on a shortest path
+	setOf []int32    // per destination switch: index into sets, -1 = not yet
+	sets  []portSet
+	ids   map[portMask]int32
+	cnt   []uint32
+}
+
+func (r *router) route(s int, lft []uint8) {
+	g, n := r.g, len(r.g.sw)
+	row := r.hops[s*n : (s+1)*n]
+	nports := len(g.sw[s].Ports)
+	nb := g.nbr[g.base[s] : int(g.base[s])+nports]
+	clear(r.masks)
+	for p := 1; p < nports; p++ {
+		j := nb[p]
+		if j < 0 {
+			continue
+		}
+		rj := r.hops[int(j)*n : (int(j)+1)*n]
+		word, bit := p>>6, uint64(1)<<(p&63)
+		for d, h := range row {
+			if h != unreachable && h != 0 && rj[d] == h-1 {
+				r.masks[d][word] |= bit
+			}
+		}
+	}
+	for i := range r.setOf {
+		r.setOf[i] = -1
+	}
+	r.sets = r.sets[:0]
+	if r.ids == nil {
+		r.ids = make(map[portMask]int32)
+	}
+	clear(r.ids)
+	if cap(r.cnt) < nports {
+		r.cnt = make([]uint32, nports)
+	}
+	cnt := r.cnt[:nports]
+	clear(cnt)
+	for i := range lft {
+		lft[i] = fabric.NoRoute
+	}
+	for lid := 1; lid <= g.top; lid++ {
+		d := g.destSw[lid]
+		if d < 0 {
+			continue
+		}
+		if int(d) == s {
+			lft[lid] = g.destPort[lid]
+			continue
+		}
+		if row[d] == unreachable {
+			continue
+		}
+		id := r.setOf[d]
+		if id < 0 {
+			id = r.setFor(d)
+		}
+		p := r.sets[id].pick(cnt)
+		lft[lid] = p
+		if g.destCA[lid] {
+			cnt[p]++
+		}
+	}
+}
+
+func (r *router) setFor(d int32) int32 {
+	m := r.masks[d]
+	id, ok := r.ids[m]
+	if !ok {
+		var ports []uint8
+		for w, bits := range m {
+			for b := 0; b < 64; b++ {
+				if bits&(1<<b) != 0 {
+					ports = append(ports, uint8(w*64+b))
+				}
+			}
+		}
+		id = int32(len(r.sets))
+		r.sets = append(r.sets, portSet{ports: ports})
+		r.ids[m] = id
+	}
+	r.setOf[d] = id
+	return id
+}

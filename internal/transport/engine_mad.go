@@ -1,0 +1,138 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// GetSMP reads attribute a (modifier mod) from the node at the end of the
+// directed route path and decodes the response into a. An empty path
+// addresses the local node. From a CA, path[0] must be the local port
+// number (the kernel refuses anything else).
+func (e *Engine) GetSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) (*mad.SMP, error) {
+	req, err := mad.NewDRGet(path, a.AttributeID(), mod)
+	if err != nil {
+		return nil, err
+	}
+	return e.smp(ctx, DirectedRoute(), req, a)
+}
+
+// SetSMP writes a (modifier mod) to the node at the end of path and
+// decodes the response into a. It needs Options.AllowWrites.
+func (e *Engine) SetSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) (*mad.SMP, error) {
+	req, err := mad.NewDRSet(path, a, mod)
+	if err != nil {
+		return nil, err
+	}
+	return e.smp(ctx, DirectedRoute(), req, a)
+}
+
+// GetSMPByLID reads attribute a (modifier mod) with a LID-routed SMP to
+// lid and decodes the response into a.
+func (e *Engine) GetSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, mod uint32) (*mad.SMP, error) {
+	return e.smp(ctx, SMPAt(lid), mad.NewLIDGet(a.AttributeID(), mod), a)
+}
+
+func (e *Engine) smp(ctx context.Context, addr Addr, req *mad.SMP, a mad.Attribute) (*mad.SMP, error) {
+	raw := req.Marshal()
+	r, err := e.Do(ctx, addr, raw)
+	if r == nil {
+		return nil, err
+	}
+	resp, derr := mad.UnmarshalSMP(r.MAD)
+	if derr != nil {
+		return nil, e.badResponse(addr, req.Path(), req.Header, derr)
+	}
+	req.TID = resp.TID // the Engine chose the TID
+	want := *req
+	if want.Method == mad.MethodSet {
+		// The answer to a Set is a GetResp (IBA 13.4.5); ValidateResponse
+		// expects the request's own method with the response bit.
+		want.Method = mad.MethodGet
+	}
+	if verr := mad.ValidateResponse(&want, resp); verr != nil {
+		return nil, e.badResponse(addr, req.Path(), req.Header, verr)
+	}
+	if err != nil { // a status error: nothing to decode
+		return resp, err
+	}
+	if derr := resp.Decode(a); derr != nil {
+		return resp, e.badResponse(addr, req.Path(), req.Header, derr)
+	}
+	return resp, nil
+}
+
+// GetPerf reads PerfMgt attribute a (modifier mod) from addr (see PerfAt)
+// and decodes the response into a. a's encoding travels in the request,
+// so set its selectors (PortSelect) before the call.
+func (e *Engine) GetPerf(ctx context.Context, addr Addr, a mad.Attribute, mod uint32) (*mad.GMP, error) {
+	req, err := mad.NewPerfGet(a.AttributeID(), mod, a)
+	if err != nil {
+		return nil, err
+	}
+	return e.perf(ctx, addr, req, a)
+}
+
+// SetPerf writes PerfMgt attribute a (e.g. PortCounters with a
+// CounterSelect mask, which clears counters) and decodes the response into
+// a. It needs Options.AllowWrites.
+func (e *Engine) SetPerf(ctx context.Context, addr Addr, a mad.Attribute, mod uint32) (*mad.GMP, error) {
+	req, err := mad.NewPerfSet(a, mod)
+	if err != nil {
+		return nil, err
+	}
+	return e.perf(ctx, addr, req, a)
+}
+
+func (e *Engine) perf(ctx context.Context, addr Addr, req *mad.GMP, a mad.Attribute) (*mad.GMP, error) {
+	r, err := e.Do(ctx, addr, req.Marshal())
+	if r == nil {
+		return nil, err
+	}
+	resp, derr := mad.UnmarshalGMP(r.MAD)
+	if derr != nil {
+		return nil, e.badResponse(addr, nil, req.Header, derr)
+	}
+	req.TID = resp.TID
+	if verr := validateGMP(req, resp); verr != nil {
+		return nil, e.badResponse(addr, nil, req.Header, verr)
+	}
+	if err != nil {
+		return resp, err
+	}
+	if derr := resp.Decode(a); derr != nil {
+		return resp, e.badResponse(addr, nil, req.Header, derr)
+	}
+	return resp, nil
+}
+
+// validateGMP is ValidateResponse for PerfMgt.
+func validateGMP(req, resp *mad.GMP) error {
+	switch {
+	case !resp.Method.IsResponse():
+		return &mad.FieldError{Field: "GMP.Method", Msg: fmt.Sprintf("%v is not a response", resp.Method)}
+	case resp.Method != mad.MethodGetResp: // the answer to Get and to Set (IBA 13.4.5)
+		return &mad.FieldError{Field: "GMP.Method", Msg: fmt.Sprintf("%v does not answer %v", resp.Method, req.Method)}
+	case resp.AttrID != req.AttrID:
+		return &mad.FieldError{Field: "GMP.AttributeID", Msg: fmt.Sprintf("%s does not match request %s",
+			mad.AttrName(resp.Class, resp.AttrID), mad.AttrName(req.Class, req.AttrID))}
+	case resp.AttrMod != req.AttrMod:
+		return &mad.FieldError{Field: "GMP.AttributeModifier", Msg: fmt.Sprintf("%d does not match request %d", resp.AttrMod, req.AttrMod)}
+	case mad.TIDLow(resp.TID) != mad.TIDLow(req.TID):
+		return &mad.FieldError{Field: "GMP.TransactionID", Msg: fmt.Sprintf("0x%016x does not match request 0x%016x", resp.TID, req.TID)}
+	}
+	return nil
+}
+
+// badResponse counts and wraps a response that does not answer the
+// request or cannot be decoded.
+func (e *Engine) badResponse(addr Addr, path mad.Path, h mad.Header, err error) error {
+	e.count(func(s *counters) { s.errors++ })
+	w := addr.String()
+	if h.Class == mad.ClassSubnDR {
+		w = "path " + path.String()
+	}
+	return fmt.Errorf("transport: bad response to %s %s (%s): %w", h.Class, mad.AttrName(h.Class, h.AttrID), w, err)
+}

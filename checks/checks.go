@@ -90,6 +90,10 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Counters == nil || s.Counters.Interval() == 0 {
 				return "needs two counter samples (--interval)"
 			}
+		case "lfts":
+			if s.Fabric == nil || !hasLFTs(s.Fabric) {
+				return "forwarding tables were not read"
+			}
 		case "routes":
 			if s.Loads == nil {
 				return "forwarding tables were not read"

@@ -144,7 +144,6 @@ func (s *Snapshot) oversubscribed() []Finding {
 	return out
 }
 
-
 func (s *Snapshot) miswired() []Finding {
 	var out []Finding
 	for _, l := range s.Baseline.Links() {
@@ -266,4 +265,3 @@ func (s *Snapshot) scopeNamesNode(n *fabric.Node) bool {
 	}
 	return false
 }
-

@@ -1,0 +1,606 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "routing.unreachable",
+		Summary: "a live host LID has no route from some switches: LFT entry 0xFF, beyond LinearFDBTop, or an egress port that is down",
+		Needs:   []string{"topology", "lfts"},
+		run:     func(s *Snapshot) []Finding { return s.routeFailures(false) },
+	})
+	register(Check{
+		ID:      "routing.loop",
+		Summary: "forwarding tables send a destination around a loop",
+		Needs:   []string{"topology", "lfts"},
+		run:     func(s *Snapshot) []Finding { return s.routeFailures(true) },
+	})
+	register(Check{
+		ID:      "routing.ecmp-imbalance",
+		Summary: "a switch spreads destinations (or host-to-host paths) unevenly over equal-cost ports: more than 20% above the mean",
+		Needs:   []string{"topology", "lfts"},
+		run:     (*Snapshot).ecmpImbalance,
+	})
+	register(Check{
+		ID:      "routing.asymmetric",
+		Summary: "A->B and B->A cross different switches; reported with the share of host pairs and whether it concentrates load",
+		Needs:   []string{"topology", "lfts"},
+		run:     (*Snapshot).asymmetric,
+	})
+}
+
+// routeGraph answers "where does switch s send LID d" over the LFTs.
+type routeGraph struct {
+	f     *fabric.Fabric
+	hosts []*fabric.Port // CA ports with a LID and an active link
+}
+
+func newRouteGraph(f *fabric.Fabric) *routeGraph {
+	g := &routeGraph{f: f}
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.LID != 0 && p.Remote != nil && linkUp(p) {
+				g.hosts = append(g.hosts, p)
+			}
+		}
+	}
+	return g
+}
+
+// hasLFTs reports whether any switch's LFT was read.
+func hasLFTs(f *fabric.Fabric) bool {
+	for _, n := range f.Nodes {
+		if n.Switch != nil && n.Switch.LFT != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// failure kinds of a route walk.
+const (
+	walkOK      = ""
+	walkNoRoute = "no route (LFT entry 0xFF)"
+	walkBeyond  = "destination beyond LinearFDBTop"
+	walkDeadEnd = "egress port is down or uncabled"
+	walkWrong   = "delivered to the wrong host"
+	walkLoop    = "routing loop"
+	walkNoLFT   = "forwarding table not read"
+)
+
+// step returns the egress port switch s uses for dlid, or a failure.
+func step(s *fabric.Node, dlid uint16) (*fabric.Port, string) {
+	if s.Switch == nil || s.Switch.LFT == nil {
+		return nil, walkNoLFT
+	}
+	if int(dlid) >= len(s.Switch.LFT) || dlid > s.Switch.LinearFDBTop {
+		return nil, walkBeyond
+	}
+	e := s.Switch.LFT[dlid]
+	if e == fabric.NoRoute || int(e) >= len(s.Ports) {
+		return nil, walkNoRoute
+	}
+	p := s.Ports[e]
+	if e == 0 {
+		return p, walkOK // to the switch itself
+	}
+	if p == nil || p.Remote == nil || !linkUp(p) {
+		return p, walkDeadEnd
+	}
+	return p, walkOK
+}
+
+// destWalk follows every switch's route to one destination LID, memoised,
+// so all sources cost O(switches) per destination.
+type destWalk struct {
+	dst    *fabric.Port
+	state  map[*fabric.Node]string
+	failAt map[*fabric.Node]*fabric.Node // where a failing walk fails
+	next   map[*fabric.Node]*fabric.Port // egress port taken
+}
+
+func (g *routeGraph) walkTo(dst *fabric.Port) *destWalk {
+	return &destWalk{dst: dst, state: make(map[*fabric.Node]string), failAt: make(map[*fabric.Node]*fabric.Node), next: make(map[*fabric.Node]*fabric.Port)}
+}
+
+// from returns the outcome of routing from switch s to the destination.
+func (w *destWalk) from(s *fabric.Node) string {
+	var stack []*fabric.Node
+	onStack := make(map[*fabric.Node]bool)
+	cur := s
+	result := ""
+	var at *fabric.Node
+	for {
+		if st, ok := w.state[cur]; ok {
+			result, at = st, w.failAt[cur]
+			break
+		}
+		if onStack[cur] || len(stack) > 64 {
+			result, at = walkLoop, cur
+			break
+		}
+		stack = append(stack, cur)
+		onStack[cur] = true
+		p, why := step(cur, w.dst.LID)
+		w.next[cur] = p
+		if why != walkOK {
+			result, at = why, cur
+			break
+		}
+		if p.Num == 0 {
+			// The switch itself: only right if the destination is it.
+			if w.dst.Node == cur {
+				result = walkOK
+			} else {
+				result, at = walkWrong, cur
+			}
+			break
+		}
+		r := p.Remote
+		if r.Node.Type != mad.NodeSwitch {
+			if r == w.dst {
+				result = walkOK
+			} else {
+				result, at = walkWrong, cur
+			}
+			break
+		}
+		cur = r.Node
+	}
+	for _, n := range stack {
+		w.state[n] = result
+		if result != walkOK {
+			w.failAt[n] = at
+		}
+	}
+	return result
+}
+
+// path returns the egress ports from switch s to the destination (after
+// from(s) returned walkOK).
+func (w *destWalk) path(s *fabric.Node) []*fabric.Port {
+	var ps []*fabric.Port
+	for cur := s; len(ps) < 64; {
+		p := w.next[cur]
+		if p == nil {
+			break
+		}
+		ps = append(ps, p)
+		if p.Num == 0 || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch {
+			break
+		}
+		cur = p.Remote.Node
+	}
+	return ps
+}
+
+// leafOf returns the switch a host port is cabled to.
+func leafOf(h *fabric.Port) *fabric.Node {
+	if h.Remote != nil && h.Remote.Node.Type == mad.NodeSwitch {
+		return h.Remote.Node
+	}
+	return nil
+}
+
+func (s *Snapshot) routeFailures(loops bool) []Finding {
+	if !hasLFTs(s.Fabric) {
+		return nil
+	}
+	g := newRouteGraph(s.Fabric)
+	leaves := map[*fabric.Node][]*fabric.Port{}
+	for _, h := range g.hosts {
+		if l := leafOf(h); l != nil {
+			leaves[l] = append(leaves[l], h)
+		}
+	}
+	var out []Finding
+	for _, dst := range g.hosts {
+		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
+			continue
+		}
+		w := g.walkTo(dst)
+		type fail struct {
+			why string
+			at  *fabric.Node
+		}
+		affected := map[fail][]*fabric.Port{}
+		for leaf, hs := range leaves {
+			why := w.from(leaf)
+			if why == walkOK || why == walkNoLFT || (why == walkLoop) != loops {
+				continue
+			}
+			for _, h := range hs {
+				if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
+					continue
+				}
+				affected[fail{why, w.failAt[leaf]}] = append(affected[fail{why, w.failAt[leaf]}], h)
+			}
+		}
+		for f, srcs := range affected {
+			if len(srcs) == 0 {
+				continue
+			}
+			id, sev := "routing.unreachable", Critical
+			if loops {
+				id = "routing.loop"
+			}
+			atName := "?"
+			var ents []Entity
+			ents = append(ents, entityOf(dst, "destination"))
+			if f.at != nil {
+				atName = nodeName(f.at)
+				ents = append(ents, nodeEntity(f.at, "switch"))
+			}
+			hostsTotal := max(1, len(g.hosts))
+			share := float64(len(srcs)) / float64(hostsTotal*(hostsTotal-1)+1)
+			names := hostNames(srcs, 5)
+			detail := fmt.Sprintf("%s at %s for DLID %d", f.why, atName, dst.LID)
+			if f.at != nil && f.why == walkNoRoute {
+				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", atName, dst.LID)
+			}
+			out = append(out, Finding{
+				Check:    id,
+				Severity: sev,
+				Title:    fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, f.why),
+				Entities: ents,
+				Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + names}},
+				Impact:   Impact{PathShare: share, Score: max(share, 0.05), Summary: "traffic from these hosts to the destination is lost: jobs spanning them hang or fail"},
+				Action:   fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the entry for LID %d on %s. 'ibdoctor trace' shows the path.", atName, dst.LID, atName),
+				Basis:    "routes",
+			})
+		}
+	}
+	return out
+}
+
+func hostNames(ps []*fabric.Port, n int) string {
+	var names []string
+	for i, p := range ps {
+		if i == n {
+			names = append(names, fmt.Sprintf("and %d more", len(ps)-n))
+			break
+		}
+		names = append(names, nodeName(p.Node))
+	}
+	return strings.Join(names, ", ")
+}
+
+// switchDistances returns, for every leaf switch (one with hosts), the hop
+// distance from every switch to it over active switch links.
+func switchDistances(f *fabric.Fabric, leaves []*fabric.Node) map[*fabric.Node]map[*fabric.Node]int {
+	out := make(map[*fabric.Node]map[*fabric.Node]int, len(leaves))
+	for _, leaf := range leaves {
+		dist := map[*fabric.Node]int{leaf: 0}
+		q := []*fabric.Node{leaf}
+		for len(q) > 0 {
+			n := q[0]
+			q = q[1:]
+			for _, p := range n.Ports {
+				if p == nil || p.Num == 0 || !isSwitchLink(p) || !linkUp(p) {
+					continue
+				}
+				r := p.Remote.Node
+				if _, seen := dist[r]; !seen {
+					dist[r] = dist[n] + 1
+					q = append(q, r)
+				}
+			}
+		}
+		out[leaf] = dist
+	}
+	return out
+}
+
+// ecmpGroup is a set of equal-cost egress ports of one switch.
+type ecmpGroup struct {
+	sw    *fabric.Node
+	ports []*fabric.Port
+	dlids map[*fabric.Port]int // CA destinations routed through each port
+	other int                  // destinations of the group routed elsewhere
+}
+
+func (s *Snapshot) ecmpImbalance() []Finding {
+	if !hasLFTs(s.Fabric) {
+		return nil
+	}
+	ratio := s.Expect.ImbalanceRatio
+	if ratio <= 0 {
+		ratio = 1.2
+	}
+	g := newRouteGraph(s.Fabric)
+	byLeaf := map[*fabric.Node][]*fabric.Port{}
+	var leaves []*fabric.Node
+	for _, h := range g.hosts {
+		if l := leafOf(h); l != nil {
+			if _, ok := byLeaf[l]; !ok {
+				leaves = append(leaves, l)
+			}
+			byLeaf[l] = append(byLeaf[l], h)
+		}
+	}
+	dist := switchDistances(s.Fabric, leaves)
+	var out []Finding
+	for _, sw := range s.Fabric.Nodes {
+		if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil || !s.nodeInScope(sw) {
+			continue
+		}
+		groups := map[string]*ecmpGroup{}
+		for _, leaf := range leaves {
+			d := dist[leaf]
+			ds, ok := d[sw]
+			if !ok || ds == 0 {
+				continue
+			}
+			var set []*fabric.Port
+			for _, p := range sw.Ports {
+				if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) {
+					if dr, ok := d[p.Remote.Node]; ok && dr == ds-1 {
+						set = append(set, p)
+					}
+				}
+			}
+			if len(set) < 2 {
+				continue
+			}
+			key := portSetKey(set)
+			grp := groups[key]
+			if grp == nil {
+				grp = &ecmpGroup{sw: sw, ports: set, dlids: map[*fabric.Port]int{}}
+				groups[key] = grp
+			}
+			for _, h := range byLeaf[leaf] {
+				p, why := step(sw, h.LID)
+				if why != walkOK || !slices.Contains(set, p) {
+					grp.other++
+					continue
+				}
+				grp.dlids[p]++
+			}
+		}
+		keys := make([]string, 0, len(groups))
+		for k := range groups {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if f, ok := s.judgeGroup(groups[k], ratio); ok {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func portSetKey(ps []*fabric.Port) string {
+	var b strings.Builder
+	for _, p := range ps {
+		fmt.Fprintf(&b, "%d,", p.Num)
+	}
+	return b.String()
+}
+
+func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
+	n := len(grp.ports)
+	total := 0
+	maxD, minD := 0, -1
+	for _, p := range grp.ports {
+		c := grp.dlids[p]
+		total += c
+		maxD = max(maxD, c)
+		if minD < 0 || c < minD {
+			minD = c
+		}
+	}
+	if total < n {
+		return Finding{}, false
+	}
+	mean := float64(total) / float64(n)
+	dlidRatio := float64(maxD) / mean
+	// Path loads, when the route analysis is there, say how host-to-host
+	// traffic (not just destinations) spreads.
+	var paths []int
+	pathRatio := 0.0
+	if s.Loads != nil {
+		sum, mx := 0, 0
+		for _, p := range grp.ports {
+			c, _ := s.Loads.PortPaths(p)
+			paths = append(paths, c)
+			sum += c
+			mx = max(mx, c)
+		}
+		if sum > 0 {
+			pathRatio = float64(mx) / (float64(sum) / float64(n))
+		}
+	}
+	worst := max(dlidRatio, pathRatio)
+	if worst <= ratio || maxD-minD < 2 && pathRatio <= ratio {
+		return Finding{}, false
+	}
+	idle := 0
+	var counts []string
+	for i, p := range grp.ports {
+		c := grp.dlids[p]
+		if c == 0 {
+			idle++
+		}
+		part := fmt.Sprintf("%d:%d", p.Num, c)
+		if paths != nil {
+			part += fmt.Sprintf("/%d", paths[i])
+		}
+		counts = append(counts, part)
+	}
+	sev := Warning
+	switch {
+	case worst >= 2 && idle > 0:
+		sev = Critical
+	case worst >= 1.5:
+		sev = Error
+	}
+	var busiest *fabric.Port
+	for _, p := range grp.ports {
+		if busiest == nil || grp.dlids[p] > grp.dlids[busiest] {
+			busiest = p
+		}
+	}
+	share, _ := s.pathShare(busiest)
+	title := fmt.Sprintf("%s spreads %d destinations over %d equal-cost ports unevenly: busiest port %d carries %.1fx the mean", nodeName(grp.sw), total, n, busiest.Num, worst)
+	if idle > 0 {
+		title += fmt.Sprintf(", %d ports idle", idle)
+	}
+	legend := "port:destinations"
+	if paths != nil {
+		legend = "port:destinations/host-paths"
+	}
+	ev := []Evidence{
+		{Name: "max/mean", Value: worst, Threshold: ratio, Text: fmt.Sprintf("%s %s (max/mean %.2f, threshold %.2f)", legend, strings.Join(counts, " "), worst, ratio)},
+	}
+	if grp.other > 0 {
+		ev = append(ev, Evidence{Name: "off-group", Value: float64(grp.other), Text: fmt.Sprintf("%d destinations are routed outside the equal-cost set (not a shortest path)", grp.other)})
+	}
+	ents := []Entity{nodeEntity(grp.sw, "switch")}
+	ents = append(ents, entityOf(busiest, "busiest"))
+	if busiest.Remote != nil {
+		ents = append(ents, entityOf(busiest.Remote, "peer"))
+	}
+	return Finding{
+		Check:    "routing.ecmp-imbalance",
+		Severity: sev,
+		Title:    title,
+		Entities: ents,
+		Evidence: ev,
+		Impact: Impact{PathShare: share, Slowdown: worst, Score: share * (1 - 1/worst),
+			Summary: fmt.Sprintf("the most loaded link decides: collectives whose traffic leaves %s run up to %.1fx slower than with balanced routes", nodeName(grp.sw), worst)},
+		Action: "The subnet manager's routing is unbalanced here. Check for static or edited routes (opensm -R file, a routing_engine change) and re-run a heavy sweep; on a healthy fat tree min-hop/ftree routing spreads destinations evenly. 'ibdoctor routes' shows the table.",
+		Basis:  "routes",
+	}, true
+}
+
+// asymmetric compares A->B with B->A for a sample of host pairs.
+func (s *Snapshot) asymmetric() []Finding {
+	if !hasLFTs(s.Fabric) {
+		return nil
+	}
+	g := newRouteGraph(s.Fabric)
+	hosts := g.hosts
+	if s.Scope != nil {
+		hosts = slices.DeleteFunc(slices.Clone(hosts), func(p *fabric.Port) bool { return !s.Scope.Hosts[p.Node] })
+	}
+	// One host per leaf is enough: all hosts of a leaf share its routes
+	// up to the destination leaf. Sample at most 256 leaves' hosts.
+	var sample []*fabric.Port
+	seenLeaf := map[*fabric.Node]bool{}
+	for _, h := range hosts {
+		l := leafOf(h)
+		if l == nil || seenLeaf[l] {
+			continue
+		}
+		seenLeaf[l] = true
+		sample = append(sample, h)
+	}
+	if len(sample) > 256 {
+		step := len(sample) / 256
+		var t []*fabric.Port
+		for i := 0; i < len(sample); i += step {
+			t = append(t, sample[i])
+		}
+		sample = t
+	}
+	if len(sample) < 2 {
+		return nil
+	}
+	walks := make(map[*fabric.Port]*destWalk, len(sample))
+	for _, h := range sample {
+		walks[h] = g.walkTo(h)
+	}
+	pairs, asym := 0, 0
+	load := map[*fabric.Node]int{} // switches crossed by asymmetric reverse paths
+	var example [2]*fabric.Port
+	for i, a := range sample {
+		for _, b := range sample[i+1:] {
+			wab, wba := walks[b], walks[a]
+			if wab.from(leafOf(a)) != walkOK || wba.from(leafOf(b)) != walkOK {
+				continue
+			}
+			pairs++
+			fwd := switchesOn(leafOf(a), wab.path(leafOf(a)))
+			rev := switchesOn(leafOf(b), wba.path(leafOf(b)))
+			slices.Reverse(rev)
+			if !slices.Equal(fwd, rev) {
+				asym++
+				if len(rev) > 2 {
+					for _, n := range rev[1 : len(rev)-1] {
+						load[n]++
+					}
+				}
+				if example[0] == nil {
+					example = [2]*fabric.Port{a, b}
+				}
+			}
+		}
+	}
+	if asym == 0 || pairs == 0 {
+		return nil
+	}
+	share := float64(asym) / float64(pairs)
+	conc := concentration(load)
+	sev := Info
+	ratio := s.Expect.ImbalanceRatio
+	if ratio <= 0 {
+		ratio = 1.2
+	}
+	if conc > 2*ratio || share < 0.1 {
+		// a few pairs (an edited route), or reverse paths piling onto
+		// some switches: worth a look
+		sev = Warning
+	}
+	a, b := example[0], example[1]
+	return []Finding{{
+		Check:    "routing.asymmetric",
+		Severity: sev,
+		Title:    fmt.Sprintf("%.0f%% of sampled leaf pairs route A->B and B->A through different switches", share*100),
+		Entities: []Entity{entityOf(a, "source"), entityOf(b, "destination")},
+		Evidence: []Evidence{
+			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf); e.g. %s -> %s", asym, pairs, nodeName(a.Node), nodeName(b.Node))},
+			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
+		},
+		Impact: Impact{PathShare: share, Score: share * 0.001 * conc,
+			Summary: "asymmetric routes are normal for destination-based routing; they matter when they pile reverse traffic onto a few switches (see the concentration) or break an expectation of symmetric paths"},
+		Action: "If routes should be symmetric (a symmetric routing engine, or latency-sensitive pairs), compare 'ibdoctor trace A B' with 'ibdoctor trace B A' and look for edited LFT entries; otherwise act only when the concentration is high.",
+		Basis:  "routes",
+	}}
+}
+
+// switchesOn lists the switches a route from start crosses.
+func switchesOn(start *fabric.Node, ports []*fabric.Port) []*fabric.Node {
+	ns := []*fabric.Node{start}
+	for _, p := range ports {
+		if p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch {
+			ns = append(ns, p.Remote.Node)
+		}
+	}
+	return ns
+}
+
+// concentration is max/mean of a load map.
+func concentration(m map[*fabric.Node]int) float64 {
+	if len(m) == 0 {
+		return 0
+	}
+	sum, mx := 0, 0
+	for _, v := range m {
+		sum += v
+		mx = max(mx, v)
+	}
+	return float64(mx) / (float64(sum) / float64(len(m)))
+}

@@ -62,15 +62,16 @@ type Tap interface {
 // Close flushes buffered records; records written after Close fail with
 // transport.ErrClosed.
 type Writer struct {
-	mu     sync.Mutex
-	bw     *bufio.Writer
-	pw     *pcapgo.Writer
-	closer io.Closer // the file Create opened; nil for NewWriter
-	buf    [RecordSize]byte
-	psn    uint32
-	n      int
-	err    error // first write error; every later call returns it
-	closed bool
+	mu      sync.Mutex
+	bw      *bufio.Writer
+	pw      *pcapgo.Writer
+	closer  io.Closer // the file Create opened; nil for NewWriter
+	buf     [RecordSize]byte
+	psn     uint32
+	n       int
+	skipped int
+	err     error // first write error; every later call returns it
+	closed  bool
 }
 
 var _ Tap = (*Writer)(nil)
@@ -176,6 +177,39 @@ func params(dir Direction, addr transport.Addr, local transport.LocalPort, m []b
 		p.dlid, p.slid = localLID, peerLID
 	}
 	return p
+}
+
+// ForEngine adapts w to the transport Engine's tap (transport.Options.Tap)
+// for an Engine talking through local. The Engine's tap cannot return
+// errors: a MAD the Writer refuses is counted in Skipped, and a write
+// error sticks and is returned by Close.
+func (w *Writer) ForEngine(local transport.LocalPort) transport.Tap {
+	return engineTap{w: w, local: local}
+}
+
+type engineTap struct {
+	w     *Writer
+	local transport.LocalPort
+}
+
+func (t engineTap) Record(sent bool, addr transport.Addr, m []byte, ts time.Time) {
+	dir := Received
+	if sent {
+		dir = Sent
+	}
+	if err := t.w.Record(dir, addr, t.local, m, ts); err != nil {
+		t.w.mu.Lock()
+		t.w.skipped++
+		t.w.mu.Unlock()
+	}
+}
+
+// Skipped returns how many MADs the Engine tap could not record (refused
+// MADs, or MADs after a write error or Close).
+func (w *Writer) Skipped() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.skipped
 }
 
 // Packets returns the number of records written so far.

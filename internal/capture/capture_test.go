@@ -436,3 +436,35 @@ func unhex(t testing.TB, s string) []byte {
 	}
 	return b
 }
+
+// TestForEngineAdapter checks the adapter to the Engine's tap signature.
+func TestForEngineAdapter(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tap transport.Tap = w.ForEngine(testLocal)
+	tap.Record(true, transport.DirectedRoute(), drNodeInfoRequest(t), testEpoch)
+	tap.Record(false, transport.DirectedRoute(), drNodeInfoResponse(t), testEpoch)
+	tap.Record(false, transport.DirectedRoute(), []byte{1, 2, 3}, testEpoch) // refused
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Packets() != 2 || w.Skipped() != 1 {
+		t.Errorf("Packets %d Skipped %d, want 2 and 1", w.Packets(), w.Skipped())
+	}
+	r, err := NewReader(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ dlid, slid uint16 }{{0xffff, 3}, {3, 0xffff}} {
+		f, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.DLID != want.dlid || f.SLID != want.slid {
+			t.Errorf("LRH %d->%d, want %d->%d", f.SLID, f.DLID, want.slid, want.dlid)
+		}
+	}
+}

@@ -52,14 +52,23 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		for _, id := range ids {
 			want[id] = true
 		}
+		used := make(map[string]bool)
 		selected = slices.DeleteFunc(selected, func(c Check) bool {
-			ok := want[c.ID] || want[strings.SplitN(c.ID, ".", 2)[0]]
-			delete(want, c.ID)
-			delete(want, strings.SplitN(c.ID, ".", 2)[0])
-			return !ok
+			group := strings.SplitN(c.ID, ".", 2)[0]
+			switch {
+			case want[c.ID]:
+				used[c.ID] = true
+			case want[group]:
+				used[group] = true
+			default:
+				return true
+			}
+			return false
 		})
-		for id := range want {
-			return nil, fmt.Errorf("unknown check %q (see 'ibdoctor check --list')", id)
+		for _, id := range ids {
+			if !used[id] {
+				return nil, fmt.Errorf("unknown check %q (see 'ibdoctor check --list')", id)
+			}
 		}
 	}
 	res := &Result{Findings: []Finding{}}

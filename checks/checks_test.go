@@ -1,0 +1,354 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// fatTree builds a routed 2-level fat tree: 4 leaves x 8 hosts, 4 spines.
+func fatTree(t testing.TB) *fabric.Fabric {
+	t.Helper()
+	f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.AssignLIDs(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := topology.Route(f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func node(t testing.TB, f *fabric.Fabric, name string) *fabric.Node {
+	t.Helper()
+	for _, n := range f.Nodes {
+		if n.Description == name || strings.HasPrefix(n.Description, name+" ") {
+			return n
+		}
+	}
+	t.Fatalf("no node %q", name)
+	return nil
+}
+
+func run(t testing.TB, s *Snapshot) []Finding {
+	t.Helper()
+	res, err := Run(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Findings
+}
+
+func atLeast(fs []Finding, sev Severity) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Severity >= sev {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func byCheck(fs []Finding, id string) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if f.Check == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestHealthyFatTreeIsQuiet(t *testing.T) {
+	f := fatTree(t)
+	fs := run(t, &Snapshot{Fabric: f})
+	if bad := atLeast(fs, Warning); len(bad) > 0 {
+		for _, b := range bad {
+			t.Errorf("false positive on a healthy fat tree: %s %s: %s", b.Severity, b.Check, b.Title)
+		}
+	}
+}
+
+func TestHealthyRailFabricMixedRatesIsQuiet(t *testing.T) {
+	f := fatTree(t)
+	// One leaf's hosts are HDR: fine when the expectation allows both.
+	for _, p := range node(t, f, "leaf02").Ports {
+		if p != nil && p.Remote != nil && p.Remote.Node.Type == mad.NodeCA {
+			for _, q := range []*fabric.Port{p, p.Remote} {
+				q.SpeedActive, q.SpeedEnabled = mad.SpeedHDR, mad.SpeedHDR|mad.SpeedEDR
+			}
+		}
+	}
+	hdr, _ := mad.ParseRate("4xHDR")
+	ndr, _ := mad.ParseRate("4xNDR")
+	fs := run(t, &Snapshot{Fabric: f, Expect: Expectations{HostRates: []mad.Rate{hdr, ndr}}})
+	if bad := atLeast(fs, Warning); len(bad) > 0 {
+		t.Errorf("false positives with a mixed HDR/NDR expectation: %v", bad[0].Title)
+	}
+	// Without the expectation an NDR-only bar flags them.
+	fs = run(t, &Snapshot{Fabric: f, Expect: Expectations{HostRates: []mad.Rate{ndr}}})
+	if n := len(byCheck(fs, "link.degraded-speed")); n != 8 {
+		t.Errorf("with an NDR-only expectation got %d degraded-speed findings, want 8", n)
+	}
+}
+
+// degrade sets both ends of the link at n/port to width w (a retrained
+// link keeps its enabled masks).
+func degrade(t testing.TB, n *fabric.Node, port uint8, w mad.Width) *fabric.Port {
+	t.Helper()
+	p := n.Ports[port]
+	if p == nil || p.Remote == nil {
+		t.Fatalf("%s/%d has no link", n.Description, port)
+	}
+	p.WidthActive, p.Remote.WidthActive = w, w
+	return p
+}
+
+func TestDegradedSpineLinkRanksAboveDegradedHostLink(t *testing.T) {
+	f := fatTree(t)
+	leaf := node(t, f, "leaf01")
+	degrade(t, leaf, 9, mad.Width1X) // first uplink
+	degrade(t, leaf, 3, mad.Width1X) // a host link
+	fs := run(t, &Snapshot{Fabric: f})
+	w := byCheck(fs, "link.degraded-width")
+	if len(w) != 2 {
+		t.Fatalf("got %d degraded-width findings, want 2: %+v", len(w), fs)
+	}
+	if !strings.Contains(w[0].Title, "leaf01/9") || w[0].Severity != Critical {
+		t.Errorf("first finding = %s %q, want the critical spine uplink leaf01/9", w[0].Severity, w[0].Title)
+	}
+	if !strings.Contains(w[1].Title, "leaf01/3") || w[1].Severity != Error {
+		t.Errorf("second finding = %s %q, want the host link leaf01/3 as error", w[1].Severity, w[1].Title)
+	}
+	if w[0].Impact.Score <= w[1].Impact.Score {
+		t.Errorf("spine uplink score %v not above host link score %v", w[0].Impact.Score, w[1].Impact.Score)
+	}
+	if w[0].Impact.Slowdown != 4 {
+		t.Errorf("slowdown %v, want 4 (1X of 4X)", w[0].Impact.Slowdown)
+	}
+}
+
+func TestDegradedBothEndsEnabledCaughtBySiblings(t *testing.T) {
+	f := fatTree(t)
+	p := degrade(t, node(t, f, "leaf03"), 10, mad.Width1X)
+	// Someone lowered both ends' enabled masks: the enabled rule is blind.
+	p.WidthEnabled, p.Remote.WidthEnabled = mad.Width1X, mad.Width1X
+	w := byCheck(run(t, &Snapshot{Fabric: f}), "link.degraded-width")
+	if len(w) != 1 || !strings.Contains(w[0].Evidence[0].Text, "other switch links run 4X NDR") {
+		t.Fatalf("sibling rule did not catch the link: %+v", w)
+	}
+}
+
+func TestDegradedSpeed(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf02").Ports[12]
+	p.SpeedActive, p.Remote.SpeedActive = mad.SpeedEDR, mad.SpeedEDR
+	s := byCheck(run(t, &Snapshot{Fabric: f}), "link.degraded-speed")
+	if len(s) != 1 || !strings.Contains(s[0].Title, "EDR instead of NDR") {
+		t.Fatalf("got %+v", s)
+	}
+}
+
+func TestPollingHostPortOnLeaf(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf04").Ports[5]
+	p.Remote.Remote = nil
+	p.Remote = nil
+	p.PhysState, p.State = mad.PhysPolling, mad.PortStateDown
+	fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling")
+	if len(fs) != 1 || fs[0].Entities[0].Port != 5 {
+		t.Fatalf("got %+v", fs)
+	}
+	// An empty port at the end of the switch is not flagged.
+	q := node(t, f, "leaf04").Ports[40]
+	q.PhysState = mad.PhysPolling
+	if fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling"); len(fs) != 1 {
+		t.Fatalf("empty switch port flagged: %+v", fs)
+	}
+}
+
+func TestBlackHole(t *testing.T) {
+	f := fatTree(t)
+	dst := node(t, f, "gpu017").Ports[1]
+	leaf := node(t, f, "leaf01")
+	leaf.Switch.LFT[dst.LID] = fabric.NoRoute
+	fs := byCheck(run(t, &Snapshot{Fabric: f}), "routing.unreachable")
+	if len(fs) != 1 || fs[0].Severity != Critical || !strings.Contains(fs[0].Title, "8 hosts cannot reach gpu017") {
+		t.Fatalf("got %+v", fs)
+	}
+}
+
+func TestLoop(t *testing.T) {
+	f := fatTree(t)
+	dst := node(t, f, "gpu030").Ports[1]
+	leaf := node(t, f, "leaf01")
+	up := leaf.Switch.LFT[dst.LID]
+	spine := leaf.Ports[up].Remote
+	spine.Node.Switch.LFT[dst.LID] = spine.Num // straight back down to leaf01
+	fs := run(t, &Snapshot{Fabric: f})
+	if l := byCheck(fs, "routing.loop"); len(l) != 1 {
+		t.Fatalf("loop not found: %+v", l)
+	}
+}
+
+func TestECMPImbalance(t *testing.T) {
+	f := fatTree(t)
+	leaf := node(t, f, "leaf02")
+	// All uplink traffic through port 9 (the first spine).
+	for lid := range leaf.Switch.LFT {
+		e := leaf.Switch.LFT[lid]
+		if e >= 9 && e <= 12 {
+			leaf.Switch.LFT[lid] = 9
+		}
+	}
+	fs := byCheck(run(t, &Snapshot{Fabric: f}), "routing.ecmp-imbalance")
+	if len(fs) != 1 {
+		t.Fatalf("got %d imbalance findings: %+v", len(fs), fs)
+	}
+	if fs[0].Severity != Critical || fs[0].Impact.Slowdown != 4 || !strings.Contains(fs[0].Title, "3 ports idle") {
+		t.Errorf("finding = %s slowdown %v %q", fs[0].Severity, fs[0].Impact.Slowdown, fs[0].Title)
+	}
+}
+
+func TestTopologyFindings(t *testing.T) {
+	f := fatTree(t)
+	f.DuplicateGUIDs = []fabric.DuplicateGUID{{GUID: 0x1234, Paths: []mad.Path{{1, 3}, {1, 4}}, Descs: []string{"gpu001 mlx5_0", "gpu002 mlx5_0"}}}
+	leaf := node(t, f, "leaf01")
+	f.Unreachable = []fabric.Unreachable{{Path: mad.Path{1, 9}, FromGUID: leaf.GUID, FromPort: 9, What: "NodeInfo", Reason: "no response after 4 attempts"}}
+	fs := run(t, &Snapshot{Fabric: f})
+	if d := byCheck(fs, "topology.duplicate-guid"); len(d) != 1 || d[0].Severity != Critical {
+		t.Errorf("duplicate guid: %+v", d)
+	}
+	if u := byCheck(fs, "topology.unreachable-node"); len(u) != 1 || !strings.Contains(u[0].Title, "leaf01/9") {
+		t.Errorf("unreachable: %+v", u)
+	}
+}
+
+func TestOversubscribed(t *testing.T) {
+	f, err := topology.FatTree2{Leaves: 2, Spines: 2, HostsPerLeaf: 12}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := byCheck(run(t, &Snapshot{Fabric: f}), "topology.oversubscribed")
+	if len(fs) != 2 || !strings.Contains(fs[0].Title, "6.0:1") {
+		t.Fatalf("got %+v", fs)
+	}
+}
+
+func TestMiswiredAgainstBaseline(t *testing.T) {
+	base := fatTree(t)
+	f := fatTree(t)
+	// Swap leaf01's cables on ports 9 and 10 (spine01 and spine02).
+	leaf := node(t, f, "leaf01")
+	a, b := leaf.Ports[9], leaf.Ports[10]
+	ra, rb := a.Remote, b.Remote
+	a.Remote, b.Remote, ra.Remote, rb.Remote = rb, ra, b, a
+	fs := run(t, &Snapshot{Fabric: f, Baseline: base})
+	m := byCheck(fs, "topology.miswired")
+	if len(m) != 2 || !strings.Contains(m[0].Title+m[1].Title, "goes to leaf01/10, expected leaf01/9") {
+		t.Fatalf("miswire: %+v", m)
+	}
+	// And a cable removed: link.down against the baseline.
+	f2 := fatTree(t)
+	p := node(t, f2, "leaf03").Ports[11]
+	p.Remote.Remote, p.Remote = nil, nil
+	p.PhysState, p.State = mad.PhysPolling, mad.PortStateDown
+	d := byCheck(run(t, &Snapshot{Fabric: f2, Baseline: base}), "link.down")
+	if len(d) != 1 || !strings.Contains(d[0].Title, "leaf03/11") {
+		t.Fatalf("link.down: %+v", d)
+	}
+}
+
+// fakeCounters serves fixed readings.
+type fakeCounters struct {
+	iv time.Duration
+	rs []PortReading
+}
+
+func (c fakeCounters) Interval() time.Duration { return c.iv }
+func (c fakeCounters) Ports(fn func(PortReading)) {
+	for _, r := range c.rs {
+		fn(r)
+	}
+}
+
+func TestCounterErrors(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf01").Ports[10]
+	clean := node(t, f, "leaf01").Ports[11]
+	abs := fakeCounters{rs: []PortReading{
+		{Port: p, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 65535, Bits: 16, Saturated: true}, {Name: "LinkDownedCounter", Value: 3, Bits: 8}}},
+		{Port: clean, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 10, Bits: 16}}},
+	}}
+	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: abs}), "counters.errors")
+	if len(fs) != 1 || !strings.Contains(fs[0].Title, "saturated") || fs[0].Basis != "absolute" {
+		t.Fatalf("absolute: %+v", fs)
+	}
+	// Sampled: 600 symbol errors in 30 s on a 4X NDR link is a BER of
+	// 600 / (4 x 106.25e9 x 30) = 4.7e-11 > 1e-12.
+	delta := fakeCounters{iv: 30 * time.Second, rs: []PortReading{
+		{Port: p, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 1600, Delta: 600, Bits: 16}}},
+		{Port: clean, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 50000, Delta: 0, Bits: 16}}},
+	}}
+	fs = byCheck(run(t, &Snapshot{Fabric: f, Counters: delta}), "counters.errors")
+	if len(fs) != 1 || fs[0].Severity != Error || fs[0].Basis != "delta" || !strings.Contains(fs[0].Title, "BER 4.7e-11") {
+		t.Fatalf("delta: %+v", fs)
+	}
+}
+
+func TestCongestionIsNotAnError(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf01").Ports[9]
+	c := fakeCounters{iv: 10 * time.Second, rs: []PortReading{
+		{Port: p, XmitWait: &CounterValue{Name: "PortXmitWait", Delta: 3_000_000}, XmitWaitTicksPerSecond: 1e6},
+	}}
+	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.congestion")
+	if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Title, "30%") {
+		t.Fatalf("got %+v", fs)
+	}
+}
+
+func TestThresholdsFile(t *testing.T) {
+	th, err := ParseThresholds(strings.NewReader("# ours\nSymbolErrorCounter=100\ndelta.LinkDownedCounter = 0\nber=1e-15\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.Absolute["SymbolErrorCounter"] != 100 || th.Delta["LinkDownedCounter"] != 0 || th.BER != 1e-15 || th.Absolute["PortRcvErrors"] != 10 {
+		t.Errorf("parsed %+v", th)
+	}
+	for _, bad := range []string{"Bogus=1", "SymbolErrorCounter", "SymbolErrorCounter=x", "ber=-1"} {
+		if _, err := ParseThresholds(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Errorf("%q: err = %v, want an error naming line 1", bad, err)
+		}
+	}
+}
+
+func TestRunSkipsMissingInputsAndRejectsUnknownChecks(t *testing.T) {
+	f := fatTree(t)
+	res, err := Run(&Snapshot{Fabric: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := map[string]bool{}
+	for _, s := range res.Skipped {
+		skipped[s.Check] = true
+	}
+	for _, id := range []string{"counters.errors", "topology.miswired", "counters.utilization"} {
+		if !skipped[id] {
+			t.Errorf("%s not skipped without its input", id)
+		}
+	}
+	if _, err := Run(&Snapshot{Fabric: f}, "link.bogus"); err == nil {
+		t.Error("unknown check accepted")
+	}
+	if res, _ := Run(&Snapshot{Fabric: f}, "link"); len(res.Ran) != 4 {
+		t.Errorf("selecting the link group ran %v", res.Ran)
+	}
+}

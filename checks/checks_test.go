@@ -352,3 +352,35 @@ func TestRunSkipsMissingInputsAndRejectsUnknownChecks(t *testing.T) {
 		t.Errorf("selecting the link group ran %v", res.Ran)
 	}
 }
+
+func TestScopeForJob(t *testing.T) {
+	f := fatTree(t)
+	hosts := []*fabric.Node{node(t, f, "gpu001"), node(t, f, "gpu009")} // leaf01 and leaf02
+	sc := ScopeFor(f, hosts)
+	if !sc.Switches[node(t, f, "leaf01")] || !sc.Switches[node(t, f, "leaf02")] || sc.Switches[node(t, f, "leaf03")] {
+		t.Errorf("scope switches wrong: leaf03 in scope or a job leaf missing")
+	}
+	spines := 0
+	for sw := range sc.Switches {
+		if strings.HasPrefix(sw.Description, "spine") {
+			spines++
+		}
+	}
+	if spines < 1 || spines > 2 {
+		t.Errorf("%d spines on the routes between two hosts, want 1 or 2", spines)
+	}
+	// A degraded link elsewhere is out of scope; one on the route is in.
+	degrade(t, node(t, f, "leaf04"), 9, mad.Width1X)
+	if fs := byCheck(run(t, &Snapshot{Fabric: f, Scope: sc}), "link.degraded-width"); len(fs) != 0 {
+		t.Errorf("out-of-scope link reported: %v", fs[0].Title)
+	}
+	g := newRouteGraph(f)
+	dst := node(t, f, "gpu009").Ports[1]
+	w := g.walkTo(dst)
+	w.from(node(t, f, "leaf01"))
+	up := w.next[node(t, f, "leaf01")]
+	degrade(t, node(t, f, "leaf01"), up.Num, mad.Width1X)
+	if fs := byCheck(run(t, &Snapshot{Fabric: f, Scope: sc}), "link.degraded-width"); len(fs) != 1 {
+		t.Errorf("in-scope degraded uplink: got %d findings", len(fs))
+	}
+}

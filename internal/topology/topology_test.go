@@ -403,3 +403,30 @@ func TestPortSetPick(t *testing.T) {
 		t.Fatalf("picked %v, want %v", got, want)
 	}
 }
+
+func TestFatTree3(t *testing.T) {
+	ft := FatTree3{Common: Common{SwitchPorts: 16}, Pods: 3, LeavesPerPod: 4, SpinesPerPod: 4, HostsPerLeaf: 4, Cores: 8, LinksSpineCore: 2}
+	f, err := ft.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStructure(t, f, mad.Rate{Width: mad.Width4X, Speed: mad.SpeedNDR})
+	sw, ca, links := count(f)
+	// 12 leaves + 12 spines + 8 cores; 48 hosts; links: 48 host + 3·4·4 leaf-spine + 3·4·2·2 spine-core
+	if sw != 32 || ca != 48 || links != 48+48+48 || len(f.Nodes) != ft.Nodes() {
+		t.Fatalf("got %d switches, %d CAs, %d links", sw, ca, links)
+	}
+	// spine 6 (pod 2, index 1) reaches cores 3 and 4 of group 1, two links each.
+	spine := f.NodesByName("spine06")[0]
+	for p, want := range map[int]string{5: "core03", 6: "core03", 7: "core04", 8: "core04"} {
+		if r := spine.Ports[p].Remote; r == nil || r.Node.Description != want || r.Num != uint8(2+1+(p-5)%2) {
+			t.Errorf("spine06 port %d -> %v, want %s", p, r, want)
+		}
+	}
+	top := routed(t, f)
+	checkRoutes(t, f, top)
+	checkBalance(t, f, tierByName)
+	if _, err := (FatTree3{Pods: 2, LeavesPerPod: 2, SpinesPerPod: 3, Cores: 4}).Build(); err == nil {
+		t.Error("cores not a multiple of spines accepted")
+	}
+}

@@ -1,0 +1,313 @@
+package topology
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// DumpOptions selects dump_fts output variants.
+type DumpOptions struct {
+	// All lists every LID up to the top, invalid entries too (dump_fts -a).
+	All bool
+	// NoDests leaves out the destination column (dump_fts -n).
+	NoDests bool
+}
+
+// WriteDumpFTS writes the unicast LFT of every switch that has one, in
+// f.Nodes order, in the text format of infiniband-diags' dump_fts, which
+// OpenSM's file routing engine loads (opensm -R file -U FILE).
+func WriteDumpFTS(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
+	bw := bufio.NewWriter(w)
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch || n.Switch == nil || n.Switch.LFT == nil {
+			continue
+		}
+		writeSwitch(bw, f, n, o)
+	}
+	return bw.Flush()
+}
+
+// WriteSwitchLFT writes one switch's LFT in dump_fts format.
+func WriteSwitchLFT(w io.Writer, f *fabric.Fabric, sw *fabric.Node, o DumpOptions) error {
+	if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil {
+		return fmt.Errorf("topology: %q (GUID %#016x) is not a switch with a forwarding table", sw.Description, sw.GUID)
+	}
+	bw := bufio.NewWriter(w)
+	writeSwitch(bw, f, sw, o)
+	return bw.Flush()
+}
+
+func nodeTypeName(t mad.NodeType) string {
+	switch t {
+	case mad.NodeCA:
+		return "Channel Adapter"
+	case mad.NodeSwitch:
+		return "Switch"
+	case mad.NodeRouter:
+		return "Router"
+	}
+	return "Unknown"
+}
+
+func writeSwitch(w *bufio.Writer, f *fabric.Fabric, n *fabric.Node, o DumpOptions) {
+	lft := n.Switch.LFT
+	top := len(lft) - 1
+	if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
+		top = t
+	}
+	addr := "Lid 0"
+	if n.Path != nil {
+		addr = "DR path slid 0; dlid 0; " + n.Path.String()
+	} else if p := n.Ports[0]; p != nil {
+		addr = "Lid " + strconv.Itoa(int(p.LID))
+	}
+	fmt.Fprintf(w, "Unicast lids [0x0-0x%x] of switch %s guid 0x%016x (%s):\n", max(top, 0), addr, n.GUID, n.Description)
+	w.WriteString("  Lid  Out   Destination\n       Port     Info \n")
+	count := 0
+	for lid := 0; lid <= top; lid++ {
+		out := lft[lid]
+		valid := lid != 0 && int(out) < len(n.Ports)
+		if !valid && !o.All {
+			continue
+		}
+		count++
+		fmt.Fprintf(w, "0x%04x %03d ", lid, out)
+		if o.NoDests {
+			w.WriteString("\n")
+			continue
+		}
+		switch p := f.PortByLID(uint16(lid)); {
+		case !valid:
+			fmt.Fprintf(w, ": (path #0 - illegal port)\n")
+		case p == nil:
+			fmt.Fprintf(w, ": (unknown node and type)\n")
+		case p.LMC > 0 && uint16(lid) != p.LID:
+			fmt.Fprintf(w, ": (path #%d out of %d: portguid 0x%016x)\n", uint16(lid)-p.LID, 1<<p.LMC, p.GUID)
+		default:
+			fmt.Fprintf(w, ": (%s portguid 0x%016x: '%s')\n", nodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
+		}
+	}
+	if o.All {
+		fmt.Fprintf(w, "%d lids dumped \n", count)
+	} else {
+		fmt.Fprintf(w, "%d valid lids dumped \n", count)
+	}
+}
+
+// DumpedLFT is one switch's table as read from dump_fts or ibroute text.
+type DumpedLFT struct {
+	GUID        uint64
+	Description string
+	// LID is the switch's LID when the header names it ("switch Lid 4");
+	// Path is its directed route when the header gives one.
+	LID  uint16
+	Path mad.Path
+	// Entries in file order.
+	Entries []DumpedEntry
+}
+
+// DumpedEntry is one "0x0005 006 : (...)" line.
+type DumpedEntry struct {
+	LID  uint16
+	Port uint8
+	// PortGUID of the destination when the line names one, else 0.
+	PortGUID uint64
+	// Dest is the text between the parentheses, if any.
+	Dest string
+}
+
+// LFT returns the entries as a table indexed by LID (NoRoute elsewhere),
+// long enough for the highest LID listed.
+func (d *DumpedLFT) LFT() []uint8 {
+	top := 0
+	for _, e := range d.Entries {
+		top = max(top, int(e.LID))
+	}
+	lft := make([]uint8, top+1)
+	for i := range lft {
+		lft[i] = fabric.NoRoute
+	}
+	for _, e := range d.Entries {
+		lft[e.LID] = e.Port
+	}
+	return lft
+}
+
+// ParseDumpFTS reads dump_fts (or ibroute) unicast output: any number of
+// "Unicast lids [...] of switch ... guid 0x... (desc):" sections with
+// their "0xLID PORT ..." lines. Column headers, trailers and '#' comments
+// are skipped; a Multicast section is an error.
+func ParseDumpFTS(r io.Reader) ([]DumpedLFT, error) {
+	var out []DumpedLFT
+	var cur *DumpedLFT
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	lineno := 0
+	for sc.Scan() {
+		lineno++
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || line[0] == '#':
+		case strings.HasPrefix(line, "Multicast mlids"):
+			return nil, fmt.Errorf("topology: dump_fts line %d: a multicast table; give unicast output (dump_fts without -M)", lineno)
+		case strings.HasPrefix(line, "Unicast lids"):
+			d, err := parseHeader(line)
+			if err != nil {
+				return nil, fmt.Errorf("topology: dump_fts line %d: %w", lineno, err)
+			}
+			out = append(out, d)
+			cur = &out[len(out)-1]
+		case strings.HasPrefix(line, "0x"):
+			if cur == nil {
+				return nil, fmt.Errorf("topology: dump_fts line %d: LFT entry before any \"Unicast lids\" header", lineno)
+			}
+			e, err := parseEntry(line)
+			if err != nil {
+				return nil, fmt.Errorf("topology: dump_fts line %d: %w", lineno, err)
+			}
+			cur.Entries = append(cur.Entries, e)
+		default:
+			// "Lid Out Destination", "Port Info", "N valid lids dumped",
+			// tool warnings: not table content.
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("topology: reading dump_fts: %w", err)
+	}
+	return out, nil
+}
+
+func parseHeader(line string) (DumpedLFT, error) {
+	var d DumpedLFT
+	i := strings.Index(line, " guid 0x")
+	if i < 0 {
+		return d, fmt.Errorf("switch header %q has no \" guid 0x\"", line)
+	}
+	rest := line[i+len(" guid 0x"):]
+	j := strings.IndexByte(rest, ' ')
+	if j < 0 {
+		j = len(rest)
+	}
+	g, err := strconv.ParseUint(rest[:j], 16, 64)
+	if err != nil {
+		return d, fmt.Errorf("switch header: GUID %q: %w", rest[:j], err)
+	}
+	d.GUID = g
+	if k := strings.IndexByte(rest, '('); k >= 0 {
+		desc := rest[k+1:]
+		desc = strings.TrimSuffix(desc, ":")
+		desc = strings.TrimSuffix(desc, ")")
+		d.Description = desc
+	}
+	sw := line[:i]
+	if k := strings.Index(sw, " of switch "); k >= 0 {
+		sw = sw[k+len(" of switch "):]
+		if s, ok := strings.CutPrefix(sw, "Lid "); ok {
+			if v, err := strconv.ParseUint(strings.TrimSpace(s), 0, 16); err == nil {
+				d.LID = uint16(v)
+			}
+		} else if k := strings.LastIndex(sw, "; "); k >= 0 && strings.HasPrefix(sw, "DR path") {
+			if p, err := mad.ParsePath(sw[k+2:]); err == nil {
+				d.Path = p
+			}
+		}
+	}
+	return d, nil
+}
+
+func parseEntry(line string) (DumpedEntry, error) {
+	var e DumpedEntry
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		return e, fmt.Errorf("entry %q: want \"0xLID PORT\"", line)
+	}
+	lid, err := strconv.ParseUint(f[0][2:], 16, 16)
+	if err != nil {
+		return e, fmt.Errorf("entry %q: LID: %w", line, err)
+	}
+	port, err := strconv.ParseUint(f[1], 10, 8)
+	if err != nil {
+		return e, fmt.Errorf("entry %q: port: %w", line, err)
+	}
+	e.LID, e.Port = uint16(lid), uint8(port)
+	if i := strings.IndexByte(line, '('); i >= 0 {
+		e.Dest = strings.TrimSuffix(line[i+1:], ")")
+	}
+	if i := strings.Index(line, "portguid 0x"); i >= 0 {
+		s := line[i+len("portguid 0x"):]
+		j := strings.IndexFunc(s, func(r rune) bool { return !strings.ContainsRune("0123456789abcdefABCDEF", r) })
+		if j < 0 {
+			j = len(s)
+		}
+		if g, err := strconv.ParseUint(s[:j], 16, 64); err == nil {
+			e.PortGUID = g
+		}
+	}
+	return e, nil
+}
+
+// LoadLFTs installs parsed tables into f's switches, matched by node
+// GUID, as OpenSM's file routing engine does: a switch's whole table is
+// replaced (LIDs not listed get NoRoute), and an entry naming a port GUID
+// whose port now has another LID is moved to that port's LID. Tables for
+// switches not in f are reported in the error only if none matched.
+// LinearFDBTop becomes the highest LID in the fabric or the tables.
+func LoadLFTs(f *fabric.Fabric, tables []DumpedLFT) error {
+	byGUID := map[uint64]*fabric.Port{}
+	top := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if _, ok := byGUID[p.GUID]; !ok {
+				byGUID[p.GUID] = p
+			}
+			if p.LID != 0 {
+				top = max(top, int(p.LID)+1<<p.LMC-1)
+			}
+		}
+	}
+	for _, t := range tables {
+		for _, e := range t.Entries {
+			top = max(top, int(e.LID))
+		}
+	}
+	matched := 0
+	for _, t := range tables {
+		n := f.NodeByGUID(t.GUID)
+		if n == nil || n.Type != mad.NodeSwitch {
+			continue
+		}
+		matched++
+		if n.Switch == nil {
+			n.Switch = &fabric.Switch{}
+		}
+		lft := make([]uint8, top+1)
+		for i := range lft {
+			lft[i] = fabric.NoRoute
+		}
+		for _, e := range t.Entries {
+			lid := e.LID
+			if p := byGUID[e.PortGUID]; e.PortGUID != 0 && p != nil && p.LID != 0 {
+				size := uint16(1) << p.LMC
+				if lid < p.LID || lid >= p.LID+size {
+					lid = p.LID + lid&(size-1)
+				}
+			}
+			lft[lid] = e.Port
+		}
+		n.Switch.LFT = lft
+		n.Switch.LinearFDBTop = uint16(top)
+	}
+	if matched == 0 && len(tables) > 0 {
+		return fmt.Errorf("topology: none of the %d switch GUIDs in the dump (first %#016x) is in the fabric; was the dump taken on another subnet?", len(tables), tables[0].GUID)
+	}
+	return nil
+}

@@ -430,3 +430,58 @@ func TestFatTree3(t *testing.T) {
 		t.Error("cores not a multiple of spines accepted")
 	}
 }
+
+func TestRailOptimized(t *testing.T) {
+	r := RailOptimized{Common: Common{SwitchPorts: 32}, Servers: 20, ServersPerLeaf: 8, Spines: 8, LinksPerPair: 1}
+	f, err := r.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStructure(t, f, mad.Rate{Width: mad.Width4X, Speed: mad.SpeedNDR})
+	sw, ca, _ := count(f)
+	if sw != 8+3*8 || ca != 160 {
+		t.Fatalf("%d switches, %d CAs", sw, ca)
+	}
+	// Every HCA i of every server sits on a rail-i leaf: leaf (unit·8 + i + 1).
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeCA {
+			continue
+		}
+		var srv, dev int
+		fmt.Sscanf(n.Description, "gpu%d mlx5_%d", &srv, &dev)
+		want := name("leaf", (srv-1)/8*8+dev+1, 24, 2)
+		if got := n.Ports[1].Remote.Node.Description; got != want {
+			t.Fatalf("%s on %s, want %s", n.Description, got, want)
+		}
+	}
+	top := routed(t, f)
+	checkRoutes(t, f, top)
+	checkBalance(t, f, tierByName)
+}
+
+func TestDragonfly(t *testing.T) {
+	d := Dragonfly{Common: Common{SwitchPorts: 16}, Groups: 5, SwitchesPerGroup: 4, HostsPerSwitch: 4, GlobalPerSwitch: 1}
+	f, err := d.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStructure(t, f, mad.Rate{Width: mad.Width4X, Speed: mad.SpeedNDR})
+	sw, ca, links := count(f)
+	// 20 switches, 80 hosts; links: 80 + 5·6 local + 10 global
+	if sw != 20 || ca != 80 || links != 80+30+10 {
+		t.Fatalf("%d switches, %d CAs, %d links", sw, ca, links)
+	}
+	top := routed(t, f)
+	checkRoutes(t, f, top)
+	// Diameter 3 between switches: local, global, local.
+	for _, n := range f.Nodes[:20] {
+		for _, h := range bfs(n) {
+			if h > 3 {
+				t.Fatalf("%s: a switch %d hops away", n.Description, h)
+			}
+		}
+	}
+	if _, err := (Dragonfly{Groups: 10, SwitchesPerGroup: 2, GlobalPerSwitch: 1}).Build(); err == nil {
+		t.Error("too few global ports accepted")
+	}
+}

@@ -172,7 +172,9 @@ func Dial(ctx context.Context, opt Options) (*Conn, error) {
 	c.local.Store(lp)
 	go c.reader()
 	if opt.Lifetime != nil {
+		c.closeMu.Lock() // orders this write before the Close the AfterFunc may run
 		c.stopLt = context.AfterFunc(opt.Lifetime, func() { c.Close() })
+		c.closeMu.Unlock()
 	}
 	return c, nil
 }

@@ -122,7 +122,7 @@ func (c *clientInfo) unmarshal(m *ctlMsg) {
 	c.ID = binary.LittleEndian.Uint32(m.Data[0:4])
 	c.QP = binary.LittleEndian.Uint32(m.Data[4:8])
 	c.IsSM = binary.LittleEndian.Uint32(m.Data[8:12])
-	name := m.Data[12 : 12+nodeIDSize]
+	name := m.Data[12 : 12+nodeIDSize-1] // ibsim NUL-terminates within the field
 	for i, ch := range name {
 		if ch == 0 {
 			name = name[:i]

@@ -1,0 +1,507 @@
+package ibsim_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// client drives a Conn one request at a time.
+type client struct {
+	t   *testing.T
+	c   *ibsim.Conn
+	tid uint32
+}
+
+func dial(t *testing.T, sock, host string) *client {
+	t.Helper()
+	c, err := ibsim.Dial(context.Background(), ibsim.Options{SockName: sock, Host: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return &client{t: t, c: c}
+}
+
+// do sends m to addr and returns the packet that answers it (by TID low
+// 32 bits). High TID bits are set to garbage that ibsim must overwrite.
+func (cl *client) do(addr transport.Addr, m []byte) *transport.Packet {
+	cl.t.Helper()
+	cl.tid++
+	binary.BigEndian.PutUint64(m[8:16], 0xabcd_0000_0000_0000|uint64(cl.tid))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := cl.c.Send(ctx, &transport.Packet{Addr: addr, MAD: m}); err != nil {
+		cl.t.Fatal(err)
+	}
+	p, err := cl.c.Recv(ctx)
+	if err != nil {
+		cl.t.Fatalf("no packet back for TID %d to %v: %v", cl.tid, addr, err)
+	}
+	tid := binary.BigEndian.Uint64(p.MAD[8:16])
+	if mad.TIDLow(tid) != cl.tid {
+		cl.t.Fatalf("got TID 0x%016x, want low bits %d", tid, cl.tid)
+	}
+	if slot := int(tid >> 48); slot != cl.c.Slot() {
+		cl.t.Errorf("TID bits 63..48 = %d, want our slot %d (ibsim rewrites them)", slot, cl.c.Slot())
+	}
+	return p
+}
+
+// smp sends an SMP and returns the answered, validated response.
+func (cl *client) smp(addr transport.Addr, req *mad.SMP) *mad.SMP {
+	cl.t.Helper()
+	p := cl.do(addr, req.Marshal())
+	if p.Status != 0 {
+		cl.t.Fatalf("%s to %v path %v: status %d", mad.AttrName(req.Class, req.AttrID), addr, req.Path(), p.Status)
+	}
+	resp, err := mad.UnmarshalSMP(p.MAD)
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	req.TID = resp.TID
+	if err := mad.ValidateResponse(req, resp); err != nil {
+		cl.t.Fatal(err)
+	}
+	if !resp.Status.OK() {
+		cl.t.Fatalf("%s path %v: MAD status %v", mad.AttrName(req.Class, req.AttrID), req.Path(), resp.Status)
+	}
+	return resp
+}
+
+func (cl *client) dr(path mad.Path, attr mad.AttrID, mod uint32) []byte {
+	cl.t.Helper()
+	req, err := mad.NewDRGet(path, attr, mod)
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	return cl.smp(transport.DirectedRoute(), req).Data[:]
+}
+
+func (cl *client) lid(lid uint16, attr mad.AttrID, mod uint32) []byte {
+	cl.t.Helper()
+	return cl.smp(transport.SMPAt(lid), mad.NewLIDGet(attr, mod)).Data[:]
+}
+
+// perf sends a PerfMgt Get and returns the response's data area.
+func (cl *client) perf(lid uint16, attr mad.AttrID, portSelect uint8) []byte {
+	cl.t.Helper()
+	g := &mad.GMP{Header: mad.Header{BaseVersion: 1, Class: mad.ClassPerfMgt, ClassVersion: 1, Method: mad.MethodGet, AttrID: attr}}
+	g.Data[1] = portSelect
+	p := cl.do(transport.PerfAt(lid, 0, 0), g.Marshal())
+	if p.Status != 0 {
+		cl.t.Fatalf("PerfMgt %s to lid %d: status %d", mad.AttrName(mad.ClassPerfMgt, attr), lid, p.Status)
+	}
+	resp, err := mad.UnmarshalGMP(p.MAD)
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	if resp.Method != mad.MethodGetResp || resp.AttrID != attr || !resp.Status.OK() {
+		cl.t.Fatalf("PerfMgt %s to lid %d: got %v attr %v status %v", mad.AttrName(mad.ClassPerfMgt, attr), lid, resp.Method, resp.AttrID, resp.Status)
+	}
+	if p.Addr.DLID != lid || p.Addr.QP != transport.QP1 {
+		cl.t.Errorf("PerfMgt answer came from %v, want lid %d qp 1", p.Addr, lid)
+	}
+	return resp.Data[:]
+}
+
+var field = regexp.MustCompile(`^([A-Za-z0-9_]+):\.*(.*)$`)
+
+// parseDiag parses infiniband-diags "Name:.....value" output.
+func parseDiag(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := field.FindStringSubmatch(line); f != nil {
+			m[f[1]] = strings.TrimSpace(f[2])
+		}
+	}
+	return m
+}
+
+func compare(t *testing.T, what string, want map[string]string, got map[string]string) {
+	t.Helper()
+	for k, v := range got {
+		w, ok := want[k]
+		if !ok {
+			t.Errorf("%s: tool output has no %s", what, k)
+			continue
+		}
+		if w != v {
+			t.Errorf("%s: %s = %q from ibsim transport, %q from the tool", what, k, v, w)
+		}
+	}
+}
+
+// Raw decoders (offsets from IBA vol 1 ch 14/16), printed the way
+// smpquery/perfquery print them.
+
+func nodeInfoFields(b []byte) map[string]string {
+	nt := map[byte]string{1: "Channel Adapter", 2: "Switch", 3: "Router"}[b[2]]
+	return map[string]string{
+		"BaseVers":   strconv.Itoa(int(b[0])),
+		"ClassVers":  strconv.Itoa(int(b[1])),
+		"NodeType":   nt,
+		"NumPorts":   strconv.Itoa(int(b[3])),
+		"SystemGuid": fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[4:12])),
+		"Guid":       fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[12:20])),
+		"PortGuid":   fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[20:28])),
+		"PartCap":    strconv.Itoa(int(binary.BigEndian.Uint16(b[28:30]))),
+		"DevId":      fmt.Sprintf("0x%04x", binary.BigEndian.Uint16(b[30:32])),
+		"Revision":   fmt.Sprintf("0x%08x", binary.BigEndian.Uint32(b[32:36])),
+		"LocalPort":  strconv.Itoa(int(b[36])),
+		"VendorId":   fmt.Sprintf("0x%06x", binary.BigEndian.Uint32(b[36:40])&0xffffff),
+	}
+}
+
+func portInfoFields(b []byte) map[string]string {
+	width := map[byte]string{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
+	state := map[byte]string{1: "Down", 2: "Initialize", 3: "Armed", 4: "Active"}
+	phys := map[byte]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
+	speed := map[byte]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps"}
+	mtu := map[byte]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
+	return map[string]string{
+		"GidPrefix":        fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[8:16])),
+		"Lid":              strconv.Itoa(int(binary.BigEndian.Uint16(b[16:18]))),
+		"SMLid":            strconv.Itoa(int(binary.BigEndian.Uint16(b[18:20]))),
+		"LocalPort":        strconv.Itoa(int(b[28])),
+		"LinkWidthEnabled": width[b[29]],
+		"LinkWidthActive":  width[b[31]],
+		"LinkState":        state[b[32]&0xf],
+		"PhysLinkState":    phys[b[33]>>4],
+		"LMC":              strconv.Itoa(int(b[34] & 0x7)),
+		"LinkSpeedActive":  speed[b[35]>>4],
+		"LinkSpeedEnabled": speed[b[35]&0xf],
+		"NeighborMTU":      mtu[b[36]>>4],
+		"MtuCap":           mtu[b[41]&0xf],
+	}
+}
+
+func switchInfoFields(b []byte) map[string]string {
+	return map[string]string{
+		"LinearFdbCap":   strconv.Itoa(int(binary.BigEndian.Uint16(b[0:2]))),
+		"RandomFdbCap":   strconv.Itoa(int(binary.BigEndian.Uint16(b[2:4]))),
+		"McastFdbCap":    strconv.Itoa(int(binary.BigEndian.Uint16(b[4:6]))),
+		"LinearFdbTop":   strconv.Itoa(int(binary.BigEndian.Uint16(b[6:8]))),
+		"DefPort":        strconv.Itoa(int(b[8])),
+		"LifeTime":       strconv.Itoa(int(b[11] >> 3)),
+		"PartEnforceCap": strconv.Itoa(int(binary.BigEndian.Uint16(b[14:16]))),
+	}
+}
+
+// portCountersErrors returns PortCounters' error fields; traffic counters
+// move with every LID-routed MAD and are compared separately. QP1Dropped
+// (bytes 20-21) is left out: perfquery 44 prints VL15Dropped's value under
+// that name too (seen with VL15Dropped=3: raw bytes 20-21 are 0, perfquery
+// shows QP1Dropped 3).
+func portCountersErrors(b []byte) map[string]string {
+	u16 := func(o int) string { return strconv.Itoa(int(binary.BigEndian.Uint16(b[o : o+2]))) }
+	u8 := func(v byte) string { return strconv.Itoa(int(v)) }
+	return map[string]string{
+		"PortSelect":                   u8(b[1]),
+		"SymbolErrorCounter":           u16(4),
+		"LinkErrorRecoveryCounter":     u8(b[6]),
+		"LinkDownedCounter":            u8(b[7]),
+		"PortRcvErrors":                u16(8),
+		"PortRcvRemotePhysicalErrors":  u16(10),
+		"PortRcvSwitchRelayErrors":     u16(12),
+		"PortXmitDiscards":             u16(14),
+		"PortXmitConstraintErrors":     u8(b[16]),
+		"PortRcvConstraintErrors":      u8(b[17]),
+		"LocalLinkIntegrityErrors":     u8(b[19] >> 4),
+		"ExcessiveBufferOverrunErrors": u8(b[19] & 0xf),
+		"VL15Dropped":                  u16(22),
+	}
+}
+
+var traffic = []struct {
+	name string
+	off  int
+}{{"PortXmitData", 24}, {"PortRcvData", 28}, {"PortXmitPkts", 32}, {"PortRcvPkts", 36}}
+
+// fabric is the shared set-up: a 2x2x2 fat tree, OpenSM on h0001, and our
+// client on h0002.
+//
+// Directed routes from h0002: leaf001 0,1; spine001 0,1,3; spine002 0,1,4;
+// leaf002 0,1,3,2; h0001 0,1,1; h0003 0,1,3,2,1; h0004 0,1,3,2,2.
+type node struct {
+	name  string
+	path  mad.Path
+	ports []uint8 // ports to read PortInfo of
+	sw    bool
+}
+
+var nodes = []node{
+	{"h0002", mad.Path{}, []uint8{1}, false},
+	{"leaf001", mad.Path{1}, []uint8{0, 1, 2, 3, 4}, true},
+	{"spine001", mad.Path{1, 3}, []uint8{0, 1, 2}, true},
+	{"spine002", mad.Path{1, 4}, []uint8{0, 1, 2}, true},
+	{"leaf002", mad.Path{1, 3, 2}, []uint8{0, 1, 2, 3, 4}, true},
+	{"h0001", mad.Path{1, 1}, []uint8{1}, false},
+	{"h0003", mad.Path{1, 3, 2, 1}, []uint8{1}, false},
+	{"h0004", mad.Path{1, 3, 2, 2}, []uint8{1}, false},
+}
+
+func TestAgainstDiags(t *testing.T) {
+	ibsimtest.Require(t, "opensm", "smpquery", "perfquery")
+	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 2))
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: "h0001"})
+	const host = "h0002"
+	cl := dial(t, s.SockName, host)
+
+	lp, err := cl.c.RefreshLocal(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := parseDiag(s.MustRun(host, "smpquery", "-D", "portinfo", "0", "1"))
+	ni := parseDiag(s.MustRun(host, "smpquery", "-D", "nodeinfo", "0"))
+	if got := strconv.Itoa(int(lp.LID)); got != local["Lid"] || lp.LID == 0 {
+		t.Errorf("Local().LID = %s, smpquery says %s", got, local["Lid"])
+	}
+	if got := strconv.Itoa(int(lp.SMLID)); got != local["SMLid"] {
+		t.Errorf("Local().SMLID = %s, smpquery says %s", got, local["SMLid"])
+	}
+	if got := fmt.Sprintf("0x%016x", lp.NodeGUID); got != ni["Guid"] {
+		t.Errorf("Local().NodeGUID = %s, smpquery says %s", got, ni["Guid"])
+	}
+	if got := fmt.Sprintf("0x%016x", lp.PortGUID); got != ni["PortGuid"] || lp.PortGUID == lp.NodeGUID {
+		t.Errorf("Local().PortGUID = %s, smpquery says %s (NodeGUID %#x)", got, ni["PortGuid"], lp.NodeGUID)
+	}
+	if lp.PortNum != 1 || lp.Name != "ibsim:"+s.SockName+"/"+host {
+		t.Errorf("Local() = %+v", lp)
+	}
+
+	lids := map[string]uint16{}
+	t.Run("DirectedRoute", func(t *testing.T) {
+		for _, n := range nodes {
+			ps := n.path.String()
+			got := nodeInfoFields(cl.dr(n.path, mad.AttrNodeInfo, 0))
+			compare(t, n.name+" NodeInfo DR "+ps, parseDiag(s.MustRun(host, "smpquery", "-D", "nodeinfo", ps)), got)
+			for _, port := range n.ports {
+				pi := cl.dr(n.path, mad.AttrPortInfo, uint32(port))
+				compare(t, fmt.Sprintf("%s PortInfo %d DR %s", n.name, port, ps),
+					parseDiag(s.MustRun(host, "smpquery", "-D", "portinfo", ps, strconv.Itoa(int(port)))), portInfoFields(pi))
+				if (n.sw && port == 0) || (!n.sw && port == 1) {
+					lids[n.name] = binary.BigEndian.Uint16(pi[16:18])
+				}
+			}
+			if n.sw {
+				compare(t, n.name+" SwitchInfo DR "+ps,
+					parseDiag(s.MustRun(host, "smpquery", "-D", "switchinfo", ps)), switchInfoFields(cl.dr(n.path, mad.AttrSwitchInfo, 0)))
+			}
+		}
+	})
+	if len(lids) != len(nodes) {
+		t.Fatalf("LIDs read: %v", lids)
+	}
+	for name, lid := range lids {
+		if lid == 0 {
+			t.Fatalf("%s has no LID after SUBNET UP: %v", name, lids)
+		}
+	}
+
+	t.Run("LIDRouted", func(t *testing.T) {
+		for _, n := range nodes {
+			lid := lids[n.name]
+			ls := strconv.Itoa(int(lid))
+			compare(t, n.name+" NodeInfo lid "+ls, parseDiag(s.MustRun(host, "smpquery", "nodeinfo", ls)), nodeInfoFields(cl.lid(lid, mad.AttrNodeInfo, 0)))
+			port := n.ports[len(n.ports)-1]
+			compare(t, fmt.Sprintf("%s PortInfo %d lid %s", n.name, port, ls),
+				parseDiag(s.MustRun(host, "smpquery", "portinfo", ls, strconv.Itoa(int(port)))), portInfoFields(cl.lid(lid, mad.AttrPortInfo, uint32(port))))
+			if n.sw {
+				compare(t, n.name+" SwitchInfo lid "+ls, parseDiag(s.MustRun(host, "smpquery", "switchinfo", ls)), switchInfoFields(cl.lid(lid, mad.AttrSwitchInfo, 0)))
+			}
+		}
+	})
+
+	t.Run("PerfMgt", func(t *testing.T) {
+		set := []string{
+			`PerformanceSet "leaf001"[3] PortCounters.SymbolErrorCounter=1234`,
+			`PerformanceSet "leaf001"[3] PortCounters.LinkDownedCounter=7`,
+			`PerformanceSet "leaf001"[3] PortCounters.PortRcvErrors=55`,
+			`PerformanceSet "leaf001"[3] PortCounters.PortXmitDiscards=99`,
+			`PerformanceSet "leaf001"[4] PortCounters.LocalLinkIntegrityErrors=5`,
+			`PerformanceSet "leaf001"[4] PortCounters.ExcessiveBufferOverrunErrors=6`,
+			`PerformanceSet "leaf001"[4] PortCounters.VL15Dropped=3`,
+			`PerformanceSet "h0004"[1] PortCounters.SymbolErrorCounter=65535`,
+		}
+		for _, c := range set {
+			if out := s.MustConsole(c); strings.Contains(out, "#") {
+				t.Fatalf("%s: %s", c, out)
+			}
+		}
+		for _, tc := range []struct {
+			node string
+			port uint8
+		}{{"leaf001", 3}, {"leaf001", 4}, {"leaf001", 1}, {"h0004", 1}, {"h0003", 1}} {
+			lid := lids[tc.node]
+			ls, ps := strconv.Itoa(int(lid)), strconv.Itoa(int(tc.port))
+			cpi := cl.perf(lid, mad.AttrClassPortInfo, 0)
+			pc := cl.perf(lid, mad.AttrPortCounters, tc.port)
+			out := s.MustRun(host, "perfquery", ls, ps)
+			want := parseDiag(out)
+			compare(t, fmt.Sprintf("%s PortCounters port %d", tc.node, tc.port), want, portCountersErrors(pc))
+			if capMask := fmt.Sprintf("(CapMask: 0x%x)", binary.BigEndian.Uint16(cpi[2:4])); !strings.Contains(out, capMask) {
+				t.Errorf("%s ClassPortInfo: perfquery header lacks %s:\n%s", tc.node, capMask, out)
+			}
+			for _, f := range traffic {
+				ours := binary.BigEndian.Uint32(pc[f.off : f.off+4])
+				theirs, err := strconv.ParseUint(want[f.name], 10, 32)
+				if err != nil || uint64(ours) > theirs || ours == 0 {
+					t.Errorf("%s port %d %s: ours %d then perfquery %q (traffic counters only grow)", tc.node, tc.port, f.name, ours, want[f.name])
+				}
+			}
+		}
+		// Values the console set must come back exactly.
+		pc := portCountersErrors(cl.perf(lids["leaf001"], mad.AttrPortCounters, 3))
+		if pc["SymbolErrorCounter"] != "1234" || pc["LinkDownedCounter"] != "7" || pc["PortRcvErrors"] != "55" {
+			t.Errorf("leaf001 port 3 counters = %v", pc)
+		}
+		// AllPortSelect (0xFF) sums the switch's ports, as perfquery -a does.
+		all := portCountersErrors(cl.perf(lids["leaf001"], mad.AttrPortCounters, 0xff))
+		allOut := parseDiag(s.MustRun(host, "perfquery", "-a", strconv.Itoa(int(lids["leaf001"]))))
+		for _, f := range []string{"SymbolErrorCounter", "LinkDownedCounter", "PortRcvErrors", "PortXmitDiscards", "LocalLinkIntegrityErrors", "VL15Dropped"} {
+			if all[f] != allOut[f] {
+				t.Errorf("AllPortSelect %s = %s, perfquery -a says %s", f, all[f], allOut[f])
+			}
+		}
+		if all["SymbolErrorCounter"] != "1234" || all["VL15Dropped"] != "3" {
+			t.Errorf("AllPortSelect sums = %v", all)
+		}
+	})
+
+	t.Run("Status110", func(t *testing.T) {
+		// Port 9 of leaf001 does not exist: ibsim hands the request back.
+		req, _ := mad.NewDRGet(mad.Path{1, 9}, mad.AttrNodeInfo, 0)
+		p := cl.do(transport.DirectedRoute(), req.Marshal())
+		if p.Status != transport.StatusTimedOut {
+			t.Fatalf("bad DR path: status %d, want %d", p.Status, transport.StatusTimedOut)
+		}
+		back, err := mad.UnmarshalSMP(p.MAD)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back.Method != mad.MethodGet || back.Direction || back.AttrID != mad.AttrNodeInfo || back.HopCount != 2 {
+			t.Errorf("status-110 packet is not our request: %+v", back.Header)
+		}
+		if _, err := s.Run(host, "smpquery", "-D", "nodeinfo", "0,1,9"); err == nil {
+			t.Error("smpquery -D nodeinfo 0,1,9 succeeded; the path should not exist")
+		}
+		// A LID nobody has, and an attribute ibsim does not implement
+		// (SMInfo on a switch with no SM client), also come back as 110.
+		p = cl.do(transport.SMPAt(999), mad.NewLIDGet(mad.AttrNodeInfo, 0).Marshal())
+		if p.Status != transport.StatusTimedOut || p.Addr.DLID != 999 {
+			t.Errorf("unassigned LID: status %d addr %v", p.Status, p.Addr)
+		}
+		p = cl.do(transport.SMPAt(lids["leaf002"]), mad.NewLIDGet(mad.AttrSMInfo, 0).Marshal())
+		if p.Status != transport.StatusTimedOut {
+			t.Errorf("SMInfo of a switch: status %d, want 110", p.Status)
+		}
+		// The connection still works afterwards.
+		nodeInfoFields(cl.dr(mad.Path{1}, mad.AttrNodeInfo, 0))
+	})
+
+	t.Run("ErrorDrop", func(t *testing.T) {
+		path := mad.Path{1, 3, 2}
+		s.MustConsole(`Error "leaf002" 100 0x11`)
+		req, _ := mad.NewDRGet(path, mad.AttrNodeInfo, 0)
+		if p := cl.do(transport.DirectedRoute(), req.Marshal()); p.Status != transport.StatusTimedOut {
+			t.Errorf("NodeInfo to leaf002 with a 100%% NodeInfo drop: status %d, want 110", p.Status)
+		}
+		if _, err := s.Run(host, "smpquery", "-t", "100", "-D", "nodeinfo", path.String()); err == nil {
+			t.Error("smpquery got through the 100% drop")
+		}
+		// Other attributes still pass.
+		portInfoFields(cl.dr(path, mad.AttrPortInfo, 1))
+		s.MustConsole(`Error "leaf002" 0`)
+		if got := nodeInfoFields(cl.dr(path, mad.AttrNodeInfo, 0)); got["NodeType"] != "Switch" {
+			t.Errorf("after clearing the drop: %v", got)
+		}
+	})
+}
+
+// TestSlots checks that Close frees the slot, that a full simulator and an
+// unknown node are refused by name, and that a missing ibsim is reported.
+func TestSlots(t *testing.T) {
+	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 1))
+	ctx := context.Background()
+	for i := range 12 {
+		c, err := ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName, Host: "h0003"})
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		if c.Slot() != 0 {
+			t.Errorf("dial %d got slot %d, want 0 (earlier Close did not free its slot)", i, c.Slot())
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cs, err := s.Attached(); err != nil || len(cs) != 0 {
+		t.Fatalf("after closing all: Attached = %+v, %v", cs, err)
+	}
+
+	var held []*ibsim.Conn
+	for i := range 10 {
+		c, err := ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName, Host: "leaf001"})
+		if err != nil {
+			t.Fatalf("dial %d of 10: %v", i, err)
+		}
+		held = append(held, c)
+	}
+	cs, err := s.Attached()
+	if err != nil || len(cs) != 10 {
+		t.Fatalf("Attached = %d clients (%v), want 10", len(cs), err)
+	}
+	for _, c := range cs {
+		if c.Node != "leaf001" {
+			t.Errorf("client %+v attached elsewhere", c)
+		}
+	}
+	_, err = ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName, Host: "h0001"})
+	if !errors.Is(err, ibsim.ErrRefused) || !strings.Contains(err.Error(), `"h0001"`) || !strings.Contains(err.Error(), "slots") {
+		t.Errorf("11th client: %v", err)
+	}
+	held[3].Close()
+	c, err := ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName, Host: "h0001"})
+	if err != nil {
+		t.Fatalf("after freeing one slot: %v", err)
+	}
+	if c.Slot() != held[3].Slot() {
+		t.Errorf("new client got slot %d, want the freed slot %d", c.Slot(), held[3].Slot())
+	}
+	held[3] = c
+	for _, c := range held {
+		c.Close()
+	}
+
+	_, err = ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName, Host: "no-such-node"})
+	if !errors.Is(err, ibsim.ErrRefused) || !strings.Contains(err.Error(), `"no-such-node"`) {
+		t.Errorf("unknown node: %v", err)
+	}
+	_, err = ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName + "-absent"})
+	if !errors.Is(err, ibsim.ErrNotListening) || !strings.Contains(err.Error(), s.SockName+"-absent") {
+		t.Errorf("no ibsim: %v", err)
+	}
+	// Send and Recv after Close.
+	if err := c.Send(ctx, &transport.Packet{Addr: transport.DirectedRoute(), MAD: make([]byte, 256)}); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Send after Close: %v", err)
+	}
+	if _, err := c.Recv(ctx); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Recv after Close: %v", err)
+	}
+}

@@ -1,0 +1,112 @@
+# ibdoctor build, test and measurement targets.
+#
+#   make build     static bin/ibdoctor (CGO_ENABLED=0)
+#   make run       build, then run the main job: bin/ibdoctor $(RUN_ARGS)
+#   make test      the one test command: lint + go test -race ./... + static check + kernel tests
+#   make lint      gofmt -l must be empty; go vet
+#   make fuzz      every Fuzz* target for FUZZTIME each (default 60s)
+#   make bench     every Benchmark* (filter with BENCH=regexp)
+#   make static    check that bin/ibdoctor is a static ELF without cgo
+#   make test-kernel  the real-kernel umad tests in a VM (scripts/kernel-test.sh)
+#
+# make test installs nothing. It needs Go 1.26, gcc + libc6-dev (the race
+# detector's runtime needs cgo in the *test* binaries only; the ibdoctor
+# binary is always built with CGO_ENABLED=0), and the tools the integration
+# tests drive: tshark ibsim-utils libumad2sim0 opensm infiniband-diags
+# qemu-system-x86 busybox-static strace. Tests skip when a tool is missing,
+# except with CI=true, where they fail. Go modules come from the module
+# cache or, if absent, are downloaded by `go mod download` (printed) and
+# checked against go.sum.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+export CGO_ENABLED := 0
+
+GO          ?= go
+BIN         := bin/ibdoctor
+# The main job `make run` runs. One line to change.
+RUN_ARGS    ?= version
+PKGS        ?= ./...
+TEST_TIMEOUT ?= 12m
+GOTESTFLAGS ?= -count=1
+FUZZTIME    ?= 60s
+FUZZPKGS    ?= ./...
+FUZZLOG     ?= bin/fuzz-results.txt
+BENCH       ?= .
+BENCHTIME   ?= 1s
+BENCHPKGS   ?= ./...
+LDFLAGS     ?= -s -w
+
+.PHONY: build run test lint vet fmt-check deps go-test fuzz bench static test-kernel clean
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ibdoctor
+
+run: build
+	./$(BIN) $(RUN_ARGS)
+
+deps:
+	@echo "go mod download (uses the module cache; fetches only what go.sum lists and the cache lacks)"
+	$(GO) mod download
+
+fmt-check:
+	@out="$$(find . -name '*.go' -not -path './.git/*' -not -path '*/testdata/*' -print0 | xargs -0 gofmt -l)"; \
+	if [ -n "$$out" ]; then echo "gofmt -l lists files that need formatting (run gofmt -w):"; echo "$$out"; exit 1; fi; \
+	echo "gofmt: clean"
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: fmt-check vet
+
+# The race detector requires cgo in the test binaries; nothing in ibdoctor
+# uses cgo, and `static` checks the shipped binary separately.
+go-test:
+	@echo "go test -race (CGO_ENABLED=1 for the race runtime only), timeout $(TEST_TIMEOUT)"
+	@log="$$(mktemp)"; status=0; \
+	CGO_ENABLED=1 $(GO) test -race -timeout $(TEST_TIMEOUT) $(GOTESTFLAGS) $(PKGS) 2>&1 | tee "$$log" || status=$$?; \
+	echo "---- go test summary ----"; \
+	echo "packages ok:            $$(grep -c '^ok ' "$$log" || true)"; \
+	echo "packages failed:        $$(grep -cE '^FAIL[[:space:]]+[^[:space:]]' "$$log" || true)"; \
+	echo "packages without tests: $$(grep -c '^? ' "$$log" || true)"; \
+	grep -E '^(FAIL|--- FAIL)' "$$log" || true; \
+	rm -f "$$log"; \
+	if [ "$$status" -ne 0 ]; then echo "go test: FAILED (exit $$status)"; exit "$$status"; fi; \
+	echo "go test: PASS"
+
+static: build
+	IBDOCTOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run 'TestStaticBinary' ./cmd/ibdoctor/
+
+test-kernel:
+	@if [ -x scripts/kernel-test.sh ]; then scripts/kernel-test.sh; \
+	elif [ -f scripts/kernel-test.sh ]; then bash scripts/kernel-test.sh; \
+	else echo "test-kernel: not yet (scripts/kernel-test.sh does not exist)"; fi
+
+test: deps lint go-test static test-kernel
+	@echo "make test: all passed"
+
+# Fuzzing: discover every Fuzz* target per package and run each for
+# FUZZTIME. Crashers are kept by Go in the package's testdata/fuzz/.
+fuzz:
+	@mkdir -p "$$(dirname "$(FUZZLOG)")"; : > "$(FUZZLOG)"; failed=0; \
+	targets="$$($(GO) test -list '^Fuzz' $(FUZZPKGS) 2>&1 | awk '/^Fuzz/ {names[++n]=$$0; next} /^ok[ \t]/ {for (i=1;i<=n;i++) print $$2, names[i]; n=0; next} /^(FAIL|#)/ {print "ERROR", $$0 > "/dev/stderr"}')"; \
+	if [ -z "$$targets" ]; then echo "fuzz: no Fuzz* targets found"; exit 0; fi; \
+	printf '%-55s %-28s %12s %8s %s\n' package target execs new result | tee -a "$(FUZZLOG)"; \
+	while read -r pkg name; do \
+		out="$$($(GO) test -run '^$$' -fuzz "^$${name}\$$" -fuzztime $(FUZZTIME) "$$pkg" 2>&1)" && res=ok || { res=FAIL; failed=$$((failed+1)); }; \
+		last="$$(grep -E '^fuzz: elapsed' <<<"$$out" | tail -1)"; \
+		execs="$$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$$last")"; \
+		new="$$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$$last")"; \
+		printf '%-55s %-28s %12s %8s %s\n' "$$pkg" "$$name" "$${execs:-?}" "$${new:-?}" "$$res" | tee -a "$(FUZZLOG)"; \
+		if [ "$$res" = FAIL ]; then sed 's/^/    /' <<<"$$out" | tail -40 | tee -a "$(FUZZLOG)"; fi; \
+	done <<<"$$targets"; \
+	echo "fuzz: $$(wc -l <<<"$$targets") targets, $$failed failed, $(FUZZTIME) each (figures also in $(FUZZLOG))"; \
+	[ "$$failed" -eq 0 ]
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(BENCHPKGS) 2>&1 | grep -vE '^(\?|PASS$$)'
+
+clean:
+	rm -rf bin

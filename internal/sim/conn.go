@@ -1,0 +1,424 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// ErrInvalidRoute is returned by Send for a directed-route SMP the local
+// port refuses to send, as the kernel does with EINVAL: more than 63 hops,
+// or (from a CA) an InitialPath[1] that is not the sending port.
+var ErrInvalidRoute = errors.New("sim: invalid directed route")
+
+// Attach returns a Conn bound to port of node. node is a NodeDescription,
+// a GUID ("0x..."), or a host name that names one node; empty means the
+// first CA that has a port up. port is a CA port number, or 0 for a
+// switch's management port; on a CA, 0 means its first port that is up.
+func (s *Sim) Attach(nodeRef string, portNum uint8) (transport.Conn, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ni := int32(-1)
+	if nodeRef == "" {
+		for i := range s.nodes {
+			if s.nodes[i].typ == mad.NodeSwitch {
+				continue
+			}
+			for pi := 1; pi < len(s.nodes[i].ports); pi++ {
+				if s.nodes[i].ports[pi].active() {
+					ni = int32(i)
+					break
+				}
+			}
+			if ni >= 0 {
+				break
+			}
+		}
+		if ni < 0 {
+			return nil, fmt.Errorf("sim: no CA has an Active port to attach to; name a node")
+		}
+	} else {
+		var err error
+		if ni, err = s.resolveNode(nodeRef); err != nil {
+			return nil, err
+		}
+	}
+	return s.attach(ni, portNum)
+}
+
+// AttachGUID is Attach by node GUID.
+func (s *Sim) AttachGUID(guid uint64, portNum uint8) (transport.Conn, error) {
+	return s.Attach(fmt.Sprintf("0x%016x", guid), portNum)
+}
+
+func (s *Sim) attach(ni int32, portNum uint8) (*Conn, error) {
+	n := &s.nodes[ni]
+	if n.typ == mad.NodeSwitch {
+		if portNum != 0 {
+			return nil, fmt.Errorf("sim: %s is a switch: attach to its management port 0, not port %d", s.nodeName(ni), portNum)
+		}
+	} else if portNum == 0 {
+		portNum = 1
+		for pi := 1; pi < len(n.ports); pi++ {
+			if n.ports[pi].linkUp() {
+				portNum = uint8(pi)
+				break
+			}
+		}
+	}
+	if int(portNum) > n.numPorts() {
+		return nil, fmt.Errorf("sim: %s has no port %d (ports 1..%d)", s.nodeName(ni), portNum, n.numPorts())
+	}
+	p := &n.ports[portNum]
+	lid := p.lid
+	if n.typ == mad.NodeSwitch {
+		lid = n.ports[0].lid
+	}
+	c := &Conn{
+		s:    s,
+		node: ni,
+		port: portNum,
+		wake: make(chan struct{}, 1),
+		done: make(chan struct{}),
+		local: transport.LocalPort{
+			Name:      fmt.Sprintf("sim:%s/%d", s.nodeName(ni), portNum),
+			NodeGUID:  n.guid,
+			PortGUID:  p.guid,
+			PortNum:   portNum,
+			LID:       lid,
+			SMLID:     s.smLID,
+			LinkLayer: "InfiniBand",
+		},
+	}
+	return c, nil
+}
+
+// Conn is a port's MAD endpoint in a simulated subnet. It implements
+// transport.Conn.
+type Conn struct {
+	s     *Sim
+	node  int32
+	port  uint8
+	local transport.LocalPort
+
+	mu     sync.Mutex
+	queue  []*transport.Packet
+	closed bool
+	wake   chan struct{}
+	done   chan struct{}
+}
+
+var _ transport.Conn = (*Conn)(nil)
+
+// Local implements transport.Conn.
+func (c *Conn) Local() transport.LocalPort { return c.local }
+
+// Close implements transport.Conn. Answers still in flight are dropped.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return transport.ErrClosed
+	}
+	c.closed = true
+	c.queue = nil
+	close(c.done)
+	return nil
+}
+
+// Recv implements transport.Conn.
+func (c *Conn) Recv(ctx context.Context) (*transport.Packet, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, transport.ErrClosed
+		}
+		if len(c.queue) > 0 {
+			p := c.queue[0]
+			c.queue[0] = nil
+			c.queue = c.queue[1:]
+			c.mu.Unlock()
+			return p, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.wake:
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (c *Conn) deliver(p *transport.Packet) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.queue = append(c.queue, p)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliverAfter delivers p once d has passed on the Sim's clock.
+func (c *Conn) deliverAfter(d time.Duration, p *transport.Packet) {
+	if d <= 0 {
+		c.deliver(p)
+		return
+	}
+	c.s.clock.AfterFunc(d, func() { c.deliver(p) })
+}
+
+// Send implements transport.Conn. The MAD travels through the simulated
+// fabric; its answer, if any, is queued for Recv after the simulated
+// latency. A lost MAD produces nothing, unless p.Timeout is set: then,
+// like the kernel's umad, a packet with Status StatusTimedOut carrying
+// the request is queued after Timeout.
+func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return transport.ErrClosed
+	}
+	if len(p.MAD) < mad.Size {
+		return fmt.Errorf("sim: MAD of %d bytes; send the full %d", len(p.MAD), mad.Size)
+	}
+	h, err := mad.PeekHeader(p.MAD)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	if h.Method.IsResponse() {
+		return nil // nobody in the simulated fabric asked
+	}
+	s := c.s
+	var res outcome
+	switch {
+	case h.Class == mad.ClassSubnDR:
+		if p.Addr.QP != transport.QP0 {
+			return fmt.Errorf("sim: SMPs go to QP0, not QP%d", p.Addr.QP)
+		}
+		smp, err := mad.UnmarshalSMP(p.MAD)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidRoute, err)
+		}
+		if smp.HopCount > 0 && s.nodes[c.node].typ != mad.NodeSwitch && smp.InitialPath[1] != c.port {
+			return fmt.Errorf("%w: InitialPath[1] is %d but this CA port is %d", ErrInvalidRoute, smp.InitialPath[1], c.port)
+		}
+		res = s.handleDR(c, smp)
+	case h.Class == mad.ClassSubnLID:
+		if p.Addr.QP != transport.QP0 {
+			return fmt.Errorf("sim: SMPs go to QP0, not QP%d", p.Addr.QP)
+		}
+		smp, err := mad.UnmarshalSMP(p.MAD)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		res = s.handleLIDSMP(c, p.Addr.DLID, smp)
+	case h.Class == mad.ClassPerfMgt:
+		if p.Addr.QP != transport.QP1 {
+			return fmt.Errorf("sim: PerfMgt MADs go to QP1, not QP%d", p.Addr.QP)
+		}
+		g, err := mad.UnmarshalGMP(p.MAD)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		res = s.handlePerf(c, p.Addr.DLID, g)
+	default:
+		// No agent for the class in the simulated fabric.
+		res = outcome{lost: drop(fmt.Sprintf("no agent for %v", h.Class))}
+	}
+	if res.lost != "" {
+		if p.Timeout > 0 {
+			c.deliverAfter(p.Timeout, timedOut(p))
+		}
+		return nil
+	}
+	if p.Timeout > 0 && res.delay > p.Timeout {
+		c.deliverAfter(p.Timeout, timedOut(p))
+		return nil
+	}
+	c.deliverAfter(res.delay, &transport.Packet{Addr: res.from, MAD: res.mad})
+	return nil
+}
+
+func timedOut(p *transport.Packet) *transport.Packet {
+	return &transport.Packet{Addr: p.Addr, MAD: append([]byte(nil), p.MAD...), Status: transport.StatusTimedOut}
+}
+
+// outcome is what became of a request: the response, where it came from
+// and how long it took, or why it was lost.
+type outcome struct {
+	mad   []byte
+	from  transport.Addr
+	delay time.Duration
+	lost  drop
+}
+
+// serve queues a MAD at node ni's agent: it arrives after reqHops cables
+// and is served after the MADs ahead of it. It returns when the agent
+// is done (relative to now), or a loss if the agent does not answer.
+func (s *Sim) serve(ni int32, reqHops int, now time.Time) (time.Duration, drop) {
+	n := &s.nodes[ni]
+	if n.dead {
+		return 0, drop(fmt.Sprintf("%s does not answer (dead)", s.nodeName(ni)))
+	}
+	if n.answer < 1 && s.random() >= n.answer {
+		return 0, drop(fmt.Sprintf("%s did not answer (flaky)", s.nodeName(ni)))
+	}
+	arrive := time.Duration(reqHops) * s.opts.HopLatency
+	st := s.opts.ServiceTime
+	if st <= 0 {
+		return arrive, ""
+	}
+	base := s.ticks(now)
+	at := base + arrive.Nanoseconds()
+	for {
+		busy := n.busyTill.Load()
+		start := max(at, busy)
+		if lim := s.opts.QueueLimit; lim > 0 && start-at > int64(lim)*st.Nanoseconds() {
+			return 0, drop(fmt.Sprintf("%s: agent queue full", s.nodeName(ni)))
+		}
+		end := start + st.Nanoseconds()
+		if n.busyTill.CompareAndSwap(busy, end) {
+			return time.Duration(end - base), ""
+		}
+	}
+}
+
+func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
+	write := req.Method == mad.MethodSet
+	if write {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	} else {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
+	now := s.now()
+	if req.DrSLID != mad.PermissiveLID || req.DrDLID != mad.PermissiveLID {
+		return outcome{lost: "directed route with a LID-routed part is not simulated"}
+	}
+	if req.Direction || req.HopPointer != 0 {
+		return outcome{lost: "request with D bit or hop pointer set"}
+	}
+	dst, in, hops, why := s.drRequest(req, c.node, c.port, s.traceDR)
+	if why != "" {
+		return outcome{lost: why}
+	}
+	done, why := s.serve(dst, hops, now)
+	if why != "" {
+		return outcome{lost: why}
+	}
+	resp := *req
+	resp.Status = s.smaAnswer(dst, in, req, &resp.Data)
+	if resp.Status != mad.StatusOK {
+		resp.Data = req.Data
+	}
+	resp.Method = req.Method.Response()
+	resp.Direction = true
+	back, rhops, why := s.drResponse(&resp, dst, in, s.traceDR)
+	if why != "" {
+		return outcome{lost: why}
+	}
+	if back != c.node {
+		return outcome{lost: drop(fmt.Sprintf("response reached %s instead of the requester", s.nodeName(back)))}
+	}
+	return outcome{
+		mad:   resp.Marshal(),
+		from:  transport.DirectedRoute(),
+		delay: done + time.Duration(rhops)*s.opts.HopLatency,
+	}
+}
+
+// srcLID is the LID LID-routed MADs from c carry as their source.
+func (s *Sim) srcLID(c *Conn) uint16 {
+	n := &s.nodes[c.node]
+	if n.typ == mad.NodeSwitch {
+		return n.ports[0].lid
+	}
+	return n.ports[c.port].lid
+}
+
+// lidExchange routes a LID-routed request from c to dlid and its answer
+// back, running answer at the destination. data says whether the MADs
+// need Active ports (GMPs) or only a physical link (SMPs).
+func (s *Sim) lidExchange(c *Conn, dlid uint16, data bool, answer func(ni int32, in uint8) []byte) outcome {
+	now := s.now()
+	slid := s.srcLID(c)
+	if slid == 0 {
+		return outcome{lost: "the local port has no LID: LID-routed MADs need an SM to have assigned one"}
+	}
+	dst, in, hops, why := s.lidRoute(c.node, c.port, dlid, data, nil)
+	if why != "" {
+		return outcome{lost: why}
+	}
+	done, why := s.serve(dst, hops, now)
+	if why != "" {
+		return outcome{lost: why}
+	}
+	b := answer(dst, in)
+	back, bin, rhops, why := s.lidRoute(dst, in, slid, data, nil)
+	if why != "" {
+		return outcome{lost: drop("response: " + string(why))}
+	}
+	if back != c.node || (s.nodes[back].typ != mad.NodeSwitch && bin != c.port) {
+		return outcome{lost: drop(fmt.Sprintf("response reached %s port %d instead of the requester", s.nodeName(back), bin))}
+	}
+	return outcome{mad: b, delay: done + time.Duration(rhops)*s.opts.HopLatency}
+}
+
+func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
+	if req.Method == mad.MethodSet {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	} else {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
+	out := s.lidExchange(c, dlid, false, func(ni int32, in uint8) []byte {
+		resp := *req
+		resp.Status = s.smaAnswer(ni, in, req, &resp.Data)
+		if resp.Status != mad.StatusOK {
+			resp.Data = req.Data
+		}
+		resp.Method = req.Method.Response()
+		return resp.Marshal()
+	})
+	out.from = transport.SMPAt(dlid)
+	return out
+}
+
+func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
+	if req.Method == mad.MethodSet {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	} else {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+	}
+	out := s.lidExchange(c, dlid, true, func(ni int32, in uint8) []byte {
+		resp := *req
+		resp.Status = s.pmaAnswer(ni, in, req, &resp.Data)
+		if resp.Status != mad.StatusOK {
+			resp.Data = req.Data
+		}
+		resp.Method = req.Method.Response()
+		return resp.Marshal()
+	})
+	out.from = transport.PerfAt(dlid, 0, 0)
+	return out
+}

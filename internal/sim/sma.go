@@ -1,0 +1,280 @@
+package sim
+
+import (
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// MAD status values the agents answer with (ibsim uses the same ones).
+const (
+	statusMethodUnsupported mad.Status = mad.StatusMethodUnsupported << 2     // 0x0008
+	statusAttrUnsupported   mad.Status = mad.StatusMethodAttrUnsupported << 2 // 0x000C
+	statusInvalidField      mad.Status = mad.StatusInvalidField << 2          // 0x001C
+)
+
+// smaAnswer runs node ni's subnet management agent on req, which arrived
+// on port in (0: a switch's own management port). It returns the status
+// and fills data. Callers hold s.mu: for reading, or for writing when
+// req is a Set.
+func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize]byte) mad.Status {
+	n := &s.nodes[ni]
+	m := req.Method
+	if m != mad.MethodGet && m != mad.MethodSet {
+		return statusMethodUnsupported
+	}
+	set := m == mad.MethodSet
+	var a mad.Attribute
+	switch req.AttrID {
+	case mad.AttrNodeDescription:
+		if set {
+			return statusAttrUnsupported
+		}
+		a = &mad.NodeDescription{Text: validText(n.desc)}
+	case mad.AttrNodeInfo:
+		if set {
+			return statusAttrUnsupported
+		}
+		a = s.nodeInfo(ni, in)
+	case mad.AttrPortInfo:
+		pn := int(req.AttrMod)
+		if n.typ != mad.NodeSwitch && pn == 0 {
+			pn = int(in) // a CA answers for the port the SMP came in by
+		}
+		if req.AttrMod > 0xff || pn > n.numPorts() {
+			return statusInvalidField
+		}
+		if set {
+			return statusAttrUnsupported
+		}
+		a = s.portInfo(ni, uint8(pn), in)
+	case mad.AttrSwitchInfo:
+		if n.sw == nil {
+			return statusAttrUnsupported
+		}
+		if set {
+			return statusAttrUnsupported
+		}
+		a = s.switchInfo(n)
+	case mad.AttrLinearForwardingTable:
+		if n.sw == nil {
+			return statusAttrUnsupported
+		}
+		blk := req.AttrMod
+		if blk > mad.MaxLFTBlock || int(blk)*mad.LFTBlockSize >= int(n.sw.fdbCap) {
+			return statusInvalidField
+		}
+		if set {
+			var b mad.LFTBlock
+			if err := b.UnmarshalAttr(req.Data[:]); err != nil {
+				return statusInvalidField
+			}
+			s.writeLFTBlock(ni, blk, &b)
+		}
+		a = s.lftBlock(n, blk)
+	case mad.AttrMlnxExtPortInfo:
+		if !mad.MlnxExtPortInfoSupported(n.devID) {
+			return statusAttrUnsupported
+		}
+		if req.AttrMod > uint32(n.numPorts()) || set {
+			if set {
+				return statusAttrUnsupported
+			}
+			return statusInvalidField
+		}
+		p := &n.ports[req.AttrMod]
+		e := &mad.MlnxExtPortInfo{}
+		if p.sSup.Has(mad.SpeedFDR10) {
+			e.LinkSpeedSupported = 1
+		}
+		if p.sEn.Has(mad.SpeedFDR10) {
+			e.LinkSpeedEnabled = 1
+		}
+		if p.sAct == mad.SpeedFDR10 && p.linkUp() {
+			e.LinkSpeedActive = 1
+		}
+		a = e
+	default:
+		return statusAttrUnsupported
+	}
+	if err := a.MarshalAttr(data[:]); err != nil {
+		// A value the model holds does not fit the wire format: report
+		// it as a bad attribute rather than send garbage.
+		return statusInvalidField
+	}
+	return mad.StatusOK
+}
+
+// validText makes a description encodable (valid UTF-8, no NULs).
+func validText(s string) string {
+	out := []rune(s)
+	for i, r := range out {
+		if r == 0 || r == '\uFFFD' {
+			out[i] = '?'
+		}
+	}
+	return string(out)
+}
+
+func (s *Sim) nodeInfo(ni int32, in uint8) *mad.NodeInfo {
+	n := &s.nodes[ni]
+	pg := n.ports[in].guid
+	if n.typ == mad.NodeSwitch {
+		pg = n.ports[0].guid
+	}
+	return &mad.NodeInfo{
+		BaseVersion:     1,
+		ClassVersion:    1,
+		NodeType:        n.typ,
+		NumPorts:        uint8(n.numPorts()),
+		SystemImageGUID: n.sysGUID,
+		NodeGUID:        n.guid,
+		PortGUID:        pg,
+		PartitionCap:    n.partCap,
+		DeviceID:        n.devID,
+		Revision:        n.rev,
+		LocalPortNum:    in,
+		VendorID:        n.vendor,
+	}
+}
+
+// Speed masks split into PortInfo's three speed fields.
+func baseSpeeds(s mad.Speed) uint8 {
+	v := uint8(s & 0x7)
+	if s.Has(mad.SpeedFDR10) {
+		v |= uint8(mad.SpeedQDR) // FDR10 runs QDR signalling in the base field
+	}
+	return v
+}
+func extSpeeds(s mad.Speed) uint8  { return uint8(s>>4) & 0xf }
+func ext2Speeds(s mad.Speed) uint8 { return uint8(s>>8) & 0x1 }
+
+func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
+	n := &s.nodes[ni]
+	p := &n.ports[pn]
+	lid, lmc := p.lid, p.lmc
+	capMask, capMask2 := p.capMask, p.capMask2
+	if n.typ == mad.NodeSwitch {
+		lid, lmc = n.ports[0].lid, n.ports[0].lmc // mirrored on every port
+		if pn != 0 {
+			capMask, capMask2 = 0, 0 // only port 0 carries the masks
+		}
+	}
+	if n.typ != mad.NodeSwitch && lid != 0 && lid == s.smLID {
+		capMask |= mad.CapIsSM
+	}
+	pi := &mad.PortInfo{
+		GIDPrefix:              0xfe80000000000000,
+		LID:                    lid,
+		MasterSMLID:            s.smLID,
+		CapabilityMask:         capMask,
+		LocalPortNum:           in,
+		LinkWidthEnabled:       p.wEn,
+		LinkWidthSupported:     p.wSup,
+		LinkWidthActive:        p.wAct,
+		LinkSpeedSupported:     baseSpeeds(p.sSup),
+		PortState:              p.state,
+		PhysState:              p.phys,
+		LinkDownDefaultState:   uint8(mad.PhysPolling),
+		LMC:                    lmc,
+		LinkSpeedEnabled:       baseSpeeds(p.sEn),
+		NeighborMTU:            p.nbrMTU,
+		VLCap:                  4, // VL0-7
+		VLHighLimit:            4,
+		VLArbHighCap:           8,
+		VLArbLowCap:            8,
+		MTUCap:                 p.mtuCap,
+		VLStallCount:           7,
+		HOQLife:                18,
+		GUIDCap:                1,
+		SubnetTimeout:          18,
+		RespTimeValue:          16,
+		LocalPhyErrors:         8,
+		OverrunErrors:          8,
+		CapabilityMask2:        capMask2,
+		LinkSpeedExtSupported:  extSpeeds(p.sSup),
+		LinkSpeedExtEnabled:    extSpeeds(p.sEn),
+		LinkSpeedExtSupported2: ext2Speeds(p.sSup),
+		LinkSpeedExtEnabled2:   ext2Speeds(p.sEn),
+	}
+	if n.typ != mad.NodeSwitch {
+		pi.GUIDCap = 8
+	}
+	if p.state == mad.PortStateActive {
+		pi.OperationalVLs = 4
+	}
+	if p.linkUp() || pn == 0 {
+		switch {
+		case p.sAct >= mad.SpeedXDR:
+			pi.LinkSpeedExtActive2 = ext2Speeds(p.sAct)
+			pi.LinkSpeedActive = uint8(mad.SpeedQDR)
+		case p.sAct >= mad.SpeedFDR:
+			pi.LinkSpeedExtActive = extSpeeds(p.sAct)
+			pi.LinkSpeedActive = uint8(mad.SpeedQDR)
+		default:
+			pi.LinkSpeedActive = baseSpeeds(p.sAct)
+		}
+	}
+	if pi.LinkSpeedActive == 0 && pi.LinkSpeedExtActive == 0 && pi.LinkSpeedExtActive2 == 0 {
+		// Link down: the fields are undefined; devices typically report
+		// their slowest setting.
+		pi.LinkSpeedActive = uint8(mad.SpeedSDR)
+	}
+	return pi
+}
+
+func (s *Sim) switchInfo(n *node) *mad.SwitchInfo {
+	sw := n.sw
+	return &mad.SwitchInfo{
+		LinearFDBCap:                   sw.fdbCap,
+		MulticastFDBCap:                sw.mcCap,
+		LinearFDBTop:                   sw.fdbTop,
+		DefaultPort:                    sw.defPort,
+		DefaultMulticastPrimaryPort:    0xff,
+		DefaultMulticastNotPrimaryPort: 0xff,
+		LifeTimeValue:                  sw.lifeTime,
+		LIDsPerPort:                    sw.lidsPP,
+		PartitionEnforcementCap:        sw.partCap,
+		InboundEnforcementCap:          true,
+		OutboundEnforcementCap:         true,
+		FilterRawInboundCap:            true,
+		FilterRawOutboundCap:           true,
+		EnhancedPort0:                  sw.enhanced0,
+		MulticastFDBTop:                sw.mcTop,
+	}
+}
+
+func (s *Sim) lftBlock(n *node, blk uint32) *mad.LFTBlock {
+	b := &mad.LFTBlock{}
+	first := int(blk) * mad.LFTBlockSize
+	for i := range b.Ports {
+		lid := first + i
+		if lid < len(n.sw.lft) {
+			b.Ports[i] = n.sw.lft[lid]
+		} else {
+			b.Ports[i] = fabric.NoRoute
+		}
+	}
+	return b
+}
+
+// ownLFT makes switch ni's table its own (copy on first write), at
+// least size entries long, and returns it. Callers hold s.mu for writing.
+func (s *Sim) ownLFT(ni int32, size int) []uint8 {
+	sw := s.nodes[ni].sw
+	if !sw.lftOwned || len(sw.lft) < size {
+		t := make([]uint8, max(size, len(sw.lft)))
+		copy(t, sw.lft)
+		for i := len(sw.lft); i < len(t); i++ {
+			t[i] = fabric.NoRoute
+		}
+		sw.lft, sw.lftOwned = t, true
+	}
+	return sw.lft
+}
+
+func (s *Sim) writeLFTBlock(ni int32, blk uint32, b *mad.LFTBlock) {
+	first := int(blk) * mad.LFTBlockSize
+	lft := s.ownLFT(ni, first+mad.LFTBlockSize)
+	copy(lft[first:], b.Ports[:])
+	s.rerouteLocked()
+}

@@ -1,0 +1,350 @@
+package route
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Analyzer answers whole-fabric routing questions over the LFTs in a
+// fabric. It indexes the switches once; build a new one after changing
+// the fabric or its LFTs.
+type Analyzer struct {
+	f    *fabric.Fabric
+	sw   []*fabric.Node
+	idx  map[*fabric.Node]int32
+	base []int32 // switch i's port p is slot base[i]+p
+	// per slot: the switch the port leads to (-1: none/CA/down), and
+	// whether the port is live at all
+	next  []int32
+	alive []bool
+}
+
+// NewAnalyzer indexes f's switches and links.
+func NewAnalyzer(f *fabric.Fabric) *Analyzer {
+	a := &Analyzer{f: f, idx: map[*fabric.Node]int32{}}
+	n := 0
+	for _, nd := range f.Nodes {
+		if nd.Type == mad.NodeSwitch && nd.Switch != nil {
+			a.idx[nd] = int32(len(a.sw))
+			a.sw = append(a.sw, nd)
+			a.base = append(a.base, int32(n))
+			n += len(nd.Ports)
+		}
+	}
+	a.next = make([]int32, n)
+	a.alive = make([]bool, n)
+	for i, nd := range a.sw {
+		for p, port := range nd.Ports {
+			s := int(a.base[i]) + p
+			a.next[s] = -1
+			if p == 0 || !live(port) {
+				continue
+			}
+			a.alive[s] = true
+			if j, ok := a.idx[port.Remote.Node]; ok {
+				a.next[s] = j
+			}
+		}
+	}
+	return a
+}
+
+// Loads holds one count per switch port.
+type Loads struct {
+	a *Analyzer
+	v []int64
+}
+
+// Of returns the count of switch port p (0 for other ports).
+func (l Loads) Of(p *fabric.Port) int64 {
+	i, ok := l.a.idx[p.Node]
+	if !ok || int(p.Num) >= len(p.Node.Ports) {
+		return 0
+	}
+	return l.v[int(l.a.base[i])+int(p.Num)]
+}
+
+// Switch returns the counts of sw's ports, indexed by port number (nil
+// for a node that is not an indexed switch). The slice aliases l.
+func (l Loads) Switch(sw *fabric.Node) []int64 {
+	i, ok := l.a.idx[sw]
+	if !ok {
+		return nil
+	}
+	b := int(l.a.base[i])
+	return l.v[b : b+len(sw.Ports) : b+len(sw.Ports)]
+}
+
+// isEndpointLID reports whether lid belongs to a CA or router port.
+func endpoint(p *fabric.Port) bool { return p != nil && p.Node.Type != mad.NodeSwitch }
+
+// LIDLoads counts, for every switch egress port, the CA and router
+// destination LIDs its LFT sends out of it (entries for switch LIDs,
+// unknown LIDs and NoRoute are not counted). On a balanced fat tree the
+// up ports of a leaf differ by at most one.
+func (a *Analyzer) LIDLoads() Loads {
+	l := Loads{a: a, v: make([]int64, len(a.next))}
+	top := 0
+	for _, s := range a.sw {
+		top = max(top, len(s.Switch.LFT)-1)
+	}
+	isCA := make([]bool, top+1)
+	for lid := range isCA {
+		isCA[lid] = endpoint(a.f.PortByLID(uint16(lid)))
+	}
+	for i, s := range a.sw {
+		b, np := int(a.base[i]), len(s.Ports)
+		for lid, out := range s.Switch.LFT {
+			if isCA[lid] && int(out) < np {
+				l.v[b+int(out)]++
+			}
+		}
+	}
+	return l
+}
+
+// Pair is one host-to-host route that does not arrive.
+type Pair struct {
+	From, To uint16
+	Outcome  Outcome
+}
+
+// HostPaths is the result of following every route among a host set.
+type HostPaths struct {
+	// Loads counts, per switch egress port, the delivered source→
+	// destination paths among the hosts that cross it.
+	Loads Loads
+	// Outcomes counts the ordered pairs by how their route ends.
+	Outcomes [numOutcomes]int64
+	// Failed lists up to the requested number of pairs that do not
+	// arrive, in destination then source order.
+	Failed []Pair
+}
+
+// Pairs returns the number of ordered pairs examined.
+func (h *HostPaths) Pairs() int64 {
+	var n int64
+	for _, c := range h.Outcomes {
+		n += c
+	}
+	return n
+}
+
+// per-destination switch state
+const (
+	unseen uint8 = iota
+	onStack
+	resolved
+)
+
+type destWork struct {
+	state []uint8
+	res   []Outcome
+	depth []int32
+	nxt   []int32 // next switch on a delivered route, -1 at the last switch
+	out   []uint8
+	w     []int64 // sources entering at the switch
+	acc   []int64
+	touch []int32
+	stack []int32
+	byDep [][]int32
+}
+
+// HostPaths follows the route from every host to every other host of
+// hosts (LIDs of CA ports) over the LFTs. It builds, for each
+// destination, the tree of next hops once for all switches the sources
+// enter by (memoised), so the cost is O(destinations × switches) rather
+// than O(pairs × hops). maxFailed bounds HostPaths.Failed.
+func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) {
+	type src struct {
+		lid   uint16
+		entry int32 // switch index the host's link reaches, -1: source down
+		port  *fabric.Port
+	}
+	srcs := make([]src, len(hosts))
+	for i, lid := range hosts {
+		p := a.f.PortByLID(lid)
+		if p == nil {
+			return nil, fmt.Errorf("route: host LID %d is not in the fabric", lid)
+		}
+		if p.Node.Type == mad.NodeSwitch {
+			return nil, fmt.Errorf("route: LID %d is switch %q, not a host", lid, p.Node.Description)
+		}
+		srcs[i] = src{lid: lid, entry: -1, port: p}
+		if live(p) {
+			if j, ok := a.idx[p.Remote.Node]; ok {
+				srcs[i].entry = j
+			}
+		}
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(hosts)))
+	type result struct {
+		loads    []int64
+		outcomes [numOutcomes]int64
+		failed   map[int][]Pair // by destination index
+	}
+	results := make([]result, workers)
+	var nextDest atomic.Int64
+	var wg sync.WaitGroup
+	ns := len(a.sw)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(r *result) {
+			defer wg.Done()
+			r.loads = make([]int64, len(a.next))
+			r.failed = map[int][]Pair{}
+			dw := &destWork{
+				state: make([]uint8, ns), res: make([]Outcome, ns), depth: make([]int32, ns),
+				nxt: make([]int32, ns), out: make([]uint8, ns), w: make([]int64, ns), acc: make([]int64, ns),
+			}
+			nfail := 0
+			for {
+				di := int(nextDest.Add(1) - 1)
+				if di >= len(srcs) {
+					return
+				}
+				d := srcs[di]
+				for _, s := range srcs {
+					if s.lid == d.lid {
+						continue
+					}
+					if s.entry < 0 {
+						r.outcomes[SourceDown]++
+						if nfail < maxFailed {
+							r.failed[di] = append(r.failed[di], Pair{s.lid, d.lid, SourceDown})
+							nfail++
+						}
+						continue
+					}
+					if dw.state[s.entry] == unseen {
+						a.resolve(dw, s.entry, d.lid, d.port)
+					}
+					o := dw.res[s.entry]
+					r.outcomes[o]++
+					if o == Delivered {
+						dw.w[s.entry]++
+					} else if nfail < maxFailed {
+						r.failed[di] = append(r.failed[di], Pair{s.lid, d.lid, o})
+						nfail++
+					}
+				}
+				a.accumulate(dw, r.loads)
+			}
+		}(&results[w])
+	}
+	wg.Wait()
+	hp := &HostPaths{Loads: Loads{a: a, v: results[0].loads}}
+	for i, r := range results {
+		if i > 0 {
+			for j, v := range r.loads {
+				hp.Loads.v[j] += v
+			}
+		}
+		for o, c := range r.outcomes {
+			hp.Outcomes[o] += c
+		}
+	}
+	for di := range srcs {
+		for _, r := range results {
+			for _, p := range r.failed[di] {
+				if len(hp.Failed) < maxFailed {
+					hp.Failed = append(hp.Failed, p)
+				}
+			}
+		}
+	}
+	return hp, nil
+}
+
+// resolve follows the LFTs from switch s towards LID to, memoising the
+// outcome, next switch and depth of every switch it crosses.
+func (a *Analyzer) resolve(dw *destWork, s int32, to uint16, dst *fabric.Port) {
+	stack := dw.stack[:0]
+	cur := s
+	var o Outcome
+	for {
+		if dw.state[cur] == resolved {
+			o = dw.res[cur]
+			break
+		}
+		if dw.state[cur] == onStack {
+			o = Loop
+			break
+		}
+		dw.state[cur] = onStack
+		dw.touch = append(dw.touch, cur)
+		stack = append(stack, cur)
+		sw := a.sw[cur]
+		out, next, _, _, so := step(sw, to, dst)
+		dw.out[cur] = out
+		if next == nil {
+			// the route ends at cur
+			dw.state[cur], dw.res[cur], dw.nxt[cur], dw.depth[cur] = resolved, so, -1, 0
+			stack = stack[:len(stack)-1]
+			o = so
+			break
+		}
+		j := a.next[int(a.base[cur])+int(out)]
+		if j < 0 { // a switch without a table
+			dw.state[cur], dw.res[cur], dw.nxt[cur], dw.depth[cur] = resolved, NoTable, -1, 0
+			stack = stack[:len(stack)-1]
+			o = NoTable
+			break
+		}
+		dw.nxt[cur] = j
+		cur = j
+	}
+	// unwind: everything on the stack shares the outcome
+	for i := len(stack) - 1; i >= 0; i-- {
+		u := stack[i]
+		dw.state[u], dw.res[u] = resolved, o
+		if n := dw.nxt[u]; n >= 0 && o == Delivered {
+			dw.depth[u] = dw.depth[n] + 1
+		}
+	}
+	dw.stack = stack
+}
+
+// accumulate adds each delivered switch's source count to its egress
+// port, pushing counts towards the destination deepest first, then
+// resets the per-destination state.
+func (a *Analyzer) accumulate(dw *destWork, loads []int64) {
+	maxDepth := int32(-1)
+	for _, u := range dw.touch {
+		if dw.res[u] == Delivered {
+			maxDepth = max(maxDepth, dw.depth[u])
+		}
+	}
+	if int(maxDepth+1) > len(dw.byDep) {
+		dw.byDep = append(dw.byDep, make([][]int32, int(maxDepth+1)-len(dw.byDep))...)
+	}
+	for d := range dw.byDep[:maxDepth+1] {
+		dw.byDep[d] = dw.byDep[d][:0]
+	}
+	for _, u := range dw.touch {
+		if dw.res[u] == Delivered {
+			dw.byDep[dw.depth[u]] = append(dw.byDep[dw.depth[u]], u)
+			dw.acc[u] = dw.w[u]
+		}
+	}
+	for d := maxDepth; d >= 0; d-- {
+		for _, u := range dw.byDep[d] {
+			if dw.acc[u] == 0 {
+				continue
+			}
+			loads[int(a.base[u])+int(dw.out[u])] += dw.acc[u]
+			if n := dw.nxt[u]; n >= 0 {
+				dw.acc[n] += dw.acc[u]
+			}
+		}
+	}
+	for _, u := range dw.touch {
+		dw.state[u], dw.w[u], dw.acc[u] = unseen, 0, 0
+	}
+	dw.touch = dw.touch[:0]
+}

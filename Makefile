@@ -91,8 +91,12 @@ test: deps lint go-test static test-kernel
 # FUZZTIME. Crashers are kept by Go in the package's testdata/fuzz/.
 fuzz:
 	@mkdir -p "$$(dirname "$(FUZZLOG)")"; : > "$(FUZZLOG)"; failed=0; \
-	targets="$$($(GO) test -list '^Fuzz' $(FUZZPKGS) 2>&1 | awk '/^Fuzz/ {names[++n]=$$0; next} /^ok[ \t]/ {for (i=1;i<=n;i++) print $$2, names[i]; n=0; next} /^(FAIL|#)/ {print "ERROR", $$0 > "/dev/stderr"}')"; \
-	if [ -z "$$targets" ]; then echo "fuzz: no Fuzz* targets found"; exit 0; fi; \
+	list="$$($(GO) test -list '^Fuzz' $(FUZZPKGS) 2>&1 || true)"; \
+	broken="$$(grep -E '^FAIL[[:space:]]+[^[:space:]]+' <<<"$$list" || true)"; \
+	targets="$$(awk '/^Fuzz/ {names[++n]=$$0; next} /^ok[ \t]/ {for (i=1;i<=n;i++) print $$2, names[i]; n=0; next} {n=0}' <<<"$$list")"; \
+	if [ -n "$$broken" ]; then echo "fuzz: these packages do not build, their targets are not run:"; echo "$$broken" | sed 's/^/    /'; failed=1; fi | tee -a "$(FUZZLOG)"; \
+	if [ -n "$$broken" ]; then failed=1; fi; \
+	if [ -z "$$targets" ]; then echo "fuzz: no Fuzz* targets found"; exit "$$failed"; fi; \
 	printf '%-55s %-28s %12s %8s %s\n' package target execs new result | tee -a "$(FUZZLOG)"; \
 	while read -r pkg name; do \
 		out="$$($(GO) test -run '^$$' -fuzz "^$${name}\$$" -fuzztime $(FUZZTIME) "$$pkg" 2>&1)" && res=ok || { res=FAIL; failed=$$((failed+1)); }; \
@@ -102,7 +106,7 @@ fuzz:
 		printf '%-55s %-28s %12s %8s %s\n' "$$pkg" "$$name" "$${execs:-?}" "$${new:-?}" "$$res" | tee -a "$(FUZZLOG)"; \
 		if [ "$$res" = FAIL ]; then sed 's/^/    /' <<<"$$out" | tail -40 | tee -a "$(FUZZLOG)"; fi; \
 	done <<<"$$targets"; \
-	echo "fuzz: $$(wc -l <<<"$$targets") targets, $$failed failed, $(FUZZTIME) each (figures also in $(FUZZLOG))"; \
+	echo "fuzz: $$(wc -l <<<"$$targets") targets run for $(FUZZTIME) each; failures (incl. packages that do not build): $$failed; figures in $(FUZZLOG)" | tee -a "$(FUZZLOG)"; \
 	[ "$$failed" -eq 0 ]
 
 bench:

@@ -198,12 +198,12 @@ func registerError(path string, p *Port, class mad.Class, err error) error {
 	switch {
 	case errno == unix.EPROTONOSUPPORT && class.IsSMP():
 		if !p.IsInfiniBand() {
-			return fmt.Errorf("umad: SMP discovery needs an InfiniBand port; %s port %d is %s (RoCE): %w", p.CA, p.Num, p.LinkLayer, ErrNoSMI)
+			return fmt.Errorf("umad: SMP discovery needs an InfiniBand port; %s port %d is %s (RoCE): %w: %w", p.CA, p.Num, p.LinkLayer, ErrNoSMI, errno)
 		}
 		if p.CapMask&capIsSMDisabled != 0 {
-			return fmt.Errorf("umad: %s port %d is a GSI-only plane (IsSMdisabled is set): send SMPs through the device of the SMI plane with the same port GUID: %w", p.CA, p.Num, ErrNoSMI)
+			return fmt.Errorf("umad: %s port %d is a GSI-only plane (IsSMdisabled is set): send SMPs through the device of the SMI plane with the same port GUID: %w: %w", p.CA, p.Num, ErrNoSMI, errno)
 		}
-		return fmt.Errorf("umad: the kernel has no subnet management interface on %s port %d: %w", p.CA, p.Num, ErrNoSMI)
+		return fmt.Errorf("umad: the kernel has no subnet management interface on %s port %d: %w: %w", p.CA, p.Num, ErrNoSMI, errno)
 	case errno == unix.EPERM || errno == unix.EACCES:
 		return fmt.Errorf("umad: registering a %v agent on %s (%s) was refused (security policy, e.g. SELinux ib_endport manage_subnet): %w", class, path, p.Name(), err)
 	case errno == unix.ENOMEM:

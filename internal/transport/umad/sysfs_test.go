@@ -48,10 +48,10 @@ func TestEnumerateFixtures(t *testing.T) {
 			root: "roce",
 			want: []CA{{
 				Name: "rxe0", NodeType: mad.NodeCA,
-				NodeGUID: 0x020000fffe000001, SysImageGUID: 0x020000fffe000001, NodeDesc: "rxe0",
+				NodeGUID: 0x000000fffe000001, SysImageGUID: 0x000000fffe000001, NodeDesc: "rxe0",
 				Ports: []Port{{
 					CA: "rxe0", Num: 1, State: mad.PortStateActive, PhysState: mad.PhysLinkUp,
-					RateText: "100 Gb/sec (4X EDR)", Rate: mad.Rate{Width: mad.Width4X, Speed: mad.SpeedEDR},
+					RateText: "10 Gb/sec (1X FDR10)", Rate: mad.Rate{Width: mad.Width1X, Speed: mad.SpeedFDR10},
 					CapMask: 0x00010000, LinkLayer: "Ethernet",
 					GID0:     netip.MustParseAddr("fe80::ff:fe00:1"),
 					PortGUID: 0x000000fffe000001, UMAD: "umad0",

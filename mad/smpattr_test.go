@@ -24,7 +24,7 @@ func TestGoldenIbsimSMP(t *testing.T) {
 		RespTimeValue: 8, CapabilityMask2: 0x30,
 	}
 	swPort1 := &PortInfo{
-		LocalPortNum: 0, // ibsim answers LocalPortNum for the port the SMP arrived on
+		LocalPortNum:     0, // ibsim answers LocalPortNum for the port the SMP arrived on
 		LinkWidthEnabled: Width4X, LinkWidthSupported: 31, LinkWidthActive: Width4X,
 		LinkSpeedSupported: 7, PortState: PortStateActive, PhysState: PhysLinkUp,
 		LinkDownDefaultState: 2, LinkSpeedActive: 1, LinkSpeedEnabled: 1,

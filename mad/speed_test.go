@@ -103,10 +103,10 @@ func TestWidths(t *testing.T) {
 	if p.WidthEnabled() != Width4X {
 		t.Errorf("WidthEnabled = %v", p.WidthEnabled())
 	}
-	if (Width1X | Width2X | Width12X).String() != "1X,2X,12X" || Width(0).String() != "none" || Width(0x60).String() != "0x60" {
+	if (Width1X|Width2X|Width12X).String() != "1X,2X,12X" || Width(0).String() != "none" || Width(0x60).String() != "0x60" {
 		t.Errorf("width mask strings: %q %q %q", (Width1X | Width2X | Width12X).String(), Width(0).String(), Width(0x60).String())
 	}
-	if (Width1X | Width12X).Max() != Width12X || (Width1X | Width2X).Max() != Width2X {
+	if (Width1X|Width12X).Max() != Width12X || (Width1X|Width2X).Max() != Width2X {
 		t.Errorf("Max")
 	}
 }
@@ -146,13 +146,13 @@ func TestRateStrings(t *testing.T) {
 			t.Errorf("ParseRate(%q) = %v, want error", bad, r)
 		}
 	}
-	if SpeedNDR.SignalGbps() != 106.25 || SpeedNDR.DataGbps() != 100 || (SpeedNDR | SpeedHDR).SignalGbps() != 0 {
+	if SpeedNDR.SignalGbps() != 106.25 || SpeedNDR.DataGbps() != 100 || (SpeedNDR|SpeedHDR).SignalGbps() != 0 {
 		t.Errorf("NDR signal/data")
 	}
-	if (SpeedEDR | SpeedHDR | SpeedNDR).String() != "EDR,HDR,NDR" || Speed(0).String() != "none" {
+	if (SpeedEDR|SpeedHDR|SpeedNDR).String() != "EDR,HDR,NDR" || Speed(0).String() != "none" {
 		t.Errorf("speed strings %q", (SpeedEDR | SpeedHDR | SpeedNDR).String())
 	}
-	if (SpeedSDR | SpeedNDR).Max() != SpeedNDR || !SpeedNDR.Has(SpeedNDR) {
+	if (SpeedSDR|SpeedNDR).Max() != SpeedNDR || !SpeedNDR.Has(SpeedNDR) {
 		t.Errorf("Max/Has")
 	}
 	if !(Rate{Width4X, SpeedHDR}).Less(Rate{Width4X, SpeedNDR}) || (Rate{Width4X, SpeedNDR}).Less(Rate{Width2X, SpeedNDR}) {
@@ -227,7 +227,7 @@ func TestEnumStrings(t *testing.T) {
 		ClassPerfMgt.String(): "PerfMgt", ClassSubnDR.String(): "SubnMgt(DR)", Class(0x55).String(): "Class(0x55)",
 		MethodGetResp.String(): "GetResp", MethodSet.String(): "Set", Method(0x44).String(): "Method(0x44)",
 		Status(0).String(): "ok", Status(0x1c).String(): "invalid attribute or attribute modifier (0x001c)",
-		Status(0x0001).String(): "busy (0x0001)",
+		Status(0x0001).String():             "busy (0x0001)",
 		AttrName(ClassSubnDR, AttrPortInfo): "PortInfo", AttrName(ClassPerfMgt, AttrPortCountersExtended): "PortCountersExtended",
 		AttrName(ClassPerfMgt, AttrClassPortInfo): "ClassPortInfo", AttrName(ClassPerfMgt, 0x77): "0x0077",
 	}

@@ -168,10 +168,25 @@ func nodeName(n *fabric.Node) string {
 	return fmt.Sprintf("0x%016x", n.GUID)
 }
 
+// orient returns a link's ends in the order operators name them: a host
+// before its switch, a leaf (the switch with more hosts) before a spine.
+func orient(a, b *fabric.Port) (*fabric.Port, *fabric.Port) {
+	switch {
+	case a.Node.Type != mad.NodeSwitch:
+		return a, b
+	case b.Node.Type != mad.NodeSwitch:
+		return b, a
+	case hostPorts(b.Node) > hostPorts(a.Node):
+		return b, a
+	}
+	return a, b
+}
+
 // linkName names a link for titles and actions: "leaf07/23 <-> spine02/5".
 func linkName(p *fabric.Port) string {
-	if p.Remote == nil {
-		return entityOf(p, "").String()
+	if p.Remote != nil {
+		a, b := orient(p, p.Remote)
+		return entityOf(a, "").String() + " <-> " + entityOf(b, "").String()
 	}
-	return entityOf(p, "").String() + " <-> " + entityOf(p.Remote, "").String()
+	return entityOf(p, "").String()
 }

@@ -52,7 +52,7 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 	var out []Finding
 	siblings := siblingRates(s.Fabric)
 	for _, l := range s.Fabric.Links() {
-		a, b := l.A, l.B
+		a, b := orient(l.A, l.B)
 		if !linkUp(a) || !linkUp(b) || !s.inScope(a) {
 			continue
 		}

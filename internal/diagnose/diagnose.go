@@ -1,0 +1,253 @@
+// Package diagnose runs a whole sweep — discovery, forwarding tables,
+// counters, route loads — over one engine and turns it into a checks
+// Snapshot and a report Document. It is the policy layer the check,
+// sweep and gate commands share; it knows nothing about terminals.
+package diagnose
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
+	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Options say what a sweep reads.
+type Options struct {
+	Discover discover.Options
+	// Routes reads every switch's LFT and computes route loads.
+	Routes bool
+	// Counters reads PerfMgt counters; Interval > 0 reads them twice.
+	Counters bool
+	Interval time.Duration
+	// Counter sweep tuning: SL and P_Key index for PerfMgt MADs.
+	SL        uint8
+	PKeyIndex uint16
+	// Stage, if set, is told when a stage starts ("discovery", ...).
+	Stage func(name string)
+	// Sleep waits out the interval (tests pass a fake clock's).
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Sweep is what one sweep read.
+type Sweep struct {
+	Fabric   *fabric.Fabric
+	Counters checks.Counters // nil when not read
+	Loads    checks.Loads    // nil when LFTs were not read
+	// Unreached lists what could not be read, for the report.
+	Unreached []report.Unreached
+	// Complete is false when anything the sweep tried could not be read.
+	Complete bool
+	Timings  map[string]time.Duration
+	Taken    time.Time
+	Stats    transport.Stats
+}
+
+// counterSweep is set by counters.go when the PerfMgt sweep is built in.
+var counterSweep func(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o Options) (checks.Counters, []report.Unreached, error)
+
+// Run sweeps the fabric behind e. It returns what it read even when parts
+// failed; the error is non-nil only when nothing useful could be read
+// (discovery could not start) or ctx ended.
+func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
+	s := &Sweep{Timings: map[string]time.Duration{}, Complete: true, Taken: time.Now()}
+	stage := func(name string) func() {
+		if o.Stage != nil {
+			o.Stage(name)
+		}
+		start := time.Now()
+		return func() { s.Timings[name] = time.Since(start) }
+	}
+	done := stage("discovery")
+	f, err := discover.Run(ctx, e, o.Discover)
+	done()
+	if f == nil {
+		return nil, err
+	}
+	s.Fabric = f
+	if err != nil {
+		s.Complete = false
+		s.Unreached = append(s.Unreached, report.Unreached{What: "discovery", Where: "fabric", Reason: err.Error()})
+		if ctx.Err() != nil {
+			s.Stats = e.Stats()
+			return s, err
+		}
+	}
+	for _, u := range f.Unreachable {
+		s.Complete = false
+		s.Unreached = append(s.Unreached, report.Unreached{What: u.What, Where: "path " + u.Path.String() + fromText(f, u), Reason: u.Reason})
+	}
+	if o.Routes {
+		done := stage("routes")
+		if err := route.ReadLFTs(ctx, e, f, route.ReadOptions{}); err != nil {
+			s.Complete = false
+			s.Unreached = append(s.Unreached, lftFailures(err)...)
+		}
+		if hasLFT(f) {
+			s.Loads = NewLoads(f)
+		}
+		done()
+	}
+	if o.Counters && counterSweep != nil {
+		done := stage("counters")
+		c, unreached, err := counterSweep(ctx, e, f, o)
+		done()
+		if len(unreached) > 0 {
+			s.Complete = false
+			s.Unreached = append(s.Unreached, unreached...)
+		}
+		if err != nil {
+			s.Complete = false
+			s.Unreached = append(s.Unreached, report.Unreached{What: "counters", Where: "fabric", Reason: err.Error()})
+		}
+		s.Counters = c
+	}
+	s.Stats = e.Stats()
+	return s, ctx.Err()
+}
+
+func fromText(f *fabric.Fabric, u fabric.Unreachable) string {
+	if n := f.NodeByGUID(u.FromGUID); n != nil {
+		return fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
+	}
+	return ""
+}
+
+func hasLFT(f *fabric.Fabric) bool {
+	for _, n := range f.Nodes {
+		if n.Switch != nil && n.Switch.LFT != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func lftFailures(err error) []report.Unreached {
+	var out []report.Unreached
+	var walk func(error)
+	walk = func(err error) {
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var se *route.SwitchError
+		if errors.As(err, &se) {
+			out = append(out, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: se.Err.Error()})
+			return
+		}
+		out = append(out, report.Unreached{What: "forwarding tables", Where: "fabric", Reason: err.Error()})
+	}
+	walk(err)
+	return out
+}
+
+// Snapshot builds the checks' input from a sweep.
+func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, scope *checks.Scope) *checks.Snapshot {
+	snap := &checks.Snapshot{
+		Fabric:   s.Fabric,
+		Baseline: baseline,
+		Expect:   expect,
+		Scope:    scope,
+		Taken:    s.Taken,
+	}
+	if s.Counters != nil {
+		snap.Counters = s.Counters
+	}
+	if s.Loads != nil {
+		snap.Loads = s.Loads
+	}
+	return snap
+}
+
+// Document assembles the report for a sweep and its check result.
+func (s *Sweep) Document(command, source string, res *checks.Result, failOn checks.Severity) *report.Document {
+	d := &report.Document{
+		Schema:      report.Schema,
+		Version:     buildinfo.Get().Version,
+		GeneratedAt: s.Taken.UTC(),
+		Command:     command,
+		Source:      source,
+		FailOn:      failOn.String(),
+		Complete:    s.Complete,
+		Fabric:      Summarize(s.Fabric),
+		Findings:    res.Findings,
+		ChecksRun:   res.Ran,
+		Skipped:     res.Skipped,
+		Unreached:   s.Unreached,
+		Timings:     map[string]string{},
+	}
+	if d.Unreached == nil {
+		d.Unreached = []report.Unreached{}
+	}
+	if d.Skipped == nil {
+		d.Skipped = []checks.Skipped{}
+	}
+	var total time.Duration
+	for k, v := range s.Timings {
+		d.Timings[k] = v.Round(time.Millisecond).String()
+		total += v
+	}
+	d.Timings["total"] = total.Round(time.Millisecond).String()
+	st := s.Stats
+	d.MADs = &report.MADStats{Sent: st.Sent, Answered: st.Answered, Retried: st.Retried, TimedOut: st.TimedOut, Errors: st.Errors,
+		P50ms: float64(st.Latency.P50) / 1e6, P99ms: float64(st.Latency.P99) / 1e6}
+	if s.Counters != nil {
+		if iv := s.Counters.Interval(); iv > 0 {
+			d.Interval = iv.String()
+		}
+		n := 0
+		s.Counters.Ports(func(checks.PortReading) { n++ })
+		d.Fabric.PortsRead = n
+	}
+	for _, n := range s.Fabric.Nodes {
+		if n.Switch != nil && n.Switch.LFT != nil {
+			d.Fabric.SwitchesRouted++
+		}
+	}
+	d.CountBySeverity()
+	d.Status = Status(res.Findings, failOn, s.Complete)
+	return d
+}
+
+// Status is "unhealthy" when a finding is at or above failOn, else
+// "undecided" when the sweep was incomplete, else "healthy".
+func Status(fs []checks.Finding, failOn checks.Severity, complete bool) string {
+	if w, ok := checks.Worst(fs); ok && w >= failOn {
+		return "unhealthy"
+	}
+	if !complete {
+		return "undecided"
+	}
+	return "healthy"
+}
+
+// Summarize counts a fabric's nodes and links.
+func Summarize(f *fabric.Fabric) report.FabricSummary {
+	var s report.FabricSummary
+	if f == nil {
+		return s
+	}
+	for _, n := range f.Nodes {
+		s.Nodes++
+		switch n.Type {
+		case mad.NodeSwitch:
+			s.Switches++
+		case mad.NodeCA:
+			s.CAs++
+		case mad.NodeRouter:
+			s.Routers++
+		}
+	}
+	s.Links = len(f.Links())
+	return s
+}

@@ -133,6 +133,7 @@ func Start(t testing.TB, netText string) *Sim {
 	s.cmd.Dir = dir
 	s.cmd.Env = append(os.Environ(), ibsim.EnvSockName+"="+s.SockName)
 	s.cmd.Stderr = &s.errBuf
+	s.cmd.SysProcAttr = dieWithParent()
 	var err error
 	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -393,6 +394,7 @@ func (s *Sim) Run(host, tool string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, tool, args...)
 	cmd.Dir = s.scratch
 	cmd.Env = s.env(host)
+	cmd.SysProcAttr = dieWithParent()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -462,6 +464,7 @@ func (s *Sim) StartOpenSM(opt OpenSMOptions) *OpenSM {
 	o.cmd.Dir = dir
 	o.cmd.Env = append(s.env(opt.Host), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
 	o.cmd.Stdout, o.cmd.Stderr = &o.stdout, &o.stdout
+	o.cmd.SysProcAttr = dieWithParent()
 	if err := o.cmd.Start(); err != nil {
 		t.Fatalf("ibsimtest: starting opensm: %v", err)
 	}
@@ -522,6 +525,14 @@ func (o *OpenSM) Pid() int { return o.cmd.Process.Pid }
 func (o *OpenSM) Kill() {
 	o.cmd.Process.Kill()
 	<-o.exited
+}
+
+// dieWithParent makes the kernel SIGKILL a child when the test process
+// dies (e.g. go test's timeout), so no ibsim is left spinning on a closed
+// console and no OpenSM holds a slot. Go only ends an OS thread when a
+// goroutine locked to it exits, which this package never does.
+func dieWithParent() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
 func tail(s string, n int) string {

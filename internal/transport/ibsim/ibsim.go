@@ -90,9 +90,10 @@ type Conn struct {
 	id      uint32
 	timeout time.Duration
 
-	ctlMu sync.Mutex
-	ctl   *net.UnixConn
-	data  *net.UnixConn
+	ctlMu  sync.Mutex
+	sendMu sync.Mutex
+	ctl    *net.UnixConn
+	data   *net.UnixConn
 
 	local atomic.Pointer[transport.LocalPort]
 
@@ -452,9 +453,12 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	}
 	var buf [dataSize]byte
 	marshalData(buf[:], &h, p.MAD)
-	if _, err := c.data.Write(buf[:]); err != nil {
+	if err := c.write(ctx, buf[:]); err != nil {
 		if c.isClosed() {
 			return transport.ErrClosed
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("ibsim: sending to %s (ibsim on socket name %q is not reading; is it stuck?): %w", p.Addr, c.base, ctx.Err())
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return fmt.Errorf("ibsim: sending to %s on socket name %q: ibsim is gone or dropped slot %d: %w", p.Addr, c.base, c.slot, err)
@@ -462,6 +466,28 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 		return fmt.Errorf("ibsim: sending to %s: %w", p.Addr, err)
 	}
 	return nil
+}
+
+// write sends one datagram, giving up when ctx is done. A write only
+// blocks when ibsim's receive queue is full (ibsim stuck or busy); sends
+// are serialized so that each can carry its own deadline.
+func (c *Conn) write(ctx context.Context, b []byte) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	dl, _ := ctx.Deadline()
+	if err := c.data.SetWriteDeadline(dl); err != nil {
+		return err
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.data.SetWriteDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	_, err := c.data.Write(b)
+	if !stop() && ctx.Done() != nil {
+		<-fired // let it finish before the next Send resets the deadline
+	}
+	return err
 }
 
 // reader drains the data socket until Close, queueing packets for Recv.

@@ -505,3 +505,51 @@ func TestSlots(t *testing.T) {
 		t.Errorf("Recv after Close: %v", err)
 	}
 }
+
+// TestFloodWithoutRecv sends far more requests than a unix socket queue
+// holds without calling Recv: the Conn's reader must keep draining, so
+// ibsim keeps serving (its console answers) and every answer is kept.
+func TestFloodWithoutRecv(t *testing.T) {
+	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 1))
+	cl := dial(t, s.SockName, "h0001")
+	ctx, cancel0 := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel0()
+	const n = 3000
+	req, _ := mad.NewDRGet(mad.Path{1}, mad.AttrNodeInfo, 0)
+	for i := range n {
+		m := req.Marshal()
+		binary.BigEndian.PutUint64(m[8:16], uint64(i+1))
+		if err := cl.c.Send(ctx, &transport.Packet{Addr: transport.DirectedRoute(), MAD: m}); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	if out, err := s.Console("Attached"); err != nil || !strings.Contains(out, "Client ") {
+		t.Fatalf("console after the flood: %q, %v", out, err)
+	}
+	seen := make([]bool, n+1)
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for range n {
+		p, err := cl.c.Recv(rctx)
+		if err != nil {
+			t.Fatalf("after %d answers: %v (stats %+v)", countTrue(seen), err, cl.c.Stats())
+		}
+		tid := mad.TIDLow(binary.BigEndian.Uint64(p.MAD[8:16]))
+		if p.Status != 0 || tid == 0 || tid > n || seen[tid] {
+			t.Fatalf("unexpected answer: status %d tid %d", p.Status, tid)
+		}
+		seen[tid] = true
+	}
+	if st := cl.c.Stats(); st != (ibsim.Stats{}) {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func countTrue(b []bool) (n int) {
+	for _, v := range b {
+		if v {
+			n++
+		}
+	}
+	return n
+}

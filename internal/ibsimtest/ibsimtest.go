@@ -518,6 +518,10 @@ func (o *OpenSM) stop() {
 	}
 }
 
+// Stop terminates OpenSM (SIGTERM, then SIGKILL after 5 s) and waits for
+// it; LIDs and LFTs it programmed stay in ibsim.
+func (o *OpenSM) Stop() { o.stop() }
+
 // Pid is OpenSM's process id.
 func (o *OpenSM) Pid() int { return o.cmd.Process.Pid }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -553,3 +554,84 @@ func countTrue(b []bool) (n int) {
 	}
 	return n
 }
+
+var ftsHeader = regexp.MustCompile(`^Unicast lids .* \((.*)\):$`)
+var ftsEntry = regexp.MustCompile(`^0x([0-9a-f]+) (\d{3}) : \(.*'(.*)'\)`)
+
+// parseDumpFTS maps switch description → LID → egress port, plus LID →
+// destination description.
+func parseDumpFTS(out string) (map[string]map[uint16]uint8, map[string]uint16) {
+	lfts := map[string]map[uint16]uint8{}
+	lidOf := map[string]uint16{}
+	var cur map[uint16]uint8
+	for _, line := range strings.Split(out, "\n") {
+		if m := ftsHeader.FindStringSubmatch(line); m != nil {
+			cur = map[uint16]uint8{}
+			lfts[m[1]] = cur
+			continue
+		}
+		if m := ftsEntry.FindStringSubmatch(line); m != nil && cur != nil {
+			lid, _ := strconv.ParseUint(m[1], 16, 16)
+			port, _ := strconv.Atoi(m[2])
+			cur[uint16(lid)] = uint8(port)
+			lidOf[m[3]] = uint16(lid)
+		}
+	}
+	return lfts, lidOf
+}
+
+// TestEditedLFT routes the fabric from an edited dump_fts file (OpenSM's
+// file routing engine) and reads the LFTs back through the ibsim
+// transport, comparing every entry with dump_fts.
+func TestEditedLFT(t *testing.T) {
+	ibsimtest.Require(t, "opensm", "dump_fts")
+	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 2))
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: "h0001", Once: true})
+	const host = "h0002"
+	before := s.MustRun(host, "dump_fts")
+	lfts, lidOf := parseDumpFTS(before)
+	target := lidOf["h0003 HCA-1"]
+	old := lfts["leaf001"][target]
+	if target == 0 || (old != 3 && old != 4) {
+		t.Fatalf("leaf001 routes h0003 (lid %d) via port %d; dump_fts:\n%s", target, old, before)
+	}
+	edited := 7 - old // the other spine
+	// Rewrite that one line in leaf001's section.
+	var b strings.Builder
+	section := ""
+	for _, line := range strings.SplitAfter(before, "\n") {
+		if m := ftsHeader.FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+			section = m[1]
+		}
+		if section == "leaf001" && strings.HasPrefix(line, fmt.Sprintf("0x%04x %03d ", target, old)) {
+			line = fmt.Sprintf("0x%04x %03d ", target, edited) + line[len("0x0000 000 "):]
+		}
+		b.WriteString(line)
+	}
+	file := s.Dir + "/edited.fts"
+	if err := writeFile(file, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: "h0001", LFTFile: file})
+
+	after := s.MustRun(host, "dump_fts")
+	lfts, _ = parseDumpFTS(after)
+	if got := lfts["leaf001"][target]; got != edited {
+		t.Fatalf("after loading the edited table leaf001 routes lid %d via %d, want %d", target, got, edited)
+	}
+	cl := dial(t, s.SockName, host)
+	for sw, path := range map[string]mad.Path{"leaf001": {1}, "leaf002": {1, 3, 2}, "spine001": {1, 3}, "spine002": {1, 4}} {
+		want := lfts[sw]
+		if len(want) == 0 {
+			t.Fatalf("no LFT for %s in dump_fts", sw)
+		}
+		block := cl.dr(path, mad.AttrLinearForwardingTable, 0) // LIDs 0..63
+		for lid, port := range want {
+			if block[lid] != port {
+				t.Errorf("%s LFT[%d] = %d via ibsim transport, dump_fts says %d", sw, lid, block[lid], port)
+			}
+		}
+	}
+}
+
+func writeFile(name, text string) error { return os.WriteFile(name, []byte(text), 0o644) }

@@ -96,12 +96,12 @@ func counterByName(name string) (ctrID, error) {
 type counters struct {
 	t0        int64 // clock, ns since the Sim's epoch
 	val       [numCtrs]float64
-	faultRate [numCtrs]float32
-	trafRate  [numCtrs]float32
+	faultRate [numCtrs]float64
+	trafRate  [numCtrs]float64
 }
 
 func (c *counters) rate(id ctrID) float64 {
-	return float64(c.faultRate[id]) + float64(c.trafRate[id])
+	return c.faultRate[id] + c.trafRate[id]
 }
 
 // value returns counter id at time t (ns since epoch), as a 64-bit

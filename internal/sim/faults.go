@@ -165,7 +165,7 @@ func (s *Sim) AddCounter(portRef, name string, v uint64) error {
 // CounterRate makes a port's counter grow by perSecond (on top of what
 // traffic adds) from now on.
 func (s *Sim) CounterRate(portRef, name string, perSecond float64) error {
-	return s.counterOp(portRef, name, func(c *counters, id ctrID) { c.faultRate[id] = float32(perSecond) })
+	return s.counterOp(portRef, name, func(c *counters, id ctrID) { c.faultRate[id] = perSecond })
 }
 
 func (s *Sim) counterOp(portRef, name string, f func(*counters, ctrID)) error {

@@ -208,7 +208,7 @@ func (s *Sim) rerouteLocked() {
 		for _, hp := range old.ports {
 			c := s.nodes[hp.node].ports[hp.port].ctr
 			c.fold(now)
-			c.trafRate = [numCtrs]float32{}
+			c.trafRate = [numCtrs]float64{}
 		}
 		s.flowState = nil
 	}
@@ -306,7 +306,7 @@ func (s *Sim) rerouteLocked() {
 		}
 		if rs[i].lost {
 			c := touch(rs[i].lostAt.node, rs[i].lostAt.port)
-			c.trafRate[rs[i].lostCtr] += float32(got * 1e9 / 8 / trafficPacketBytes)
+			c.trafRate[rs[i].lostCtr] += got * 1e9 / 8 / trafficPacketBytes
 		}
 	}
 	waitPerSec := float64(1e9) / float64(s.opts.XmitWaitTick.Nanoseconds())
@@ -314,13 +314,13 @@ func (s *Sim) rerouteLocked() {
 		l := loads[i]
 		ni, pi := int32(k>>8), uint8(k)
 		bytes := l.carried * 1e9 / 8
-		words, pkts := float32(bytes/4), float32(bytes/trafficPacketBytes)
+		words, pkts := bytes/4, bytes/trafficPacketBytes
 		c := touch(ni, pi)
 		c.trafRate[ctrXmitData] += words
 		c.trafRate[ctrXmitPkts] += pkts
 		c.trafRate[ctrUnicastXmitPkts] += pkts
 		if l.offered > l.capacity && l.offered > 0 {
-			c.trafRate[ctrXmitWait] += float32((1 - l.capacity/l.offered) * waitPerSec)
+			c.trafRate[ctrXmitWait] += (1 - l.capacity/l.offered) * waitPerSec
 		}
 		p := &s.nodes[ni].ports[pi]
 		rc := touch(p.remote, p.remotePort)

@@ -1,0 +1,631 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Fault is one line of a faults file (docs/faults.md): a keyword,
+// positional arguments (node and port references) and key=value options.
+type Fault struct {
+	Line int
+	Kind string
+	Args []string
+	Opts []Opt
+}
+
+// Opt is a key=value option of a Fault, in file order.
+type Opt struct{ Key, Value string }
+
+func (f Fault) opt(key string) (string, bool) {
+	for _, o := range f.Opts {
+		if strings.EqualFold(o.Key, key) {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+func (f Fault) String() string {
+	var b strings.Builder
+	b.WriteString(f.Kind)
+	for _, a := range f.Args {
+		b.WriteByte(' ')
+		if a == "" || strings.ContainsAny(a, blanks+"#=\"") {
+			b.WriteString(`"` + a + `"`)
+		} else {
+			b.WriteString(a)
+		}
+	}
+	for _, o := range f.Opts {
+		b.WriteByte(' ')
+		b.WriteString(o.Key)
+		b.WriteByte('=')
+		if strings.ContainsAny(o.Value, blanks+"#\"") {
+			b.WriteString(`"` + o.Value + `"`)
+		} else {
+			b.WriteString(o.Value)
+		}
+	}
+	return b.String()
+}
+
+// faultKinds lists every keyword with how many node/port references it
+// takes (-1: one reference that may contain spaces) and which options it
+// requires or allows.
+var faultKinds = map[string]struct {
+	refs     int
+	required []string
+	allowed  []string
+	anyOpt   bool // counter: NAME=VALUE options
+}{
+	"degrade":   {refs: -1, allowed: []string{"width", "speed"}},
+	"limit":     {refs: -1, allowed: []string{"width", "speed"}},
+	"down":      {refs: -1},
+	"polling":   {refs: -1},
+	"counter":   {refs: -1, anyOpt: true},
+	"lft":       {refs: -1, allowed: []string{"dlid", "port", "behind", "uplinks-to"}},
+	"blackhole": {refs: -1, required: []string{"dlid"}},
+	"loop":      {refs: 2, required: []string{"dlid"}},
+	"asym":      {refs: 2},
+	"dead":      {refs: -1},
+	"flaky":     {refs: -1, required: []string{"answer"}},
+	"dupguid":   {refs: 2},
+	"miswire":   {refs: 2},
+	"traffic":   {refs: -1, required: []string{"rate"}, allowed: []string{"hosts", "stride"}},
+}
+
+// ParseFaults reads a faults file: one fault per line, '#' starts a
+// comment, blank lines are skipped. It checks the syntax only; names are
+// resolved when the faults are applied to a Sim.
+func ParseFaults(r io.Reader) ([]Fault, error) {
+	var out []Fault
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		toks, err := tokenize(sc.Text())
+		if err != nil {
+			return nil, fmt.Errorf("faults line %d: %w", line, err)
+		}
+		if len(toks) == 0 {
+			continue
+		}
+		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
+		k, ok := faultKinds[f.Kind]
+		if !ok {
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic)", line, toks[0].s)
+		}
+		for _, t := range toks[1:] {
+			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
+				f.Opts = append(f.Opts, Opt{Key: key, Value: val})
+				continue
+			}
+			if len(f.Opts) > 0 {
+				return nil, fmt.Errorf("faults line %d: %q after options: put node names before key=value options", line, t.s)
+			}
+			if strings.TrimSpace(t.s) == "" {
+				return nil, fmt.Errorf("faults line %d: empty name", line)
+			}
+			f.Args = append(f.Args, t.s)
+		}
+		if f.Kind == "traffic" {
+			if len(f.Args) != 1 {
+				return nil, fmt.Errorf("faults line %d: traffic takes one pattern (ring-allreduce, pairs, all-to-all)", line)
+			}
+			if _, err := parsePattern(f.Args[0]); err != nil {
+				return nil, fmt.Errorf("faults line %d: %w", line, err)
+			}
+		} else if len(f.Args) == 0 {
+			return nil, fmt.Errorf("faults line %d: %s needs a node or port", line, f.Kind)
+		}
+		if k.refs == 2 && len(f.Args) < 2 {
+			return nil, fmt.Errorf("faults line %d: %s needs two nodes or ports (quote names with spaces)", line, f.Kind)
+		}
+		for _, req := range k.required {
+			if _, ok := f.opt(req); !ok {
+				return nil, fmt.Errorf("faults line %d: %s needs %s=", line, f.Kind, req)
+			}
+		}
+		if !k.anyOpt {
+			for _, o := range f.Opts {
+				if !contains(k.required, o.Key) && !contains(k.allowed, o.Key) {
+					return nil, fmt.Errorf("faults line %d: %s does not take %s=", line, f.Kind, o.Key)
+				}
+			}
+		} else if len(f.Opts) == 0 {
+			return nil, fmt.Errorf("faults line %d: counter needs NAME=VALUE (e.g. SymbolErrorCounter=+50/s)", line)
+		}
+		if err := checkFaultValues(f); err != nil {
+			return nil, fmt.Errorf("faults line %d: %w", line, err)
+		}
+		out = append(out, f)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("faults: %w", err)
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// blanks separate words in a faults file (ASCII only).
+const blanks = " \t\r\v\f"
+
+func isBlank(c byte) bool { return strings.IndexByte(blanks, c) >= 0 }
+
+type token struct {
+	s      string
+	quoted bool // the token began with a quote: never an option
+}
+
+// tokenize splits a line on blanks; "double quotes" keep blanks, '#'
+// outside quotes ends the line. key="a b" is an option with a quoted
+// value; "a=b" is a quoted word.
+func tokenize(line string) ([]token, error) {
+	var toks []token
+	var cur strings.Builder
+	in, inQuote, quoted := false, false, false
+	flush := func() {
+		if in {
+			toks = append(toks, token{cur.String(), quoted})
+		}
+		cur.Reset()
+		in, quoted = false, false
+	}
+	for i := 0; i < len(line); i++ {
+		ch := line[i]
+		switch {
+		case inQuote:
+			if ch == '"' {
+				inQuote = false
+			} else {
+				cur.WriteByte(ch)
+			}
+		case ch == '"':
+			if !in {
+				quoted = true
+			}
+			inQuote, in = true, true
+		case ch == '#':
+			flush()
+			return toks, nil
+		case isBlank(ch):
+			flush()
+		default:
+			cur.WriteByte(ch)
+			in = true
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("unterminated quote")
+	}
+	flush()
+	return toks, nil
+}
+
+func parsePattern(s string) (Pattern, error) {
+	switch strings.ToLower(s) {
+	case "ring-allreduce", "ring", "allreduce":
+		return RingAllReduce, nil
+	case "pairs":
+		return Pairs, nil
+	case "all-to-all", "alltoall":
+		return AllToAll, nil
+	}
+	return 0, fmt.Errorf("unknown traffic pattern %q (ring-allreduce, pairs, all-to-all)", s)
+}
+
+func parseWidth(s string) (mad.Width, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1x":
+		return mad.Width1X, nil
+	case "2x":
+		return mad.Width2X, nil
+	case "4x":
+		return mad.Width4X, nil
+	case "8x":
+		return mad.Width8X, nil
+	case "12x":
+		return mad.Width12X, nil
+	}
+	return 0, fmt.Errorf("width %q: want 1x, 2x, 4x, 8x or 12x", s)
+}
+
+// parseCounterValue parses "1200" (set), "+50" (add once), "+50/s" or
+// "50/s" (grow per second).
+func parseCounterValue(v string) (set, add uint64, rate float64, kind byte, err error) {
+	v = strings.TrimSpace(v)
+	if r, ok := strings.CutSuffix(v, "/s"); ok {
+		rate, err = strconv.ParseFloat(strings.TrimPrefix(r, "+"), 64)
+		if err != nil || rate < 0 {
+			return 0, 0, 0, 0, fmt.Errorf("counter rate %q: want e.g. +50/s", v)
+		}
+		return 0, 0, rate, 'r', nil
+	}
+	if a, ok := strings.CutPrefix(v, "+"); ok {
+		add, err = strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			return 0, 0, 0, 0, fmt.Errorf("counter increment %q: want e.g. +50", v)
+		}
+		return 0, add, 0, 'a', nil
+	}
+	set, err = strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, 0, 0, 0, fmt.Errorf("counter value %q: want a number, +N, or +N/s", v)
+	}
+	return set, 0, 0, 's', nil
+}
+
+func parseShare(v string) (float64, error) {
+	pct := strings.HasSuffix(v, "%")
+	x, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("answer share %q: want e.g. 70%% or 0.7", v)
+	}
+	if pct || x > 1 {
+		x /= 100
+	}
+	if x <= 0 || x > 1 {
+		return 0, fmt.Errorf("answer share %q must be above 0 and at most 100%%", v)
+	}
+	return x, nil
+}
+
+func parseRate(v string) (float64, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	for _, suf := range []string{"gb/s", "gbps", "gbit/s", "g"} {
+		if x, ok := strings.CutSuffix(t, suf); ok {
+			t = x
+			break
+		}
+	}
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || x <= 0 {
+		return 0, fmt.Errorf("rate %q: want Gb/s, e.g. 200 or 200Gbps", v)
+	}
+	return x, nil
+}
+
+func parsePortNum(v string) (uint8, error) {
+	if strings.EqualFold(v, "none") {
+		return fabric.NoRoute, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 8)
+	if err != nil {
+		return 0, fmt.Errorf("port %q: want 0..254 or none", v)
+	}
+	return uint8(n), nil
+}
+
+// checkFaultValues validates the values that need no fabric.
+func checkFaultValues(f Fault) error {
+	for _, o := range f.Opts {
+		var err error
+		switch strings.ToLower(o.Key) {
+		case "width":
+			_, err = parseWidth(o.Value)
+		case "speed":
+			_, err = mad.ParseSpeed(o.Value)
+		case "port", "uplinks-to":
+			_, err = parsePortNum(o.Value)
+		case "answer":
+			_, err = parseShare(o.Value)
+		case "rate":
+			_, err = parseRate(o.Value)
+		case "stride":
+			_, err = strconv.Atoi(o.Value)
+		default:
+			if f.Kind == "counter" {
+				if _, err = counterByName(o.Key); err == nil {
+					_, _, _, _, err = parseCounterValue(o.Value)
+				}
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if f.Kind == "degrade" || f.Kind == "limit" {
+		if _, w := f.opt("width"); !w {
+			if _, s := f.opt("speed"); !s {
+				return fmt.Errorf("%s needs width= and/or speed=", f.Kind)
+			}
+		}
+	}
+	if f.Kind == "lft" {
+		_, d := f.opt("dlid")
+		_, b := f.opt("behind")
+		_, u := f.opt("uplinks-to")
+		_, p := f.opt("port")
+		switch {
+		case u && !d && !b && !p:
+		case (d != b) && p && !u:
+		default:
+			return fmt.Errorf("lft takes dlid=LIDS port=P, behind=NODE port=P, or uplinks-to=P")
+		}
+	}
+	return nil
+}
+
+// ApplyFaultsFile reads and applies a faults file.
+func (s *Sim) ApplyFaultsFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sim: faults file: %w", err)
+	}
+	defer f.Close()
+	fs, err := ParseFaults(f)
+	if err != nil {
+		return fmt.Errorf("sim: %s: %w", path, err)
+	}
+	if err := s.ApplyFaults(fs); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ApplyFaults applies parsed faults in order. It stops at the first one
+// that does not apply (unknown name, impossible change).
+func (s *Sim) ApplyFaults(fs []Fault) error {
+	for _, f := range fs {
+		if err := s.applyFault(f); err != nil {
+			return fmt.Errorf("faults line %d (%s): %w", f.Line, f.Kind, err)
+		}
+	}
+	return nil
+}
+
+// oneRef joins the positional words of a single-reference fault: node
+// descriptions may contain blanks ("gpu012 mlx5_0/1").
+func oneRef(f Fault) string { return strings.Join(f.Args, " ") }
+
+// twoRefs splits the positional words of a two-reference fault at the
+// one point where both halves name something.
+func (s *Sim) twoRefs(f Fault, port bool) (string, string, error) {
+	if len(f.Args) == 2 {
+		return f.Args[0], f.Args[1], nil
+	}
+	ok := func(ref string) bool {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		if port {
+			_, _, err := s.resolvePort(ref)
+			return err == nil
+		}
+		_, err := s.resolveNode(ref)
+		return err == nil
+	}
+	var found [][2]string
+	for i := 1; i < len(f.Args); i++ {
+		a, b := strings.Join(f.Args[:i], " "), strings.Join(f.Args[i:], " ")
+		if ok(a) && ok(b) {
+			found = append(found, [2]string{a, b})
+		}
+	}
+	if len(found) != 1 {
+		return "", "", fmt.Errorf("cannot tell the two names apart in %q: quote them", strings.Join(f.Args, " "))
+	}
+	return found[0][0], found[0][1], nil
+}
+
+// lidSpec parses dlid=: "57", "57-64", or a node name (its LIDs).
+func (s *Sim) lidSpec(v string) ([]uint16, error) {
+	if a, b, ok := strings.Cut(v, "-"); ok {
+		lo, e1 := strconv.ParseUint(a, 10, 16)
+		hi, e2 := strconv.ParseUint(b, 10, 16)
+		if e1 == nil && e2 == nil {
+			if lo == 0 || hi < lo || hi > 0xbfff {
+				return nil, fmt.Errorf("LID range %q: want 1..49151, low to high", v)
+			}
+			var l []uint16
+			for x := lo; x <= hi; x++ {
+				l = append(l, uint16(x))
+			}
+			return l, nil
+		}
+	}
+	if n, err := strconv.ParseUint(v, 10, 16); err == nil {
+		if n == 0 || n > 0xbfff {
+			return nil, fmt.Errorf("LID %d is not a unicast LID (1..49151)", n)
+		}
+		return []uint16{uint16(n)}, nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ni, err := s.resolveNode(v)
+	if err != nil {
+		return nil, fmt.Errorf("dlid=%s: not a LID, a range or a node: %w", v, err)
+	}
+	l := s.lidsOf(ni, false)
+	if len(l) == 0 {
+		return nil, fmt.Errorf("dlid=%s: that node has no LID", v)
+	}
+	return l, nil
+}
+
+func (s *Sim) applyFault(f Fault) error {
+	ref := oneRef(f)
+	switch f.Kind {
+	case "degrade", "limit":
+		var w mad.Width
+		var sp mad.Speed
+		if v, ok := f.opt("width"); ok {
+			w, _ = parseWidth(v)
+		}
+		if v, ok := f.opt("speed"); ok {
+			sp, _ = mad.ParseSpeed(v)
+		}
+		if f.Kind == "limit" {
+			return s.Limit(ref, w, sp)
+		}
+		return s.Degrade(ref, w, sp)
+	case "down":
+		return s.Down(ref)
+	case "polling":
+		return s.Polling(ref)
+	case "counter":
+		for _, o := range f.Opts {
+			set, add, rate, kind, _ := parseCounterValue(o.Value)
+			var err error
+			switch kind {
+			case 's':
+				err = s.SetCounter(ref, o.Key, set)
+			case 'a':
+				err = s.AddCounter(ref, o.Key, add)
+			case 'r':
+				err = s.CounterRate(ref, o.Key, rate)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	case "lft":
+		if v, ok := f.opt("uplinks-to"); ok {
+			p, _ := parsePortNum(v)
+			return s.UplinksTo(ref, p)
+		}
+		pv, _ := f.opt("port")
+		p, _ := parsePortNum(pv)
+		if v, ok := f.opt("behind"); ok {
+			return s.RouteBehind(ref, v, p)
+		}
+		v, _ := f.opt("dlid")
+		lids, err := s.lidSpec(v)
+		if err != nil {
+			return err
+		}
+		return s.setRoutesRef(ref, lids, p)
+	case "blackhole":
+		v, _ := f.opt("dlid")
+		lids, err := s.lidSpec(v)
+		if err != nil {
+			return err
+		}
+		return s.setRoutesRef(ref, lids, fabric.NoRoute)
+	case "loop":
+		a, b, err := s.twoRefs(f, false)
+		if err != nil {
+			return err
+		}
+		v, _ := f.opt("dlid")
+		lids, err := s.lidSpec(v)
+		if err != nil {
+			return err
+		}
+		for _, l := range lids {
+			if err := s.Loop(a, b, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "asym":
+		a, b, err := s.twoRefs(f, true)
+		if err != nil {
+			return err
+		}
+		return s.Asymmetric(a, b)
+	case "dead":
+		return s.Kill(ref)
+	case "flaky":
+		v, _ := f.opt("answer")
+		x, _ := parseShare(v)
+		return s.Flaky(ref, x)
+	case "dupguid":
+		a, b, err := s.twoRefs(f, false)
+		if err != nil {
+			return err
+		}
+		return s.DuplicateGUID(a, b)
+	case "miswire":
+		a, b, err := s.twoRefs(f, true)
+		if err != nil {
+			return err
+		}
+		return s.Miswire(a, b)
+	case "traffic":
+		pat, _ := parsePattern(f.Args[0])
+		rv, _ := f.opt("rate")
+		rate, _ := parseRate(rv)
+		t := Traffic{Pattern: pat, RateGbps: rate}
+		if v, ok := f.opt("stride"); ok {
+			t.Stride, _ = strconv.Atoi(v)
+		}
+		if v, ok := f.opt("hosts"); ok && v != "all" {
+			hosts, err := s.hostList(v)
+			if err != nil {
+				return err
+			}
+			t.Hosts = hosts
+		}
+		_, err := s.AddTraffic(t)
+		return err
+	}
+	return fmt.Errorf("unknown fault %q", f.Kind)
+}
+
+// setRoutesRef is SetRoute for several LIDs at once.
+func (s *Sim) setRoutesRef(sw string, lids []uint16, port uint8) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, err := s.resolveSwitch(sw)
+	if err != nil {
+		return err
+	}
+	if err := s.setRoutes(ni, lids, port); err != nil {
+		return err
+	}
+	s.rerouteLocked()
+	return nil
+}
+
+// hostList expands hosts=: comma-separated names, where a name ending in
+// '*' matches every CA whose description starts with the rest.
+func (s *Sim) hostList(v string) ([]string, error) {
+	var out []string
+	for _, h := range strings.Split(v, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		prefix, glob := strings.CutSuffix(h, "*")
+		if !glob {
+			out = append(out, h)
+			continue
+		}
+		s.mu.RLock()
+		n0 := len(out)
+		for i := range s.nodes {
+			n := &s.nodes[i]
+			if n.typ == mad.NodeSwitch || !strings.HasPrefix(n.desc, prefix) {
+				continue
+			}
+			if len(s.byDesc[n.desc]) == 1 {
+				out = append(out, n.desc)
+			} else {
+				out = append(out, fmt.Sprintf("0x%016x", n.guid))
+			}
+		}
+		s.mu.RUnlock()
+		if len(out) == n0 {
+			return nil, fmt.Errorf("hosts=%s matches no CA", h)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,358 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func applyText(t *testing.T, s *Sim, text string) {
+	t.Helper()
+	fs, err := ParseFaults(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyFaults(fs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func portInfo(t *testing.T, c *Conn, path mad.Path, port uint32) mad.PortInfo {
+	t.Helper()
+	var pi mad.PortInfo
+	drAttr(t, c, path, port, &pi)
+	return pi
+}
+
+func TestFaultDegradeBothEnds(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "degrade leaf01/3 width=1x   # a lane came up, three did not\n")
+	near := portInfo(t, c, mad.Path{1}, 3)   // leaf01 port 3
+	far := portInfo(t, c, mad.Path{1, 3}, 1) // spine01 port 1, the other end
+	sw0 := portInfo(t, c, mad.Path{1, 3}, 0) // spine01 capability masks
+	sw0l := portInfo(t, c, mad.Path{1}, 0)   // leaf01's
+	for name, pi := range map[string]mad.PortInfo{"leaf01/3": near, "spine01/1": far} {
+		if pi.LinkWidthActive != mad.Width1X {
+			t.Errorf("%s LinkWidthActive %v, want 1X", name, pi.LinkWidthActive)
+		}
+		if pi.LinkWidthEnabled != mad.Width1X|mad.Width2X|mad.Width4X {
+			t.Errorf("%s LinkWidthEnabled %v changed", name, pi.LinkWidthEnabled)
+		}
+		if pi.PortState != mad.PortStateActive || pi.PhysState != mad.PhysLinkUp {
+			t.Errorf("%s %v/%v", name, pi.PortState, pi.PhysState)
+		}
+	}
+	if r := near.Rate(&sw0l, false); r.String() != "1X NDR" {
+		t.Errorf("leaf01/3 rate %v", r)
+	}
+	if r := far.Rate(&sw0, false); r.String() != "1X NDR" {
+		t.Errorf("spine01/1 rate %v", r)
+	}
+	if other := portInfo(t, c, mad.Path{1}, 4); other.LinkWidthActive != mad.Width4X {
+		t.Errorf("leaf01/4 touched: %v", other.LinkWidthActive)
+	}
+	// Speed too.
+	applyText(t, s, "degrade spine02/2 speed=HDR\n")
+	pi := portInfo(t, c, mad.Path{1, 4, 2}, 4) // leaf02 port 4 from its far end
+	if pi.LinkSpeedExtActive != 4 || pi.LinkWidthActive != mad.Width4X {
+		t.Errorf("leaf02/4 after speed degrade: ext %d width %v", pi.LinkSpeedExtActive, pi.LinkWidthActive)
+	}
+}
+
+func TestFaultDownAndPolling(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "down leaf01/3\npolling gpu002 mlx5_0/1\n")
+	if pi := portInfo(t, c, mad.Path{1}, 3); pi.PortState != mad.PortStateDown || pi.PhysState != mad.PhysDisabled {
+		t.Errorf("leaf01/3 %v/%v, want Down/Disabled", pi.PortState, pi.PhysState)
+	}
+	if pi := portInfo(t, c, mad.Path{1, 4, 2, 3}, 1); pi.PortState != mad.PortStateDown || pi.PhysState != mad.PhysPolling {
+		t.Errorf("spine01/1 (far end) %v/%v, want Down/Polling", pi.PortState, pi.PhysState)
+	}
+	if pi := portInfo(t, c, mad.Path{1}, 2); pi.PortState != mad.PortStateDown || pi.PhysState != mad.PhysPolling {
+		t.Errorf("leaf01/2 %v/%v, want Down/Polling", pi.PortState, pi.PhysState)
+	}
+	if r := drGet(t, c, mad.Path{1, 2}, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("NodeInfo behind a Polling port answered")
+	}
+	if r := drGet(t, c, mad.Path{1, 3}, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("NodeInfo behind a down port answered")
+	}
+	// The link went down once, on both ends.
+	leaf := lidOf(t, s, "leaf01")
+	if got := pcField(t, perf(t, c, leaf, mad.MethodGet, mad.AttrPortCounters, portSelect(3)), "LinkDownedCounter"); got != 1 {
+		t.Errorf("leaf01/3 LinkDowned %d", got)
+	}
+	// The polling host port never came up: nothing counted.
+	if got := pcField(t, perf(t, c, leaf, mad.MethodGet, mad.AttrPortCounters, portSelect(2)), "LinkDownedCounter"); got != 0 {
+		t.Errorf("leaf01/2 LinkDowned %d", got)
+	}
+}
+
+func TestFaultCounters(t *testing.T) {
+	s, clk := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "counter leaf02/1 SymbolErrorCounter=+50/s PortXmitDiscards=1200\ncounter leaf02/1 PortRcvErrors=+3\n")
+	leaf := lidOf(t, s, "leaf02")
+	read := func(name string) uint64 {
+		return pcField(t, perf(t, c, leaf, mad.MethodGet, mad.AttrPortCounters, portSelect(1)), name)
+	}
+	if got := read("SymbolErrorCounter"); got != 0 {
+		t.Errorf("SymbolErrorCounter at start %d", got)
+	}
+	clk.Advance(2 * time.Second)
+	if got := read("SymbolErrorCounter"); got != 100 {
+		t.Errorf("SymbolErrorCounter after 2s %d, want 100", got)
+	}
+	clk.Advance(3 * time.Second)
+	if got := read("SymbolErrorCounter"); got != 250 {
+		t.Errorf("SymbolErrorCounter after 5s %d, want 250", got)
+	}
+	if got := read("PortXmitDiscards"); got != 1200 {
+		t.Errorf("PortXmitDiscards %d, want 1200 (and not growing)", got)
+	}
+	if got := read("PortRcvErrors"); got != 3 {
+		t.Errorf("PortRcvErrors %d", got)
+	}
+}
+
+func lftEntry(t *testing.T, c *Conn, path mad.Path, lid uint16) uint8 {
+	t.Helper()
+	var b mad.LFTBlock
+	blk, idx := mad.LFTBlockOf(lid)
+	drAttr(t, c, path, blk, &b)
+	return b.Ports[idx]
+}
+
+func TestFaultLFTEditsAndBlackhole(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	g3 := lidOf(t, s, "gpu003 mlx5_0")
+	g4 := lidOf(t, s, "gpu004 mlx5_0")
+	if r := lidGet(t, c, g3, mad.AttrNodeInfo, 0); r == nil || !r.Status.OK() {
+		t.Fatal("LID-routed NodeInfo to gpu003 failed before any fault")
+	}
+	applyText(t, s, `
+lft leaf01 dlid=gpu004 port=4
+blackhole leaf02 dlid="gpu003 mlx5_0"
+`)
+	if got := lftEntry(t, c, mad.Path{1}, g4); got != 4 {
+		t.Errorf("leaf01 LFT[%d] = %d, want 4", g4, got)
+	}
+	if got := lftEntry(t, c, mad.Path{1, 3, 2}, g3); got != 0xff {
+		t.Errorf("leaf02 LFT[%d] = %d, want 255", g3, got)
+	}
+	if r := lidGet(t, c, g3, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("LID-routed NodeInfo crossed a black hole")
+	}
+	if r := lidGet(t, c, g4, mad.AttrNodeInfo, 0); r == nil || !r.Status.OK() {
+		t.Error("LID-routed NodeInfo to gpu004 (edited, still valid) lost")
+	}
+	// Directed route does not care about LFTs.
+	if r := drGet(t, c, mad.Path{1, 3, 2, 1}, mad.AttrNodeInfo, 0); r == nil {
+		t.Error("DR to gpu003 lost")
+	}
+	// PerfMgt to it is lost as well.
+	if r := perf(t, c, g3, mad.MethodGet, mad.AttrClassPortInfo, [mad.GMPDataSize]byte{}); r != nil {
+		t.Error("PerfMgt crossed a black hole")
+	}
+}
+
+func TestFaultLoopLosesLIDRouted(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	g3 := lidOf(t, s, "gpu003 mlx5_0")
+	applyText(t, s, "loop leaf01 spine01 dlid=gpu003\n")
+	if got := lftEntry(t, c, mad.Path{1, 3}, g3); got != 1 {
+		t.Errorf("spine01 LFT[gpu003] %d, want 1 (back to leaf01)", got)
+	}
+	if r := lidGet(t, c, g3, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("LID-routed MAD survived a routing loop")
+	}
+}
+
+func TestFaultUplinksTo(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "lft leaf01 uplinks-to=4\n")
+	for _, h := range []string{"gpu003 mlx5_0", "gpu004 mlx5_0", "leaf02", "spine01"} {
+		if got := lftEntry(t, c, mad.Path{1}, lidOf(t, s, h)); got != 4 {
+			t.Errorf("leaf01 LFT[%s] = %d, want 4", h, got)
+		}
+	}
+	// Down-links untouched.
+	if got := lftEntry(t, c, mad.Path{1}, lidOf(t, s, "gpu002 mlx5_0")); got != 2 {
+		t.Errorf("leaf01 LFT[gpu002] = %d, want 2", got)
+	}
+}
+
+func TestFaultAsym(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	applyText(t, s, "asym gpu001 mlx5_0/1 gpu003 mlx5_0/1\n")
+	a, _, _ := s.resolvePort("gpu001 mlx5_0/1")
+	b, _, _ := s.resolvePort("gpu003 mlx5_0/1")
+	fwd, err := s.switchesOnRoute(a, 1, lidOf(t, s, "gpu003 mlx5_0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := s.switchesOnRoute(b, 1, lidOf(t, s, "gpu001 mlx5_0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fwd) != 3 || len(rev) != 3 || fwd[1] == rev[1] {
+		t.Errorf("forward via %s, reverse via %s: want different spines", s.nodeName(fwd[1]), s.nodeName(rev[1]))
+	}
+	// Both directions still deliver.
+	c := attach(t, s, "gpu003 mlx5_0", 1)
+	if r := lidGet(t, c, lidOf(t, s, "gpu001 mlx5_0"), mad.AttrNodeInfo, 0); r == nil {
+		t.Error("asymmetric route lost the MAD")
+	}
+}
+
+func TestFaultDeadAndFlaky(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{Seed: 42})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "dead spine02\nflaky leaf02 answer=70%\n")
+	if r := drGet(t, c, mad.Path{1, 4}, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("dead spine02 answered")
+	}
+	if r := drGet(t, c, mad.Path{1, 4, 2}, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("DR SMP forwarded by a dead switch")
+	}
+	if r := lidGet(t, c, lidOf(t, s, "spine02"), mad.AttrNodeInfo, 0); r != nil {
+		t.Error("dead spine02 answered a LID-routed SMP")
+	}
+	if r := drGet(t, c, mad.Path{1, 3}, mad.AttrNodeInfo, 0); r == nil {
+		t.Error("spine01 is fine but lost")
+	}
+	answered := 0
+	const n = 2000
+	for range n {
+		if drGet(t, c, mad.Path{1, 3, 2}, mad.AttrNodeInfo, 0) != nil {
+			answered++
+		}
+	}
+	if share := float64(answered) / n; share < 0.66 || share > 0.74 {
+		t.Errorf("flaky leaf02 answered %.1f%%, want ~70%%", 100*share)
+	}
+}
+
+func TestFaultDupGUID(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "dupguid gpu001 mlx5_0 gpu004 mlx5_0\n")
+	var a, b mad.NodeInfo
+	drAttr(t, c, mad.Path{}, 0, &a)
+	drAttr(t, c, mad.Path{1, 3, 2, 2}, 0, &b) // gpu004
+	var nd mad.NodeDescription
+	drAttr(t, c, mad.Path{1, 3, 2, 2}, 0, &nd)
+	if nd.Text != "gpu004 mlx5_0" || a.NodeGUID != b.NodeGUID || a.PortGUID == b.PortGUID {
+		t.Errorf("gpu004 (%q) NodeGUID %x vs gpu001 %x; port GUIDs %x %x", nd.Text, b.NodeGUID, a.NodeGUID, b.PortGUID, a.PortGUID)
+	}
+}
+
+func TestFaultMiswire(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	var before mad.NodeInfo
+	drAttr(t, c, mad.Path{1, 3}, 0, &before) // spine01, entered by port 1
+	// The cable meant for leaf01/3 <-> spine01/1 and the one for
+	// leaf02/4 <-> spine02/2 are swapped at the leaf02 end.
+	applyText(t, s, "miswire leaf01/3 leaf02/4\n")
+	var after mad.NodeInfo
+	drAttr(t, c, mad.Path{1, 3}, 0, &after)
+	if after.NodeGUID == before.NodeGUID || after.NodeType != mad.NodeSwitch || after.LocalPortNum != 4 {
+		t.Errorf("behind leaf01/3 now %+v; want leaf02 entered by port 4", after)
+	}
+	var nd mad.NodeDescription
+	drAttr(t, c, mad.Path{1, 3}, 0, &nd)
+	if nd.Text != "leaf02" {
+		t.Errorf("behind leaf01/3: %q", nd.Text)
+	}
+	// spine01/1 and spine02/2 now face each other.
+	drAttr(t, c, mad.Path{1, 4, 2}, 0, &nd) // spine02 port 2
+	if nd.Text != "spine01" {
+		t.Errorf("behind spine02/2: %q", nd.Text)
+	}
+	if pi := portInfo(t, c, mad.Path{1, 3}, 4); pi.PortState != mad.PortStateActive || pi.LinkWidthActive != mad.Width4X {
+		t.Errorf("leaf02/4 %v width %v", pi.PortState, pi.LinkWidthActive)
+	}
+}
+
+func TestFaultLimitHDRHost(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	applyText(t, s, "limit gpu004 mlx5_0/1 speed=HDR\n")
+	host := portInfo(t, c, mad.Path{1, 3, 2, 2}, 1)
+	sw := portInfo(t, c, mad.Path{1, 3, 2}, 2)
+	sw0 := portInfo(t, c, mad.Path{1, 3, 2}, 0)
+	if got := host.Rate(nil, false); got.String() != "4X HDR" {
+		t.Errorf("gpu004 rate %v", got)
+	}
+	if got := sw.Rate(&sw0, false); got.String() != "4X HDR" {
+		t.Errorf("leaf02/2 rate %v", got)
+	}
+	if host.SpeedSupported(nil).Has(mad.SpeedNDR) {
+		t.Errorf("gpu004 still supports NDR: %v", host.SpeedSupported(nil))
+	}
+	if !sw.SpeedEnabled(&sw0).Has(mad.SpeedNDR) {
+		t.Errorf("leaf02/2 lost NDR from Enabled: %v", sw.SpeedEnabled(&sw0))
+	}
+}
+
+func TestParseFaultsErrors(t *testing.T) {
+	for _, bad := range []string{
+		"explode leaf01",
+		"degrade leaf01/3",
+		"degrade leaf01/3 width=3x",
+		"counter leaf01/3",
+		"counter leaf01/3 Bogus=1",
+		"counter leaf01/3 SymbolErrorCounter=lots",
+		"lft leaf01 port=3",
+		"lft leaf01 dlid=4 behind=leaf02 port=3",
+		"flaky leaf01 answer=0%",
+		"flaky leaf01",
+		"loop leaf01 dlid=4",
+		"traffic ring rate=0",
+		"traffic zigzag rate=100",
+		`down "leaf01/3`,
+		"blackhole leaf01 dlid=5 extra",
+	} {
+		if _, err := ParseFaults(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed without error", bad)
+		}
+	}
+	fs, err := ParseFaults(strings.NewReader("# comment\n\n  down \"gpu012 mlx5_0\"/1  # trailing\ncounter x/1 SymbolErrorCounter=+50/s\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 2 || fs[0].Line != 3 || oneRef(fs[0]) != "gpu012 mlx5_0/1" || fs[1].Opts[0].Value != "+50/s" {
+		t.Errorf("parsed %+v", fs)
+	}
+}
+
+func FuzzParseFaults(f *testing.F) {
+	f.Add("degrade leaf07/23 width=1x\ndown leaf03/5\npolling gpu012 mlx5_0/1\n")
+	f.Add("counter leaf07/23 SymbolErrorCounter=+50/s PortXmitDiscards=1200\nlft leaf04 dlid=57 port=33\n")
+	f.Add("lft leaf04 uplinks-to=33\nasym \"gpu001 mlx5_0\" \"gpu002 mlx5_0\"\nflaky leaf05 answer=70%\n")
+	f.Add("traffic ring-allreduce hosts=gpu* rate=200 stride=32 # x\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		fs, err := ParseFaults(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		// Printing a parsed fault and parsing it again gives the same.
+		for _, x := range fs {
+			again, err := ParseFaults(strings.NewReader(x.String()))
+			if err != nil || len(again) != 1 {
+				t.Fatalf("%q re-parsed from %q: %v", x.String(), text, err)
+			}
+			if again[0].String() != x.String() {
+				t.Fatalf("round trip %q -> %q", x.String(), again[0].String())
+			}
+		}
+	})
+}

@@ -269,8 +269,9 @@ func (c *Conn) exchange(ctx context.Context, m *ctlMsg) (*ctlMsg, error) {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
 	deadline := time.Now().Add(c.timeout)
+	byCtx := false
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+		deadline, byCtx = d, true
 	}
 	if err := c.ctl.SetDeadline(deadline); err != nil {
 		return nil, fmt.Errorf("ibsim: control socket: %w", err)
@@ -281,13 +282,13 @@ func (c *Conn) exchange(ctx context.Context, m *ctlMsg) (*ctlMsg, error) {
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w: ibsim on socket name %q went away (%s)", ErrNotListening, c.base, m.Type)
 		}
-		return nil, c.ctlErr(ctx, m.Type, err)
+		return nil, c.ctlErr(ctx, byCtx, m.Type, err)
 	}
 	buf := make([]byte, ctlSize+1)
 	for {
 		n, err := c.ctl.Read(buf)
 		if err != nil {
-			return nil, c.ctlErr(ctx, m.Type, err)
+			return nil, c.ctlErr(ctx, byCtx, m.Type, err)
 		}
 		var r ctlMsg
 		if err := r.unmarshal(buf[:n]); err != nil {
@@ -299,12 +300,16 @@ func (c *Conn) exchange(ctx context.Context, m *ctlMsg) (*ctlMsg, error) {
 	}
 }
 
-func (c *Conn) ctlErr(ctx context.Context, t ctlType, err error) error {
+func (c *Conn) ctlErr(ctx context.Context, byCtx bool, t ctlType, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("ibsim: %s on socket name %q: %w", t, c.base, ctx.Err())
 	}
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	timeout := errors.As(err, &ne) && ne.Timeout()
+	if timeout && byCtx {
+		return fmt.Errorf("ibsim: no answer to %s from ibsim on socket name %q: %w", t, c.base, context.DeadlineExceeded)
+	}
+	if timeout {
 		return fmt.Errorf("ibsim: no answer to %s from ibsim on socket name %q within %v (ibsim busy, stopped with the console in `Wait`, or spinning on a client that stopped reading)", t, c.base, c.timeout)
 	}
 	return fmt.Errorf("ibsim: %s on socket name %q: %w", t, c.base, err)

@@ -163,8 +163,13 @@ func TestPollingHostPortOnLeaf(t *testing.T) {
 	p.Remote = nil
 	p.PhysState, p.State = mad.PhysPolling, mad.PortStateDown
 	fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling")
-	if len(fs) != 1 || fs[0].Entities[0].Port != 5 {
+	if len(fs) != 1 || fs[0].Entities[0].Port != 5 || fs[0].Severity != Info {
 		t.Fatalf("got %+v", fs)
+	}
+	// With the expected topology it is an error.
+	base := fatTree(t)
+	if fs := byCheck(run(t, &Snapshot{Fabric: f, Baseline: base}), "link.polling"); len(fs) != 1 || fs[0].Severity != Error {
+		t.Fatalf("with a baseline: %+v", fs)
 	}
 	// An empty port at the end of the switch is not flagged.
 	q := node(t, f, "leaf04").Ports[40]

@@ -423,8 +423,11 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 			pathRatio = float64(mx) / (float64(sum) / float64(n))
 		}
 	}
+	// Destinations come in whole numbers: 3 over 2 ports is as even as
+	// it gets. Only a busiest port above the best possible split counts.
+	best := (total + n - 1) / n
 	worst := max(dlidRatio, pathRatio)
-	if worst <= ratio || maxD-minD < 2 && pathRatio <= ratio {
+	if maxD <= best || worst <= ratio {
 		return Finding{}, false
 	}
 	idle := 0

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/spf13/cobra"
 )
 
@@ -46,6 +47,7 @@ type app struct {
 // globalOptions are the persistent flags of the root command.
 type globalOptions struct {
 	noColor bool
+	source  source.Options
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -63,8 +65,10 @@ is wrong by what it costs.`,
 	root.SetErr(a.stderr)
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.opts.noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
+	addSourceFlags(pf, &a.opts.source)
 
 	root.AddCommand(newVersionCmd(a))
+	root.AddCommand(newCheckCmd(a))
 	return root
 }
 
@@ -72,7 +76,7 @@ is wrong by what it costs.`,
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
-	root.SetArgs(args)
+	root.SetArgs(normalizeArgs(args))
 	err := root.Execute()
 	if err == nil {
 		return ExitHealthy

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+)
+
+// fabricDecoders read a fabric from a file's bytes; JSON support is added
+// by the file that owns the JSON codec.
+var jsonFabric func(data []byte) (*fabric.Fabric, error)
+
+// loadFabricFile reads a saved fabric: ibdoctor JSON (a snapshot or a
+// discover --format json), ibnetdiscover text, or an ibsim net file.
+func loadFabricFile(path string) (*fabric.Fabric, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	trimmed := bytes.TrimSpace(data)
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		if jsonFabric == nil {
+			return nil, fmt.Errorf("%s: JSON fabrics are not supported by this build", path)
+		}
+		f, err := jsonFabric(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return f, nil
+	case bytes.Contains(data, []byte("switchguid=")) || bytes.Contains(data, []byte("caguid=")) || bytes.Contains(data, []byte("vendid=")):
+		f, err := fabric.ParseIBNetDiscover(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return f, nil
+	default:
+		f, _, err := fabric.ParseNetFile(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("%s (read as an ibsim net file): %w", path, err)
+		}
+		return f, nil
+	}
+}

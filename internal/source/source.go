@@ -1,0 +1,144 @@
+// Package source opens the fabric ibdoctor talks to — the kernel umad
+// device, an ibsim simulator, or the in-process simulator — and puts the
+// request engine (and an optional capture) on top. Commands call Open and
+// never look at which one they got.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/capture"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
+)
+
+// Options select and tune the fabric connection. They mirror the global
+// flags (internal/cli/root.go).
+type Options struct {
+	// Sim selects the in-process simulator: "sample" for the built-in
+	// sample fabric, or a topology file (ibnetdiscover text, ibsim net
+	// file, or ibdoctor JSON). Empty: not the simulator.
+	Sim string
+	// Faults is an optional faults file for the simulator.
+	Faults string
+	// SimServiceTime and SimHopLatency give the simulator hardware-like
+	// timing (0: answer at once).
+	SimServiceTime, SimHopLatency time.Duration
+
+	// IBSim selects an ibsim fabric by socket name; IBSimHost is the node
+	// to attach to.
+	IBSim, IBSimHost string
+
+	// CA and Port select the local umad port (infiniband-diags' -C/-P).
+	CA   string
+	Port int
+
+	// Pcap, when set, records every MAD exchanged into this file.
+	Pcap string
+
+	// Engine tuning.
+	Timeout     time.Duration
+	Retries     int
+	Window      int
+	PerDest     int
+	AllowWrites bool
+
+	// SMP and Perf say which management classes will be used (umad
+	// registers only those agents).
+	SMP, Perf bool
+}
+
+// Session is an open fabric.
+type Session struct {
+	Engine *transport.Engine
+	// Name says what was opened ("sim:sample", "ibsim:sim/h0001",
+	// "umad:mlx5_0/1").
+	Name string
+	// Kind is "sim", "ibsim" or "umad".
+	Kind string
+	// Extra holds what a kind adds (the *sim.Sim for the simulator).
+	Extra any
+
+	closers []func() error
+}
+
+// Close closes the engine, the connection and the capture.
+func (s *Session) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// opener builds the Conn for one kind of source.
+type opener func(ctx context.Context, o Options, s *Session) (transport.Conn, error)
+
+var simOpener opener // set by sim.go
+
+// Open connects to the fabric o selects and returns a session whose
+// engine is ready. ctx bounds the opening; lifetime (may be nil) closes
+// connections that hold resources elsewhere (an ibsim slot) when done.
+func Open(ctx context.Context, lifetime context.Context, o Options) (*Session, error) {
+	s := &Session{}
+	var conn transport.Conn
+	var err error
+	switch {
+	case o.Sim != "":
+		s.Kind = "sim"
+		if simOpener == nil {
+			return nil, errors.New("the in-process simulator is not built into this binary")
+		}
+		conn, err = simOpener(ctx, o, s)
+	case o.IBSim != "":
+		s.Kind = "ibsim"
+		var c *ibsim.Conn
+		c, err = ibsim.Dial(ctx, ibsim.Options{SockName: o.IBSim, Host: o.IBSimHost, Lifetime: lifetime})
+		if err == nil {
+			conn = c
+			s.Name = fmt.Sprintf("ibsim:%s/%s", c.SockName(), nonEmpty(o.IBSimHost, os.Getenv("SIM_HOST"), "default"))
+		}
+	default:
+		s.Kind = "umad"
+		conn, err = openUmad(ctx, o, s)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, conn.Close)
+	opts := transport.Options{
+		Timeout:     o.Timeout,
+		Retries:     o.Retries,
+		Window:      o.Window,
+		PerDest:     o.PerDest,
+		AllowWrites: o.AllowWrites,
+	}
+	if o.Pcap != "" {
+		w, err := capture.Create(o.Pcap)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("--pcap: %w", err)
+		}
+		s.closers = append(s.closers, w.Close)
+		opts.Tap = w.ForEngine(conn.Local())
+	}
+	s.Engine = transport.NewEngine(conn, opts)
+	s.closers = append(s.closers, s.Engine.Close)
+	return s, nil
+}
+
+func nonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+

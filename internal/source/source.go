@@ -141,4 +141,3 @@ func nonEmpty(vs ...string) string {
 	}
 	return ""
 }
-

@@ -22,6 +22,9 @@ type ReadOptions struct {
 	// Parallel bounds the requests ReadLFTs keeps going at once (the
 	// engine's own windows still apply); zero means 64.
 	Parallel int
+	// Switches, if set, limits reading to these switches (nodes of the
+	// fabric given to ReadLFTs); the others are left as they are.
+	Switches []*fabric.Node
 }
 
 // SwitchError is a switch whose table could not be read.
@@ -65,7 +68,11 @@ func ReadLFTs(ctx context.Context, g SMPGetter, f *fabric.Fabric, o ReadOptions)
 		par = 64
 	}
 	var sws []*fabric.Node
-	for _, n := range f.Nodes {
+	nodes := f.Nodes
+	if o.Switches != nil {
+		nodes = o.Switches
+	}
+	for _, n := range nodes {
 		if n.Type == mad.NodeSwitch && len(n.Ports) > 0 {
 			if n.Switch == nil {
 				n.Switch = &fabric.Switch{}

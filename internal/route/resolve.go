@@ -1,0 +1,137 @@
+package route
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// MaxUnicastLID is the highest unicast LID (0xC000 up are multicast).
+const MaxUnicastLID = 0xBFFF
+
+// ParseLID reads s as a unicast LID, decimal or 0x-prefixed hex. A number
+// above MaxUnicastLID is not a LID (a GUID, say).
+func ParseLID(s string) (uint16, bool) {
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil || v == 0 || v > MaxUnicastLID {
+		return 0, false
+	}
+	if strings.HasPrefix(s, "0") && !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") && len(s) > 1 {
+		// ParseUint reads a leading 0 as octal; a LID is never written so.
+		d, err := strconv.ParseUint(s, 10, 16)
+		if err != nil || d == 0 || d > MaxUnicastLID {
+			return 0, false
+		}
+		return uint16(d), true
+	}
+	return uint16(v), true
+}
+
+// AmbiguousError is a name that matches more than one port.
+type AmbiguousError struct {
+	Arg     string
+	Matches []string // "gpu042 mlx5_0 port 1 (LID 12, GUID 0x...)"
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("%q matches %d ports: %s; give a full node description, a GUID or a LID", e.Arg, len(e.Matches), strings.Join(e.Matches, "; "))
+}
+
+// NotFoundError is a name, GUID or LID that names nothing in the fabric.
+type NotFoundError struct {
+	Arg  string
+	What string // "LID", "GUID", "name"
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no node or port in the fabric has %s %s", e.What, e.Arg)
+}
+
+// Resolve finds the port arg names in f: a LID (decimal or 0x hex), a
+// node or port GUID (0x and more than four hex digits), a node
+// description, or a host name — the first word of descriptions like
+// "gpu042 mlx5_0" — or a prefix of descriptions, when exactly one port
+// with a LID matches. A switch resolves to its port 0 (its LID), a CA to
+// its port that has a LID. When several match, the *AmbiguousError lists
+// them.
+func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
+	if lid, ok := ParseLID(arg); ok {
+		if p := f.PortByLID(lid); p != nil {
+			return p, nil
+		}
+		return nil, &NotFoundError{Arg: arg, What: "LID"}
+	}
+	if s, ok := strings.CutPrefix(strings.ToLower(arg), "0x"); ok {
+		if g, err := strconv.ParseUint(s, 16, 64); err == nil {
+			if n := f.NodeByGUID(g); n != nil {
+				return pick(arg, []*fabric.Node{n})
+			}
+			// A port GUID (a switch's ports carry the node's GUID,
+			// found above).
+			for _, n := range f.Nodes {
+				for _, p := range n.Ports {
+					if p != nil && p.GUID == g && (n.Type != mad.NodeSwitch || p.Num == 0) {
+						return p, nil
+					}
+				}
+			}
+			return nil, &NotFoundError{Arg: arg, What: "GUID"}
+		}
+	}
+	if ns := f.NodesByName(arg); len(ns) > 0 {
+		return pick(arg, ns)
+	}
+	var byHost, byPrefix []*fabric.Node
+	for _, n := range f.Nodes {
+		d := n.Description
+		if first, _, _ := strings.Cut(d, " "); first == arg {
+			byHost = append(byHost, n)
+		} else if strings.HasPrefix(d, arg) {
+			byPrefix = append(byPrefix, n)
+		}
+	}
+	switch {
+	case len(byHost) > 0:
+		return pick(arg, byHost)
+	case len(byPrefix) > 0:
+		return pick(arg, byPrefix)
+	}
+	return nil, &NotFoundError{Arg: arg, What: "name"}
+}
+
+// pick returns the one addressable port among nodes, or says which match.
+func pick(arg string, nodes []*fabric.Node) (*fabric.Port, error) {
+	var ports []*fabric.Port
+	for _, n := range nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 || (n.Type == mad.NodeSwitch && p.Num != 0) {
+				continue
+			}
+			ports = append(ports, p)
+		}
+	}
+	switch len(ports) {
+	case 1:
+		return ports[0], nil
+	case 0:
+		return nil, fmt.Errorf("%q matches %s but no port of it has a LID (is a subnet manager running?)", arg, names(nodes))
+	}
+	e := &AmbiguousError{Arg: arg}
+	for _, p := range ports {
+		e.Matches = append(e.Matches, fmt.Sprintf("%s port %d (LID %d, GUID %#016x)", p.Node.Description, p.Num, p.LID, p.GUID))
+	}
+	sort.Strings(e.Matches)
+	return nil, e
+}
+
+func names(nodes []*fabric.Node) string {
+	var s []string
+	for _, n := range nodes {
+		s = append(s, strconv.Quote(n.Description))
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,91 @@
+package route
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func TestParseLID(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint16
+		ok   bool
+	}{
+		{"1", 1, true}, {"0x1f", 31, true}, {"0X1F", 31, true}, {"010", 10, true}, {"49151", 0xbfff, true},
+		{"0", 0, false}, {"49152", 0, false}, {"0xc000", 0, false}, {"0x0002c90300a1b2c3", 0, false},
+		{"gpu001", 0, false}, {"-1", 0, false}, {"", 0, false}, {"0x", 0, false},
+	} {
+		got, ok := ParseLID(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("ParseLID(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	f := small(t)
+	// A second HCA port with its own LID on gpu005 makes "gpu005" ambiguous.
+	g5 := node(f, "gpu005 mlx5_0")
+	p2 := &fabric.Port{Node: g5, Num: 2, GUID: 0x0002c9fffe000005, LID: 200}
+	g5.Ports = append(g5.Ports, p2)
+	f.Reindex()
+	leaf2 := node(f, "leaf02")
+	g1 := node(f, "gpu001 mlx5_0").Ports[1]
+	for _, c := range []struct {
+		arg  string
+		want *fabric.Port
+	}{
+		{fmt.Sprint(g1.LID), g1},
+		{fmt.Sprintf("%#x", g1.LID), g1},
+		{fmt.Sprintf("%#x", g1.Node.GUID), g1},
+		{fmt.Sprintf("%#016x", g1.GUID), g1},
+		{fmt.Sprintf("%#x", p2.GUID), p2},
+		{"gpu001 mlx5_0", g1},
+		{"gpu001", g1},
+		{"leaf02", leaf2.Ports[0]},
+		{fmt.Sprintf("%#x", leaf2.GUID), leaf2.Ports[0]},
+		{fmt.Sprint(leaf2.Ports[0].LID), leaf2.Ports[0]},
+		{"spine0", nil}, // two spines
+		{"gpu00", nil},  // gpu001..gpu009
+		{"gpu005", nil}, // two ports with LIDs
+	} {
+		got, err := Resolve(f, c.arg)
+		if c.want == nil {
+			var ae *AmbiguousError
+			if !errors.As(err, &ae) || len(ae.Matches) < 2 {
+				t.Errorf("Resolve(%q) = %v, %v; want ambiguous", c.arg, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s port %d", c.arg, got, err, c.want.Node.Description, c.want.Num)
+		}
+	}
+	_, err := Resolve(f, "gpu005")
+	if err == nil || !strings.Contains(err.Error(), "gpu005 mlx5_0 port 1") || !strings.Contains(err.Error(), "gpu005 mlx5_0 port 2 (LID 200") {
+		t.Errorf("ambiguity does not say which match: %v", err)
+	}
+	for _, arg := range []string{"nosuch", "999", "0x1234567890"} {
+		var nf *NotFoundError
+		if _, err := Resolve(f, arg); !errors.As(err, &nf) {
+			t.Errorf("Resolve(%q): %v", arg, err)
+		}
+	}
+	// A node without LIDs (no SM yet) says so.
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && n.Type == mad.NodeSwitch {
+				p.LID = 0
+			}
+		}
+	}
+	f.Reindex()
+	if _, err := Resolve(f, "leaf01"); err == nil || !strings.Contains(err.Error(), "subnet manager") {
+		t.Errorf("no LID: %v", err)
+	}
+}

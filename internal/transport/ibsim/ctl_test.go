@@ -97,6 +97,9 @@ func TestClientIDs(t *testing.T) {
 	if c1.id == c2.id || c1.id&(1<<22-1) != c2.id&(1<<22-1) {
 		t.Errorf("IDs %d and %d", c1.id, c2.id)
 	}
+	if err := (&Conn{base: base}).bind(1 << 31); err == nil {
+		t.Error("client ID 1<<31 accepted; ibsim would format it as a negative number")
+	}
 	// A fixed ID already in use is an error naming the socket.
 	c3 := &Conn{base: base}
 	err := c3.bind(c1.id)

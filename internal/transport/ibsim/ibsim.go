@@ -29,6 +29,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"sync"
@@ -64,10 +65,11 @@ type Options struct {
 	// port of its net file).
 	Host string
 	// ClientID names our sockets (BASE:ctlID, BASE:inID) and is what the
-	// console's "Attached" shows as pid. Zero: pid + n<<22 for the n-th
-	// Conn of this process, so the first one uses the plain pid as
-	// libumad2sim does, later ones stay unique, and ID&0x3fffff is always
-	// the pid (Linux pids are below 1<<22).
+	// console's "Attached" shows as pid; at most MaxInt32 (ibsim holds it
+	// in a C int). Zero: pid + (n%512)<<22 for the n-th Conn of this
+	// process, so the first one uses the plain pid as libumad2sim does,
+	// later ones stay unique, and ID&0x3fffff is always the pid (Linux
+	// pids are below 1<<22). An ID whose sockets are taken is skipped.
 	ClientID uint32
 	// ControlTimeout bounds each control exchange. Zero: 2s.
 	ControlTimeout time.Duration
@@ -182,12 +184,18 @@ func Dial(ctx context.Context, opt Options) (*Conn, error) {
 
 // bind creates and binds both client sockets under one client ID.
 func (c *Conn) bind(fixed uint32) error {
+	if fixed > math.MaxInt32 {
+		// ibsim keeps the ID in a C int and prints it with %d when it
+		// connects to BASE:inID: a larger ID names another socket and
+		// ibsim exits on the failed connect.
+		return fmt.Errorf("ibsim: client ID %d is above %d, which ibsim cannot handle", fixed, math.MaxInt32)
+	}
 	srv := &net.UnixAddr{Name: sockAddr(serverCtlName(c.base)), Net: "unixgram"}
 	pid := uint32(os.Getpid()) & (1<<22 - 1)
 	for attempt := 0; ; attempt++ {
 		id := fixed
 		if id == 0 {
-			id = pid + (connSeq.Add(1)-1)%1024<<22
+			id = pid + (connSeq.Add(1)-1)%512<<22 // stays <= MaxInt32
 			if id == 0 {
 				continue
 			}

@@ -79,3 +79,17 @@ func TestHarness(t *testing.T) {
 		t.Errorf("after FreeStaleSlots, Attached = %+v", cs)
 	}
 }
+
+// TestBigFabricLimits starts a fabric past ibsim's default 2,048-node
+// limit: Start must raise -N (and friends) from the net file.
+func TestBigFabricLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 2,656-node fabric")
+	}
+	Require(t, "ibnetdiscover")
+	s := Start(t, FatTree(64, 40, 32))
+	out := s.MustRun("h0001", "ibnetdiscover")
+	if ca, sw := strings.Count(out, "\nCa\t"), strings.Count(out, "\nSwitch\t"); ca != 64*40 || sw != 96 {
+		t.Errorf("ibnetdiscover found %d CAs and %d switches, want 2560 and 96", ca, sw)
+	}
+}

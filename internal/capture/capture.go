@@ -95,7 +95,7 @@ func NewWriter(w io.Writer) (*Writer, error) {
 func Create(path string) (*Writer, error) {
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("capture: %w (choose a writable --capture path)", err)
+		return nil, fmt.Errorf("capture: %w (choose a writable path for the capture file)", err)
 	}
 	w, err := NewWriter(f)
 	if err != nil {

@@ -247,7 +247,7 @@ func TestCloseFlushesAndRejectsLaterRecords(t *testing.T) {
 
 func TestCreateUnwritable(t *testing.T) {
 	_, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir", "c.pcap"))
-	if err == nil || !strings.Contains(err.Error(), "--capture") {
+	if err == nil || !strings.Contains(err.Error(), "writable path") {
 		t.Errorf("Create in a missing directory: %v", err)
 	}
 }

@@ -3,14 +3,17 @@ package fabric
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 type index struct {
-	byGUID map[uint64]*Node
-	byLID  map[uint16]*Port
-	byName map[string][]*Node
+	byGUID     map[uint64]*Node
+	byLID      map[uint16]*Port
+	byName     map[string][]*Node
+	byPortGUID map[uint64]*Port
+	byHost     map[string][]*Node // first word of the description
 }
 
 func (f *Fabric) index() *index {
@@ -21,14 +24,29 @@ func (f *Fabric) index() *index {
 		byGUID: make(map[uint64]*Node, len(f.Nodes)),
 		byLID:  make(map[uint16]*Port, len(f.Nodes)),
 		byName: make(map[string][]*Node, len(f.Nodes)),
+
+		byPortGUID: make(map[uint64]*Port, len(f.Nodes)),
+		byHost:     make(map[string][]*Node, len(f.Nodes)),
 	}
 	for _, n := range f.Nodes {
 		if _, dup := x.byGUID[n.GUID]; !dup {
 			x.byGUID[n.GUID] = n
 		}
 		x.byName[n.Description] = append(x.byName[n.Description], n)
+		if h := hostOf(n.Description); h != "" {
+			x.byHost[h] = append(x.byHost[h], n)
+		}
 		for _, p := range n.Ports {
-			if p == nil || p.LID == 0 {
+			if p == nil {
+				continue
+			}
+			// A switch's ports share its port GUID: index port 0.
+			if p.GUID != 0 && (n.Type != mad.NodeSwitch || p.Num == 0) {
+				if _, dup := x.byPortGUID[p.GUID]; !dup {
+					x.byPortGUID[p.GUID] = p
+				}
+			}
+			if p.LID == 0 {
 				continue
 			}
 			// A switch's LID belongs to port 0; a CA's to each port.
@@ -58,6 +76,32 @@ func (f *Fabric) PortByLID(lid uint16) *Port { return f.index().byLID[lid] }
 
 // NodesByName returns the nodes whose description is exactly name.
 func (f *Fabric) NodesByName(name string) []*Node { return f.index().byName[name] }
+
+// PortByGUID returns the port with the given PortGUID (a switch's port 0
+// for a switch port GUID; the first one when duplicated), or nil.
+func (f *Fabric) PortByGUID(guid uint64) *Port { return f.index().byPortGUID[guid] }
+
+// NodesByHost returns the nodes of a host: those whose description is
+// host or starts with host and a space ("gpu042" finds "gpu042 mlx5_0"
+// and "gpu042 mlx5_3", not "gpu0420 mlx5_0"), in fabric order.
+func (f *Fabric) NodesByHost(host string) []*Node {
+	host = strings.TrimSpace(host)
+	if host == "" {
+		return nil
+	}
+	if strings.ContainsAny(host, " \t") {
+		return f.NodesByName(host)
+	}
+	return f.index().byHost[host]
+}
+
+// hostOf is the host part of a CA description: the text before the
+// first space ("gpu042 mlx5_3" → "gpu042"), the whole description when
+// it has no space.
+func hostOf(desc string) string {
+	h, _, _ := strings.Cut(strings.TrimSpace(desc), " ")
+	return h
+}
 
 // Links returns every link once, in canonical order (by the A end's node
 // GUID and port number).

@@ -1,0 +1,611 @@
+package fabric
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// SchemaV1 names the JSON form of a Fabric written by Marshal. The schema
+// is documented in docs/schema-fabric.md.
+const SchemaV1 = "ibdoctor.fabric/v1"
+
+// JSON document types. Field names are stable snake_case; GUIDs and
+// vendor/device IDs are "0x..." hex strings; widths and speeds carry the
+// operator string and the mask (the mask is authoritative on input).
+
+type jsonFabric struct {
+	Schema         string          `json:"schema"`
+	Nodes          []jsonNode      `json:"nodes"`
+	Links          []jsonLink      `json:"links"`
+	Unreachable    []jsonUnreach   `json:"unreachable,omitempty"`
+	DuplicateGUIDs []jsonDuplicate `json:"duplicate_guids,omitempty"`
+}
+
+type jsonNode struct {
+	Type            string      `json:"type"`
+	GUID            string      `json:"guid"`
+	SystemImageGUID string      `json:"system_image_guid"`
+	Description     string      `json:"description"`
+	VendorID        string      `json:"vendor_id"`
+	DeviceID        string      `json:"device_id"`
+	Revision        string      `json:"revision"`
+	NumPorts        int         `json:"num_ports"`
+	Path            *string     `json:"path,omitempty"`
+	Switch          *jsonSwitch `json:"switch,omitempty"`
+	Ports           []jsonPort  `json:"ports"`
+}
+
+type jsonSwitch struct {
+	LinearFDBCap  uint16  `json:"linear_fdb_cap"`
+	LinearFDBTop  uint16  `json:"linear_fdb_top"`
+	MulticastCap  uint16  `json:"multicast_cap"`
+	LIDsPerPort   uint16  `json:"lids_per_port"`
+	EnhancedPort0 bool    `json:"enhanced_port0"`
+	LifeTimeValue uint8   `json:"life_time_value"`
+	DefaultPort   uint8   `json:"default_port"`
+	PartitionCap  uint16  `json:"partition_cap"`
+	MulticastTop  uint16  `json:"multicast_top"`
+	LFT           *string `json:"lft,omitempty"`
+}
+
+type jsonPort struct {
+	Num         uint8      `json:"num"`
+	GUID        string     `json:"guid"`
+	LID         uint16     `json:"lid"`
+	LMC         uint8      `json:"lmc,omitempty"`
+	State       string     `json:"state"`
+	PhysState   string     `json:"phys_state"`
+	Width       *jsonMasks `json:"width,omitempty"`
+	Speed       *jsonMasks `json:"speed,omitempty"`
+	NeighborMTU int        `json:"neighbor_mtu,omitempty"`
+	MTUCap      int        `json:"mtu_cap,omitempty"`
+	CapMask     string     `json:"cap_mask,omitempty"`
+	CapMask2    string     `json:"cap_mask2,omitempty"`
+}
+
+// jsonMasks holds a port's active/enabled/supported width or speed.
+type jsonMasks struct {
+	Active        string  `json:"active,omitempty"`
+	Enabled       string  `json:"enabled,omitempty"`
+	Supported     string  `json:"supported,omitempty"`
+	ActiveMask    *uint16 `json:"active_mask,omitempty"`
+	EnabledMask   *uint16 `json:"enabled_mask,omitempty"`
+	SupportedMask *uint16 `json:"supported_mask,omitempty"`
+}
+
+type jsonEnd struct {
+	Node int    `json:"node"`
+	GUID string `json:"guid"`
+	Port uint8  `json:"port"`
+}
+
+type jsonLink struct {
+	A    jsonEnd `json:"a"`
+	B    jsonEnd `json:"b"`
+	Rate string  `json:"rate,omitempty"` // A end's active rate, informative
+}
+
+type jsonUnreach struct {
+	Path     *string `json:"path,omitempty"`
+	FromGUID string  `json:"from_guid"`
+	FromPort uint8   `json:"from_port"`
+	What     string  `json:"what"`
+	Reason   string  `json:"reason"`
+}
+
+type jsonDuplicate struct {
+	GUID         string   `json:"guid"`
+	Paths        []string `json:"paths"`
+	Descriptions []string `json:"descriptions,omitempty"`
+}
+
+// MarshalOptions tune Marshal.
+type MarshalOptions struct {
+	// OmitLFT leaves switches' forwarding tables out (they dominate the
+	// size of a big fabric: 2 hex digits per LID per switch).
+	OmitLFT bool
+	// Indent pretty-prints with two spaces.
+	Indent bool
+}
+
+func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
+
+// Marshal encodes f as an ibdoctor.fabric/v1 JSON document (indented,
+// LFTs included). Unmarshal(Marshal(f)) reproduces f exactly.
+func Marshal(f *Fabric) ([]byte, error) {
+	return MarshalWith(f, MarshalOptions{Indent: true})
+}
+
+// MarshalWith is Marshal with options.
+func MarshalWith(f *Fabric, opt MarshalOptions) ([]byte, error) {
+	doc := jsonFabric{Schema: SchemaV1, Nodes: make([]jsonNode, 0, len(f.Nodes)), Links: []jsonLink{}}
+	index := make(map[*Node]int, len(f.Nodes))
+	for i, n := range f.Nodes {
+		index[n] = i
+	}
+	for _, n := range f.Nodes {
+		jn := jsonNode{
+			Type:            nodeTypeName(n.Type),
+			GUID:            hex64(n.GUID),
+			SystemImageGUID: hex64(n.SystemImageGUID),
+			Description:     n.Description,
+			VendorID:        fmt.Sprintf("0x%06x", n.VendorID),
+			DeviceID:        fmt.Sprintf("0x%04x", n.DeviceID),
+			Revision:        fmt.Sprintf("0x%08x", n.Revision),
+			NumPorts:        n.NumPorts(),
+			Ports:           []jsonPort{},
+		}
+		if len(n.Ports) == 0 {
+			jn.NumPorts = -1 // no Ports slice at all
+		}
+		if n.Path != nil {
+			s := n.Path.String()
+			jn.Path = &s
+		}
+		if s := n.Switch; s != nil {
+			js := &jsonSwitch{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0,
+				s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop, nil}
+			if s.LFT != nil && !opt.OmitLFT {
+				h := hex.EncodeToString(s.LFT)
+				js.LFT = &h
+			}
+			jn.Switch = js
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if p.Node != n {
+				return nil, fmt.Errorf("fabric: marshal: node %s port %d belongs to another node", hex64(n.GUID), p.Num)
+			}
+			jp := jsonPort{
+				Num: p.Num, GUID: hex64(p.GUID), LID: p.LID, LMC: p.LMC,
+				State: p.State.String(), PhysState: p.PhysState.String(),
+				Width:       widthMasks(p.WidthActive, p.WidthEnabled, p.WidthSupported),
+				Speed:       speedMasks(p.SpeedActive, p.SpeedEnabled, p.SpeedSupported),
+				NeighborMTU: mtuJSON(p.NeighborMTU), MTUCap: mtuJSON(p.MTUCap),
+			}
+			if p.CapMask != 0 {
+				jp.CapMask = fmt.Sprintf("0x%08x", p.CapMask)
+			}
+			if p.CapMask2 != 0 {
+				jp.CapMask2 = fmt.Sprintf("0x%04x", p.CapMask2)
+			}
+			jn.Ports = append(jn.Ports, jp)
+		}
+		doc.Nodes = append(doc.Nodes, jn)
+	}
+	for _, l := range f.Links() {
+		ia, oka := index[l.A.Node]
+		ib, okb := index[l.B.Node]
+		if !oka || !okb {
+			return nil, fmt.Errorf("fabric: marshal: link %s[%d]-%s[%d] leads to a node not in Nodes",
+				hex64(l.A.Node.GUID), l.A.Num, hex64(l.B.Node.GUID), l.B.Num)
+		}
+		jl := jsonLink{A: jsonEnd{ia, hex64(l.A.Node.GUID), l.A.Num}, B: jsonEnd{ib, hex64(l.B.Node.GUID), l.B.Num}}
+		if l.A.WidthActive != 0 || l.A.SpeedActive != 0 {
+			jl.Rate = l.A.Rate().String()
+		}
+		doc.Links = append(doc.Links, jl)
+	}
+	for _, u := range f.Unreachable {
+		ju := jsonUnreach{FromGUID: hex64(u.FromGUID), FromPort: u.FromPort, What: u.What, Reason: u.Reason}
+		if u.Path != nil {
+			s := u.Path.String()
+			ju.Path = &s
+		}
+		doc.Unreachable = append(doc.Unreachable, ju)
+	}
+	for _, d := range f.DuplicateGUIDs {
+		jd := jsonDuplicate{GUID: hex64(d.GUID), Paths: []string{}, Descriptions: d.Descs}
+		for _, p := range d.Paths {
+			jd.Paths = append(jd.Paths, p.String())
+		}
+		doc.DuplicateGUIDs = append(doc.DuplicateGUIDs, jd)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if opt.Indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(doc); err != nil {
+		return nil, fmt.Errorf("fabric: marshal: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func nodeTypeName(t mad.NodeType) string {
+	switch t {
+	case mad.NodeCA:
+		return "ca"
+	case mad.NodeSwitch:
+		return "switch"
+	case mad.NodeRouter:
+		return "router"
+	}
+	return strconv.Itoa(int(t))
+}
+
+func parseNodeType(s string) (mad.NodeType, error) {
+	switch strings.ToLower(s) {
+	case "ca":
+		return mad.NodeCA, nil
+	case "switch":
+		return mad.NodeSwitch, nil
+	case "router":
+		return mad.NodeRouter, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 8)
+	if err != nil {
+		return 0, fmt.Errorf("node type %q: want ca, switch, router or a number", s)
+	}
+	return mad.NodeType(n), nil
+}
+
+func u16p(v uint16) *uint16 { return &v }
+
+func widthMasks(a, e, s mad.Width) *jsonMasks {
+	if a == 0 && e == 0 && s == 0 {
+		return nil
+	}
+	m := &jsonMasks{}
+	if a != 0 {
+		m.Active, m.ActiveMask = a.String(), u16p(uint16(a))
+	}
+	if e != 0 {
+		m.Enabled, m.EnabledMask = e.String(), u16p(uint16(e))
+	}
+	if s != 0 {
+		m.Supported, m.SupportedMask = s.String(), u16p(uint16(s))
+	}
+	return m
+}
+
+func speedMasks(a, e, s mad.Speed) *jsonMasks {
+	if a == 0 && e == 0 && s == 0 {
+		return nil
+	}
+	m := &jsonMasks{}
+	if a != 0 {
+		m.Active, m.ActiveMask = a.String(), u16p(uint16(a))
+	}
+	if e != 0 {
+		m.Enabled, m.EnabledMask = e.String(), u16p(uint16(e))
+	}
+	if s != 0 {
+		m.Supported, m.SupportedMask = s.String(), u16p(uint16(s))
+	}
+	return m
+}
+
+// mtuJSON gives an MTU in bytes; a code that is not an MTU is kept as
+// the code itself (always < 256, so it cannot be mistaken for bytes).
+func mtuJSON(m mad.MTU) int {
+	if m == 0 {
+		return 0
+	}
+	if b := m.Bytes(); b != 0 {
+		return b
+	}
+	return int(m)
+}
+
+func mtuFromJSON(v int) (mad.MTU, error) {
+	if v >= 0 && v < 256 {
+		return mad.MTU(v), nil
+	}
+	for c := mad.MTU256; c <= mad.MTU4096; c++ {
+		if c.Bytes() == v {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("MTU %d is not 256, 512, 1024, 2048 or 4096 bytes", v)
+}
+
+func parseWidthMask(s string) (mad.Width, error) {
+	var w mad.Width
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" || part == "none" {
+			continue
+		}
+		if strings.HasPrefix(part, "0x") {
+			v, err := parseUint(part, 8)
+			if err != nil {
+				return 0, fmt.Errorf("width %q", s)
+			}
+			w |= mad.Width(v)
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSuffix(strings.ToUpper(part), "X"))
+		if err != nil || widthFromLanes(n) == 0 {
+			return 0, fmt.Errorf("width %q: %q is not 1X, 2X, 4X, 8X or 12X", s, part)
+		}
+		w |= widthFromLanes(n)
+	}
+	return w, nil
+}
+
+func parseSpeedMask(s string) (mad.Speed, error) {
+	var sp mad.Speed
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" || part == "none" {
+			continue
+		}
+		if strings.HasPrefix(part, "0x") {
+			v, err := parseUint(part, 16)
+			if err != nil {
+				return 0, fmt.Errorf("speed %q", s)
+			}
+			sp |= mad.Speed(v)
+			continue
+		}
+		x, err := mad.ParseSpeed(part)
+		if err != nil {
+			return 0, fmt.Errorf("speed %q: %w", s, err)
+		}
+		sp |= x
+	}
+	return sp, nil
+}
+
+// masks decodes one jsonMasks: the numbers when present, else the strings.
+func (m *jsonMasks) decode(parse func(string) (uint16, error)) (a, e, s uint16, err error) {
+	if m == nil {
+		return 0, 0, 0, nil
+	}
+	pick := func(mask *uint16, str string) (uint16, error) {
+		if mask != nil {
+			return *mask, nil
+		}
+		if str == "" {
+			return 0, nil
+		}
+		return parse(str)
+	}
+	if a, err = pick(m.ActiveMask, m.Active); err != nil {
+		return
+	}
+	if e, err = pick(m.EnabledMask, m.Enabled); err != nil {
+		return
+	}
+	s, err = pick(m.SupportedMask, m.Supported)
+	return
+}
+
+var portStates, physStates = func() (map[string]mad.PortState, map[string]mad.PhysState) {
+	a, b := make(map[string]mad.PortState), make(map[string]mad.PhysState)
+	for i := 0; i < 256; i++ {
+		a[mad.PortState(i).String()] = mad.PortState(i)
+		b[mad.PhysState(i).String()] = mad.PhysState(i)
+	}
+	return a, b
+}()
+
+func parseGUIDString(what, s string) (uint64, error) {
+	if !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") {
+		return 0, fmt.Errorf("%s %q: want a 0x-prefixed hex string", what, s)
+	}
+	v, err := strconv.ParseUint(s[2:], 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: %v", what, s, err)
+	}
+	return v, nil
+}
+
+// Unmarshal decodes an ibdoctor.fabric/v1 document, rebuilding Node and
+// Remote pointers from the links.
+func Unmarshal(data []byte) (*Fabric, error) {
+	var doc jsonFabric
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		var probe struct {
+			Schema string `json:"schema"`
+		}
+		if json.Unmarshal(data, &probe) == nil && probe.Schema != SchemaV1 {
+			return nil, fmt.Errorf("fabric: unmarshal: schema %q, this ibdoctor reads %q", probe.Schema, SchemaV1)
+		}
+		return nil, fmt.Errorf("fabric: unmarshal: %w", err)
+	}
+	if doc.Schema != SchemaV1 {
+		return nil, fmt.Errorf("fabric: unmarshal: schema %q, this ibdoctor reads %q", doc.Schema, SchemaV1)
+	}
+	f := &Fabric{Nodes: make([]*Node, 0, len(doc.Nodes))}
+	for i, jn := range doc.Nodes {
+		n, err := jn.decode()
+		if err != nil {
+			return nil, fmt.Errorf("fabric: unmarshal: nodes[%d]: %w", i, err)
+		}
+		f.Nodes = append(f.Nodes, n)
+	}
+	for i, jl := range doc.Links {
+		var ends [2]*Port
+		for k, e := range []jsonEnd{jl.A, jl.B} {
+			if e.Node < 0 || e.Node >= len(f.Nodes) {
+				return nil, fmt.Errorf("fabric: unmarshal: links[%d]: node index %d out of range", i, e.Node)
+			}
+			n := f.Nodes[e.Node]
+			if e.GUID != "" {
+				g, err := parseGUIDString("guid", e.GUID)
+				if err != nil {
+					return nil, fmt.Errorf("fabric: unmarshal: links[%d]: %w", i, err)
+				}
+				if g != n.GUID {
+					return nil, fmt.Errorf("fabric: unmarshal: links[%d]: node %d has GUID %s, link says %s", i, e.Node, hex64(n.GUID), e.GUID)
+				}
+			}
+			if int(e.Port) >= len(n.Ports) || n.Ports[e.Port] == nil {
+				return nil, fmt.Errorf("fabric: unmarshal: links[%d]: node %s has no port %d in \"ports\"", i, hex64(n.GUID), e.Port)
+			}
+			ends[k] = n.Ports[e.Port]
+			if ends[k].Remote != nil {
+				return nil, fmt.Errorf("fabric: unmarshal: links[%d]: node %s port %d is in two links", i, hex64(n.GUID), e.Port)
+			}
+		}
+		if ends[0] == ends[1] {
+			return nil, fmt.Errorf("fabric: unmarshal: links[%d]: a port cannot be linked to itself", i)
+		}
+		ends[0].Remote, ends[1].Remote = ends[1], ends[0]
+	}
+	for i, ju := range doc.Unreachable {
+		var p mad.Path
+		if ju.Path != nil {
+			var err error
+			if p, err = mad.ParsePath(*ju.Path); err != nil {
+				return nil, fmt.Errorf("fabric: unmarshal: unreachable[%d]: %w", i, err)
+			}
+		}
+		g, err := parseGUIDString("from_guid", ju.FromGUID)
+		if err != nil {
+			return nil, fmt.Errorf("fabric: unmarshal: unreachable[%d]: %w", i, err)
+		}
+		f.Unreachable = append(f.Unreachable, Unreachable{Path: p, FromGUID: g, FromPort: ju.FromPort, What: ju.What, Reason: ju.Reason})
+	}
+	for i, jd := range doc.DuplicateGUIDs {
+		g, err := parseGUIDString("guid", jd.GUID)
+		if err != nil {
+			return nil, fmt.Errorf("fabric: unmarshal: duplicate_guids[%d]: %w", i, err)
+		}
+		d := DuplicateGUID{GUID: g, Descs: jd.Descriptions}
+		for _, s := range jd.Paths {
+			p, err := mad.ParsePath(s)
+			if err != nil {
+				return nil, fmt.Errorf("fabric: unmarshal: duplicate_guids[%d]: %w", i, err)
+			}
+			d.Paths = append(d.Paths, p)
+		}
+		f.DuplicateGUIDs = append(f.DuplicateGUIDs, d)
+	}
+	return f, nil
+}
+
+func (jn *jsonNode) decode() (*Node, error) {
+	t, err := parseNodeType(jn.Type)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Type: t, Description: jn.Description}
+	if n.GUID, err = parseGUIDString("guid", jn.GUID); err != nil {
+		return nil, err
+	}
+	if n.SystemImageGUID, err = parseGUIDString("system_image_guid", jn.SystemImageGUID); err != nil {
+		return nil, err
+	}
+	for _, x := range []struct {
+		name, s string
+		bits    int
+		dst     func(uint64)
+	}{
+		{"vendor_id", jn.VendorID, 24, func(v uint64) { n.VendorID = uint32(v) }},
+		{"device_id", jn.DeviceID, 16, func(v uint64) { n.DeviceID = uint16(v) }},
+		{"revision", jn.Revision, 32, func(v uint64) { n.Revision = uint32(v) }},
+	} {
+		if x.s == "" {
+			continue
+		}
+		v, err := parseUint(x.s, x.bits)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: want a number of %d bits", x.name, x.s, x.bits)
+		}
+		x.dst(v)
+	}
+	if jn.Path != nil {
+		if n.Path, err = mad.ParsePath(*jn.Path); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case jn.NumPorts == -1:
+		if len(jn.Ports) != 0 {
+			return nil, fmt.Errorf("num_ports -1 (no ports) but %d ports listed", len(jn.Ports))
+		}
+	case jn.NumPorts < 0 || jn.NumPorts > 254:
+		return nil, fmt.Errorf("num_ports %d: want 0..254", jn.NumPorts)
+	default:
+		n.Ports = make([]*Port, jn.NumPorts+1)
+	}
+	if js := jn.Switch; js != nil {
+		n.Switch = &Switch{js.LinearFDBCap, js.LinearFDBTop, js.MulticastCap, js.LIDsPerPort, js.EnhancedPort0,
+			js.LifeTimeValue, js.DefaultPort, js.PartitionCap, js.MulticastTop, nil}
+		if js.LFT != nil {
+			b, err := hex.DecodeString(*js.LFT)
+			if err != nil {
+				return nil, fmt.Errorf("switch lft: %v", err)
+			}
+			n.Switch.LFT = b
+		}
+	}
+	for _, jp := range jn.Ports {
+		if int(jp.Num) >= len(n.Ports) {
+			return nil, fmt.Errorf("port %d beyond num_ports %d", jp.Num, jn.NumPorts)
+		}
+		if n.Ports[jp.Num] != nil {
+			return nil, fmt.Errorf("port %d listed twice", jp.Num)
+		}
+		p, err := jp.decode()
+		if err != nil {
+			return nil, fmt.Errorf("port %d: %w", jp.Num, err)
+		}
+		p.Node = n
+		n.Ports[jp.Num] = p
+	}
+	return n, nil
+}
+
+func (jp *jsonPort) decode() (*Port, error) {
+	p := &Port{Num: jp.Num, LID: jp.LID, LMC: jp.LMC}
+	var err error
+	if p.GUID, err = parseGUIDString("guid", jp.GUID); err != nil {
+		return nil, err
+	}
+	var ok bool
+	if p.State, ok = portStates[jp.State]; !ok && jp.State != "" {
+		return nil, fmt.Errorf("state %q: want Down, Init, Armed, Active, ...", jp.State)
+	}
+	if p.PhysState, ok = physStates[jp.PhysState]; !ok && jp.PhysState != "" {
+		return nil, fmt.Errorf("phys_state %q: want Polling, Disabled, LinkUp, ...", jp.PhysState)
+	}
+	wa, we, ws, err := jp.Width.decode(func(s string) (uint16, error) { w, err := parseWidthMask(s); return uint16(w), err })
+	if err != nil {
+		return nil, err
+	}
+	if wa > 0xff || we > 0xff || ws > 0xff {
+		return nil, fmt.Errorf("width mask over 8 bits")
+	}
+	p.WidthActive, p.WidthEnabled, p.WidthSupported = mad.Width(wa), mad.Width(we), mad.Width(ws)
+	sa, se, ss, err := jp.Speed.decode(func(s string) (uint16, error) { v, err := parseSpeedMask(s); return uint16(v), err })
+	if err != nil {
+		return nil, err
+	}
+	p.SpeedActive, p.SpeedEnabled, p.SpeedSupported = mad.Speed(sa), mad.Speed(se), mad.Speed(ss)
+	if p.NeighborMTU, err = mtuFromJSON(jp.NeighborMTU); err != nil {
+		return nil, fmt.Errorf("neighbor_mtu: %w", err)
+	}
+	if p.MTUCap, err = mtuFromJSON(jp.MTUCap); err != nil {
+		return nil, fmt.Errorf("mtu_cap: %w", err)
+	}
+	if jp.CapMask != "" {
+		v, err := parseUint(jp.CapMask, 32)
+		if err != nil {
+			return nil, fmt.Errorf("cap_mask %q: want a 32-bit number", jp.CapMask)
+		}
+		p.CapMask = uint32(v)
+	}
+	if jp.CapMask2 != "" {
+		v, err := parseUint(jp.CapMask2, 16)
+		if err != nil {
+			return nil, fmt.Errorf("cap_mask2 %q: want a 16-bit number", jp.CapMask2)
+		}
+		p.CapMask2 = uint16(v)
+	}
+	return p, nil
+}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -230,7 +231,6 @@ func (s *Sim) rerouteLocked() {
 	flows := s.flows()
 	rs := make([]routed, 0, len(flows))
 	var hops []lidHop
-	seen := make(map[int32]bool)
 	for _, f := range flows {
 		if f.dlid == 0 {
 			continue
@@ -238,7 +238,6 @@ func (s *Sim) rerouteLocked() {
 		hops = hops[:0]
 		_, _, crossed, why := s.lidRoute(f.src.node, f.src.port, f.dlid, true, &hops)
 		r := routed{gbps: f.gbps}
-		clear(seen)
 		for hi, h := range hops {
 			if h.out == 0 {
 				continue
@@ -258,10 +257,9 @@ func (s *Sim) rerouteLocked() {
 				keys = append(keys, k)
 				loads = append(loads, l)
 			}
-			if seen[li] {
+			if slices.Contains(r.links, li) {
 				continue // a loop crosses it again; count it once
 			}
-			seen[li] = true
 			r.links = append(r.links, li)
 		}
 		if why != "" && len(hops) > 0 {

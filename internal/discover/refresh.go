@@ -1,0 +1,109 @@
+package discover
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Refresh re-reads PortInfo of the given ports (of a fabric from an
+// earlier discovery or a snapshot) over their nodes' directed routes and
+// updates their state, width and speed in place. It is what a gate does
+// instead of a whole discovery: only the ports a job uses. Ports whose
+// node has no path, or that do not answer, are returned as Unreachable
+// and keep their old values.
+func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, parallel int) []fabric.Unreachable {
+	if parallel <= 0 {
+		parallel = e.Options().Window
+	}
+	var (
+		mu   sync.Mutex
+		bad  []fabric.Unreachable
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, parallel)
+		caps = map[*fabric.Node]*mad.PortInfo{}
+	)
+	fail := func(p *fabric.Port, what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		u := fabric.Unreachable{What: what, Reason: errString(err)}
+		if p.Node.Path != nil {
+			u.Path = p.Node.Path
+		}
+		u.FromGUID, u.FromPort = p.Node.GUID, p.Num
+		bad = append(bad, u)
+	}
+	// A switch's capability masks come from port 0: read those first.
+	for _, p := range ports {
+		n := p.Node
+		if n.Type != mad.NodeSwitch {
+			continue
+		}
+		if _, ok := caps[n]; ok || n.Path == nil {
+			continue
+		}
+		pi := new(mad.PortInfo)
+		if _, err := e.GetSMP(ctx, n.Path, pi, 0); err != nil {
+			fail(p, "PortInfo 0", err)
+			caps[n] = nil
+			continue
+		}
+		caps[n] = pi
+	}
+	for _, p := range ports {
+		if p.Node.Path == nil {
+			fail(p, fmt.Sprintf("PortInfo %d", p.Num), fmt.Errorf("node %q has no directed route in the snapshot", p.Node.Description))
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(p *fabric.Port) {
+			defer func() { <-sem; wg.Done() }()
+			pi := new(mad.PortInfo)
+			if _, err := e.GetSMP(ctx, p.Node.Path, pi, uint32(p.Num)); err != nil {
+				fail(p, fmt.Sprintf("PortInfo %d", p.Num), err)
+				return
+			}
+			c := pi
+			if p.Node.Type == mad.NodeSwitch {
+				c = caps[p.Node]
+				if c == nil {
+					c = pi
+				}
+			}
+			mu.Lock()
+			applyPortInfo(p, pi, c)
+			mu.Unlock()
+		}(p)
+	}
+	wg.Wait()
+	return bad
+}
+
+// applyPortInfo copies what can change on a live port from pi into p.
+// FDR10 needs the Mellanox extended PortInfo, which Refresh does not
+// re-read: a port that was FDR10 and still signals QDR stays FDR10.
+func applyPortInfo(p *fabric.Port, pi, caps *mad.PortInfo) {
+	wasFDR10 := p.SpeedActive == mad.SpeedFDR10
+	p.LID, p.LMC = pi.LID, pi.LMC
+	p.State, p.PhysState = pi.PortState, pi.PhysState
+	p.WidthActive = pi.LinkWidthActive
+	p.WidthEnabled = pi.WidthEnabled()
+	p.WidthSupported = pi.LinkWidthSupported
+	p.SpeedActive = pi.SpeedActive(caps, false)
+	if wasFDR10 && p.SpeedActive == mad.SpeedQDR {
+		p.SpeedActive = mad.SpeedFDR10
+	}
+	p.SpeedEnabled = pi.SpeedEnabled(caps) | (p.SpeedEnabled & mad.SpeedFDR10)
+	p.SpeedSupported = pi.SpeedSupported(caps) | (p.SpeedSupported & mad.SpeedFDR10)
+	p.NeighborMTU, p.MTUCap = pi.NeighborMTU, pi.MTUCap
+	if p.State == mad.PortStateDown && p.Remote != nil {
+		// the cable is gone or the link dropped: no peer any more
+		p.Remote.Remote = nil
+		p.Remote = nil
+	}
+}

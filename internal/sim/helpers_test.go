@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -151,51 +150,34 @@ func portSelect(sel uint8) (d [mad.GMPDataSize]byte) {
 	return d
 }
 
-// counters decoded from a PortCounters answer, by name.
+// pcField decodes a PortCounters answer with the mad package and returns
+// the named counter.
 func pcField(t testing.TB, g *mad.GMP, name string) uint64 {
 	t.Helper()
-	id, err := counterByName(name)
-	if err != nil {
+	var pc mad.PortCounters
+	if err := g.Decode(&pc); err != nil {
 		t.Fatal(err)
 	}
-	d := g.Data[:]
-	switch id {
-	case ctrLocalLinkIntegrityErrors:
-		return uint64(d[19] >> 4)
-	case ctrExcessiveBufferOverrunErrors:
-		return uint64(d[19] & 0xf)
-	}
-	for _, f := range pcLayout {
-		if f.id == id {
-			switch f.width {
-			case 8:
-				return uint64(d[f.off])
-			case 16:
-				return uint64(binary.BigEndian.Uint16(d[f.off:]))
-			case 32:
-				return uint64(binary.BigEndian.Uint32(d[f.off:]))
-			}
+	for _, c := range pc.Counters(nil) {
+		if c.Name == name {
+			return c.Value
 		}
 	}
 	t.Fatalf("%s is not in PortCounters", name)
 	return 0
 }
 
-// pceField decodes a PortCountersExtended field by name.
+// pceField decodes a PortCountersExtended answer and returns the named
+// counter.
 func pceField(t testing.TB, g *mad.GMP, name string) uint64 {
 	t.Helper()
-	id, err := counterByName(name)
-	if err != nil {
+	var p mad.PortCountersExtended
+	if err := g.Decode(&p); err != nil {
 		t.Fatal(err)
 	}
-	for i, x := range pceSelect {
-		if x == id {
-			return binary.BigEndian.Uint64(g.Data[8+8*i:])
-		}
-	}
-	for i, x := range pceSelect2 {
-		if x == id {
-			return binary.BigEndian.Uint64(g.Data[72+8*i:])
+	for _, c := range p.Counters(&mad.ClassPortInfo{CapabilityMask: mad.PMCapExtendedWidth, CapabilityMask2: mad.PMCap2AdditionalCountersExtended}) {
+		if c.Name == name {
+			return c.Value
 		}
 	}
 	t.Fatalf("%s is not in PortCountersExtended", name)

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
 	"math"
 
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -32,20 +31,36 @@ func (s *Sim) pmaAnswer(ni int32, in uint8, req *mad.GMP, data *[mad.GMPDataSize
 			return statusAttrUnsupported
 		}
 		*data = [mad.GMPDataSize]byte{}
-		s.encodeClassPortInfo(caps, data)
+		cpi := &mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, CapabilityMask: caps, CapabilityMask2: s.pma.CapMask2, RespTimeValue: 18}
+		if err := cpi.MarshalAttr(data[:]); err != nil {
+			return statusInvalidField
+		}
 		return mad.StatusOK
 	case mad.AttrPortCounters, mad.AttrPortCountersExtended:
 		ext := req.AttrID == mad.AttrPortCountersExtended
 		if ext && caps&(PMAExtendedWidth|PMAExtendedWidthNoIETF) == 0 {
 			return statusAttrUnsupported
 		}
-		sel := req.Data[1]
+		var pc mad.PortCounters
+		var pce mad.PortCountersExtended
+		var sel uint8
+		var mask uint32
+		if ext {
+			if pce.UnmarshalAttr(req.Data[:]) != nil {
+				return statusInvalidField
+			}
+			sel, mask = pce.PortSelect, s.extResetMask(&pce)
+		} else {
+			if pc.UnmarshalAttr(req.Data[:]) != nil {
+				return statusInvalidField
+			}
+			sel, mask = pc.PortSelect, resetMask(&pc)
+		}
 		ports, ok := s.pmaPorts(n, in, sel, caps)
 		if !ok {
 			return statusInvalidField
 		}
-		if set {
-			mask := s.resetMask(req, ext)
+		if set && mask != 0 {
 			for _, pi := range ports {
 				c := s.ctrs(ni, pi, now)
 				for id := ctrID(0); id < numCtrs; id++ {
@@ -67,12 +82,17 @@ func (s *Sim) pmaAnswer(ni int32, in uint8, req *mad.GMP, data *[mad.GMPDataSize
 				}
 			}
 		}
-		reqData := req.Data
 		*data = [mad.GMPDataSize]byte{}
+		var err error
 		if ext {
-			s.encodePortCountersExt(caps, &reqData, &v, data)
+			s.fillExt(caps, &pce, &v)
+			err = pce.MarshalAttr(data[:])
 		} else {
-			s.encodePortCounters(caps, &reqData, &v, data)
+			fillPC(caps, &pc, &v)
+			err = pc.MarshalAttr(data[:])
+		}
+		if err != nil {
+			return statusInvalidField
 		}
 		return mad.StatusOK
 	}
@@ -113,7 +133,7 @@ var pcSelect = [...]ctrID{
 }
 
 // PortCountersExtended CounterSelect bits 0..7, and CounterSelect2 bits
-// 0..13 for the additional counters.
+// 0..13 for the additional counters (in wire order).
 var pceSelect = [...]ctrID{
 	ctrXmitData, ctrRcvData, ctrXmitPkts, ctrRcvPkts,
 	ctrUnicastXmitPkts, ctrUnicastRcvPkts, ctrMulticastXmitPkts, ctrMulticastRcvPkts,
@@ -125,31 +145,31 @@ var pceSelect2 = [...]ctrID{
 	ctrExcessiveBufferOverrunErrors, ctrVL15Dropped, ctrXmitWait, ctrQP1Dropped,
 }
 
-// resetMask turns a Set's CounterSelect fields into a set of counters.
-func (s *Sim) resetMask(req *mad.GMP, ext bool) uint32 {
+// resetMask turns a PortCounters Set's CounterSelect fields into a set
+// of counters.
+func resetMask(pc *mad.PortCounters) uint32 {
 	var mask uint32
-	d := req.Data[:]
-	sel := binary.BigEndian.Uint16(d[2:4])
-	if !ext {
-		for i, id := range pcSelect {
-			if sel&(1<<i) != 0 {
-				mask |= 1 << id
-			}
+	for i, id := range pcSelect {
+		if pc.CounterSelect&(1<<i) != 0 {
+			mask |= 1 << id
 		}
-		if d[18]&1 != 0 {
-			mask |= 1 << ctrXmitWait
-		}
-		return mask
 	}
+	if pc.CounterSelect2&mad.CounterSelect2XmitWait != 0 {
+		mask |= 1 << ctrXmitWait
+	}
+	return mask
+}
+
+func (s *Sim) extResetMask(p *mad.PortCountersExtended) uint32 {
+	var mask uint32
 	for i, id := range pceSelect {
-		if sel&(1<<i) != 0 {
+		if p.CounterSelect&(1<<i) != 0 {
 			mask |= 1 << id
 		}
 	}
 	if s.pma.CapMask2&PMA2AdditionalExtended != 0 {
-		sel2 := binary.BigEndian.Uint32(d[4:8])
 		for i, id := range pceSelect2 {
-			if sel2&(1<<i) != 0 {
+			if p.CounterSelect2&(1<<i) != 0 {
 				mask |= 1 << id
 			}
 		}
@@ -157,77 +177,60 @@ func (s *Sim) resetMask(req *mad.GMP, ext bool) uint32 {
 	return mask
 }
 
-func (s *Sim) encodeClassPortInfo(caps uint16, b *[mad.GMPDataSize]byte) {
-	b[0], b[1] = 1, 1
-	binary.BigEndian.PutUint16(b[2:4], caps)
-	const respTime = 18
-	binary.BigEndian.PutUint32(b[4:8], s.pma.CapMask2<<5|respTime)
-}
-
-// PortCounters field layout: byte offset and width in bits.
-var pcLayout = [...]struct {
-	id    ctrID
-	off   int
-	width uint8
-}{
-	{ctrSymbolError, 4, 16},
-	{ctrLinkErrorRecovery, 6, 8},
-	{ctrLinkDowned, 7, 8},
-	{ctrRcvErrors, 8, 16},
-	{ctrRcvRemotePhysErrors, 10, 16},
-	{ctrRcvSwitchRelayErrors, 12, 16},
-	{ctrXmitDiscards, 14, 16},
-	{ctrXmitConstraintErrors, 16, 8},
-	{ctrRcvConstraintErrors, 17, 8},
-	{ctrVL15Dropped, 22, 16},
-	{ctrXmitData, 24, 32},
-	{ctrRcvData, 28, 32},
-	{ctrXmitPkts, 32, 32},
-	{ctrRcvPkts, 36, 32},
-	{ctrXmitWait, 40, 32},
-}
-
-func putN(b []byte, width uint8, v uint64) {
-	switch width {
-	case 8:
-		b[0] = uint8(v)
-	case 16:
-		binary.BigEndian.PutUint16(b, uint16(v))
-	case 32:
-		binary.BigEndian.PutUint32(b, uint32(v))
-	case 64:
-		binary.BigEndian.PutUint64(b, v)
+// fillPC shows the 64-bit counters through PortCounters' narrow fields,
+// sticky at all-ones. PortXmitWait and QP1Dropped are reserved (zero)
+// unless the PMA advertises them.
+func fillPC(caps uint16, pc *mad.PortCounters, v *[numCtrs]uint64) {
+	n := func(id ctrID) uint64 { return narrow(v[id], ctrInfo[id].width) }
+	pc.SymbolErrorCounter = uint16(n(ctrSymbolError))
+	pc.LinkErrorRecoveryCounter = uint8(n(ctrLinkErrorRecovery))
+	pc.LinkDownedCounter = uint8(n(ctrLinkDowned))
+	pc.PortRcvErrors = uint16(n(ctrRcvErrors))
+	pc.PortRcvRemotePhysicalErrors = uint16(n(ctrRcvRemotePhysErrors))
+	pc.PortRcvSwitchRelayErrors = uint16(n(ctrRcvSwitchRelayErrors))
+	pc.PortXmitDiscards = uint16(n(ctrXmitDiscards))
+	pc.PortXmitConstraintErrors = uint8(n(ctrXmitConstraintErrors))
+	pc.PortRcvConstraintErrors = uint8(n(ctrRcvConstraintErrors))
+	pc.LocalLinkIntegrityErrors = uint8(n(ctrLocalLinkIntegrityErrors))
+	pc.ExcessiveBufferOverrunErrors = uint8(n(ctrExcessiveBufferOverrunErrors))
+	pc.VL15Dropped = uint16(n(ctrVL15Dropped))
+	pc.XmitDataWords = uint32(n(ctrXmitData))
+	pc.RcvDataWords = uint32(n(ctrRcvData))
+	pc.PortXmitPkts = uint32(n(ctrXmitPkts))
+	pc.PortRcvPkts = uint32(n(ctrRcvPkts))
+	if caps&PMAXmitWait != 0 {
+		pc.PortXmitWait = uint32(n(ctrXmitWait))
+	}
+	if caps&mad.PMCapQP1Dropped != 0 {
+		pc.QP1Dropped = uint16(n(ctrQP1Dropped))
 	}
 }
 
-func (s *Sim) encodePortCounters(caps uint16, req *[mad.GMPDataSize]byte, v *[numCtrs]uint64, b *[mad.GMPDataSize]byte) {
-	b[1] = req[1]
-	copy(b[2:4], req[2:4])
-	b[18] = req[18]
-	for _, f := range pcLayout {
-		if f.id == ctrXmitWait && caps&PMAXmitWait == 0 {
-			continue
-		}
-		putN(b[f.off:], f.width, narrow(v[f.id], f.width))
+// fillExt fills what the PMA supports: data and packets with either
+// extended-width capability, unicast/multicast with ExtendedWidth, the
+// 64-bit error counters with AdditionalCountersExtended.
+func (s *Sim) fillExt(caps uint16, p *mad.PortCountersExtended, v *[numCtrs]uint64) {
+	p.XmitDataWords, p.RcvDataWords = v[ctrXmitData], v[ctrRcvData]
+	p.PortXmitPkts, p.PortRcvPkts = v[ctrXmitPkts], v[ctrRcvPkts]
+	if caps&PMAExtendedWidth != 0 {
+		p.PortUnicastXmitPkts, p.PortUnicastRcvPkts = v[ctrUnicastXmitPkts], v[ctrUnicastRcvPkts]
+		p.PortMulticastXmitPkts, p.PortMulticastRcvPkts = v[ctrMulticastXmitPkts], v[ctrMulticastRcvPkts]
 	}
-	b[19] = uint8(narrow(v[ctrLocalLinkIntegrityErrors], 4))<<4 | uint8(narrow(v[ctrExcessiveBufferOverrunErrors], 4))
-	if caps&0x8000 != 0 { // IsQP1DroppedSupported
-		putN(b[20:], 16, narrow(v[ctrQP1Dropped], 16))
+	if s.pma.CapMask2&PMA2AdditionalExtended == 0 {
+		return
 	}
-}
-
-func (s *Sim) encodePortCountersExt(caps uint16, req *[mad.GMPDataSize]byte, v *[numCtrs]uint64, b *[mad.GMPDataSize]byte) {
-	b[1] = req[1]
-	copy(b[2:8], req[2:8])
-	for i, id := range pceSelect {
-		if i >= 4 && caps&PMAExtendedWidth == 0 {
-			break // NoIETF: data and packets only
-		}
-		putN(b[8+8*i:], 64, v[id])
-	}
-	if s.pma.CapMask2&PMA2AdditionalExtended != 0 {
-		for i, id := range pceSelect2 {
-			putN(b[72+8*i:], 64, v[id])
-		}
-	}
+	p.SymbolErrorCounter = v[ctrSymbolError]
+	p.LinkErrorRecoveryCounter = v[ctrLinkErrorRecovery]
+	p.LinkDownedCounter = v[ctrLinkDowned]
+	p.PortRcvErrors = v[ctrRcvErrors]
+	p.PortRcvRemotePhysicalErrors = v[ctrRcvRemotePhysErrors]
+	p.PortRcvSwitchRelayErrors = v[ctrRcvSwitchRelayErrors]
+	p.PortXmitDiscards = v[ctrXmitDiscards]
+	p.PortXmitConstraintErrors = v[ctrXmitConstraintErrors]
+	p.PortRcvConstraintErrors = v[ctrRcvConstraintErrors]
+	p.LocalLinkIntegrityErrors = v[ctrLocalLinkIntegrityErrors]
+	p.ExcessiveBufferOverrunErrors = v[ctrExcessiveBufferOverrunErrors]
+	p.VL15Dropped = v[ctrVL15Dropped]
+	p.PortXmitWait = v[ctrXmitWait]
+	p.QP1Dropped = v[ctrQP1Dropped]
 }

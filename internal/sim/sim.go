@@ -72,12 +72,12 @@ type PMACaps struct {
 
 // PerfMgt ClassPortInfo capability bits.
 const (
-	PMAAllPortSelect       = 0x0100
-	PMAExtendedWidth       = 0x0200
-	PMAExtendedWidthNoIETF = 0x0400
-	PMASamplesOnly         = 0x0800
-	PMAXmitWait            = 0x1000
-	PMA2AdditionalExtended = 0x0002 // CapabilityMask2 bit 1
+	PMAAllPortSelect       = mad.PMCapAllPortSelect
+	PMAExtendedWidth       = mad.PMCapExtendedWidth
+	PMAExtendedWidthNoIETF = mad.PMCapExtendedWidthNoIETF
+	PMASamplesOnly         = mad.PMCapSamplesOnly
+	PMAXmitWait            = mad.PMCapXmitWait
+	PMA2AdditionalExtended = mad.PMCap2AdditionalCountersExtended
 )
 
 // DefaultPMACaps is what a current NVIDIA switch and HCA advertise:

@@ -60,3 +60,6 @@ func (p *progress) Done() {
 	defer p.mu.Unlock()
 	fmt.Fprint(p.w, "\r\033[K")
 }
+
+// quietTerminal hides w from the progress display: sweep never draws one.
+func quietTerminal(w io.Writer) io.Writer { return struct{ io.Writer }{w} }

@@ -69,6 +69,9 @@ is wrong by what it costs.`,
 
 	root.AddCommand(newVersionCmd(a))
 	root.AddCommand(newCheckCmd(a))
+	root.AddCommand(newRoutesCmd(a))
+	root.AddCommand(newTraceCmd(a))
+	root.AddCommand(newSweepCmd(a))
 	return root
 }
 

@@ -157,4 +157,3 @@ func saveSnapshot(sw *diagnose.Sweep, source, dir string, prev *snapshot.Snapsho
 	}
 	return nil
 }
-

@@ -99,26 +99,39 @@ func (cl *client) lid(lid uint16, attr mad.AttrID, mod uint32) []byte {
 	return cl.smp(transport.SMPAt(lid), mad.NewLIDGet(attr, mod)).Data[:]
 }
 
-// perf sends a PerfMgt Get and returns the response's data area.
-func (cl *client) perf(lid uint16, attr mad.AttrID, portSelect uint8) []byte {
-	cl.t.Helper()
-	g := &mad.GMP{Header: mad.Header{BaseVersion: 1, Class: mad.ClassPerfMgt, ClassVersion: 1, Method: mad.MethodGet, AttrID: attr}}
-	g.Data[1] = portSelect
-	p := cl.do(transport.PerfAt(lid, 0, 0), g.Marshal())
-	if p.Status != 0 {
-		cl.t.Fatalf("PerfMgt %s to lid %d: status %d", mad.AttrName(mad.ClassPerfMgt, attr), lid, p.Status)
+// eng drives an Engine over a second Conn: the comparisons go through the
+// stack ibdoctor really uses (Engine + ibsim Conn + the mad decoders).
+type eng struct {
+	t *testing.T
+	e *transport.Engine
+}
+
+func newEng(t *testing.T, sock, host string) *eng {
+	cl := dial(t, sock, host)
+	e := transport.NewEngine(cl.c, transport.Options{Timeout: 2 * time.Second})
+	t.Cleanup(func() { e.Close() })
+	return &eng{t: t, e: e}
+}
+
+func (x *eng) dr(path mad.Path, a mad.Attribute, mod uint32) {
+	x.t.Helper()
+	if _, err := x.e.GetSMP(context.Background(), path, a, mod); err != nil {
+		x.t.Fatal(err)
 	}
-	resp, err := mad.UnmarshalGMP(p.MAD)
-	if err != nil {
-		cl.t.Fatal(err)
+}
+
+func (x *eng) lid(lid uint16, a mad.Attribute, mod uint32) {
+	x.t.Helper()
+	if _, err := x.e.GetSMPByLID(context.Background(), lid, a, mod); err != nil {
+		x.t.Fatal(err)
 	}
-	if resp.Method != mad.MethodGetResp || resp.AttrID != attr || !resp.Status.OK() {
-		cl.t.Fatalf("PerfMgt %s to lid %d: got %v attr %v status %v", mad.AttrName(mad.ClassPerfMgt, attr), lid, resp.Method, resp.AttrID, resp.Status)
+}
+
+func (x *eng) perf(lid uint16, a mad.Attribute) {
+	x.t.Helper()
+	if _, err := x.e.GetPerf(context.Background(), transport.PerfAt(lid, 0, 0), a, 0); err != nil {
+		x.t.Fatal(err)
 	}
-	if p.Addr.DLID != lid || p.Addr.QP != transport.QP1 {
-		cl.t.Errorf("PerfMgt answer came from %v, want lid %d qp 1", p.Addr, lid)
-	}
-	return resp.Data[:]
 }
 
 var field = regexp.MustCompile(`^([A-Za-z0-9_]+):\.*(.*)$`)
@@ -148,97 +161,109 @@ func compare(t *testing.T, what string, want map[string]string, got map[string]s
 	}
 }
 
-// Raw decoders (offsets from IBA vol 1 ch 14/16), printed the way
-// smpquery/perfquery print them.
+// The decoded attributes printed the way smpquery/perfquery print them.
 
-func nodeInfoFields(b []byte) map[string]string {
-	nt := map[byte]string{1: "Channel Adapter", 2: "Switch", 3: "Router"}[b[2]]
+func nodeInfoFields(n *mad.NodeInfo) map[string]string {
+	nt := map[mad.NodeType]string{1: "Channel Adapter", 2: "Switch", 3: "Router"}[n.NodeType]
 	return map[string]string{
-		"BaseVers":   strconv.Itoa(int(b[0])),
-		"ClassVers":  strconv.Itoa(int(b[1])),
+		"BaseVers":   strconv.Itoa(int(n.BaseVersion)),
+		"ClassVers":  strconv.Itoa(int(n.ClassVersion)),
 		"NodeType":   nt,
-		"NumPorts":   strconv.Itoa(int(b[3])),
-		"SystemGuid": fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[4:12])),
-		"Guid":       fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[12:20])),
-		"PortGuid":   fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[20:28])),
-		"PartCap":    strconv.Itoa(int(binary.BigEndian.Uint16(b[28:30]))),
-		"DevId":      fmt.Sprintf("0x%04x", binary.BigEndian.Uint16(b[30:32])),
-		"Revision":   fmt.Sprintf("0x%08x", binary.BigEndian.Uint32(b[32:36])),
-		"LocalPort":  strconv.Itoa(int(b[36])),
-		"VendorId":   fmt.Sprintf("0x%06x", binary.BigEndian.Uint32(b[36:40])&0xffffff),
+		"NumPorts":   strconv.Itoa(int(n.NumPorts)),
+		"SystemGuid": fmt.Sprintf("0x%016x", n.SystemImageGUID),
+		"Guid":       fmt.Sprintf("0x%016x", n.NodeGUID),
+		"PortGuid":   fmt.Sprintf("0x%016x", n.PortGUID),
+		"PartCap":    strconv.Itoa(int(n.PartitionCap)),
+		"DevId":      fmt.Sprintf("0x%04x", n.DeviceID),
+		"Revision":   fmt.Sprintf("0x%08x", n.Revision),
+		"LocalPort":  strconv.Itoa(int(n.LocalPortNum)),
+		"VendorId":   fmt.Sprintf("0x%06x", n.VendorID),
 	}
 }
 
-func portInfoFields(b []byte) map[string]string {
-	width := map[byte]string{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
-	state := map[byte]string{1: "Down", 2: "Initialize", 3: "Armed", 4: "Active"}
-	phys := map[byte]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
-	speed := map[byte]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps"}
-	mtu := map[byte]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
+func portInfoFields(p *mad.PortInfo) map[string]string {
+	width := map[mad.Width]string{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
+	state := map[mad.PortState]string{1: "Down", 2: "Initialize", 3: "Armed", 4: "Active"}
+	phys := map[mad.PhysState]string{1: "Sleep", 2: "Polling", 3: "Disabled", 4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
+	speed := map[uint8]string{1: "2.5 Gbps", 2: "5.0 Gbps", 4: "10.0 Gbps"}
+	mtu := map[mad.MTU]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
 	return map[string]string{
-		"GidPrefix":        fmt.Sprintf("0x%016x", binary.BigEndian.Uint64(b[8:16])),
-		"Lid":              strconv.Itoa(int(binary.BigEndian.Uint16(b[16:18]))),
-		"SMLid":            strconv.Itoa(int(binary.BigEndian.Uint16(b[18:20]))),
-		"LocalPort":        strconv.Itoa(int(b[28])),
-		"LinkWidthEnabled": width[b[29]],
-		"LinkWidthActive":  width[b[31]],
-		"LinkState":        state[b[32]&0xf],
-		"PhysLinkState":    phys[b[33]>>4],
-		"LMC":              strconv.Itoa(int(b[34] & 0x7)),
-		"LinkSpeedActive":  speed[b[35]>>4],
-		"LinkSpeedEnabled": speed[b[35]&0xf],
-		"NeighborMTU":      mtu[b[36]>>4],
-		"MtuCap":           mtu[b[41]&0xf],
+		"GidPrefix":        fmt.Sprintf("0x%016x", p.GIDPrefix),
+		"Lid":              strconv.Itoa(int(p.LID)),
+		"SMLid":            strconv.Itoa(int(p.MasterSMLID)),
+		"LocalPort":        strconv.Itoa(int(p.LocalPortNum)),
+		"LinkWidthEnabled": width[p.LinkWidthEnabled],
+		"LinkWidthActive":  width[p.LinkWidthActive],
+		"LinkState":        state[p.PortState],
+		"PhysLinkState":    phys[p.PhysState],
+		"LMC":              strconv.Itoa(int(p.LMC)),
+		"LinkSpeedActive":  speed[p.LinkSpeedActive],
+		"LinkSpeedEnabled": speed[p.LinkSpeedEnabled],
+		"NeighborMTU":      mtu[p.NeighborMTU],
+		"MtuCap":           mtu[p.MTUCap],
+		"VLHighLimit":      strconv.Itoa(int(p.VLHighLimit)),
+		"VLArbHighCap":     strconv.Itoa(int(p.VLArbHighCap)),
+		"VLArbLowCap":      strconv.Itoa(int(p.VLArbLowCap)),
+		"VLStallCount":     strconv.Itoa(int(p.VLStallCount)),
+		"HoqLife":          strconv.Itoa(int(p.HOQLife)),
+		"MkeyViolations":   strconv.Itoa(int(p.MKeyViolations)),
+		"PkeyViolations":   strconv.Itoa(int(p.PKeyViolations)),
+		"QkeyViolations":   strconv.Itoa(int(p.QKeyViolations)),
+		"SubnetTimeout":    strconv.Itoa(int(p.SubnetTimeout)),
+		"RespTimeVal":      strconv.Itoa(int(p.RespTimeValue)),
 	}
 }
 
-func switchInfoFields(b []byte) map[string]string {
+func switchInfoFields(s *mad.SwitchInfo) map[string]string {
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
 	return map[string]string{
-		"LinearFdbCap":   strconv.Itoa(int(binary.BigEndian.Uint16(b[0:2]))),
-		"RandomFdbCap":   strconv.Itoa(int(binary.BigEndian.Uint16(b[2:4]))),
-		"McastFdbCap":    strconv.Itoa(int(binary.BigEndian.Uint16(b[4:6]))),
-		"LinearFdbTop":   strconv.Itoa(int(binary.BigEndian.Uint16(b[6:8]))),
-		"DefPort":        strconv.Itoa(int(b[8])),
-		"LifeTime":       strconv.Itoa(int(b[11] >> 3)),
-		"PartEnforceCap": strconv.Itoa(int(binary.BigEndian.Uint16(b[14:16]))),
+		"LinearFdbCap":     strconv.Itoa(int(s.LinearFDBCap)),
+		"RandomFdbCap":     strconv.Itoa(int(s.RandomFDBCap)),
+		"McastFdbCap":      strconv.Itoa(int(s.MulticastFDBCap)),
+		"LinearFdbTop":     strconv.Itoa(int(s.LinearFDBTop)),
+		"DefPort":          strconv.Itoa(int(s.DefaultPort)),
+		"LifeTime":         strconv.Itoa(int(s.LifeTimeValue)),
+		"LidsPerPort":      strconv.Itoa(int(s.LIDsPerPort)),
+		"PartEnforceCap":   strconv.Itoa(int(s.PartitionEnforcementCap)),
+		"FilterRawInbound": b(s.FilterRawInboundCap),
+		"EnhancedPort0":    b(s.EnhancedPort0),
+		"MulticastFDBTop":  fmt.Sprintf("0x%04x", s.MulticastFDBTop),
 	}
 }
 
 // portCountersErrors returns PortCounters' error fields; traffic counters
 // move with every LID-routed MAD and are compared separately. QP1Dropped
-// (bytes 20-21) is left out: perfquery 44 prints VL15Dropped's value under
-// that name too (seen with VL15Dropped=3: raw bytes 20-21 are 0, perfquery
-// shows QP1Dropped 3).
-func portCountersErrors(b []byte) map[string]string {
-	u16 := func(o int) string { return strconv.Itoa(int(binary.BigEndian.Uint16(b[o : o+2]))) }
-	u8 := func(v byte) string { return strconv.Itoa(int(v)) }
+// is left out: perfquery 44 prints VL15Dropped's value under that name
+// too (seen with VL15Dropped=3: raw bytes 20-21 are 0, perfquery shows
+// QP1Dropped 3).
+func portCountersErrors(p *mad.PortCounters) map[string]string {
+	d := func(v any) string { return fmt.Sprint(v) }
 	return map[string]string{
-		"PortSelect":                   u8(b[1]),
-		"SymbolErrorCounter":           u16(4),
-		"LinkErrorRecoveryCounter":     u8(b[6]),
-		"LinkDownedCounter":            u8(b[7]),
-		"PortRcvErrors":                u16(8),
-		"PortRcvRemotePhysicalErrors":  u16(10),
-		"PortRcvSwitchRelayErrors":     u16(12),
-		"PortXmitDiscards":             u16(14),
-		"PortXmitConstraintErrors":     u8(b[16]),
-		"PortRcvConstraintErrors":      u8(b[17]),
-		"LocalLinkIntegrityErrors":     u8(b[19] >> 4),
-		"ExcessiveBufferOverrunErrors": u8(b[19] & 0xf),
-		"VL15Dropped":                  u16(22),
+		"PortSelect":                   d(p.PortSelect),
+		"SymbolErrorCounter":           d(p.SymbolErrorCounter),
+		"LinkErrorRecoveryCounter":     d(p.LinkErrorRecoveryCounter),
+		"LinkDownedCounter":            d(p.LinkDownedCounter),
+		"PortRcvErrors":                d(p.PortRcvErrors),
+		"PortRcvRemotePhysicalErrors":  d(p.PortRcvRemotePhysicalErrors),
+		"PortRcvSwitchRelayErrors":     d(p.PortRcvSwitchRelayErrors),
+		"PortXmitDiscards":             d(p.PortXmitDiscards),
+		"PortXmitConstraintErrors":     d(p.PortXmitConstraintErrors),
+		"PortRcvConstraintErrors":      d(p.PortRcvConstraintErrors),
+		"LocalLinkIntegrityErrors":     d(p.LocalLinkIntegrityErrors),
+		"ExcessiveBufferOverrunErrors": d(p.ExcessiveBufferOverrunErrors),
+		"VL15Dropped":                  d(p.VL15Dropped),
 	}
 }
 
-var traffic = []struct {
-	name string
-	off  int
-}{{"PortXmitData", 24}, {"PortRcvData", 28}, {"PortXmitPkts", 32}, {"PortRcvPkts", 36}}
-
-// fabric is the shared set-up: a 2x2x2 fat tree, OpenSM on h0001, and our
-// client on h0002.
-//
-// Directed routes from h0002: leaf001 0,1; spine001 0,1,3; spine002 0,1,4;
-// leaf002 0,1,3,2; h0001 0,1,1; h0003 0,1,3,2,1; h0004 0,1,3,2,2.
+// The shared set-up: a 2x2x2 fat tree, OpenSM on h0001, our clients on
+// h0002. Directed routes from h0002: leaf001 0,1; spine001 0,1,3;
+// spine002 0,1,4; leaf002 0,1,3,2; h0001 0,1,1; h0003 0,1,3,2,1;
+// h0004 0,1,3,2,2.
 type node struct {
 	name  string
 	path  mad.Path
@@ -262,7 +287,8 @@ func TestAgainstDiags(t *testing.T) {
 	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 2))
 	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: "h0001"})
 	const host = "h0002"
-	cl := dial(t, s.SockName, host)
+	cl := dial(t, s.SockName, host) // raw Conn: status 110, drops
+	x := newEng(t, s.SockName, host)
 
 	lp, err := cl.c.RefreshLocal(context.Background())
 	if err != nil {
@@ -290,19 +316,22 @@ func TestAgainstDiags(t *testing.T) {
 	t.Run("DirectedRoute", func(t *testing.T) {
 		for _, n := range nodes {
 			ps := n.path.String()
-			got := nodeInfoFields(cl.dr(n.path, mad.AttrNodeInfo, 0))
-			compare(t, n.name+" NodeInfo DR "+ps, parseDiag(s.MustRun(host, "smpquery", "-D", "nodeinfo", ps)), got)
+			var ni mad.NodeInfo
+			x.dr(n.path, &ni, 0)
+			compare(t, n.name+" NodeInfo DR "+ps, parseDiag(s.MustRun(host, "smpquery", "-D", "nodeinfo", ps)), nodeInfoFields(&ni))
 			for _, port := range n.ports {
-				pi := cl.dr(n.path, mad.AttrPortInfo, uint32(port))
+				var pi mad.PortInfo
+				x.dr(n.path, &pi, uint32(port))
 				compare(t, fmt.Sprintf("%s PortInfo %d DR %s", n.name, port, ps),
-					parseDiag(s.MustRun(host, "smpquery", "-D", "portinfo", ps, strconv.Itoa(int(port)))), portInfoFields(pi))
+					parseDiag(s.MustRun(host, "smpquery", "-D", "portinfo", ps, strconv.Itoa(int(port)))), portInfoFields(&pi))
 				if (n.sw && port == 0) || (!n.sw && port == 1) {
-					lids[n.name] = binary.BigEndian.Uint16(pi[16:18])
+					lids[n.name] = pi.LID
 				}
 			}
 			if n.sw {
-				compare(t, n.name+" SwitchInfo DR "+ps,
-					parseDiag(s.MustRun(host, "smpquery", "-D", "switchinfo", ps)), switchInfoFields(cl.dr(n.path, mad.AttrSwitchInfo, 0)))
+				var si mad.SwitchInfo
+				x.dr(n.path, &si, 0)
+				compare(t, n.name+" SwitchInfo DR "+ps, parseDiag(s.MustRun(host, "smpquery", "-D", "switchinfo", ps)), switchInfoFields(&si))
 			}
 		}
 	})
@@ -319,13 +348,24 @@ func TestAgainstDiags(t *testing.T) {
 		for _, n := range nodes {
 			lid := lids[n.name]
 			ls := strconv.Itoa(int(lid))
-			compare(t, n.name+" NodeInfo lid "+ls, parseDiag(s.MustRun(host, "smpquery", "nodeinfo", ls)), nodeInfoFields(cl.lid(lid, mad.AttrNodeInfo, 0)))
+			var ni mad.NodeInfo
+			x.lid(lid, &ni, 0)
+			compare(t, n.name+" NodeInfo lid "+ls, parseDiag(s.MustRun(host, "smpquery", "nodeinfo", ls)), nodeInfoFields(&ni))
 			port := n.ports[len(n.ports)-1]
+			var pi mad.PortInfo
+			x.lid(lid, &pi, uint32(port))
 			compare(t, fmt.Sprintf("%s PortInfo %d lid %s", n.name, port, ls),
-				parseDiag(s.MustRun(host, "smpquery", "portinfo", ls, strconv.Itoa(int(port)))), portInfoFields(cl.lid(lid, mad.AttrPortInfo, uint32(port))))
+				parseDiag(s.MustRun(host, "smpquery", "portinfo", ls, strconv.Itoa(int(port)))), portInfoFields(&pi))
 			if n.sw {
-				compare(t, n.name+" SwitchInfo lid "+ls, parseDiag(s.MustRun(host, "smpquery", "switchinfo", ls)), switchInfoFields(cl.lid(lid, mad.AttrSwitchInfo, 0)))
+				var si mad.SwitchInfo
+				x.lid(lid, &si, 0)
+				compare(t, n.name+" SwitchInfo lid "+ls, parseDiag(s.MustRun(host, "smpquery", "switchinfo", ls)), switchInfoFields(&si))
 			}
+		}
+		// The raw Conn says where LID-routed answers come from.
+		p := cl.do(transport.SMPAt(lids["spine002"]), mad.NewLIDGet(mad.AttrNodeInfo, 0).Marshal())
+		if p.Status != 0 || p.Addr.DLID != lids["spine002"] || p.Addr.QP != transport.QP0 {
+			t.Errorf("LID-routed answer: status %d from %v, want lid %d qp 0", p.Status, p.Addr, lids["spine002"])
 		}
 	})
 
@@ -351,37 +391,41 @@ func TestAgainstDiags(t *testing.T) {
 		}{{"leaf001", 3}, {"leaf001", 4}, {"leaf001", 1}, {"h0004", 1}, {"h0003", 1}} {
 			lid := lids[tc.node]
 			ls, ps := strconv.Itoa(int(lid)), strconv.Itoa(int(tc.port))
-			cpi := cl.perf(lid, mad.AttrClassPortInfo, 0)
-			pc := cl.perf(lid, mad.AttrPortCounters, tc.port)
+			var cpi mad.ClassPortInfo
+			x.perf(lid, &cpi)
+			pc := mad.PortCounters{PortSelect: tc.port}
+			x.perf(lid, &pc)
 			out := s.MustRun(host, "perfquery", ls, ps)
 			want := parseDiag(out)
-			compare(t, fmt.Sprintf("%s PortCounters port %d", tc.node, tc.port), want, portCountersErrors(pc))
-			if capMask := fmt.Sprintf("(CapMask: 0x%x)", binary.BigEndian.Uint16(cpi[2:4])); !strings.Contains(out, capMask) {
+			compare(t, fmt.Sprintf("%s PortCounters port %d", tc.node, tc.port), want, portCountersErrors(&pc))
+			if capMask := fmt.Sprintf("(CapMask: 0x%x)", cpi.CapabilityMask); !strings.Contains(out, capMask) {
 				t.Errorf("%s ClassPortInfo: perfquery header lacks %s:\n%s", tc.node, capMask, out)
 			}
-			for _, f := range traffic {
-				ours := binary.BigEndian.Uint32(pc[f.off : f.off+4])
-				theirs, err := strconv.ParseUint(want[f.name], 10, 32)
+			for name, ours := range map[string]uint32{"PortXmitData": pc.XmitDataWords, "PortRcvData": pc.RcvDataWords, "PortXmitPkts": pc.PortXmitPkts, "PortRcvPkts": pc.PortRcvPkts} {
+				theirs, err := strconv.ParseUint(want[name], 10, 32)
 				if err != nil || uint64(ours) > theirs || ours == 0 {
-					t.Errorf("%s port %d %s: ours %d then perfquery %q (traffic counters only grow)", tc.node, tc.port, f.name, ours, want[f.name])
+					t.Errorf("%s port %d %s: ours %d then perfquery %q (traffic counters only grow)", tc.node, tc.port, name, ours, want[name])
 				}
 			}
 		}
 		// Values the console set must come back exactly.
-		pc := portCountersErrors(cl.perf(lids["leaf001"], mad.AttrPortCounters, 3))
-		if pc["SymbolErrorCounter"] != "1234" || pc["LinkDownedCounter"] != "7" || pc["PortRcvErrors"] != "55" {
-			t.Errorf("leaf001 port 3 counters = %v", pc)
+		pc := mad.PortCounters{PortSelect: 3}
+		x.perf(lids["leaf001"], &pc)
+		if pc.SymbolErrorCounter != 1234 || pc.LinkDownedCounter != 7 || pc.PortRcvErrors != 55 || pc.PortXmitDiscards != 99 {
+			t.Errorf("leaf001 port 3 counters = %+v", pc)
 		}
 		// AllPortSelect (0xFF) sums the switch's ports, as perfquery -a does.
-		all := portCountersErrors(cl.perf(lids["leaf001"], mad.AttrPortCounters, 0xff))
+		all := mad.PortCounters{PortSelect: 0xff}
+		x.perf(lids["leaf001"], &all)
+		got := portCountersErrors(&all)
 		allOut := parseDiag(s.MustRun(host, "perfquery", "-a", strconv.Itoa(int(lids["leaf001"]))))
 		for _, f := range []string{"SymbolErrorCounter", "LinkDownedCounter", "PortRcvErrors", "PortXmitDiscards", "LocalLinkIntegrityErrors", "VL15Dropped"} {
-			if all[f] != allOut[f] {
-				t.Errorf("AllPortSelect %s = %s, perfquery -a says %s", f, all[f], allOut[f])
+			if got[f] != allOut[f] {
+				t.Errorf("AllPortSelect %s = %s, perfquery -a says %s", f, got[f], allOut[f])
 			}
 		}
-		if all["SymbolErrorCounter"] != "1234" || all["VL15Dropped"] != "3" {
-			t.Errorf("AllPortSelect sums = %v", all)
+		if all.SymbolErrorCounter != 1234 || all.VL15Dropped != 3 {
+			t.Errorf("AllPortSelect sums = %+v", all)
 		}
 	})
 
@@ -412,8 +456,16 @@ func TestAgainstDiags(t *testing.T) {
 		if p.Status != transport.StatusTimedOut {
 			t.Errorf("SMInfo of a switch: status %d, want 110", p.Status)
 		}
+		// Through the Engine every attempt ends at once: a TimeoutError
+		// after all attempts, long before one attempt's 2 s timeout.
+		start := time.Now()
+		_, err = x.e.GetSMP(context.Background(), mad.Path{1, 9}, &mad.NodeInfo{}, 0)
+		var te *transport.TimeoutError
+		if !errors.As(err, &te) || te.Attempts != 1+transport.DefaultRetries || time.Since(start) > time.Second {
+			t.Errorf("Engine on a bad path: %v after %v", err, time.Since(start))
+		}
 		// The connection still works afterwards.
-		nodeInfoFields(cl.dr(mad.Path{1}, mad.AttrNodeInfo, 0))
+		cl.dr(mad.Path{1}, mad.AttrNodeInfo, 0)
 	})
 
 	t.Run("ErrorDrop", func(t *testing.T) {
@@ -423,14 +475,19 @@ func TestAgainstDiags(t *testing.T) {
 		if p := cl.do(transport.DirectedRoute(), req.Marshal()); p.Status != transport.StatusTimedOut {
 			t.Errorf("NodeInfo to leaf002 with a 100%% NodeInfo drop: status %d, want 110", p.Status)
 		}
+		if _, err := x.e.GetSMP(context.Background(), path, &mad.NodeInfo{}, 0); !errors.Is(err, transport.ErrTimeout) {
+			t.Errorf("Engine through the drop: %v", err)
+		}
 		if _, err := s.Run(host, "smpquery", "-t", "100", "-D", "nodeinfo", path.String()); err == nil {
 			t.Error("smpquery got through the 100% drop")
 		}
 		// Other attributes still pass.
-		portInfoFields(cl.dr(path, mad.AttrPortInfo, 1))
+		x.dr(path, &mad.PortInfo{}, 1)
 		s.MustConsole(`Error "leaf002" 0`)
-		if got := nodeInfoFields(cl.dr(path, mad.AttrNodeInfo, 0)); got["NodeType"] != "Switch" {
-			t.Errorf("after clearing the drop: %v", got)
+		var ni mad.NodeInfo
+		x.dr(path, &ni, 0)
+		if ni.NodeType != mad.NodeSwitch {
+			t.Errorf("after clearing the drop: %+v", ni)
 		}
 	})
 }

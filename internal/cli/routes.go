@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+	"github.com/spf13/cobra"
+)
+
+func newRoutesCmd(a *app) *cobra.Command {
+	var (
+		format   string
+		switches []string
+		all      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "routes",
+		Short: "Read every switch's unicast forwarding table (LFT) and print it",
+		Long: `routes discovers the fabric, reads every switch's linear forwarding table with
+many SMPs in flight, and prints it switch by switch: by default as a table that names
+each destination and where each egress port leads (unrouted destinations shown as
+NO ROUTE), or with --format dump_fts exactly as infiniband-diags' dump_fts prints it,
+which OpenSM's file routing engine loads (opensm -R file -U FILE).
+
+Switches that do not answer are listed on stderr and the exit status is 3; what was
+read is printed.`,
+		Example: `  ibdoctor routes --sim
+  ibdoctor routes --format dump_fts > lfts.dump && opensm -R file -U lfts.dump
+  ibdoctor routes --switch leaf01 --switch 0x0002c90300a1b2c3 --switch 12`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "table" && format != "dump_fts" {
+				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table or dump_fts", format))
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			sess, err := a.openSource(ctx, true, false, false)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			f, err := a.discover(ctx, sess.Engine)
+			if err != nil {
+				return err
+			}
+			var sel []*fabric.Node
+			for _, s := range switches {
+				n, err := findSwitch(f, s)
+				if err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("--switch: %w", err))
+				}
+				sel = append(sel, n)
+			}
+			if sel == nil {
+				for _, n := range f.Nodes {
+					if n.Type == mad.NodeSwitch {
+						sel = append(sel, n)
+					}
+				}
+			}
+			readErr := route.ReadLFTs(ctx, sess.Engine, f, route.ReadOptions{Parallel: a.opts.source.Window, Switches: sel})
+			w := bufio.NewWriter(a.stdout)
+			if format == "dump_fts" {
+				for _, n := range sel {
+					if n.Switch != nil && n.Switch.LFT != nil {
+						if err := topology.WriteSwitchLFT(w, f, n, topology.DumpOptions{All: all}); err != nil {
+							return err
+						}
+					}
+				}
+			} else {
+				printLFTTables(w, report.StyleFor(a.stdout, a.opts.noColor), f, sel, all)
+			}
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			return a.notRead(f, readErr, ctx)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output: table (readable) or dump_fts (infiniband-diags format, loadable by opensm -R file -U)")
+	cmd.Flags().StringArrayVar(&switches, "switch", nil, "only this switch, by name, GUID or LID (repeatable)")
+	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list LIDs that have no route (dump_fts -a)")
+	return cmd
+}
+
+// discover walks the fabric with a progress line on stderr. A discovery
+// that could not start is exit 2.
+func (a *app) discover(ctx context.Context, e *transport.Engine) (*fabric.Fabric, error) {
+	pr := newProgress(a.stderr)
+	pr.Stage("discovery")
+	f, err := discover.Run(ctx, e, discover.Options{Progress: func(p discover.Progress) { pr.Discover(p) }})
+	pr.Done()
+	if f == nil {
+		return nil, withExit(ExitUndecided, err)
+	}
+	if err != nil {
+		// Interrupted: what was found is still worth printing; notRead
+		// reports the interruption.
+		f.Unreachable = append(f.Unreachable, fabric.Unreachable{What: "discovery", Reason: err.Error()})
+	}
+	return f, nil
+}
+
+// findSwitch resolves a --switch value to a switch of f.
+func findSwitch(f *fabric.Fabric, s string) (*fabric.Node, error) {
+	if ns := f.NodesByName(s); len(ns) == 1 && ns[0].Type == mad.NodeSwitch {
+		return ns[0], nil
+	}
+	p, err := route.Resolve(f, s)
+	if err != nil {
+		return nil, err
+	}
+	if p.Node.Type != mad.NodeSwitch {
+		return nil, fmt.Errorf("%q is %q, not a switch", s, p.Node.Description)
+	}
+	return p.Node, nil
+}
+
+// notRead lists on stderr what discovery and the LFT reads missed, and
+// turns it into exit 3 (partial).
+func (a *app) notRead(f *fabric.Fabric, readErr error, ctx context.Context) error {
+	var lines []string
+	for _, u := range f.Unreachable {
+		where := "path " + u.Path.String()
+		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
+			where += fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
+		}
+		lines = append(lines, fmt.Sprintf("%s at %s: %s", u.What, where, u.Reason))
+	}
+	for _, e := range flatten(readErr) {
+		var se *route.SwitchError
+		if errors.As(e, &se) {
+			lines = append(lines, fmt.Sprintf("%s of switch %s (GUID %#016x, path %v): %v", se.What, se.Switch.Description, se.Switch.GUID, se.Switch.Path, se.Err))
+		} else {
+			lines = append(lines, e.Error())
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	fmt.Fprintf(a.stderr, "Not read (%d):\n", len(lines))
+	for _, l := range lines {
+		fmt.Fprintln(a.stderr, "  "+l)
+	}
+	if ctx.Err() != nil {
+		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
+	}
+	return withExit(ExitPartial, fmt.Errorf("%d switches or nodes could not be read; what was read is printed", len(lines)))
+}
+
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// printLFTTables prints each switch's table: destination LIDs with the
+// egress port, what owns the LID, and where the port leads. Destinations
+// known in the fabric that have no route are shown as NO ROUTE; with all,
+// unknown unrouted LIDs too.
+func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabric.Node, all bool) {
+	first := true
+	for _, n := range sws {
+		if n.Switch == nil || n.Switch.LFT == nil {
+			continue
+		}
+		if !first {
+			fmt.Fprintln(w)
+		}
+		first = false
+		lft := n.Switch.LFT
+		lid := uint16(0)
+		if p := n.Ports[0]; p != nil {
+			lid = p.LID
+		}
+		var rows [][]string
+		routed, holes := 0, 0
+		for l := 1; l < len(lft); l++ {
+			out := lft[l]
+			dst := f.PortByLID(uint16(l))
+			valid := int(out) <= n.NumPorts()
+			if !valid && dst == nil && !all {
+				continue
+			}
+			row := []string{strconv.Itoa(l), strconv.Itoa(int(out)), destText(dst), ""}
+			switch {
+			case !valid:
+				holes++
+				row[1] = st.Red(strconv.Itoa(int(out)))
+				row[3] = st.Red("NO ROUTE")
+			case out == 0:
+				routed++
+				row[3] = "(this switch)"
+			default:
+				routed++
+				p := n.Ports[out]
+				switch {
+				case p == nil || p.Remote == nil:
+					row[3] = st.Yellow("port not cabled/down")
+				default:
+					row[3] = fmt.Sprintf("%s[%d]", p.Remote.Node.Description, p.Remote.Num)
+				}
+			}
+			rows = append(rows, row)
+		}
+		title := fmt.Sprintf("%s  GUID %#016x  LID %d  path %v  LinearFDBTop %d: %d LIDs routed", st.Bold(n.Description), n.GUID, lid, n.Path, n.Switch.LinearFDBTop, routed)
+		if holes > 0 {
+			title += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
+		}
+		fmt.Fprintln(w, title)
+		report.Table(w, []string{"LID", "PORT", "DESTINATION", "VIA"}, rows)
+	}
+}
+
+func destText(p *fabric.Port) string {
+	switch {
+	case p == nil:
+		return "?"
+	case p.Node.Type == mad.NodeSwitch:
+		return p.Node.Description + " (switch)"
+	}
+	return fmt.Sprintf("%s port %d", p.Node.Description, p.Num)
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// simTopology writes a small fat tree (3 leaves, 2 spines, 4 hosts per
+// leaf, two cables per leaf-spine pair) as ibnetdiscover text and returns
+// its path and the fabric the simulator builds from it.
+func simTopology(t *testing.T) (string, *fabric.Fabric) {
+	t.Helper()
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8}, Leaves: 3, Spines: 2, HostsPerLeaf: 4, LinksPerPair: 2}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.AssignLIDs(f); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := fabric.WriteIBNetDiscover(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "fabric.txt")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, err := source.LoadTopology(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, model
+}
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// run runs ibdoctor with args and returns its exit code and outputs.
+func run(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestRoutesDumpFTS reads the simulated fabric's tables through the
+// command and checks every switch's dump against the tables the simulator
+// was built with, entry for entry.
+func TestRoutesDumpFTS(t *testing.T) {
+	topo, model := simTopology(t)
+	code, out, stderr := run("routes", "--sim="+topo, "--format", "dump_fts")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	tables, err := topology.ParseDumpFTS(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 5 {
+		t.Fatalf("%d switches dumped:\n%s", len(tables), out)
+	}
+	for _, d := range tables {
+		sw := model.NodeByGUID(d.GUID)
+		if sw == nil || sw.Description != d.Description || d.Path == nil {
+			t.Fatalf("dumped switch %#x %q (path %v) is not in the model", d.GUID, d.Description, d.Path)
+		}
+		got := d.LFT()
+		for lid, want := range sw.Switch.LFT {
+			if lid == 0 {
+				continue
+			}
+			g := uint8(fabric.NoRoute)
+			if lid < len(got) {
+				g = got[lid]
+			}
+			if g != want {
+				t.Errorf("%s LID %d: dumped %d, simulator has %d", sw.Description, lid, g, want)
+			}
+		}
+		for _, e := range d.Entries {
+			if p := model.PortByLID(e.LID); p == nil || e.PortGUID != p.GUID {
+				t.Errorf("%s LID %d names port GUID %#x", sw.Description, e.LID, e.PortGUID)
+			}
+		}
+	}
+}
+
+func TestRoutesTableAndSwitchFilter(t *testing.T) {
+	topo, model := simTopology(t)
+	leaf2 := model.NodesByName("leaf02")[0]
+	blackholed := model.NodesByName("gpu012 mlx5_0")[0].Ports[1].LID
+	faults := writeFile(t, "faults", fmt.Sprintf("blackhole leaf02 dlid=%d\n", blackholed))
+	for _, sel := range []string{"leaf02", fmt.Sprintf("%#x", leaf2.GUID), fmt.Sprint(leaf2.Ports[0].LID)} {
+		code, out, stderr := run("routes", "--sim="+topo, "--faults", faults, "--switch", sel, "--no-color")
+		if code != 0 {
+			t.Fatalf("--switch %s: exit %d: %s", sel, code, stderr)
+		}
+		if strings.Count(out, "LinearFDBTop") != 1 || !strings.HasPrefix(out, "leaf02  GUID") {
+			t.Fatalf("--switch %s printed:\n%s", sel, out)
+		}
+		// The black hole shows as NO ROUTE on its destination's row; the
+		// other rows name the destination and where the port leads.
+		var hole, toSpine bool
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 4 && f[0] == fmt.Sprint(blackholed) {
+				hole = f[1] == "255" && strings.Contains(line, "gpu012 mlx5_0 port 1") && strings.HasSuffix(strings.TrimSpace(line), "NO ROUTE")
+			}
+			if strings.Contains(line, "spine0") && strings.Contains(line, "[3]") {
+				toSpine = true
+			}
+		}
+		if !hole || !toSpine || !strings.Contains(out, "1 without a route") {
+			t.Fatalf("table:\n%s", out)
+		}
+	}
+	code, _, stderr := run("routes", "--sim="+topo, "--switch", "gpu001")
+	if code != ExitUndecided || !strings.Contains(stderr, "not a switch") {
+		t.Fatalf("--switch gpu001: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = run("routes", "--sim="+topo, "--switch", "spine0")
+	if code != ExitUndecided || !strings.Contains(stderr, "spine01") || !strings.Contains(stderr, "spine02") {
+		t.Fatalf("--switch spine0: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = run("routes", "--sim="+topo, "--format", "xml")
+	if code != ExitUndecided || !strings.Contains(stderr, "--format") {
+		t.Fatalf("--format xml: exit %d: %s", code, stderr)
+	}
+}
+
+// TestRoutesPartial: a switch whose agent does not answer is listed on
+// stderr and the exit status is 3, and every other table is printed.
+func TestRoutesPartial(t *testing.T) {
+	topo, model := simTopology(t)
+	faults := writeFile(t, "faults", "dead spine02\n")
+	code, out, stderr := run("routes", "--sim="+topo, "--faults", faults, "--format", "dump_fts", "--timeout", "20ms", "--retries", "0")
+	if code != ExitPartial {
+		t.Fatalf("exit %d, want %d: %s", code, ExitPartial, stderr)
+	}
+	tables, err := topology.ParseDumpFTS(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) != 4 {
+		t.Fatalf("%d tables printed, want the 4 live switches:\n%s", len(tables), out)
+	}
+	for _, d := range tables {
+		if d.Description == "spine02" {
+			t.Fatal("the dead switch's table was printed")
+		}
+	}
+	sp := model.NodesByName("spine02")[0]
+	if !strings.Contains(stderr, "Not read") || !strings.Contains(stderr, "NodeInfo") {
+		t.Fatalf("stderr does not list the dead switch (%#x):\n%s", sp.GUID, stderr)
+	}
+	for _, n := range model.Nodes {
+		if n.Type == mad.NodeSwitch && n != sp && !strings.Contains(out, n.Description) {
+			t.Errorf("%s missing", n.Description)
+		}
+	}
+}

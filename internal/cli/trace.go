@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+	"github.com/spf13/cobra"
+)
+
+func newTraceCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trace SRC DST",
+		Short: "Follow the route from one port to another through the switches' forwarding tables",
+		Long: `trace follows the unicast route from SRC to DST hop by hop, like ibtracert: at each
+switch it reads only the forwarding-table block that holds DST's LID and the egress
+port's state, then steps through that port. It prints each switch crossed (name, GUID,
+LID, in-port -> out-port) and how the route ends: delivered, no route (0xFF) at a
+switch, a dead end (egress port down), a loop, or delivered to the wrong port.
+
+SRC and DST are LIDs (decimal or 0x hex), node or port GUIDs (0x and more than four
+hex digits), node descriptions, or host names ("gpu042" for "gpu042 mlx5_0") when
+they name one port. With two LIDs no discovery is needed; names and GUIDs are looked
+up by discovering the fabric first.
+
+Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
+		Example: `  ibdoctor trace --sim gpu001 gpu012
+  ibdoctor trace 12 0x1f
+  ibdoctor trace 0x0002c90300a1b2c3 "leaf03"`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			sess, err := a.openSource(ctx, true, false, false)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			lt, err := a.trace(ctx, sess.Engine, args[0], args[1])
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			w := bufio.NewWriter(a.stdout)
+			printTrace(w, report.StyleFor(a.stdout, a.opts.noColor), lt)
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if lt.Outcome != route.Delivered {
+				return withExit(ExitFindings, nil)
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+// trace resolves the endpoints and follows the route. Two LIDs are traced
+// without discovery unless the source cannot be found by following the
+// LFTs from here; anything else discovers first.
+func (a *app) trace(ctx context.Context, e *transport.Engine, src, dst string) (route.LiveTrace, error) {
+	from, okf := route.ParseLID(src)
+	to, okt := route.ParseLID(dst)
+	if okf && okt {
+		lt, err := route.TraceLive(ctx, e, from, to, route.LiveOptions{})
+		if !errors.Is(err, route.ErrSourceNotFound) {
+			return lt, err
+		}
+	}
+	f, err := a.discover(ctx, e)
+	if err != nil {
+		return route.LiveTrace{}, err
+	}
+	sp, err := route.Resolve(f, src)
+	if err != nil {
+		return route.LiveTrace{}, fmt.Errorf("SRC: %w", err)
+	}
+	from = sp.LID
+	if okt {
+		// A destination LID need not be in the fabric (that is a finding).
+	} else {
+		dp, err := route.Resolve(f, dst)
+		if err != nil {
+			return route.LiveTrace{}, fmt.Errorf("DST: %w", err)
+		}
+		to = dp.LID
+	}
+	return route.TraceLive(ctx, e, from, to, route.LiveOptions{Fabric: f})
+}
+
+func portText(p *fabric.Port) string {
+	if p.Node.Type == mad.NodeSwitch {
+		return fmt.Sprintf("switch %s (GUID %#016x, LID %d)", p.Node.Description, p.Node.GUID, p.Node.Ports[0].LID)
+	}
+	return fmt.Sprintf("%s port %d (GUID %#016x, LID %d)", p.Node.Description, p.Num, p.GUID, p.LID)
+}
+
+// printTrace prints the hops and the ending.
+func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
+	if src := lt.Fabric.PortByLID(lt.From); src != nil {
+		fmt.Fprintf(w, "From %s\n", portText(src))
+	} else {
+		fmt.Fprintf(w, "From LID %d\n", lt.From)
+	}
+	if len(lt.Hops) > 0 {
+		var rows [][]string
+		for i, h := range lt.Hops {
+			sw := h.Switch
+			lid := ""
+			if p := sw.Ports[0]; p != nil {
+				lid = strconv.Itoa(int(p.LID))
+			}
+			in := strconv.Itoa(int(h.In))
+			if h.In == 0 {
+				in = "-"
+			}
+			out := strconv.Itoa(int(h.Out))
+			if i == len(lt.Hops)-1 && lt.Outcome != route.Delivered && lt.Outcome != route.Misdelivered {
+				out = st.Red(out)
+			}
+			rows = append(rows, []string{strconv.Itoa(i + 1), sw.Description, fmt.Sprintf("%#016x", sw.GUID), lid, in + " -> " + out})
+		}
+		report.Table(w, []string{"HOP", "SWITCH", "GUID", "LID", "IN -> OUT"}, rows)
+	}
+	fmt.Fprintln(w, endText(st, lt))
+}
+
+// endText says how the route ended, naming where.
+func endText(st report.Style, lt route.LiveTrace) string {
+	var last *route.Hop
+	if len(lt.Hops) > 0 {
+		last = &lt.Hops[len(lt.Hops)-1]
+	}
+	n := len(lt.Hops)
+	switch lt.Outcome {
+	case route.Delivered:
+		return st.Green(fmt.Sprintf("To %s: delivered after %d switch hops", portText(lt.End), n))
+	case route.NoRoute:
+		return st.Red(fmt.Sprintf("No route (0xFF) to LID %d at %s (GUID %#016x): its forwarding table entry is %d", lt.To, last.Switch.Description, last.Switch.GUID, last.Out))
+	case route.DeadEnd:
+		return st.Red(fmt.Sprintf("Dead end at %s: LID %d is forwarded out of port %d, which is %v/%v", last.Switch.Description, lt.To, last.Out, lt.End.State, lt.End.PhysState))
+	case route.Loop:
+		return st.Red(fmt.Sprintf("Loop: the route to LID %d comes back to %s (in by port %d)", lt.To, last.Switch.Description, last.In))
+	case route.Misdelivered:
+		return st.Red(fmt.Sprintf("Misdelivered: the route to LID %d ends at %s, which does not own it", lt.To, portText(lt.End)))
+	case route.SourceDown:
+		return st.Red(fmt.Sprintf("The source port %s has no live link", portText(lt.End)))
+	case route.NoTable:
+		return st.Red(fmt.Sprintf("No forwarding table at %s", last.Switch.Description))
+	}
+	return lt.Outcome.String()
+}

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
 )
 
@@ -156,6 +157,18 @@ func Start(t testing.TB, netText string) *Sim {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// StartFabric writes f as an ibsim net file with fabric.WriteNetFile (node
+// ids from opt.NodeID, default fabric.DefaultNodeID: use those as hosts)
+// and starts ibsim on it like Start.
+func StartFabric(t testing.TB, f *fabric.Fabric, opt fabric.NetFileOptions) *Sim {
+	t.Helper()
+	var b strings.Builder
+	if err := fabric.WriteNetFile(&b, f, opt); err != nil {
+		t.Fatal(err)
+	}
+	return Start(t, b.String())
 }
 
 type netLimits struct{ nodes, switches, ports int }

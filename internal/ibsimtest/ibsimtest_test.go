@@ -1,12 +1,18 @@
 package ibsimtest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 func TestFatTreeGolden(t *testing.T) {
@@ -91,5 +97,40 @@ func TestBigFabricLimits(t *testing.T) {
 	out := s.MustRun("h0001", "ibnetdiscover")
 	if ca, sw := strings.Count(out, "\nCa\t"), strings.Count(out, "\nSwitch\t"); ca != 64*40 || sw != 96 {
 		t.Errorf("ibnetdiscover found %d CAs and %d switches, want 2560 and 96", ca, sw)
+	}
+}
+
+// TestStartFabric starts ibsim from a generated *fabric.Fabric and checks
+// that ibnetdiscover sees exactly its node GUIDs.
+func TestStartFabric(t *testing.T) {
+	Require(t, "ibnetdiscover")
+	f, err := topology.FatTree2{Leaves: 3, Spines: 2, HostsPerLeaf: 2}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := StartFabric(t, f, fabric.NetFileOptions{})
+	var ca *fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeCA {
+			ca = n
+			break
+		}
+	}
+	out := s.MustRun(fabric.DefaultNodeID(ca), "ibnetdiscover")
+	var want, got []string
+	for _, n := range f.Nodes {
+		want = append(want, fmt.Sprintf("0x%016x", n.GUID))
+	}
+	for _, m := range regexp.MustCompile(`(?m)^(?:switchguid|caguid)=(0x[0-9a-f]+)`).FindAllStringSubmatch(out, -1) {
+		g, err := strconv.ParseUint(m[1], 0, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("0x%016x", g))
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("ibnetdiscover GUIDs\n%v\nwant\n%v", got, want)
 	}
 }

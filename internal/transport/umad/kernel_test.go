@@ -221,7 +221,10 @@ func TestKernelSilentGIDTimesOut(t *testing.T) {
 	if err != nil || mad.TIDLow(h.TID) != tidLow || h.Method != mad.MethodGet {
 		t.Errorf("notice header %+v, %v", h, err)
 	}
-	if took < 90*time.Millisecond || took > 3*time.Second {
+	// Under emulation on a loaded host the guest's timer ticks arrive in
+	// bursts, so the kernel's 100 ms can end early by our clock (84 ms was
+	// seen): check the order of magnitude, not the millisecond.
+	if took < 50*time.Millisecond || took > 3*time.Second {
 		t.Errorf("notice after %v, want about the 100 ms timeout", took)
 	}
 }
@@ -279,4 +282,71 @@ func perfGet(t *testing.T, tid uint32) []byte {
 	}
 	g.TID = uint64(tid)
 	return g.Marshal()
+}
+
+// TestKernelEngine runs the transport Engine over this Conn: the Engine
+// owns TIDs and retries, the kernel stamps the TID's upper half and turns
+// unanswered requests into status-110 notices.
+func TestKernelEngine(t *testing.T) {
+	requireVM(t)
+	pma := openPerf(t, "rxe1", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	served := make(chan int, 1)
+	go func() { // a minimal PMA: answer every Get with GetResp
+		n := 0
+		defer func() { served <- n }()
+		for {
+			in, err := pma.Recv(ctx)
+			if err != nil {
+				return
+			}
+			if in.Status != 0 || mad.Method(in.MAD[3]) != mad.MethodGet {
+				continue
+			}
+			out := append([]byte(nil), in.MAD...)
+			out[3] = byte(mad.MethodGetResp)
+			out[64], out[65] = 1, 1
+			if pma.Send(ctx, &transport.Packet{Addr: in.Addr, MAD: out}) == nil {
+				n++
+			}
+		}
+	}()
+
+	req, err := Open(Options{CA: "rxe0", Port: 1, Perf: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(req, transport.Options{Timeout: 200 * time.Millisecond, Retries: 1})
+	defer func() {
+		if err := e.Close(); err != nil { // closes the Conn: agents unregistered
+			t.Errorf("engine close: %v", err)
+		}
+	}()
+	to := func(g netip.Addr) transport.Addr {
+		return transport.Addr{QP: transport.QP1, QKey: transport.GSIQKey, GRH: grhTo(g)}
+	}
+	for i := 0; i < 5; i++ {
+		resp, err := e.Do(ctx, to(gid1), perfGet(t, 0))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		if mad.Method(resp.MAD[3]) != mad.MethodGetResp || resp.Attempts != 1 {
+			t.Fatalf("request %d: method %#x after %d attempts", i, resp.MAD[3], resp.Attempts)
+		}
+		if i == 4 {
+			t.Logf("engine: GetResp(ClassPortInfo) from %s, rtt %v", resp.Addr, resp.RTT.Round(time.Microsecond))
+		}
+	}
+	start := time.Now()
+	_, err = e.Do(ctx, to(silent), perfGet(t, 0))
+	var te *transport.TimeoutError
+	if !errors.As(err, &te) || te.Attempts != 2 {
+		t.Fatalf("silent GID through the engine: %v", err)
+	}
+	t.Logf("engine: %v (%v)", err, time.Since(start).Round(time.Millisecond))
+	cancel()
+	if n := <-served; n != 5 {
+		t.Errorf("PMA served %d requests, want 5", n)
+	}
 }

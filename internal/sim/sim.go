@@ -390,7 +390,9 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 			p.state, p.phys = mad.PortStateDown, mad.PhysPolling
 		}
 		if p.wSup == 0 {
-			p.wSup = p.wEn | p.wAct
+			// Unknown (e.g. from ibnetdiscover text): every width up to
+			// the widest known one.
+			p.wSup = widthsUpTo((p.wEn | p.wAct).Max())
 			if p.wSup == 0 {
 				p.wSup = mad.Width1X | mad.Width2X | mad.Width4X
 			}
@@ -399,10 +401,13 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 			p.wEn = p.wSup
 		}
 		if p.sSup == 0 {
-			p.sSup = p.sEn | p.sAct
-			if p.sSup == 0 {
-				p.sSup = mad.SpeedSDR | mad.SpeedDDR | mad.SpeedQDR | mad.SpeedFDR | mad.SpeedEDR | mad.SpeedHDR | mad.SpeedNDR
+			// Unknown: every standard speed up to the fastest known one.
+			top := (p.sEn | p.sAct).Max()
+			if top == 0 {
+				top = mad.SpeedNDR
 			}
+			p.sSup = (top | (top - 1)) &^ mad.SpeedFDR10
+			p.sSup |= (p.sEn | p.sAct) & mad.SpeedFDR10
 		}
 		if p.sEn == 0 {
 			p.sEn = p.sSup

@@ -1,0 +1,90 @@
+package sim
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func writeFile(t *testing.T, name string, write func(*bytes.Buffer) error) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadFileFormats(t *testing.T) {
+	design := fatTree(t, 2, 2, 2)
+	files := map[string]string{
+		"ibnetdiscover": writeFile(t, "fabric.txt", func(b *bytes.Buffer) error { return fabric.WriteIBNetDiscover(b, design) }),
+		"ibsim net": writeFile(t, "fabric.net", func(b *bytes.Buffer) error {
+			return fabric.WriteNetFile(b, design, fabric.NetFileOptions{MaxSpeed: mad.SpeedNDR})
+		}),
+		"json": writeFile(t, "fabric.json", func(b *bytes.Buffer) error {
+			data, err := fabric.Marshal(design)
+			b.Write(data)
+			return err
+		}),
+	}
+	for name, path := range files {
+		t.Run(name, func(t *testing.T) {
+			s, err := LoadFile(path, "", Options{Clock: NewManualClock(t0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.NumNodes() != len(design.Nodes) {
+				t.Fatalf("%d nodes, want %d", s.NumNodes(), len(design.Nodes))
+			}
+			c := attach(t, s, "gpu001 mlx5_0", 1)
+			// Routed and up: a LID-routed SMP reaches the far host.
+			if r := lidGet(t, c, lidOf(t, s, "gpu004 mlx5_0"), mad.AttrNodeInfo, 0); r == nil || !r.Status.OK() {
+				t.Fatal("LID-routed NodeInfo to gpu004 lost")
+			}
+			var pi mad.PortInfo
+			drAttr(t, c, mad.Path{1, 3}, 1, &pi)
+			if pi.PortState != mad.PortStateActive || pi.LinkWidthActive != mad.Width4X {
+				t.Errorf("spine01/1 %v width %v", pi.PortState, pi.LinkWidthActive)
+			}
+		})
+	}
+	if _, err := LoadFile(writeFile(t, "junk", func(b *bytes.Buffer) error { b.WriteString("hello\n"); return nil }), "", Options{}); err == nil {
+		t.Error("junk loaded")
+	}
+}
+
+func TestLoadFileWithDumpFTS(t *testing.T) {
+	design := fatTree(t, 2, 2, 2)
+	top := writeFile(t, "fabric.txt", func(b *bytes.Buffer) error { return fabric.WriteIBNetDiscover(b, design) })
+	// Route gpu004 the long way at leaf01 (via spine02) in the tables.
+	g4 := uint16(0)
+	for _, n := range design.Nodes {
+		if n.Description == "gpu004 mlx5_0" {
+			g4 = n.Ports[1].LID
+		}
+	}
+	for _, n := range design.Nodes {
+		if n.Description == "leaf01" {
+			n.Switch.LFT[g4] = 4
+		}
+	}
+	fts := writeFile(t, "fts.txt", func(b *bytes.Buffer) error { return topology.WriteDumpFTS(b, design, topology.DumpOptions{}) })
+	s, err := LoadFile(top, fts, Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	if got := lftEntry(t, c, mad.Path{1}, g4); got != 4 {
+		t.Errorf("leaf01 LFT[%d] = %d, want 4 from the dump_fts file", g4, got)
+	}
+}

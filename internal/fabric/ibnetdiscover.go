@@ -224,7 +224,7 @@ func (p *idParser) nodeLine(typ mad.NodeType, rest string) error {
 		// `"desc" enhanced port 0 lid 5 lmc 0`
 		tail := comment
 		for _, k := range []string{`" enhanced port 0`, `" base port 0`} {
-			if i := strings.LastIndex(comment, k); i >= 0 && strings.HasPrefix(comment, `"`) {
+			if i := strings.LastIndex(comment, k); i >= 1 && strings.HasPrefix(comment, `"`) {
 				n.Description = comment[1:i]
 				tail = comment[i+1:]
 				n.Switch.EnhancedPort0 = strings.HasPrefix(k, `" enhanced`)

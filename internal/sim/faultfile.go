@@ -80,6 +80,7 @@ var faultKinds = map[string]struct {
 	"dupguid":   {refs: 2},
 	"miswire":   {refs: 2},
 	"traffic":   {refs: -1, required: []string{"rate"}, allowed: []string{"hosts", "stride"}},
+	"sweep":     {refs: 0},
 }
 
 // ParseFaults reads a faults file: one fault per line, '#' starts a
@@ -102,7 +103,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -123,6 +124,10 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 			}
 			if _, err := parsePattern(f.Args[0]); err != nil {
 				return nil, fmt.Errorf("faults line %d: %w", line, err)
+			}
+		} else if f.Kind == "sweep" {
+			if len(f.Args) != 0 {
+				return nil, fmt.Errorf("faults line %d: sweep takes no arguments", line)
 			}
 		} else if len(f.Args) == 0 {
 			return nil, fmt.Errorf("faults line %d: %s needs a node or port", line, f.Kind)
@@ -559,6 +564,8 @@ func (s *Sim) applyFault(f Fault) error {
 			return err
 		}
 		return s.Miswire(a, b)
+	case "sweep":
+		return s.Sweep()
 	case "traffic":
 		pat, _ := parsePattern(f.Args[0])
 		rv, _ := f.opt("rate")

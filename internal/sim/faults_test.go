@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -339,6 +340,8 @@ func FuzzParseFaults(f *testing.F) {
 	f.Add("counter leaf07/23 SymbolErrorCounter=+50/s PortXmitDiscards=1200\nlft leaf04 dlid=57 port=33\n")
 	f.Add("lft leaf04 uplinks-to=33\nasym \"gpu001 mlx5_0\" \"gpu002 mlx5_0\"\nflaky leaf05 answer=70%\n")
 	f.Add("traffic ring-allreduce hosts=gpu* rate=200 stride=32 # x\n")
+	f.Add("AsYm \"\" 0")
+	f.Add("AsYm \"\xa0\" 0")
 	f.Fuzz(func(t *testing.T, text string) {
 		fs, err := ParseFaults(strings.NewReader(text))
 		if err != nil {
@@ -355,4 +358,82 @@ func FuzzParseFaults(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestLFTSetOverDirectedRoute(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	g3 := lidOf(t, s, "gpu003 mlx5_0")
+	blk, idx := mad.LFTBlockOf(g3)
+	var b mad.LFTBlock
+	drAttr(t, c, mad.Path{1, 3, 2}, blk, &b) // leaf02's block
+	b.Ports[idx] = 0xff
+	set, err := mad.NewDRSet(mad.Path{1, 3, 2}, &b, blk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sendSMP(t, c, transport.DirectedRoute(), set)
+	if r == nil || !r.Status.OK() {
+		t.Fatalf("LFT Set: %+v", r)
+	}
+	var after mad.LFTBlock
+	if err := r.Decode(&after); err != nil || after.Ports[idx] != 0xff {
+		t.Errorf("Set response entry %d", after.Ports[idx])
+	}
+	if got := lftEntry(t, c, mad.Path{1, 3, 2}, g3); got != 0xff {
+		t.Errorf("LFT entry after Set %d", got)
+	}
+	if r := lidGet(t, c, g3, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("LID-routed SMP still reaches gpu003 after its route was removed")
+	}
+}
+
+func TestLFTCopyOnWrite(t *testing.T) {
+	f := fatTree(t, 2, 2, 2)
+	s, _ := newSim(t, f, Options{})
+	g3 := lidOf(t, s, "gpu003 mlx5_0")
+	if err := s.Blackhole("leaf02", g3); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		if n.Description == "leaf02" && n.Switch.LFT[g3] == 0xff {
+			t.Error("a fault changed the input fabric's table")
+		}
+	}
+}
+
+func TestSweepRoutesAroundADownLink(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	g3 := lidOf(t, s, "gpu003 mlx5_0")
+	// Take down whichever uplink leaf01 uses for gpu003.
+	up := lftEntry(t, c, mad.Path{1}, g3)
+	if err := s.Down("leaf01/" + string(rune('0'+up))); err != nil {
+		t.Fatal(err)
+	}
+	if r := lidGet(t, c, g3, mad.AttrNodeInfo, 0); r != nil {
+		t.Fatal("LID-routed SMP crossed a down link")
+	}
+	applyText(t, s, "sweep\n")
+	if got := lftEntry(t, c, mad.Path{1}, g3); got == up || (got != 3 && got != 4) {
+		t.Errorf("after the sweep leaf01 routes gpu003 via %d (down link was %d)", got, up)
+	}
+	if r := lidGet(t, c, g3, mad.AttrNodeInfo, 0); r == nil || !r.Status.OK() {
+		t.Error("LID-routed SMP lost after the SM re-routed")
+	}
+	// The export shows the down link and the new table.
+	f := s.Fabric()
+	for _, n := range f.Nodes {
+		if n.Description == "leaf01" {
+			if p := n.Ports[up]; p.State != mad.PortStateDown || p.Remote == nil {
+				t.Errorf("exported leaf01/%d: %v, remote %v", up, p.State, p.Remote != nil)
+			}
+			if n.Switch.LFT[g3] == up {
+				t.Error("exported table still uses the down link")
+			}
+		}
+	}
+	if len(f.Links()) != 4+4 {
+		t.Errorf("exported %d links", len(f.Links()))
+	}
 }

@@ -151,12 +151,23 @@ func Sample(opts Options) (*Sim, error) {
 
 // SampleHealthy builds the sample fabric without its faults or traffic.
 func SampleHealthy(opts Options) (*Sim, error) {
-	f, err := ParseTopology(fixtures.SampleTopology(), "sample topology")
+	f, _, err := SampleFabric()
 	if err != nil {
 		return nil, err
 	}
-	if err := Prepare(f, nil); err != nil {
-		return nil, err
-	}
 	return New(f, opts)
+}
+
+// SampleFabric returns the sample fabric's model, ready for New (LIDs
+// assigned, routes computed), and its faults file (fixtures/sample).
+// Each call builds a fresh model.
+func SampleFabric() (*fabric.Fabric, []byte, error) {
+	f, err := ParseTopology(fixtures.SampleTopology(), "sample topology")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := Prepare(f, nil); err != nil {
+		return nil, nil, err
+	}
+	return f, fixtures.SampleFaults(), nil
 }

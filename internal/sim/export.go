@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Fabric returns a model of the simulated subnet as it is now, faults
+// included: what a complete, perfect discovery would find. Every port is
+// present (uncabled ones Down/Polling); switches' forwarding tables are
+// copies. The result is independent of s.
+func (s *Sim) Fabric() *fabric.Fabric {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.exportLocked(true)
+}
+
+func (s *Sim) exportLocked(withLFTs bool) *fabric.Fabric {
+	f := &fabric.Fabric{Nodes: make([]*fabric.Node, len(s.nodes))}
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		fn := &fabric.Node{
+			Type: n.typ, GUID: n.guid, SystemImageGUID: n.sysGUID, Description: n.desc,
+			VendorID: n.vendor, DeviceID: n.devID, Revision: n.rev,
+			Ports: make([]*fabric.Port, len(n.ports)),
+		}
+		if sw := n.sw; sw != nil {
+			fn.Switch = &fabric.Switch{
+				LinearFDBCap: sw.fdbCap, LinearFDBTop: sw.fdbTop, MulticastCap: sw.mcCap,
+				LIDsPerPort: sw.lidsPP, EnhancedPort0: sw.enhanced0, LifeTimeValue: sw.lifeTime,
+				DefaultPort: sw.defPort, PartitionCap: sw.partCap, MulticastTop: sw.mcTop,
+			}
+			if withLFTs {
+				fn.Switch.LFT = append([]uint8(nil), sw.lft...)
+			}
+		}
+		ports := make([]fabric.Port, len(n.ports))
+		for pi := range n.ports {
+			if pi == 0 && n.typ != mad.NodeSwitch {
+				continue
+			}
+			p := &n.ports[pi]
+			lid, lmc := p.lid, p.lmc
+			if n.typ == mad.NodeSwitch {
+				lid, lmc = n.ports[0].lid, n.ports[0].lmc
+			}
+			ports[pi] = fabric.Port{
+				Node: fn, Num: uint8(pi), GUID: p.guid, LID: lid, LMC: lmc,
+				State: p.state, PhysState: p.phys,
+				WidthActive: p.wAct, WidthEnabled: p.wEn, WidthSupported: p.wSup,
+				SpeedActive: p.sAct, SpeedEnabled: p.sEn, SpeedSupported: p.sSup,
+				NeighborMTU: p.nbrMTU, MTUCap: p.mtuCap, CapMask: p.capMask, CapMask2: p.capMask2,
+			}
+			fn.Ports[pi] = &ports[pi]
+		}
+		f.Nodes[i] = fn
+	}
+	for i := range s.nodes {
+		for pi := range s.nodes[i].ports {
+			p := &s.nodes[i].ports[pi]
+			if p.remote >= 0 && f.Nodes[i].Ports[pi] != nil {
+				f.Nodes[i].Ports[pi].Remote = f.Nodes[p.remote].Ports[p.remotePort]
+			}
+		}
+	}
+	return f
+}
+
+// Sweep recomputes every switch's forwarding table with min-hop routing
+// over the links as they are now (down links avoided, miswired cables
+// followed), as a subnet manager's heavy sweep would. LIDs are kept.
+func (s *Sim) Sweep() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.exportLocked(false)
+	if err := topology.Route(f); err != nil {
+		return fmt.Errorf("sim: sweep: %w", err)
+	}
+	for i := range s.nodes {
+		if sw := s.nodes[i].sw; sw != nil {
+			fs := f.Nodes[i].Switch
+			sw.lft, sw.lftOwned = fs.LFT, true
+			sw.fdbTop = fs.LinearFDBTop
+		}
+	}
+	s.rerouteLocked()
+	return nil
+}

@@ -60,12 +60,16 @@ func BenchmarkSimNew50k(b *testing.B) {
 	b.ResetTimer()
 	var s *Sim
 	var newT, trafT time.Duration
+	var newHeap uint64
 	for i := 0; i < b.N; i++ {
 		t1 := time.Now()
 		s, err = New(f, Options{Clock: NewManualClock(t0)})
 		if err != nil {
 			b.Fatal(err)
 		}
+		b.StopTimer()
+		newHeap = heapInUse() - base
+		b.StartTimer()
 		t2 := time.Now()
 		if _, err := s.AddTraffic(Traffic{Pattern: RingAllReduce, Stride: 32, RateGbps: 200}); err != nil {
 			b.Fatal(err)
@@ -92,7 +96,8 @@ func BenchmarkSimNew50k(b *testing.B) {
 	b.ReportMetric(build.Seconds(), "topology-s")
 	b.ReportMetric(newT.Seconds()/n, "simnew-s")
 	b.ReportMetric(trafT.Seconds()/n, "traffic-s")
-	b.ReportMetric(float64(simHeap)/(1<<20), "sim-heap-MB")
+	b.ReportMetric(float64(newHeap)/(1<<20), "simnew-heap-MB")
+	b.ReportMetric(float64(simHeap)/(1<<20), "sim+traffic-heap-MB")
 	b.ReportMetric(float64(heapInUse())/(1<<20), "total-heap-MB")
 	b.ReportMetric(float64(maxRSS())/(1<<20), "maxRSS-MB")
 	runtime.KeepAlive(f)

@@ -1,0 +1,5 @@
+package perf
+
+import "github.com/ibdoctor/ibdoctor/checks"
+
+type checksReading = checks.PortReading

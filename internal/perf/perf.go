@@ -1,0 +1,610 @@
+// Package perf sweeps PerfMgt counters across a discovered fabric: one
+// ClassPortInfo per node's performance management agent (PMA), then
+// PortCounters and, where the PMA has them, PortCountersExtended for every
+// port with a link, many in flight through the transport engine. It reports
+// values by IBA name in real units (octets for data), marks saturated
+// counters, and with two samples computes deltas and rates: errors per
+// second, bytes per second, utilization of the link rate, the share of
+// time PortXmitWait says the port was stalled, and a bit error rate
+// estimate. It can clear counters after reading, like ibqueryerrors -k/-K,
+// when asked to explicitly.
+//
+// Addressing (IBA 16.1): a switch has one PMA, reached at the LID of its
+// port 0, with PortSelect = the external port; a CA's PMA is reached at
+// each port's own LID with PortSelect = that port.
+package perf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Getter is what the sweep needs of a transport; *transport.Engine
+// implements it.
+type Getter interface {
+	GetPerf(ctx context.Context, addr transport.Addr, a mad.Attribute, mod uint32) (*mad.GMP, error)
+	SetPerf(ctx context.Context, addr transport.Addr, a mad.Attribute, mod uint32) (*mad.GMP, error)
+}
+
+// ResetMode says which counters to clear after reading.
+type ResetMode int
+
+// Reset modes.
+const (
+	// ResetNone clears nothing (the default).
+	ResetNone ResetMode = iota
+	// ResetErrors clears the error counters (CounterSelect bits 0..11)
+	// and PortXmitWait where supported, like ibqueryerrors -k.
+	ResetErrors
+	// ResetAll also clears the data and packet counters (bits 12..15,
+	// and PortCountersExtended's data/packet counters), like
+	// ibqueryerrors -k -K.
+	ResetAll
+)
+
+func (m ResetMode) String() string {
+	switch m {
+	case ResetNone:
+		return "none"
+	case ResetErrors:
+		return "errors"
+	case ResetAll:
+		return "all"
+	}
+	return fmt.Sprintf("ResetMode(%d)", int(m))
+}
+
+// DefaultXmitWaitTick is the assumed duration of one PortXmitWait tick.
+// The IBA leaves the tick to the implementation; 64 ns is the value the
+// team's simulator uses and a common reading of NVIDIA devices. It only
+// scales the "share of time stalled" figure.
+const DefaultXmitWaitTick = 64 * time.Nanosecond
+
+// DefaultWorkers is how many reads the sweep keeps going at once; the
+// engine's own window (64 in flight, 2 per destination) is the real limit.
+const DefaultWorkers = 64
+
+// Options tune a counter sweep. The zero value reads one sample with
+// ibqueryerrors' defaults (SL 0, P_Key index 0) and clears nothing.
+type Options struct {
+	// SL is the service level of PerfMgt MADs.
+	SL uint8
+	// PKeyIndex is the local P_Key table index PerfMgt MADs use.
+	PKeyIndex uint16
+	// Interval > 0 reads two samples this far apart and computes deltas
+	// and rates.
+	Interval time.Duration
+	// Reset clears counters after the (last) read. It sends Sets, which
+	// the engine refuses unless it was opened with AllowWrites: both are
+	// needed, on purpose.
+	Reset ResetMode
+	// SkipCleanSwitches reads a switch's counters with one
+	// PortSelect=0xFF query when its PMA advertises AllPortSelect, and
+	// reads its ports one by one only when that sum shows an error. It is
+	// exact for error counters (a sum of non-negative counters is zero
+	// only when every one is zero, and a saturated sum is not zero), but
+	// the skipped ports have no traffic counters. It applies only to a
+	// single-sample sweep without Reset; otherwise it is ignored.
+	SkipCleanSwitches bool
+	// NoExtended does not read PortCountersExtended.
+	NoExtended bool
+	// Workers bounds concurrent reads (default DefaultWorkers).
+	Workers int
+	// XmitWaitTick is the PortXmitWait tick (default DefaultXmitWaitTick).
+	XmitWaitTick time.Duration
+	// Now and Sleep are the clock (tests pass a manual one). Sleep must
+	// return ctx.Err() when ctx ends first.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (o Options) withDefaults() Options {
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
+	}
+	if o.XmitWaitTick <= 0 {
+		o.XmitWaitTick = DefaultXmitWaitTick
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return o
+}
+
+// Key names a port: node GUID and port number.
+type Key struct {
+	GUID uint64
+	Port uint8
+}
+
+func (k Key) String() string { return fmt.Sprintf("0x%016x/%d", k.GUID, k.Port) }
+
+// Value is one counter of a port, by IBA name.
+type Value struct {
+	Name string
+	// Value is in real units: octets for PortXmitData/PortRcvData, else
+	// the count.
+	Value uint64
+	// Raw is the value as on the wire (4-octet words for data).
+	Raw uint64
+	// Bits is the width of the field it was read from (16 for
+	// PortCounters' SymbolErrorCounter, 64 from PortCountersExtended).
+	Bits int
+	Kind mad.CounterKind
+	// Saturated: the field stuck at all-ones; the true count is larger.
+	Saturated bool
+	// Source is the attribute it came from.
+	Source mad.AttrID
+}
+
+// PortCounters is one port's counters from one sample.
+type PortCounters struct {
+	Key
+	Port *fabric.Port
+	// LID is the LID the PMA was addressed at.
+	LID uint16
+	// Time is when the reading arrived.
+	Time time.Time
+	// Caps is the PMA's ClassPortInfo.
+	Caps *mad.ClassPortInfo
+	// Counters by IBA name: the error counters first (wire order), then
+	// QP1Dropped and PortXmitWait where valid, then data and packets.
+	Counters []Value
+	// Basic and Ext are the attributes as read (nil when not read).
+	Basic *mad.PortCounters
+	Ext   *mad.PortCountersExtended
+	// FromAllPorts is set when the port was not read itself: its
+	// switch's PortSelect=0xFF sum had no errors (SkipCleanSwitches), so
+	// every error counter is exactly 0. It has no traffic counters.
+	FromAllPorts bool
+}
+
+// Get returns the counter called name.
+func (p *PortCounters) Get(name string) (Value, bool) {
+	for _, v := range p.Counters {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Value{}, false
+}
+
+// Errors returns the error counters (mad.KindError).
+func (p *PortCounters) Errors() []Value {
+	var out []Value
+	for _, v := range p.Counters {
+		if v.Kind == mad.KindError {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Saturated returns the names of the saturated counters.
+func (p *PortCounters) Saturated() []string {
+	var out []string
+	for _, v := range p.Counters {
+		if v.Saturated {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// PortError is a port (or a whole PMA, Port 0 on a CA meaning all its
+// ports) that could not be read or reset.
+type PortError struct {
+	Key
+	Port *fabric.Port // nil when the error concerns a node's PMA
+	Node *fabric.Node
+	LID  uint16
+	// What was being done: "ClassPortInfo", "PortCounters",
+	// "PortCountersExtended", "reset", "address".
+	What string
+	Err  error
+}
+
+func (e *PortError) Error() string {
+	where := fmt.Sprintf("node 0x%016x", e.GUID)
+	if e.Node != nil && e.Node.Description != "" {
+		where = fmt.Sprintf("%q (0x%016x)", e.Node.Description, e.GUID)
+	}
+	if e.Port != nil {
+		where += fmt.Sprintf(" port %d", e.Key.Port)
+	}
+	if e.LID != 0 {
+		where += fmt.Sprintf(" at LID %d", e.LID)
+	}
+	return fmt.Sprintf("perf: %s %s: %v", e.What, where, e.Err)
+}
+
+func (e *PortError) Unwrap() error { return e.Err }
+
+// Sample is one read of the fabric's counters.
+type Sample struct {
+	// Started and Finished bracket the sweep.
+	Started, Finished time.Time
+	// Ports in fabric order (node order, then port number).
+	Ports []*PortCounters
+	// Errors lists what could not be read.
+	Errors []*PortError
+	// Caps holds each PMA's ClassPortInfo by node GUID.
+	Caps map[uint64]*mad.ClassPortInfo
+
+	byKey map[Key]*PortCounters
+}
+
+// Port returns the reading of one port.
+func (s *Sample) Port(k Key) (*PortCounters, bool) {
+	p, ok := s.byKey[k]
+	return p, ok
+}
+
+// target is one PMA and the ports read through it.
+type target struct {
+	node  *fabric.Node
+	lid   uint16
+	ports []*fabric.Port
+	caps  *mad.ClassPortInfo
+	clean bool // SkipCleanSwitches: the 0xFF sum showed no errors
+}
+
+// linkUp reports whether a port has a link worth reading: a CA port must
+// be Active (its PMA is reached at its LID); a switch port only needs to be
+// past Down (Init/Armed/Active), since its PMA answers at the switch LID.
+func linkUp(n *fabric.Node, p *fabric.Port) bool {
+	if p == nil || p.Num == 0 {
+		return false
+	}
+	if n.Type == mad.NodeSwitch {
+		return p.State >= mad.PortStateInit && p.State <= mad.PortStateActiveDefer
+	}
+	return p.State == mad.PortStateActive
+}
+
+// targets lists the PMAs to read, and the ports that cannot be addressed.
+func targets(f *fabric.Fabric) ([]*target, []*PortError) {
+	var ts []*target
+	var errs []*PortError
+	for _, n := range f.Nodes {
+		if n == nil {
+			continue
+		}
+		if n.Type == mad.NodeSwitch {
+			t := &target{node: n}
+			for _, p := range n.Ports {
+				if linkUp(n, p) {
+					t.ports = append(t.ports, p)
+				}
+			}
+			if len(t.ports) == 0 {
+				continue
+			}
+			if len(n.Ports) > 0 && n.Ports[0] != nil {
+				t.lid = n.Ports[0].LID
+			}
+			if t.lid == 0 || t.lid >= 0xc000 {
+				for _, p := range t.ports {
+					errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: "address",
+						Err: errors.New("the switch has no unicast LID for its PMA (port 0 not read or no SM has assigned LIDs)")})
+				}
+				continue
+			}
+			ts = append(ts, t)
+			continue
+		}
+		for _, p := range n.Ports {
+			if !linkUp(n, p) {
+				continue
+			}
+			if p.LID == 0 || p.LID >= 0xc000 {
+				errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: "address",
+					Err: errors.New("the port has no unicast LID (no SM has assigned one)")})
+				continue
+			}
+			ts = append(ts, &target{node: n, lid: p.LID, ports: []*fabric.Port{p}})
+		}
+	}
+	return ts, errs
+}
+
+// forEach runs fn(i) for i in [0,n) on up to workers goroutines.
+func forEach(ctx context.Context, n, workers int, fn func(i int)) {
+	if n == 0 {
+		return
+	}
+	if workers > n {
+		workers = n
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+type collector struct {
+	mu    sync.Mutex
+	ports map[Key]*PortCounters
+	errs  []*PortError
+}
+
+func (c *collector) fail(e *PortError) {
+	c.mu.Lock()
+	c.errs = append(c.errs, e)
+	c.mu.Unlock()
+}
+
+func (c *collector) put(p *PortCounters) {
+	c.mu.Lock()
+	c.ports[p.Key] = p
+	c.mu.Unlock()
+}
+
+// Read takes one sample of every port with a link in f. Ports and PMAs
+// that cannot be read are listed in Sample.Errors; the error is non-nil
+// only when ctx ended.
+func Read(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Sample, error) {
+	o = o.withDefaults()
+	return read(ctx, g, f, o, o.SkipCleanSwitches && o.Interval <= 0 && o.Reset == ResetNone)
+}
+
+// capsCache lets a second sample reuse the ClassPortInfo of the first.
+type capsCache map[uint64]*mad.ClassPortInfo
+
+func read(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool) (*Sample, error) {
+	return readWith(ctx, g, f, o, skipClean, nil)
+}
+
+func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool, known capsCache) (*Sample, error) {
+	s := &Sample{Started: o.Now(), Caps: map[uint64]*mad.ClassPortInfo{}}
+	ts, addrErrs := targets(f)
+	col := &collector{ports: map[Key]*PortCounters{}, errs: addrErrs}
+	addr := func(lid uint16) transport.Addr { return transport.PerfAt(lid, o.SL, o.PKeyIndex) }
+
+	// ClassPortInfo: once per node (a CA's first readable port's LID).
+	type cpiJob struct {
+		node *fabric.Node
+		lid  uint16
+	}
+	var jobs []cpiJob
+	seen := map[*fabric.Node]bool{}
+	for _, t := range ts {
+		if seen[t.node] {
+			continue
+		}
+		seen[t.node] = true
+		if c, ok := known[t.node.GUID]; ok {
+			s.Caps[t.node.GUID] = c
+			continue
+		}
+		jobs = append(jobs, cpiJob{t.node, t.lid})
+	}
+	var capsMu sync.Mutex
+	cpiErr := map[*fabric.Node]error{}
+	forEach(ctx, len(jobs), o.Workers, func(i int) {
+		j := jobs[i]
+		c := new(mad.ClassPortInfo)
+		_, err := g.GetPerf(ctx, addr(j.lid), c, 0)
+		if err == nil && c.Redirected() {
+			err = fmt.Errorf("the PMA redirects to LID %d QP %d; ibdoctor does not follow PerfMgt redirects", c.RedirectLID, c.RedirectQP)
+		}
+		capsMu.Lock()
+		defer capsMu.Unlock()
+		if err != nil {
+			cpiErr[j.node] = err
+			return
+		}
+		s.Caps[j.node.GUID] = c
+	})
+	var live []*target
+	for _, t := range ts {
+		if err := cpiErr[t.node]; err != nil {
+			for _, p := range t.ports {
+				col.fail(&PortError{Key: Key{t.node.GUID, p.Num}, Port: p, Node: t.node, LID: t.lid, What: "ClassPortInfo", Err: err})
+			}
+			continue
+		}
+		if t.caps = s.Caps[t.node.GUID]; t.caps == nil {
+			continue // ctx ended before this node was asked
+		}
+		live = append(live, t)
+	}
+
+	// AllPortSelect shortcut for clean switches.
+	if skipClean {
+		var sw []*target
+		for _, t := range live {
+			if t.node.Type == mad.NodeSwitch && t.caps.AllPortSelect() {
+				sw = append(sw, t)
+			}
+		}
+		forEach(ctx, len(sw), o.Workers, func(i int) {
+			t := sw[i]
+			pc := &mad.PortCounters{PortSelect: mad.PortSelectAll}
+			if _, err := g.GetPerf(ctx, addr(t.lid), pc, 0); err != nil {
+				return // read the ports one by one instead
+			}
+			for _, c := range pc.Counters(t.caps) {
+				if (c.Kind == mad.KindError || c.Kind == mad.KindWait) && c.Value != 0 {
+					return
+				}
+			}
+			t.clean = true
+			now := o.Now()
+			for _, p := range t.ports {
+				col.put(cleanPort(t, p, pc, now))
+			}
+		})
+	}
+
+	type portJob struct {
+		t *target
+		p *fabric.Port
+	}
+	var pj []portJob
+	for _, t := range live {
+		if t.clean {
+			continue
+		}
+		for _, p := range t.ports {
+			pj = append(pj, portJob{t, p})
+		}
+	}
+	forEach(ctx, len(pj), o.Workers, func(i int) {
+		j := pj[i]
+		pc, err := readPort(ctx, g, addr(j.t.lid), j.t, j.p, o)
+		if err != nil {
+			col.fail(err)
+			return
+		}
+		col.put(pc)
+	})
+
+	s.Finished = o.Now()
+	s.byKey = col.ports
+	s.Errors = col.errs
+	for _, n := range f.Nodes {
+		if n == nil {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if pc, ok := col.ports[Key{n.GUID, p.Num}]; ok {
+				s.Ports = append(s.Ports, pc)
+			}
+		}
+	}
+	sortErrors(s.Errors)
+	return s, ctx.Err()
+}
+
+func sortErrors(errs []*PortError) {
+	sort.SliceStable(errs, func(i, j int) bool {
+		if errs[i].GUID != errs[j].GUID {
+			return errs[i].GUID < errs[j].GUID
+		}
+		return errs[i].Key.Port < errs[j].Key.Port
+	})
+}
+
+// readPort reads one port: PortCountersExtended first where the PMA has
+// it, PortCounters only for what the extended attribute does not cover
+// (everything, when the PMA lacks the 64-bit error counters).
+func readPort(ctx context.Context, g Getter, a transport.Addr, t *target, p *fabric.Port, o Options) (*PortCounters, *PortError) {
+	k := Key{t.node.GUID, p.Num}
+	fail := func(what string, err error) *PortError {
+		return &PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: what, Err: err}
+	}
+	sup := t.caps.Extended()
+	var ext *mad.PortCountersExtended
+	var extErr error
+	if !o.NoExtended && sup.Any() {
+		x := &mad.PortCountersExtended{PortSelect: p.Num}
+		if _, err := g.GetPerf(ctx, a, x, 0); err != nil {
+			extErr = err
+		} else {
+			ext = x
+		}
+	}
+	var basic *mad.PortCounters
+	if ext == nil || !sup.Errors || !sup.Data {
+		b := &mad.PortCounters{PortSelect: p.Num}
+		if _, err := g.GetPerf(ctx, a, b, 0); err != nil {
+			if extErr != nil {
+				err = fmt.Errorf("%w (PortCountersExtended: %v)", err, extErr)
+			}
+			return nil, fail("PortCounters", err)
+		}
+		basic = b
+	}
+	pc := &PortCounters{Key: k, Port: p, LID: t.lid, Time: o.Now(), Caps: t.caps, Basic: basic, Ext: ext}
+	pc.Counters = merge(t.caps, basic, ext)
+	return pc, nil
+}
+
+func cleanPort(t *target, p *fabric.Port, sum *mad.PortCounters, now time.Time) *PortCounters {
+	zero := &mad.PortCounters{PortSelect: p.Num}
+	pc := &PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Time: now, Caps: t.caps, FromAllPorts: true}
+	for _, c := range zero.Counters(t.caps) {
+		if c.Kind == mad.KindError || c.Kind == mad.KindWait {
+			pc.Counters = append(pc.Counters, value(c, mad.AttrPortCounters))
+		}
+	}
+	return pc
+}
+
+func value(c mad.Counter, src mad.AttrID) Value {
+	return Value{Name: c.Name, Value: c.Octets(), Raw: c.Value, Bits: c.Bits, Kind: c.Kind, Saturated: c.Saturated(), Source: src}
+}
+
+// merge picks each counter from the widest valid source: the 64-bit
+// PortCountersExtended fields where ClassPortInfo says they are filled in,
+// else PortCounters.
+func merge(caps *mad.ClassPortInfo, basic *mad.PortCounters, ext *mad.PortCountersExtended) []Value {
+	sup := caps.Extended()
+	extErrors := ext != nil && sup.Errors
+	var out []Value
+	if extErrors {
+		for _, c := range ext.Errors() {
+			out = append(out, value(c, mad.AttrPortCountersExtended))
+		}
+		out = append(out, value(mad.Counter{Name: "PortXmitWait", Value: ext.PortXmitWait, Bits: 64, Kind: mad.KindWait}, mad.AttrPortCountersExtended))
+	} else if basic != nil {
+		for _, c := range basic.Counters(caps) {
+			if c.Kind == mad.KindError || c.Kind == mad.KindWait {
+				out = append(out, value(c, mad.AttrPortCounters))
+			}
+		}
+	}
+	if ext != nil && sup.Data {
+		for _, c := range ext.Counters(caps) {
+			if c.Kind == mad.KindDataWords || c.Kind == mad.KindPackets {
+				out = append(out, value(c, mad.AttrPortCountersExtended))
+			}
+		}
+	} else if basic != nil {
+		for _, c := range basic.Counters(caps) {
+			if c.Kind == mad.KindDataWords || c.Kind == mad.KindPackets {
+				out = append(out, value(c, mad.AttrPortCounters))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package perf
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Result is a counter sweep: one sample, or two and what changed between
+// them. It implements checks.Counters.
+type Result struct {
+	// First is the first sample; Last the second (the same as First
+	// without an interval).
+	First, Last *Sample
+	// Deltas holds, with two samples, each port read both times, in
+	// fabric order.
+	Deltas []*PortDelta
+	// Errors lists what could not be read (either sample) or reset.
+	Errors []*PortError
+	// Reset says which counters were cleared after the last read.
+	Reset ResetMode
+
+	interval time.Duration
+	tick     time.Duration
+	byKey    map[Key]*PortDelta
+}
+
+// Interval is the nominal time between the two samples, 0 with one.
+func (r *Result) Interval() time.Duration { return r.interval }
+
+// Delta returns the change of one port between the samples.
+func (r *Result) Delta(k Key) (*PortDelta, bool) {
+	d, ok := r.byKey[k]
+	return d, ok
+}
+
+// DeltaValue is one counter's change between two samples.
+type DeltaValue struct {
+	Name     string
+	Kind     mad.CounterKind
+	From, To uint64 // real units (octets for data)
+	// Delta is To-From; when the counter went backwards (it was cleared,
+	// or the device reset) it is To, the least it can have grown.
+	Delta     uint64
+	PerSecond float64
+	// Backwards: To < From.
+	Backwards bool
+	// Saturated: To is stuck at all-ones, so Delta is a lower bound (0
+	// when it was already stuck at From).
+	Saturated bool
+}
+
+// PortDelta is one port's change between two samples.
+type PortDelta struct {
+	Key
+	Port *fabric.Port
+	// Elapsed is the time between this port's two readings.
+	Elapsed  time.Duration
+	Counters []DeltaValue
+	// Backwards lists counters that went backwards: the counters were
+	// cleared or the device reset between the samples.
+	Backwards []string
+	// XmitBytesPerSecond and RcvBytesPerSecond are the data rates.
+	XmitBytesPerSecond, RcvBytesPerSecond float64
+	// XmitUtilization and RcvUtilization are those rates as a share of
+	// the link's data rate (fabric.Port.Rate().BytesPerSecond()); -1 when
+	// the rate is unknown or the port had no data counters.
+	XmitUtilization, RcvUtilization float64
+	// XmitWaitShare is ΔPortXmitWait × tick / Elapsed: the share of the
+	// time the port had data to send and could not (see Options.
+	// XmitWaitTick); -1 when PortXmitWait is not supported.
+	XmitWaitShare float64
+	// BER estimates the bit error rate as ΔSymbolErrorCounter over the
+	// bits the link carried in Elapsed at its signalling rate (lanes ×
+	// per-lane signalling rate: symbol errors are detected on idle
+	// symbols too, so line bits, not data bits, are the denominator).
+	// BERBits is that denominator; with no symbol error, BER is 0 and
+	// 1/BERBits is an upper bound. Both are 0 when the rate is unknown.
+	BER, BERBits float64
+}
+
+// Get returns the change of the counter called name.
+func (d *PortDelta) Get(name string) (DeltaValue, bool) {
+	for _, v := range d.Counters {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return DeltaValue{}, false
+}
+
+// Sweep reads the counters of every port with a link in f through g: once,
+// or twice o.Interval apart, and then clears them if o.Reset asks (the
+// engine must allow writes). What could not be read is in Result.Errors;
+// the error is non-nil only when ctx ended (the partial result is returned
+// with it).
+func Sweep(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Result, error) {
+	o = o.withDefaults()
+	r := &Result{interval: o.Interval, tick: o.XmitWaitTick, Reset: o.Reset, byKey: map[Key]*PortDelta{}}
+	skip := o.SkipCleanSwitches && o.Interval <= 0 && o.Reset == ResetNone
+	first, err := readWith(ctx, g, f, o, skip, nil)
+	r.First, r.Last = first, first
+	r.Errors = append(r.Errors, first.Errors...)
+	if err != nil {
+		return r, err
+	}
+	if o.Interval > 0 {
+		if err := o.Sleep(ctx, o.Interval); err != nil {
+			return r, err
+		}
+		second, err := readWith(ctx, g, f, o, false, first.Caps)
+		r.Last = second
+		r.Errors = append(r.Errors, second.Errors...)
+		for _, b := range second.Ports {
+			a, ok := first.Port(b.Key)
+			if !ok {
+				continue
+			}
+			d := delta(a, b, o.XmitWaitTick)
+			r.Deltas = append(r.Deltas, d)
+			r.byKey[d.Key] = d
+		}
+		if err != nil {
+			return r, err
+		}
+	}
+	if o.Reset != ResetNone {
+		r.Errors = append(r.Errors, reset(ctx, g, r.Last, o)...)
+	}
+	sortErrors(r.Errors)
+	return r, ctx.Err()
+}
+
+func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
+	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time.Sub(a.Time), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
+	secs := d.Elapsed.Seconds()
+	for _, vb := range b.Counters {
+		va, ok := a.Get(vb.Name)
+		if !ok {
+			continue
+		}
+		dv := DeltaValue{Name: vb.Name, Kind: vb.Kind, From: va.Value, To: vb.Value, Saturated: vb.Saturated}
+		if vb.Value < va.Value {
+			dv.Backwards = true
+			dv.Delta = vb.Value
+			d.Backwards = append(d.Backwards, vb.Name)
+		} else {
+			dv.Delta = vb.Value - va.Value
+		}
+		if secs > 0 {
+			dv.PerSecond = float64(dv.Delta) / secs
+		}
+		d.Counters = append(d.Counters, dv)
+	}
+	if secs <= 0 {
+		return d
+	}
+	var rate mad.Rate
+	if b.Port != nil {
+		rate = b.Port.Rate()
+	}
+	bps := rate.BytesPerSecond()
+	if v, ok := d.Get("PortXmitData"); ok {
+		d.XmitBytesPerSecond = v.PerSecond
+		if bps > 0 {
+			d.XmitUtilization = v.PerSecond / bps
+		}
+	}
+	if v, ok := d.Get("PortRcvData"); ok {
+		d.RcvBytesPerSecond = v.PerSecond
+		if bps > 0 {
+			d.RcvUtilization = v.PerSecond / bps
+		}
+	}
+	if v, ok := d.Get("PortXmitWait"); ok && tick > 0 {
+		d.XmitWaitShare = float64(v.Delta) * tick.Seconds() / secs
+	}
+	if line := float64(rate.Width.Lanes()) * rate.Speed.SignalGbps() * 1e9 * secs; line > 0 {
+		d.BERBits = line
+		if v, ok := d.Get("SymbolErrorCounter"); ok {
+			d.BER = float64(v.Delta) / line
+		}
+	}
+	return d
+}
+
+// reset clears the counters of every port read in s.
+func reset(ctx context.Context, g Getter, s *Sample, o Options) []*PortError {
+	var jobs []*PortCounters
+	for _, p := range s.Ports {
+		if !p.FromAllPorts {
+			jobs = append(jobs, p)
+		}
+	}
+	col := &collector{}
+	forEach(ctx, len(jobs), o.Workers, func(i int) {
+		p := jobs[i]
+		a := transport.PerfAt(p.LID, o.SL, o.PKeyIndex)
+		fail := func(err error) {
+			col.fail(&PortError{Key: p.Key, Port: p.Port, LID: p.LID, What: "reset", Err: err})
+		}
+		pc := &mad.PortCounters{PortSelect: p.Key.Port, CounterSelect: mad.CounterSelectErrors}
+		if o.Reset == ResetAll {
+			pc.CounterSelect = mad.CounterSelectAll
+		}
+		if p.Caps.XmitWait() {
+			pc.CounterSelect2 = mad.CounterSelect2XmitWait
+		}
+		if _, err := g.SetPerf(ctx, a, pc, 0); err != nil {
+			fail(fmt.Errorf("PortCounters Set (CounterSelect 0x%04x): %w", pc.CounterSelect, err))
+			return
+		}
+		if o.Reset == ResetAll && p.Ext != nil {
+			x := &mad.PortCountersExtended{PortSelect: p.Key.Port, CounterSelect: mad.ExtCounterSelectAll}
+			if _, err := g.SetPerf(ctx, a, x, 0); err != nil {
+				fail(fmt.Errorf("PortCountersExtended Set: %w", err))
+			}
+		}
+	})
+	for _, e := range col.errs {
+		if e.Port != nil {
+			e.Node = e.Port.Node
+		}
+	}
+	return col.errs
+}
+
+// Ports implements checks.Counters: one reading per port of the last
+// sample, in fabric order, with deltas when two samples were read.
+func (r *Result) Ports(fn func(checks.PortReading)) {
+	if r.Last == nil {
+		return
+	}
+	perSec := 0.0
+	if r.tick > 0 {
+		perSec = 1 / r.tick.Seconds()
+	}
+	for _, p := range r.Last.Ports {
+		rd := checks.PortReading{Port: p.Port, XmitWaitTicksPerSecond: perSec}
+		d := r.byKey[p.Key]
+		if r.interval > 0 && d == nil {
+			continue // not read in both samples: no delta to judge
+		}
+		for _, v := range p.Counters {
+			cv := checks.CounterValue{Name: v.Name, Value: v.Value, Bits: v.Bits, Saturated: v.Saturated}
+			if d != nil {
+				if dv, ok := d.Get(v.Name); ok {
+					cv.Delta = dv.Delta
+				}
+			}
+			switch v.Kind {
+			case mad.KindError:
+				rd.Errors = append(rd.Errors, cv)
+			case mad.KindWait:
+				c := cv
+				rd.XmitWait = &c
+			}
+		}
+		if d != nil {
+			if v, ok := d.Get("PortXmitData"); ok {
+				rd.XmitBytes = v.Delta
+			}
+			if v, ok := d.Get("PortRcvData"); ok {
+				rd.RcvBytes = v.Delta
+			}
+			rd.Reset = len(d.Backwards) > 0
+		}
+		fn(rd)
+	}
+}
+
+var _ checks.Counters = (*Result)(nil)

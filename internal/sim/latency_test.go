@@ -108,3 +108,62 @@ func TestRealClockDelivers(t *testing.T) {
 		t.Errorf("Recv after Close: %v", err)
 	}
 }
+
+// TestConcurrentUse runs directed-route, LID-routed and PerfMgt requests
+// from several goroutines and Conns while faults and traffic change the
+// fabric (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	s, clk := newSim(t, fatTree(t, 2, 2, 2), Options{ServiceTime: time.Microsecond})
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	leaf := lidOf(t, s, "leaf01")
+	for i, host := range []string{"gpu001 mlx5_0", "gpu002 mlx5_0", "gpu003 mlx5_0", "gpu004 mlx5_0"} {
+		c := attach(t, s, host, 1)
+		go func(i int, c *Conn) {
+			defer func() { done <- struct{}{} }()
+			ctx := context.Background()
+			for n := range 200 {
+				var raw []byte
+				addr := transport.DirectedRoute()
+				switch n % 3 {
+				case 0:
+					smp, _ := mad.NewDRGet(mad.Path{1, 3}, mad.AttrPortInfo, 1)
+					smp.TID = uint64(i<<20 | n)
+					raw = smp.Marshal()
+				case 1:
+					smp := mad.NewLIDGet(mad.AttrNodeInfo, 0)
+					smp.TID = uint64(i<<20 | n)
+					raw, addr = smp.Marshal(), transport.SMPAt(leaf)
+				case 2:
+					g, _ := mad.NewPerfGet(mad.AttrPortCounters, 0, &mad.PortCounters{PortSelect: 0xff})
+					g.TID = uint64(i<<20 | n)
+					raw, addr = g.Marshal(), transport.PerfAt(leaf, 0, 0)
+				}
+				if err := c.Send(ctx, &transport.Packet{Addr: addr, MAD: raw}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(i, c)
+	}
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for n := range 50 {
+			_ = s.CounterRate("leaf01/3", "SymbolErrorCounter", float64(n))
+			_ = s.Degrade("leaf02/4", mad.Width1X, 0)
+			if n == 10 {
+				_, _ = s.AddTraffic(Traffic{Pattern: RingAllReduce, RateGbps: 100})
+			}
+			clk.Advance(time.Millisecond)
+			_ = s.Fabric()
+		}
+	}()
+	for range 5 {
+		<-done
+	}
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+}

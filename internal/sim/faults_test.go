@@ -437,3 +437,48 @@ func TestSweepRoutesAroundADownLink(t *testing.T) {
 		t.Errorf("exported %d links", len(f.Links()))
 	}
 }
+
+func TestPortInfoSet(t *testing.T) {
+	s, _ := newSim(t, fatTree(t, 2, 2, 2), Options{})
+	c := attach(t, s, "gpu001 mlx5_0", 1)
+	set := func(path mad.Path, port uint32, pi *mad.PortInfo) *mad.SMP {
+		t.Helper()
+		smp, err := mad.NewDRSet(path, pi, port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sendSMP(t, c, transport.DirectedRoute(), smp)
+	}
+	// Enable only 1X on leaf01/3: the link retrains at 1X on both ends.
+	r := set(mad.Path{1}, 3, &mad.PortInfo{LinkWidthEnabled: mad.Width1X})
+	if r == nil || !r.Status.OK() {
+		t.Fatalf("Set: %+v", r)
+	}
+	var pi mad.PortInfo
+	if err := r.Decode(&pi); err != nil || pi.LinkWidthActive != mad.Width1X || pi.LinkWidthEnabled != mad.Width1X {
+		t.Errorf("after Set: active %v enabled %v", pi.LinkWidthActive, pi.LinkWidthEnabled)
+	}
+	if far := portInfo(t, c, mad.Path{1, 3}, 1); far.LinkWidthActive != mad.Width1X {
+		t.Errorf("far end %v", far.LinkWidthActive)
+	}
+	// A width the port does not support is refused.
+	if r := set(mad.Path{1}, 3, &mad.PortInfo{LinkWidthEnabled: mad.Width12X}); r == nil || r.Status != 0x001c {
+		t.Errorf("12X: %+v", r)
+	}
+	// Disable it, then enable it again with every supported width.
+	set(mad.Path{1}, 3, &mad.PortInfo{PhysState: mad.PhysDisabled})
+	if pi := portInfo(t, c, mad.Path{1}, 3); pi.PhysState != mad.PhysDisabled || pi.PortState != mad.PortStateDown {
+		t.Errorf("disabled: %v/%v", pi.PortState, pi.PhysState)
+	}
+	if r := drGet(t, c, mad.Path{1, 3}, mad.AttrNodeInfo, 0); r != nil {
+		t.Error("SMP crossed a disabled port")
+	}
+	set(mad.Path{1}, 3, &mad.PortInfo{PhysState: mad.PhysPolling, LinkWidthEnabled: mad.LinkWidthEnabledSupported})
+	if pi := portInfo(t, c, mad.Path{1}, 3); pi.PhysState != mad.PhysLinkUp || pi.LinkWidthActive != mad.Width4X {
+		t.Errorf("re-enabled: %v/%v %v", pi.PortState, pi.PhysState, pi.LinkWidthActive)
+	}
+	leaf := lidOf(t, s, "leaf01")
+	if got := pcField(t, perf(t, c, leaf, mad.MethodGet, mad.AttrPortCounters, portSelect(3)), "LinkDownedCounter"); got != 2 {
+		t.Errorf("LinkDowned %d, want 2 (retrain + disable)", got)
+	}
+}

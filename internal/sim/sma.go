@@ -44,7 +44,13 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 			return statusInvalidField
 		}
 		if set {
-			return statusAttrUnsupported
+			var want mad.PortInfo
+			if err := want.UnmarshalAttr(req.Data[:]); err != nil {
+				return statusInvalidField
+			}
+			if st := s.setPortInfo(ni, uint8(pn), &want); st != mad.StatusOK {
+				return st
+			}
 		}
 		a = s.portInfo(ni, uint8(pn), in)
 	case mad.AttrSwitchInfo:
@@ -277,4 +283,95 @@ func (s *Sim) writeLFTBlock(ni int32, blk uint32, b *mad.LFTBlock) {
 	lft := s.ownLFT(ni, first+mad.LFTBlockSize)
 	copy(lft[first:], b.Ports[:])
 	s.rerouteLocked()
+}
+
+// setPortInfo applies the writable PortInfo fields an SM (or ibportstate)
+// sets: LinkWidthEnabled, LinkSpeed(Ext)Enabled, PortPhysicalState
+// (Polling enables, Disabled disables), and PortState (Down bounces the
+// link; Armed and Active are accepted on a link that is up). A change of
+// the enabled masks retrains the link. The simulated SM brings a link
+// that comes up straight to Active. Callers hold s.mu for writing.
+func (s *Sim) setPortInfo(ni int32, pn uint8, w *mad.PortInfo) mad.Status {
+	n := &s.nodes[ni]
+	if pn == 0 {
+		return mad.StatusOK // a switch's management port has no link to set
+	}
+	p := &n.ports[pn]
+	wEn, sEn := p.wEn, p.sEn
+	switch w.LinkWidthEnabled {
+	case 0:
+	case mad.LinkWidthEnabledSupported:
+		wEn = p.wSup
+	default:
+		if w.LinkWidthEnabled&^p.wSup != 0 {
+			return statusInvalidField
+		}
+		wEn = w.LinkWidthEnabled
+	}
+	switch v := w.LinkSpeedEnabled; v {
+	case 0:
+	case mad.LinkSpeedEnabledSupported:
+		sEn = sEn&^0x7 | p.sSup&0x7
+	default:
+		sEn = sEn&^0x7 | mad.BaseSpeeds(v)
+	}
+	switch v := w.LinkSpeedExtEnabled; v {
+	case 0:
+	case mad.LinkSpeedExtEnabledSupported:
+		sEn = sEn&^mad.ExtSpeeds(0xf) | p.sSup&mad.ExtSpeeds(0xf)
+	case mad.LinkSpeedExtEnabledDisable:
+		sEn &^= mad.ExtSpeeds(0xf)
+	default:
+		sEn = sEn&^mad.ExtSpeeds(0xf) | mad.ExtSpeeds(v)
+	}
+	if wEn == 0 || sEn == 0 || sEn&^(p.sSup|mad.SpeedFDR10) != 0 {
+		return statusInvalidField
+	}
+	if w.PhysState != 0 && w.PhysState != mad.PhysPolling && w.PhysState != mad.PhysDisabled {
+		return statusInvalidField
+	}
+	if w.PortState > mad.PortStateActive {
+		return statusInvalidField
+	}
+	now := s.ticks(s.now())
+	retrain := wEn != p.wEn || sEn != p.sEn
+	p.wEn, p.sEn = wEn, sEn
+	up := p.linkUp()
+	switch {
+	case w.PhysState == mad.PhysDisabled:
+		if up {
+			s.bounceCount(ni, pn, now)
+		}
+		p.state, p.phys = mad.PortStateDown, mad.PhysDisabled
+		if p.remote >= 0 {
+			r := &s.nodes[p.remote].ports[p.remotePort]
+			r.state, r.phys = mad.PortStateDown, mad.PhysPolling
+		}
+	case w.PhysState == mad.PhysPolling && !up:
+		p.phys = mad.PhysPolling
+		if p.remote >= 0 {
+			r := &s.nodes[p.remote].ports[p.remotePort]
+			if r.phys == mad.PhysPolling {
+				p.state, p.phys = mad.PortStateActive, mad.PhysLinkUp
+				r.state, r.phys = mad.PortStateActive, mad.PhysLinkUp
+				s.train(ni, pn)
+			}
+		}
+	case up && (w.PortState == mad.PortStateDown || retrain):
+		s.bounceCount(ni, pn, now)
+		s.train(ni, pn)
+	case up && (w.PortState == mad.PortStateArmed || w.PortState == mad.PortStateActive):
+		p.state = w.PortState
+	}
+	s.rerouteLocked()
+	return mad.StatusOK
+}
+
+// bounceCount counts a link going down once on both ends.
+func (s *Sim) bounceCount(ni int32, pn uint8, now int64) {
+	p := &s.nodes[ni].ports[pn]
+	s.ctrs(ni, pn, now).val[ctrLinkDowned]++
+	if p.remote >= 0 {
+		s.ctrs(p.remote, p.remotePort, now).val[ctrLinkDowned]++
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
@@ -15,11 +16,11 @@ type fakeGetter struct {
 	cpi  func(lid uint16, c *mad.ClassPortInfo) error
 	ext  func(lid uint16, x *mad.PortCountersExtended) error
 	pc   func(lid uint16, p *mad.PortCounters) error
-	gets int
+	gets atomic.Int64
 }
 
 func (f *fakeGetter) GetPerf(ctx context.Context, a transport.Addr, at mad.Attribute, mod uint32) (*mad.GMP, error) {
-	f.gets++
+	f.gets.Add(1)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,8 @@ func ParseTopology(data []byte, name string) (*fabric.Fabric, error) {
 
 // Prepare makes a fabric ready to simulate, as an SM's first sweep
 // would: ports whose link is up are made Active; LIDs are assigned (as
-// OpenSM does) when some switch or linked CA port has none; and min-hop
+// OpenSM does, all of them) when some switch or CA port whose link is up
+// has none; and min-hop
 // forwarding tables are computed when no switch has one. lfts, when not
 // nil, are dump_fts tables to install instead of computing routes.
 func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) error {
@@ -62,7 +63,7 @@ func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) error {
 			switch {
 			case n.Type == mad.NodeSwitch && i == 0 && p.LID == 0:
 				needLIDs = true
-			case n.Type != mad.NodeSwitch && p.Remote != nil && p.LID == 0:
+			case n.Type != mad.NodeSwitch && p.Remote != nil && p.PhysState == mad.PhysLinkUp && p.LID == 0:
 				needLIDs = true
 			}
 		}

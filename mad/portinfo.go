@@ -495,3 +495,27 @@ func MlnxExtPortInfoSupported(deviceID uint16) bool {
 	}
 	return false
 }
+
+// Validate reports the inconsistencies a check must not build on: an
+// unknown PortState or PhysState, and for a port that is not Down
+// (C14-24.2.1: a Down port's other fields may be garbage) a
+// LinkWidthActive that is not exactly one known width or no active speed
+// under the capability masks of caps (nil means p).
+func (p *PortInfo) Validate(caps *PortInfo) error {
+	if p.PortState > PortStateActiveDefer {
+		return &FieldError{Field: "PortInfo.PortState", Msg: fmt.Sprintf("unknown state %d", uint8(p.PortState))}
+	}
+	if p.PhysState > PhysPhyTest {
+		return &FieldError{Field: "PortInfo.PortPhysicalState", Msg: fmt.Sprintf("unknown state %d", uint8(p.PhysState))}
+	}
+	if p.PortState <= PortStateDown {
+		return nil
+	}
+	if p.LinkWidthActive.Lanes() == 0 {
+		return &FieldError{Field: "PortInfo.LinkWidthActive", Msg: fmt.Sprintf("0x%02x is not one link width on a port that is %v", uint8(p.LinkWidthActive), p.PortState)}
+	}
+	if p.SpeedActive(caps, false) == 0 {
+		return &FieldError{Field: "PortInfo.LinkSpeedActive", Msg: fmt.Sprintf("no active speed on a port that is %v", p.PortState)}
+	}
+	return nil
+}

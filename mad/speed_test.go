@@ -1,6 +1,9 @@
 package mad
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestSpeedActiveRules(t *testing.T) {
 	const ext = CapIsExtendedSpeedsSupported
@@ -240,5 +243,32 @@ func TestEnumStrings(t *testing.T) {
 		if s.String() == "" {
 			t.Errorf("empty")
 		}
+	}
+}
+
+func TestPortInfoValidate(t *testing.T) {
+	ok := PortInfo{PortState: PortStateActive, PhysState: PhysLinkUp, LinkWidthActive: Width4X, LinkSpeedActive: 4}
+	if err := ok.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	down := PortInfo{PortState: PortStateDown, PhysState: PhysPolling, LinkWidthActive: 0x33}
+	if err := down.Validate(nil); err != nil {
+		t.Errorf("a Down port's garbage must not matter: %v", err)
+	}
+	for field, p := range map[string]PortInfo{
+		"PortInfo.PortState":         {PortState: 9},
+		"PortInfo.PortPhysicalState": {PortState: PortStateActive, PhysState: 8},
+		"PortInfo.LinkWidthActive":   {PortState: PortStateActive, LinkWidthActive: Width1X | Width4X, LinkSpeedActive: 1},
+		"PortInfo.LinkSpeedActive":   {PortState: PortStateInit, LinkWidthActive: Width4X},
+	} {
+		var fe *FieldError
+		if err := p.Validate(nil); !errors.As(err, &fe) || fe.Field != field {
+			t.Errorf("%s: got %v", field, err)
+		}
+	}
+	// a switch port's NDR is valid only with port 0's masks
+	sw := PortInfo{PortState: PortStateActive, LinkWidthActive: Width4X, LinkSpeedExtActive: 8}
+	if sw.Validate(nil) == nil || sw.Validate(&PortInfo{CapabilityMask: CapIsExtendedSpeedsSupported}) != nil {
+		t.Errorf("caps not applied")
 	}
 }

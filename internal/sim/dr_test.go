@@ -213,6 +213,8 @@ func TestSMAStatuses(t *testing.T) {
 		{"unknown attribute", mad.Path{1}, mad.AttrSMInfo, 0, 0x000c},
 		{"SwitchInfo of a switch", mad.Path{1}, mad.AttrSwitchInfo, 0, 0},
 		{"PortInfo 0 of a CA is its own port", mad.Path{}, mad.AttrPortInfo, 0, 0},
+		{"PortInfoExtended (advertised in CapabilityMask2)", mad.Path{1}, mad.AttrPortInfoExtended, 3, 0},
+		{"PortInfoExtended past NumPorts", mad.Path{1}, mad.AttrPortInfoExtended, 9, 0x001c},
 	} {
 		r := drGet(t, c, tc.path, tc.attr, tc.mod)
 		if r == nil {

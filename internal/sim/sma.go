@@ -77,6 +77,25 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 			s.writeLFTBlock(ni, blk, &b)
 		}
 		a = s.lftBlock(n, blk)
+	case mad.AttrPortInfoExtended:
+		// Advertised by CapabilityMask2 IsPortInfoExtendedSupported (on
+		// port 0 of a switch). The simulator models no FEC, so it answers
+		// with IsFECModeSupported clear and every mode field zero.
+		capPort := &n.ports[0]
+		if n.typ != mad.NodeSwitch {
+			capPort = &n.ports[in]
+		}
+		if capPort.capMask&mad.CapIsCapabilityMask2Supported == 0 || capPort.capMask2&mad.Cap2IsPortInfoExtendedSupported == 0 {
+			return statusAttrUnsupported
+		}
+		if req.AttrMod > uint32(n.numPorts()) {
+			return statusInvalidField
+		}
+		if set {
+			return statusAttrUnsupported
+		}
+		*data = [mad.SMPDataSize]byte{}
+		return mad.StatusOK
 	case mad.AttrMlnxExtPortInfo:
 		if !mad.MlnxExtPortInfoSupported(n.devID) {
 			return statusAttrUnsupported

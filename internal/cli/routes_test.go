@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -172,4 +175,105 @@ func TestRoutesPartial(t *testing.T) {
 			t.Errorf("%s missing", n.Description)
 		}
 	}
+}
+
+// TestRoutesIBSimLoadsIntoOpenSM: on ibsim after OpenSM routed it,
+// `routes --format dump_fts` (through the ibsim transport) is loaded by
+// OpenSM's file routing engine with one entry removed, and the real
+// dump_fts then shows exactly the edited tables; `trace` then reports
+// the pair unroutable at that switch and exits 1.
+func TestRoutesIBSimLoadsIntoOpenSM(t *testing.T) {
+	ibsimtest.Require(t, "opensm", "dump_fts")
+	const host = "h0001"
+	s := ibsimtest.Start(t, ibsimtest.FatTree(4, 4, 2))
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true})
+	src := []string{"--ibsim=" + s.SockName, "--ibsim-host", host}
+	code, out, stderr := run(append([]string{"routes", "--format", "dump_fts"}, src...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	real := s.MustRun(host, "dump_fts")
+	ours, err := topology.ParseDumpFTS(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := topology.ParseDumpFTS(strings.NewReader(real))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tablesText(ours) != tablesText(theirs) {
+		t.Fatalf("routes --format dump_fts differs from dump_fts:\n%s\nvs\n%s", out, real)
+	}
+	// Remove h0016's entry from the first spine's table.
+	var spine topology.DumpedLFT
+	for _, d := range ours {
+		if d.Description == "spine001" {
+			spine = d
+		}
+	}
+	var dst uint16
+	for _, e := range spine.Entries {
+		if strings.Contains(e.Dest, "h0016 HCA-1") {
+			dst = e.LID
+		}
+	}
+	if dst == 0 {
+		t.Fatalf("no entry for h0016 on spine001:\n%s", out)
+	}
+	var edited strings.Builder
+	inSpine := false
+	for _, line := range strings.SplitAfter(out, "\n") {
+		if strings.HasPrefix(line, "Unicast lids") {
+			inSpine = strings.Contains(line, "(spine001)")
+		}
+		if inSpine && strings.HasPrefix(line, fmt.Sprintf("0x%04x ", dst)) {
+			continue
+		}
+		edited.WriteString(line)
+	}
+	file := writeFile(t, "edited.dump", edited.String())
+	osm := s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, LFTFile: file, Once: true})
+	if log, _ := os.ReadFile(osm.LogFile); strings.Contains(string(log), "cannot build fwd tables") {
+		t.Fatalf("OpenSM did not load our dump:\n%s", log)
+	}
+	after, err := topology.ParseDumpFTS(strings.NewReader(s.MustRun(host, "dump_fts")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := topology.ParseDumpFTS(strings.NewReader(edited.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tablesText(after) != tablesText(want) {
+		t.Fatalf("after loading, dump_fts shows\n%s\nwant\n%s", tablesText(after), tablesText(want))
+	}
+	// Every route from h0001 to h0016 that crosses spine001 now ends there.
+	code, out, stderr = run(append([]string{"trace", "--no-color", "h0001", "h0016"}, src...)...)
+	switch {
+	case code == ExitFindings && strings.Contains(out, fmt.Sprintf("No route (0xFF) to LID %d at spine001", dst)):
+	case code == 0 && !strings.Contains(out, "spine001"):
+		// OpenSM's file engine kept our tables, which send h0001's
+		// traffic for h0016 by the other spine.
+	default:
+		t.Fatalf("trace: exit %d\n%s%s", code, out, stderr)
+	}
+	code, out, stderr = run(append([]string{"trace", "--no-color", "spine001", fmt.Sprint(dst)}, src...)...)
+	if code != ExitFindings || !strings.Contains(out, fmt.Sprintf("No route (0xFF) to LID %d at spine001", dst)) {
+		t.Fatalf("trace from spine001: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// tablesText renders parsed tables by switch GUID, without the directed
+// routes in their headers (each tool picks its own).
+func tablesText(ds []topology.DumpedLFT) string {
+	ds = slices.Clone(ds)
+	slices.SortFunc(ds, func(a, b topology.DumpedLFT) int { return cmp.Compare(a.GUID, b.GUID) })
+	var b strings.Builder
+	for _, d := range ds {
+		fmt.Fprintf(&b, "%#016x %q\n", d.GUID, d.Description)
+		for _, e := range d.Entries {
+			fmt.Fprintf(&b, "  %d %d %#x %s\n", e.LID, e.Port, e.PortGUID, e.Dest)
+		}
+	}
+	return b.String()
 }

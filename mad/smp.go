@@ -231,15 +231,24 @@ func (s *SMP) Decode(a Attribute) error {
 	return a.UnmarshalAttr(s.Data[:])
 }
 
-// ValidateResponse checks that resp answers req: a response method for the
-// request's method, the same class, attribute, modifier and TID low 32
+// ResponseMethod is the method that answers m: GetResp for both Get and
+// Set (IBA 13.4.5), m|0x80 for the others.
+func ResponseMethod(m Method) Method {
+	if m == MethodSet {
+		return MethodGetResp
+	}
+	return m.Response()
+}
+
+// ValidateResponse checks that resp answers req: the response method for
+// the request's method (GetResp for a Set too), the same class, attribute, modifier and TID low 32
 // bits, and for directed route the same hop count and D bit set. A non-OK
 // status is not a validation failure: callers read resp.Status.
 func ValidateResponse(req, resp *SMP) error {
 	switch {
 	case !resp.Method.IsResponse():
 		return &FieldError{Field: "SMP.Method", Msg: fmt.Sprintf("%v is not a response", resp.Method)}
-	case resp.Method.Request() != req.Method.Request():
+	case resp.Method != ResponseMethod(req.Method):
 		return &FieldError{Field: "SMP.Method", Msg: fmt.Sprintf("%v does not answer %v", resp.Method, req.Method)}
 	case resp.Class != req.Class:
 		return &FieldError{Field: "SMP.MgmtClass", Msg: fmt.Sprintf("%v does not match request %v", resp.Class, req.Class)}

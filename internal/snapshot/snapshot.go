@@ -31,12 +31,17 @@ type Snapshot struct {
 	Source   string          `json:"source"`
 	Version  string          `json:"ibdoctor_version"`
 	Complete bool            `json:"complete"`
-	Fabric   json.RawMessage `json:"fabric"`
+	// FabricFile names the file beside snapshot.json that holds the
+	// fabric (ibdoctor.fabric/v1 with LFTs). It is kept apart so that a
+	// big fabric is parsed once, and only when needed.
+	FabricFile string `json:"fabric_file"`
 	// Counters are the last sample of every port read, keyed
 	// "0x<node guid>/<port>".
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
-	fab *fabric.Fabric
+	fab    *fabric.Fabric
+	raw    []byte // encoded fabric, until saved or decoded
+	dir    string // where it was loaded from
 }
 
 // PortCounters is one port's saved counters.
@@ -55,7 +60,7 @@ func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version s
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: encoding the fabric: %w", err)
 	}
-	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, Fabric: raw, fab: f}
+	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, raw: raw, fab: f}
 	if c != nil {
 		s.Counters = make(map[string]PortCounters)
 		c.Ports(func(r checks.PortReading) {
@@ -81,20 +86,45 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	if s.fab != nil {
 		return s.fab, nil
 	}
-	f, err := fabric.Unmarshal(s.Fabric)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: decoding the fabric: %w", err)
+	data := s.raw
+	if data == nil {
+		path := filepath.Join(s.dir, s.FabricFile)
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", err)
+		}
 	}
-	s.fab = f
+	f, err := fabric.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: decoding the fabric in %s: %w", s.FabricFile, err)
+	}
+	s.fab, s.raw = f, nil
 	return f, nil
 }
 
 // Age is how old the snapshot is at now.
 func (s *Snapshot) Age(now time.Time) time.Duration { return now.Sub(s.TakenAt) }
 
-// Save writes the snapshot into dir atomically (dir is created).
+// Save writes the snapshot into dir (created if needed): first the fabric
+// under a new name, then snapshot.json pointing at it, both atomically,
+// then older fabric files are removed. A reader sees the old snapshot or
+// the new one, never a mix.
 func (s *Snapshot) Save(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
+	raw := s.raw
+	if raw == nil {
+		f, err := s.FabricModel()
+		if err != nil {
+			return "", err
+		}
+		if raw, err = fabric.MarshalWith(f, fabric.MarshalOptions{}); err != nil {
+			return "", fmt.Errorf("snapshot: encoding the fabric: %w", err)
+		}
+	}
+	s.FabricFile = fmt.Sprintf("fabric-%d.json", s.TakenAt.UnixNano())
+	if err := report.WriteFileAtomic(filepath.Join(dir, s.FabricFile), raw); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	data, err := json.Marshal(s)
@@ -102,7 +132,17 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	return path, report.WriteFileAtomic(path, data)
+	if err := report.WriteFileAtomic(path, data); err != nil {
+		return "", err
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "fabric-*.json"))
+	for _, o := range old {
+		if filepath.Base(o) != s.FabricFile {
+			os.Remove(o)
+		}
+	}
+	s.dir = dir
+	return path, nil
 }
 
 // ErrNone is returned by Load when there is no snapshot yet.
@@ -128,8 +168,9 @@ func Load(dir string) (*Snapshot, error) {
 	if s.Schema != Schema {
 		return nil, fmt.Errorf("snapshot %s has schema %q, this ibdoctor reads %q: run 'ibdoctor sweep' again", path, s.Schema, Schema)
 	}
-	if len(s.Fabric) == 0 {
-		return nil, fmt.Errorf("snapshot %s holds no fabric", path)
+	if s.FabricFile == "" || filepath.Base(s.FabricFile) != s.FabricFile {
+		return nil, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)
 	}
+	s.dir = filepath.Dir(path)
 	return &s, nil
 }

@@ -31,7 +31,7 @@ func (d *discovery) build() *fabric.Fabric {
 		return cmp.Or(comparePaths(x.canon, y.canon), cmp.Compare(x.ni.NodeGUID, y.ni.NodeGUID))
 	})
 	for _, n := range nodes {
-		n.fn.Path = n.canon
+		n.fn.Path = append(mad.Path{}, n.canon...) // empty, not nil, for the local node
 		f.Nodes = append(f.Nodes, n.fn)
 	}
 

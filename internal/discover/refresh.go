@@ -11,12 +11,15 @@ import (
 )
 
 // Refresh re-reads PortInfo of the given ports (of a fabric from an
-// earlier discovery or a snapshot) over their nodes' directed routes and
-// updates their state, width and speed in place. It is what a gate does
-// instead of a whole discovery: only the ports a job uses. Ports whose
-// node has no path, or that do not answer, are returned as Unreachable
-// and keep their old values.
-func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, parallel int) []fabric.Unreachable {
+// earlier discovery or a snapshot) and updates their state, width and
+// speed in place. It is what a gate does instead of a whole discovery:
+// only the ports a job uses. With byLID the SMPs are LID-routed to each
+// node (a switch's port-0 LID, a CA port's own LID), which works from any
+// port of the subnet; otherwise they follow the nodes' directed routes,
+// which are only valid from the port the fabric was discovered from.
+// Ports that cannot be addressed or do not answer are returned as
+// Unreachable and keep their old values.
+func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byLID bool, parallel int) []fabric.Unreachable {
 	if parallel <= 0 {
 		parallel = e.Options().Window
 	}
@@ -37,17 +40,35 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, par
 		u.FromGUID, u.FromPort = p.Node.GUID, p.Num
 		bad = append(bad, u)
 	}
+	get := func(p *fabric.Port, pi *mad.PortInfo, num uint8) error {
+		if !byLID {
+			if p.Node.Path == nil {
+				return fmt.Errorf("node %q has no directed route in the snapshot", p.Node.Description)
+			}
+			_, err := e.GetSMP(ctx, p.Node.Path, pi, uint32(num))
+			return err
+		}
+		lid := p.LID
+		if p.Node.Type == mad.NodeSwitch && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
+			lid = p.Node.Ports[0].LID
+		}
+		if lid == 0 {
+			return fmt.Errorf("node %q has no LID to address it by", p.Node.Description)
+		}
+		_, err := e.GetSMPByLID(ctx, lid, pi, uint32(num))
+		return err
+	}
 	// A switch's capability masks come from port 0: read those first.
 	for _, p := range ports {
 		n := p.Node
 		if n.Type != mad.NodeSwitch {
 			continue
 		}
-		if _, ok := caps[n]; ok || n.Path == nil {
+		if _, ok := caps[n]; ok {
 			continue
 		}
 		pi := new(mad.PortInfo)
-		if _, err := e.GetSMP(ctx, n.Path, pi, 0); err != nil {
+		if err := get(p, pi, 0); err != nil {
 			fail(p, "PortInfo 0", err)
 			caps[n] = nil
 			continue
@@ -55,16 +76,12 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, par
 		caps[n] = pi
 	}
 	for _, p := range ports {
-		if p.Node.Path == nil {
-			fail(p, fmt.Sprintf("PortInfo %d", p.Num), fmt.Errorf("node %q has no directed route in the snapshot", p.Node.Description))
-			continue
-		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(p *fabric.Port) {
 			defer func() { <-sem; wg.Done() }()
 			pi := new(mad.PortInfo)
-			if _, err := e.GetSMP(ctx, p.Node.Path, pi, uint32(p.Num)); err != nil {
+			if err := get(p, pi, p.Num); err != nil {
 				fail(p, fmt.Sprintf("PortInfo %d", p.Num), err)
 				return
 			}

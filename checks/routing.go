@@ -276,30 +276,51 @@ func hostNames(ps []*fabric.Port, n int) string {
 	return strings.Join(names, ", ")
 }
 
-// switchDistances returns, for every leaf switch (one with hosts), the hop
-// distance from every switch to it over active switch links.
-func switchDistances(f *fabric.Fabric, leaves []*fabric.Node) map[*fabric.Node]map[*fabric.Node]int {
-	out := make(map[*fabric.Node]map[*fabric.Node]int, len(leaves))
-	for _, leaf := range leaves {
-		dist := map[*fabric.Node]int{leaf: 0}
-		q := []*fabric.Node{leaf}
-		for len(q) > 0 {
-			n := q[0]
-			q = q[1:]
-			for _, p := range n.Ports {
-				if p == nil || p.Num == 0 || !isSwitchLink(p) || !linkUp(p) {
-					continue
-				}
-				r := p.Remote.Node
-				if _, seen := dist[r]; !seen {
-					dist[r] = dist[n] + 1
-					q = append(q, r)
-				}
+// switchGraph indexes switches and their active inter-switch links for
+// hop-distance searches.
+type switchGraph struct {
+	idx  map[*fabric.Node]int32
+	nbrs [][]int32 // per switch index: neighbour switch indexes
+}
+
+func newSwitchGraph(f *fabric.Fabric) *switchGraph {
+	g := &switchGraph{idx: make(map[*fabric.Node]int32)}
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			g.idx[n] = int32(len(g.nbrs))
+			g.nbrs = append(g.nbrs, nil)
+		}
+	}
+	for n, i := range g.idx {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) {
+				g.nbrs[i] = append(g.nbrs[i], g.idx[p.Remote.Node])
 			}
 		}
-		out[leaf] = dist
 	}
-	return out
+	return g
+}
+
+// distances returns every switch's hop distance to leaf (-1: unreachable).
+func (g *switchGraph) distances(leaf *fabric.Node) []int16 {
+	dist := make([]int16, len(g.nbrs))
+	for i := range dist {
+		dist[i] = -1
+	}
+	src := g.idx[leaf]
+	dist[src] = 0
+	q := []int32{src}
+	for len(q) > 0 {
+		n := q[0]
+		q = q[1:]
+		for _, r := range g.nbrs[n] {
+			if dist[r] < 0 {
+				dist[r] = dist[n] + 1
+				q = append(q, r)
+			}
+		}
+	}
+	return dist
 }
 
 // ecmpGroup is a set of equal-cost egress ports of one switch.
@@ -322,6 +343,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	byLeaf := map[*fabric.Node][]*fabric.Port{}
 	var leaves []*fabric.Node
 	for _, h := range g.hosts {
+		// Scoped to a job: only the job's destinations matter.
+		if s.Scope != nil && !s.Scope.Hosts[h.Node] {
+			continue
+		}
 		if l := leafOf(h); l != nil {
 			if _, ok := byLeaf[l]; !ok {
 				leaves = append(leaves, l)
@@ -329,39 +354,44 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			byLeaf[l] = append(byLeaf[l], h)
 		}
 	}
-	dist := switchDistances(s.Fabric, leaves)
+	sg := newSwitchGraph(s.Fabric)
+	dist := make([][]int16, len(leaves))
+	for i, leaf := range leaves {
+		dist[i] = sg.distances(leaf)
+	}
 	var out []Finding
+	var set []*fabric.Port
+	key := make([]byte, 0, 64)
 	for _, sw := range s.Fabric.Nodes {
 		if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil || !s.nodeInScope(sw) {
 			continue
 		}
+		si := sg.idx[sw]
 		groups := map[string]*ecmpGroup{}
-		for _, leaf := range leaves {
-			d := dist[leaf]
-			ds, ok := d[sw]
-			if !ok || ds == 0 {
+		for li, leaf := range leaves {
+			d := dist[li]
+			ds := d[si]
+			if ds <= 0 {
 				continue
 			}
-			var set []*fabric.Port
+			set, key = set[:0], key[:0]
 			for _, p := range sw.Ports {
-				if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) {
-					if dr, ok := d[p.Remote.Node]; ok && dr == ds-1 {
-						set = append(set, p)
-					}
+				if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) && d[sg.idx[p.Remote.Node]] == ds-1 {
+					set = append(set, p)
+					key = append(key, p.Num)
 				}
 			}
 			if len(set) < 2 {
 				continue
 			}
-			key := portSetKey(set)
-			grp := groups[key]
+			grp := groups[string(key)]
 			if grp == nil {
-				grp = &ecmpGroup{sw: sw, ports: set, dlids: map[*fabric.Port]int{}}
-				groups[key] = grp
+				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}}
+				groups[string(key)] = grp
 			}
 			for _, h := range byLeaf[leaf] {
 				p, why := step(sw, h.LID)
-				if why != walkOK || !slices.Contains(set, p) {
+				if why != walkOK || !slices.Contains(grp.ports, p) {
 					grp.other++
 					continue
 				}
@@ -380,14 +410,6 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		}
 	}
 	return out
-}
-
-func portSetKey(ps []*fabric.Port) string {
-	var b strings.Builder
-	for _, p := range ps {
-		fmt.Fprintf(&b, "%d,", p.Num)
-	}
-	return b.String()
 }
 
 func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {

@@ -72,6 +72,7 @@ is wrong by what it costs.`,
 	root.AddCommand(newRoutesCmd(a))
 	root.AddCommand(newTraceCmd(a))
 	root.AddCommand(newSweepCmd(a))
+	root.AddCommand(newGateCmd(a))
 	return root
 }
 

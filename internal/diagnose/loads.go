@@ -19,15 +19,24 @@ type loads struct {
 // host paths and CA destinations it carries. Hosts are CA ports with a
 // LID whose link is up.
 func NewLoads(f *fabric.Fabric) *loads {
+	var hosts []*fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch {
+			hosts = append(hosts, n)
+		}
+	}
+	return NewLoadsFor(f, hosts)
+}
+
+// NewLoadsFor is NewLoads over the given hosts only (a job's), so path
+// shares are shares of the job's host pairs.
+func NewLoadsFor(f *fabric.Fabric, hosts []*fabric.Node) *loads {
 	a := route.NewAnalyzer(f)
 	l := &loads{isHost: map[*fabric.Port]bool{}, dlids: a.LIDLoads()}
 	var lids []uint16
-	for _, n := range f.Nodes {
-		if n.Type == mad.NodeSwitch {
-			continue
-		}
+	for _, n := range hosts {
 		for _, p := range n.Ports {
-			if p != nil && p.LID != 0 && p.Remote != nil && p.PhysState == mad.PhysLinkUp && p.State == mad.PortStateActive {
+			if p != nil && p.Num != 0 && p.LID != 0 && p.Remote != nil && p.PhysState == mad.PhysLinkUp && p.State == mad.PortStateActive {
 				lids = append(lids, p.LID)
 				l.isHost[p] = true
 			}

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/gate"
+	"github.com/ibdoctor/ibdoctor/internal/hostlist"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/spf13/cobra"
+)
+
+func newGateCmd(a *app) *cobra.Command {
+	var (
+		o        checkOptions
+		nodes    string
+		nameMap  string
+		stateDir string
+		maxAge   time.Duration
+		asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "gate",
+		Short: "Pre-job check for a scheduler prolog: only the job's hosts and the links and switches on their routes",
+		Long: `gate decides whether the fabric is fit for a job on the given hosts. It uses the
+last sweep's snapshot (ibdoctor sweep) for the topology and forwarding tables when
+it is fresher than --max-age, re-reads live only the ports the job's traffic uses
+(the hosts' ports and every port on the routes among them), and runs the checks on
+that scope. Without a fresh snapshot it sweeps the fabric first.
+
+Exit status: 0 healthy, 1 findings at or above --fail-on, 2 could not decide (a
+host not found, a port on the routes unreadable, no device): a gate never says
+healthy when it could not look.`,
+		Example: `  # Slurm prolog
+  ibdoctor gate --fail-on error || exit 1          # reads SLURM_JOB_NODELIST
+  ibdoctor gate --nodes "gpu[001-064]" --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if nodes == "" {
+				nodes = os.Getenv("SLURM_JOB_NODELIST")
+			}
+			if nodes == "" {
+				return withExit(ExitUndecided, fmt.Errorf("no hosts: give --nodes \"gpu[001-064]\" or run inside a Slurm job (SLURM_JOB_NODELIST)"))
+			}
+			hosts, err := hostlist.Expand(nodes)
+			if err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("--nodes: %w", err))
+			}
+			failOn, err := checks.ParseSeverity(o.failOn)
+			if err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))
+			}
+			expect, err := o.expectations()
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			var names fabric.NodeNameMap
+			if nameMap != "" {
+				fh, err := os.Open(nameMap)
+				if err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("--node-name-map: %w", err))
+				}
+				names, err = fabric.ParseNodeNameMap(fh)
+				fh.Close()
+				if err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("--node-name-map %s: %w", nameMap, err))
+				}
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+
+			snap, err := snapshot.Load(stateDir)
+			if err == nil && snap.Age(time.Now()) > maxAge {
+				fmt.Fprintf(a.stderr, "ibdoctor: snapshot in %s is %v old (over --max-age %v): sweeping the fabric\n", stateDir, snap.Age(time.Now()).Round(time.Second), maxAge)
+				snap = nil
+			} else if err != nil {
+				fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
+			}
+			sess, err := a.openSource(ctx, true, !o.noCounters, false)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			byLID := true
+			if snap == nil {
+				sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{Routes: true})
+				if sw == nil {
+					return withExit(ExitUndecided, err)
+				}
+				if snap, err = snapshot.New(sw.Fabric, nil, sw.Taken, sess.Name, "", sw.Complete); err != nil {
+					return withExit(ExitUndecided, err)
+				}
+				byLID = false // discovered from this very port
+			} else if snap.Source == sess.Name && sess.Kind == "sim" {
+				byLID = false // the same simulated fabric, same attach point
+			}
+			doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
+				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name,
+			})
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(doc); err != nil {
+					return err
+				}
+			} else {
+				st := report.StyleFor(a.stdout, a.opts.noColor)
+				report.Summary(a.stdout, st, doc)
+				if err := report.Findings(a.stdout, st, doc.Findings, 5); err != nil {
+					return err
+				}
+				printUnreached(a, doc)
+			}
+			return exitForStatus(doc.Status)
+		},
+	}
+	o.flags(cmd.Flags(), "error")
+	cmd.Flags().StringVar(&nodes, "nodes", "", "the job's hosts in Slurm hostlist syntax, e.g. gpu[001-064] (default $SLURM_JOB_NODELIST)")
+	cmd.Flags().StringVar(&nameMap, "node-name-map", "", "map node GUIDs to host names (ibnetdiscover's node-name-map format)")
+	cmd.Flags().StringVar(&stateDir, "state-dir", defaultStateDir(), "where sweep keeps its snapshot ($IBDOCTOR_STATE_DIR)")
+	cmd.Flags().DurationVar(&maxAge, "max-age", time.Hour, "oldest snapshot to trust; older ones are replaced by a live sweep")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}

@@ -26,11 +26,11 @@ const FileName = "snapshot.json"
 
 // Snapshot is one saved sweep.
 type Snapshot struct {
-	Schema   string          `json:"schema"`
-	TakenAt  time.Time       `json:"taken_at"`
-	Source   string          `json:"source"`
-	Version  string          `json:"ibdoctor_version"`
-	Complete bool            `json:"complete"`
+	Schema   string    `json:"schema"`
+	TakenAt  time.Time `json:"taken_at"`
+	Source   string    `json:"source"`
+	Version  string    `json:"ibdoctor_version"`
+	Complete bool      `json:"complete"`
 	// FabricFile names the file beside snapshot.json that holds the
 	// fabric (ibdoctor.fabric/v1 with LFTs). It is kept apart so that a
 	// big fabric is parsed once, and only when needed.
@@ -39,9 +39,9 @@ type Snapshot struct {
 	// "0x<node guid>/<port>".
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
-	fab    *fabric.Fabric
-	raw    []byte // encoded fabric, until saved or decoded
-	dir    string // where it was loaded from
+	fab *fabric.Fabric
+	raw []byte // encoded fabric, until saved or decoded
+	dir string // where it was loaded from
 }
 
 // PortCounters is one port's saved counters.

@@ -2,10 +2,12 @@ package route
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,9 +30,13 @@ import (
 //
 //	go test -run '^$' -bench LFTDump8k -benchtime 1x -timeout 30m ./internal/route/
 //
-// It skips without ibsim (fails with CI=true) and takes minutes: OpenSM's
-// first sweep alone is about 13 s here.
+// It skips without ibsim (fails with CI=true) and takes minutes (OpenSM's
+// first sweep alone is about 13 s here), so it runs only when -bench names
+// it ("8k"), not under a catch-all `make bench`.
 func BenchmarkLFTDump8k(b *testing.B) {
+	if fl := flag.Lookup("test.bench"); fl == nil || !strings.Contains(fl.Value.String(), "8k") {
+		b.Skip("takes minutes: run it by name, -bench LFTDump8k -benchtime 1x -timeout 30m")
+	}
 	ft := topology.FatTree8k()
 	f, err := ft.Build()
 	if err != nil {

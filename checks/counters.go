@@ -84,10 +84,10 @@ func (s *Snapshot) counterErrors() []Finding {
 			if iv > 0 {
 				rate := float64(val) / iv.Seconds()
 				ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, iv.Round(time.Millisecond), rate, thr)
-				title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, linkName(p), val, iv.Round(time.Second))
+				title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, portName(p), val, iv.Round(time.Second))
 			} else {
 				ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
-				title = fmt.Sprintf("%s = %d on %s", c.Name, val, linkName(p))
+				title = fmt.Sprintf("%s = %d on %s", c.Name, val, portName(p))
 			}
 			if c.Saturated {
 				ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})
@@ -116,7 +116,7 @@ func (s *Snapshot) counterErrors() []Finding {
 				Evidence: ev,
 				Impact: Impact{PathShare: share, Score: share * weight,
 					Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
-				Action: fmt.Sprintf("%s (%s).", upperFirst(action), linkName(p)),
+				Action: fmt.Sprintf("%s (%s).", upperFirst(action), portName(p)),
 				Basis:  basis,
 			})
 		}
@@ -161,7 +161,7 @@ func (s *Snapshot) congestion() []Finding {
 			out = append(out, Finding{
 				Check:    "counters.congestion",
 				Severity: sev,
-				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", linkName(p), stalled*100),
+				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", portName(p), stalled*100),
 				Entities: portAndPeer(p),
 				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: t.XmitWaitWarn,
 					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, iv.Round(time.Millisecond), stalled*100, t.XmitWaitWarn*100)}},
@@ -178,7 +178,7 @@ func (s *Snapshot) congestion() []Finding {
 		out = append(out, Finding{
 			Check:    "counters.congestion",
 			Severity: Info,
-			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", linkName(p), r.XmitWait.Value),
+			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", portName(p), r.XmitWait.Value),
 			Entities: portAndPeer(p),
 			Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Value), Threshold: float64(t.XmitWaitAbsolute),
 				Text: fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)}},
@@ -211,7 +211,7 @@ func (s *Snapshot) utilization() []Finding {
 		out = append(out, Finding{
 			Check:    "counters.utilization",
 			Severity: Info,
-			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", linkName(p), util*100, p.Rate()),
+			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", portName(p), util*100, p.Rate()),
 			Entities: portAndPeer(p),
 			Evidence: []Evidence{{Name: "utilization", Value: util, Threshold: t.Utilization,
 				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, iv.Round(time.Millisecond), util*100, p.Rate())}},

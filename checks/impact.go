@@ -182,6 +182,15 @@ func orient(a, b *fabric.Port) (*fabric.Port, *fabric.Port) {
 	return a, b
 }
 
+// portName names one port and the far end of its link, for counters,
+// which belong to one end: "spine02/49 (to leaf07/41)".
+func portName(p *fabric.Port) string {
+	if p.Remote == nil {
+		return entityOf(p, "").String()
+	}
+	return entityOf(p, "").String() + " (to " + entityOf(p.Remote, "").String() + ")"
+}
+
 // linkName names a link for titles and actions: "leaf07/23 <-> spine02/5".
 func linkName(p *fabric.Port) string {
 	if p.Remote != nil {

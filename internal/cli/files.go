@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
 )
 
 // fabricDecoders read a fabric from a file's bytes; JSON support is added
@@ -30,17 +31,7 @@ func loadFabricFile(path string) (*fabric.Fabric, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return f, nil
-	case bytes.Contains(data, []byte("switchguid=")) || bytes.Contains(data, []byte("caguid=")) || bytes.Contains(data, []byte("vendid=")):
-		f, err := fabric.ParseIBNetDiscover(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return f, nil
 	default:
-		f, _, err := fabric.ParseNetFile(bytes.NewReader(data))
-		if err != nil {
-			return nil, fmt.Errorf("%s (read as an ibsim net file): %w", path, err)
-		}
-		return f, nil
+		return sim.ParseTopology(data, path)
 	}
 }

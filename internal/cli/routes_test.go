@@ -12,7 +12,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
-	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -37,8 +37,11 @@ func simTopology(t *testing.T) (string, *fabric.Fabric) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	model, err := source.LoadTopology(path)
+	model, err := sim.ParseTopology(b.Bytes(), path)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Prepare(model, nil); err != nil {
 		t.Fatal(err)
 	}
 	return path, model

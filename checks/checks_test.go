@@ -13,14 +13,8 @@ import (
 // fatTree builds a routed 2-level fat tree: 4 leaves x 8 hosts, 4 spines.
 func fatTree(t testing.TB) *fabric.Fabric {
 	t.Helper()
-	f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8}.Build()
+	f, err := topology.Routed(topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
 		t.Fatal(err)
 	}
 	return f

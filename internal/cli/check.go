@@ -60,19 +60,8 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 				return withExit(ExitUndecided, err)
 			}
 			doc := sw.Document("check", sess.Name, res, failOn)
-			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(doc); err != nil {
-					return err
-				}
-			} else {
-				st := report.StyleFor(a.stdout, a.opts.noColor)
-				report.Summary(a.stdout, st, doc)
-				if err := report.Findings(a.stdout, st, res.Findings, detail); err != nil {
-					return err
-				}
-				printUnreached(a, doc)
+			if err := a.printDocument(doc, asJSON, detail); err != nil {
+				return err
 			}
 			return exitForStatus(doc.Status)
 		},
@@ -82,6 +71,23 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 	cmd.Flags().BoolVar(&list, "list", false, "list the checks and exit")
 	cmd.Flags().IntVar(&detail, "detail", 10, "show evidence and next steps for the first N findings")
 	return cmd
+}
+
+// printDocument prints a report as JSON, or as the summary screen and the
+// ranked findings with details for the first detail of them.
+func (a *app) printDocument(doc *report.Document, asJSON bool, detail int) error {
+	if asJSON {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(doc)
+	}
+	st := report.StyleFor(a.stdout, a.opts.noColor)
+	report.Summary(a.stdout, st, doc)
+	if err := report.Findings(a.stdout, st, doc.Findings, detail); err != nil {
+		return err
+	}
+	printUnreached(a, doc)
+	return nil
 }
 
 func exitForStatus(status string) error {

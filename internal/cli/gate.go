@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/hostlist"
-	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/spf13/cobra"
 )
@@ -106,19 +104,8 @@ healthy when it could not look.`,
 			if err != nil {
 				return withExit(ExitUndecided, err)
 			}
-			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(doc); err != nil {
-					return err
-				}
-			} else {
-				st := report.StyleFor(a.stdout, a.opts.noColor)
-				report.Summary(a.stdout, st, doc)
-				if err := report.Findings(a.stdout, st, doc.Findings, 5); err != nil {
-					return err
-				}
-				printUnreached(a, doc)
+			if err := a.printDocument(doc, asJSON, 5); err != nil {
+				return err
 			}
 			return exitForStatus(doc.Status)
 		},

@@ -17,14 +17,8 @@ import (
 // hosts, 4 spines; faults applies faults before the sweep.
 func simFabric(t *testing.T, faults func(s *sim.Sim, f *fabric.Fabric)) *transport.Engine {
 	t.Helper()
-	f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8}.Build()
+	f, err := topology.Routed(topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
 		t.Fatal(err)
 	}
 	s, err := sim.New(f, sim.Options{})

@@ -20,14 +20,8 @@ import (
 // (Issue 7): under 5 s.
 func BenchmarkGate10k(b *testing.B) {
 	tree := topology.FatTree3{Pods: 9, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 1024}
-	f, err := tree.Build()
+	f, err := topology.Routed(tree)
 	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		b.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
 		b.Fatal(err)
 	}
 	s, err := sim.New(f, sim.Options{})

@@ -17,14 +17,8 @@ import (
 
 func build(t testing.TB, tree topology.FatTree2) *fabric.Fabric {
 	t.Helper()
-	f, err := tree.Build()
+	f, err := topology.Routed(tree)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		t.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
 		t.Fatal(err)
 	}
 	return f

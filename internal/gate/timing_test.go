@@ -21,9 +21,7 @@ func TestTimingBreakdown(t *testing.T) {
 		t.Skip()
 	}
 	tree := topology.FatTree3{Pods: 9, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 1024}
-	f, _ := tree.Build()
-	topology.AssignLIDs(f)
-	topology.Route(f)
+	f, _ := topology.Routed(tree)
 	s, _ := sim.New(f, sim.Options{})
 	e := engineAt(t, s, "gpu0001 mlx5_0")
 	sw, _ := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true})

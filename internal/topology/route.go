@@ -318,3 +318,24 @@ func (r *router) setFor(d int32) int32 {
 	r.setOf[d] = id
 	return id
 }
+
+// Builder is a fabric generator (FatTree2, FatTree3, Rail, Dragonfly).
+type Builder interface {
+	Build() (*fabric.Fabric, error)
+}
+
+// Routed builds b's fabric and does what a subnet manager's first sweep
+// does to it: assigns LIDs and computes min-hop forwarding tables.
+func Routed(b Builder) (*fabric.Fabric, error) {
+	f, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := AssignLIDs(f); err != nil {
+		return nil, err
+	}
+	if err := Route(f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -329,6 +329,9 @@ type ecmpGroup struct {
 	ports []*fabric.Port
 	dlids map[*fabric.Port]int // CA destinations routed through each port
 	other int                  // destinations of the group routed elsewhere
+	// load counts every CA destination the switch forwards through each
+	// port, whichever group it belongs to.
+	load map[*fabric.Port]int
 }
 
 func (s *Snapshot) ecmpImbalance() []Finding {
@@ -368,6 +371,14 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		}
 		si := sg.idx[sw]
 		groups := map[string]*ecmpGroup{}
+		// What the routing engine balanced: every CA destination the
+		// switch forwards, per egress port.
+		load := map[*fabric.Port]int{}
+		for _, h := range g.hosts {
+			if p, why := step(sw, h.LID); why == walkOK {
+				load[p]++
+			}
+		}
 		for li, leaf := range leaves {
 			d := dist[li]
 			ds := d[si]
@@ -386,7 +397,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			}
 			grp := groups[string(key)]
 			if grp == nil {
-				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}}
+				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
 				groups[string(key)] = grp
 			}
 			for _, h := range byLeaf[leaf] {
@@ -450,6 +461,21 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	best := (total + n - 1) / n
 	worst := max(dlidRatio, pathRatio)
 	if maxD <= best || worst <= ratio {
+		return Finding{}, false
+	}
+	// A min-hop engine balances each port's total count of destinations,
+	// not each group's split. Where the group's ports mostly carry other
+	// destinations (a dragonfly's local and global ports, each the only
+	// shortest path to some switches), a small group leaning on the port
+	// that was less used when it was routed is balance, not a fault: the
+	// group is judged only when it is most of what its ports carry (a fat
+	// tree's uplinks) and the ports' totals are uneven too.
+	loadSum, loadMax := 0, 0
+	for _, p := range grp.ports {
+		loadSum += grp.load[p]
+		loadMax = max(loadMax, grp.load[p])
+	}
+	if 2*total < loadSum || float64(loadMax)*float64(n) <= ratio*float64(loadSum) {
 		return Finding{}, false
 	}
 	idle := 0
@@ -548,7 +574,7 @@ func (s *Snapshot) asymmetric() []Finding {
 	for _, h := range sample {
 		walks[h] = g.walkTo(h)
 	}
-	pairs, asym := 0, 0
+	pairs, asym, longer := 0, 0, 0
 	load := map[*fabric.Node]int{} // switches crossed by asymmetric reverse paths
 	var example [2]*fabric.Port
 	for i, a := range sample {
@@ -563,6 +589,9 @@ func (s *Snapshot) asymmetric() []Finding {
 			slices.Reverse(rev)
 			if !slices.Equal(fwd, rev) {
 				asym++
+				if len(fwd) != len(rev) {
+					longer++ // one direction takes a detour
+				}
 				if len(rev) > 2 {
 					for _, n := range rev[1 : len(rev)-1] {
 						load[n]++
@@ -584,9 +613,11 @@ func (s *Snapshot) asymmetric() []Finding {
 	if ratio <= 0 {
 		ratio = 1.2
 	}
-	if conc > 2*ratio || share < 0.1 {
-		// a few pairs (an edited route), or reverse paths piling onto
-		// some switches: worth a look
+	if conc > 2*ratio || longer > 0 {
+		// reverse paths piling onto some switches, or one direction
+		// taking more hops than the other (an edited route): worth a
+		// look. Equal-length asymmetry, even of a few pairs, is what
+		// min-hop routing does on a dragonfly or rail fabric.
 		sev = Warning
 	}
 	a, b := example[0], example[1]
@@ -596,7 +627,7 @@ func (s *Snapshot) asymmetric() []Finding {
 		Title:    fmt.Sprintf("%.0f%% of sampled leaf pairs route A->B and B->A through different switches", share*100),
 		Entities: []Entity{entityOf(a, "source"), entityOf(b, "destination")},
 		Evidence: []Evidence{
-			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf); e.g. %s -> %s", asym, pairs, nodeName(a.Node), nodeName(b.Node))},
+			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, nodeName(a.Node), nodeName(b.Node))},
 			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
 		},
 		Impact: Impact{PathShare: share, Score: share * 0.001 * conc,

@@ -73,6 +73,9 @@ is wrong by what it costs.`,
 	root.AddCommand(newTraceCmd(a))
 	root.AddCommand(newSweepCmd(a))
 	root.AddCommand(newGateCmd(a))
+	root.AddCommand(newDiscoverCmd(a))
+	root.AddCommand(newLinksCmd(a))
+	root.AddCommand(newCountersCmd(a))
 	return root
 }
 

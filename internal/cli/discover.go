@@ -1,0 +1,276 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/mad"
+	"github.com/spf13/cobra"
+)
+
+func newDiscoverCmd(a *app) *cobra.Command {
+	var (
+		format   string
+		diffFile string
+		start    string
+		maxHops  int
+	)
+	cmd := &cobra.Command{
+		Use:   "discover",
+		Short: "Walk the subnet with directed-route SMPs and list every node",
+		Long: `discover walks the subnet from the local port like ibnetdiscover — NodeInfo, then
+NodeDescription, SwitchInfo and PortInfo of each new node, then the neighbours behind
+every port that is physically up — with many SMPs in flight (-o/--outstanding, default
+64; ibnetdiscover sends 2), each timing out after -t/--timeout and retried --retries
+times.
+
+Output (--format):
+  table          nodes (type, GUID, LID, ports, links, description), a summary, and
+                 what could not be reached (the default)
+  json           the fabric as an ibdoctor.fabric/v1 document (docs/schema-fabric.md)
+  ibnetdiscover  ibnetdiscover's topology text, which ibsim and ibdoctor --sim read
+
+With --diff FILE the fabric found is compared with a saved one (a discover --format
+json file, a sweep's fabric file, ibnetdiscover text or an ibsim net file) and the
+changes are printed instead: nodes added or removed, cables added, removed or moved,
+link rates, LIDs and descriptions that changed.
+
+Exit status: 0 everything answered (and, with --diff, nothing changed); 1 --diff found
+changes; 2 could not discover (no device, the start node did not answer, bad flags,
+interrupted); 3 discovery finished but some nodes or ports did not answer (listed;
+what was found is printed).`,
+		Example: `  ibdoctor discover --sim
+  ibdoctor discover --format json > fabric.json
+  ibdoctor discover --diff fabric.json
+  ibdoctor discover --start 0,1,33 --max-hops 2 -o 16 --timeout 2s --retries 5`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "table", "json", "ibnetdiscover":
+			default:
+				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table, json or ibnetdiscover", format))
+			}
+			path, err := mad.ParsePath(start)
+			if err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("--start: %w", err))
+			}
+			if maxHops < 0 || maxHops > mad.MaxHops {
+				return withExit(ExitUndecided, fmt.Errorf("--max-hops %d: want 1..%d (0: %d)", maxHops, mad.MaxHops, mad.MaxHops))
+			}
+			if maxHops > 0 && len(path) > maxHops {
+				return withExit(ExitUndecided, fmt.Errorf("--start %v has %d hops, more than --max-hops %d", path, len(path), maxHops))
+			}
+			var old *fabric.Fabric
+			if diffFile != "" {
+				if old, err = loadFabricFile(diffFile); err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("--diff: %w", err))
+				}
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			sess, err := a.openSource(ctx, true, false, false)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+
+			pr := newProgress(a.stderr)
+			pr.Stage("discovery")
+			began := time.Now()
+			f, runErr := discover.Run(ctx, sess.Engine, discover.Options{
+				MaxHops:  maxHops,
+				Start:    path,
+				Progress: func(p discover.Progress) { pr.Discover(p) },
+			})
+			took := time.Since(began)
+			pr.Done()
+			if f == nil {
+				return withExit(ExitUndecided, runErr)
+			}
+
+			w := bufio.NewWriter(a.stdout)
+			st := report.StyleFor(a.stdout, a.opts.noColor)
+			var changes fabric.Changes
+			if old != nil {
+				changes = fabric.Diff(old, f)
+				err = printChanges(w, st, format, changes, diffFile)
+			} else {
+				err = printFabric(w, st, format, f, sess.Name, took)
+			}
+			if err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			if format != "table" || old != nil {
+				// The table lists what was not reached on stdout;
+				// machine formats keep stdout clean and say it here.
+				printUnreachable(a.stderr, f)
+			}
+			switch {
+			case runErr != nil:
+				return withExit(ExitUndecided, fmt.Errorf("%w; what was found is printed", runErr))
+			case len(changes) > 0:
+				return withExit(ExitFindings, nil)
+			case len(f.Unreachable) > 0:
+				return withExit(ExitPartial, fmt.Errorf("%d nodes or ports did not answer; what was found is printed", len(f.Unreachable)))
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&format, "format", "table", "output: table, json (ibdoctor.fabric/v1) or ibnetdiscover (topology text)")
+	fs.StringVar(&diffFile, "diff", "", "compare with a saved fabric (JSON, ibnetdiscover text or ibsim net file) and print the changes")
+	fs.StringVar(&start, "start", "", `start at the node at this directed route, e.g. "0,1,3" (default: the local node)`)
+	fs.IntVar(&maxHops, "max-hops", 0, fmt.Sprintf("longest directed route followed (0: %d, the most a route can have)", mad.MaxHops))
+	return cmd
+}
+
+// printFabric writes the discovered fabric in format.
+func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, source string, took time.Duration) error {
+	switch format {
+	case "json":
+		b, err := fabric.MarshalWith(f, fabric.MarshalOptions{Indent: true})
+		if err != nil {
+			return err
+		}
+		b = append(b, '\n')
+		_, err = w.Write(b)
+		return err
+	case "ibnetdiscover":
+		return fabric.WriteIBNetDiscover(w, f)
+	}
+	rows := make([][]string, 0, len(f.Nodes))
+	var sw, ca, rt, links int
+	for _, n := range f.Nodes {
+		up := 0
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil {
+				up++
+			}
+		}
+		switch n.Type {
+		case mad.NodeSwitch:
+			sw++
+		case mad.NodeRouter:
+			rt++
+		default:
+			ca++
+		}
+		rows = append(rows, []string{n.Type.String(), fmt.Sprintf("%#016x", n.GUID), nodeLIDs(n),
+			strconv.Itoa(n.NumPorts()), strconv.Itoa(up), n.Description})
+	}
+	links = len(f.Links())
+	if err := report.Table(w, []string{"TYPE", "GUID", "LID", "PORTS", "LINKS", "DESCRIPTION"}, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s: %d nodes (%d switches, %d CAs, %d routers), %d links, from %s in %v\n",
+		st.Bold("Discovered"), len(f.Nodes), sw, ca, rt, links, source, took.Round(time.Millisecond))
+	for _, d := range f.DuplicateGUIDs {
+		paths := make([]string, len(d.Paths))
+		for i, p := range d.Paths {
+			paths[i] = p.String()
+		}
+		fmt.Fprintf(w, "%s GUID %#016x is claimed by %d nodes (%s) at paths %s\n", st.Red("Duplicate:"),
+			d.GUID, len(d.Paths), strings.Join(d.Descs, ", "), strings.Join(paths, " "))
+	}
+	if len(f.Unreachable) == 0 {
+		fmt.Fprintln(w, st.Green("Everything answered."))
+		return nil
+	}
+	fmt.Fprintf(w, "%s (%d):\n", st.Red("Not reached"), len(f.Unreachable))
+	writeUnreachable(w, f)
+	return nil
+}
+
+// nodeLIDs is a node's LID: port 0's for a switch, each port's for CAs
+// and routers ("-" for none).
+func nodeLIDs(n *fabric.Node) string {
+	var lids []string
+	for _, p := range n.Ports {
+		if p == nil || (n.Type == mad.NodeSwitch) != (p.Num == 0) {
+			continue
+		}
+		if p.LID != 0 {
+			lids = append(lids, strconv.Itoa(int(p.LID)))
+		}
+	}
+	if lids == nil {
+		return "-"
+	}
+	return strings.Join(lids, ",")
+}
+
+func printUnreachable(w io.Writer, f *fabric.Fabric) {
+	if len(f.Unreachable) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Not reached (%d):\n", len(f.Unreachable))
+	writeUnreachable(w, f)
+}
+
+// writeUnreachable lists what discovery could not read, one per line:
+// what, the directed route, the node and port it lies behind, and why.
+func writeUnreachable(w io.Writer, f *fabric.Fabric) {
+	for _, u := range f.Unreachable {
+		where := "path " + u.Path.String()
+		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
+			where += fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
+		}
+		fmt.Fprintf(w, "  %s at %s: %s\n", u.What, where, u.Reason)
+	}
+}
+
+// changeJSON is one change of `discover --diff --format json`.
+type changeJSON struct {
+	Kind string `json:"kind"`
+	GUID string `json:"guid"`
+	Port *int   `json:"port,omitempty"`
+	Name string `json:"name"`
+	Old  string `json:"old,omitempty"`
+	New  string `json:"new,omitempty"`
+}
+
+// printChanges writes Diff's result in format.
+func printChanges(w io.Writer, st report.Style, format string, cs fabric.Changes, against string) error {
+	switch format {
+	case "json":
+		out := struct {
+			Against string       `json:"against"`
+			Changes []changeJSON `json:"changes"`
+		}{Against: against, Changes: []changeJSON{}}
+		rows := cs.Rows()
+		for i, c := range cs {
+			j := changeJSON{Kind: c.Kind.String(), GUID: fmt.Sprintf("%#016x", c.GUID), Name: c.Name, Old: c.Old, New: c.New}
+			if rows[i][3] != "" {
+				p := int(c.Port)
+				j.Port = &p
+			}
+			out.Changes = append(out.Changes, j)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case "ibnetdiscover":
+		_, err := io.WriteString(w, cs.String())
+		return err
+	}
+	if len(cs) == 0 {
+		fmt.Fprintf(w, "%s the fabric matches %s.\n", st.Green("No changes:"), against)
+		return nil
+	}
+	if err := report.Table(w, cs.Header(), cs.Rows()); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s against %s\n", st.Yellow(fmt.Sprintf("%d changes", len(cs))), against)
+	return nil
+}

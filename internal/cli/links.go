@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/linkinfo"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/spf13/cobra"
+)
+
+func newLinksCmd(a *app) *cobra.Command {
+	var (
+		expect   string
+		degraded bool
+		asJSON   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "links",
+		Short: "List every link with both ends, width, speed and state; mark the ones running below their rate",
+		Long: `links discovers the fabric and prints one line per link, like iblinkinfo -l: both
+ends' names, ports and LIDs, the active width and speed, and the ports' states.
+
+A link is marked DEGRADED when it runs below the best width or speed both of its
+ends have enabled (a bad lane, a marginal cable or transceiver), or, with
+--expect-rate, below the slowest of the expected rates. Supported masks alone
+never mark a link: a port that supports a rate it has not enabled cannot train
+at it. A port that is physically up whose far end did not answer is listed with
+"(not reached)".
+
+--json prints {"links": [...], "complete": bool}; each link has "a" and "b"
+(node, guid, port, lid, state, phys_state; "b" is null when not reached), "width",
+"speed", "rate", "gbps", "enabled" (best rate both ends enable), "degraded" and
+"reasons".
+
+Exit status: 0 no link marked and everything answered; 1 a link is marked;
+2 could not discover; 3 some nodes or ports did not answer (listed on stderr).`,
+		Example: `  ibdoctor links --sim
+  ibdoctor links --expect-rate 4xNDR --degraded
+  ibdoctor links --expect-rate 4xHDR,4xNDR --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rates, err := parseRates("--expect-rate", expect)
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			ctx, stop := signalContext(cmd.Context())
+			defer stop()
+			sess, err := a.openSource(ctx, true, false, false)
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			f, err := a.discover(ctx, sess.Engine)
+			if err != nil {
+				return err
+			}
+			all := linkinfo.Rows(f, linkinfo.Options{Expect: rates})
+			rows := all[:0:0]
+			marked := 0
+			for _, r := range all {
+				if r.Degraded() {
+					marked++
+				}
+				if !degraded || r.Degraded() {
+					rows = append(rows, r)
+				}
+			}
+			w := bufio.NewWriter(a.stdout)
+			if asJSON {
+				err = writeLinksJSON(w, rows, len(f.Unreachable) == 0)
+			} else {
+				err = writeLinksTable(w, report.StyleFor(a.stdout, a.opts.noColor), rows, len(all), marked)
+			}
+			if err == nil {
+				err = w.Flush()
+			}
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			partial := a.notRead(f, nil, ctx)
+			if ctx.Err() != nil {
+				return partial // interrupted: exit 2
+			}
+			if marked > 0 {
+				return withExit(ExitFindings, nil)
+			}
+			return partial
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&expect, "expect-rate", "", "also mark links below these rates, e.g. 4xNDR or 4xHDR,4xNDR (a link at one of them, or faster than the slowest, passes)")
+	fs.BoolVar(&degraded, "degraded", false, "show only marked links")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func endName(p *fabric.Port) string {
+	if p.Node.Description != "" {
+		return p.Node.Description
+	}
+	return fmt.Sprintf("%#016x", p.Node.GUID)
+}
+
+func lidText(p *fabric.Port) string {
+	if l := linkinfo.LID(p); l != 0 {
+		return strconv.Itoa(int(l))
+	}
+	return "-"
+}
+
+func stateText(p *fabric.Port) string { return p.State.String() + "/" + p.PhysState.String() }
+
+func writeLinksTable(w io.Writer, st report.Style, rows []linkinfo.Row, total, marked int) error {
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		row := []string{endName(r.A), strconv.Itoa(int(r.A.Num)), lidText(r.A), "", "", "",
+			r.Rate.Width.String(), r.Rate.Speed.String(), stateText(r.A), ""}
+		if r.B != nil {
+			row[3], row[4], row[5] = endName(r.B), strconv.Itoa(int(r.B.Num)), lidText(r.B)
+			if r.B.State != r.A.State || r.B.PhysState != r.A.PhysState {
+				row[8] += " | " + stateText(r.B)
+			}
+		} else {
+			row[3] = st.Yellow("(not reached)")
+		}
+		if r.Degraded() {
+			row[9] = st.Red("DEGRADED: " + strings.Join(r.Reasons, "; "))
+		}
+		out = append(out, row)
+	}
+	if err := report.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
+		return err
+	}
+	summary := fmt.Sprintf("\n%d links", total)
+	if marked > 0 {
+		summary += ", " + st.Red(fmt.Sprintf("%d below their rate", marked))
+	} else {
+		summary += ", " + st.Green("none below its rate")
+	}
+	_, err := fmt.Fprintln(w, summary)
+	return err
+}
+
+type linkEndJSON struct {
+	Node      string `json:"node"`
+	GUID      string `json:"guid"`
+	Port      uint8  `json:"port"`
+	LID       uint16 `json:"lid"`
+	State     string `json:"state"`
+	PhysState string `json:"phys_state"`
+}
+
+type linkJSON struct {
+	A        linkEndJSON  `json:"a"`
+	B        *linkEndJSON `json:"b"`
+	Width    string       `json:"width"`
+	Speed    string       `json:"speed"`
+	Rate     string       `json:"rate"`
+	Gbps     float64      `json:"gbps"`
+	Enabled  string       `json:"enabled,omitempty"`
+	Degraded bool         `json:"degraded"`
+	Reasons  []string     `json:"reasons"`
+}
+
+func endJSON(p *fabric.Port) linkEndJSON {
+	return linkEndJSON{Node: p.Node.Description, GUID: fmt.Sprintf("%#016x", p.Node.GUID), Port: p.Num,
+		LID: linkinfo.LID(p), State: p.State.String(), PhysState: p.PhysState.String()}
+}
+
+func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool) error {
+	out := struct {
+		Complete bool       `json:"complete"`
+		Links    []linkJSON `json:"links"`
+	}{Complete: complete, Links: make([]linkJSON, 0, len(rows))}
+	for _, r := range rows {
+		j := linkJSON{A: endJSON(r.A), Width: r.Rate.Width.String(), Speed: r.Rate.Speed.String(),
+			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons}
+		if j.Reasons == nil {
+			j.Reasons = []string{}
+		}
+		if r.B != nil {
+			b := endJSON(r.B)
+			j.B = &b
+		}
+		if r.Enabled.Width != 0 && r.Enabled.Speed != 0 {
+			j.Enabled = r.Enabled.String()
+		}
+		out.Links = append(out.Links, j)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+type linksDoc struct {
+	Complete bool
+	Links    []struct {
+		A, B               *linkEndJSON
+		Width, Speed, Rate string
+		Enabled            string
+		Gbps               float64
+		Degraded           bool
+		Reasons            []string
+	}
+}
+
+func linksJSON(t *testing.T, args ...string) (int, linksDoc, string) {
+	t.Helper()
+	code, out, stderr := run(append([]string{"links", "--json"}, args...)...)
+	var doc linksDoc
+	if code != ExitUndecided {
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	return code, doc, stderr
+}
+
+// TestLinksHealthy: every cable of the simulated fabric once, both ends
+// named with their LIDs, at 4X NDR, none marked.
+func TestLinksHealthy(t *testing.T) {
+	topo, model := simTopology(t)
+	code, doc, stderr := linksJSON(t, "--sim="+topo)
+	if code != ExitHealthy || !doc.Complete {
+		t.Fatalf("exit %d complete %v: %s", code, doc.Complete, stderr)
+	}
+	want := map[string]bool{}
+	for _, l := range model.Links() {
+		want[fmt.Sprintf("%#016x[%d]-%#016x[%d]", l.A.Node.GUID, l.A.Num, l.B.Node.GUID, l.B.Num)] = true
+	}
+	for _, l := range doc.Links {
+		if l.B == nil {
+			t.Fatalf("link without a far end: %+v", l)
+		}
+		a, b := *l.A, *l.B
+		if b.GUID < a.GUID {
+			a, b = b, a
+		}
+		key := fmt.Sprintf("%s[%d]-%s[%d]", a.GUID, a.Port, b.GUID, b.Port)
+		if !want[key] {
+			t.Errorf("link %s listed twice or not in the fabric", key)
+		}
+		delete(want, key)
+		if l.Rate != "4X NDR" || l.Enabled != "4X NDR" || l.Gbps != 400 || l.Degraded || len(l.Reasons) != 0 ||
+			l.A.State != "Active" || l.A.PhysState != "LinkUp" {
+			t.Errorf("link %s: %+v", key, l)
+		}
+		for _, e := range []linkEndJSON{a, b} {
+			var g uint64
+			fmt.Sscanf(e.GUID, "0x%x", &g)
+			n := model.NodeByGUID(g)
+			if n == nil || n.Description != e.Node || nodeLIDs(n) != fmt.Sprint(e.LID) {
+				t.Errorf("end %+v: node %v", e, n)
+			}
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("links not listed: %v", want)
+	}
+	code, out, _ := run("links", "--sim="+topo, "--no-color")
+	if code != ExitHealthy || !strings.Contains(out, "24 links, none below its rate") || strings.Contains(out, "DEGRADED") {
+		t.Errorf("table: exit %d\n%s", code, out)
+	}
+}
+
+// TestLinksDegraded: a cable retrained at 1X (both ends still enable 4X)
+// and one at HDR are marked; --degraded shows only them; exit 1.
+func TestLinksDegraded(t *testing.T) {
+	topo, model := simTopology(t)
+	faults := writeFile(t, "faults", "degrade leaf01/2 width=1x\ndegrade leaf03/7 speed=HDR\n")
+	code, out, stderr := run("links", "--sim="+topo, "--faults", faults, "--degraded", "--no-color")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	gpu2 := model.NodesByName("leaf01")[0].Ports[2].Remote.Node.Description
+	spine := model.NodesByName("leaf03")[0].Ports[7].Remote
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// header, rule, two rows, blank, summary
+	if len(lines) != 6 || !strings.Contains(lines[5], "24 links, 2 below their rate") {
+		t.Fatalf("--degraded:\n%s", out)
+	}
+	r1, r2 := strings.Fields(lines[2]), strings.TrimSpace(lines[3])
+	if r1[0] != "leaf01" || r1[1] != "2" || !strings.Contains(lines[2], gpu2+"  1") ||
+		!strings.Contains(lines[2], "1X     NDR") || !strings.HasSuffix(strings.TrimSpace(lines[2]), "DEGRADED: width 1X, both ends enable 4X") {
+		t.Errorf("1X row: %q", lines[2])
+	}
+	// leaf03[7]-spine: listed from the end with the smaller GUID.
+	if !strings.Contains(r2, "4X     HDR") || !strings.HasSuffix(r2, "DEGRADED: speed HDR, both ends enable NDR") ||
+		!strings.Contains(r2, spine.Node.Description) || !strings.Contains(r2, "leaf03") {
+		t.Errorf("HDR row: %q", r2)
+	}
+	// With an expected rate the HDR link is below it too.
+	code, doc, _ := linksJSON(t, "--sim="+topo, "--faults", faults, "--degraded", "--expect-rate", "4xNDR")
+	if code != ExitFindings || len(doc.Links) != 2 {
+		t.Fatalf("exit %d: %+v", code, doc)
+	}
+	if got := doc.Links[1].Reasons; !slices.Equal(got, []string{"speed HDR, both ends enable NDR", "below the expected 4X NDR"}) {
+		t.Errorf("reasons %q", got)
+	}
+}
+
+// TestLinksExpectRate marks links against --expect-rate only: on a fabric
+// whose links all run at what both ends enable (4X HDR).
+func TestLinksExpectRate(t *testing.T) {
+	topo, _ := simTopology(t)
+	for _, tc := range []struct {
+		expect string
+		marked int
+		code   int
+	}{
+		{"4xNDR", 0, ExitHealthy},
+		{"4xHDR,4xNDR", 0, ExitHealthy},
+		{"8xNDR", 24, ExitFindings},
+		{"12xHDR, 8xNDR", 24, ExitFindings},
+		{"2xXDR", 0, ExitHealthy}, // 400 Gb/s too: not below
+	} {
+		code, doc, stderr := linksJSON(t, "--sim="+topo, "--expect-rate", tc.expect)
+		n := 0
+		for _, l := range doc.Links {
+			if l.Degraded {
+				n++
+			}
+		}
+		if code != tc.code || n != tc.marked || len(doc.Links) != 24 {
+			t.Errorf("--expect-rate %s: exit %d, %d of %d marked: %s", tc.expect, code, n, len(doc.Links), stderr)
+		}
+	}
+	code, _, stderr := run("links", "--sim="+topo, "--expect-rate", "4xFOO")
+	if code != ExitUndecided || !strings.Contains(stderr, "--expect-rate") {
+		t.Errorf("bad rate: exit %d %s", code, stderr)
+	}
+}
+
+// TestLinksPartial: links to a dead spine are listed "(not reached)" and
+// the spine on stderr; exit 3.
+func TestLinksPartial(t *testing.T) {
+	topo, _ := simTopology(t)
+	faults := writeFile(t, "faults", "dead spine02\n")
+	code, out, stderr := run("links", "--sim="+topo, "--faults", faults, "--timeout", "20ms", "--retries", "0", "--no-color")
+	if code != ExitPartial {
+		t.Fatalf("exit %d, want 3: %s", code, stderr)
+	}
+	if n := strings.Count(out, "(not reached)"); n != 6 {
+		t.Errorf("%d ports listed as not reached, want 6:\n%s", n, out)
+	}
+	if !strings.Contains(stderr, "Not read (6):") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+// TestLinksIBSim: on ibsim, a net file written with two cables' enabled
+// widths lowered on both ends (fabric.WriteNetFile) comes up at 1X there;
+// links over the ibsim transport shows them at 1X, unmarked (they run at
+// what both ends enable), and marks exactly them against --expect-rate.
+func TestLinksIBSim(t *testing.T) {
+	ibsimtest.Require(t)
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8, Rate: mad.Rate{Width: mad.Width4X, Speed: mad.SpeedHDR}},
+		Leaves: 2, Spines: 2, HostsPerLeaf: 3}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lowered []*fabric.Port
+	for _, name := range []string{"leaf01", "leaf02"} {
+		p := f.NodesByName(name)[0].Ports[2]
+		for _, q := range []*fabric.Port{p, p.Remote} {
+			q.WidthEnabled, q.WidthActive = mad.Width1X, mad.Width1X
+		}
+		lowered = append(lowered, p)
+	}
+	s := ibsimtest.StartFabric(t, f, fabric.NetFileOptions{})
+	host := fabric.DefaultNodeID(f.NodesByName(f.Nodes[len(f.Nodes)-1].Description)[0])
+	src := []string{"--ibsim=" + s.SockName, "--ibsim-host", host}
+	code, doc, stderr := linksJSON(t, src...)
+	if code != ExitHealthy || len(doc.Links) != 6+4 {
+		t.Fatalf("exit %d, %d links: %s", code, len(doc.Links), stderr)
+	}
+	code, doc, stderr = linksJSON(t, append(src, "--expect-rate", "4xHDR", "--degraded")...)
+	if code != ExitFindings || len(doc.Links) != 2 {
+		t.Fatalf("exit %d, %+v: %s", code, doc.Links, stderr)
+	}
+	for _, l := range doc.Links {
+		i := slices.IndexFunc(lowered, func(p *fabric.Port) bool { return l.A.GUID == fmt.Sprintf("%#016x", p.Node.GUID) })
+		if i < 0 || l.A.Port != lowered[i].Num || l.B.Port != lowered[i].Remote.Num || l.Rate != "1X HDR" ||
+			!slices.Equal(l.Reasons, []string{"below the expected 4X HDR"}) {
+			t.Errorf("link %+v %+v", l, l.A)
+		}
+	}
+}

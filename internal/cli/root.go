@@ -75,7 +75,6 @@ is wrong by what it costs.`,
 	root.AddCommand(newGateCmd(a))
 	root.AddCommand(newDiscoverCmd(a))
 	root.AddCommand(newLinksCmd(a))
-	root.AddCommand(newCountersCmd(a))
 	return root
 }
 

@@ -255,9 +255,12 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 				Title:    fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, f.why),
 				Entities: ents,
 				Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + names}},
-				Impact:   Impact{PathShare: share, Score: max(share, 0.05), Summary: "traffic from these hosts to the destination is lost: jobs spanning them hang or fail"},
-				Action:   fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the entry for LID %d on %s. 'ibdoctor trace' shows the path.", atName, dst.LID, atName),
-				Basis:    "routes",
+				// Lost, not slowed: a collective over any of the sources
+				// and the destination hangs, so the score is the share of
+				// hosts involved rather than of host pairs.
+				Impact: Impact{PathShare: share, Score: max(float64(len(srcs)+1)/float64(hostsTotal), 0.05), Summary: "traffic from these hosts to the destination is lost: jobs spanning them hang or fail"},
+				Action: fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the entry for LID %d on %s. 'ibdoctor trace' shows the path.", atName, dst.LID, atName),
+				Basis:  "routes",
 			})
 		}
 	}

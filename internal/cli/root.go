@@ -75,6 +75,7 @@ is wrong by what it costs.`,
 	root.AddCommand(newGateCmd(a))
 	root.AddCommand(newDiscoverCmd(a))
 	root.AddCommand(newLinksCmd(a))
+	root.AddCommand(newCountersCmd(a))
 	return root
 }
 

@@ -1,0 +1,749 @@
+package cli
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/mad"
+	"github.com/spf13/cobra"
+)
+
+// countersOptions are the flags of the counters command.
+type countersOptions struct {
+	all        bool
+	interval   time.Duration
+	reset      string
+	json       bool
+	thresholds string
+	sl         uint8
+	pkeyIndex  uint16
+	skipClean  bool
+}
+
+func newCountersCmd(a *app) *cobra.Command {
+	var o countersOptions
+	cmd := &cobra.Command{
+		Use:   "counters",
+		Short: "Read every port's PerfMgt counters and list the ports over threshold (like ibqueryerrors)",
+		Long: `counters discovers the fabric and reads the PerfMgt counters of every port with a
+link (PortCounters, and PortCountersExtended where the PMA has it), many MADs in
+flight. It lists the ports whose error counters are over their thresholds, as
+ibqueryerrors does: node, port, LID, the peer, and [Name == value] for each
+counter over threshold (a counter stuck at its field's maximum is marked
+saturated: its true count is larger). --all lists every port, with its data
+counters in bytes and packets.
+
+With --interval it reads twice and judges what changed: the increase of each
+error counter (and errors/s), bytes/s each way, utilization of the link rate,
+the share of time PortXmitWait says the port was stalled, and the symbol-error
+bit error rate.
+
+Thresholds (--thresholds FILE, docs/checks.md) are ibqueryerrors' Name=value
+lines plus delta.Name=value for --interval; a counter is over when its value
+is strictly greater, as in ibqueryerrors. Defaults are docs/checks.md's.
+
+--reset errors|all clears the counters after reading them, like ibqueryerrors
+-k / -k -K. It is the only command that writes to the fabric, and only with
+this flag: otherwise the MAD engine refuses every Set.
+
+Exit status: 1 when a port is over threshold, 3 when some ports or PMAs could
+not be read (listed on stderr), 2 when nothing could be decided, 0 otherwise.
+docs/counters.md explains the choices.`,
+		Example: `  ibdoctor counters --sim
+  ibdoctor counters --sim --interval 5s
+  ibdoctor counters --all --json > counters.json
+  ibdoctor counters --thresholds /etc/infiniband-diags/error_thresholds
+  ibdoctor counters --reset errors`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return a.runCounters(cmd.Context(), o) },
+	}
+	fs := cmd.Flags()
+	fs.BoolVarP(&o.all, "all", "a", false, "list every port read, not only those over threshold, with data counters (bytes, packets)")
+	fs.DurationVar(&o.interval, "interval", 0, "read twice this far apart and judge the increase: errors/s, bytes/s, utilization, stalled share, BER (e.g. 30s)")
+	fs.StringVar(&o.reset, "reset", "", "after reading, clear counters: errors (like ibqueryerrors -k) or all (-k -K); the only write ibdoctor does")
+	fs.BoolVar(&o.json, "json", false, "print a JSON document instead of the table (docs/counters.md)")
+	fs.StringVar(&o.thresholds, "thresholds", "", "counter thresholds file: Name=value as ibqueryerrors' --threshold-file, delta.Name=value for --interval (docs/checks.md)")
+	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs (default 0, as ibqueryerrors --skip-sl; docs/counters.md)")
+	fs.Uint16Var(&o.pkeyIndex, "pkey-index", 0, "local P_Key table index of PerfMgt MADs (0: the default partition)")
+	fs.BoolVar(&o.skipClean, "skip-clean-switches", false, "read a switch's ports one by one only when its all-ports sum (PortSelect 0xFF) shows an error; its clean ports then have no data counters")
+	return cmd
+}
+
+// parseReset turns --reset into a perf.ResetMode.
+func parseReset(s string) (perf.ResetMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "none":
+		return perf.ResetNone, nil
+	case "errors", "error":
+		return perf.ResetErrors, nil
+	case "all":
+		return perf.ResetAll, nil
+	}
+	return perf.ResetNone, fmt.Errorf("--reset %q: want errors or all", s)
+}
+
+// loadThresholds reads a thresholds file over the defaults.
+func loadThresholds(path string) (*checks.Thresholds, error) {
+	if path == "" {
+		return checks.DefaultThresholds(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--thresholds: %w", err)
+	}
+	defer f.Close()
+	t, err := checks.ParseThresholds(f)
+	if err != nil {
+		return nil, fmt.Errorf("--thresholds %s: %w", path, err)
+	}
+	return t, nil
+}
+
+func (a *app) runCounters(parent context.Context, o countersOptions) error {
+	mode, err := parseReset(o.reset)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	if o.interval < 0 {
+		return withExit(ExitUndecided, fmt.Errorf("--interval %v: must not be negative", o.interval))
+	}
+	thr, err := loadThresholds(o.thresholds)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	ctx, stop := signalContext(parent)
+	defer stop()
+	// Writes are allowed only when a reset was asked for: without it the
+	// engine refuses any Set, whatever a bug upstream might try.
+	sess, err := a.openSource(ctx, true, true, mode != perf.ResetNone)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	f, err := a.discover(ctx, sess.Engine)
+	if err != nil {
+		return err
+	}
+	pr := newProgress(a.stderr)
+	pr.Stage("counters")
+	popts := perf.Options{
+		SL: o.sl, PKeyIndex: o.pkeyIndex, Interval: o.interval, Reset: mode,
+		SkipCleanSwitches: o.skipClean, Workers: a.opts.source.Window,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			pr.Stage(fmt.Sprintf("counters: second sample in %v", d))
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				pr.Stage("counters: second sample")
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	}
+	res, sweepErr := perf.Sweep(ctx, sess.Engine, f, popts)
+	pr.Done()
+	if res == nil || res.Last == nil {
+		return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", sweepErr))
+	}
+	v := judgeCounters(res, thr)
+	notRead := countersNotRead(f, res)
+	if o.json {
+		doc := countersDocument(v, res, f, thr, o, sess.Name, notRead)
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(doc); err != nil {
+			return err
+		}
+	} else {
+		w := bufio.NewWriter(a.stdout)
+		printCounters(w, report.StyleFor(a.stdout, a.opts.noColor), v, res, o.all)
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(notRead) > 0 {
+		fmt.Fprintf(a.stderr, "Not read (%d):\n", len(notRead))
+		for _, u := range notRead {
+			fmt.Fprintf(a.stderr, "  %s of %s: %s\n", u.What, u.Where, u.Reason)
+		}
+	}
+	if ctx.Err() != nil {
+		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
+	}
+	switch {
+	case v.overPorts > 0:
+		return withExit(ExitFindings, nil)
+	case len(notRead) > 0:
+		return withExit(ExitPartial, fmt.Errorf("%d ports or nodes could not be read; what was read is printed", len(notRead)))
+	}
+	return nil
+}
+
+// countersNotRead lists what discovery missed and what the counter sweep
+// could not read or reset.
+func countersNotRead(f *fabric.Fabric, res *perf.Result) []report.Unreached {
+	var out []report.Unreached
+	for _, u := range f.Unreachable {
+		where := "path " + u.Path.String()
+		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
+			where += fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
+		}
+		out = append(out, report.Unreached{What: u.What, Where: where, Reason: u.Reason})
+	}
+	for _, e := range res.Errors {
+		out = append(out, diagnose.UnreachedCounter(e))
+	}
+	return out
+}
+
+// exceeded is one counter (or figure) over its threshold.
+type exceeded struct {
+	Name string `json:"name"`
+	// Value is the counter (absolute) or its increase (delta); for "BER"
+	// and the PortXmitWait share see Figure.
+	Value     uint64  `json:"value"`
+	Threshold float64 `json:"threshold"`
+	Figure    float64 `json:"figure,omitempty"`
+	PerSecond float64 `json:"per_second,omitempty"`
+	Saturated bool    `json:"saturated,omitempty"`
+	Bits      int     `json:"bits,omitempty"`
+}
+
+// portVerdict is one port read, judged against the thresholds.
+type portVerdict struct {
+	pc    *perf.PortCounters
+	d     *perf.PortDelta // nil without an interval
+	over  []exceeded
+	below []exceeded // non-zero error counters (or increases) within threshold
+}
+
+type verdicts struct {
+	ports     []*portVerdict
+	overPorts int
+	overNodes int
+	nodes     int
+	basis     string // "absolute" or "delta"
+}
+
+// judgeCounters compares every port of the last sample with t: absolute
+// values against t.Absolute (PortXmitWait against t.XmitWaitAbsolute) with
+// one sample, increases against t.Delta, the stalled share against
+// t.XmitWaitWarn and the symbol-error BER against t.BER with two. A
+// counter is over when strictly greater, as in ibqueryerrors.
+func judgeCounters(res *perf.Result, t *checks.Thresholds) *verdicts {
+	v := &verdicts{basis: "absolute"}
+	if res.Interval() > 0 {
+		v.basis = "delta"
+	}
+	nodes := map[uint64]bool{}
+	overNodes := map[uint64]bool{}
+	for _, pc := range res.Last.Ports {
+		pv := &portVerdict{pc: pc}
+		if res.Interval() > 0 {
+			d, ok := res.Delta(pc.Key)
+			if !ok {
+				continue // read once only: listed as not read
+			}
+			pv.d = d
+			judgeDelta(pv, t)
+		} else {
+			judgeAbsolute(pv, t)
+		}
+		nodes[pc.GUID] = true
+		if len(pv.over) > 0 {
+			v.overPorts++
+			overNodes[pc.GUID] = true
+		}
+		v.ports = append(v.ports, pv)
+	}
+	v.nodes, v.overNodes = len(nodes), len(overNodes)
+	slices.SortStableFunc(v.ports, func(x, y *portVerdict) int {
+		return cmp.Or(strings.Compare(nodeName(x.pc.Port), nodeName(y.pc.Port)),
+			cmp.Compare(x.pc.GUID, y.pc.GUID), cmp.Compare(x.pc.Key.Port, y.pc.Key.Port))
+	})
+	return v
+}
+
+func judgeAbsolute(pv *portVerdict, t *checks.Thresholds) {
+	for _, c := range pv.pc.Counters {
+		var thr uint64
+		switch c.Kind {
+		case mad.KindError:
+			var ok bool
+			if thr, ok = t.Absolute[c.Name]; !ok {
+				continue
+			}
+		case mad.KindWait:
+			thr = t.XmitWaitAbsolute
+		default:
+			continue
+		}
+		e := exceeded{Name: c.Name, Value: c.Value, Threshold: float64(thr), Saturated: c.Saturated, Bits: c.Bits}
+		switch {
+		case c.Value > thr:
+			pv.over = append(pv.over, e)
+		case c.Value > 0:
+			pv.below = append(pv.below, e)
+		}
+	}
+}
+
+func judgeDelta(pv *portVerdict, t *checks.Thresholds) {
+	d := pv.d
+	for _, c := range d.Counters {
+		if c.Kind != mad.KindError {
+			continue
+		}
+		thr, ok := t.Delta[c.Name]
+		if !ok {
+			continue
+		}
+		e := exceeded{Name: c.Name, Value: c.Delta, Threshold: float64(thr), PerSecond: c.PerSecond, Saturated: c.Saturated}
+		if v, ok := pv.pc.Get(c.Name); ok {
+			e.Bits = v.Bits
+		}
+		switch {
+		case c.Delta > thr:
+			pv.over = append(pv.over, e)
+		case c.Delta > 0 || c.Saturated:
+			pv.below = append(pv.below, e)
+		}
+	}
+	if w, ok := d.Get("PortXmitWait"); ok && d.XmitWaitShare >= 0 {
+		e := exceeded{Name: "PortXmitWait", Value: w.Delta, Threshold: t.XmitWaitWarn, Figure: d.XmitWaitShare, PerSecond: w.PerSecond, Saturated: w.Saturated}
+		switch {
+		case d.XmitWaitShare >= t.XmitWaitWarn && w.Delta > 0:
+			pv.over = append(pv.over, e)
+		case w.Delta > 0:
+			pv.below = append(pv.below, e)
+		}
+	}
+	if d.BER > t.BER {
+		s, _ := d.Get("SymbolErrorCounter")
+		pv.over = append(pv.over, exceeded{Name: "BER", Value: s.Delta, Threshold: t.BER, Figure: d.BER})
+	}
+}
+
+func nodeName(p *fabric.Port) string {
+	if p == nil || p.Node == nil {
+		return ""
+	}
+	return p.Node.Description
+}
+
+func peerText(p *fabric.Port) string {
+	if p == nil || p.Remote == nil || p.Remote.Node == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s[%d]", p.Remote.Node.Description, p.Remote.Num)
+}
+
+// exceededText renders one counter the way ibqueryerrors does:
+// [Name == value], or [Name +increase (rate/s)] with an interval.
+func exceededText(st report.Style, e exceeded, over, delta bool) string {
+	var s string
+	switch {
+	case e.Name == "BER":
+		s = fmt.Sprintf("BER %.1e (%d symbol errors)", e.Figure, e.Value)
+	case delta && e.Name == "PortXmitWait":
+		s = fmt.Sprintf("PortXmitWait +%d (%.1f%% stalled)", e.Value, e.Figure*100)
+	case delta:
+		s = fmt.Sprintf("%s +%d (%s/s)", e.Name, e.Value, shortFloat(e.PerSecond))
+	case over:
+		s = fmt.Sprintf("%s == %d", e.Name, e.Value)
+	default:
+		s = fmt.Sprintf("%s=%d", e.Name, e.Value)
+	}
+	if e.Saturated {
+		sat := " (saturated)"
+		if delta {
+			sat = " (saturated: increase unknown)"
+		}
+		s += st.Yellow(sat)
+	}
+	if over {
+		return st.Red("[" + s + "]")
+	}
+	return st.Dim(s)
+}
+
+func shortFloat(f float64) string {
+	switch {
+	case f == 0:
+		return "0"
+	case f >= 100:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	case f >= 1:
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 2, 64)
+}
+
+// humanBytes prints n octets with an SI prefix (3 significant digits).
+func humanBytes(n float64, unit string) string {
+	prefixes := []string{"", "k", "M", "G", "T", "P", "E"}
+	i := 0
+	for n >= 1000 && i < len(prefixes)-1 {
+		n /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f %s", n, unit)
+	}
+	return fmt.Sprintf("%.3g %s%s", n, prefixes[i], unit)
+}
+
+func humanCount(n uint64) string {
+	if n < 1000 {
+		return strconv.FormatUint(n, 10)
+	}
+	return strings.TrimSuffix(humanBytes(float64(n), ""), " ")
+}
+
+func counterCell(st report.Style, pv *portVerdict, delta bool) string {
+	var parts []string
+	for _, e := range pv.over {
+		parts = append(parts, exceededText(st, e, true, delta))
+	}
+	for _, e := range pv.below {
+		parts = append(parts, exceededText(st, e, false, delta))
+	}
+	if len(parts) == 0 {
+		if pv.pc.FromAllPorts {
+			return st.Dim("clean (all-ports sum)")
+		}
+		return ""
+	}
+	return strings.Join(parts, " ")
+}
+
+func dataValue(pc *perf.PortCounters, name string) string {
+	v, ok := pc.Get(name)
+	if !ok {
+		return "-"
+	}
+	var s string
+	if v.Kind == mad.KindDataWords {
+		s = humanBytes(float64(v.Value), "B")
+	} else {
+		s = humanCount(v.Value)
+	}
+	if v.Saturated {
+		s += "+"
+	}
+	return s
+}
+
+func pctText(f float64) string {
+	if f < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", f*100)
+}
+
+func berText(d *perf.PortDelta) string {
+	switch {
+	case d.BERBits <= 0:
+		return "-"
+	case d.BER == 0:
+		return fmt.Sprintf("<%.0e", 1/d.BERBits)
+	}
+	return fmt.Sprintf("%.1e", d.BER)
+}
+
+// printCounters writes the table and a summary.
+func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, all bool) {
+	delta := res.Interval() > 0
+	var header []string
+	switch {
+	case delta:
+		header = []string{"NODE", "PORT", "LID", "PEER", "XMIT/s", "RCV/s", "UTIL TX/RX", "WAIT", "BER", "COUNTERS"}
+	case all:
+		header = []string{"NODE", "PORT", "LID", "PEER", "XMIT", "RCV", "XMIT PKTS", "RCV PKTS", "COUNTERS"}
+	default:
+		header = []string{"NODE", "PORT", "LID", "PEER", "COUNTERS"}
+	}
+	var rows [][]string
+	for _, pv := range v.ports {
+		if !all && len(pv.over) == 0 {
+			continue
+		}
+		pc := pv.pc
+		row := []string{nodeName(pc.Port), strconv.Itoa(int(pc.Key.Port)), strconv.Itoa(int(pc.LID)), peerText(pc.Port)}
+		switch {
+		case delta:
+			d := pv.d
+			row = append(row, humanBytes(d.XmitBytesPerSecond, "B/s"), humanBytes(d.RcvBytesPerSecond, "B/s"),
+				pctText(d.XmitUtilization)+"/"+pctText(d.RcvUtilization), pctText(d.XmitWaitShare), berText(d))
+		case all:
+			row = append(row, dataValue(pc, "PortXmitData"), dataValue(pc, "PortRcvData"), dataValue(pc, "PortXmitPkts"), dataValue(pc, "PortRcvPkts"))
+		}
+		if len(pv.over) > 0 {
+			row[0] = st.Bold(row[0])
+		}
+		rows = append(rows, append(row, counterCell(st, pv, delta)))
+	}
+	what := "absolute values since the counters were last cleared"
+	if delta {
+		what = fmt.Sprintf("increase over %v", res.Interval())
+	}
+	if len(rows) > 0 {
+		report.Table(w, header, rows)
+		fmt.Fprintln(w)
+	}
+	summary := fmt.Sprintf("%s read on %s (%s): ", plural(len(v.ports), "port"), plural(v.nodes, "node"), what)
+	if v.overPorts == 0 {
+		summary += st.Green("no port over threshold")
+	} else {
+		summary += st.Red(fmt.Sprintf("%s over threshold on %s", plural(v.overPorts, "port"), plural(v.overNodes, "node")))
+	}
+	fmt.Fprintln(w, summary)
+	if res.Reset != perf.ResetNone {
+		cleared := "error counters"
+		if res.Reset == perf.ResetAll {
+			cleared = "all counters"
+		}
+		n := 0
+		for _, p := range res.Last.Ports {
+			if !p.FromAllPorts {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "Cleared the %s of %s after reading.\n", cleared, plural(n-resetFailures(res), "port"))
+	}
+}
+
+func resetFailures(res *perf.Result) int {
+	n := 0
+	for _, e := range res.Errors {
+		if e.What == "reset" {
+			n++
+		}
+	}
+	return n
+}
+
+// CountersSchema identifies the JSON document of `counters --json`.
+const CountersSchema = "ibdoctor.counters/v1"
+
+// countersDoc is what `counters --json` prints (docs/counters.md).
+type countersDoc struct {
+	Schema          string              `json:"schema"`
+	Version         string              `json:"ibdoctor_version"`
+	GeneratedAt     time.Time           `json:"generated_at"`
+	Source          string              `json:"source"`
+	Basis           string              `json:"basis"`
+	IntervalSeconds float64             `json:"interval_seconds,omitempty"`
+	SL              uint8               `json:"sl"`
+	PKeyIndex       uint16              `json:"pkey_index"`
+	Reset           string              `json:"reset"`
+	Thresholds      countersThresholds  `json:"thresholds"`
+	Summary         countersSummary     `json:"summary"`
+	Ports           []countersPort      `json:"ports"`
+	NotRead         []report.Unreached  `json:"not_read"`
+	Status          string              `json:"status"`
+	PMACaps         map[string]capsInfo `json:"pma_caps,omitempty"`
+}
+
+type countersThresholds struct {
+	File             string            `json:"file,omitempty"`
+	Absolute         map[string]uint64 `json:"absolute,omitempty"`
+	Delta            map[string]uint64 `json:"delta,omitempty"`
+	XmitWaitAbsolute uint64            `json:"xmit_wait_absolute,omitempty"`
+	XmitWaitShare    float64           `json:"xmit_wait_share,omitempty"`
+	BER              float64           `json:"ber,omitempty"`
+}
+
+type countersSummary struct {
+	NodesRead          int `json:"nodes_read"`
+	PortsRead          int `json:"ports_read"`
+	PortsOverThreshold int `json:"ports_over_threshold"`
+	NodesOverThreshold int `json:"nodes_over_threshold"`
+	NotRead            int `json:"not_read"`
+}
+
+type capsInfo struct {
+	CapabilityMask  uint16 `json:"capability_mask"`
+	CapabilityMask2 uint32 `json:"capability_mask2"`
+}
+
+type countersPeer struct {
+	Node     string `json:"node"`
+	NodeGUID string `json:"node_guid"`
+	Port     int    `json:"port"`
+}
+
+type countersValue struct {
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Value     uint64 `json:"value"`
+	Raw       uint64 `json:"raw"`
+	Bits      int    `json:"bits"`
+	Saturated bool   `json:"saturated,omitempty"`
+	Source    string `json:"source"`
+}
+
+type countersDeltaValue struct {
+	Name      string  `json:"name"`
+	Delta     uint64  `json:"delta"`
+	PerSecond float64 `json:"per_second"`
+	Backwards bool    `json:"backwards,omitempty"`
+	Saturated bool    `json:"saturated,omitempty"`
+}
+
+type countersDelta struct {
+	ElapsedSeconds     float64              `json:"elapsed_seconds"`
+	XmitBytesPerSecond float64              `json:"xmit_bytes_per_second"`
+	RcvBytesPerSecond  float64              `json:"rcv_bytes_per_second"`
+	XmitUtilization    *float64             `json:"xmit_utilization"`
+	RcvUtilization     *float64             `json:"rcv_utilization"`
+	XmitWaitShare      *float64             `json:"xmit_wait_share"`
+	BER                float64              `json:"ber"`
+	BERBits            float64              `json:"ber_bits"`
+	Counters           []countersDeltaValue `json:"counters"`
+	Backwards          []string             `json:"backwards,omitempty"`
+}
+
+type countersPort struct {
+	Node          string          `json:"node"`
+	NodeGUID      string          `json:"node_guid"`
+	NodeType      string          `json:"node_type"`
+	Port          int             `json:"port"`
+	LID           int             `json:"lid"`
+	Peer          *countersPeer   `json:"peer,omitempty"`
+	Rate          string          `json:"rate,omitempty"`
+	OverThreshold bool            `json:"over_threshold"`
+	Exceeded      []exceeded      `json:"exceeded"`
+	FromAllPorts  bool            `json:"from_all_ports_sum,omitempty"`
+	Counters      []countersValue `json:"counters"`
+	Delta         *countersDelta  `json:"delta,omitempty"`
+}
+
+func optShare(f float64) *float64 {
+	if f < 0 {
+		return nil
+	}
+	return &f
+}
+
+func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks.Thresholds, o countersOptions, source string, notRead []report.Unreached) *countersDoc {
+	doc := &countersDoc{
+		Schema: CountersSchema, Version: buildinfo.Get().Version, GeneratedAt: res.Last.Finished.UTC(),
+		Source: source, Basis: v.basis, IntervalSeconds: res.Interval().Seconds(),
+		SL: o.sl, PKeyIndex: o.pkeyIndex, Reset: res.Reset.String(),
+		Thresholds: countersThresholds{File: o.thresholds},
+		Summary: countersSummary{NodesRead: v.nodes, PortsRead: len(v.ports), PortsOverThreshold: v.overPorts,
+			NodesOverThreshold: v.overNodes, NotRead: len(notRead)},
+		Ports:   []countersPort{},
+		NotRead: notRead,
+		PMACaps: map[string]capsInfo{},
+	}
+	if doc.NotRead == nil {
+		doc.NotRead = []report.Unreached{}
+	}
+	if v.basis == "delta" {
+		doc.Thresholds.Delta, doc.Thresholds.XmitWaitShare, doc.Thresholds.BER = t.Delta, t.XmitWaitWarn, t.BER
+	} else {
+		doc.Thresholds.Absolute, doc.Thresholds.XmitWaitAbsolute = t.Absolute, t.XmitWaitAbsolute
+	}
+	for guid, c := range res.Last.Caps {
+		if c != nil {
+			doc.PMACaps[fmt.Sprintf("0x%016x", guid)] = capsInfo{CapabilityMask: c.CapabilityMask, CapabilityMask2: c.CapabilityMask2}
+		}
+	}
+	switch {
+	case v.overPorts > 0:
+		doc.Status = "over_threshold"
+	case len(notRead) > 0:
+		doc.Status = "partial"
+	default:
+		doc.Status = "ok"
+	}
+	for _, pv := range v.ports {
+		if !o.all && len(pv.over) == 0 {
+			continue
+		}
+		pc := pv.pc
+		p := countersPort{
+			Node: nodeName(pc.Port), NodeGUID: fmt.Sprintf("0x%016x", pc.GUID), Port: int(pc.Key.Port), LID: int(pc.LID),
+			OverThreshold: len(pv.over) > 0, Exceeded: pv.over, FromAllPorts: pc.FromAllPorts, Counters: []countersValue{},
+		}
+		if p.Exceeded == nil {
+			p.Exceeded = []exceeded{}
+		}
+		if pc.Port != nil {
+			if pc.Port.Node != nil {
+				p.NodeType = pc.Port.Node.Type.String()
+			}
+			if r := pc.Port.Rate(); r.Width != 0 {
+				p.Rate = r.String()
+			}
+			if rp := pc.Port.Remote; rp != nil && rp.Node != nil {
+				p.Peer = &countersPeer{Node: rp.Node.Description, NodeGUID: fmt.Sprintf("0x%016x", rp.Node.GUID), Port: int(rp.Num)}
+			}
+		}
+		for _, c := range pc.Counters {
+			p.Counters = append(p.Counters, countersValue{Name: c.Name, Kind: kindName(c.Kind), Value: c.Value, Raw: c.Raw,
+				Bits: c.Bits, Saturated: c.Saturated, Source: attrName(c.Source)})
+		}
+		if d := pv.d; d != nil {
+			pd := &countersDelta{ElapsedSeconds: d.Elapsed.Seconds(), XmitBytesPerSecond: d.XmitBytesPerSecond, RcvBytesPerSecond: d.RcvBytesPerSecond,
+				XmitUtilization: optShare(d.XmitUtilization), RcvUtilization: optShare(d.RcvUtilization), XmitWaitShare: optShare(d.XmitWaitShare),
+				BER: d.BER, BERBits: d.BERBits, Backwards: d.Backwards, Counters: []countersDeltaValue{}}
+			for _, c := range d.Counters {
+				pd.Counters = append(pd.Counters, countersDeltaValue{Name: c.Name, Delta: c.Delta, PerSecond: c.PerSecond, Backwards: c.Backwards, Saturated: c.Saturated})
+			}
+			p.Delta = pd
+		}
+		doc.Ports = append(doc.Ports, p)
+	}
+	return doc
+}
+
+func kindName(k mad.CounterKind) string {
+	switch k {
+	case mad.KindError:
+		return "error"
+	case mad.KindDataWords:
+		return "data_octets"
+	case mad.KindPackets:
+		return "packets"
+	case mad.KindWait:
+		return "wait_ticks"
+	}
+	return k.String()
+}
+
+func attrName(a mad.AttrID) string {
+	switch a {
+	case mad.AttrPortCounters:
+		return "PortCounters"
+	case mad.AttrPortCountersExtended:
+		return "PortCountersExtended"
+	}
+	return a.String()
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -19,19 +19,32 @@ import (
 func TestLateResponseNeverReachesNextRequest(t *testing.T) {
 	// Request A (modifier 1) gives up before its answer comes; request B
 	// (modifier 2) is sent right after. A's late answer arrives while B
-	// waits and must be dropped, not handed to B.
-	delays := func(a, b time.Duration) transporttest.Handler {
-		return echo(func(p *transport.Packet) time.Duration {
-			if binary.BigEndian.Uint32(p.MAD[20:24]) == 1 {
-				return a
+	// waits and must be dropped, not handed to B. No timing margins: A is
+	// never answered on its own; B's handler first delivers A's answer,
+	// then B's, so the order on the wire is fixed.
+	gated := func() transporttest.Handler {
+		var mu sync.Mutex
+		var heldA []byte
+		return func(p *transport.Packet) []transporttest.Reply {
+			mu.Lock()
+			defer mu.Unlock()
+			mod := binary.BigEndian.Uint32(p.MAD[20:24])
+			if mod == 1 {
+				heldA = append([]byte(nil), p.MAD...)
+				return nil
 			}
-			return b
-		})
+			var replies []transporttest.Reply
+			if heldA != nil {
+				late := transporttest.Respond(heldA, []byte{0, 0, 0, 1}, 0)
+				replies = append(replies, transporttest.Reply{Packet: &transport.Packet{Addr: p.Addr, MAD: late}})
+			}
+			data := make([]byte, 4)
+			copy(data, p.MAD[20:24])
+			return append(replies, transporttest.Reply{Packet: &transport.Packet{Addr: p.Addr, MAD: transporttest.Respond(p.MAD, data, 0)}})
+		}
 	}
 	t.Run("after timeout", func(t *testing.T) {
-		// A times out at 50ms, its answer comes at 70ms, B's at 90ms.
-		h := delays(70*time.Millisecond, 40*time.Millisecond)
-		e, _ := newEngine(t, h, transport.Options{Timeout: 50 * time.Millisecond, Retries: -1})
+		e, _ := newEngine(t, gated(), transport.Options{Timeout: 20 * time.Millisecond, Retries: -1})
 		if _, err := e.Do(context.Background(), transport.SMPAt(1), lidGet(1)); !errors.Is(err, transport.ErrTimeout) {
 			t.Fatalf("A: %v, want a timeout", err)
 		}
@@ -47,9 +60,7 @@ func TestLateResponseNeverReachesNextRequest(t *testing.T) {
 		}
 	})
 	t.Run("after cancel", func(t *testing.T) {
-		// A is abandoned at 10ms, its answer comes at 30ms, B's at 50ms.
-		h := delays(30*time.Millisecond, 40*time.Millisecond)
-		e, _ := newEngine(t, h, transport.Options{Timeout: time.Second})
+		e, _ := newEngine(t, gated(), transport.Options{Timeout: time.Minute})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		defer cancel()
 		if _, err := e.Do(ctx, transport.SMPAt(1), lidGet(1)); !errors.Is(err, context.DeadlineExceeded) {

@@ -1,0 +1,194 @@
+package discover
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// BenchmarkVsIbnetdiscover8k discovers a 9,472-node three-level fat tree
+// (topology.FatTree8k: 32-port switches, 8,192 HCAs, 1,280 switches) on
+// ibsim, alternately with infiniband-diags' ibnetdiscover (under
+// libumad2sim) and with ibdoctor's own binary (`ibdoctor discover --ibsim
+// ... --format ibnetdiscover`, built for the benchmark), both attached at
+// the same HCA, both writing the topology text to a file. Both run as
+// child processes and are measured the same way: wall time, and peak
+// resident memory from wait4's rusage (what /usr/bin/time -v prints as
+// "Maximum resident set size"). It reports the medians and the ratios
+// (targets: time <= 0.5x, memory <= 2x). No SM runs: directed-route
+// discovery needs no LIDs. IBDOCTOR_BENCH_RUNS sets the number of runs
+// (default 3). It takes minutes, so it runs only when -bench names it:
+//
+//	go test -run '^$' -bench VsIbnetdiscover8k -benchtime 1x -timeout 30m ./internal/discover/
+//
+// It skips without ibsim and infiniband-diags (fails with CI=true).
+func BenchmarkVsIbnetdiscover8k(b *testing.B) {
+	if fl := flag.Lookup("test.bench"); fl == nil || !strings.Contains(fl.Value.String(), "8k") {
+		b.Skip("takes minutes: run it by name, -bench VsIbnetdiscover8k -benchtime 1x -timeout 30m")
+	}
+	ibsimtest.Require(b, "ibnetdiscover")
+	f, err := topology.FatTree8k().Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var host string
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeCA {
+			host = fabric.DefaultNodeID(n)
+			break
+		}
+	}
+	var net bytes.Buffer
+	if err := fabric.WriteNetFile(&net, f, fabric.NetFileOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	benchVsIbnetdiscover(b, net.String(), host, len(f.Nodes))
+}
+
+// BenchmarkVsIbnetdiscover1k is the same on the 1,072-node two-level fat
+// tree (32 leaves of 32 hosts, 16 spines).
+func BenchmarkVsIbnetdiscover1k(b *testing.B) {
+	ibsimtest.Require(b, "ibnetdiscover")
+	benchVsIbnetdiscover(b, ibsimtest.FatTree(32, 32, 16), "h0517", 1072)
+}
+
+// childRun is one measured child process.
+type childRun struct {
+	wall   time.Duration
+	maxRSS int64 // bytes
+	nodes  int   // node lines in its topology output
+}
+
+func benchVsIbnetdiscover(b *testing.B, net, host string, want int) {
+	runs := 3
+	if s := os.Getenv("IBDOCTOR_BENCH_RUNS"); s != "" {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			runs = n
+		}
+	}
+	s := ibsimtest.Start(b, net)
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "ibdoctor")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/ibdoctor/ibdoctor/cmd/ibdoctor")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building ibdoctor: %v\n%s", err, out)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LD_PRELOAD=") && !strings.HasPrefix(kv, ibsim.EnvSockName+"=") && !strings.HasPrefix(kv, ibsim.EnvHost+"=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, ibsim.EnvSockName+"="+s.SockName, ibsim.EnvHost+"="+host)
+
+	measure := func(name string, args []string, extraEnv ...string) childRun {
+		out := filepath.Join(dir, name+".out")
+		f, err := os.Create(out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		var stderr bytes.Buffer
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir // libumad2sim writes sys-<pid>/ here
+		cmd.Env = append(slices.Clone(env), extraEnv...)
+		cmd.Stdout, cmd.Stderr = f, &stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		start := time.Now()
+		err = cmd.Run()
+		r := childRun{wall: time.Since(start)}
+		if err != nil {
+			b.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+		}
+		r.nodes = countNodeLines(b, out)
+		if r.nodes != want {
+			b.Fatalf("%s found %d nodes, want %d\n%s", name, r.nodes, want, stderr.String())
+		}
+		return r
+	}
+
+	var ours, theirs []childRun
+	b.ResetTimer()
+	for i := range runs {
+		doOurs := func() {
+			ours = append(ours, measure("ibdoctor", []string{bin, "discover", "--ibsim=" + s.SockName, "--ibsim-host", host, "--format", "ibnetdiscover"}))
+		}
+		doTheirs := func() {
+			theirs = append(theirs, measure("ibnetdiscover", []string{"ibnetdiscover"}, "LD_PRELOAD="+ibsimtest.UMAD2Sim))
+		}
+		if i%2 == 0 {
+			doOurs()
+			doTheirs()
+		} else {
+			doTheirs()
+			doOurs()
+		}
+		b.Logf("run %d: ibdoctor %v %s, ibnetdiscover %v %s", i+1,
+			ours[i].wall.Round(time.Millisecond), mb(ours[i].maxRSS), theirs[i].wall.Round(time.Millisecond), mb(theirs[i].maxRSS))
+	}
+	b.StopTimer()
+	ot, tt := medianOf(ours, func(r childRun) float64 { return r.wall.Seconds() }), medianOf(theirs, func(r childRun) float64 { return r.wall.Seconds() })
+	om, tm := medianOf(ours, func(r childRun) float64 { return float64(r.maxRSS) }), medianOf(theirs, func(r childRun) float64 { return float64(r.maxRSS) })
+	b.ReportMetric(ot, "ibdoctor-s")
+	b.ReportMetric(tt, "ibnetdiscover-s")
+	b.ReportMetric(ot/tt, "time-ratio")
+	b.ReportMetric(om/(1<<20), "ibdoctor-maxrss-MB")
+	b.ReportMetric(tm/(1<<20), "ibnetdiscover-maxrss-MB")
+	b.ReportMetric(om/tm, "mem-ratio")
+	b.Logf("%d nodes; medians of %d runs: ibdoctor %.2f s %s, ibnetdiscover %.2f s %s; time ratio %.2f, memory ratio %.2f",
+		want, runs, ot, mb(int64(om)), tt, mb(int64(tm)), ot/tt, om/tm)
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }
+
+func medianOf(rs []childRun, v func(childRun) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = v(r)
+	}
+	slices.Sort(xs)
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+// countNodeLines counts the node lines ("Switch\t..", "Ca\t..", "Rt\t..")
+// of a topology file.
+func countNodeLines(b *testing.B, path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "Switch\t") || strings.HasPrefix(line, "Ca\t") || strings.HasPrefix(line, "Rt\t") {
+			n++
+		}
+	}
+	return n
+}

@@ -46,6 +46,32 @@ type Result struct {
 // the findings ranked worst first. A check whose inputs are missing is
 // skipped and listed in Result.Skipped; an unknown ID is an error.
 func Run(s *Snapshot, ids ...string) (*Result, error) {
+	selected, err := selectChecks(ids)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Findings: []Finding{}}
+	for _, c := range selected {
+		if why := missing(s, c.Needs); why != "" {
+			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
+			continue
+		}
+		res.Ran = append(res.Ran, c.ID)
+		res.Findings = append(res.Findings, c.run(s)...)
+	}
+	Rank(res.Findings)
+	return res, nil
+}
+
+// Validate reports an error naming the first ID that is neither a check
+// nor a group ("link", "counters", "routing", "topology"), so a command can
+// refuse a bad --checks before it sweeps the fabric.
+func Validate(ids ...string) error {
+	_, err := selectChecks(ids)
+	return err
+}
+
+func selectChecks(ids []string) ([]Check, error) {
 	selected := All()
 	if len(ids) > 0 {
 		want := make(map[string]bool)
@@ -71,17 +97,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 			}
 		}
 	}
-	res := &Result{Findings: []Finding{}}
-	for _, c := range selected {
-		if why := missing(s, c.Needs); why != "" {
-			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
-			continue
-		}
-		res.Ran = append(res.Ran, c.ID)
-		res.Findings = append(res.Findings, c.run(s)...)
-	}
-	Rank(res.Findings)
-	return res, nil
+	return selected, nil
 }
 
 func missing(s *Snapshot, needs []string) string {

@@ -28,7 +28,7 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 		Example: `  ibdoctor check --sim                       # the built-in sample fabric
   ibdoctor check --interval 30s --expect-rate 4xNDR
   ibdoctor check --json --fail-on warning`,
-		Args: cobra.NoArgs,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				return printCheckList(a)
@@ -66,6 +66,7 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 			return exitForStatus(doc.Status)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	o.flags(cmd.Flags(), "error")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/schema-report.md)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the checks and exit")

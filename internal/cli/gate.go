@@ -38,7 +38,7 @@ healthy when it could not look.`,
 		Example: `  # Slurm prolog
   ibdoctor gate --fail-on error || exit 1          # reads SLURM_JOB_NODELIST
   ibdoctor gate --nodes "gpu[001-064]" --json`,
-		Args: cobra.NoArgs,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if nodes == "" {
 				nodes = os.Getenv("SLURM_JOB_NODELIST")
@@ -110,6 +110,7 @@ healthy when it could not look.`,
 			return exitForStatus(doc.Status)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	o.flags(cmd.Flags(), "error")
 	cmd.Flags().StringVar(&nodes, "nodes", "", "the job's hosts in Slurm hostlist syntax, e.g. gpu[001-064] (default $SLURM_JOB_NODELIST)")
 	cmd.Flags().StringVar(&nameMap, "node-name-map", "", "map node GUIDs to host names (ibnetdiscover's node-name-map format)")

@@ -42,7 +42,7 @@ topology and from which gate answers. It never prints colour or progress.
 Exit status: 0 done, 3 done but parts could not be read, 2 failed, 1 findings
 at or above --fail-on when that is given.`,
 		Example: `  */15 * * * * root ibdoctor sweep --out /var/lib/ibdoctor/report.json --prom /var/lib/node_exporter/ibdoctor.prom`,
-		Args:    cobra.NoArgs,
+		Args:    a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			failOn := checks.Severity(-1)
 			if o.failOn != "" {
@@ -133,6 +133,7 @@ at or above --fail-on when that is given.`,
 			return nil
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	o.flags(cmd.Flags(), "")
 	cmd.Flags().StringVar(&out, "out", "", "write the JSON report to this file (atomically) instead of stdout")
 	cmd.Flags().StringVar(&prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")

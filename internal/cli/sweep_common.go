@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/mad"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -52,6 +55,10 @@ func (o *checkOptions) flags(fs *pflag.FlagSet, failOnDefault string) {
 // expectations turns the flags into checks.Expectations.
 func (o *checkOptions) expectations() (checks.Expectations, error) {
 	e := checks.Expectations{Oversubscription: o.oversub, ImbalanceRatio: o.imbalance}
+	// Refuse a bad --checks before sweeping the fabric, not after.
+	if err := checks.Validate(o.only...); err != nil {
+		return e, fmt.Errorf("--checks: %w", err)
+	}
 	var err error
 	if e.HostRates, err = parseRates("--expect-rate", o.expectRate); err != nil {
 		return e, err
@@ -65,7 +72,7 @@ func (o *checkOptions) expectations() (checks.Expectations, error) {
 	if o.thresholds != "" {
 		f, err := os.Open(o.thresholds)
 		if err != nil {
-			return e, fmt.Errorf("--thresholds: %w", err)
+			return e, fmt.Errorf("--thresholds: %w", notFound(err, "a file of Name=value lines (docs/checks.md), or leave --thresholds out for the defaults"))
 		}
 		defer f.Close()
 		if e.Thresholds, err = checks.ParseThresholds(f); err != nil {
@@ -90,6 +97,38 @@ func parseRates(flag, s string) ([]mad.Rate, error) {
 	return out, nil
 }
 
+// flagError is the FlagErrorFunc of check, sweep and gate: a bad flag is
+// bad input (exit 2), and the message says where the flags are listed.
+func flagError(cmd *cobra.Command, err error) error {
+	return withExit(ExitUndecided, fmt.Errorf("%w (see '%s --help')", err, cmd.CommandPath()))
+}
+
+// noArgs is the Args check of check, sweep and gate: they take only
+// flags. A stray word is most often the value of a bare --sim or --ibsim
+// (both may stand alone, so "--sim FILE" only takes FILE when it exists):
+// say so, rather than cobra's "unknown command".
+func (a *app) noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	fs := cmd.Flags()
+	if f := fs.Lookup("sim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal {
+		return withExit(ExitUndecided, fmt.Errorf("--sim %s: no such file: give --sim an existing topology file (ibnetdiscover text, an ibsim net file or ibdoctor JSON), or --sim alone for the built-in sample", args[0]))
+	}
+	if f := fs.Lookup("ibsim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal {
+		return withExit(ExitUndecided, fmt.Errorf("--ibsim %s: give the ibsim socket name with '=' (--ibsim=%s); a bare --ibsim uses $IBSIM_SOCKNAME or \"sim\"", args[0], args[0]))
+	}
+	return withExit(ExitUndecided, fmt.Errorf("unexpected argument %q: %s takes only flags (see '%s --help')", args[0], cmd.Name(), cmd.CommandPath()))
+}
+
+// notFound adds what to give when a file named by a flag does not exist.
+func notFound(err error, want string) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: give %s", err, want)
+	}
+	return err
+}
+
 // loadBaseline reads an expected topology file.
 func loadBaseline(path string) (*fabric.Fabric, error) {
 	if path == "" {
@@ -97,7 +136,7 @@ func loadBaseline(path string) (*fabric.Fabric, error) {
 	}
 	f, err := loadFabricFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--expect-topology: %w", err)
+		return nil, fmt.Errorf("--expect-topology: %w", notFound(err, "a designed or saved fabric: ibnetdiscover text, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"))
 	}
 	return f, nil
 }

@@ -1,7 +1,7 @@
 # ibdoctor build, test and measurement targets.
 #
 #   make build     static bin/ibdoctor (CGO_ENABLED=0)
-#   make run       build, then run the main job: bin/ibdoctor $(RUN_ARGS)
+#   make run       build, then run the main job: bin/ibdoctor check --sim (the built-in sample fabric)
 #   make test      the one test command: lint + go test -race ./... + static check + kernel tests
 #   make lint      gofmt -l must be empty; go vet
 #   make fuzz      every Fuzz* target for FUZZTIME each (default 60s)
@@ -27,7 +27,7 @@ export CGO_ENABLED := 0
 GO          ?= go
 BIN         := bin/ibdoctor
 # The main job `make run` runs. One line to change.
-RUN_ARGS    ?= version
+RUN_ARGS    ?= check --sim
 PKGS        ?= ./...
 TEST_TIMEOUT ?= 12m
 GOTESTFLAGS ?= -count=1

@@ -142,9 +142,18 @@ func Rank(fs []Finding) {
 			cmp.Compare(b.Severity, a.Severity),
 			cmp.Compare(b.Impact.Score, a.Impact.Score),
 			cmp.Compare(a.Check, b.Check),
+			cmp.Compare(firstValue(b), firstValue(a)), // more errors first
+
 			cmp.Compare(firstEntity(a), firstEntity(b)),
 		)
 	})
+}
+
+func firstValue(f Finding) float64 {
+	if len(f.Evidence) == 0 {
+		return 0
+	}
+	return f.Evidence[0].Value
 }
 
 func firstEntity(f Finding) string {

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gateState sweeps the healthy fabric into a state dir for gate to use.
+func gateState(t *testing.T, topo string) string {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	return state
+}
+
+func TestGate(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	state := gateState(t, topo)
+	host1X := writeFile(t, "host.faults", faultHost1X) // gpu005, on leaf02
+
+	cases := []struct {
+		name  string
+		nodes string
+		extra []string
+		code  int
+		hosts []string // scope.hosts wanted
+	}{
+		{"healthy leaf", "gpu[001-004]", nil, ExitHealthy, []string{"gpu001 mlx5_0", "gpu002 mlx5_0", "gpu003 mlx5_0", "gpu004 mlx5_0"}},
+		{"healthy across spines", "gpu001,gpu016", nil, ExitHealthy, []string{"gpu001 mlx5_0", "gpu016 mlx5_0"}},
+		// The 1X host link is on leaf02: a job on leaf01 does not cross it.
+		{"degraded link elsewhere", "gpu[001-004]", []string{"--faults", host1X}, ExitHealthy, nil},
+		{"degraded host link in the job", "gpu[005-006]", []string{"--faults", host1X}, ExitFindings, nil},
+		{"degraded host link, fail on critical", "gpu[005-006]", []string{"--faults", host1X, "--fail-on", "critical"}, ExitHealthy, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"gate", "--sim=" + topo, "--state-dir", state, "--nodes", c.nodes, "--json"}, c.extra...)
+			code, out, stderr := run(args...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, c.code, out, stderr)
+			}
+			d := chkParse(t, out)
+			if d.Command != "gate" || d.Scope == nil || d.Scope.Snapshot != "sim:fabric.txt" || d.Scope.LiveReads == 0 {
+				t.Fatalf("command %q scope %+v", d.Command, d.Scope)
+			}
+			if c.hosts != nil && !slices.Equal(d.Scope.Hosts, c.hosts) {
+				t.Errorf("scope hosts %v, want %v", d.Scope.Hosts, c.hosts)
+			}
+			if c.code == ExitFindings {
+				f := d.Findings[0]
+				if f.Check != "link.degraded-width" || f.Entities[0].Node != "gpu005 mlx5_0" {
+					t.Errorf("first finding %s %q", f.Check, f.Title)
+				}
+			}
+		})
+	}
+}
+
+func TestGateUndecided(t *testing.T) {
+	topo := chkTopology(t)
+	state := gateState(t, topo)
+
+	// A host the fabric does not have: never healthy.
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	code, out, stderr := run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu001,gpu999")
+	if code != ExitUndecided {
+		t.Fatalf("unknown host: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(out, "hosts not found in the fabric: gpu999") || !strings.Contains(out, "undecided") {
+		t.Errorf("output does not name the unknown host:\n%s", out)
+	}
+	code, out, _ = run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu999", "--json")
+	d := chkParse(t, out)
+	if code != ExitUndecided || d.Status != "undecided" || !slices.Equal(d.Scope.Unmatched, []string{"gpu999"}) || len(d.Unreached) == 0 || !strings.Contains(d.Unreached[0].Reason, "--node-name-map") {
+		t.Errorf("--json: exit %d status %q unmatched %v unreached %+v", code, d.Status, d.Scope.Unmatched, d.Unreached)
+	}
+
+	// No hosts at all.
+	code, _, stderr = run("gate", "--sim="+topo, "--state-dir", state)
+	if code != ExitUndecided || !strings.Contains(stderr, "--nodes") || !strings.Contains(stderr, "SLURM_JOB_NODELIST") {
+		t.Errorf("no hosts: exit %d, stderr %q", code, stderr)
+	}
+
+	// A bad hostlist.
+	code, _, stderr = run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu[001-")
+	if code != ExitUndecided || !strings.Contains(stderr, "--nodes") {
+		t.Errorf("bad hostlist: exit %d, stderr %q", code, stderr)
+	}
+
+	// Inside a Slurm job the node list comes from the environment.
+	t.Setenv("SLURM_JOB_NODELIST", "gpu[013-016]")
+	code, out, stderr = run("gate", "--sim="+topo, "--state-dir", state, "--json")
+	if code != ExitHealthy {
+		t.Fatalf("SLURM_JOB_NODELIST: exit %d: %s", code, stderr)
+	}
+	if d := chkParse(t, out); len(d.Scope.Hosts) != 4 || d.Scope.Hosts[0] != "gpu013 mlx5_0" {
+		t.Errorf("SLURM_JOB_NODELIST scope %v", d.Scope.Hosts)
+	}
+}

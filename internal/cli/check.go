@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -78,9 +77,12 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 // ranked findings with details for the first detail of them.
 func (a *app) printDocument(doc *report.Document, asJSON bool, detail int) error {
 	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(doc)
+		data, err := doc.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = a.stdout.Write(data)
+		return err
 	}
 	st := report.StyleFor(a.stdout, a.opts.noColor)
 	report.Summary(a.stdout, st, doc)

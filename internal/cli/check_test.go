@@ -96,6 +96,9 @@ func TestCheckJSON(t *testing.T) {
 	if strings.Contains(stderr, "\x1b[") {
 		t.Errorf("escape sequences on stderr: %q", stderr)
 	}
+	if strings.Contains(out, `\u003c`) || !strings.Contains(out, "<->") {
+		t.Errorf("link names are HTML-escaped in the JSON")
+	}
 	d := chkParse(t, out)
 	if d.Command != "check" || d.Status != "unhealthy" || d.FailOn != "error" || !d.Complete || d.Source != "sim:fabric.txt" {
 		t.Errorf("header: command %q status %q fail_on %q complete %v source %q", d.Command, d.Status, d.FailOn, d.Complete, d.Source)

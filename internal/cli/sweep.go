@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -98,11 +97,10 @@ at or above --fail-on when that is given.`,
 					doc.Status = "healthy"
 				}
 			}
-			data, err := json.MarshalIndent(doc, "", "  ")
+			data, err := doc.JSON()
 			if err != nil {
 				return err
 			}
-			data = append(data, '\n')
 			if out == "" || out == "-" {
 				if _, err := a.stdout.Write(data); err != nil {
 					return err

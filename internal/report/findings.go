@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -24,20 +26,19 @@ type Document struct {
 	// Status is "healthy", "unhealthy" (findings at or above the
 	// threshold) or "undecided" (the sweep could not look at everything
 	// it needed).
-	Status     string            `json:"status"`
-	FailOn     string            `json:"fail_on"`
-	Complete   bool              `json:"complete"`
-	Fabric     FabricSummary     `json:"fabric"`
-	Counts     map[string]int    `json:"findings_by_severity"`
-	Findings   []checks.Finding  `json:"findings"`
-	ChecksRun  []string          `json:"checks_run"`
-	Skipped    []checks.Skipped  `json:"checks_skipped"`
-	Unreached  []Unreached       `json:"unreached"`
-	Timings    map[string]string `json:"timings,omitempty"`
-	MADs       *MADStats         `json:"mads,omitempty"`
-	Scope      *ScopeSummary     `json:"scope,omitempty"`
-	Interval   string            `json:"counter_interval,omitempty"`
-	Incomplete []string          `json:"incomplete,omitempty"`
+	Status    string            `json:"status"`
+	FailOn    string            `json:"fail_on"`
+	Complete  bool              `json:"complete"`
+	Fabric    FabricSummary     `json:"fabric"`
+	Counts    map[string]int    `json:"findings_by_severity"`
+	Findings  []checks.Finding  `json:"findings"`
+	ChecksRun []string          `json:"checks_run"`
+	Skipped   []checks.Skipped  `json:"checks_skipped"`
+	Unreached []Unreached       `json:"unreached"`
+	Timings   map[string]string `json:"timings,omitempty"`
+	MADs      *MADStats         `json:"mads,omitempty"`
+	Scope     *ScopeSummary     `json:"scope,omitempty"`
+	Interval  string            `json:"counter_interval,omitempty"`
 }
 
 // FabricSummary counts what was seen.
@@ -80,6 +81,21 @@ type ScopeSummary struct {
 	Snapshot   string   `json:"snapshot,omitempty"`
 	SnapshotAt string   `json:"snapshot_taken_at,omitempty"`
 	LiveReads  int      `json:"ports_reread_live"`
+}
+
+// JSON encodes the document as check --json, gate --json and sweep write
+// it: indented by two spaces, ending in a newline, and without HTML
+// escaping ("leaf02/6 <-> spine02/2" stays readable; the report is never
+// embedded in a web page).
+func (d *Document) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("encoding the report: %w", err)
+	}
+	return b.Bytes(), nil
 }
 
 // CountBySeverity fills Counts from Findings.

@@ -186,7 +186,7 @@ func TestFatTreeUplinkImbalanceStillFound(t *testing.T) {
 	}
 	sw := sweepSim(t, f, 0, func(s *sim.Sim) {
 		// leaf02's uplinks are ports 5..8: all uplink traffic via port 5.
-		fs, err := sim.ParseFaults(stringsReader("lft leaf02 uplinks-to=5\n"))
+		fs, err := sim.ParseFaults(strings.NewReader("lft leaf02 uplinks-to=5\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,4 +207,46 @@ func TestFatTreeUplinkImbalanceStillFound(t *testing.T) {
 	}
 }
 
-func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+// TestAsymmetricDetourWarns: equal-length asymmetry is what min-hop
+// routing does and stays info, but a route that takes a detour one way
+// (leaf01 -> spine01 -> leaf02 -> spine02 -> leaf03 for gpu009, while
+// gpu009 reaches gpu001 in three switches) is a warning.
+func TestAsymmetricDetourWarns(t *testing.T) {
+	asym := func(faults string) checks.Finding {
+		t.Helper()
+		f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 4}.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := sweepSim(t, f, 0, func(s *sim.Sim) {
+			fs, err := sim.ParseFaults(strings.NewReader(faults))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ApplyFaults(fs); err != nil {
+				t.Fatal(err)
+			}
+		})
+		res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil), "routing.asymmetric")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Findings) != 1 {
+			t.Fatalf("%d asymmetric findings for %q", len(res.Findings), faults)
+		}
+		return res.Findings[0]
+	}
+	// Leaf ports 5..8 go to spines 1..4; spine port l to leaf l.
+	detour := asym(`lft leaf01 dlid="gpu009 mlx5_0" port=5
+lft spine01 dlid="gpu009 mlx5_0" port=2
+lft leaf02 dlid="gpu009 mlx5_0" port=6
+`)
+	// (leaf04 may reach gpu009 through spine01 too: one or two pairs.)
+	if detour.Severity != checks.Warning || strings.Contains(detour.Evidence[0].Text, " 0 of them with more hops") {
+		t.Errorf("detour: %s %q", detour.Severity, detour.Evidence[0].Text)
+	}
+	same := asym(`asym "gpu001 mlx5_0" "gpu009 mlx5_0"` + "\n")
+	if same.Severity != checks.Info {
+		t.Errorf("equal-length asymmetry: %s %q", same.Severity, same.Evidence[0].Text)
+	}
+}

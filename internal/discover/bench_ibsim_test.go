@@ -72,8 +72,10 @@ func BenchmarkVsIbnetdiscover1k(b *testing.B) {
 // childRun is one measured child process.
 type childRun struct {
 	wall   time.Duration
-	maxRSS int64 // bytes
-	nodes  int   // node lines in its topology output
+	cpu    time.Duration // the child's user + system time
+	simCPU time.Duration // ibsim's CPU time meanwhile
+	maxRSS int64         // bytes
+	nodes  int           // node lines in its topology output
 }
 
 func benchVsIbnetdiscover(b *testing.B, net, host string, want int) {
@@ -84,6 +86,7 @@ func benchVsIbnetdiscover(b *testing.B, net, host string, want int) {
 		}
 	}
 	s := ibsimtest.Start(b, net)
+	ibsimPid := findIBSim(s.NetFile)
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "ibdoctor")
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/ibdoctor/ibdoctor/cmd/ibdoctor")
@@ -112,14 +115,16 @@ func benchVsIbnetdiscover(b *testing.B, net, host string, want int) {
 		cmd.Env = append(slices.Clone(env), extraEnv...)
 		cmd.Stdout, cmd.Stderr = f, &stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		sim0 := procCPU(ibsimPid)
 		start := time.Now()
 		err = cmd.Run()
-		r := childRun{wall: time.Since(start)}
+		r := childRun{wall: time.Since(start), simCPU: procCPU(ibsimPid) - sim0}
 		if err != nil {
 			b.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.maxRSS = ru.Maxrss << 10 // kilobytes on Linux
+			r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 		r.nodes = countNodeLines(b, out)
 		if r.nodes != want {
@@ -144,8 +149,9 @@ func benchVsIbnetdiscover(b *testing.B, net, host string, want int) {
 			doTheirs()
 			doOurs()
 		}
-		b.Logf("run %d: ibdoctor %v %s, ibnetdiscover %v %s", i+1,
-			ours[i].wall.Round(time.Millisecond), mb(ours[i].maxRSS), theirs[i].wall.Round(time.Millisecond), mb(theirs[i].maxRSS))
+		b.Logf("run %d: ibdoctor %v %s (CPU %v, ibsim's %v), ibnetdiscover %v %s (CPU %v, ibsim's %v)", i+1,
+			ours[i].wall.Round(time.Millisecond), mb(ours[i].maxRSS), ours[i].cpu.Round(time.Millisecond), ours[i].simCPU.Round(10*time.Millisecond),
+			theirs[i].wall.Round(time.Millisecond), mb(theirs[i].maxRSS), theirs[i].cpu.Round(time.Millisecond), theirs[i].simCPU.Round(10*time.Millisecond))
 	}
 	b.StopTimer()
 	ot, tt := medianOf(ours, func(r childRun) float64 { return r.wall.Seconds() }), medianOf(theirs, func(r childRun) float64 { return r.wall.Seconds() })
@@ -158,6 +164,46 @@ func benchVsIbnetdiscover(b *testing.B, net, host string, want int) {
 	b.ReportMetric(om/tm, "mem-ratio")
 	b.Logf("%d nodes; medians of %d runs: ibdoctor %.2f s %s, ibnetdiscover %.2f s %s; time ratio %.2f, memory ratio %.2f",
 		want, runs, ot, mb(int64(om)), tt, mb(int64(tm)), ot/tt, om/tm)
+}
+
+// findIBSim returns the pid of the ibsim this benchmark started (the one
+// whose command line names netFile), or 0; it is only read, never
+// signalled.
+func findIBSim(netFile string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cl, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(cl), "\x00")
+		if len(args) > 0 && filepath.Base(args[0]) == "ibsim" && slices.Contains(args, netFile) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// procCPU is a process's user + system time from /proc/PID/stat.
+func procCPU(pid int) time.Duration {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command: state is field 3; utime
+	// and stime are fields 14 and 15, in clock ticks (100 per second).
+	rest := string(b[bytes.LastIndexByte(b, ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/(1<<20)) }

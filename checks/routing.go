@@ -334,7 +334,7 @@ type ecmpGroup struct {
 	other int                  // destinations of the group routed elsewhere
 	// load counts every CA destination the switch forwards through each
 	// port, whichever group it belongs to.
-	load map[*fabric.Port]int
+	load func() map[*fabric.Port]int
 }
 
 func (s *Snapshot) ecmpImbalance() []Finding {
@@ -375,12 +375,19 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		si := sg.idx[sw]
 		groups := map[string]*ecmpGroup{}
 		// What the routing engine balanced: every CA destination the
-		// switch forwards, per egress port.
-		load := map[*fabric.Port]int{}
-		for _, h := range g.hosts {
-			if p, why := step(sw, h.LID); why == walkOK {
-				load[p]++
+		// switch forwards, per egress port. Counted only for a group
+		// that is uneven on its own (rare on a healthy fabric).
+		var loadMemo map[*fabric.Port]int
+		load := func() map[*fabric.Port]int {
+			if loadMemo == nil {
+				loadMemo = map[*fabric.Port]int{}
+				for _, h := range g.hosts {
+					if p, why := step(sw, h.LID); why == walkOK {
+						loadMemo[p]++
+					}
+				}
 			}
+			return loadMemo
 		}
 		for li, leaf := range leaves {
 			d := dist[li]
@@ -474,9 +481,10 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	// group is judged only when it is most of what its ports carry (a fat
 	// tree's uplinks) and the ports' totals are uneven too.
 	loadSum, loadMax := 0, 0
+	load := grp.load()
 	for _, p := range grp.ports {
-		loadSum += grp.load[p]
-		loadMax = max(loadMax, grp.load[p])
+		loadSum += load[p]
+		loadMax = max(loadMax, load[p])
 	}
 	if 2*total < loadSum || float64(loadMax)*float64(n) <= ratio*float64(loadSum) {
 		return Finding{}, false

@@ -243,3 +243,33 @@ func TestCheckNoColor(t *testing.T) {
 		t.Errorf("colour on a terminal with --no-color")
 	}
 }
+
+// TestCheckPartial: a node that never answers makes the sweep partial.
+// check then cannot vouch for the fabric (exit 2) unless something at or
+// above --fail-on was found anyway (exit 1); docs/exit-codes.md.
+func TestCheckPartial(t *testing.T) {
+	topo := chkTopology(t)
+	dead := writeFile(t, "dead.faults", "dead \"gpu016 mlx5_0\"\n")
+	deadSpine := writeFile(t, "dead-spine.faults", "dead \"gpu016 mlx5_0\"\n"+faultSpine1X)
+	fast := []string{"--timeout", "20ms", "--retries", "0", "--fail-on", "critical", "--json"}
+
+	code, out, stderr := run(append([]string{"check", "--sim=" + topo, "--faults", dead}, fast...)...)
+	if code != ExitUndecided {
+		t.Fatalf("dead host, fail on critical: exit %d, want 2\n%s", code, stderr)
+	}
+	d := chkParse(t, out)
+	if d.Status != "undecided" || d.Complete || len(d.Unreached) == 0 || d.Counts["error"] != 1 {
+		t.Errorf("status %q complete %v unreached %d counts %v", d.Status, d.Complete, len(d.Unreached), d.Counts)
+	}
+	if f := d.Findings[0]; f.Check != "topology.unreachable-node" || !strings.Contains(f.Title, "leaf04/4") {
+		t.Errorf("first finding %s %q", f.Check, f.Title)
+	}
+
+	code, out, _ = run(append([]string{"check", "--sim=" + topo, "--faults", deadSpine}, fast...)...)
+	if code != ExitFindings {
+		t.Fatalf("dead host and a 1X spine link: exit %d, want 1", code)
+	}
+	if d := chkParse(t, out); d.Status != "unhealthy" || d.Complete {
+		t.Errorf("status %q complete %v", d.Status, d.Complete)
+	}
+}

@@ -102,3 +102,20 @@ func TestGateUndecided(t *testing.T) {
 		t.Errorf("SLURM_JOB_NODELIST scope %v", d.Scope.Hosts)
 	}
 }
+
+// TestGateCannotLook: a job host whose port cannot be re-read live makes
+// the gate undecided (exit 2), never healthy.
+func TestGateCannotLook(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	state := gateState(t, topo)
+	dead := writeFile(t, "dead.faults", "dead \"gpu003 mlx5_0\"\n")
+	code, out, stderr := run("gate", "--sim="+topo, "--faults", dead, "--state-dir", state, "--nodes", "gpu[001-004]", "--json", "--timeout", "20ms", "--retries", "0")
+	if code != ExitUndecided {
+		t.Fatalf("exit %d, want 2\n%s\n%s", code, out, stderr)
+	}
+	d := chkParse(t, out)
+	if d.Status != "undecided" || d.Complete || len(d.Unreached) == 0 || !strings.Contains(d.Unreached[0].Where, "gpu003") {
+		t.Errorf("status %q complete %v unreached %+v", d.Status, d.Complete, d.Unreached)
+	}
+}

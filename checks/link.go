@@ -197,6 +197,7 @@ func siblingRates(f *fabric.Fabric) map[*fabric.Node]mad.Rate {
 func (s *Snapshot) pollingPorts() []Finding {
 	var out []Finding
 	baseline := s.baselineLinks()
+	hostAt, leaves := hostPortNumbers(s.Fabric)
 	for _, n := range s.Fabric.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || !s.inScope(p) {
@@ -219,6 +220,11 @@ func (s *Snapshot) pollingPorts() []Finding {
 			case amongHostPorts(p):
 				why = "it sits among the switch's host ports: a host cable may be unplugged or bad, or the host down (without an expected topology an empty port cannot be told apart)"
 				sev = Info
+			case leaves >= 3 && hostPorts(n) > 0 && 3*hostAt[p.Num] >= 2*(leaves-1):
+				// The last port of a leaf's host block has no host
+				// port above it; the other leaves show the layout.
+				why = fmt.Sprintf("%d of the other %d leaves have a host on port %d: a host cable may be unplugged or bad, or the host down (without an expected topology an empty port cannot be told apart)", hostAt[p.Num], leaves-1, p.Num)
+				sev = Info
 			default:
 				continue // an empty switch port polls too
 			}
@@ -235,6 +241,25 @@ func (s *Snapshot) pollingPorts() []Finding {
 		}
 	}
 	return out
+}
+
+// hostPortNumbers counts, per port number, the switches with a host (CA)
+// cabled there, and the switches with any host (leaves).
+func hostPortNumbers(f *fabric.Fabric) (map[uint8]int, int) {
+	at := map[uint8]int{}
+	leaves := 0
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch || hostPorts(n) == 0 {
+			continue
+		}
+		leaves++
+		for _, q := range n.Ports {
+			if q != nil && q.Num != 0 && q.Remote != nil && q.Remote.Node.Type != mad.NodeSwitch {
+				at[q.Num]++
+			}
+		}
+	}
+	return at, leaves
 }
 
 // amongHostPorts reports whether a switch port's number lies inside the

@@ -85,9 +85,26 @@ func TestNoFalsePositivesOnHealthyFabrics(t *testing.T) {
 		expect   checks.Expectations
 	}{
 		{name: "fattree2", build: topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8}.Build, interval: 50 * time.Millisecond},
+		{
+			// A ring all-reduce at half the link rate, sampled over an
+			// interval: traffic is not congestion.
+			name: "fattree2-traffic", build: topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 4}.Build, interval: 100 * time.Millisecond,
+			prepare: func(t *testing.T, s *sim.Sim) {
+				fs, err := sim.ParseFaults(strings.NewReader("traffic ring-allreduce rate=200 stride=4\n"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.ApplyFaults(fs); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
 		{name: "fattree2-2cables", build: topology.FatTree2{Leaves: 4, Spines: 2, HostsPerLeaf: 8, LinksPerPair: 2}.Build},
 		{name: "fattree3", build: topology.FatTree3{Pods: 2, LeavesPerPod: 4, SpinesPerPod: 4, HostsPerLeaf: 4, Cores: 8, Common: topology.Common{SwitchPorts: 16}}.Build},
+		{name: "fattree2-oversubscribed-2to1", build: topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8, Common: topology.Common{SwitchPorts: 12, LongSwitchNames: true}}.Build},
+		{name: "fattree3-2cables", build: topology.FatTree3{Pods: 3, LeavesPerPod: 2, SpinesPerPod: 2, HostsPerLeaf: 4, Cores: 4, LinksLeafSpine: 2, LinksSpineCore: 2, Common: topology.Common{SwitchPorts: 16}}.Build},
 		{name: "rail", build: topology.RailOptimized{Servers: 8, ServersPerLeaf: 4, Spines: 4, Hosts: topology.Hosts{HCAsPerServer: 4}}.Build},
+		{name: "rail-8rails-2cables", build: topology.RailOptimized{Servers: 6, ServersPerLeaf: 3, Spines: 2, LinksPerPair: 2, Common: topology.Common{SwitchPorts: 32}}.Build},
 		{name: "dragonfly", build: topology.Dragonfly{Groups: 5, SwitchesPerGroup: 4, HostsPerSwitch: 2, GlobalPerSwitch: 1}.Build},
 		{name: "dragonfly-big", build: topology.Dragonfly{Groups: 9, SwitchesPerGroup: 4, HostsPerSwitch: 4, GlobalPerSwitch: 2}.Build},
 		{

@@ -2,6 +2,8 @@ package discover
 
 import (
 	"context"
+	"flag"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -77,7 +79,8 @@ func fatTree10k() topology.FatTree3 {
 // takes far longer than 20µs + hops (rtt-p50-µs); window-at-p50-ms is the
 // window bound at that median round trip; cpu-s/op is the CPU the whole
 // process (simulator included) used. window64-nolatency runs with no
-// simulated latency: the walk's CPU cost alone. Run:
+// simulated latency: the walk's CPU cost alone. window2 takes about a
+// minute and runs only when -bench names this benchmark. Run:
 //
 //	go test -run '^$' -bench SimLowerBound -benchtime 3x ./internal/discover/
 func BenchmarkSimLowerBound(b *testing.B) {
@@ -108,6 +111,9 @@ func BenchmarkSimLowerBound(b *testing.B) {
 		{"window64-nolatency", transport.Options{}, sim.Options{}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			if fl := flag.Lookup("test.bench"); bc.name == "window2" && (fl == nil || !strings.Contains(fl.Value.String(), "LowerBound")) {
+				b.Skip("about a minute: run it by name, -bench SimLowerBound")
+			}
 			var cc *countingConn
 			var st transport.Stats
 			var nodes int

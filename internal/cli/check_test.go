@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -271,5 +272,47 @@ func TestCheckPartial(t *testing.T) {
 	}
 	if d := chkParse(t, out); d.Status != "unhealthy" || d.Complete {
 		t.Errorf("status %q complete %v", d.Status, d.Complete)
+	}
+}
+
+// TestCheckSampleIncident runs check on the sample fabric and incident
+// in fixtures/sample (the one 'check --sim' is to show): 256 GPUs under
+// 8 leaves, two spines misrouted onto one cable each to leaf05, a 1X
+// uplink with symbol errors, a marginal uplink, a polling GPU port.
+func TestCheckSampleIncident(t *testing.T) {
+	dir := filepath.Join("..", "..", "fixtures", "sample")
+	code, out, stderr := run("check", "--sim="+filepath.Join(dir, "fabric.txt"), "--faults", filepath.Join(dir, "faults.txt"), "--json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want 1: %s", code, stderr)
+	}
+	d := chkParse(t, out)
+	if !d.Complete || d.Fabric.Switches != 12 || d.Fabric.CAs != 255 {
+		t.Errorf("complete %v, fabric %+v (the polling GPU is not reachable)", d.Complete, d.Fabric)
+	}
+	var got []string
+	for _, f := range d.Findings {
+		if f.Severity >= checks.Warning {
+			got = append(got, fmt.Sprintf("%s %s %s", f.Severity, f.Check, f.Entities[0]))
+		}
+	}
+	want := []string{
+		"critical routing.ecmp-imbalance spine01",
+		"critical routing.ecmp-imbalance spine02",
+		"critical link.degraded-width leaf07/41",
+		"warning counters.errors spine02/49",
+		"warning counters.errors leaf02/35",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings at warning+:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if im := d.Findings[0].Impact; im.Slowdown != 8 {
+		t.Errorf("misrouted spine: slowdown %v, want 8 (one of 8 cables)", im.Slowdown)
+	}
+	var polling bool
+	for _, f := range d.Findings {
+		polling = polling || f.Check == "link.polling" && f.Entities[0].String() == "leaf03/28"
+	}
+	if !polling {
+		t.Errorf("the polling GPU port (leaf03/28) is not reported")
 	}
 }

@@ -200,7 +200,7 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 	for i, f := range fs {
 		if i >= detail {
 			if len(fs) > detail {
-				fmt.Fprintf(w, "\n(%d more findings: --detail N or --json for all)\n", len(fs)-detail)
+				fmt.Fprintf(w, "\n(evidence and next steps of the other %d findings: --detail N, or --json)\n", len(fs)-detail)
 			}
 			break
 		}

@@ -34,7 +34,7 @@ at it. A port that is physically up whose far end did not answer is listed with
 "(not reached)".
 
 --json prints {"links": [...], "complete": bool}; each link has "a" and "b"
-(node, guid, port, lid, state, phys_state; "b" is null when not reached), "width",
+(node, guid, port_guid, port, lid, state, phys_state; "b" is null when not reached), "width",
 "speed", "rate", "gbps", "enabled" (best rate both ends enable), "degraded" and
 "reasons".
 
@@ -150,6 +150,7 @@ func writeLinksTable(w io.Writer, st report.Style, rows []linkinfo.Row, total, m
 type linkEndJSON struct {
 	Node      string `json:"node"`
 	GUID      string `json:"guid"`
+	PortGUID  string `json:"port_guid"`
 	Port      uint8  `json:"port"`
 	LID       uint16 `json:"lid"`
 	State     string `json:"state"`
@@ -169,7 +170,7 @@ type linkJSON struct {
 }
 
 func endJSON(p *fabric.Port) linkEndJSON {
-	return linkEndJSON{Node: p.Node.Description, GUID: fmt.Sprintf("%#016x", p.Node.GUID), Port: p.Num,
+	return linkEndJSON{Node: p.Node.Description, GUID: fmt.Sprintf("%#016x", p.Node.GUID), PortGUID: fmt.Sprintf("%#016x", p.GUID), Port: p.Num,
 		LID: linkinfo.LID(p), State: p.State.String(), PhysState: p.PhysState.String()}
 }
 

@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -169,12 +171,16 @@ func TestLinksPartial(t *testing.T) {
 	}
 }
 
-// TestLinksIBSim: on ibsim, a net file written with two cables' enabled
-// widths lowered on both ends (fabric.WriteNetFile) comes up at 1X there;
-// links over the ibsim transport shows them at 1X, unmarked (they run at
-// what both ends enable), and marks exactly them against --expect-rate.
+// TestLinksIBSim: on ibsim after OpenSM, a net file written with two
+// cables' enabled widths lowered on both ends (fabric.WriteNetFile) comes
+// up at 1X. links over the ibsim transport lists every link as iblinkinfo
+// -l (under libumad2sim) does — same ends, LIDs, width, speed and states
+// — shows the 1X cables unmarked (they run at what both ends enable;
+// iblinkinfo says "Could be 12X" on every link because ibsim claims every
+// width in LinkWidthSupported), and marks exactly them against
+// --expect-rate.
 func TestLinksIBSim(t *testing.T) {
-	ibsimtest.Require(t)
+	ibsimtest.Require(t, "opensm", "iblinkinfo")
 	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8, Rate: mad.Rate{Width: mad.Width4X, Speed: mad.SpeedHDR}},
 		Leaves: 2, Spines: 2, HostsPerLeaf: 3}.Build()
 	if err != nil {
@@ -190,11 +196,59 @@ func TestLinksIBSim(t *testing.T) {
 	}
 	s := ibsimtest.StartFabric(t, f, fabric.NetFileOptions{})
 	host := fabric.DefaultNodeID(f.NodesByName(f.Nodes[len(f.Nodes)-1].Description)[0])
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true})
 	src := []string{"--ibsim=" + s.SockName, "--ibsim-host", host}
 	code, doc, stderr := linksJSON(t, src...)
 	if code != ExitHealthy || len(doc.Links) != 6+4 {
 		t.Fatalf("exit %d, %d links: %s", code, len(doc.Links), stderr)
 	}
+
+	// iblinkinfo -l lists each link from both ends (switches and CAs).
+	theirs := map[string]string{}
+	couldBe := 0
+	for line := range strings.Lines(s.MustRun(host, "iblinkinfo", "-l")) {
+		m := iblinkinfoLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		a := fmt.Sprintf("%s[%s] lid %s", m[1], m[3], m[2])
+		b := fmt.Sprintf("%s[%s] lid %s", m[8], m[10], m[9])
+		if b < a {
+			a, b = b, a
+		}
+		theirs[a+" - "+b] = fmt.Sprintf("%s %s Gbps %s/%s", m[4], m[5], m[6], m[7])
+		if strings.Contains(m[11], "Could be") {
+			couldBe++
+		}
+	}
+	ours := map[string]string{}
+	for _, l := range doc.Links {
+		// iblinkinfo names a CA port by its port GUID (a switch's
+		// ports share the switch's GUID).
+		a := fmt.Sprintf("%s[%d] lid %d", l.A.PortGUID, l.A.Port, l.A.LID)
+		b := fmt.Sprintf("%s[%d] lid %d", l.B.PortGUID, l.B.Port, l.B.LID)
+		if b < a {
+			a, b = b, a
+		}
+		sp, err := mad.ParseSpeed(l.Speed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours[a+" - "+b] = fmt.Sprintf("%s %s Gbps %s/%s", l.Width, strconv.FormatFloat(sp.SignalGbps(), 'f', -1, 64), l.A.State, l.A.PhysState)
+		if l.Degraded {
+			t.Errorf("marked: %+v", l)
+		}
+	}
+	for k, v := range ours {
+		// iblinkinfo prints 10 Gb/s as "10.0"
+		if tv := strings.Replace(theirs[k], ".0 Gbps", " Gbps", 1); tv != v {
+			t.Errorf("link %s: iblinkinfo %q, ibdoctor %q", k, theirs[k], v)
+		}
+	}
+	if len(theirs) != len(ours) || couldBe != 2*len(ours) {
+		t.Errorf("iblinkinfo: %d links (ibdoctor %d), %d \"Could be\" notes", len(theirs), len(ours), couldBe)
+	}
+
 	code, doc, stderr = linksJSON(t, append(src, "--expect-rate", "4xHDR", "--degraded")...)
 	if code != ExitFindings || len(doc.Links) != 2 {
 		t.Fatalf("exit %d, %+v: %s", code, doc.Links, stderr)
@@ -207,3 +261,8 @@ func TestLinksIBSim(t *testing.T) {
 		}
 	}
 }
+
+// iblinkinfoLine matches one line of `iblinkinfo -l`: GUID, description,
+// LID, port, width, lane speed, state/physical state, then the peer's
+// GUID, LID, port and description, and the note in parentheses.
+var iblinkinfoLine = regexp.MustCompile(`^(0x[0-9a-f]+)\s+"[^"]*"\s+(\d+)\s+(\d+)\[\s*\]\s+==\(\s*(\d+X)\s+([\d.]+) Gbps\s+(\w+)/\s*(\w+)\)==>\s+(0x[0-9a-f]+)\s+(\d+)\s+(\d+)\[\s*\]\s+"[^"]*"\s+\((.*)\)\s*$`)

@@ -279,9 +279,22 @@ func TestCheckPartial(t *testing.T) {
 // in fixtures/sample (the one 'check --sim' is to show): 256 GPUs under
 // 8 leaves, two spines misrouted onto one cable each to leaf05, a 1X
 // uplink with symbol errors, a marginal uplink, a polling GPU port.
+// 'check --sim' alone (the built-in sample) must say the same.
 func TestCheckSampleIncident(t *testing.T) {
 	dir := filepath.Join("..", "..", "fixtures", "sample")
-	code, out, stderr := run("check", "--sim="+filepath.Join(dir, "fabric.txt"), "--faults", filepath.Join(dir, "faults.txt"), "--json")
+	t.Run("fixtures", func(t *testing.T) {
+		checkSample(t, "--sim="+filepath.Join(dir, "fabric.txt"), "--faults", filepath.Join(dir, "faults.txt"))
+	})
+	t.Run("built-in", func(t *testing.T) {
+		if d := checkSample(t, "--sim"); d.Source != "sim:sample" {
+			t.Errorf("source %q", d.Source)
+		}
+	})
+}
+
+func checkSample(t *testing.T, args ...string) *chkDoc {
+	t.Helper()
+	code, out, stderr := run(append([]string{"check", "--json"}, args...)...)
 	if code != ExitFindings {
 		t.Fatalf("exit %d, want 1: %s", code, stderr)
 	}
@@ -315,4 +328,5 @@ func TestCheckSampleIncident(t *testing.T) {
 	if !polling {
 		t.Errorf("the polling GPU port (leaf03/28) is not reported")
 	}
+	return d
 }

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+)
+
+func TestDecodeJSONFabric(t *testing.T) {
+	_, model := simTopology(t)
+	doc, err := fabric.MarshalWith(model, fabric.MarshalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadFabricFile(writeFile(t, "fabric.json", string(doc)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := fabric.Diff(model, got); len(cs) != 0 || len(got.Nodes) != len(model.Nodes) {
+		t.Errorf("%d nodes, changes:\n%s", len(got.Nodes), cs)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{`{"schema":"ibdoctor.snapshot/v1","fabric_file":"fabric-2.json"}`, `its fabric is in "fabric-2.json" beside it`},
+		{`{"schema":"ibdoctor.report/v1"}`, `JSON schema "ibdoctor.report/v1" is not a fabric`},
+		{`{"schema":`, "not a JSON fabric"},
+		{`{"schema":"ibdoctor.fabric/v1","nodes":[{"guid":"xyz"}]}`, "fabric"},
+	} {
+		_, err := loadFabricFile(writeFile(t, "x.json", tc.doc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}
+
+// FuzzDecodeJSONFabric: any bytes give a fabric or an error, never a panic.
+func FuzzDecodeJSONFabric(f *testing.F) {
+	f.Add([]byte(`{"schema":"ibdoctor.fabric/v1","nodes":[],"links":[]}`))
+	f.Add([]byte(`{"schema":"ibdoctor.snapshot/v1","fabric_file":"f.json"}`))
+	f.Add([]byte(`{"schema":"ibdoctor.fabric/v1","nodes":[{"type":"switch","guid":"0x1","ports":[{"num":0}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fab, err := decodeJSONFabric(data)
+		if err == nil && fab == nil {
+			t.Fatal("nil fabric without an error")
+		}
+	})
+}

@@ -75,7 +75,7 @@ Exit status: 0 no link marked and everything answered; 1 a link is marked;
 			if asJSON {
 				err = writeLinksJSON(w, rows, len(f.Unreachable) == 0)
 			} else {
-				err = writeLinksTable(w, report.StyleFor(a.stdout, a.opts.noColor), rows, len(all), marked)
+				err = writeLinksTable(w, report.StyleFor(a.stdout, a.opts.noColor), rows, all, marked)
 			}
 			if err == nil {
 				err = w.Flush()
@@ -116,7 +116,7 @@ func lidText(p *fabric.Port) string {
 
 func stateText(p *fabric.Port) string { return p.State.String() + "/" + p.PhysState.String() }
 
-func writeLinksTable(w io.Writer, st report.Style, rows []linkinfo.Row, total, marked int) error {
+func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, marked int) error {
 	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		row := []string{endName(r.A), strconv.Itoa(int(r.A.Num)), lidText(r.A), "", "", "",
@@ -137,7 +137,18 @@ func writeLinksTable(w io.Writer, st report.Style, rows []linkinfo.Row, total, m
 	if err := report.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
 		return err
 	}
-	summary := fmt.Sprintf("\n%d links", total)
+	links, open := 0, 0
+	for _, r := range all {
+		if r.B != nil {
+			links++
+		} else {
+			open++
+		}
+	}
+	summary := fmt.Sprintf("\n%d links", links)
+	if open > 0 {
+		summary += fmt.Sprintf(" and %d ports whose far end did not answer", open)
+	}
 	if marked > 0 {
 		summary += ", " + st.Red(fmt.Sprintf("%d below their rate", marked))
 	} else {

@@ -163,6 +163,9 @@ func TestLinksPartial(t *testing.T) {
 	if code != ExitPartial {
 		t.Fatalf("exit %d, want 3: %s", code, stderr)
 	}
+	if !strings.Contains(out, "18 links and 6 ports whose far end did not answer, none below its rate") {
+		t.Errorf("summary:\n%s", out)
+	}
 	if n := strings.Count(out, "(not reached)"); n != 6 {
 		t.Errorf("%d ports listed as not reached, want 6:\n%s", n, out)
 	}

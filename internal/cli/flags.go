@@ -36,11 +36,17 @@ func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.PerDest, "per-node", 2, "most MADs in flight to one node (its management CPU answers one at a time)")
 }
 
-// normalizeArgs lets "--sim FILE" work although --sim may stand alone: a
-// word after a bare --sim that names an existing file (and is not a
-// command) becomes its value. Likewise "--ibsim NAME" when NAME does not
-// look like a command or flag is left alone (NAME must be given with '='
-// to be unambiguous).
+// commandNames are the words a bare --sim or --ibsim never swallows.
+var commandNames = map[string]bool{
+	"check": true, "sweep": true, "gate": true, "discover": true, "links": true, "counters": true,
+	"routes": true, "trace": true, "version": true, "help": true, "completion": true,
+}
+
+// normalizeArgs lets "--sim FILE" and "--ibsim NAME" work although both
+// flags may also stand alone: the next word becomes the flag's value when
+// it is not a flag or a command name and — for --sim — names an existing
+// file. ("--ibsim" followed by trace's SRC is ambiguous: write
+// --ibsim=NAME there.)
 func normalizeArgs(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -49,9 +55,15 @@ func normalizeArgs(args []string) []string {
 			out = append(out, args[i:]...)
 			break
 		}
-		if a == "--sim" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-			if st, err := os.Stat(args[i+1]); err == nil && !st.IsDir() {
-				out = append(out, "--sim="+args[i+1])
+		if (a == "--sim" || a == "--ibsim") && i+1 < len(args) {
+			next := args[i+1]
+			takes := !strings.HasPrefix(next, "-") && !commandNames[next]
+			if takes && a == "--sim" {
+				st, err := os.Stat(next)
+				takes = err == nil && !st.IsDir()
+			}
+			if takes {
+				out = append(out, a+"="+next)
 				i++
 				continue
 			}

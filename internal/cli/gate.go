@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -103,6 +104,9 @@ healthy when it could not look.`,
 			})
 			if err != nil {
 				return withExit(ExitUndecided, err)
+			}
+			if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
+				fmt.Fprintf(a.stderr, "ibdoctor: hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)\n", strings.Join(doc.Scope.Unmatched, ", "))
 			}
 			if err := a.printDocument(doc, asJSON, 5); err != nil {
 				return err

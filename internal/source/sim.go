@@ -29,7 +29,7 @@ func openSim(_ context.Context, o Options, s *Session) (transport.Conn, error) {
 		s.Name = "sim:" + filepath.Base(o.Sim)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--sim: %w", err)
+		return nil, fmt.Errorf("--sim: %w (give an ibnetdiscover, ibsim net or ibdoctor JSON topology file, or --sim alone for the built-in sample)", err)
 	}
 	if o.Faults != "" {
 		if err := sm.ApplyFaultsFile(o.Faults); err != nil {

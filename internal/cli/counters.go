@@ -70,7 +70,15 @@ docs/counters.md explains the choices.`,
   ibdoctor counters --thresholds /etc/infiniband-diags/error_thresholds
   ibdoctor counters --reset errors`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runCounters(cmd.Context(), o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("skip-clean-switches") {
+				// ibqueryerrors' plan whenever it changes nothing printed:
+				// only ports over threshold are shown, and a port over a
+				// threshold makes its switch's sum non-zero.
+				o.skipClean = !o.all && o.interval == 0 && o.reset == ""
+			}
+			return a.runCounters(cmd.Context(), o)
+		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.all, "all", "a", false, "list every port read, not only those over threshold, with data counters (bytes, packets)")
@@ -80,7 +88,7 @@ docs/counters.md explains the choices.`,
 	fs.StringVar(&o.thresholds, "thresholds", "", "counter thresholds file: Name=value as ibqueryerrors' --threshold-file, delta.Name=value for --interval (docs/checks.md)")
 	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs (default 0, as ibqueryerrors --skip-sl; docs/counters.md)")
 	fs.Uint16Var(&o.pkeyIndex, "pkey-index", 0, "local P_Key table index of PerfMgt MADs (0: the default partition)")
-	fs.BoolVar(&o.skipClean, "skip-clean-switches", false, "read a switch's ports one by one only when its all-ports sum (PortSelect 0xFF) shows an error; its clean ports then have no data counters")
+	fs.BoolVar(&o.skipClean, "skip-clean-switches", false, "read a switch's ports one by one only when its all-ports sum (PortSelect 0xFF) shows an error or PortXmitWait; its clean ports then have no data counters (default: on unless --all, --interval or --reset; =false reads every port)")
 	return cmd
 }
 

@@ -152,6 +152,13 @@ func TestCountersOverThreshold(t *testing.T) {
 		}
 	}
 
+	// By default a clean switch is read with one all-ports query; reading
+	// every port finds the same ports over threshold.
+	code, out2, _ := run("counters", "--sim="+topo, "--faults", faults, "--json", "--skip-clean-switches=false")
+	if d2 := parseDoc(t, out2); code != ExitFindings || !slices.Equal(portSet(d2, true), want) {
+		t.Errorf("every port read: exit %d, over %v", code, portSet(d2, true))
+	}
+
 	// The table says the same, ibqueryerrors-style.
 	code, out, _ = run("counters", "--sim="+topo, "--faults", faults)
 	if code != ExitFindings {

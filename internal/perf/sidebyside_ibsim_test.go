@@ -336,6 +336,12 @@ func TestIbsimCountersSideBySide(t *testing.T) {
 	}
 	t.Logf("%d counters of %d ports equal perfquery (%d saturated) or lie within perfquery -x; over threshold for both tools: %v", compared, len(doc.Ports), saturated, theirs)
 
+	// Without --all, clean switches are read with one PortSelect=0xFF
+	// query each (ibqueryerrors' plan): the same ports are over threshold.
+	if code, d := r.counters("--all=false"); code != cli.ExitFindings || !slices.Equal(overSet(d), sideOver) || len(d.Ports) != len(sideOver) {
+		t.Errorf("default plan: exit %d, over %v, %d ports listed", code, overSet(d), len(d.Ports))
+	}
+
 	// --reset errors reads (and so still reports), then clears the error
 	// counters: perfquery shows zeros, the data counters stay.
 	if code, d := r.counters("--reset", "errors"); code != cli.ExitFindings || !slices.Equal(overSet(d), sideOver) {

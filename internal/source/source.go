@@ -40,7 +40,8 @@ type Options struct {
 	// Pcap, when set, records every MAD exchanged into this file.
 	Pcap string
 
-	// Engine tuning.
+	// Engine tuning. Retries is the number of retries after a timeout:
+	// 0 means none (unlike transport.Options, where 0 is the default).
 	Timeout     time.Duration
 	Retries     int
 	Window      int
@@ -112,9 +113,14 @@ func Open(ctx context.Context, lifetime context.Context, o Options) (*Session, e
 		return nil, err
 	}
 	s.closers = append(s.closers, conn.Close)
+	// The flag says how many retries; the engine reads 0 as "default".
+	retries := o.Retries
+	if retries == 0 {
+		retries = -1
+	}
 	opts := transport.Options{
 		Timeout:     o.Timeout,
-		Retries:     o.Retries,
+		Retries:     retries,
 		Window:      o.Window,
 		PerDest:     o.PerDest,
 		AllowWrites: o.AllowWrites,

@@ -92,17 +92,26 @@ func ReadLFTs(ctx context.Context, g SMPGetter, f *fabric.Fabric, o ReadOptions)
 		sw    int
 		block uint32
 	}
+	// Jobs go block-major — block 0 of every switch, then block 1, ... —
+	// so the workers spread over many switches at once. Switch-major
+	// order piled them onto one or two switches at a time, where the
+	// engine's per-node window let only two proceed.
 	var jobs []job
 	lfts := make([][]uint8, len(sws))
+	maxBlocks := 0
 	for i := range sws {
 		if errs[i] != nil {
 			continue
 		}
 		si := &infos[i]
-		top := si.LinearFDBTop
-		lfts[i] = make([]uint8, int(top)+1)
-		for b := 0; b < si.LFTBlocks(); b++ {
-			jobs = append(jobs, job{i, uint32(b)})
+		lfts[i] = make([]uint8, int(si.LinearFDBTop)+1)
+		maxBlocks = max(maxBlocks, si.LFTBlocks())
+	}
+	for b := 0; b < maxBlocks; b++ {
+		for i := range sws {
+			if lfts[i] != nil && b < infos[i].LFTBlocks() {
+				jobs = append(jobs, job{i, uint32(b)})
+			}
 		}
 	}
 	var mu sync.Mutex

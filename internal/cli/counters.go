@@ -152,6 +152,9 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 	popts := perf.Options{
 		SL: o.sl, PKeyIndex: o.pkeyIndex, Interval: o.interval, Reset: mode,
 		SkipCleanSwitches: o.skipClean, Workers: a.opts.source.Window,
+		// Without --all or --interval only error counters are printed:
+		// do not read 64-bit data counters just to drop them.
+		ErrorsOnly: !o.all && o.interval == 0,
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			pr.Stage(fmt.Sprintf("counters: second sample in %v", d))
 			t := time.NewTimer(d)

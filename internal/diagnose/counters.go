@@ -16,7 +16,11 @@ func init() { counterSweep = sweepCounters }
 // sweepCounters reads every linked port's PerfMgt counters (twice when an
 // interval is set) and lists the ports whose PMA could not be read.
 func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o Options) (checks.Counters, []report.Unreached, error) {
-	res, err := perf.Sweep(ctx, e, f, perf.Options{SL: o.SL, PKeyIndex: o.PKeyIndex, Interval: o.Interval, Sleep: o.Sleep})
+	res, err := perf.Sweep(ctx, e, f, perf.Options{
+		SL: o.SL, PKeyIndex: o.PKeyIndex, Interval: o.Interval, Sleep: o.Sleep,
+		// One sample judges error counters only (utilization needs two).
+		ErrorsOnly: o.Interval == 0,
+	})
 	var un []report.Unreached
 	if res != nil {
 		for _, pe := range res.Errors {

@@ -96,6 +96,14 @@ type Options struct {
 	SkipCleanSwitches bool
 	// NoExtended does not read PortCountersExtended.
 	NoExtended bool
+	// ErrorsOnly reads what the error and wait counters need and no
+	// more: PortCountersExtended only from PMAs whose extended attribute
+	// carries the 64-bit error counters (IsAdditionalPortCounters-
+	// ExtendedSupported), PortCounters elsewhere. Data and packet counters
+	// then come from PortCounters (32 bits) where they are read at all.
+	// One MAD per port instead of two on PMAs without the 64-bit error
+	// counters (ibsim's, older HCAs).
+	ErrorsOnly bool
 	// Workers bounds concurrent reads (default DefaultWorkers).
 	Workers int
 	// XmitWaitTick is the PortXmitWait tick (default DefaultXmitWaitTick).
@@ -535,7 +543,7 @@ func readPort(ctx context.Context, g Getter, a transport.Addr, t *target, p *fab
 	sup := t.caps.Extended()
 	var ext *mad.PortCountersExtended
 	var extErr error
-	if !o.NoExtended && sup.Any() {
+	if !o.NoExtended && sup.Any() && (!o.ErrorsOnly || sup.Errors) {
 		x := &mad.PortCountersExtended{PortSelect: p.Num}
 		if _, err := g.GetPerf(ctx, a, x, 0); err != nil {
 			extErr = err
@@ -544,7 +552,7 @@ func readPort(ctx context.Context, g Getter, a transport.Addr, t *target, p *fab
 		}
 	}
 	var basic *mad.PortCounters
-	if ext == nil || !sup.Errors || !sup.Data {
+	if ext == nil || !sup.Errors || (!sup.Data && !o.ErrorsOnly) {
 		b := &mad.PortCounters{PortSelect: p.Num}
 		if _, err := g.GetPerf(ctx, a, b, 0); err != nil {
 			if extErr != nil {

@@ -36,7 +36,6 @@ func openSim(_ context.Context, o Options, s *Session) (transport.Conn, error) {
 			return nil, fmt.Errorf("--faults %s: %w", o.Faults, err)
 		}
 	}
-	s.Extra = sm
 	c, err := sm.Attach("", 0)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to the simulated fabric: %w", err)

@@ -61,8 +61,6 @@ type Session struct {
 	Name string
 	// Kind is "sim", "ibsim" or "umad".
 	Kind string
-	// Extra holds what a kind adds (the *sim.Sim for the simulator).
-	Extra any
 
 	closers []func() error
 }

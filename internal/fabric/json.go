@@ -167,8 +167,8 @@ func MarshalWith(f *Fabric, opt MarshalOptions) ([]byte, error) {
 			jp := jsonPort{
 				Num: p.Num, GUID: hex64(p.GUID), LID: p.LID, LMC: p.LMC,
 				State: p.State.String(), PhysState: p.PhysState.String(),
-				Width:       widthMasks(p.WidthActive, p.WidthEnabled, p.WidthSupported),
-				Speed:       speedMasks(p.SpeedActive, p.SpeedEnabled, p.SpeedSupported),
+				Width:       masks(p.WidthActive, p.WidthEnabled, p.WidthSupported),
+				Speed:       masks(p.SpeedActive, p.SpeedEnabled, p.SpeedSupported),
 				NeighborMTU: mtuJSON(p.NeighborMTU), MTUCap: mtuJSON(p.MTUCap),
 			}
 			if p.CapMask != 0 {
@@ -251,24 +251,15 @@ func parseNodeType(s string) (mad.NodeType, error) {
 
 func u16p(v uint16) *uint16 { return &v }
 
-func widthMasks(a, e, s mad.Width) *jsonMasks {
-	if a == 0 && e == 0 && s == 0 {
-		return nil
-	}
-	m := &jsonMasks{}
-	if a != 0 {
-		m.Active, m.ActiveMask = a.String(), u16p(uint16(a))
-	}
-	if e != 0 {
-		m.Enabled, m.EnabledMask = e.String(), u16p(uint16(e))
-	}
-	if s != 0 {
-		m.Supported, m.SupportedMask = s.String(), u16p(uint16(s))
-	}
-	return m
+// maskSet is a width or speed mask type.
+type maskSet interface {
+	~uint8 | ~uint16
+	String() string
 }
 
-func speedMasks(a, e, s mad.Speed) *jsonMasks {
+// masks encodes an active value and enabled/supported masks (widths or
+// speeds) as names and numbers; nil when all are zero.
+func masks[T maskSet](a, e, s T) *jsonMasks {
 	if a == 0 && e == 0 && s == 0 {
 		return nil
 	}

@@ -328,7 +328,7 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	if resp.Status != mad.StatusOK {
 		resp.Data = req.Data
 	}
-	resp.Method = responseMethod(req.Method)
+	resp.Method = mad.ResponseMethod(req.Method)
 	resp.Direction = true
 	back, rhops, why := s.drResponse(&resp, dst, in, s.traceDR)
 	if why != "" {
@@ -395,7 +395,7 @@ func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
 		if resp.Status != mad.StatusOK {
 			resp.Data = req.Data
 		}
-		resp.Method = responseMethod(req.Method)
+		resp.Method = mad.ResponseMethod(req.Method)
 		return resp.Marshal()
 	})
 	out.from = transport.SMPAt(dlid)
@@ -416,20 +416,9 @@ func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
 		if resp.Status != mad.StatusOK {
 			resp.Data = req.Data
 		}
-		resp.Method = responseMethod(req.Method)
+		resp.Method = mad.ResponseMethod(req.Method)
 		return resp.Marshal()
 	})
 	out.from = transport.PerfAt(dlid, 0, 0)
 	return out
-}
-
-// responseMethod is the method of an agent's answer: GetResp for a Get
-// and for a Set (IBA 13.4.5: a Set is answered by GetResp carrying the
-// attribute as it now is), the request's method with the response bit
-// otherwise.
-func responseMethod(m mad.Method) mad.Method {
-	if m == mad.MethodSet {
-		return mad.MethodGetResp
-	}
-	return m.Response()
 }

@@ -144,7 +144,7 @@ func perf(t testing.TB, c *Conn, lid uint16, m mad.Method, attr mad.AttrID, data
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.TID != tid || r.Method != responseMethod(m) || r.AttrID != attr {
+	if r.TID != tid || r.Method != mad.ResponseMethod(m) || r.AttrID != attr {
 		t.Fatalf("bad response header %+v", r.Header)
 	}
 	return r

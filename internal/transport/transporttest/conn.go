@@ -210,10 +210,7 @@ func DestKey(p *transport.Packet) string {
 func Respond(req []byte, data []byte, st mad.Status) []byte {
 	b := make([]byte, mad.Size)
 	copy(b, req)
-	b[3] |= byte(mad.ResponseBit)
-	if mad.Method(b[3]) == mad.MethodGet.Response() || mad.Method(b[3]) == mad.MethodSet.Response() {
-		b[3] = byte(mad.MethodGetResp) // SubnGetResp answers Get and Set alike
-	}
+	b[3] = byte(mad.ResponseMethod(mad.Method(b[3]))) // GetResp answers Get and Set alike
 	s := uint16(st)
 	if mad.Class(b[1]) == mad.ClassSubnDR {
 		s = s&0x7fff | 0x8000

@@ -300,14 +300,7 @@ func (s *Sim) serve(ni int32, reqHops int, now time.Time) (time.Duration, drop) 
 }
 
 func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
-	write := req.Method == mad.MethodSet
-	if write {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-	} else {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-	}
+	defer s.lockFor(req.Method)()
 	now := s.now()
 	if req.DrSLID != mad.PermissiveLID || req.DrDLID != mad.PermissiveLID {
 		return outcome{lost: "directed route with a LID-routed part is not simulated"}
@@ -381,14 +374,20 @@ func (s *Sim) lidExchange(c *Conn, dlid uint16, data bool, answer func(ni int32,
 	return outcome{mad: b, delay: done + time.Duration(rhops)*s.opts.HopLatency}
 }
 
-func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
-	if req.Method == mad.MethodSet {
+// lockFor takes the simulator's lock for handling a MAD of method m: the
+// write lock for a Set (it changes node state), the read lock otherwise.
+// It returns the matching unlock.
+func (s *Sim) lockFor(m mad.Method) func() {
+	if m == mad.MethodSet {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-	} else {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
+		return s.mu.Unlock
 	}
+	s.mu.RLock()
+	return s.mu.RUnlock
+}
+
+func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
+	defer s.lockFor(req.Method)()
 	out := s.lidExchange(c, dlid, false, func(ni int32, in uint8) []byte {
 		resp := *req
 		resp.Status = s.smaAnswer(ni, in, req, &resp.Data)
@@ -403,13 +402,7 @@ func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
 }
 
 func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
-	if req.Method == mad.MethodSet {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-	} else {
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-	}
+	defer s.lockFor(req.Method)()
 	out := s.lidExchange(c, dlid, true, func(ni int32, in uint8) []byte {
 		resp := *req
 		resp.Status = s.pmaAnswer(ni, in, req, &resp.Data)

@@ -92,20 +92,30 @@ type Response struct {
 
 // Engine sends requests over a Conn and matches their responses. It owns
 // the low 32 bits of every transaction ID, keeps a global and a
-// per-destination window, times attempts out and retries them. One reader
-// goroutine drains the Conn; requests wait in their callers' goroutines.
+// per-destination window, times attempts out and retries them.
+//
+// Requests are asynchronous underneath: Go hands a request to the Engine
+// and returns; the Engine sends it as soon as both windows have room and
+// calls its completion function from its reader goroutine (answers, Conn
+// timeout notices) or from its timer (attempts that timed out). No
+// goroutine, channel or timer is spent per request, which matters when a
+// discovery sends a hundred thousand SMPs. Do is the synchronous form.
 // An Engine is safe for concurrent use.
 type Engine struct {
-	conn   Conn
-	opts   Options
-	global chan struct{}
+	conn Conn
+	opts Options
 
-	mu      sync.Mutex
-	calls   map[uint32]entry // outstanding attempts by TID low 32 bits
-	dests   map[string]*dest
-	lastTID uint32
-	issued  uint64 // TIDs ever allocated
-	st      counters
+	mu         sync.Mutex
+	calls      map[uint32]entry  // outstanding attempts by TID low 32 bits
+	dests      map[destKey]*dest // destinations with requests in flight or waiting
+	globalWait fifo              // requests holding a destination slot, waiting for a global one
+	head, tail *request          // requests in flight, oldest attempt first (deadline order)
+	timer      *time.Timer       // armed whenever head != nil, for head's deadline or earlier
+	ctxs       map[context.Context]*ctxWatch
+	lastTID    uint32
+	issued     uint64 // TIDs ever allocated
+	dead       error  // set when the Engine stops taking requests
+	st         counters
 
 	stopRead   context.CancelFunc
 	readerDone chan struct{} // closed when the reader exits
@@ -114,29 +124,118 @@ type Engine struct {
 	closeErr   error
 }
 
-// call is one Do in progress.
-type call struct {
-	ev      chan event
-	attempt int      // current attempt, 1-based; under Engine.mu
-	tids    []uint32 // TIDs of all attempts still registered; under Engine.mu
-	sentAt  []time.Time
+// request states
+const (
+	waitingDest   = iota // queued on its destination
+	waitingGlobal        // holds a destination slot, queued for a global one
+	inFlight             // holds both slots, an attempt on the wire
+	dequeued             // taken off its destination's queue, holds no slot
+	holdsDest            // taken off the global queue, holds a destination slot
+	finished
+)
+
+// request is one request in the Engine, from Go to its completion.
+type request struct {
+	ctx   context.Context
+	addr  Addr
+	h     mad.Header
+	req   []byte // the caller's MAD, never modified
+	key   destKey
+	done  func(*Response, error)
+	watch bool // counted in Engine.ctxs
+
+	state    int
+	attempt  int // current attempt, 1-based
+	tids     []uint32
+	tidBuf   [2]uint32
+	buf      []byte // the current attempt as sent
+	start    time.Time
+	deadline time.Time // of the current attempt
+
+	prev, next *request // in the in-flight list
 }
 
 type entry struct {
-	c       *call
+	r       *request
 	attempt int
-}
-
-type event struct {
-	pkt      *Packet
-	attempt  int
-	timedOut bool // the Conn reported the attempt unanswered
-	at       time.Time
+	sentAt  time.Time
 }
 
 type dest struct {
-	slots chan struct{}
-	refs  int
+	inFlight int // requests holding a slot (in flight or waiting globally)
+	waiting  fifo
+}
+
+// destKey is the per-destination window key: the directed route of a DR
+// SMP, else the destination LID (or GID for GRH-routed MADs).
+type destKey struct {
+	kind byte // 'd' directed route, 'l' LID, 'g' GID
+	n    byte
+	lid  uint16
+	b    [mad.MaxHops + 1]byte
+}
+
+// ctxWatch cancels the requests of one context when it ends.
+type ctxWatch struct {
+	n    int
+	stop func() bool
+}
+
+// fifo is a queue of requests.
+type fifo struct {
+	q    []*request
+	head int
+}
+
+func (f *fifo) len() int { return len(f.q) - f.head }
+
+func (f *fifo) push(r *request) {
+	if f.head > 0 && f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	}
+	f.q = append(f.q, r)
+}
+
+func (f *fifo) pop() *request {
+	r := f.q[f.head]
+	f.q[f.head] = nil
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	}
+	return r
+}
+
+// remove takes r out of the queue (O(n); for cancellation only).
+func (f *fifo) remove(r *request) {
+	for i := f.head; i < len(f.q); i++ {
+		if f.q[i] == r {
+			copy(f.q[i:], f.q[i+1:])
+			f.q[len(f.q)-1] = nil
+			f.q = f.q[:len(f.q)-1]
+			return
+		}
+	}
+}
+
+// actions is what a locked section decided to do once the lock is
+// released: attempts to send and completions to report.
+type actions struct {
+	send []attempt
+	done []completion
+}
+
+// attempt is one attempt to send.
+type attempt struct {
+	r   *request
+	n   int
+	buf []byte
+}
+
+type completion struct {
+	r    *request
+	resp *Response
+	err  error
 }
 
 // NewEngine starts an Engine on c. The Engine owns c from now on: Close
@@ -147,12 +246,14 @@ func NewEngine(c Conn, opts Options) *Engine {
 	e := &Engine{
 		conn:       c,
 		opts:       opts,
-		global:     make(chan struct{}, opts.Window),
 		calls:      make(map[uint32]entry),
-		dests:      make(map[string]*dest),
+		dests:      make(map[destKey]*dest),
+		ctxs:       make(map[context.Context]*ctxWatch),
 		stopRead:   cancel,
 		readerDone: make(chan struct{}),
 	}
+	e.timer = time.AfterFunc(time.Hour, e.expire)
+	e.timer.Stop()
 	go e.read(ctx)
 	return e
 }
@@ -163,8 +264,8 @@ func (e *Engine) Options() Options { return e.opts }
 // Local describes the local port of the underlying Conn.
 func (e *Engine) Local() LocalPort { return e.conn.Local() }
 
-// Close stops the reader, closes the Conn and makes requests in progress
-// return ErrClosed. It waits for the reader goroutine to exit.
+// Close stops the reader, closes the Conn and fails requests in progress
+// with ErrClosed. It waits for the reader goroutine to exit.
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		e.stopRead()
@@ -180,6 +281,38 @@ func (e *Engine) Close() error {
 // together with a *StatusError when the response's status is not OK.
 // req is not modified.
 func (e *Engine) Do(ctx context.Context, addr Addr, req []byte) (*Response, error) {
+	type result struct {
+		resp *Response
+		err  error
+	}
+	ch := make(chan result, 1)
+	r, err := e.submit(ctx, addr, req, func(resp *Response, err error) { ch <- result{resp, err} }, false)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case res := <-ch:
+		return res.resp, res.err
+	case <-ctx.Done():
+		e.cancel(r)
+		res := <-ch
+		return res.resp, res.err
+	}
+}
+
+// Go starts req (see Do) and returns at once. done is called exactly once
+// with what Do would have returned, unless Go itself returns an error (a
+// request refused up front: malformed, a Set while read-only, the Engine
+// closed), in which case done is never called. done runs on one of the
+// Engine's goroutines, or on the caller's when sending fails at once; it
+// must not block for long, and it may call Go. A request whose ctx ends
+// completes with an error wrapping ctx.Err().
+func (e *Engine) Go(ctx context.Context, addr Addr, req []byte, done func(*Response, error)) error {
+	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil)
+	return err
+}
+
+func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*Response, error), watch bool) (*request, error) {
 	h, err := mad.PeekHeader(req)
 	if err != nil {
 		return nil, fmt.Errorf("transport: not sending a malformed request: %w", err)
@@ -190,139 +323,54 @@ func (e *Engine) Do(ctx context.Context, addr Addr, req []byte) (*Response, erro
 	if h.Method.Request() == mad.MethodSet && !e.opts.AllowWrites {
 		return nil, fmt.Errorf("%s %s to %s: %w", h.Class, mad.AttrName(h.Class, h.AttrID), where(addr, req, h), ErrReadOnly)
 	}
-	select {
-	case <-e.readerDone:
-		return nil, e.deadErr()
-	default:
-	}
-
-	key := destKey(addr, req, h)
-	d, err := e.acquireDest(ctx, key)
-	if err != nil {
-		return nil, e.abandon(err, addr, req, h, 0)
-	}
-	defer e.releaseDest(key, d)
-	select {
-	case e.global <- struct{}{}:
-	case <-ctx.Done():
-		return nil, e.abandon(ctx.Err(), addr, req, h, 0)
-	case <-e.readerDone:
-		return nil, e.deadErr()
-	}
-	defer func() { <-e.global }()
-
-	maxAttempts := 1 + e.opts.Retries
-	c := &call{ev: make(chan event, maxAttempts+1), sentAt: make([]time.Time, maxAttempts+1)}
+	r := &request{ctx: ctx, addr: addr, h: h, req: req, key: keyOf(addr, req, h), done: done, start: time.Now()}
+	r.tids = r.tidBuf[:0]
+	var acts actions
 	e.mu.Lock()
+	if e.dead != nil {
+		err := e.deadErr()
+		e.mu.Unlock()
+		return nil, err
+	}
 	e.st.requests++
+	if watch {
+		e.watchLocked(r)
+	}
+	d := e.dests[r.key]
+	if d == nil {
+		d = &dest{}
+		e.dests[r.key] = d
+	}
+	if d.inFlight >= e.opts.PerDest {
+		r.state = waitingDest
+		d.waiting.push(r)
+	} else {
+		d.inFlight++
+		e.admitLocked(r, &acts)
+	}
+	e.mu.Unlock()
+	e.run(&acts)
+	return r, nil
+}
+
+// admitLocked takes r, which holds a destination slot, to the wire if the
+// global window has room, else queues it for a global slot.
+func (e *Engine) admitLocked(r *request, acts *actions) {
+	if e.st.inFlight >= e.opts.Window {
+		r.state = waitingGlobal
+		e.globalWait.push(r)
+		return
+	}
 	e.st.inFlight++
-	if e.st.inFlight > e.st.maxInFlight {
-		e.st.maxInFlight = e.st.inFlight
-	}
-	e.mu.Unlock()
-	defer e.forget(c)
-
-	start := time.Now()
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
-	for attempt := 1; ; attempt++ {
-		buf := make([]byte, len(req))
-		copy(buf, req)
-		tid := e.register(c, attempt)
-		binary.BigEndian.PutUint64(buf[8:16], uint64(tid))
-		now := time.Now()
-		c.sentAt[attempt] = now
-		if err := e.conn.Send(ctx, &Packet{Addr: addr, MAD: buf, Timeout: e.opts.Timeout}); err != nil {
-			if ctx.Err() != nil {
-				return nil, e.abandon(ctx.Err(), addr, req, h, attempt)
-			}
-			e.count(func(s *counters) { s.errors++ })
-			return nil, fmt.Errorf("transport: sending %s %s to %s: %w", h.Class, mad.AttrName(h.Class, h.AttrID), where(addr, req, h), err)
-		}
-		e.count(func(s *counters) {
-			s.sent++
-			s.bytesSent += uint64(len(buf))
-			if attempt > 1 {
-				s.retried++
-			}
-		})
-		if e.opts.Tap != nil {
-			e.opts.Tap.Record(true, addr, buf, now)
-		}
-		timer.Reset(e.opts.Timeout)
-		for timedOut := false; !timedOut; {
-			select {
-			case ev := <-c.ev:
-				if !ev.timedOut {
-					return e.answered(ev, c, attempt, addr, req, h)
-				}
-				// The Conn says an attempt went unanswered; a notice
-				// for an earlier attempt is stale and ignored.
-				timedOut = ev.attempt == attempt
-			case <-timer.C:
-				timedOut = true
-			case <-ctx.Done():
-				return nil, e.abandon(ctx.Err(), addr, req, h, attempt)
-			case <-e.readerDone:
-				return nil, e.deadErr()
-			}
-		}
-		if attempt >= maxAttempts {
-			e.count(func(s *counters) { s.timedOut++ })
-			te := &TimeoutError{Addr: addr, Class: h.Class, Attr: h.AttrID, AttrMod: h.AttrMod,
-				Attempts: attempt, Waited: time.Since(start)}
-			if h.Class == mad.ClassSubnDR {
-				te.Path = drPath(req)
-			}
-			return nil, te
-		}
-	}
+	e.st.maxInFlight = max(e.st.maxInFlight, e.st.inFlight)
+	e.attemptLocked(r, acts)
 }
 
-func (e *Engine) answered(ev event, c *call, attempt int, addr Addr, req []byte, h mad.Header) (*Response, error) {
-	rtt := ev.at.Sub(c.sentAt[ev.attempt])
-	resp := &Response{MAD: ev.pkt.MAD, Addr: ev.pkt.Addr, Attempts: attempt, RTT: rtt}
-	status := mad.Status(binary.BigEndian.Uint16(ev.pkt.MAD[4:6]))
-	if h.Class == mad.ClassSubnDR {
-		status &= 0x7fff // the D bit is not status
-	}
-	e.mu.Lock()
-	e.st.answered++
-	e.st.lat.add(rtt)
-	if !status.OK() {
-		e.st.errors++
-	}
-	e.mu.Unlock()
-	if !status.OK() {
-		se := &StatusError{Class: h.Class, Attr: h.AttrID, Status: status, Addr: addr}
-		if h.Class == mad.ClassSubnDR {
-			se.Path = drPath(req)
-		}
-		return resp, se
-	}
-	return resp, nil
-}
-
-// abandon counts a request given up because of ctx (or a window wait) and
-// wraps err with what was abandoned.
-func (e *Engine) abandon(err error, addr Addr, req []byte, h mad.Header, attempts int) error {
-	e.count(func(s *counters) { s.canceled++ })
-	return fmt.Errorf("transport: abandoned %s %s to %s after %d attempts: %w",
-		h.Class, mad.AttrName(h.Class, h.AttrID), where(addr, req, h), attempts, err)
-}
-
-func (e *Engine) deadErr() error {
-	err := e.readErr
-	if errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) {
-		return ErrClosed
-	}
-	return fmt.Errorf("transport: receiving from %s failed, engine stopped: %w", e.conn.Local().Name, err)
-}
-
-// register allocates a TID for attempt of c.
-func (e *Engine) register(c *call, attempt int) uint32 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// attemptLocked prepares r's next attempt (a fresh TID) and queues it for
+// sending.
+func (e *Engine) attemptLocked(r *request, acts *actions) {
+	r.state = inFlight
+	r.attempt++
 	for {
 		e.lastTID++
 		if e.lastTID == 0 {
@@ -335,21 +383,291 @@ func (e *Engine) register(c *call, attempt int) uint32 {
 	}
 	e.issued++
 	tid := e.lastTID
-	e.calls[tid] = entry{c: c, attempt: attempt}
-	c.tids = append(c.tids, tid)
-	c.attempt = attempt
-	return tid
+	now := time.Now()
+	e.calls[tid] = entry{r: r, attempt: r.attempt, sentAt: now}
+	r.tids = append(r.tids, tid)
+	r.buf = make([]byte, len(r.req))
+	copy(r.buf, r.req)
+	binary.BigEndian.PutUint64(r.buf[8:16], uint64(tid))
+	r.deadline = now.Add(e.opts.Timeout)
+	e.linkLocked(r)
+	e.st.sent++
+	e.st.bytesSent += uint64(len(r.buf))
+	if r.attempt > 1 {
+		e.st.retried++
+	}
+	acts.send = append(acts.send, attempt{r, r.attempt, r.buf})
 }
 
-// forget unregisters every TID of c: responses to them count as late.
-func (e *Engine) forget(c *call) {
-	e.mu.Lock()
-	for _, t := range c.tids {
+// linkLocked appends r to the in-flight list; deadlines only grow, so the
+// list stays in deadline order.
+func (e *Engine) linkLocked(r *request) {
+	r.prev, r.next = e.tail, nil
+	if e.tail != nil {
+		e.tail.next = r
+	} else {
+		e.head = r
+		e.timer.Reset(time.Until(r.deadline))
+	}
+	e.tail = r
+}
+
+func (e *Engine) unlinkLocked(r *request) {
+	if r.prev != nil {
+		r.prev.next = r.next
+	} else if e.head == r {
+		e.head = r.next
+	} else {
+		return // not linked
+	}
+	if r.next != nil {
+		r.next.prev = r.prev
+	} else {
+		e.tail = r.prev
+	}
+	r.prev, r.next = nil, nil
+}
+
+// finishLocked completes r with resp and err: it forgets r's TIDs, frees
+// its window slots (admitting waiting requests) and queues its completion.
+func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actions) {
+	state := r.state
+	if state == finished {
+		return
+	}
+	r.state = finished
+	for _, t := range r.tids {
 		delete(e.calls, t)
 	}
-	c.tids = nil
-	e.st.inFlight--
+	r.tids = nil
+	e.unlinkLocked(r)
+	if r.watch {
+		e.unwatchLocked(r)
+	}
+	d := e.dests[r.key]
+	switch state {
+	case waitingDest:
+		d.waiting.remove(r)
+	case waitingGlobal:
+		e.globalWait.remove(r)
+		d.inFlight--
+	case holdsDest:
+		d.inFlight--
+	case inFlight:
+		e.st.inFlight--
+		d.inFlight--
+	}
+	acts.done = append(acts.done, completion{r: r, resp: resp, err: err})
+	// The destination's freed slot goes to its next waiting request,
+	// the global one to the oldest request waiting for it.
+	for d.inFlight < e.opts.PerDest && d.waiting.len() > 0 {
+		w := d.waiting.pop()
+		if e.abandonedLocked(w, acts) {
+			continue
+		}
+		d.inFlight++
+		e.admitLocked(w, acts)
+	}
+	if d.inFlight == 0 && d.waiting.len() == 0 {
+		delete(e.dests, r.key)
+	}
+	for e.st.inFlight < e.opts.Window && e.globalWait.len() > 0 {
+		w := e.globalWait.pop()
+		w.state = holdsDest
+		if e.abandonedLocked(w, acts) {
+			continue
+		}
+		e.st.inFlight++
+		e.st.maxInFlight = max(e.st.maxInFlight, e.st.inFlight)
+		e.attemptLocked(w, acts)
+	}
+}
+
+// abandonedLocked finishes w, just taken off a queue, if its context has
+// ended.
+func (e *Engine) abandonedLocked(w *request, acts *actions) bool {
+	err := w.ctx.Err()
+	if err == nil {
+		return false
+	}
+	if w.state != holdsDest {
+		w.state = dequeued
+	}
+	e.st.canceled++
+	e.finishLocked(w, nil, e.abandon(err, w, 0), acts)
+	return true
+}
+
+// run carries out what a locked section decided: sends first (the wire
+// waits for nobody), then completions.
+func (e *Engine) run(acts *actions) {
+	for i := 0; i < len(acts.send); i++ { // sends may append more actions
+		e.send(acts.send[i], acts)
+	}
+	for i := 0; i < len(acts.done); i++ {
+		c := acts.done[i]
+		c.r.done(c.resp, c.err)
+	}
+}
+
+// send puts an attempt on the wire. It may go out after its request was
+// finished (cancelled, say): its answer then counts as late.
+func (e *Engine) send(a attempt, acts *actions) {
+	r := a.r
+	err := e.conn.Send(r.ctx, &Packet{Addr: r.addr, MAD: a.buf, Timeout: e.opts.Timeout})
+	if err == nil {
+		if e.opts.Tap != nil {
+			e.opts.Tap.Record(true, r.addr, a.buf, time.Now())
+		}
+		return
+	}
+	e.mu.Lock()
+	e.st.sent--
+	e.st.bytesSent -= uint64(len(a.buf))
+	if a.n > 1 {
+		e.st.retried--
+	}
+	if r.state == inFlight && r.attempt == a.n {
+		if r.ctx.Err() != nil {
+			e.st.canceled++
+			e.finishLocked(r, nil, e.abandon(r.ctx.Err(), r, a.n), acts)
+		} else {
+			e.st.errors++
+			e.finishLocked(r, nil, fmt.Errorf("transport: sending %s %s to %s: %w",
+				r.h.Class, mad.AttrName(r.h.Class, r.h.AttrID), where(r.addr, r.req, r.h), err), acts)
+		}
+	}
 	e.mu.Unlock()
+}
+
+// expire runs on the timer: it retries or fails the attempts whose
+// deadline has passed and re-arms the timer for the next one.
+func (e *Engine) expire() {
+	var acts actions
+	e.mu.Lock()
+	now := time.Now()
+	for r := e.head; r != nil && !r.deadline.After(now); r = e.head {
+		e.unlinkLocked(r)
+		e.timedOutLocked(r, now, &acts)
+	}
+	if e.head != nil {
+		e.timer.Reset(e.head.deadline.Sub(now))
+	}
+	e.mu.Unlock()
+	e.run(&acts)
+}
+
+// timedOutLocked handles the end of r's current attempt without an
+// answer: another attempt, or failure.
+func (e *Engine) timedOutLocked(r *request, now time.Time, acts *actions) {
+	if err := r.ctx.Err(); err != nil {
+		e.st.canceled++
+		e.finishLocked(r, nil, e.abandon(err, r, r.attempt), acts)
+		return
+	}
+	if r.attempt < 1+e.opts.Retries {
+		e.attemptLocked(r, acts)
+		return
+	}
+	e.st.timedOut++
+	te := &TimeoutError{Addr: r.addr, Class: r.h.Class, Attr: r.h.AttrID, AttrMod: r.h.AttrMod,
+		Attempts: r.attempt, Waited: now.Sub(r.start)}
+	if r.h.Class == mad.ClassSubnDR {
+		te.Path = drPath(r.req)
+	}
+	e.finishLocked(r, nil, te, acts)
+}
+
+// cancel abandons r (Do's context ended) unless it is already over.
+func (e *Engine) cancel(r *request) {
+	var acts actions
+	e.mu.Lock()
+	if r.state != finished {
+		e.st.canceled++
+		e.finishLocked(r, nil, e.abandon(r.ctx.Err(), r, r.attempt), &acts)
+	}
+	e.mu.Unlock()
+	e.run(&acts)
+}
+
+// watchLocked makes r's context end r when it is done, with one
+// context.AfterFunc per context rather than per request.
+func (e *Engine) watchLocked(r *request) {
+	r.watch = true
+	w := e.ctxs[r.ctx]
+	if w == nil {
+		ctx := r.ctx
+		w = &ctxWatch{}
+		w.stop = context.AfterFunc(ctx, func() { e.cancelContext(ctx) })
+		e.ctxs[ctx] = w
+	}
+	w.n++
+}
+
+func (e *Engine) unwatchLocked(r *request) {
+	r.watch = false
+	w := e.ctxs[r.ctx]
+	if w == nil {
+		return
+	}
+	if w.n--; w.n == 0 {
+		w.stop()
+		delete(e.ctxs, r.ctx)
+	}
+}
+
+// cancelContext abandons every request of ctx.
+func (e *Engine) cancelContext(ctx context.Context) {
+	var acts actions
+	e.mu.Lock()
+	for _, r := range e.pendingLocked(func(r *request) bool { return r.ctx == ctx }) {
+		if r.state != finished { // finishing one may have finished others
+			e.st.canceled++
+			e.finishLocked(r, nil, e.abandon(ctx.Err(), r, r.attempt), &acts)
+		}
+	}
+	e.mu.Unlock()
+	e.run(&acts)
+}
+
+// pendingLocked lists the unfinished requests that match keep, oldest
+// first within each queue.
+func (e *Engine) pendingLocked(keep func(*request) bool) []*request {
+	var rs []*request
+	for r := e.head; r != nil; r = r.next {
+		if keep(r) {
+			rs = append(rs, r)
+		}
+	}
+	for _, f := range []*fifo{&e.globalWait} {
+		for _, r := range f.q[f.head:] {
+			if keep(r) {
+				rs = append(rs, r)
+			}
+		}
+	}
+	for _, d := range e.dests {
+		for _, r := range d.waiting.q[d.waiting.head:] {
+			if keep(r) {
+				rs = append(rs, r)
+			}
+		}
+	}
+	return rs
+}
+
+// abandon wraps err with what was abandoned.
+func (e *Engine) abandon(err error, r *request, attempts int) error {
+	return fmt.Errorf("transport: abandoned %s %s to %s after %d attempts: %w",
+		r.h.Class, mad.AttrName(r.h.Class, r.h.AttrID), where(r.addr, r.req, r.h), attempts, err)
+}
+
+func (e *Engine) deadErr() error {
+	err := e.readErr
+	if err == nil || errors.Is(err, ErrClosed) || errors.Is(err, context.Canceled) {
+		return ErrClosed
+	}
+	return fmt.Errorf("transport: receiving from %s failed, engine stopped: %w", e.conn.Local().Name, err)
 }
 
 // issuedLocked reports whether tid was allocated by this engine (recently
@@ -371,42 +689,8 @@ func (e *Engine) count(f func(*counters)) {
 	e.mu.Unlock()
 }
 
-func (e *Engine) acquireDest(ctx context.Context, key string) (*dest, error) {
-	e.mu.Lock()
-	d := e.dests[key]
-	if d == nil {
-		d = &dest{slots: make(chan struct{}, e.opts.PerDest)}
-		e.dests[key] = d
-	}
-	d.refs++
-	e.mu.Unlock()
-	select {
-	case d.slots <- struct{}{}:
-		return d, nil
-	case <-ctx.Done():
-		e.unref(key, d)
-		return nil, ctx.Err()
-	case <-e.readerDone:
-		e.unref(key, d)
-		return nil, ErrClosed
-	}
-}
-
-func (e *Engine) releaseDest(key string, d *dest) {
-	<-d.slots
-	e.unref(key, d)
-}
-
-func (e *Engine) unref(key string, d *dest) {
-	e.mu.Lock()
-	d.refs--
-	if d.refs == 0 {
-		delete(e.dests, key)
-	}
-	e.mu.Unlock()
-}
-
-// read is the single reader goroutine.
+// read is the single reader goroutine. When it stops, every request still
+// in the Engine fails.
 func (e *Engine) read(ctx context.Context) {
 	defer close(e.readerDone)
 	bad := 0
@@ -414,14 +698,14 @@ func (e *Engine) read(ctx context.Context) {
 		p, err := e.conn.Recv(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, ErrClosed) {
-				e.readErr = err
+				e.stop(err)
 				return
 			}
 			e.count(func(s *counters) { s.recvErrors++ })
 			if bad++; bad >= 100 {
 				// A Conn that keeps failing is broken: stop, so that
 				// requests fail now instead of timing out one by one.
-				e.readErr = err
+				e.stop(err)
 				return
 			}
 			continue
@@ -429,6 +713,22 @@ func (e *Engine) read(ctx context.Context) {
 		bad = 0
 		e.dispatch(p, time.Now())
 	}
+}
+
+// stop fails every request still in the Engine and refuses new ones.
+func (e *Engine) stop(why error) {
+	var acts actions
+	e.mu.Lock()
+	e.readErr = why
+	e.dead = why
+	err := e.deadErr()
+	for _, r := range e.pendingLocked(func(*request) bool { return true }) {
+		e.finishLocked(r, nil, err, &acts)
+	}
+	e.timer.Stop()
+	e.mu.Unlock()
+	acts.send = nil // nothing goes out any more
+	e.run(&acts)
 }
 
 // dispatch routes one received packet to the request it answers, or
@@ -440,19 +740,18 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 		return
 	}
 	tid := mad.TIDLow(h.TID)
+	var acts actions
 	if p.Status != 0 {
 		e.mu.Lock()
 		en, ok := e.calls[tid]
-		if p.Status == StatusTimedOut && ok && en.attempt == en.c.attempt {
-			e.mu.Unlock()
-			select {
-			case en.c.ev <- event{attempt: en.attempt, timedOut: true, at: now}:
-			default:
-			}
-			return
+		if p.Status == StatusTimedOut && ok && en.r.state == inFlight && en.attempt == en.r.attempt {
+			e.unlinkLocked(en.r)
+			e.timedOutLocked(en.r, now, &acts)
+		} else {
+			e.st.staleNotices++
 		}
-		e.st.staleNotices++
 		e.mu.Unlock()
+		e.run(&acts)
 		return
 	}
 	if e.opts.Tap != nil {
@@ -476,42 +775,53 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 		e.mu.Unlock()
 		return
 	}
-	for _, t := range en.c.tids {
-		delete(e.calls, t)
+	r := en.r
+	rtt := now.Sub(en.sentAt)
+	resp := &Response{MAD: p.MAD, Addr: p.Addr, Attempts: r.attempt, RTT: rtt}
+	status := mad.Status(binary.BigEndian.Uint16(p.MAD[4:6]))
+	if r.h.Class == mad.ClassSubnDR {
+		status &= 0x7fff // the D bit is not status
 	}
-	en.c.tids = nil
+	e.st.answered++
+	e.st.lat.add(rtt)
+	var serr error
+	if !status.OK() {
+		e.st.errors++
+		se := &StatusError{Class: r.h.Class, Attr: r.h.AttrID, Status: status, Addr: r.addr}
+		if r.h.Class == mad.ClassSubnDR {
+			se.Path = drPath(r.req)
+		}
+		serr = se
+	}
+	e.finishLocked(r, resp, serr, &acts)
 	e.mu.Unlock()
-	select {
-	case en.c.ev <- event{pkt: p, attempt: en.attempt, at: now}:
-	default:
-	}
+	e.run(&acts)
 }
 
-// destKey is the per-destination window key.
-func destKey(a Addr, req []byte, h mad.Header) string {
+// keyOf is the per-destination window key of a request.
+func keyOf(a Addr, req []byte, h mad.Header) destKey {
 	if h.Class == mad.ClassSubnDR && len(req) >= 192 {
-		n := int(req[7])
-		if n > mad.MaxHops {
-			n = mad.MaxHops
-		}
+		n := min(int(req[7]), mad.MaxHops)
 		// A path with real DrSLID/DrDLID (LID-routed part) still ends
 		// at the node the path names; the path alone is the key.
-		return "dr:" + string(req[129:129+n])
+		k := destKey{kind: 'd', n: byte(n)}
+		copy(k.b[:], req[129:129+n])
+		return k
 	}
 	if a.GRH != nil {
-		return "gid:" + a.GRH.DGID.String()
+		k := destKey{kind: 'g'}
+		g := a.GRH.DGID.As16()
+		copy(k.b[:], g[:])
+		return k
 	}
-	return fmt.Sprintf("lid:%d", a.DLID)
+	return destKey{kind: 'l', lid: a.DLID}
 }
 
 func drPath(req []byte) mad.Path {
 	if len(req) < 192 {
 		return nil
 	}
-	n := int(req[7])
-	if n > mad.MaxHops {
-		n = mad.MaxHops
-	}
+	n := min(int(req[7]), mad.MaxHops)
 	return append(mad.Path{}, req[129:129+n]...)
 }
 

@@ -9,22 +9,17 @@
 // of travel: a sent MAD goes from the local port's LID to the destination
 // LID (0xFFFF for directed route), a received one the other way round.
 //
-// The package writes with gopacket's pure-Go pcapgo; it never uses
-// libpcap.
+// The package writes and reads the classic pcap format itself (pcap.go);
+// it never uses libpcap.
 package capture
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
-
-	"github.com/google/gopacket"
-	"github.com/google/gopacket/layers"
-	"github.com/google/gopacket/pcapgo"
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -64,7 +59,7 @@ type Tap interface {
 type Writer struct {
 	mu      sync.Mutex
 	bw      *bufio.Writer
-	pw      *pcapgo.Writer
+	pw      pcapWriter
 	closer  io.Closer // the file Create opened; nil for NewWriter
 	buf     [RecordSize]byte
 	psn     uint32
@@ -83,11 +78,11 @@ const snaplen = 65535
 // appends records to w. Close flushes but does not close w.
 func NewWriter(w io.Writer) (*Writer, error) {
 	bw := bufio.NewWriter(w)
-	pw := pcapgo.NewWriterNanos(bw)
-	if err := pw.WriteFileHeader(snaplen, layers.LinkType(LinkTypeERF)); err != nil {
+	cw := &Writer{bw: bw, pw: pcapWriter{w: bw}}
+	if err := cw.pw.writeFileHeader(snaplen, LinkTypeERF); err != nil {
 		return nil, fmt.Errorf("capture: writing pcap header: %w", err)
 	}
-	return &Writer{bw: bw, pw: pw}, nil
+	return cw, nil
 }
 
 // Create creates (or truncates) the file at path and returns a Writer
@@ -129,8 +124,7 @@ func (w *Writer) Record(dir Direction, addr transport.Addr, local transport.Loca
 	p.psn = w.psn
 	w.psn = (w.psn + 1) & 0xffffff
 	encodeRecord(w.buf[:], &p)
-	ci := gopacket.CaptureInfo{Timestamp: ts, CaptureLength: RecordSize, Length: RecordSize}
-	if err := w.pw.WritePacket(ci, w.buf[:]); err != nil {
+	if err := w.pw.writeRecord(ts, w.buf[:]); err != nil {
 		w.err = fmt.Errorf("capture: writing record %d: %w", w.n+1, err)
 		return w.err
 	}
@@ -242,17 +236,17 @@ func (w *Writer) Close() error {
 
 // Reader reads back a capture written by Writer.
 type Reader struct {
-	r *pcapgo.Reader
+	r *pcapReader
 	n int
 }
 
 // NewReader reads the pcap file header from r and checks the link type.
 func NewReader(r io.Reader) (*Reader, error) {
-	pr, err := pcapgo.NewReader(r)
+	pr, err := newPCAPReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("capture: not a pcap file: %w", err)
 	}
-	if lt := pr.LinkType(); lt != layers.LinkType(LinkTypeERF) {
+	if lt := pr.linkType; lt != LinkTypeERF {
 		return nil, fmt.Errorf("capture: pcap link type %d, want ERF (%d)", lt, LinkTypeERF)
 	}
 	return &Reader{r: pr}, nil
@@ -261,16 +255,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 // Next returns the next frame, or io.EOF after the last one. The frame's
 // bytes are its own.
 func (r *Reader) Next() (*Frame, error) {
-	data, ci, err := r.r.ReadPacketData()
-	if errors.Is(err, io.EOF) {
+	data, origLen, _, err := r.r.next()
+	if err == io.EOF {
 		return nil, io.EOF
 	}
 	r.n++
 	if err != nil {
 		return nil, fmt.Errorf("capture: record %d: %w", r.n, err)
 	}
-	if ci.CaptureLength != ci.Length {
-		return nil, fmt.Errorf("capture: record %d truncated to %d of %d bytes", r.n, ci.CaptureLength, ci.Length)
+	if len(data) != origLen {
+		return nil, fmt.Errorf("capture: record %d truncated to %d of %d bytes", r.n, len(data), origLen)
 	}
 	f, err := ParseRecord(data)
 	if err != nil {

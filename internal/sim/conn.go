@@ -121,13 +121,17 @@ func (c *Conn) Local() transport.LocalPort { return c.local }
 // Close implements transport.Conn. Answers still in flight are dropped.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return transport.ErrClosed
 	}
 	c.closed = true
 	c.queue = nil
 	close(c.done)
+	c.mu.Unlock()
+	if dq := c.s.dq; dq != nil {
+		dq.drop(c)
+	}
 	return nil
 }
 
@@ -170,10 +174,16 @@ func (c *Conn) deliver(p *transport.Packet) {
 	}
 }
 
-// deliverAfter delivers p once d has passed on the Sim's clock.
-func (c *Conn) deliverAfter(d time.Duration, p *transport.Packet) {
+// deliverAfter delivers p once d has passed since start on the Sim's
+// clock. On the wall clock the Sim's deliveryQueue times it (precisely,
+// from start); any other clock's AfterFunc is given d from now.
+func (c *Conn) deliverAfter(start time.Time, d time.Duration, p *transport.Packet) {
 	if d <= 0 {
 		c.deliver(p)
+		return
+	}
+	if dq := c.s.dq; dq != nil {
+		dq.add(dq.since(start)+d.Nanoseconds(), c, p)
 		return
 	}
 	c.s.clock.AfterFunc(d, func() { c.deliver(p) })
@@ -205,6 +215,7 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 		return nil // nobody in the simulated fabric asked
 	}
 	s := c.s
+	sent := s.now()
 	var res outcome
 	switch {
 	case h.Class == mad.ClassSubnDR:
@@ -243,15 +254,15 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	}
 	if res.lost != "" {
 		if p.Timeout > 0 {
-			c.deliverAfter(p.Timeout, timedOut(p))
+			c.deliverAfter(sent, p.Timeout, timedOut(p))
 		}
 		return nil
 	}
 	if p.Timeout > 0 && res.delay > p.Timeout {
-		c.deliverAfter(p.Timeout, timedOut(p))
+		c.deliverAfter(sent, p.Timeout, timedOut(p))
 		return nil
 	}
-	c.deliverAfter(res.delay, &transport.Packet{Addr: res.from, MAD: res.mad})
+	c.deliverAfter(res.start, res.delay, &transport.Packet{Addr: res.from, MAD: res.mad})
 	return nil
 }
 
@@ -260,10 +271,11 @@ func timedOut(p *transport.Packet) *transport.Packet {
 }
 
 // outcome is what became of a request: the response, where it came from
-// and how long it took, or why it was lost.
+// and how long it took from start, or why it was lost.
 type outcome struct {
 	mad   []byte
 	from  transport.Addr
+	start time.Time
 	delay time.Duration
 	lost  drop
 }
@@ -333,6 +345,7 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	return outcome{
 		mad:   resp.Marshal(),
 		from:  transport.DirectedRoute(),
+		start: now,
 		delay: done + time.Duration(rhops)*s.opts.HopLatency,
 	}
 }
@@ -371,7 +384,7 @@ func (s *Sim) lidExchange(c *Conn, dlid uint16, data bool, answer func(ni int32,
 	if back != c.node || (s.nodes[back].typ != mad.NodeSwitch && bin != c.port) {
 		return outcome{lost: drop(fmt.Sprintf("response reached %s port %d instead of the requester", s.nodeName(back), bin))}
 	}
-	return outcome{mad: b, delay: done + time.Duration(rhops)*s.opts.HopLatency}
+	return outcome{mad: b, start: now, delay: done + time.Duration(rhops)*s.opts.HopLatency}
 }
 
 // lockFor takes the simulator's lock for handling a MAD of method m: the

@@ -93,6 +93,7 @@ var DefaultPMACaps = PMACaps{
 type Sim struct {
 	opts  Options
 	clock Clock
+	dq    *deliveryQueue // times delayed answers on the wall clock; nil on other clocks
 	pma   PMACaps
 	epoch time.Time // node busy times are kept relative to it
 
@@ -234,6 +235,9 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 		s.opts.LIDHopLimit = 64
 	}
 	s.epoch = s.clock.Now()
+	if isRealClock(s.clock) {
+		s.dq = newDeliveryQueue(s.epoch)
+	}
 	s.rnd.Store(opts.Seed)
 
 	idx := make(map[*fabric.Node]int32, len(f.Nodes))

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package sim
+
+func newWaker() waker { return newChanWaker() }

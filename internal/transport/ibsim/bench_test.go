@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,7 @@ func BenchmarkEngine(b *testing.B) {
 				var failed atomic.Int64
 				var wg sync.WaitGroup
 				b.ResetTimer()
+				cpu0 := cpuTime(b)
 				start := time.Now()
 				for range 2 * window {
 					wg.Add(1)
@@ -124,14 +126,26 @@ func BenchmarkEngine(b *testing.B) {
 				}
 				wg.Wait()
 				el := time.Since(start)
+				cpu := cpuTime(b) - cpu0
 				b.StopTimer()
 				if n := failed.Load(); n > 0 {
 					b.Errorf("%d of %d requests failed", n, b.N)
 				}
 				b.ReportMetric(float64(b.N)/el.Seconds(), "MADs/s")
+				b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/MAD")
 				st := e.Stats()
 				b.ReportMetric(float64(st.MaxInFlight), "max-in-flight")
 			})
 		}
 	}
+}
+
+// cpuTime is the user+system CPU time of this process so far (ibsim runs
+// in its own process and is not included).
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -96,6 +96,12 @@ type Conn struct {
 	sendMu sync.Mutex
 	ctl    *net.UnixConn
 	data   *net.UnixConn
+	raw    syscall.RawConn // of data
+	// Under sendMu: the message being sent, the callback that sends it
+	// (made once, so that a send allocates nothing) and its result.
+	wbuf    [dataSize]byte
+	writeFn func(fd uintptr) bool
+	werr    error
 
 	local atomic.Pointer[transport.LocalPort]
 
@@ -258,6 +264,8 @@ func (c *Conn) connectData() error {
 	if err != nil {
 		return fmt.Errorf("ibsim: data socket: %w", err)
 	}
+	c.raw = rc
+	c.writeFn = c.tryWrite
 	name := serverDataName(c.base, c.slot)
 	var cerr error
 	if err := rc.Control(func(fd uintptr) {
@@ -464,9 +472,7 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	if p.Addr.QP != transport.QP0 {
 		h.SQP = transport.QP1
 	}
-	var buf [dataSize]byte
-	marshalData(buf[:], &h, p.MAD)
-	if err := c.write(ctx, buf[:]); err != nil {
+	if err := c.write(ctx, &h, p.MAD); err != nil {
 		if c.isClosed() {
 			return transport.ErrClosed
 		}
@@ -481,12 +487,45 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	return nil
 }
 
-// write sends one datagram, giving up when ctx is done. A write only
-// blocks when ibsim's receive queue is full (ibsim stuck or busy); sends
-// are serialized so that each can carry its own deadline.
-func (c *Conn) write(ctx context.Context, b []byte) error {
+// write sends one datagram. The common case, room in ibsim's receive
+// queue, is one non-blocking write with no deadline or ctx bookkeeping.
+// Only a write that would block (ibsim's queue is full: ibsim stuck or
+// busy) takes writeSlow, which waits and gives up when ctx is done. Sends
+// are serialized: they share the message buffer, and a slow one carries
+// its own deadline.
+func (c *Conn) write(ctx context.Context, h *dataMsg, m []byte) error {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
+	b := c.wbuf[:]
+	marshalData(b, h, m)
+	err := c.raw.Write(c.writeFn)
+	werr := c.werr
+	switch {
+	case err != nil: // closed
+		return err
+	case werr == nil:
+		return nil
+	case werr != syscall.EAGAIN:
+		// What c.data.Write would have returned.
+		return &net.OpError{Op: "write", Net: "unixgram", Source: c.data.LocalAddr(), Err: os.NewSyscallError("write", werr)}
+	}
+	return c.writeSlow(ctx, b)
+}
+
+// tryWrite is c.writeFn, the RawConn.Write callback: one non-blocking
+// write of wbuf, result in werr. It never asks to wait: writeSlow does.
+func (c *Conn) tryWrite(fd uintptr) bool {
+	for {
+		_, c.werr = syscall.Write(int(fd), c.wbuf[:])
+		if c.werr != syscall.EINTR {
+			return true
+		}
+	}
+}
+
+// writeSlow writes b, waiting for room until ctx is done. The caller holds
+// sendMu.
+func (c *Conn) writeSlow(ctx context.Context, b []byte) error {
 	dl, _ := ctx.Deadline()
 	if err := c.data.SetWriteDeadline(dl); err != nil {
 		return err
@@ -498,7 +537,12 @@ func (c *Conn) write(ctx context.Context, b []byte) error {
 	})
 	_, err := c.data.Write(b)
 	if !stop() && ctx.Done() != nil {
-		<-fired // let it finish before the next Send resets the deadline
+		<-fired // let it finish before the deadline is cleared
+	}
+	// The fast path must not find an expired deadline (it would fail
+	// without trying).
+	if derr := c.data.SetWriteDeadline(time.Time{}); err == nil {
+		err = derr
 	}
 	return err
 }

@@ -1,0 +1,100 @@
+package ibsim
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+)
+
+// fakeData returns a Conn whose data socket is connected to a peer bound
+// as BASE:out0 that only reads when the test says so, standing in for an
+// ibsim whose receive queue is full.
+func fakeData(t *testing.T) (*Conn, *net.UnixConn) {
+	t.Helper()
+	base, _ := fakeCtl(t)
+	peer, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: sockAddr(serverDataName(base, 0)), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	c := &Conn{base: base, done: make(chan struct{})}
+	if err := c.bind(0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.ctl.Close(); c.data.Close() })
+	if err := c.connectData(); err != nil {
+		t.Fatal(err)
+	}
+	return c, peer
+}
+
+// fill sends until a send with a short deadline fails, and returns that
+// error and the number of messages sent.
+func fill(t *testing.T, c *Conn) (int, error) {
+	t.Helper()
+	p := &transport.Packet{Addr: transport.DirectedRoute(), MAD: make([]byte, 256)}
+	for n := 0; n < 1<<20; n++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := c.Send(ctx, p)
+		cancel()
+		if err != nil {
+			return n, err
+		}
+	}
+	t.Fatal("a peer that never reads took 1M messages")
+	return 0, nil
+}
+
+func TestSendStuck(t *testing.T) {
+	c, peer := fakeData(t)
+	n, err := fill(t, c)
+	if n == 0 || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "is not reading") || !strings.Contains(err.Error(), c.base) {
+		t.Fatalf("send %d to a full queue: %v", n, err)
+	}
+
+	// Cancelling (no deadline) also ends a blocked send.
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	err = c.Send(ctx, &transport.Packet{Addr: transport.DirectedRoute(), MAD: make([]byte, 256)})
+	if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+		t.Fatalf("cancelled send: %v after %v", err, time.Since(start))
+	}
+
+	// Once the peer reads again, sends go through at once: the deadline a
+	// blocked send set is gone.
+	buf := make([]byte, dataSize+1)
+	for range n {
+		m, err := peer.Read(buf)
+		if err != nil || m != dataSize {
+			t.Fatalf("peer read %d: %v", m, err)
+		}
+	}
+	for i := range n {
+		if err := c.Send(context.Background(), &transport.Packet{Addr: transport.PerfAt(7, 0, 0), MAD: make([]byte, 24)}); err != nil {
+			t.Fatalf("send %d after draining: %v", i, err)
+		}
+	}
+	m, err := peer.Read(buf)
+	if err != nil || m != dataSize || buf[1] != 7 || buf[15] != transport.QP1 {
+		t.Fatalf("peer read %d bytes %x: %v", m, buf[:16], err)
+	}
+
+	// A peer that is gone: the error says so and wraps ECONNREFUSED.
+	peer.Close()
+	err = c.Send(context.Background(), &transport.Packet{Addr: transport.DirectedRoute(), MAD: make([]byte, 256)})
+	if !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "ibsim is gone") {
+		t.Fatalf("send to a closed peer: %v", err)
+	}
+	close(c.done)
+	c.data.Close()
+	if err := c.Send(context.Background(), &transport.Packet{Addr: transport.DirectedRoute(), MAD: make([]byte, 256)}); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("send after close: %v", err)
+	}
+}

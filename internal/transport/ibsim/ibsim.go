@@ -476,8 +476,11 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 		if c.isClosed() {
 			return transport.ErrClosed
 		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("ibsim: sending to %s (ibsim on socket name %q is not reading; is it stuck?): %w", p.Addr, c.base, ctx.Err())
+		if cerr := ctx.Err(); cerr != nil || errors.Is(err, context.DeadlineExceeded) {
+			if cerr == nil {
+				cerr = context.DeadlineExceeded
+			}
+			return fmt.Errorf("ibsim: sending to %s (ibsim on socket name %q is not reading; is it stuck?): %w", p.Addr, c.base, cerr)
 		}
 		if errors.Is(err, syscall.ECONNREFUSED) {
 			return fmt.Errorf("ibsim: sending to %s on socket name %q: ibsim is gone or dropped slot %d: %w", p.Addr, c.base, c.slot, err)
@@ -538,6 +541,11 @@ func (c *Conn) writeSlow(ctx context.Context, b []byte) error {
 	_, err := c.data.Write(b)
 	if !stop() && ctx.Done() != nil {
 		<-fired // let it finish before the deadline is cleared
+	}
+	// The socket's deadline is ctx's, but its timer may fire before ctx
+	// is marked done.
+	if errors.Is(err, os.ErrDeadlineExceeded) && !dl.IsZero() && !time.Now().Before(dl) {
+		err = context.DeadlineExceeded
 	}
 	// The fast path must not find an expired deadline (it would fail
 	// without trying).

@@ -375,9 +375,7 @@ func TestScopeForJob(t *testing.T) {
 	}
 	g := newRouteGraph(f)
 	dst := node(t, f, "gpu009").Ports[1]
-	w := g.walkTo(dst)
-	w.from(node(t, f, "leaf01"))
-	up := w.next[node(t, f, "leaf01")]
+	up := g.a.WalkTo(dst).Path(node(t, f, "leaf01"))[0]
 	degrade(t, node(t, f, "leaf01"), up.Num, mad.Width1X)
 	if fs := byCheck(run(t, &Snapshot{Fabric: f, Scope: sc}), "link.degraded-width"); len(fs) != 1 {
 		t.Errorf("in-scope degraded uplink: got %d findings", len(fs))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -37,14 +38,16 @@ func init() {
 	})
 }
 
-// routeGraph answers "where does switch s send LID d" over the LFTs.
+// routeGraph follows routes over the LFTs with internal/route's walker,
+// judging entries as a switch does (route.Rules.Strict) and a port as up
+// by linkUp, the rule every check here uses.
 type routeGraph struct {
-	f     *fabric.Fabric
+	a     *route.Analyzer
 	hosts []*fabric.Port // CA ports with a LID and an active link
 }
 
 func newRouteGraph(f *fabric.Fabric) *routeGraph {
-	g := &routeGraph{f: f}
+	g := &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: linkUp, Strict: true})}
 	for _, n := range f.Nodes {
 		if n.Type == mad.NodeSwitch {
 			continue
@@ -58,6 +61,22 @@ func newRouteGraph(f *fabric.Fabric) *routeGraph {
 	return g
 }
 
+// leaves returns the switches hosts are cabled to, in order of first
+// appearance, with each leaf's hosts.
+func leaves(hosts []*fabric.Port) ([]*fabric.Node, map[*fabric.Node][]*fabric.Port) {
+	var order []*fabric.Node
+	by := map[*fabric.Node][]*fabric.Port{}
+	for _, h := range hosts {
+		if l := leafOf(h); l != nil {
+			if _, ok := by[l]; !ok {
+				order = append(order, l)
+			}
+			by[l] = append(by[l], h)
+		}
+	}
+	return order, by
+}
+
 // hasLFTs reports whether any switch's LFT was read.
 func hasLFTs(f *fabric.Fabric) bool {
 	for _, n := range f.Nodes {
@@ -68,121 +87,21 @@ func hasLFTs(f *fabric.Fabric) bool {
 	return false
 }
 
-// failure kinds of a route walk.
-const (
-	walkOK      = ""
-	walkNoRoute = "no route (LFT entry 0xFF)"
-	walkBeyond  = "destination beyond LinearFDBTop"
-	walkDeadEnd = "egress port is down or uncabled"
-	walkWrong   = "delivered to the wrong host"
-	walkLoop    = "routing loop"
-	walkNoLFT   = "forwarding table not read"
-)
-
-// step returns the egress port switch s uses for dlid, or a failure.
-func step(s *fabric.Node, dlid uint16) (*fabric.Port, string) {
-	if s.Switch == nil || s.Switch.LFT == nil {
-		return nil, walkNoLFT
+// why says how a failed route ends, as the findings word it.
+func why(o route.Outcome) string {
+	switch o {
+	case route.NoRoute:
+		return "no route (LFT entry 0xFF)"
+	case route.BeyondTop:
+		return "destination beyond LinearFDBTop"
+	case route.DeadEnd:
+		return "egress port is down or uncabled"
+	case route.Misdelivered:
+		return "delivered to the wrong host"
+	case route.Loop:
+		return "routing loop"
 	}
-	if int(dlid) >= len(s.Switch.LFT) || dlid > s.Switch.LinearFDBTop {
-		return nil, walkBeyond
-	}
-	e := s.Switch.LFT[dlid]
-	if e == fabric.NoRoute || int(e) >= len(s.Ports) {
-		return nil, walkNoRoute
-	}
-	p := s.Ports[e]
-	if e == 0 {
-		return p, walkOK // to the switch itself
-	}
-	if p == nil || p.Remote == nil || !linkUp(p) {
-		return p, walkDeadEnd
-	}
-	return p, walkOK
-}
-
-// destWalk follows every switch's route to one destination LID, memoised,
-// so all sources cost O(switches) per destination.
-type destWalk struct {
-	dst    *fabric.Port
-	state  map[*fabric.Node]string
-	failAt map[*fabric.Node]*fabric.Node // where a failing walk fails
-	next   map[*fabric.Node]*fabric.Port // egress port taken
-}
-
-func (g *routeGraph) walkTo(dst *fabric.Port) *destWalk {
-	return &destWalk{dst: dst, state: make(map[*fabric.Node]string), failAt: make(map[*fabric.Node]*fabric.Node), next: make(map[*fabric.Node]*fabric.Port)}
-}
-
-// from returns the outcome of routing from switch s to the destination.
-func (w *destWalk) from(s *fabric.Node) string {
-	var stack []*fabric.Node
-	onStack := make(map[*fabric.Node]bool)
-	cur := s
-	result := ""
-	var at *fabric.Node
-	for {
-		if st, ok := w.state[cur]; ok {
-			result, at = st, w.failAt[cur]
-			break
-		}
-		if onStack[cur] || len(stack) > 64 {
-			result, at = walkLoop, cur
-			break
-		}
-		stack = append(stack, cur)
-		onStack[cur] = true
-		p, why := step(cur, w.dst.LID)
-		w.next[cur] = p
-		if why != walkOK {
-			result, at = why, cur
-			break
-		}
-		if p.Num == 0 {
-			// The switch itself: only right if the destination is it.
-			if w.dst.Node == cur {
-				result = walkOK
-			} else {
-				result, at = walkWrong, cur
-			}
-			break
-		}
-		r := p.Remote
-		if r.Node.Type != mad.NodeSwitch {
-			if r == w.dst {
-				result = walkOK
-			} else {
-				result, at = walkWrong, cur
-			}
-			break
-		}
-		cur = r.Node
-	}
-	for _, n := range stack {
-		w.state[n] = result
-		if result != walkOK {
-			w.failAt[n] = at
-		}
-	}
-	return result
-}
-
-// path returns the egress ports from switch s to the destination (after
-// from(s) returned walkOK).
-func (w *destWalk) path(s *fabric.Node) []*fabric.Port {
-	var ps []*fabric.Port
-	for cur := s; len(ps) < 64; {
-		p := w.next[cur]
-		if p == nil {
-			break
-		}
-		ps = append(ps, p)
-		if p.Num == 0 || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch {
-			break
-		}
-		cur = p.Remote.Node
-	}
-	return ps
+	return o.String()
 }
 
 // leafOf returns the switch a host port is cabled to.
@@ -198,33 +117,28 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		return nil
 	}
 	g := newRouteGraph(s.Fabric)
-	leaves := map[*fabric.Node][]*fabric.Port{}
-	for _, h := range g.hosts {
-		if l := leafOf(h); l != nil {
-			leaves[l] = append(leaves[l], h)
-		}
-	}
+	leafOrder, byLeaf := leaves(g.hosts)
 	var out []Finding
 	for _, dst := range g.hosts {
 		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
 			continue
 		}
-		w := g.walkTo(dst)
+		w := g.a.WalkTo(dst)
 		type fail struct {
-			why string
+			why route.Outcome
 			at  *fabric.Node
 		}
 		affected := map[fail][]*fabric.Port{}
-		for leaf, hs := range leaves {
-			why := w.from(leaf)
-			if why == walkOK || why == walkNoLFT || (why == walkLoop) != loops {
+		for _, leaf := range leafOrder {
+			o, at := w.From(leaf)
+			if o == route.Delivered || o == route.NoTable || (o == route.Loop) != loops {
 				continue
 			}
-			for _, h := range hs {
+			for _, h := range byLeaf[leaf] {
 				if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
 					continue
 				}
-				affected[fail{why, w.failAt[leaf]}] = append(affected[fail{why, w.failAt[leaf]}], h)
+				affected[fail{o, at}] = append(affected[fail{o, at}], h)
 			}
 		}
 		for f, srcs := range affected {
@@ -245,14 +159,14 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			hostsTotal := max(1, len(g.hosts))
 			share := float64(len(srcs)) / float64(hostsTotal*(hostsTotal-1)+1)
 			names := hostNames(srcs, 5)
-			detail := fmt.Sprintf("%s at %s for DLID %d", f.why, atName, dst.LID)
-			if f.at != nil && f.why == walkNoRoute {
+			detail := fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
+			if f.at != nil && f.why == route.NoRoute {
 				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", atName, dst.LID)
 			}
 			out = append(out, Finding{
 				Check:    id,
 				Severity: sev,
-				Title:    fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, f.why),
+				Title:    fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, why(f.why)),
 				Entities: ents,
 				Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + names}},
 				// Lost, not slowed: a collective over any of the sources
@@ -382,7 +296,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			if loadMemo == nil {
 				loadMemo = map[*fabric.Port]int{}
 				for _, h := range g.hosts {
-					if p, why := step(sw, h.LID); why == walkOK {
+					if p := g.a.Egress(sw, h.LID); p != nil {
 						loadMemo[p]++
 					}
 				}
@@ -411,8 +325,8 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				groups[string(key)] = grp
 			}
 			for _, h := range byLeaf[leaf] {
-				p, why := step(sw, h.LID)
-				if why != walkOK || !slices.Contains(grp.ports, p) {
+				p := g.a.Egress(sw, h.LID)
+				if p == nil || !slices.Contains(grp.ports, p) {
 					grp.other++
 					continue
 				}
@@ -581,9 +495,9 @@ func (s *Snapshot) asymmetric() []Finding {
 	if len(sample) < 2 {
 		return nil
 	}
-	walks := make(map[*fabric.Port]*destWalk, len(sample))
+	walks := make(map[*fabric.Port]*route.Walk, len(sample))
 	for _, h := range sample {
-		walks[h] = g.walkTo(h)
+		walks[h] = g.a.WalkTo(h)
 	}
 	pairs, asym, longer := 0, 0, 0
 	load := map[*fabric.Node]int{} // switches crossed by asymmetric reverse paths
@@ -591,12 +505,15 @@ func (s *Snapshot) asymmetric() []Finding {
 	for i, a := range sample {
 		for _, b := range sample[i+1:] {
 			wab, wba := walks[b], walks[a]
-			if wab.from(leafOf(a)) != walkOK || wba.from(leafOf(b)) != walkOK {
+			if o, _ := wab.From(leafOf(a)); o != route.Delivered {
+				continue
+			}
+			if o, _ := wba.From(leafOf(b)); o != route.Delivered {
 				continue
 			}
 			pairs++
-			fwd := switchesOn(leafOf(a), wab.path(leafOf(a)))
-			rev := switchesOn(leafOf(b), wba.path(leafOf(b)))
+			fwd := switchesOn(leafOf(a), wab.Path(leafOf(a)))
+			rev := switchesOn(leafOf(b), wba.Path(leafOf(b)))
 			slices.Reverse(rev)
 			if !slices.Equal(fwd, rev) {
 				asym++

@@ -39,31 +39,20 @@ func ScopeFor(f *fabric.Fabric, hosts []*fabric.Node) *Scope {
 		return sc
 	}
 	g := newRouteGraph(f)
-	leaves := map[*fabric.Node]bool{}
-	for _, h := range hostPorts {
-		if l := leafOf(h); l != nil {
-			leaves[l] = true
-		}
-	}
+	leafOrder, _ := leaves(hostPorts)
 	for _, dst := range hostPorts {
-		w := g.walkTo(dst)
-		for leaf := range leaves {
-			w.from(leaf)
-			for cur, n := leaf, 0; cur != nil && n < 64; n++ {
-				sc.Switches[cur] = true
-				p := w.next[cur]
-				if p == nil {
-					break
-				}
+		w := g.a.WalkTo(dst)
+		for _, leaf := range leafOrder {
+			sc.Switches[leaf] = true
+			for _, p := range w.Path(leaf) {
 				sc.Ports[p] = true
 				if p.Remote == nil || p.Num == 0 {
 					break
 				}
 				sc.Ports[p.Remote] = true
-				if p.Remote.Node.Type != mad.NodeSwitch || sc.Switches[p.Remote.Node] && w.state[cur] == walkLoop {
-					break
+				if p.Remote.Node.Type == mad.NodeSwitch {
+					sc.Switches[p.Remote.Node] = true
 				}
-				cur = p.Remote.Node
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package route
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -14,10 +15,11 @@ import (
 // fabric. It indexes the switches once; build a new one after changing
 // the fabric or its LFTs.
 type Analyzer struct {
-	f    *fabric.Fabric
-	sw   []*fabric.Node
-	idx  map[*fabric.Node]int32
-	base []int32 // switch i's port p is slot base[i]+p
+	f     *fabric.Fabric
+	rules Rules
+	sw    []*fabric.Node
+	idx   map[*fabric.Node]int32
+	base  []int32 // switch i's port p is slot base[i]+p
 	// per slot: the switch the port leads to (-1: none/CA/down), and
 	// whether the port is live at all
 	next  []int32
@@ -25,8 +27,12 @@ type Analyzer struct {
 }
 
 // NewAnalyzer indexes f's switches and links.
-func NewAnalyzer(f *fabric.Fabric) *Analyzer {
-	a := &Analyzer{f: f, idx: map[*fabric.Node]int32{}}
+func NewAnalyzer(f *fabric.Fabric) *Analyzer { return NewAnalyzerWith(f, Rules{}) }
+
+// NewAnalyzerWith indexes f's switches and links for walks that follow
+// rules r.
+func NewAnalyzerWith(f *fabric.Fabric, r Rules) *Analyzer {
+	a := &Analyzer{f: f, rules: r, idx: map[*fabric.Node]int32{}}
 	n := 0
 	for _, nd := range f.Nodes {
 		if nd.Type == mad.NodeSwitch && nd.Switch != nil {
@@ -42,7 +48,7 @@ func NewAnalyzer(f *fabric.Fabric) *Analyzer {
 		for p, port := range nd.Ports {
 			s := int(a.base[i]) + p
 			a.next[s] = -1
-			if p == 0 || !live(port) {
+			if p == 0 || !a.rules.up(port) {
 				continue
 			}
 			a.alive[s] = true
@@ -153,6 +159,9 @@ type destWork struct {
 	touch []int32
 	stack []int32
 	byDep [][]int32
+	// end, when set (a Walk), holds per switch the switch its route
+	// ended at.
+	end []int32
 }
 
 // HostPaths follows the route from every host to every other host of
@@ -176,7 +185,7 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 			return nil, fmt.Errorf("route: LID %d is switch %q, not a host", lid, p.Node.Description)
 		}
 		srcs[i] = src{lid: lid, entry: -1, port: p}
-		if live(p) {
+		if a.rules.up(p) {
 			if j, ok := a.idx[p.Remote.Node]; ok {
 				srcs[i].entry = j
 			}
@@ -262,38 +271,43 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 }
 
 // resolve follows the LFTs from switch s towards LID to, memoising the
-// outcome, next switch and depth of every switch it crosses.
+// outcome, next switch and depth (and, for a Walk, the switch the route
+// ends at) of every switch it crosses.
 func (a *Analyzer) resolve(dw *destWork, s int32, to uint16, dst *fabric.Port) {
 	stack := dw.stack[:0]
 	cur := s
 	var o Outcome
+	end := int32(-1)
 	for {
 		if dw.state[cur] == resolved {
 			o = dw.res[cur]
+			if dw.end != nil {
+				end = dw.end[cur]
+			}
 			break
 		}
 		if dw.state[cur] == onStack {
-			o = Loop
+			o, end = Loop, cur
 			break
 		}
 		dw.state[cur] = onStack
 		dw.touch = append(dw.touch, cur)
 		stack = append(stack, cur)
 		sw := a.sw[cur]
-		out, next, _, _, so := step(sw, to, dst)
+		out, next, _, _, so := a.rules.step(sw, to, dst)
 		dw.out[cur] = out
 		if next == nil {
 			// the route ends at cur
-			dw.state[cur], dw.res[cur], dw.nxt[cur], dw.depth[cur] = resolved, so, -1, 0
+			so = a.ended(dw, cur, so)
 			stack = stack[:len(stack)-1]
-			o = so
+			o, end = so, cur
 			break
 		}
 		j := a.next[int(a.base[cur])+int(out)]
 		if j < 0 { // a switch without a table
-			dw.state[cur], dw.res[cur], dw.nxt[cur], dw.depth[cur] = resolved, NoTable, -1, 0
+			a.ended(dw, cur, NoTable)
 			stack = stack[:len(stack)-1]
-			o = NoTable
+			o, end = NoTable, cur
 			break
 		}
 		dw.nxt[cur] = j
@@ -303,11 +317,23 @@ func (a *Analyzer) resolve(dw *destWork, s int32, to uint16, dst *fabric.Port) {
 	for i := len(stack) - 1; i >= 0; i-- {
 		u := stack[i]
 		dw.state[u], dw.res[u] = resolved, o
+		if dw.end != nil {
+			dw.end[u] = end
+		}
 		if n := dw.nxt[u]; n >= 0 && o == Delivered {
 			dw.depth[u] = dw.depth[n] + 1
 		}
 	}
 	dw.stack = stack
+}
+
+// ended records that the route through switch u ends there with o.
+func (a *Analyzer) ended(dw *destWork, u int32, o Outcome) Outcome {
+	dw.state[u], dw.res[u], dw.nxt[u], dw.depth[u] = resolved, o, -1, 0
+	if dw.end != nil {
+		dw.end[u] = u
+	}
+	return o
 }
 
 // accumulate adds each delivered switch's source count to its egress
@@ -347,4 +373,95 @@ func (a *Analyzer) accumulate(dw *destWork, loads []int64) {
 		dw.state[u], dw.w[u], dw.acc[u] = unseen, 0, 0
 	}
 	dw.touch = dw.touch[:0]
+}
+
+// Walk follows every switch's route to one destination port over the
+// LFTs, memoised: asking From every switch costs O(switches) in all.
+// A Walk is not safe for concurrent use.
+type Walk struct {
+	a   *Analyzer
+	dst *fabric.Port
+	dw  destWork
+}
+
+// WalkTo returns a walk towards the port dst (its LID is the
+// destination), following a's rules.
+func (a *Analyzer) WalkTo(dst *fabric.Port) *Walk {
+	ns := len(a.sw)
+	return &Walk{a: a, dst: dst, dw: destWork{
+		state: make([]uint8, ns), res: make([]Outcome, ns), depth: make([]int32, ns),
+		nxt: make([]int32, ns), out: make([]uint8, ns), end: make([]int32, ns),
+	}}
+}
+
+// From returns how the route from switch sw to the destination ends and,
+// unless it is Delivered, the switch where it fails: the switch whose
+// entry is missing or leads to a dead end or the wrong port, the first
+// switch a loop comes back to, or the switch without a table. A node
+// that is not a switch with SwitchInfo is NoTable at itself.
+func (w *Walk) From(sw *fabric.Node) (Outcome, *fabric.Node) {
+	i, ok := w.a.idx[sw]
+	if !ok {
+		return NoTable, sw
+	}
+	if w.dw.state[i] != resolved {
+		w.a.resolve(&w.dw, i, w.dst.LID, w.dst)
+	}
+	o := w.dw.res[i]
+	if o == Delivered {
+		return o, nil
+	}
+	e := w.dw.end[i]
+	at := w.a.sw[e]
+	if o == NoTable && w.dw.out[e] != fabric.NoRoute {
+		// at forwards to a switch without a table
+		if p := portOf(at, w.dw.out[e]); p != nil && p.Remote != nil {
+			at = p.Remote.Node
+		}
+	}
+	return o, at
+}
+
+// Path returns the egress ports the route from switch sw to the
+// destination leaves by, in order: up to the destination's port, the
+// port of a dead end (or port 0 where a switch keeps the packet), the
+// last switch that has an entry, or the port that closes a loop.
+func (w *Walk) Path(sw *fabric.Node) []*fabric.Port {
+	i, ok := w.a.idx[sw]
+	if !ok {
+		return nil
+	}
+	w.From(sw)
+	var ps []*fabric.Port
+	var on []int32
+	for {
+		on = append(on, i)
+		p := portOf(w.a.sw[i], w.dw.out[i])
+		if p == nil || w.dw.out[i] == fabric.NoRoute {
+			return ps
+		}
+		ps = append(ps, p)
+		j := w.dw.nxt[i]
+		if w.dw.res[i] != Delivered && j >= 0 && slices.Contains(on, j) {
+			return ps // the loop closes
+		}
+		if j < 0 {
+			return ps
+		}
+		i = j
+	}
+}
+
+// Egress returns the port switch sw's LFT sends LID to out of (port 0
+// where the switch keeps the packet itself), or nil where the table has
+// no usable entry or the port is not up, under a's rules.
+func (a *Analyzer) Egress(sw *fabric.Node, to uint16) *fabric.Port {
+	if sw.Switch == nil {
+		return nil
+	}
+	_, p, o := a.rules.lookup(sw, to)
+	if o != forward {
+		return nil
+	}
+	return p
 }

@@ -36,10 +36,13 @@ const (
 	NoTable
 	// SourceDown: the source port has no live link into the fabric.
 	SourceDown
+	// BeyondTop: the destination LID is above a switch's LinearFDBTop
+	// or beyond the table read (only under Rules.Strict).
+	BeyondTop
 	numOutcomes
 )
 
-var outcomeNames = [...]string{"delivered", "no route (0xFF)", "dead end", "loop", "misdelivered", "no LFT", "source down"}
+var outcomeNames = [...]string{"delivered", "no route (0xFF)", "dead end", "loop", "misdelivered", "no LFT", "source down", "beyond LinearFDBTop"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -102,35 +105,92 @@ func live(p *fabric.Port) bool {
 	return p != nil && p.Remote != nil && p.State != mad.PortStateDown && p.Remote.State != mad.PortStateDown
 }
 
-// step is what a switch's LFT does with LID to: its egress port and the
-// switch it leads to (nil when the route ends there, with the outcome).
-func step(sw *fabric.Node, to uint16, dst *fabric.Port) (out uint8, next *fabric.Node, in uint8, end *fabric.Port, o Outcome) {
+// Rules say how a walk judges what a switch's LFT does with a LID. The
+// zero Rules are TraceRoute's and NewAnalyzer's.
+type Rules struct {
+	// PortUp, if set, says whether a cabled port carries traffic (an
+	// egress port, or a host's own port for HostPaths). Nil: a cabled
+	// port is up unless it or its peer is Down.
+	PortUp func(*fabric.Port) bool
+	// Strict judges entries as a switch does and names each failure
+	// exactly, where the zero Rules fold them into NoRoute and NoTable:
+	// a LID above the switch's LinearFDBTop, or beyond a table read
+	// shorter, is BeyondTop (the switch drops it); an entry naming a
+	// port the fabric has no record of (nil in Node.Ports, as an
+	// uncabled port in a topology file) is a DeadEnd; entry 0 for a LID
+	// the switch does not own is Misdelivered (the switch takes the
+	// packet itself). A switch without an LFT is NoTable either way.
+	Strict bool
+}
+
+// up reports whether port p is cabled and carries traffic.
+func (r *Rules) up(p *fabric.Port) bool {
+	if r.PortUp == nil {
+		return live(p)
+	}
+	return p != nil && p.Remote != nil && r.PortUp(p)
+}
+
+// forward is the step outcome of a packet that leaves by a port that is
+// up (never a route's outcome).
+const forward Outcome = 0xff
+
+// lookup is what switch sw's LFT does with LID to, as far as the egress
+// port: the entry, the port (port 0 where the switch keeps the packet)
+// and forward when the packet leaves by it, or the outcome that ends the
+// route there (with the port for a dead end). sw.Switch must be set.
+func (r *Rules) lookup(sw *fabric.Node, to uint16) (out uint8, p *fabric.Port, o Outcome) {
 	lft := sw.Switch.LFT
-	if int(to) >= len(lft) {
-		return fabric.NoRoute, nil, 0, nil, NoTable
+	if int(to) >= len(lft) || (r.Strict && to > sw.Switch.LinearFDBTop) {
+		if r.Strict && lft != nil {
+			return fabric.NoRoute, nil, BeyondTop
+		}
+		return fabric.NoRoute, nil, NoTable
 	}
 	out = lft[to]
+	if out == 0 {
+		return 0, portOf(sw, 0), forward
+	}
+	if out == fabric.NoRoute {
+		return out, nil, NoRoute
+	}
+	p = portOf(sw, out)
+	if p == nil {
+		if r.Strict && int(out) < len(sw.Ports) {
+			return out, nil, DeadEnd
+		}
+		return out, nil, NoRoute
+	}
+	if !r.up(p) {
+		return out, p, DeadEnd
+	}
+	return out, p, forward
+}
+
+// step is what a switch's LFT does with LID to: its egress port and the
+// switch it leads to (nil when the route ends there, with the outcome).
+func (r *Rules) step(sw *fabric.Node, to uint16, dst *fabric.Port) (out uint8, next *fabric.Node, in uint8, end *fabric.Port, o Outcome) {
+	out, p, o := r.lookup(sw, to)
+	if o != forward {
+		return out, nil, 0, p, o
+	}
 	if out == 0 {
 		if dst != nil && dst.Node == sw {
 			return 0, nil, 0, dst, Delivered
 		}
+		if r.Strict {
+			return 0, nil, 0, p, Misdelivered
+		}
 		return 0, nil, 0, nil, NoRoute
 	}
-	p := portOf(sw, out)
-	if p == nil {
-		return out, nil, 0, nil, NoRoute
+	rm := p.Remote
+	if rm.Node.Type == mad.NodeSwitch {
+		return out, rm.Node, rm.Num, nil, forward // carry on
 	}
-	if !live(p) {
-		return out, nil, 0, p, DeadEnd
+	if rm == dst || (dst != nil && rm.Node == dst.Node && rm.LID == dst.LID) {
+		return out, nil, 0, rm, Delivered
 	}
-	r := p.Remote
-	if r.Node.Type == mad.NodeSwitch {
-		return out, r.Node, r.Num, nil, 0xff // carry on
-	}
-	if r == dst || (dst != nil && r.Node == dst.Node && r.LID == dst.LID) {
-		return out, nil, 0, r, Delivered
-	}
-	return out, nil, 0, r, Misdelivered
+	return out, nil, 0, rm, Misdelivered
 }
 
 // TraceRoute follows the LFTs from the port owning LID from to LID to.
@@ -171,7 +231,7 @@ func TraceRoute(f *fabric.Fabric, from, to uint16) (Trace, error) {
 			t.Outcome = NoTable
 			return t, nil
 		}
-		out, next, nextIn, end, o := step(sw, to, dst)
+		out, next, nextIn, end, o := (&Rules{}).step(sw, to, dst)
 		t.Hops = append(t.Hops, Hop{Switch: sw, In: in, Out: out})
 		if next == nil {
 			t.Outcome, t.End = o, end

@@ -15,7 +15,17 @@ import (
 func (d *discovery) build() *fabric.Fabric {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	f := &fabric.Fabric{}
+	// The walk is over: what only resolve needed (the per-port arrival
+	// maps, the arrivals at known GUIDs) is dropped before the model is
+	// made, and each node's PortInfos once its ports are made, so the
+	// collector can hand that memory to the model instead of the heap
+	// growing by the model's size (9,472 nodes: about 18 MB of walk
+	// state, 5 MB of model).
+	for _, n := range d.nodes {
+		n.out, n.claimed = nil, nil
+	}
+	d.pending = nil
+	f := &fabric.Fabric{Nodes: make([]*fabric.Node, 0, len(d.nodes))}
 	for _, n := range d.nodes {
 		d.fabricNode(n)
 	}
@@ -25,6 +35,7 @@ func (d *discovery) build() *fabric.Fabric {
 		}
 		link(d.port(a.from, a.fromPort, nil), d.port(a.target, a.ni.LocalPortNum, a))
 	}
+	d.accepted = nil
 	d.canonicalPaths()
 	nodes := slices.Clone(d.nodes)
 	slices.SortStableFunc(nodes, func(x, y *node) int {
@@ -109,6 +120,9 @@ func (d *discovery) fabricNode(n *node) {
 	if n.creator == nil && n.ni.LocalPortNum != 0 {
 		d.port(n, n.ni.LocalPortNum, nil) // the start node's own port
 	}
+	// Every port read has its fabric.Port now; ports made later (by
+	// links) were not read.
+	n.pi, n.fdr10 = nil, nil
 }
 
 // port returns the fabric port p of n, making it if needed; a is the
@@ -135,7 +149,8 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 	case n.creator == nil && n.ni.LocalPortNum == p:
 		fp.GUID = n.ni.PortGUID
 	}
-	if pi := n.pi[p]; pi != nil {
+	if int(p) < len(n.pi) && n.pi[p] != nil {
+		pi := n.pi[p]
 		caps := d.caps(n)
 		fdr10 := n.fdr10[p]
 		fp.LID = pi.LID

@@ -51,10 +51,12 @@ func (n *Node) NumPorts() int {
 
 // Port is one port of a node.
 type Port struct {
+	// Fields are ordered so the struct packs into 48 bytes (a fabric has
+	// a port per cable end: tens of thousands).
 	Node *Node
-	Num  uint8
 	GUID uint64
 	LID  uint16
+	Num  uint8
 	LMC  uint8
 
 	State     mad.PortState
@@ -69,8 +71,8 @@ type Port struct {
 
 	NeighborMTU mad.MTU
 	MTUCap      mad.MTU
-	CapMask     uint32
 	CapMask2    uint16
+	CapMask     uint32
 
 	// Remote is the port at the other end of the cable; nil if none is
 	// known (down, not followed, or leading to an unreachable node).

@@ -69,7 +69,6 @@ func Run(ctx context.Context, e *transport.Engine, opts Options) (*fabric.Fabric
 	d := &discovery{
 		e:      e,
 		opts:   opts,
-		sem:    make(chan struct{}, opts.Outstanding),
 		byGUID: make(map[uint64][]*node),
 		per:    e.Options().PerDest,
 	}
@@ -126,13 +125,17 @@ type failure struct {
 type discovery struct {
 	e    *transport.Engine
 	opts Options
-	sem  chan struct{}
-	per  int
+	per  int // reads in flight to one node at most (the engine's PerDest)
 
-	mu          sync.Mutex
-	cond        *sync.Cond
-	queue       []func(context.Context)
-	busy        int // jobs queued or running
+	mu       sync.Mutex
+	cond     *sync.Cond
+	reads    fifo // jobs of nodes being read: served first
+	probes   fifo // NodeInfo probes of new paths
+	inFlight int  // reads handed to the engine, not yet completed
+	busy     int  // jobs not yet finished
+	pumping  bool // a goroutine is in pump
+	again    bool // pump must look at the queues once more
+
 	start       *node
 	nodes       []*node
 	byGUID      map[uint64][]*node
@@ -142,71 +145,175 @@ type discovery struct {
 	switches    int
 }
 
-// run drives rounds: a concurrent walk until no work is left, then the
-// resolution of arrivals at known GUIDs, which may find duplicates to walk.
+// job is a set of attribute reads at one path, sent at most per at a
+// time, and what to do once all have completed.
+type job struct {
+	path   mad.Path
+	reads  []read
+	next   int  // reads[next] is the next to send
+	active int  // reads in flight
+	left   int  // reads not yet completed
+	queued bool // in one of the discovery's queues
+	probe  bool // a NodeInfo probe (low priority)
+	finish func(ctx context.Context)
+}
+
+type read struct {
+	what string
+	a    mad.Attribute
+	mod  uint32
+	port int // PortInfo: which port; -1 otherwise
+	err  error
+}
+
+type fifo struct {
+	q    []*job
+	head int
+}
+
+func (f *fifo) len() int { return len(f.q) - f.head }
+
+func (f *fifo) push(j *job) {
+	if f.head > 0 && f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	}
+	f.q = append(f.q, j)
+}
+
+func (f *fifo) peek() *job { return f.q[f.head] }
+
+func (f *fifo) pop() {
+	f.q[f.head] = nil
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	}
+}
+
+// run drives rounds: a walk until no work is left, then the resolution of
+// arrivals at known GUIDs, which may find duplicates to walk.
 func (d *discovery) run(ctx context.Context) {
-	d.enqueue(func(ctx context.Context) { d.probe(ctx, nil, 0, d.opts.Start) })
+	d.add(ctx, d.probeJob(nil, 0, d.opts.Start))
 	for round := 0; round < 64; round++ {
-		d.drain(ctx)
-		if ctx.Err() != nil || !d.resolve() {
+		d.mu.Lock()
+		for d.busy > 0 {
+			d.cond.Wait()
+		}
+		d.mu.Unlock()
+		if ctx.Err() != nil || !d.resolve(ctx) {
 			return
 		}
 	}
 }
 
-func (d *discovery) enqueue(job func(context.Context)) {
+// add queues jobs and sends what the window allows.
+func (d *discovery) add(ctx context.Context, jobs ...*job) {
 	d.mu.Lock()
-	d.queue = append(d.queue, job)
-	d.busy++
+	for _, j := range jobs {
+		d.addLocked(j)
+	}
 	d.mu.Unlock()
-	d.cond.Signal()
+	d.pump(ctx)
 }
 
-// drain runs queued jobs on Outstanding workers until none is left.
-func (d *discovery) drain(ctx context.Context) {
-	var wg sync.WaitGroup
-	for range d.opts.Outstanding {
-		wg.Go(func() {
-			for {
-				d.mu.Lock()
-				for len(d.queue) == 0 && d.busy > 0 {
-					d.cond.Wait()
-				}
-				if d.busy == 0 {
-					d.mu.Unlock()
-					d.cond.Broadcast()
-					return
-				}
-				job := d.queue[0]
-				d.queue[0] = nil
-				d.queue = d.queue[1:]
-				d.mu.Unlock()
-				if ctx.Err() == nil {
-					job(ctx)
-				}
-				d.mu.Lock()
-				d.busy--
-				done := d.busy == 0
-				d.mu.Unlock()
-				if done {
-					d.cond.Broadcast()
-				}
+func (d *discovery) addLocked(j *job) {
+	d.busy++
+	j.left = len(j.reads)
+	j.queued = true
+	if j.probe {
+		d.probes.push(j)
+	} else {
+		d.reads.push(j)
+	}
+}
+
+// pump hands reads to the engine while fewer than Outstanding are in
+// flight: reads of nodes being read first, then probes. Completions call
+// it again; one goroutine pumps at a time, the others leave it a note.
+func (d *discovery) pump(ctx context.Context) {
+	type sub struct {
+		j *job
+		r *read
+	}
+	d.mu.Lock()
+	if d.pumping {
+		d.again = true
+		d.mu.Unlock()
+		return
+	}
+	d.pumping = true
+	var batch []sub
+	for {
+		d.again = false
+		batch = batch[:0]
+		for d.inFlight < d.opts.Outstanding {
+			q := &d.reads
+			if q.len() == 0 {
+				q = &d.probes
 			}
-		})
+			if q.len() == 0 {
+				break
+			}
+			j := q.peek()
+			r := &j.reads[j.next]
+			j.next++
+			j.active++
+			d.inFlight++
+			if j.next == len(j.reads) || j.active >= d.per {
+				q.pop()
+				j.queued = false
+			}
+			batch = append(batch, sub{j, r})
+		}
+		d.mu.Unlock()
+		for _, s := range batch {
+			d.send(ctx, s.j, s.r)
+		}
+		d.mu.Lock()
+		if !d.again {
+			break
+		}
 	}
-	wg.Wait()
+	d.pumping = false
+	d.mu.Unlock()
 }
 
-// get reads attribute a at path through the discovery window.
-func (d *discovery) get(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) error {
-	select {
-	case d.sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
+// send starts one read.
+func (d *discovery) send(ctx context.Context, j *job, r *read) {
+	if err := ctx.Err(); err != nil {
+		d.completed(ctx, j, r, err)
+		return
 	}
-	defer func() { <-d.sem }()
-	_, err := d.e.GetSMP(ctx, path, a, mod)
-	return err
+	err := d.e.GoSMP(ctx, j.path, r.a, r.mod, func(_ *mad.SMP, err error) { d.completed(ctx, j, r, err) })
+	if err != nil {
+		d.completed(ctx, j, r, err)
+	}
+}
+
+// completed records the end of one read of j and finishes j after its
+// last.
+func (d *discovery) completed(ctx context.Context, j *job, r *read, err error) {
+	d.mu.Lock()
+	r.err = err
+	d.inFlight--
+	j.active--
+	j.left--
+	if j.next < len(j.reads) && !j.queued {
+		j.queued = true
+		d.reads.push(j)
+	}
+	last := j.left == 0
+	d.mu.Unlock()
+	if last {
+		j.finish(ctx)
+		d.mu.Lock()
+		d.busy--
+		if d.busy == 0 {
+			d.cond.Broadcast()
+		}
+		d.mu.Unlock()
+	}
+	d.pump(ctx)
 }
 
 func (d *discovery) fail(f failure) {
@@ -215,44 +322,56 @@ func (d *discovery) fail(f failure) {
 	d.mu.Unlock()
 }
 
-// probe reads NodeInfo at path, reached from port fromPort of from.
-func (d *discovery) probe(ctx context.Context, from *node, fromPort uint8, path mad.Path) {
-	var ni mad.NodeInfo
-	err := d.get(ctx, path, &ni, 0)
-	if err == nil {
-		err = ni.Validate()
-	}
-	if err != nil {
-		if ctx.Err() == nil {
-			d.fail(failure{from: from, fromPort: fromPort, path: path, what: "NodeInfo", err: err})
+// probeJob reads NodeInfo at path, reached from port fromPort of from.
+func (d *discovery) probeJob(from *node, fromPort uint8, path mad.Path) *job {
+	ni := new(mad.NodeInfo)
+	j := &job{path: path, probe: true, reads: []read{{what: "NodeInfo", a: ni, port: -1}}}
+	j.finish = func(ctx context.Context) {
+		err := j.reads[0].err
+		if err == nil {
+			err = ni.Validate()
 		}
-		return
-	}
-	a := &arrival{from: from, fromPort: fromPort, path: path, ni: ni}
-	d.mu.Lock()
-	known := len(d.byGUID[ni.NodeGUID]) > 0
-	if known {
-		d.pending = append(d.pending, a)
-	} else {
-		d.newNodeLocked(a)
-	}
-	d.mu.Unlock()
-	if !known {
-		d.readNode(ctx, a.target)
-		return
-	}
-	if ni.NodeType != mad.NodeSwitch {
-		// A CA or router entered through another of its ports: read that
-		// port's PortInfo here, the only path that reaches it.
-		pi := new(mad.PortInfo)
-		if err := d.get(ctx, path, pi, uint32(ni.LocalPortNum)); err != nil {
+		if err != nil {
 			if ctx.Err() == nil {
-				d.fail(failure{from: from, fromPort: fromPort, path: path, what: fmt.Sprintf("PortInfo %d", ni.LocalPortNum), err: err})
+				d.fail(failure{from: from, fromPort: fromPort, path: path, what: "NodeInfo", err: err})
 			}
 			return
 		}
-		a.pi = pi
+		d.arrived(ctx, &arrival{from: from, fromPort: fromPort, path: path, ni: *ni})
 	}
+	return j
+}
+
+// arrived handles a NodeInfo answer: a new node is read; a CA or router
+// already known, entered through another of its ports, has that port's
+// PortInfo read here, the only path that reaches it.
+func (d *discovery) arrived(ctx context.Context, a *arrival) {
+	d.mu.Lock()
+	if len(d.byGUID[a.ni.NodeGUID]) == 0 {
+		n := d.newNodeLocked(a)
+		d.addLocked(d.nodeJob(n))
+		d.mu.Unlock()
+		return // the caller pumps
+	}
+	d.pending = append(d.pending, a)
+	if a.ni.NodeType != mad.NodeSwitch {
+		pi := new(mad.PortInfo)
+		what := fmt.Sprintf("PortInfo %d", a.ni.LocalPortNum)
+		j := &job{path: a.path, reads: []read{{what: what, a: pi, mod: uint32(a.ni.LocalPortNum), port: -1}}}
+		j.finish = func(ctx context.Context) {
+			if err := j.reads[0].err; err != nil {
+				if ctx.Err() == nil {
+					d.fail(failure{from: a.from, fromPort: a.fromPort, path: a.path, what: what, err: err})
+				}
+				return
+			}
+			d.mu.Lock()
+			a.pi = pi
+			d.mu.Unlock()
+		}
+		d.addLocked(j)
+	}
+	d.mu.Unlock()
 }
 
 // newNodeLocked makes a node of arrival a. d.mu is held.
@@ -281,77 +400,96 @@ func (d *discovery) newNodeLocked(a *arrival) *node {
 	return n
 }
 
-// readNode reads a new node's attributes and queues its neighbours.
-func (d *discovery) readNode(ctx context.Context, n *node) {
-	type read struct {
-		what string
-		a    mad.Attribute
-		mod  uint32
-		port int // PortInfo: which port; -1 otherwise
-	}
-	var reads []read
+// nodeJob reads a new node's attributes; its finish reads FDR10 where it
+// applies and queues the neighbours.
+func (d *discovery) nodeJob(n *node) *job {
 	nd := new(mad.NodeDescription)
-	reads = append(reads, read{"NodeDescription", nd, 0, -1})
+	reads := []read{{what: "NodeDescription", a: nd, port: -1}}
 	var si *mad.SwitchInfo
 	isSwitch := n.ni.NodeType == mad.NodeSwitch
 	if isSwitch {
 		si = new(mad.SwitchInfo)
-		reads = append(reads, read{"SwitchInfo", si, 0, -1})
+		reads = append(reads, read{what: "SwitchInfo", a: si, port: -1})
 		for p := 0; p <= int(n.ni.NumPorts); p++ {
-			reads = append(reads, read{fmt.Sprintf("PortInfo %d", p), new(mad.PortInfo), uint32(p), p})
+			reads = append(reads, read{what: "PortInfo", a: new(mad.PortInfo), mod: uint32(p), port: p})
 		}
 	} else {
 		p := int(n.ni.LocalPortNum)
-		reads = append(reads, read{fmt.Sprintf("PortInfo %d", p), new(mad.PortInfo), uint32(p), p})
+		reads = append(reads, read{what: "PortInfo", a: new(mad.PortInfo), mod: uint32(p), port: p})
 	}
-	d.parallel(ctx, len(reads), func(i int) {
-		r := reads[i]
-		if err := d.get(ctx, n.path, r.a, r.mod); err != nil {
-			if ctx.Err() == nil {
-				d.fail(failure{from: nil, path: n.path, target: n, what: r.what, err: err})
+	j := &job{path: n.path, reads: reads}
+	j.finish = func(ctx context.Context) {
+		var fails []failure
+		d.mu.Lock()
+		for _, r := range j.reads {
+			if r.err != nil {
+				if ctx.Err() == nil {
+					what := r.what
+					if r.port >= 0 {
+						what = fmt.Sprintf("PortInfo %d", r.port)
+					}
+					fails = append(fails, failure{path: n.path, target: n, what: what, err: r.err})
+				}
+				continue
 			}
+			if r.port >= 0 {
+				n.pi[r.port] = r.a.(*mad.PortInfo)
+			}
+		}
+		d.unreachable = append(d.unreachable, fails...)
+		if j.reads[0].err == nil {
+			n.desc = nd.Text
+		}
+		if si != nil && j.reads[1].err == nil {
+			n.si = si
+		}
+		d.mu.Unlock()
+		if ctx.Err() != nil {
 			return
 		}
-		if r.port >= 0 {
-			d.mu.Lock()
-			n.pi[r.port] = r.a.(*mad.PortInfo)
-			d.mu.Unlock()
-		}
-	})
-	d.mu.Lock()
-	n.desc = nd.Text
-	n.si = si
-	d.mu.Unlock()
-
-	// FDR10 shows as QDR in PortInfo; Mellanox devices tell it apart in
-	// their ExtendedPortInfo.
-	if !d.opts.NoMlnxExtPortInfo && mad.MlnxExtPortInfoSupported(n.ni.DeviceID) {
-		var qdr []int
-		for p, pi := range n.pi {
-			if pi != nil && p > 0 && pi.PhysState == mad.PhysLinkUp && pi.SpeedActive(d.caps(n), false) == mad.SpeedQDR {
-				qdr = append(qdr, p)
+		// FDR10 shows as QDR in PortInfo; Mellanox devices tell it apart
+		// in their ExtendedPortInfo.
+		if !d.opts.NoMlnxExtPortInfo && mad.MlnxExtPortInfoSupported(n.ni.DeviceID) {
+			var qdr []read
+			for p, pi := range n.pi {
+				if pi != nil && p > 0 && pi.PhysState == mad.PhysLinkUp && pi.SpeedActive(d.caps(n), false) == mad.SpeedQDR {
+					qdr = append(qdr, read{what: "MlnxExtPortInfo", a: new(mad.MlnxExtPortInfo), mod: uint32(p), port: p})
+				}
+			}
+			if len(qdr) > 0 {
+				fj := &job{path: n.path, reads: qdr}
+				fj.finish = func(ctx context.Context) {
+					d.mu.Lock()
+					for _, r := range fj.reads {
+						if r.err == nil { // not all firmware has it: QDR stays QDR
+							n.fdr10[r.port] = r.a.(*mad.MlnxExtPortInfo)
+						}
+					}
+					d.mu.Unlock()
+					d.explored(ctx, n)
+				}
+				d.add(ctx, fj)
+				return
 			}
 		}
-		d.parallel(ctx, len(qdr), func(i int) {
-			m := new(mad.MlnxExtPortInfo)
-			if err := d.get(ctx, n.path, m, uint32(qdr[i])); err == nil {
-				d.mu.Lock()
-				n.fdr10[qdr[i]] = m
-				d.mu.Unlock()
-			}
-		})
+		d.explored(ctx, n)
 	}
-	d.progress()
+	return j
+}
 
-	// Explore: every LinkUp port of a switch but the one we came in by;
-	// from the start node also when it is a CA (its own port). Never
-	// through any other CA.
+// explored reports a node read and queues probes of its neighbours: every
+// LinkUp port of a switch but the one we came in by; from the start node
+// also when it is a CA (its own port). Never through any other CA.
+func (d *discovery) explored(ctx context.Context, n *node) {
+	d.progress()
+	isSwitch := n.ni.NodeType == mad.NodeSwitch
 	if !isSwitch && (n != d.start || len(n.path) > 0) {
 		return
 	}
 	if len(n.path) >= d.opts.MaxHops {
 		return
 	}
+	var probes []*job
 	for p := 1; p <= int(n.ni.NumPorts); p++ {
 		if n.creator != nil && uint8(p) == n.ni.LocalPortNum {
 			continue
@@ -363,37 +501,9 @@ func (d *discovery) readNode(ctx context.Context, n *node) {
 		if pi == nil || pi.PhysState != mad.PhysLinkUp {
 			continue
 		}
-		port := uint8(p)
-		next := n.path.Extend(port)
-		d.enqueue(func(ctx context.Context) { d.probe(ctx, n, port, next) })
+		probes = append(probes, d.probeJob(n, uint8(p), n.path.Extend(uint8(p))))
 	}
-}
-
-// parallel runs f(0..n-1) on up to the engine's per-destination window
-// goroutines: one node's reads all go to one destination.
-func (d *discovery) parallel(ctx context.Context, n int, f func(int)) {
-	if n == 0 {
-		return
-	}
-	workers := min(d.per, n)
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= n {
-					return
-				}
-				f(i)
-			}
-		})
-	}
-	wg.Wait()
+	d.add(ctx, probes...)
 }
 
 func (d *discovery) caps(n *node) *mad.PortInfo {
@@ -431,9 +541,12 @@ func (d *discovery) progress() {
 // and no other arrival already took lp. Two switches sharing a GUID fail
 // this as soon as their neighbours differ, which is how libibnetdisc and
 // ibdiagnet notice them too.
-func (d *discovery) resolve() bool {
+func (d *discovery) resolve(ctx context.Context) bool {
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	defer func() {
+		d.mu.Unlock()
+		d.pump(ctx)
+	}()
 	// What each node found through its own ports.
 	for _, n := range d.nodes {
 		if n.creator != nil && n.creator.from != nil {
@@ -469,8 +582,7 @@ func (d *discovery) resolve() bool {
 			// A second node with this GUID: walk it as a node of its own.
 			dupMade[a.ni.NodeGUID] = true
 			n := d.newNodeLocked(a)
-			d.queue = append(d.queue, func(ctx context.Context) { d.readNode(ctx, n) })
-			d.busy++
+			d.addLocked(d.nodeJob(n))
 			grew = true
 		default:
 			rest = append(rest, a) // wait until the new node is read

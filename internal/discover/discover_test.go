@@ -17,7 +17,9 @@ import (
 func discoverFake(t testing.TB, f *fakeFabric, opts Options, eo transport.Options) (*fabric.Fabric, error) {
 	t.Helper()
 	if eo.Timeout == 0 {
-		eo.Timeout = 20 * time.Millisecond
+		// Generous: under -race on a loaded 2-core machine the answers
+		// of a full window queue behind one another.
+		eo.Timeout = 100 * time.Millisecond
 	}
 	if eo.Retries == 0 {
 		eo.Retries = 1

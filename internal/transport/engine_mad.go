@@ -35,9 +35,29 @@ func (e *Engine) GetSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, m
 	return e.smp(ctx, SMPAt(lid), mad.NewLIDGet(a.AttributeID(), mod), a)
 }
 
+// GoSMP is GetSMP without waiting: it starts the read and returns. done
+// is called once, from an Engine goroutine, with the response (nil when
+// none arrived) and the error GetSMP would have returned; a is decoded
+// before done is called. When GoSMP returns an error (the request was
+// refused up front) done is never called. See Engine.Go.
+func (e *Engine) GoSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32, done func(*mad.SMP, error)) error {
+	req, err := mad.NewDRGet(path, a.AttributeID(), mod)
+	if err != nil {
+		return err
+	}
+	addr := DirectedRoute()
+	return e.Go(ctx, addr, req.Marshal(), func(r *Response, err error) {
+		done(e.checkSMP(addr, req, a, r, err))
+	})
+}
+
 func (e *Engine) smp(ctx context.Context, addr Addr, req *mad.SMP, a mad.Attribute) (*mad.SMP, error) {
-	raw := req.Marshal()
-	r, err := e.Do(ctx, addr, raw)
+	r, err := e.Do(ctx, addr, req.Marshal())
+	return e.checkSMP(addr, req, a, r, err)
+}
+
+// checkSMP checks that r answers req and decodes it into a.
+func (e *Engine) checkSMP(addr Addr, req *mad.SMP, a mad.Attribute, r *Response, err error) (*mad.SMP, error) {
 	if r == nil {
 		return nil, err
 	}

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package sim
-
-func newWaker() waker { return newChanWaker() }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
@@ -95,6 +97,7 @@ func (s *Sim) attach(ni int32, portNum uint8) (*Conn, error) {
 			LinkLayer: "InfiniBand",
 		},
 	}
+	c.head.Store(math.MaxInt64)
 	return c, nil
 }
 
@@ -107,7 +110,10 @@ type Conn struct {
 	local transport.LocalPort
 
 	mu     sync.Mutex
-	queue  []*transport.Packet
+	queue  []*transport.Packet // answers ready for Recv
+	pend   pendingHeap         // on the wall clock: answers not yet due
+	seq    uint64              // pend's tie-break
+	head   atomic.Int64        // pend[0].due, math.MaxInt64 when empty
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
@@ -121,17 +127,15 @@ func (c *Conn) Local() transport.LocalPort { return c.local }
 // Close implements transport.Conn. Answers still in flight are dropped.
 func (c *Conn) Close() error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.closed {
-		c.mu.Unlock()
 		return transport.ErrClosed
 	}
 	c.closed = true
 	c.queue = nil
+	c.pend = nil
+	c.head.Store(math.MaxInt64)
 	close(c.done)
-	c.mu.Unlock()
-	if dq := c.s.dq; dq != nil {
-		dq.drop(c)
-	}
 	return nil
 }
 
@@ -150,12 +154,33 @@ func (c *Conn) Recv(ctx context.Context) (*transport.Packet, error) {
 			c.mu.Unlock()
 			return p, nil
 		}
+		p, wait := c.takeDue()
 		c.mu.Unlock()
+		if p != nil {
+			return p, nil
+		}
+		if wait <= spinWindow.Nanoseconds() {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			c.spin(ctx)
+			continue
+		}
+		var timer *time.Timer
+		var fire <-chan time.Time
+		if wait != math.MaxInt64 {
+			timer = time.NewTimer(time.Duration(wait) - spinWindow)
+			fire = timer.C
+		}
 		select {
 		case <-c.wake:
 		case <-c.done:
+		case <-fire:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
@@ -175,15 +200,15 @@ func (c *Conn) deliver(p *transport.Packet) {
 }
 
 // deliverAfter delivers p once d has passed since start on the Sim's
-// clock. On the wall clock the Sim's deliveryQueue times it (precisely,
-// from start); any other clock's AfterFunc is given d from now.
+// clock. On the wall clock Recv times it (precisely, from start: see
+// deliver.go); any other clock's AfterFunc is given d from now.
 func (c *Conn) deliverAfter(start time.Time, d time.Duration, p *transport.Packet) {
 	if d <= 0 {
 		c.deliver(p)
 		return
 	}
-	if dq := c.s.dq; dq != nil {
-		dq.add(dq.since(start)+d.Nanoseconds(), c, p)
+	if c.s.wall {
+		c.schedule(start.Sub(c.s.epoch).Nanoseconds()+d.Nanoseconds(), p)
 		return
 	}
 	c.s.clock.AfterFunc(d, func() { c.deliver(p) })

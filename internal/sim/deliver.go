@@ -2,157 +2,40 @@ package sim
 
 import (
 	"container/heap"
+	"context"
 	"math"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
-// deliveryQueue delivers delayed answers on the wall clock precisely.
+// Answers on the wall clock.
 //
-// A Go timer per answer is not precise enough for the simulator's
+// A Go timer per delayed answer is not precise enough for the simulator's
 // microsecond latencies: when the process is otherwise idle the runtime
-// sleeps in the netpoller with millisecond granularity, so a 20µs answer
-// arrives about 1ms late. Kernel sleeps are not precise either on a VM
-// (tens of microseconds late, more under load). So one goroutine per Sim
-// keeps the pending answers in a heap ordered by due time; it sleeps
-// (interruptibly, see waker) while the next answer is more than
-// spinWindow away, and spins, yielding the processor at each turn, only
-// for that last stretch. It runs only while answers are pending: with
-// none it exits, so an idle Sim has no goroutine and burns no CPU.
-type deliveryQueue struct {
-	epoch time.Time // with a monotonic reading: due times count from it
+// sleeps in the netpoller with millisecond granularity, so an answer due
+// in 20µs arrives about 1ms late (measured: BenchmarkRealClockRTT).
+// Kernel sleeps are no cure on a VM either: ppoll and nanosleep woke
+// 50-150µs late on the 2-core KVM guest this was measured on.
+//
+// So on the wall clock a Conn keeps its delayed answers in a heap by due
+// time, and the goroutine in Recv takes them out itself once they are
+// due: it sleeps on a Go timer (or until Send queues an earlier answer)
+// while the next answer is more than spinWindow away, and spins, yielding
+// the processor at each turn, only for that last stretch. There is no
+// delivery goroutine: nothing runs for a Conn nobody reads, and an idle
+// Conn costs nothing.
 
-	mu       sync.Mutex
-	q        pendingHeap
-	seq      uint64
-	running  bool  // the delivery goroutine is alive
-	w        waker // its waker, while running
-	sleeping bool  // it sleeps (or is about to) towards wakeAt
-	wakeAt   int64
+// spinWindow is how long before an answer is due Recv stops sleeping on a
+// Go timer and spins: a Go timer can fire a millisecond late.
+const spinWindow = 2 * time.Millisecond
 
-	// head is q's earliest due time (math.MaxInt64 when q is empty), for
-	// the spinning goroutine to watch without taking mu.
-	head atomic.Int64
-}
-
+// pending is a delayed answer.
 type pending struct {
-	due int64 // ns since epoch
+	due int64 // ns since the Sim's epoch (monotonic)
 	seq uint64
-	c   *Conn
 	p   *transport.Packet
-}
-
-func newDeliveryQueue(epoch time.Time) *deliveryQueue {
-	d := &deliveryQueue{epoch: epoch}
-	d.head.Store(math.MaxInt64)
-	return d
-}
-
-// since returns t in ns since the queue's epoch.
-func (d *deliveryQueue) since(t time.Time) int64 { return t.Sub(d.epoch).Nanoseconds() }
-
-func (d *deliveryQueue) now() int64 { return time.Since(d.epoch).Nanoseconds() }
-
-// add queues p for c, due at the given time (ns since epoch).
-func (d *deliveryQueue) add(due int64, c *Conn, p *transport.Packet) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.seq++
-	heap.Push(&d.q, pending{due: due, seq: d.seq, c: c, p: p})
-	if d.q[0].due != due || d.q[0].seq != d.seq {
-		return // not the new head: the goroutine's plan stands
-	}
-	d.head.Store(due)
-	switch {
-	case !d.running:
-		d.running = true
-		d.w = newWaker()
-		go d.run(d.w)
-	case d.sleeping && due < d.wakeAt:
-		d.w.wake()
-	}
-}
-
-// drop forgets every answer pending for c (c is closing).
-func (d *deliveryQueue) drop(c *Conn) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	kept := d.q[:0]
-	for _, e := range d.q {
-		if e.c != c {
-			kept = append(kept, e)
-		}
-	}
-	clear(d.q[len(kept):])
-	if len(kept) == len(d.q) {
-		return
-	}
-	d.q = kept
-	heap.Init(&d.q)
-	if len(d.q) == 0 {
-		d.head.Store(math.MaxInt64)
-	} else {
-		d.head.Store(d.q[0].due)
-	}
-	if d.sleeping {
-		d.w.wake() // replan, or exit if nothing is left
-	}
-}
-
-// spinWindow is how close to a due time the delivery goroutine stops
-// sleeping and spins; waker.slack is how late its sleeps end.
-func (d *deliveryQueue) run(w waker) {
-	var batch []pending
-	for {
-		d.mu.Lock()
-		d.sleeping = false
-		now := d.now()
-		for len(d.q) > 0 && d.q[0].due <= now {
-			batch = append(batch, heap.Pop(&d.q).(pending))
-		}
-		next := int64(math.MaxInt64)
-		if len(d.q) > 0 {
-			next = d.q[0].due
-		}
-		d.head.Store(next)
-		if len(batch) > 0 {
-			d.mu.Unlock()
-			for i, e := range batch {
-				e.c.deliver(e.p)
-				batch[i] = pending{}
-			}
-			batch = batch[:0]
-			continue
-		}
-		if next == math.MaxInt64 {
-			d.running = false
-			d.w = nil
-			d.mu.Unlock()
-			w.close()
-			return
-		}
-		if wait := next - now; wait > w.slack() {
-			d.sleeping, d.wakeAt = true, next
-			d.mu.Unlock()
-			w.sleep(time.Duration(wait - w.slack()))
-			continue
-		}
-		d.mu.Unlock()
-		// The last stretch: spin until the head is due, or until it
-		// moved far enough away (its Conn closed) to sleep again.
-		for {
-			runtime.Gosched()
-			now := d.now()
-			head := d.head.Load()
-			if now >= head || head-now > w.slack() {
-				break
-			}
-		}
-	}
 }
 
 type pendingHeap []pending
@@ -174,49 +57,76 @@ func (h *pendingHeap) Pop() any {
 	return e
 }
 
-// A waker is the delivery goroutine's interruptible sleep.
-type waker interface {
-	// sleep returns after about d, or sooner once wake is called (a
-	// wake that came before sleep makes it return at once).
-	sleep(d time.Duration)
-	wake()
-	close()
-	// slack is how late sleep may return: nearer due times are spun for.
-	slack() int64
-}
-
-// chanWaker sleeps on a Go timer. A sub-millisecond Go timer can fire a
-// millisecond late (the netpoller waits in whole milliseconds), so it
-// spins for the last 2ms.
-type chanWaker struct{ c chan struct{} }
-
-func newChanWaker() *chanWaker { return &chanWaker{c: make(chan struct{}, 1)} }
-
-func (w *chanWaker) sleep(d time.Duration) {
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-w.c:
-		t.Stop()
-	}
-}
-
-func (w *chanWaker) wake() {
-	select {
-	case w.c <- struct{}{}:
-	default:
-	}
-}
-
-func (w *chanWaker) close()       {}
-func (w *chanWaker) slack() int64 { return (2 * time.Millisecond).Nanoseconds() }
-
 // isRealClock reports whether c is the wall clock, whose delayed answers
-// go through a deliveryQueue rather than c.AfterFunc.
+// Recv times itself rather than c.AfterFunc.
 func isRealClock(c Clock) bool {
 	switch c.(type) {
 	case RealClock, *RealClock:
 		return true
 	}
 	return false
+}
+
+// wallNow is the wall clock in ns since the Sim's epoch.
+func (s *Sim) wallNow() int64 { return time.Since(s.epoch).Nanoseconds() }
+
+// schedule queues p for Recv at due (ns since the Sim's epoch).
+func (c *Conn) schedule(due int64, p *transport.Packet) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.seq++
+	heap.Push(&c.pend, pending{due: due, seq: c.seq, p: p})
+	first := c.pend[0].seq == c.seq
+	if first {
+		c.head.Store(due)
+	}
+	c.mu.Unlock()
+	if first { // a Recv asleep for a later answer must wake up earlier
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// takeDue returns the earliest pending answer if it is due, or else how
+// long until it is (math.MaxInt64: none pending). Callers hold c.mu.
+func (c *Conn) takeDue() (*transport.Packet, int64) {
+	if len(c.pend) == 0 {
+		return nil, math.MaxInt64
+	}
+	wait := c.pend[0].due - c.s.wallNow()
+	if wait > 0 {
+		return nil, wait
+	}
+	e := heap.Pop(&c.pend).(pending)
+	if len(c.pend) > 0 {
+		c.head.Store(c.pend[0].due)
+	} else {
+		c.head.Store(math.MaxInt64)
+	}
+	return e.p, 0
+}
+
+// spin yields the processor until the earliest pending answer is due, it
+// moved more than spinWindow away (or there is none), ctx is done or c
+// closes.
+func (c *Conn) spin(ctx context.Context) {
+	for {
+		runtime.Gosched()
+		head := c.head.Load()
+		if left := head - c.s.wallNow(); left <= 0 || left > spinWindow.Nanoseconds() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.done:
+			return
+		default:
+		}
+	}
 }

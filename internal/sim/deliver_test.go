@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,57 +144,57 @@ func TestRealClockTimeoutNotice(t *testing.T) {
 	}
 }
 
-// The delivery goroutine runs only while answers are pending: it exits
-// once they are delivered, and when the Conn they are for closes.
-func TestRealClockDeliveryGoroutineExits(t *testing.T) {
+// Recv times wall-clock answers itself: no goroutine runs for them, a
+// closed Conn drops them, and a Recv asleep for a later answer wakes for
+// an earlier one Send queued meanwhile.
+func TestRealClockNoGoroutines(t *testing.T) {
 	base := runtime.NumGoroutine()
-	s, c := realSim(t, Options{HopLatency: time.Microsecond})
-	if deliveryRunning(s) {
-		t.Fatal("delivery goroutine running with nothing pending")
-	}
-	sendDR(t, c, 1, mad.Path{1}, 0)
-	if tid, _ := recvTID(t, c); tid != 1 {
-		t.Fatalf("TID %d", tid)
-	}
-	waitGoroutines(t, base)
-
-	// An answer a minute away keeps it (asleep) until the Conn closes.
-	if err := s.Kill("leaf01"); err != nil {
+	s, c := realSim(t, Options{HopLatency: 500 * time.Microsecond})
+	if err := s.Kill("spine01"); err != nil {
 		t.Fatal(err)
 	}
-	sendDR(t, c, 2, mad.Path{1}, time.Minute)
-	if !deliveryRunning(s) {
-		t.Error("no delivery goroutine with an answer pending")
+	sendDR(t, c, 1, mad.Path{1, 3}, time.Minute) // spine01 is dead: times out in a minute
+	if g := simGoroutines(); g != "" {
+		t.Errorf("goroutines running simulator code with an answer pending:\n%s", g)
+	}
+	got := make(chan uint64)
+	go func() {
+		tid, _ := recvTID(t, c)
+		got <- tid
+	}()
+	time.Sleep(5 * time.Millisecond) // Recv is asleep for the minute
+	start := time.Now()
+	sendDR(t, c, 2, mad.Path{1}, 0) // leaf01 answers in 1ms
+	select {
+	case tid := <-got:
+		if d := time.Since(start); tid != 2 || d < time.Millisecond {
+			t.Errorf("TID %d after %v, want 2 after 1ms or later", tid, d)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Recv did not wake for the earlier answer")
 	}
 	c.Close()
-	waitGoroutines(t, base)
-	if deliveryRunning(s) {
-		t.Error("delivery goroutine still running after the Conn closed")
+	if p := poll(c); p != nil {
+		t.Errorf("Recv after Close returned %v", p)
 	}
-
-	// Another Conn's pending answers keep it going after one closes.
-	c2, err := s.Attach("gpu002 mlx5_0", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c2.Close()
-	c3, err := s.Attach("gpu003 mlx5_0", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sendDR(t, c2.(*Conn), 3, mad.Path{1}, 2*time.Millisecond)
-	sendDR(t, c3.(*Conn), 4, mad.Path{1}, time.Minute)
-	c3.Close()
-	if tid, st := recvTID(t, c2.(*Conn)); tid != 3 || st != transport.StatusTimedOut {
-		t.Errorf("TID %d status %d, want 3 timed out", tid, st)
+	if len(c.pend) != 0 {
+		t.Errorf("%d answers kept after Close", len(c.pend))
 	}
 	waitGoroutines(t, base)
 }
 
-func deliveryRunning(s *Sim) bool {
-	s.dq.mu.Lock()
-	defer s.dq.mu.Unlock()
-	return s.dq.running
+// simGoroutines returns the stacks of the goroutines (other than the
+// caller's) that are running simulator code.
+func simGoroutines() string {
+	buf := make([]byte, 1<<20)
+	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+	var out []string
+	for _, g := range stacks[1:] {
+		if strings.Contains(g, "internal/sim.(*") {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // waitGoroutines waits until the number of goroutines drops to n (or

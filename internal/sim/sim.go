@@ -93,7 +93,7 @@ var DefaultPMACaps = PMACaps{
 type Sim struct {
 	opts  Options
 	clock Clock
-	dq    *deliveryQueue // times delayed answers on the wall clock; nil on other clocks
+	wall  bool // the clock is the wall clock: Recv times delayed answers (deliver.go)
 	pma   PMACaps
 	epoch time.Time // node busy times are kept relative to it
 
@@ -235,9 +235,7 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 		s.opts.LIDHopLimit = 64
 	}
 	s.epoch = s.clock.Now()
-	if isRealClock(s.clock) {
-		s.dq = newDeliveryQueue(s.epoch)
-	}
+	s.wall = isRealClock(s.clock)
 	s.rnd.Store(opts.Seed)
 
 	idx := make(map[*fabric.Node]int32, len(f.Nodes))

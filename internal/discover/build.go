@@ -2,6 +2,7 @@ package discover
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -25,6 +26,11 @@ func (d *discovery) build() *fabric.Fabric {
 		n.out, n.claimed = nil, nil
 	}
 	d.pending = nil
+	// Collect now, while the heap is at the walk's size, so the model is
+	// made in what the walk leaves instead of growing the heap past it:
+	// peak memory is the walk's rather than walk plus model. One forced
+	// cycle over the walk's live state costs a few milliseconds.
+	runtime.GC()
 	f := &fabric.Fabric{Nodes: make([]*fabric.Node, 0, len(d.nodes))}
 	for _, n := range d.nodes {
 		d.fabricNode(n)

@@ -143,6 +143,7 @@ type request struct {
 	key   destKey
 	done  func(*Response, error)
 	watch bool // counted in Engine.ctxs
+	owned bool // req is the Engine's: the first attempt may be req itself
 
 	state    int
 	attempt  int // current attempt, 1-based
@@ -286,7 +287,7 @@ func (e *Engine) Do(ctx context.Context, addr Addr, req []byte) (*Response, erro
 		err  error
 	}
 	ch := make(chan result, 1)
-	r, err := e.submit(ctx, addr, req, func(resp *Response, err error) { ch <- result{resp, err} }, false)
+	r, err := e.submit(ctx, addr, req, func(resp *Response, err error) { ch <- result{resp, err} }, false, false)
 	if err != nil {
 		return nil, err
 	}
@@ -308,11 +309,18 @@ func (e *Engine) Do(ctx context.Context, addr Addr, req []byte) (*Response, erro
 // must not block for long, and it may call Go. A request whose ctx ends
 // completes with an error wrapping ctx.Err().
 func (e *Engine) Go(ctx context.Context, addr Addr, req []byte, done func(*Response, error)) error {
-	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil)
+	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil, false)
 	return err
 }
 
-func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*Response, error), watch bool) (*request, error) {
+// goOwned is Go for a request buffer nobody else holds: the Engine writes
+// the first attempt's TID into it instead of copying it.
+func (e *Engine) goOwned(ctx context.Context, addr Addr, req []byte, done func(*Response, error)) error {
+	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil, true)
+	return err
+}
+
+func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*Response, error), watch, owned bool) (*request, error) {
 	h, err := mad.PeekHeader(req)
 	if err != nil {
 		return nil, fmt.Errorf("transport: not sending a malformed request: %w", err)
@@ -323,7 +331,7 @@ func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*R
 	if h.Method.Request() == mad.MethodSet && !e.opts.AllowWrites {
 		return nil, fmt.Errorf("%s %s to %s: %w", h.Class, mad.AttrName(h.Class, h.AttrID), where(addr, req, h), ErrReadOnly)
 	}
-	r := &request{ctx: ctx, addr: addr, h: h, req: req, key: keyOf(addr, req, h), done: done, start: time.Now()}
+	r := &request{ctx: ctx, addr: addr, h: h, req: req, key: keyOf(addr, req, h), done: done, owned: owned, start: time.Now()}
 	r.tids = r.tidBuf[:0]
 	var acts actions
 	e.mu.Lock()
@@ -386,8 +394,12 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 	now := time.Now()
 	e.calls[tid] = entry{r: r, attempt: r.attempt, sentAt: now}
 	r.tids = append(r.tids, tid)
-	r.buf = make([]byte, len(r.req))
-	copy(r.buf, r.req)
+	if r.attempt == 1 && r.owned {
+		r.buf = r.req // each later attempt gets its own copy: a Conn or Tap may still hold this one
+	} else {
+		r.buf = make([]byte, len(r.req))
+		copy(r.buf, r.req)
+	}
 	binary.BigEndian.PutUint64(r.buf[8:16], uint64(tid))
 	r.deadline = now.Add(e.opts.Timeout)
 	e.linkLocked(r)

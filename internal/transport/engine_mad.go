@@ -46,7 +46,7 @@ func (e *Engine) GoSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod 
 		return err
 	}
 	addr := DirectedRoute()
-	return e.Go(ctx, addr, req.Marshal(), func(r *Response, err error) {
+	return e.goOwned(ctx, addr, req.Marshal(), func(r *Response, err error) {
 		done(e.checkSMP(addr, req, a, r, err))
 	})
 }

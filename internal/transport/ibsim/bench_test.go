@@ -2,6 +2,7 @@ package ibsim_test
 
 import (
 	"context"
+	"encoding/binary"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -148,4 +149,59 @@ func cpuTime(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkConn measures the Conn alone (no Engine): bursts of 64
+// directed-route NodeInfo Gets are sent, then their 64 answers received.
+// cpu-µs/MAD is this process's CPU per MAD (ibsim's is not counted).
+func BenchmarkConn(b *testing.B) {
+	s := ibsimtest.Start(b, ibsimtest.FatTree(benchLeaves, benchHosts, benchSpines))
+	var reqs [][]byte
+	for _, p := range benchPaths() {
+		m, err := mad.NewDRGet(p, mad.AttrNodeInfo, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		reqs = append(reqs, m.Marshal())
+	}
+	const burst = 64
+	b.Run("DRNodeInfo/burst="+strconv.Itoa(burst), func(b *testing.B) {
+		c, err := ibsim.Dial(context.Background(), ibsim.Options{SockName: s.SockName, Host: "h0001"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		b.ResetTimer()
+		cpu0 := cpuTime(b)
+		start := time.Now()
+		for i := 0; i < b.N; i += burst {
+			n := min(burst, b.N-i)
+			for j := range n {
+				m := reqs[(i+j)%len(reqs)]
+				binary.BigEndian.PutUint64(m[8:16], uint64(i+j+1))
+				if err := c.Send(ctx, &transport.Packet{Addr: transport.DirectedRoute(), MAD: m}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for range n {
+				p, err := c.Recv(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Status != 0 || mad.TIDLow(binary.BigEndian.Uint64(p.MAD[8:16])) <= uint32(i) {
+					b.Fatalf("answer status %d tid %x", p.Status, p.MAD[8:16])
+				}
+			}
+		}
+		el := time.Since(start)
+		cpu := cpuTime(b) - cpu0
+		b.StopTimer()
+		b.ReportMetric(float64(b.N)/el.Seconds(), "MADs/s")
+		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/float64(b.N), "cpu-µs/MAD")
+		if st := c.Stats(); st != (ibsim.Stats{}) {
+			b.Errorf("stats %+v", st)
+		}
+	})
 }

@@ -105,8 +105,13 @@ type Conn struct {
 
 	local atomic.Pointer[transport.LocalPort]
 
-	mu      sync.Mutex
-	queue   []*transport.Packet
+	mu    sync.Mutex
+	queue []*transport.Packet // filled by the reader
+	// Under recvMu: packets Recv took from queue in one go, rq[rpos:]
+	// not yet returned.
+	recvMu  sync.Mutex
+	rq      []*transport.Packet
+	rpos    int
 	readErr error
 	notify  chan struct{} // cap 1: something was queued or the reader ended
 	done    chan struct{} // closed by Close
@@ -555,12 +560,24 @@ func (c *Conn) writeSlow(ctx context.Context, b []byte) error {
 	return err
 }
 
+// rxSlot is one received message: the Packet handed to Recv and the
+// bytes its MAD aliases, in one allocation. A slot handed to Recv is never
+// reused.
+type rxSlot struct {
+	p   transport.Packet
+	buf [dataSize + 1]byte // one spare byte to notice oversize messages
+}
+
 // reader drains the data socket until Close, queueing packets for Recv.
+// Each turn takes every message waiting (up to rxBatchMax) in one system
+// call where the platform allows, queues them under one lock and wakes
+// Recv once.
 func (c *Conn) reader() {
 	defer close(c.readerDone)
-	buf := make([]byte, dataSize+1) // one spare byte to notice oversize messages
+	rx := newRxBatch()
+	got := make([]*transport.Packet, 0, rxBatchMax)
 	for {
-		n, err := c.data.Read(buf)
+		n, err := rx.recv(c.raw)
 		if err != nil {
 			if c.isClosed() {
 				err = transport.ErrClosed
@@ -573,42 +590,29 @@ func (c *Conn) reader() {
 			c.wake()
 			return
 		}
-		p, ok := decodePacket(buf[:n])
-		if !ok {
-			c.malformed.Add(1)
+		got = got[:0]
+		for i := range n {
+			s := rx.slots[i]
+			if !decodeInto(&s.p, rx.msg(i)) {
+				c.malformed.Add(1)
+				continue // the slot is reused
+			}
+			got = append(got, &s.p)
+			rx.slots[i] = nil
+		}
+		if len(got) == 0 {
 			continue
 		}
 		c.mu.Lock()
-		if len(c.queue) >= maxQueued {
-			c.mu.Unlock()
-			c.dropped.Add(1)
-			continue
+		if room := maxQueued - len(c.queue); room < len(got) {
+			c.dropped.Add(uint64(len(got) - room))
+			got = got[:room]
 		}
-		c.queue = append(c.queue, p)
+		c.queue = append(c.queue, got...)
 		c.mu.Unlock()
+		clear(got[:cap(got)])
 		c.wake()
 	}
-}
-
-// decodePacket turns a data message into a Packet. A status-110 message is
-// ibsim handing back an undeliverable request: its Addr is where the
-// request was going.
-func decodePacket(b []byte) (*transport.Packet, bool) {
-	h, m, err := unmarshalData(b)
-	if err != nil {
-		return nil, false
-	}
-	p := &transport.Packet{MAD: append([]byte(nil), m...)}
-	if h.Status != 0 {
-		p.Status = transport.StatusTimedOut
-		p.Addr = transport.Addr{DLID: h.DLID, QP: h.DQP}
-	} else {
-		p.Addr = transport.Addr{DLID: h.SLID, QP: h.SQP}
-	}
-	if p.Addr.QP == transport.QP1 {
-		p.Addr.QKey = transport.GSIQKey
-	}
-	return p, true
 }
 
 func (c *Conn) wake() {
@@ -619,22 +623,34 @@ func (c *Conn) wake() {
 }
 
 // Recv returns the next packet: an answer (Status 0) or a request ibsim
-// could not deliver (Status transport.StatusTimedOut).
+// could not deliver (Status transport.StatusTimedOut). It takes everything
+// the reader has queued at once and hands it out without touching the
+// reader's lock again.
 func (c *Conn) Recv(ctx context.Context) (*transport.Packet, error) {
 	for {
+		c.recvMu.Lock()
+		if c.rpos < len(c.rq) {
+			p := c.rq[c.rpos]
+			c.rq[c.rpos] = nil
+			c.rpos++
+			c.recvMu.Unlock()
+			return p, nil
+		}
 		c.mu.Lock()
 		if len(c.queue) > 0 {
-			p := c.queue[0]
-			c.queue[0] = nil
-			c.queue = c.queue[1:]
-			if len(c.queue) == 0 {
-				c.queue = nil
+			// Swap buffers: the reader appends to the one Recv drained.
+			spare := c.rq[:0]
+			if cap(spare) > 4096 {
+				spare = nil // let a burst's buffer go
 			}
+			c.rq, c.rpos, c.queue = c.queue, 0, spare
 			c.mu.Unlock()
-			return p, nil
+			c.recvMu.Unlock()
+			continue
 		}
 		err := c.readErr
 		c.mu.Unlock()
+		c.recvMu.Unlock()
 		if err != nil {
 			return nil, err
 		}

@@ -98,3 +98,90 @@ func TestSendStuck(t *testing.T) {
 		t.Fatalf("send after close: %v", err)
 	}
 }
+
+// TestReader feeds the data socket a stream of answers, undeliverable
+// requests and malformed messages and checks that Recv returns every
+// well-formed one, in order, with its own bytes (packets received later
+// must not overwrite earlier ones), and counts the malformed ones.
+func TestReader(t *testing.T) {
+	c, peer := fakeData(t)
+	c.notify = make(chan struct{}, 1)
+	c.readerDone = make(chan struct{})
+	to := &net.UnixAddr{Name: sockAddr(clientDataName(c.base, c.id)), Net: "unixgram"}
+	const n = 500
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			b := make([]byte, dataSize)
+			m := make([]byte, 256)
+			for j := range m {
+				m[j] = byte(i + j)
+			}
+			h := dataMsg{DLID: 1, SLID: uint16(i), DQP: 0, SQP: uint32(i % 2), Length: 256}
+			if i%7 == 3 {
+				h.Status = statusTimedOut
+			}
+			marshalData(b, &h, m)
+			switch i % 50 {
+			case 10:
+				b = append(b, 0) // one byte too long
+			case 20:
+				b = b[:dataSize-1]
+			}
+			if _, err := peer.WriteToUnix(b, to); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	go c.reader()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []*transport.Packet
+	for i := range n {
+		if i%50 == 10 || i%50 == 20 {
+			continue
+		}
+		p, err := c.Recv(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		got = append(got, p)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	for _, p := range got {
+		for i%50 == 10 || i%50 == 20 {
+			i++
+		}
+		want := transport.Addr{DLID: uint16(i), QP: uint32(i % 2)}
+		wantStatus := 0
+		if i%7 == 3 {
+			want, wantStatus = transport.Addr{DLID: 1, QP: 0}, transport.StatusTimedOut
+		}
+		if want.QP == transport.QP1 {
+			want.QKey = transport.GSIQKey
+		}
+		if p.Addr != want || p.Status != wantStatus || len(p.MAD) != 256 {
+			t.Fatalf("message %d: %+v status %d, want %+v status %d", i, p.Addr, p.Status, want, wantStatus)
+		}
+		for j, v := range p.MAD {
+			if v != byte(i+j) {
+				t.Fatalf("message %d byte %d = %d, want %d", i, j, v, byte(i+j))
+			}
+		}
+		i++
+	}
+	if st := c.Stats(); st != (Stats{Malformed: 2 * n / 50}) {
+		t.Errorf("stats %+v", st)
+	}
+	close(c.done)
+	c.data.Close()
+	<-c.readerDone
+	if _, err := c.Recv(ctx); !errors.Is(err, transport.ErrClosed) {
+		t.Errorf("Recv after close: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -180,6 +181,27 @@ func unmarshalData(b []byte) (dataMsg, []byte, error) {
 		Length: binary.BigEndian.Uint64(b[24:32]),
 	}
 	return h, b[dataHdrSize:dataSize], nil
+}
+
+// decodeInto fills p from a data message. p.MAD aliases b. A status-110
+// message is ibsim handing back an undeliverable request: its Addr is
+// where the request was going.
+func decodeInto(p *transport.Packet, b []byte) bool {
+	h, m, err := unmarshalData(b)
+	if err != nil {
+		return false
+	}
+	*p = transport.Packet{MAD: m[:len(m):len(m)]}
+	if h.Status != 0 {
+		p.Status = transport.StatusTimedOut
+		p.Addr = transport.Addr{DLID: h.DLID, QP: h.DQP}
+	} else {
+		p.Addr = transport.Addr{DLID: h.SLID, QP: h.SQP}
+	}
+	if p.Addr.QP == transport.QP1 {
+		p.Addr.QKey = transport.GSIQKey
+	}
+	return true
 }
 
 // Socket names (§2). Every name is abstract and carries ibsim's trailing

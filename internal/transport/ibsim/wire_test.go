@@ -80,30 +80,36 @@ func TestDataBytes(t *testing.T) {
 
 	resp := make([]byte, dataSize)
 	copy(resp, unhex(t, perfRespHead))
-	p, ok := decodePacket(resp)
-	if !ok {
+	var p transport.Packet
+	if !decodeInto(&p, resp) {
 		t.Fatal("reply not decoded")
 	}
 	want2 := transport.Packet{Addr: transport.Addr{DLID: 11, QP: 1, QKey: transport.GSIQKey}, MAD: resp[32:]}
 	if p.Status != 0 || p.Addr != want2.Addr || !bytes.Equal(p.MAD, want2.MAD) {
 		t.Errorf("reply = %+v", p)
 	}
-	// The MAD is a copy, not an alias of the read buffer.
-	resp[32] = 9
-	if p.MAD[0] != 1 {
-		t.Error("decoded MAD aliases the receive buffer")
+	// The MAD aliases the message (the reader gives every message its own
+	// buffer) but cannot be appended into the spare byte.
+	if &p.MAD[0] != &resp[32] || cap(p.MAD) != 256 {
+		t.Errorf("MAD at %p cap %d, message MAD at %p", &p.MAD[0], cap(p.MAD), &resp[32])
 	}
 
-	// Status 110: the request comes back, addresses not swapped.
+	// Status 110: the request comes back, addresses not swapped. Every
+	// field is overwritten.
 	back := make([]byte, dataSize)
 	copy(back, head)
 	back[19] = 110
-	p, _ = decodePacket(back)
-	if p.Status != transport.StatusTimedOut || p.Addr.DLID != 11 || p.Addr.QP != 1 {
+	p.Timeout = 1
+	decodeInto(&p, back)
+	if p.Status != transport.StatusTimedOut || p.Addr.DLID != 11 || p.Addr.QP != 1 || p.Timeout != 0 {
 		t.Errorf("status-110 packet = %+v", p)
 	}
-	if _, ok := decodePacket(back[:287]); ok {
-		t.Error("287-byte message decoded")
+	for _, n := range []int{0, 287, 289} {
+		b := make([]byte, n)
+		copy(b, back)
+		if decodeInto(&p, b) {
+			t.Errorf("%d-byte message decoded", n)
+		}
 	}
 }
 
@@ -124,7 +130,8 @@ func FuzzDecodePacket(f *testing.F) {
 	f.Add(make([]byte, dataSize))
 	f.Add(unhex(f, perfRespHead+strings.Repeat("00", dataSize-48)))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, ok := decodePacket(b)
+		p := new(transport.Packet)
+		ok := decodeInto(p, b)
 		if ok != (len(b) == dataSize) {
 			t.Fatalf("len %d decoded=%v", len(b), ok)
 		}

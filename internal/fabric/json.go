@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -372,14 +373,17 @@ func (m *jsonMasks) decode(parse func(string) (uint16, error)) (a, e, s uint16, 
 	return
 }
 
-var portStates, physStates = func() (map[string]mad.PortState, map[string]mad.PhysState) {
+// stateNames maps the state names the JSON carries back to states. Built
+// on first use, not at init: every ibdoctor command links this package,
+// few decode JSON.
+var stateNames = sync.OnceValues(func() (map[string]mad.PortState, map[string]mad.PhysState) {
 	a, b := make(map[string]mad.PortState), make(map[string]mad.PhysState)
 	for i := 0; i < 256; i++ {
 		a[mad.PortState(i).String()] = mad.PortState(i)
 		b[mad.PhysState(i).String()] = mad.PhysState(i)
 	}
 	return a, b
-}()
+})
 
 func parseGUIDString(what, s string) (uint64, error) {
 	if !strings.HasPrefix(s, "0x") && !strings.HasPrefix(s, "0X") {
@@ -560,6 +564,7 @@ func (jp *jsonPort) decode() (*Port, error) {
 		return nil, err
 	}
 	var ok bool
+	portStates, physStates := stateNames()
 	if p.State, ok = portStates[jp.State]; !ok && jp.State != "" {
 		return nil, fmt.Errorf("state %q: want Down, Init, Armed, Active, ...", jp.State)
 	}

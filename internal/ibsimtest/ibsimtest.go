@@ -367,7 +367,12 @@ func (s *Sim) stop() {
 func (s *Sim) Stderr() string { return s.errBuf.String() }
 
 // env returns the environment of a libumad2sim client attached at host.
-func (s *Sim) env(host string) []string {
+func (s *Sim) env(host string) []string { return s.toolEnv(host, true) }
+
+// toolEnv returns this process's environment for a client of s attached
+// at host ("" for ibsim's default port), with LD_PRELOAD set to
+// libumad2sim when preload is true and dropped otherwise.
+func (s *Sim) toolEnv(host string, preload bool) []string {
 	env := make([]string, 0, len(os.Environ())+3)
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "LD_PRELOAD=") || strings.HasPrefix(kv, ibsim.EnvHost+"=") || strings.HasPrefix(kv, ibsim.EnvSockName+"=") {
@@ -375,7 +380,10 @@ func (s *Sim) env(host string) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "LD_PRELOAD="+UMAD2Sim, ibsim.EnvSockName+"="+s.SockName)
+	if preload {
+		env = append(env, "LD_PRELOAD="+UMAD2Sim)
+	}
+	env = append(env, ibsim.EnvSockName+"="+s.SockName)
 	if host != "" {
 		env = append(env, ibsim.EnvHost+"="+host)
 	}

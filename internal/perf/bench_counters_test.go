@@ -1,22 +1,15 @@
 package perf_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,24 +20,8 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
-	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
-
-func benchRuns() int {
-	if s := os.Getenv("IBDOCTOR_BENCH_RUNS"); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 3
-}
-
-func runByName(b *testing.B, tag, how string) {
-	if fl := flag.Lookup("test.bench"); fl == nil || !strings.Contains(fl.Value.String(), tag) {
-		b.Skip("takes minutes: run it by name, " + how)
-	}
-}
 
 // BenchmarkCountersIbsim8k sweeps the counters of a 9,472-node
 // three-level fat tree (topology.FatTree8k: 32-port switches, 8,192 HCAs,
@@ -69,16 +46,9 @@ func runByName(b *testing.B, tag, how string) {
 //
 // It skips without ibsim and infiniband-diags (fails with CI=true).
 func BenchmarkCountersIbsim8k(b *testing.B) {
-	runByName(b, "8k", "-bench CountersIbsim8k -benchtime 1x -timeout 40m")
-	f, err := topology.FatTree8k().Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var net bytes.Buffer
-	if err := fabric.WriteNetFile(&net, f, fabric.NetFileOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	benchCountersIbsim(b, net.String(), firstCA(f), len(f.Nodes))
+	ibsimtest.RequireNamedBench(b, "8k", "-bench CountersIbsim8k -benchtime 1x -timeout 40m")
+	f, net, host := ibsimtest.NetFile(b, topology.FatTree8k())
+	benchCountersIbsim(b, net, host, len(f.Nodes))
 }
 
 // BenchmarkCountersIbsim1k is the same on a 1,072-node two-level fat tree
@@ -89,70 +59,30 @@ func BenchmarkCountersIbsim1k(b *testing.B) {
 	benchCountersIbsim(b, ibsimtest.FatTree(32, 32, 16), "h0001", 32*32+32+16)
 }
 
-func firstCA(f *fabric.Fabric) string {
-	for _, n := range f.Nodes {
-		if n.Type == mad.NodeCA {
-			return fabric.DefaultNodeID(n)
-		}
-	}
-	return ""
-}
-
 var iqeSummary = regexp.MustCompile(`## Summary: (\d+) nodes checked, (\d+) bad nodes found\s+##\s+(\d+) ports checked`)
 
 func benchCountersIbsim(b *testing.B, net, host string, nodes int) {
 	ibsimtest.Require(b, "opensm", "ibqueryerrors")
-	runs := benchRuns()
+	runs := ibsimtest.BenchRuns()
 	setup := time.Now()
 	s := ibsimtest.Start(b, net)
 	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true})
 	b.Logf("ibsim + OpenSM: %v (%d nodes)", time.Since(setup).Round(time.Millisecond), nodes)
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "ibdoctor")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/ibdoctor/ibdoctor/cmd/ibdoctor")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building ibdoctor: %v\n%s", err, out)
-	}
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LD_PRELOAD=") && !strings.HasPrefix(kv, ibsim.EnvSockName+"=") && !strings.HasPrefix(kv, ibsim.EnvHost+"=") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, ibsim.EnvSockName+"="+s.SockName, ibsim.EnvHost+"="+host)
+	bin := ibsimtest.BuildIbdoctor(b)
 
 	// measure runs one child; exit 0 or 1 (ports over threshold) is a
 	// complete sweep, anything else fails the benchmark.
-	measure := func(name string, args []string, extraEnv ...string) (time.Duration, string) {
-		out := filepath.Join(dir, name+".out")
-		fh, err := os.Create(out)
+	measure := func(args []string, preload bool) (time.Duration, string) {
+		c := s.MeasureChild(b, args, ibsimtest.ChildOptions{Host: host, Preload: preload, ExitOK: []int{1}})
+		data, err := os.ReadFile(c.Output)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer fh.Close()
-		var stderr bytes.Buffer
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = dir // libumad2sim writes sys-<pid>/ here
-		cmd.Env = append(slices.Clone(env), extraEnv...)
-		cmd.Stdout, cmd.Stderr = fh, &stderr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		start := time.Now()
-		err = cmd.Run()
-		wall := time.Since(start)
-		var ee *exec.ExitError
-		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-			b.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return wall, string(data)
+		return c.Wall, string(data)
 	}
 	ours := func(extra ...string) (time.Duration, int) {
 		args := append([]string{bin, "counters", "--ibsim=" + s.SockName, "--ibsim-host", host, "--json"}, extra...)
-		wall, out := measure("ibdoctor", args)
+		wall, out := measure(args, false)
 		var d struct {
 			Summary map[string]int `json:"summary"`
 		}
@@ -165,7 +95,7 @@ func benchCountersIbsim(b *testing.B, net, host string, nodes int) {
 		return wall, d.Summary["ports_read"]
 	}
 	theirs := func() (time.Duration, int) {
-		wall, out := measure("ibqueryerrors", []string{"ibqueryerrors", "--skip-sl"}, "LD_PRELOAD="+ibsimtest.UMAD2Sim)
+		wall, out := measure([]string{"ibqueryerrors", "--skip-sl"}, true)
 		m := iqeSummary.FindStringSubmatch(out)
 		if m == nil {
 			b.Fatalf("ibqueryerrors printed no summary:\n%s", out[max(0, len(out)-2000):])
@@ -182,7 +112,7 @@ func benchCountersIbsim(b *testing.B, net, host string, nodes int) {
 
 	// discovery alone, to attribute the time (not part of the ratio)
 	discover := func() time.Duration {
-		wall, _ := measure("discover", []string{bin, "discover", "--ibsim=" + s.SockName, "--ibsim-host", host, "--format", "ibnetdiscover"})
+		wall, _ := measure([]string{bin, "discover", "--ibsim=" + s.SockName, "--ibsim-host", host, "--format", "ibnetdiscover"}, false)
 		return wall
 	}
 
@@ -206,26 +136,17 @@ func benchCountersIbsim(b *testing.B, net, host string, nodes int) {
 			tOurs[i].Round(time.Millisecond), tSkip[i].Round(time.Millisecond), tTheirs[i].Round(time.Millisecond), tDisc[i].Round(time.Millisecond))
 	}
 	b.StopTimer()
-	mo, ms, mt := medianDur(tOurs), medianDur(tSkip), medianDur(tTheirs)
+	mo, ms, mt := ibsimtest.Median(tOurs), ibsimtest.Median(tSkip), ibsimtest.Median(tTheirs)
 	b.ReportMetric(mo.Seconds(), "ibdoctor-s")
 	b.ReportMetric(ms.Seconds(), "ibdoctor-all-s")
 	b.ReportMetric(mt.Seconds(), "ibqueryerrors-s")
 	b.ReportMetric(mo.Seconds()/mt.Seconds(), "ratio")
 	b.ReportMetric(ms.Seconds()/mt.Seconds(), "ratio-all")
-	md := medianDur(tDisc)
+	md := ibsimtest.Median(tDisc)
 	b.ReportMetric(md.Seconds(), "ibdoctor-discover-s")
 	b.Logf("%d nodes; ports read: ibdoctor %d (--all %d), ibqueryerrors says %d checked; medians of %d rounds: ibdoctor %v (ratio %.2f), ibdoctor --all %v (ratio %.2f), ibqueryerrors %v; ibdoctor discover alone %v",
 		nodes, portsOurs, portsSkip, portsTheirs, runs, mo.Round(time.Millisecond), mo.Seconds()/mt.Seconds(),
 		ms.Round(time.Millisecond), ms.Seconds()/mt.Seconds(), mt.Round(time.Millisecond), md.Round(time.Millisecond))
-}
-
-func medianDur(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // perNodeConn counts the requests sent to each node: a directed-route SMP
@@ -285,7 +206,7 @@ func fatTree10k() topology.FatTree3 {
 //
 //	go test -run '^$' -bench FullSweepLatency10k -benchtime 1x -timeout 20m ./internal/perf/
 func BenchmarkFullSweepLatency10k(b *testing.B) {
-	runByName(b, "10k", "-bench FullSweepLatency10k -benchtime 1x -timeout 20m")
+	ibsimtest.RequireNamedBench(b, "10k", "-bench FullSweepLatency10k -benchtime 1x -timeout 20m")
 	const (
 		service = 20 * time.Microsecond
 		hop     = time.Microsecond

@@ -1,21 +1,13 @@
 package route
 
 import (
-	"bytes"
-	"flag"
 	"io"
-	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/discover"
-	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
-	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // BenchmarkLFTDump8k dumps every switch's LFT of a 9,472-node 3-level fat
@@ -34,26 +26,9 @@ import (
 // first sweep alone is about 13 s here), so it runs only when -bench names
 // it ("8k"), not under a catch-all `make bench`.
 func BenchmarkLFTDump8k(b *testing.B) {
-	if fl := flag.Lookup("test.bench"); fl == nil || !strings.Contains(fl.Value.String(), "8k") {
-		b.Skip("takes minutes: run it by name, -bench LFTDump8k -benchtime 1x -timeout 30m")
-	}
-	ft := topology.FatTree8k()
-	f, err := ft.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	var host string
-	for _, n := range f.Nodes {
-		if n.Type == mad.NodeCA {
-			host = fabric.DefaultNodeID(n)
-			break
-		}
-	}
-	var net bytes.Buffer
-	if err := fabric.WriteNetFile(&net, f, fabric.NetFileOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	benchLFTDump(b, net.String(), host)
+	ibsimtest.RequireNamedBench(b, "8k", "-bench LFTDump8k -benchtime 1x -timeout 30m")
+	_, net, host := ibsimtest.NetFile(b, topology.FatTree8k())
+	benchLFTDump(b, net, host)
 }
 
 // BenchmarkLFTDump1k is the same on a 1,072-node two-level fat tree
@@ -63,12 +38,7 @@ func BenchmarkLFTDump1k(b *testing.B) {
 }
 
 func benchLFTDump(b *testing.B, net, host string) {
-	runs := 3
-	if s := os.Getenv("IBDOCTOR_BENCH_RUNS"); s != "" {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			runs = n
-		}
-	}
+	runs := ibsimtest.BenchRuns()
 	setup := time.Now()
 	r := startIBSim(b, net, host, 0)
 	b.Logf("ibsim + OpenSM + first discovery: %v (%d nodes)", time.Since(setup).Round(time.Millisecond), len(r.f.Nodes))
@@ -112,20 +82,11 @@ func benchLFTDump(b *testing.B, net, host string) {
 		b.Logf("run %d: ibdoctor %v, dump_fts %v", i+1, ours[i].Round(time.Millisecond), theirs[i].Round(time.Millisecond))
 	}
 	b.StopTimer()
-	mo, mt := median(ours), median(theirs)
+	mo, mt := ibsimtest.Median(ours), ibsimtest.Median(theirs)
 	b.ReportMetric(mo.Seconds(), "ibdoctor-s")
 	b.ReportMetric(mt.Seconds(), "dump_fts-s")
 	b.ReportMetric(mo.Seconds()/mt.Seconds(), "ratio")
 	b.ReportMetric(float64(lfts), "lft-entries")
 	b.Logf("%d nodes, %d LFT entries; medians of %d runs: ibdoctor %v, dump_fts %v, ratio %.2f; engine %v",
 		len(r.f.Nodes), lfts, runs, mo.Round(time.Millisecond), mt.Round(time.Millisecond), mo.Seconds()/mt.Seconds(), r.eng.Stats())
-}
-
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

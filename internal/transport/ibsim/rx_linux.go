@@ -8,8 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rxBatchMax is the most messages one recvmmsg takes.
-const rxBatchMax = 32
+// rxBatchMax is the most messages one recvmmsg takes: the Engine's
+// default window, so that a full window of answers takes one call.
+const rxBatchMax = 64
 
 // rxBatch receives up to rxBatchMax messages with one recvmmsg, each into
 // its own rxSlot. Slots taken by the caller (set to nil) are replaced

@@ -16,7 +16,9 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
-// RealClock is the wall clock; it is the default.
+// RealClock is the wall clock; it is the default. Its AfterFunc is not
+// used for delayed answers: a Go timer per answer fires up to a
+// millisecond late, so a Conn's Recv times them itself (deliver.go).
 type RealClock struct{}
 
 // Now implements Clock.

@@ -158,7 +158,10 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 	if int(p) < len(n.pi) && n.pi[p] != nil {
 		pi := n.pi[p]
 		caps := d.caps(n)
-		fdr10 := n.fdr10[p]
+		var fdr10 *mad.MlnxExtPortInfo // n.fdr10 may be short or nil: none read
+		if int(p) < len(n.fdr10) {
+			fdr10 = n.fdr10[p]
+		}
 		fp.LID = pi.LID
 		fp.LMC = pi.LMC
 		fp.State = pi.PortState

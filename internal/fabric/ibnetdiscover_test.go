@@ -229,3 +229,18 @@ func FuzzParseIBNetDiscover(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWriteIBNetDiscover writes a two-level fat tree (64 leaves of
+// 32 hosts, 32 spines: 2,144 nodes, 6,144 links) as ibnetdiscover text.
+func BenchmarkWriteIBNetDiscover(b *testing.B) {
+	f := fatTree(64, 32, 32)
+	var out bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		out.Reset()
+		if err := WriteIBNetDiscover(&out, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(out.Len()))
+}

@@ -13,16 +13,19 @@ import (
 // compactRate prints a width and speed the way ibnetdiscover does in its
 // port comments: "4xNDR", "1xQDR", "4xFDR10"; unknown parts print as
 // "??" (width) and "???" (speed) like the real tool.
-func compactRate(w mad.Width, s mad.Speed) string {
-	ws := "??"
+func compactRate(w mad.Width, s mad.Speed) string { return string(appendCompactRate(nil, w, s)) }
+
+func appendCompactRate(b []byte, w mad.Width, s mad.Speed) []byte {
 	if n := w.Lanes(); n != 0 {
-		ws = strconv.Itoa(n) + "x"
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, 'x')
+	} else {
+		b = append(b, "??"...)
 	}
-	ss := "???"
 	if s != 0 && s&(s-1) == 0 && s.DataGbps() != 0 {
-		ss = s.String()
+		return append(b, s.String()...)
 	}
-	return ws + ss
+	return append(b, "???"...)
 }
 
 // parseCompactRate parses "4xHDR", "12xQDR", "1xFDR10"; "??" and "???"

@@ -75,9 +75,13 @@ func fatTree10k() topology.FatTree3 {
 //     divided by the window: what that many SMPs in flight allow at best.
 //
 // lb-ms is the largest; ratio is the measured time over it. The simulator
-// delivers each answer with a Go timer, so on a busy host a round trip
-// takes far longer than 20µs + hops (rtt-p50-µs); window-at-p50-ms is the
-// window bound at that median round trip; cpu-s/op is the CPU the whole
+// delivers answers on time (Recv takes them from a due-time heap, spinning
+// for the last 2 ms), so a round trip beyond 20µs + hops (rtt-p50-µs) is
+// time an answer waited for the process's CPU: the Engine's reader and the
+// walk it drives, which share 2 cores with the simulator here.
+// window-at-p50-ms is the window bound at that median round trip; it and
+// window64-nolatency's time are the floor this host's CPU sets, which the
+// lower bounds above ignore. cpu-s/op is the CPU the whole
 // process (simulator included) used. window64-nolatency runs with no
 // simulated latency: the walk's CPU cost alone. window2 takes about a
 // minute and runs only when -bench names this benchmark. Run:
@@ -165,9 +169,9 @@ func BenchmarkSimLowerBound(b *testing.B) {
 			if bc.so.ServiceTime == 0 {
 				return
 			}
-			// The same window bound with the round trip this host's
-			// timers actually delivered (the median): how much of the
-			// gap is the simulator's delivery rather than the walk.
+			// The same window bound with the round trip measured (the
+			// median): how much of the gap is the host's CPU rather than
+			// the walk's order.
 			measured := time.Duration(cc.smps) * st.Latency.P50 / time.Duration(window)
 			b.ReportMetric(ms(measured), "window-at-p50-ms")
 			b.ReportMetric(float64(busiest), "busiest-node-SMPs")

@@ -2,6 +2,7 @@ package transport_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/internal/transport/transporttest"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // TestGoChainsFromDone starts requests from inside completions, as an
@@ -173,5 +175,45 @@ func TestGoRetriesThenTimesOut(t *testing.T) {
 	}
 	if s := e.Stats(); s.TimedOut != 10 || s.Retried != 20 || s.InFlight != 0 {
 		t.Errorf("stats: %+v", s)
+	}
+}
+
+// TestGoPerfAndByLID checks the asynchronous PerfMgt and LID-routed SMP
+// reads: the attribute is decoded before done runs, and a response that
+// answers another attribute is refused as GetPerf refuses it.
+func TestGoPerfAndByLID(t *testing.T) {
+	pcData := make([]byte, 40)
+	pcData[1] = 3                              // PortSelect
+	binary.BigEndian.PutUint16(pcData[4:6], 7) // SymbolErrorCounter
+	h := func(p *transport.Packet) []transporttest.Reply {
+		var data []byte
+		if mad.AttrID(binary.BigEndian.Uint16(p.MAD[16:18])) == mad.AttrPortCounters {
+			data = pcData
+		} else {
+			data = []byte{1, 1, 1, 2} // NodeInfo: base version, class version, node type CA, 2 ports
+		}
+		return []transporttest.Reply{{Packet: &transport.Packet{Addr: p.Addr, MAD: transporttest.Respond(p.MAD, data, 0)}}}
+	}
+	e, _ := newEngine(t, h, transport.Options{})
+	done := make(chan error, 2)
+	pc := &mad.PortCounters{PortSelect: 3}
+	if err := e.GoPerf(context.Background(), transport.PerfAt(5, 0, 0), pc, 0, func(_ *mad.GMP, err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if pc.SymbolErrorCounter != 7 {
+		t.Errorf("SymbolErrorCounter %d, want 7", pc.SymbolErrorCounter)
+	}
+	var ni mad.NodeInfo
+	if err := e.GoSMPByLID(context.Background(), 5, &ni, 0, func(_ *mad.SMP, err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if ni.NodeType != mad.NodeCA {
+		t.Errorf("node type %v, want CA", ni.NodeType)
 	}
 }

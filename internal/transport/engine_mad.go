@@ -35,6 +35,15 @@ func (e *Engine) GetSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, m
 	return e.smp(ctx, SMPAt(lid), mad.NewLIDGet(a.AttributeID(), mod), a)
 }
 
+// GoSMPByLID is GetSMPByLID without waiting, as GoSMP is GetSMP.
+func (e *Engine) GoSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, mod uint32, done func(*mad.SMP, error)) error {
+	req := mad.NewLIDGet(a.AttributeID(), mod)
+	addr := SMPAt(lid)
+	return e.goOwned(ctx, addr, req.Marshal(), func(r *Response, err error) {
+		done(e.checkSMP(addr, req, a, r, err))
+	})
+}
+
 // GoSMP is GetSMP without waiting: it starts the read and returns. done
 // is called once, from an Engine goroutine, with the response (nil when
 // none arrived) and the error GetSMP would have returned; a is decoded
@@ -106,8 +115,26 @@ func (e *Engine) SetPerf(ctx context.Context, addr Addr, a mad.Attribute, mod ui
 	return e.perf(ctx, addr, req, a)
 }
 
+// GoPerf is GetPerf without waiting: done is called once, from an Engine
+// goroutine, with what GetPerf would have returned (a decoded before the
+// call); when GoPerf returns an error, done is never called. See Engine.Go.
+func (e *Engine) GoPerf(ctx context.Context, addr Addr, a mad.Attribute, mod uint32, done func(*mad.GMP, error)) error {
+	req, err := mad.NewPerfGet(a.AttributeID(), mod, a)
+	if err != nil {
+		return err
+	}
+	return e.goOwned(ctx, addr, req.Marshal(), func(r *Response, err error) {
+		done(e.checkPerf(addr, req, a, r, err))
+	})
+}
+
 func (e *Engine) perf(ctx context.Context, addr Addr, req *mad.GMP, a mad.Attribute) (*mad.GMP, error) {
 	r, err := e.Do(ctx, addr, req.Marshal())
+	return e.checkPerf(addr, req, a, r, err)
+}
+
+// checkPerf checks that r answers req and decodes it into a.
+func (e *Engine) checkPerf(addr Addr, req *mad.GMP, a mad.Attribute, r *Response, err error) (*mad.GMP, error) {
 	if r == nil {
 		return nil, err
 	}

@@ -94,11 +94,11 @@ type node struct {
 	creator *arrival // nil for the start node
 	desc    string
 	si      *mad.SwitchInfo
-	pi      []*mad.PortInfo // by port number; nil where not read
-	fdr10   []*mad.MlnxExtPortInfo
-	out     map[uint8]*arrival // what exploring each port found
-	claimed map[uint8]*arrival // accepted arrivals by the port they came in on
-	canon   mad.Path           // canonical path, set by build
+	pi      []*mad.PortInfo        // by port number; nil where not read
+	fdr10   []*mad.MlnxExtPortInfo // by port; nil until an FDR10 read answers
+	out     []*arrival             // by port: what exploring it found; nil until resolve
+	claimed []*arrival             // by port: the accepted arrival that came in on it
+	canon   mad.Path               // canonical path, set by build
 	fn      *fabric.Node
 }
 
@@ -380,9 +380,7 @@ func (d *discovery) newNodeLocked(a *arrival) *node {
 		ni:      a.ni,
 		path:    a.path,
 		pi:      make([]*mad.PortInfo, int(a.ni.NumPorts)+1),
-		fdr10:   make([]*mad.MlnxExtPortInfo, int(a.ni.NumPorts)+1),
-		out:     make(map[uint8]*arrival),
-		claimed: make(map[uint8]*arrival),
+		claimed: make([]*arrival, int(a.ni.NumPorts)+1),
 	}
 	if a.from == nil {
 		d.start = n
@@ -462,6 +460,9 @@ func (d *discovery) nodeJob(n *node) *job {
 					d.mu.Lock()
 					for _, r := range fj.reads {
 						if r.err == nil { // not all firmware has it: QDR stays QDR
+							if n.fdr10 == nil {
+								n.fdr10 = make([]*mad.MlnxExtPortInfo, len(n.pi))
+							}
 							n.fdr10[r.port] = r.a.(*mad.MlnxExtPortInfo)
 						}
 					}
@@ -550,12 +551,12 @@ func (d *discovery) resolve(ctx context.Context) bool {
 	// What each node found through its own ports.
 	for _, n := range d.nodes {
 		if n.creator != nil && n.creator.from != nil {
-			n.creator.from.out[n.creator.fromPort] = n.creator
+			n.creator.from.setOut(n.creator.fromPort, n.creator)
 		}
 	}
 	for _, a := range d.pending {
 		if a.from != nil {
-			a.from.out[a.fromPort] = a
+			a.from.setOut(a.fromPort, a)
 		}
 	}
 	slices.SortFunc(d.pending, func(x, y *arrival) int { return comparePaths(x.path, y.path) })
@@ -592,6 +593,23 @@ func (d *discovery) resolve(ctx context.Context) bool {
 	return grew
 }
 
+// setOut records what exploring port p of n found.
+func (n *node) setOut(p uint8, a *arrival) {
+	if n.out == nil {
+		n.out = make([]*arrival, len(n.claimed))
+	}
+	if int(p) < len(n.out) {
+		n.out[p] = a
+	}
+}
+
+func (n *node) outAt(p uint8) *arrival {
+	if int(p) < len(n.out) {
+		return n.out[p]
+	}
+	return nil
+}
+
 func (d *discovery) fits(a *arrival, n *node) bool {
 	if a.ni.NodeType != n.ni.NodeType || a.ni.NumPorts != n.ni.NumPorts {
 		return false
@@ -600,10 +618,10 @@ func (d *discovery) fits(a *arrival, n *node) bool {
 	if int(lp) < len(n.pi) && n.pi[lp] != nil && n.pi[lp].PhysState != mad.PhysLinkUp {
 		return false
 	}
-	if c := n.claimed[lp]; c != nil && c != a {
+	if int(lp) < len(n.claimed) && n.claimed[lp] != nil && n.claimed[lp] != a {
 		return false
 	}
-	if o := n.out[lp]; o != nil && a.from != nil {
+	if o := n.outAt(lp); o != nil && a.from != nil {
 		// Exploring lp from n found a port: it must be a's source.
 		if o.ni.NodeGUID != a.from.ni.NodeGUID || o.ni.LocalPortNum != a.fromPort {
 			return false

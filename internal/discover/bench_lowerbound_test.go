@@ -83,8 +83,10 @@ func fatTree10k() topology.FatTree3 {
 // window64-nolatency's time are the floor this host's CPU sets, which the
 // lower bounds above ignore. cpu-s/op is the CPU the whole
 // process (simulator included) used. window64-nolatency runs with no
-// simulated latency: the walk's CPU cost alone. window2 takes about a
-// minute and runs only when -bench names this benchmark. Run:
+// simulated latency: the walk's CPU cost alone. window64-x100 runs the
+// walk on hardware 100 times slower, where the host's CPU no longer sets
+// the pace, so its ratio is the walk's own. window2 and window64-x100 take
+// a while and run only when -bench names this benchmark. Run:
 //
 //	go test -run '^$' -bench SimLowerBound -benchtime 3x ./internal/discover/
 func BenchmarkSimLowerBound(b *testing.B) {
@@ -104,20 +106,29 @@ func BenchmarkSimLowerBound(b *testing.B) {
 		}
 	}
 	for _, bc := range []struct {
-		name string
-		eo   transport.Options
-		so   sim.Options
+		name  string
+		eo    transport.Options
+		so    sim.Options
+		scale time.Duration // latencies are this many times the hardware-like ones
 	}{
-		{"window64", transport.Options{}, sim.Options{HopLatency: hop, ServiceTime: service}},
-		{"window2", transport.Options{Window: 2, PerDest: 2}, sim.Options{HopLatency: hop, ServiceTime: service}},
+		{"window64", transport.Options{}, sim.Options{HopLatency: hop, ServiceTime: service}, 1},
+		{"window2", transport.Options{Window: 2, PerDest: 2}, sim.Options{HopLatency: hop, ServiceTime: service}, 1},
+		// The same walk on hardware 100 times slower (2 ms per MAD,
+		// 100 µs per cable): this host's CPU per SMP is then small next to
+		// the simulated latency, so ratio measures the walk — its order,
+		// its windows — rather than the host. Times scale with the
+		// latency, so scaled-ms (time / 100) is what the walk would take
+		// on the hardware-like fabric with a CPU that keeps up.
+		{"window64-x100", transport.Options{Timeout: 10 * time.Second}, sim.Options{HopLatency: 100 * hop, ServiceTime: 100 * service}, 100},
 		// No simulated latency at all: what the walk costs in CPU here
 		// (simulator, engine and discovery share the process).
-		{"window64-nolatency", transport.Options{}, sim.Options{}},
+		{"window64-nolatency", transport.Options{}, sim.Options{}, 1},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			if fl := flag.Lookup("test.bench"); bc.name == "window2" && (fl == nil || !strings.Contains(fl.Value.String(), "LowerBound")) {
-				b.Skip("about a minute: run it by name, -bench SimLowerBound")
+			if fl := flag.Lookup("test.bench"); (bc.name == "window2" || bc.scale > 1) && (fl == nil || !strings.Contains(fl.Value.String(), "LowerBound")) {
+				b.Skip("takes a while: run it by name, -bench SimLowerBound")
 			}
+			service, hop := service*bc.scale, hop*bc.scale
 			var cc *countingConn
 			var st transport.Stats
 			var nodes int
@@ -180,6 +191,10 @@ func BenchmarkSimLowerBound(b *testing.B) {
 			b.ReportMetric(ms(windowT), "window-ms")
 			b.ReportMetric(ms(lb), "lb-ms")
 			b.ReportMetric(per.Seconds()/lb.Seconds(), "ratio")
+			if bc.scale > 1 {
+				b.ReportMetric(ms(per/bc.scale), "scaled-ms")
+				b.ReportMetric(ms(lb/bc.scale), "scaled-lb-ms")
+			}
 		})
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/fifo"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -129,12 +130,12 @@ type discovery struct {
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	reads    fifo // jobs of nodes being read: served first
-	probes   fifo // NodeInfo probes of new paths
-	inFlight int  // reads handed to the engine, not yet completed
-	busy     int  // jobs not yet finished
-	pumping  bool // a goroutine is in pump
-	again    bool // pump must look at the queues once more
+	reads    fifo.Queue[*job] // jobs of nodes being read: served first
+	probes   fifo.Queue[*job] // NodeInfo probes of new paths
+	inFlight int              // reads handed to the engine, not yet completed
+	busy     int              // jobs not yet finished
+	pumping  bool             // a goroutine is in pump
+	again    bool             // pump must look at the queues once more
 
 	start       *node
 	nodes       []*node
@@ -164,30 +165,6 @@ type read struct {
 	mod  uint32
 	port int // PortInfo: which port; -1 otherwise
 	err  error
-}
-
-type fifo struct {
-	q    []*job
-	head int
-}
-
-func (f *fifo) len() int { return len(f.q) - f.head }
-
-func (f *fifo) push(j *job) {
-	if f.head > 0 && f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
-	f.q = append(f.q, j)
-}
-
-func (f *fifo) peek() *job { return f.q[f.head] }
-
-func (f *fifo) pop() {
-	f.q[f.head] = nil
-	f.head++
-	if f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
 }
 
 // run drives rounds: a walk until no work is left, then the resolution of
@@ -221,9 +198,9 @@ func (d *discovery) addLocked(j *job) {
 	j.left = len(j.reads)
 	j.queued = true
 	if j.probe {
-		d.probes.push(j)
+		d.probes.Push(j)
 	} else {
-		d.reads.push(j)
+		d.reads.Push(j)
 	}
 }
 
@@ -248,19 +225,19 @@ func (d *discovery) pump(ctx context.Context) {
 		batch = batch[:0]
 		for d.inFlight < d.opts.Outstanding {
 			q := &d.reads
-			if q.len() == 0 {
+			if q.Len() == 0 {
 				q = &d.probes
 			}
-			if q.len() == 0 {
+			if q.Len() == 0 {
 				break
 			}
-			j := q.peek()
+			j := q.Peek()
 			r := &j.reads[j.next]
 			j.next++
 			j.active++
 			d.inFlight++
 			if j.next == len(j.reads) || j.active >= d.per {
-				q.pop()
+				q.Pop()
 				j.queued = false
 			}
 			batch = append(batch, sub{j, r})
@@ -300,7 +277,7 @@ func (d *discovery) completed(ctx context.Context, j *job, r *read, err error) {
 	j.left--
 	if j.next < len(j.reads) && !j.queued {
 		j.queued = true
-		d.reads.push(j)
+		d.reads.Push(j)
 	}
 	last := j.left == 0
 	d.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/internal/fifo"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -106,11 +107,11 @@ type Engine struct {
 	opts Options
 
 	mu         sync.Mutex
-	calls      map[uint32]entry  // outstanding attempts by TID low 32 bits
-	dests      map[destKey]*dest // destinations with requests in flight or waiting
-	globalWait fifo              // requests holding a destination slot, waiting for a global one
-	head, tail *request          // requests in flight, oldest attempt first (deadline order)
-	timer      *time.Timer       // armed whenever head != nil, for head's deadline or earlier
+	calls      map[uint32]entry     // outstanding attempts by TID low 32 bits
+	dests      map[destKey]*dest    // destinations with requests in flight or waiting
+	globalWait fifo.Queue[*request] // requests holding a destination slot, waiting for a global one
+	head, tail *request             // requests in flight, oldest attempt first (deadline order)
+	timer      *time.Timer          // armed whenever head != nil, for head's deadline or earlier
 	ctxs       map[context.Context]*ctxWatch
 	lastTID    uint32
 	issued     uint64 // TIDs ever allocated
@@ -164,7 +165,7 @@ type entry struct {
 
 type dest struct {
 	inFlight int // requests holding a slot (in flight or waiting globally)
-	waiting  fifo
+	waiting  fifo.Queue[*request]
 }
 
 // destKey is the per-destination window key: the directed route of a DR
@@ -180,43 +181,6 @@ type destKey struct {
 type ctxWatch struct {
 	n    int
 	stop func() bool
-}
-
-// fifo is a queue of requests.
-type fifo struct {
-	q    []*request
-	head int
-}
-
-func (f *fifo) len() int { return len(f.q) - f.head }
-
-func (f *fifo) push(r *request) {
-	if f.head > 0 && f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
-	f.q = append(f.q, r)
-}
-
-func (f *fifo) pop() *request {
-	r := f.q[f.head]
-	f.q[f.head] = nil
-	f.head++
-	if f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
-	return r
-}
-
-// remove takes r out of the queue (O(n); for cancellation only).
-func (f *fifo) remove(r *request) {
-	for i := f.head; i < len(f.q); i++ {
-		if f.q[i] == r {
-			copy(f.q[i:], f.q[i+1:])
-			f.q[len(f.q)-1] = nil
-			f.q = f.q[:len(f.q)-1]
-			return
-		}
-	}
 }
 
 // actions is what a locked section decided to do once the lock is
@@ -351,7 +315,7 @@ func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*R
 	}
 	if d.inFlight >= e.opts.PerDest {
 		r.state = waitingDest
-		d.waiting.push(r)
+		d.waiting.Push(r)
 	} else {
 		d.inFlight++
 		e.admitLocked(r, &acts)
@@ -366,7 +330,7 @@ func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*R
 func (e *Engine) admitLocked(r *request, acts *actions) {
 	if e.st.inFlight >= e.opts.Window {
 		r.state = waitingGlobal
-		e.globalWait.push(r)
+		e.globalWait.Push(r)
 		return
 	}
 	e.st.inFlight++
@@ -459,9 +423,9 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 	d := e.dests[r.key]
 	switch state {
 	case waitingDest:
-		d.waiting.remove(r)
+		d.waiting.Remove(r)
 	case waitingGlobal:
-		e.globalWait.remove(r)
+		e.globalWait.Remove(r)
 		d.inFlight--
 	case holdsDest:
 		d.inFlight--
@@ -472,19 +436,19 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 	acts.done = append(acts.done, completion{r: r, resp: resp, err: err})
 	// The destination's freed slot goes to its next waiting request,
 	// the global one to the oldest request waiting for it.
-	for d.inFlight < e.opts.PerDest && d.waiting.len() > 0 {
-		w := d.waiting.pop()
+	for d.inFlight < e.opts.PerDest && d.waiting.Len() > 0 {
+		w := d.waiting.Pop()
 		if e.abandonedLocked(w, acts) {
 			continue
 		}
 		d.inFlight++
 		e.admitLocked(w, acts)
 	}
-	if d.inFlight == 0 && d.waiting.len() == 0 {
+	if d.inFlight == 0 && d.waiting.Len() == 0 {
 		delete(e.dests, r.key)
 	}
-	for e.st.inFlight < e.opts.Window && e.globalWait.len() > 0 {
-		w := e.globalWait.pop()
+	for e.st.inFlight < e.opts.Window && e.globalWait.Len() > 0 {
+		w := e.globalWait.Pop()
 		w.state = holdsDest
 		if e.abandonedLocked(w, acts) {
 			continue
@@ -651,19 +615,15 @@ func (e *Engine) pendingLocked(keep func(*request) bool) []*request {
 			rs = append(rs, r)
 		}
 	}
-	for _, f := range []*fifo{&e.globalWait} {
-		for _, r := range f.q[f.head:] {
-			if keep(r) {
-				rs = append(rs, r)
-			}
+	add := func(r *request) bool {
+		if keep(r) {
+			rs = append(rs, r)
 		}
+		return true
 	}
+	e.globalWait.All(add)
 	for _, d := range e.dests {
-		for _, r := range d.waiting.q[d.waiting.head:] {
-			if keep(r) {
-				rs = append(rs, r)
-			}
-		}
+		d.waiting.All(add)
 	}
 	return rs
 }

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -28,11 +27,26 @@ import (
 )
 
 // Getter is what the sweep needs of a transport; *transport.Engine
-// implements it.
+// implements it (and AsyncGetter).
 type Getter interface {
 	GetPerf(ctx context.Context, addr transport.Addr, a mad.Attribute, mod uint32) (*mad.GMP, error)
 	SetPerf(ctx context.Context, addr transport.Addr, a mad.Attribute, mod uint32) (*mad.GMP, error)
 }
+
+// AsyncGetter is a Getter that can start a read without waiting for it;
+// *transport.Engine implements it. The sweep hands its reads to GoPerf
+// when the Getter has it, and otherwise calls GetPerf on a goroutine per
+// read in flight.
+type AsyncGetter interface {
+	Getter
+	// GoPerf starts what GetPerf does and returns. done is called once,
+	// from any goroutine (possibly the caller's, before GoPerf returns),
+	// with what GetPerf would have returned, a decoded first; when GoPerf
+	// returns an error, done is never called.
+	GoPerf(ctx context.Context, addr transport.Addr, a mad.Attribute, mod uint32, done func(*mad.GMP, error)) error
+}
+
+var _ AsyncGetter = (*transport.Engine)(nil)
 
 // ResetMode says which counters to clear after reading.
 type ResetMode int
@@ -68,8 +82,9 @@ func (m ResetMode) String() string {
 // scales the "share of time stalled" figure.
 const DefaultXmitWaitTick = 64 * time.Nanosecond
 
-// DefaultWorkers is how many reads the sweep keeps going at once; the
-// engine's own window (64 in flight, 2 per destination) is the real limit.
+// DefaultWorkers is how many reads the sweep hands to the transport at
+// once; the engine's own window (64 in flight, 2 per destination) is the
+// real limit.
 const DefaultWorkers = 64
 
 // Options tune a counter sweep. The zero value reads one sample with
@@ -104,7 +119,10 @@ type Options struct {
 	// One MAD per port instead of two on PMAs without the 64-bit error
 	// counters (ibsim's, older HCAs).
 	ErrorsOnly bool
-	// Workers bounds concurrent reads (default DefaultWorkers).
+	// Workers bounds the reads (and resets) in flight at once (default
+	// DefaultWorkers). No more than the engine's per-destination window
+	// (transport.Options.PerDest; 2 for a Getter that does not say) go to
+	// one PMA at a time, so that the others fill the window.
 	Workers int
 	// XmitWaitTick is the PortXmitWait tick (default DefaultXmitWaitTick).
 	XmitWaitTick time.Duration
@@ -336,53 +354,6 @@ func targets(f *fabric.Fabric) ([]*target, []*PortError) {
 	return ts, errs
 }
 
-// forEach runs fn(i) for i in [0,n) on up to workers goroutines.
-func forEach(ctx context.Context, n, workers int, fn func(i int)) {
-	if n == 0 {
-		return
-	}
-	if workers > n {
-		workers = n
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
-
-type collector struct {
-	mu    sync.Mutex
-	ports map[Key]*PortCounters
-	errs  []*PortError
-}
-
-func (c *collector) fail(e *PortError) {
-	c.mu.Lock()
-	c.errs = append(c.errs, e)
-	c.mu.Unlock()
-}
-
-func (c *collector) put(p *PortCounters) {
-	c.mu.Lock()
-	c.ports[p.Key] = p
-	c.mu.Unlock()
-}
-
 // Read takes one sample of every port with a link in f. Ports and PMAs
 // that cannot be read are listed in Sample.Errors; the error is non-nil
 // only when ctx ended.
@@ -398,114 +369,51 @@ func read(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean 
 	return readWith(ctx, g, f, o, skipClean, nil)
 }
 
+// sampler is one sample being read: its state is guarded by the
+// scheduler's lock (completions run under it).
+type sampler struct {
+	sc        *sched
+	g         Getter
+	o         Options
+	skipClean bool
+	s         *Sample
+	ports     map[Key]*PortCounters
+	errs      []*PortError
+}
+
 func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool, known capsCache) (*Sample, error) {
 	s := &Sample{Started: o.Now(), Caps: map[uint64]*mad.ClassPortInfo{}}
 	ts, addrErrs := targets(f)
-	col := &collector{ports: map[Key]*PortCounters{}, errs: addrErrs}
-	addr := func(lid uint16) transport.Addr { return transport.PerfAt(lid, o.SL, o.PKeyIndex) }
+	sp := &sampler{sc: newSched(ctx, g, o), g: g, o: o, skipClean: skipClean, s: s, ports: map[Key]*PortCounters{}, errs: addrErrs}
 
-	// ClassPortInfo: once per node (a CA's first readable port's LID).
-	type cpiJob struct {
-		node *fabric.Node
-		lid  uint16
-	}
-	var jobs []cpiJob
-	seen := map[*fabric.Node]bool{}
+	// ClassPortInfo: once per node (a CA's first readable port's LID);
+	// each node's targets start as soon as it answers.
+	byNode := map[*fabric.Node][]*target{}
+	var order []*fabric.Node
 	for _, t := range ts {
-		if seen[t.node] {
-			continue
+		if _, ok := byNode[t.node]; !ok {
+			order = append(order, t.node)
 		}
-		seen[t.node] = true
-		if c, ok := known[t.node.GUID]; ok {
-			s.Caps[t.node.GUID] = c
-			continue
-		}
-		jobs = append(jobs, cpiJob{t.node, t.lid})
+		byNode[t.node] = append(byNode[t.node], t)
 	}
-	var capsMu sync.Mutex
-	cpiErr := map[*fabric.Node]error{}
-	forEach(ctx, len(jobs), o.Workers, func(i int) {
-		j := jobs[i]
-		c := new(mad.ClassPortInfo)
-		_, err := g.GetPerf(ctx, addr(j.lid), c, 0)
-		if err == nil && c.Redirected() {
-			err = fmt.Errorf("the PMA redirects to LID %d QP %d; ibdoctor does not follow PerfMgt redirects", c.RedirectLID, c.RedirectQP)
-		}
-		capsMu.Lock()
-		defer capsMu.Unlock()
-		if err != nil {
-			cpiErr[j.node] = err
-			return
-		}
-		s.Caps[j.node.GUID] = c
-	})
-	var live []*target
-	for _, t := range ts {
-		if err := cpiErr[t.node]; err != nil {
-			for _, p := range t.ports {
-				col.fail(&PortError{Key: Key{t.node.GUID, p.Num}, Port: p, Node: t.node, LID: t.lid, What: "ClassPortInfo", Err: err})
+	sp.sc.mu.Lock()
+	for _, n := range order {
+		nts := byNode[n]
+		if c, ok := known[n.GUID]; ok {
+			s.Caps[n.GUID] = c
+			for _, t := range nts {
+				sp.startLocked(t, c)
 			}
 			continue
 		}
-		if t.caps = s.Caps[t.node.GUID]; t.caps == nil {
-			continue // ctx ended before this node was asked
-		}
-		live = append(live, t)
+		sp.sc.addLocked(sp.cpiJob(nts))
 	}
-
-	// AllPortSelect shortcut for clean switches.
-	if skipClean {
-		var sw []*target
-		for _, t := range live {
-			if t.node.Type == mad.NodeSwitch && t.caps.AllPortSelect() {
-				sw = append(sw, t)
-			}
-		}
-		forEach(ctx, len(sw), o.Workers, func(i int) {
-			t := sw[i]
-			pc := &mad.PortCounters{PortSelect: mad.PortSelectAll}
-			if _, err := g.GetPerf(ctx, addr(t.lid), pc, 0); err != nil {
-				return // read the ports one by one instead
-			}
-			for _, c := range pc.Counters(t.caps) {
-				if (c.Kind == mad.KindError || c.Kind == mad.KindWait) && c.Value != 0 {
-					return
-				}
-			}
-			t.clean = true
-			now := o.Now()
-			for _, p := range t.ports {
-				col.put(cleanPort(t, p, pc, now))
-			}
-		})
-	}
-
-	type portJob struct {
-		t *target
-		p *fabric.Port
-	}
-	var pj []portJob
-	for _, t := range live {
-		if t.clean {
-			continue
-		}
-		for _, p := range t.ports {
-			pj = append(pj, portJob{t, p})
-		}
-	}
-	forEach(ctx, len(pj), o.Workers, func(i int) {
-		j := pj[i]
-		pc, err := readPort(ctx, g, addr(j.t.lid), j.t, j.p, o)
-		if err != nil {
-			col.fail(err)
-			return
-		}
-		col.put(pc)
-	})
+	sp.sc.mu.Unlock()
+	sp.sc.run()
 
 	s.Finished = o.Now()
-	s.byKey = col.ports
-	s.Errors = col.errs
+	s.byKey = sp.ports
+	s.Errors = sp.errs
 	for _, n := range f.Nodes {
 		if n == nil {
 			continue
@@ -514,13 +422,168 @@ func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipCl
 			if p == nil {
 				continue
 			}
-			if pc, ok := col.ports[Key{n.GUID, p.Num}]; ok {
+			if pc, ok := sp.ports[Key{n.GUID, p.Num}]; ok {
 				s.Ports = append(s.Ports, pc)
 			}
 		}
 	}
 	sortErrors(s.Errors)
 	return s, ctx.Err()
+}
+
+func (sp *sampler) addr(lid uint16) transport.Addr {
+	return transport.PerfAt(lid, sp.o.SL, sp.o.PKeyIndex)
+}
+
+func (sp *sampler) fail(e *PortError) { sp.errs = append(sp.errs, e) }
+
+// cpiJob reads the ClassPortInfo of the node of ts at the first target's
+// LID, then starts every target (or fails all their ports).
+func (sp *sampler) cpiJob(ts []*target) *job {
+	t0 := ts[0]
+	c := new(mad.ClassPortInfo)
+	j := &job{}
+	j.ops = []*op{{j: j, send: sp.sc.get(sp.addr(t0.lid), c), done: func(err error) {
+		if err == nil && c.Redirected() {
+			err = fmt.Errorf("the PMA redirects to LID %d QP %d; ibdoctor does not follow PerfMgt redirects", c.RedirectLID, c.RedirectQP)
+		}
+		for _, t := range ts {
+			if err != nil {
+				for _, p := range t.ports {
+					sp.fail(&PortError{Key: Key{t.node.GUID, p.Num}, Port: p, Node: t.node, LID: t.lid, What: "ClassPortInfo", Err: err})
+				}
+				continue
+			}
+			sp.s.Caps[t.node.GUID] = c
+			sp.startLocked(t, c)
+		}
+	}}}
+	return j
+}
+
+// startLocked reads target t whose PMA has caps c: with the AllPortSelect
+// shortcut first when it applies, else port by port.
+func (sp *sampler) startLocked(t *target, c *mad.ClassPortInfo) {
+	t.caps = c
+	if sp.skipClean && t.node.Type == mad.NodeSwitch && c.AllPortSelect() {
+		sp.sc.addLocked(sp.allPortsJob(t))
+		return
+	}
+	sp.sc.addLocked(sp.portsJob(t))
+}
+
+// allPortsJob reads the PortSelect=0xFF sum of switch t: a sum with no
+// error or wait counts stands for every port; otherwise (or when it
+// cannot be read) the ports are read one by one.
+func (sp *sampler) allPortsJob(t *target) *job {
+	pc := &mad.PortCounters{PortSelect: mad.PortSelectAll}
+	j := &job{}
+	j.ops = []*op{{j: j, send: sp.sc.get(sp.addr(t.lid), pc), done: func(err error) {
+		if err == nil {
+			for _, c := range pc.Counters(t.caps) {
+				if (c.Kind == mad.KindError || c.Kind == mad.KindWait) && c.Value != 0 {
+					err = errNotClean
+					break
+				}
+			}
+		}
+		if err != nil {
+			sp.sc.addLocked(sp.portsJob(t))
+			return
+		}
+		t.clean = true
+		now := sp.o.Now()
+		for _, p := range t.ports {
+			pc := cleanPort(t, p, pc, now)
+			sp.ports[pc.Key] = pc
+		}
+	}}}
+	return j
+}
+
+var errNotClean = errors.New("the sum shows errors")
+
+// portRead is one port being read: PortCountersExtended first where the
+// PMA has it, PortCounters only for what the extended attribute does not
+// cover (everything, when the PMA lacks the 64-bit error counters).
+type portRead struct {
+	t      *target
+	p      *fabric.Port
+	sent   int // MADs sent for it
+	left   int // MADs not yet completed
+	ext    *mad.PortCountersExtended
+	extErr error
+	basic  *mad.PortCounters
+	bErr   error
+}
+
+// portsJob reads every port of t. When PortCounters is needed whatever
+// PortCountersExtended answers, both go at once; when it is needed only
+// if the extended read fails, it follows that failure.
+func (sp *sampler) portsJob(t *target) *job {
+	o := sp.o
+	sup := t.caps.Extended()
+	wantExt := !o.NoExtended && sup.Any() && (!o.ErrorsOnly || sup.Errors)
+	basicAlways := !wantExt || !sup.Errors || (!sup.Data && !o.ErrorsOnly)
+	a := sp.addr(t.lid)
+	j := &job{}
+	for _, p := range t.ports {
+		pr := &portRead{t: t, p: p}
+		if wantExt {
+			x := &mad.PortCountersExtended{PortSelect: p.Num}
+			pr.left++
+			j.ops = append(j.ops, &op{j: j, port: pr, send: sp.sc.get(a, x), done: func(err error) {
+				if err != nil {
+					pr.extErr = err
+					if !basicAlways {
+						pr.left++
+						j.pushFront(sp.basicOp(j, pr, a))
+					}
+				} else {
+					pr.ext = x
+				}
+				sp.portDone(pr)
+			}})
+		}
+		if basicAlways {
+			pr.left++
+			j.ops = append(j.ops, sp.basicOp(j, pr, a))
+		}
+	}
+	return j
+}
+
+func (sp *sampler) basicOp(j *job, pr *portRead, a transport.Addr) *op {
+	b := &mad.PortCounters{PortSelect: pr.p.Num}
+	return &op{j: j, port: pr, send: sp.sc.get(a, b), done: func(err error) {
+		if err != nil {
+			pr.bErr = err
+		} else {
+			pr.basic = b
+		}
+		sp.portDone(pr)
+	}}
+}
+
+// portDone records port pr once its last MAD has completed.
+func (sp *sampler) portDone(pr *portRead) {
+	pr.left--
+	if pr.left > 0 {
+		return
+	}
+	t, p := pr.t, pr.p
+	k := Key{t.node.GUID, p.Num}
+	if pr.bErr != nil {
+		err := pr.bErr
+		if pr.extErr != nil {
+			err = fmt.Errorf("%w (PortCountersExtended: %v)", err, pr.extErr)
+		}
+		sp.fail(&PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: "PortCounters", Err: err})
+		return
+	}
+	pc := &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
+	pc.Counters = merge(t.caps, pr.basic, pr.ext)
+	sp.ports[k] = pc
 }
 
 func sortErrors(errs []*PortError) {
@@ -530,41 +593,6 @@ func sortErrors(errs []*PortError) {
 		}
 		return errs[i].Key.Port < errs[j].Key.Port
 	})
-}
-
-// readPort reads one port: PortCountersExtended first where the PMA has
-// it, PortCounters only for what the extended attribute does not cover
-// (everything, when the PMA lacks the 64-bit error counters).
-func readPort(ctx context.Context, g Getter, a transport.Addr, t *target, p *fabric.Port, o Options) (*PortCounters, *PortError) {
-	k := Key{t.node.GUID, p.Num}
-	fail := func(what string, err error) *PortError {
-		return &PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: what, Err: err}
-	}
-	sup := t.caps.Extended()
-	var ext *mad.PortCountersExtended
-	var extErr error
-	if !o.NoExtended && sup.Any() && (!o.ErrorsOnly || sup.Errors) {
-		x := &mad.PortCountersExtended{PortSelect: p.Num}
-		if _, err := g.GetPerf(ctx, a, x, 0); err != nil {
-			extErr = err
-		} else {
-			ext = x
-		}
-	}
-	var basic *mad.PortCounters
-	if ext == nil || !sup.Errors || (!sup.Data && !o.ErrorsOnly) {
-		b := &mad.PortCounters{PortSelect: p.Num}
-		if _, err := g.GetPerf(ctx, a, b, 0); err != nil {
-			if extErr != nil {
-				err = fmt.Errorf("%w (PortCountersExtended: %v)", err, extErr)
-			}
-			return nil, fail("PortCounters", err)
-		}
-		basic = b
-	}
-	pc := &PortCounters{Key: k, Port: p, LID: t.lid, Time: o.Now(), Caps: t.caps, Basic: basic, Ext: ext}
-	pc.Counters = merge(t.caps, basic, ext)
-	return pc, nil
 }
 
 func cleanPort(t *target, p *fabric.Port, sum *mad.PortCounters, now time.Time) *PortCounters {

@@ -127,6 +127,21 @@ func (c *countingGetter) GetPerf(ctx context.Context, a transport.Addr, at mad.A
 	return c.g.GetPerf(ctx, a, at, mod)
 }
 
+// GoPerf counts like GetPerf and starts the read through the wrapped
+// Getter's GoPerf, so that the rig's sweeps take the asynchronous path.
+func (c *countingGetter) GoPerf(ctx context.Context, a transport.Addr, at mad.Attribute, mod uint32, done func(*mad.GMP, error)) error {
+	ag, ok := c.g.(AsyncGetter)
+	if !ok {
+		return errors.New("countingGetter: the wrapped Getter has no GoPerf")
+	}
+	c.gets.Add(1)
+	c.byAttr[uint8(at.AttributeID())].Add(1)
+	if pc, ok := at.(*mad.PortCounters); ok && pc.PortSelect == mad.PortSelectAll {
+		c.allPortSelected.Add(1)
+	}
+	return ag.GoPerf(ctx, a, at, mod, done)
+}
+
 func (c *countingGetter) SetPerf(ctx context.Context, a transport.Addr, at mad.Attribute, mod uint32) (*mad.GMP, error) {
 	c.sets.Add(1)
 	return c.g.SetPerf(ctx, a, at, mod)

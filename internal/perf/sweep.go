@@ -189,20 +189,27 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 	return d
 }
 
-// reset clears the counters of every port read in s.
+// reset clears the counters of every port read in s: a PortCounters Set
+// per port, then a PortCountersExtended Set where asked, one PMA's ports
+// at most the per-destination window at a time, PMAs in turn.
 func reset(ctx context.Context, g Getter, s *Sample, o Options) []*PortError {
-	var jobs []*PortCounters
+	sc := newSched(ctx, g, o)
+	var errs []*PortError
+	byLID := map[uint16]*job{}
+	var jobs []*job
 	for _, p := range s.Ports {
-		if !p.FromAllPorts {
-			jobs = append(jobs, p)
+		if p.FromAllPorts {
+			continue
 		}
-	}
-	col := &collector{}
-	forEach(ctx, len(jobs), o.Workers, func(i int) {
-		p := jobs[i]
+		j := byLID[p.LID]
+		if j == nil {
+			j = &job{}
+			byLID[p.LID] = j
+			jobs = append(jobs, j)
+		}
 		a := transport.PerfAt(p.LID, o.SL, o.PKeyIndex)
 		fail := func(err error) {
-			col.fail(&PortError{Key: p.Key, Port: p.Port, LID: p.LID, What: "reset", Err: err})
+			errs = append(errs, &PortError{Key: p.Key, Port: p.Port, LID: p.LID, What: "reset", Err: err})
 		}
 		pc := &mad.PortCounters{PortSelect: p.Key.Port, CounterSelect: mad.CounterSelectErrors}
 		if o.Reset == ResetAll {
@@ -211,23 +218,33 @@ func reset(ctx context.Context, g Getter, s *Sample, o Options) []*PortError {
 		if p.Caps.XmitWait() {
 			pc.CounterSelect2 = mad.CounterSelect2XmitWait
 		}
-		if _, err := g.SetPerf(ctx, a, pc, 0); err != nil {
-			fail(fmt.Errorf("PortCounters Set (CounterSelect 0x%04x): %w", pc.CounterSelect, err))
-			return
-		}
-		if o.Reset == ResetAll && p.Ext != nil {
-			x := &mad.PortCountersExtended{PortSelect: p.Key.Port, CounterSelect: mad.ExtCounterSelectAll}
-			if _, err := g.SetPerf(ctx, a, x, 0); err != nil {
-				fail(fmt.Errorf("PortCountersExtended Set: %w", err))
+		j.ops = append(j.ops, &op{j: j, send: sc.set(a, pc), done: func(err error) {
+			if err != nil {
+				fail(fmt.Errorf("PortCounters Set (CounterSelect 0x%04x): %w", pc.CounterSelect, err))
+				return
 			}
-		}
-	})
-	for _, e := range col.errs {
+			if o.Reset == ResetAll && p.Ext != nil {
+				x := &mad.PortCountersExtended{PortSelect: p.Key.Port, CounterSelect: mad.ExtCounterSelectAll}
+				j.pushFront(&op{j: j, cont: true, send: sc.set(a, x), done: func(err error) {
+					if err != nil {
+						fail(fmt.Errorf("PortCountersExtended Set: %w", err))
+					}
+				}})
+			}
+		}})
+	}
+	sc.mu.Lock()
+	for _, j := range jobs {
+		sc.addLocked(j)
+	}
+	sc.mu.Unlock()
+	sc.run()
+	for _, e := range errs {
 		if e.Port != nil {
 			e.Node = e.Port.Node
 		}
 	}
-	return col.errs
+	return errs
 }
 
 // Ports implements checks.Counters: one reading per port of the last

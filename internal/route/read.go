@@ -40,21 +40,29 @@ func (e *SwitchError) Error() string {
 
 func (e *SwitchError) Unwrap() error { return e.Err }
 
-type getter struct {
-	g SMPGetter
+// goGetter is the asynchronous form of SMPGetter (*transport.Engine
+// implements it): each call starts a read and returns; done runs later,
+// once, unless the call itself returns an error.
+type goGetter interface {
+	GoSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32, done func(*mad.SMP, error)) error
+	GoSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, mod uint32, done func(*mad.SMP, error)) error
 }
 
-func (g getter) get(ctx context.Context, n *fabric.Node, a mad.Attribute, mod uint32) error {
-	if n.Path != nil {
-		_, err := g.g.GetSMP(ctx, n.Path, a, mod)
-		return err
-	}
-	if p := n.Ports[0]; p != nil && p.LID != 0 {
-		_, err := g.g.GetSMPByLID(ctx, p.LID, a, mod)
-		return err
-	}
-	return errors.New("switch has neither a directed route nor a LID to address it by")
+// syncGo runs a getter that only has the synchronous methods as a
+// goGetter, one goroutine per read (ReadLFTs bounds how many are going).
+type syncGo struct{ g SMPGetter }
+
+func (s syncGo) GoSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32, done func(*mad.SMP, error)) error {
+	go func() { done(s.g.GetSMP(ctx, path, a, mod)) }()
+	return nil
 }
+
+func (s syncGo) GoSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, mod uint32, done func(*mad.SMP, error)) error {
+	go func() { done(s.g.GetSMPByLID(ctx, lid, a, mod)) }()
+	return nil
+}
+
+var errNoAddress = errors.New("switch has neither a directed route nor a LID to address it by")
 
 // ReadLFTs reads every switch's SwitchInfo, then LinearForwardingTable
 // blocks 0..LinearFDBTop/64, all switches in parallel, and fills
@@ -62,6 +70,10 @@ func (g getter) get(ctx context.Context, n *fabric.Node, a mad.Attribute, mod ui
 // fabric.Switch. Switches are addressed by their discovery Path, or by
 // their LID when they have none. It returns every switch's failure
 // joined (each a *SwitchError); those switches keep LFT nil.
+//
+// The reads are started without waiting when g has the engine's
+// asynchronous methods (GoSMP, GoSMPByLID), else on goroutines calling
+// GetSMP and GetSMPByLID.
 func ReadLFTs(ctx context.Context, g SMPGetter, f *fabric.Fabric, o ReadOptions) error {
 	par := o.Parallel
 	if par <= 0 {
@@ -80,91 +92,228 @@ func ReadLFTs(ctx context.Context, g SMPGetter, f *fabric.Fabric, o ReadOptions)
 			sws = append(sws, n)
 		}
 	}
-	gt := getter{g}
+	gg, ok := g.(goGetter)
+	if !ok {
+		gg = syncGo{g}
+	}
+	r := &lftReader{ctx: ctx, g: gg, par: par, sws: make([]lftSwitch, len(sws))}
+	r.wg.Add(len(sws))
+	r.mu.Lock()
+	for i, n := range sws {
+		s := &r.sws[i]
+		s.n = n
+		r.infos.push(s)
+	}
+	r.mu.Unlock()
+	r.pump()
+	r.wg.Wait()
+
 	errs := make([]error, len(sws))
-	infos := make([]mad.SwitchInfo, len(sws))
-	run(par, len(sws), func(i int) {
-		if err := gt.get(ctx, sws[i], &infos[i], 0); err != nil {
-			errs[i] = &SwitchError{Switch: sws[i], What: "SwitchInfo", Err: err}
-		}
-	})
-	type job struct {
-		sw    int
-		block uint32
-	}
-	// Jobs go block-major — block 0 of every switch, then block 1, ... —
-	// so the workers spread over many switches at once. Switch-major
-	// order piled them onto one or two switches at a time, where the
-	// engine's per-node window let only two proceed.
-	var jobs []job
-	lfts := make([][]uint8, len(sws))
-	maxBlocks := 0
-	for i := range sws {
-		if errs[i] != nil {
+	for i := range r.sws {
+		s := &r.sws[i]
+		if s.err != nil {
+			errs[i] = s.err
 			continue
 		}
-		si := &infos[i]
-		lfts[i] = make([]uint8, int(si.LinearFDBTop)+1)
-		maxBlocks = max(maxBlocks, si.LFTBlocks())
-	}
-	for b := 0; b < maxBlocks; b++ {
-		for i := range sws {
-			if lfts[i] != nil && b < infos[i].LFTBlocks() {
-				jobs = append(jobs, job{i, uint32(b)})
-			}
-		}
-	}
-	var mu sync.Mutex
-	run(par, len(jobs), func(k int) {
-		j := jobs[k]
-		var blk mad.LFTBlock
-		err := gt.get(ctx, sws[j.sw], &blk, j.block)
-		if err != nil {
-			mu.Lock()
-			if errs[j.sw] == nil {
-				errs[j.sw] = &SwitchError{Switch: sws[j.sw], What: fmt.Sprintf("LinearForwardingTable block %d", j.block), Err: err}
-			}
-			mu.Unlock()
-			return
-		}
-		first := int(j.block) * mad.LFTBlockSize
-		copy(lfts[j.sw][first:], blk.Ports[:]) // blocks are disjoint: no lock needed
-	})
-	for i, s := range sws {
-		if errs[i] != nil {
-			continue
-		}
-		si := &infos[i]
-		sw := s.Switch
+		si := &s.info
+		sw := s.n.Switch
 		sw.LinearFDBCap, sw.LinearFDBTop = si.LinearFDBCap, si.LinearFDBTop
 		sw.MulticastCap, sw.MulticastTop = si.MulticastFDBCap, si.MulticastFDBTop
 		sw.LIDsPerPort, sw.EnhancedPort0 = si.LIDsPerPort, si.EnhancedPort0
 		sw.LifeTimeValue, sw.DefaultPort = si.LifeTimeValue, si.DefaultPort
 		sw.PartitionCap = si.PartitionEnforcementCap
-		sw.LFT = lfts[i]
+		sw.LFT = s.lft
 	}
 	return errors.Join(errs...)
 }
 
-// run calls fn(0..n-1) on at most par goroutines.
-func run(par, n int, fn func(int)) {
-	if n == 0 {
+// lftReader hands ReadLFTs' reads to the getter, at most par at a time:
+// SwitchInfo reads first, then LFT blocks taken round-robin over the
+// switches whose SwitchInfo answered. A switch goes back to the end of the
+// ring after each block it gives, so the blocks go block-major — block 0
+// of every switch, then block 1, ... — and every switch's management CPU
+// gets a share of the window at once (switch-major order piled the reads
+// onto one or two switches, where the engine's per-destination window let
+// only two proceed).
+type lftReader struct {
+	ctx context.Context
+	g   goGetter
+	par int
+	sws []lftSwitch
+	wg  sync.WaitGroup // one per switch not finished
+
+	mu       sync.Mutex
+	infos    ring // switches whose SwitchInfo is to be read
+	blocks   ring // switches with LFT blocks left to send
+	free     []*lftRead
+	batch    []*lftRead // pump's, reused
+	inFlight int
+	pumping  bool // a goroutine is in pump
+	again    bool // pump must look at the queues once more
+}
+
+// lftSwitch is one switch being read.
+type lftSwitch struct {
+	n      *fabric.Node
+	info   mad.SwitchInfo
+	lft    []uint8
+	nblk   int   // LFT blocks to read
+	next   int   // next block to send
+	active int   // reads in flight
+	err    error // the first failure (*SwitchError); no more reads then
+}
+
+// lftRead is one read in flight, reused: done is its completion, made
+// once.
+type lftRead struct {
+	r     *lftReader
+	s     *lftSwitch
+	block int // -1: SwitchInfo
+	blk   mad.LFTBlock
+	done  func(*mad.SMP, error)
+}
+
+// ring is a FIFO of switches.
+type ring struct {
+	q    []*lftSwitch
+	head int
+}
+
+func (q *ring) len() int { return len(q.q) - q.head }
+
+func (q *ring) push(s *lftSwitch) {
+	if q.head > 0 && q.head == len(q.q) {
+		q.q, q.head = q.q[:0], 0
+	}
+	q.q = append(q.q, s)
+}
+
+func (q *ring) pop() *lftSwitch {
+	s := q.q[q.head]
+	q.q[q.head] = nil
+	q.head++
+	if q.head == len(q.q) {
+		q.q, q.head = q.q[:0], 0
+	}
+	return s
+}
+
+// pump starts reads while fewer than par are going. Completions call it
+// again; one goroutine pumps at a time, the others leave it a note.
+func (r *lftReader) pump() {
+	r.mu.Lock()
+	if r.pumping {
+		r.again = true
+		r.mu.Unlock()
 		return
 	}
-	var wg sync.WaitGroup
-	ch := make(chan int)
-	for w := 0; w < min(par, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ch {
-				fn(i)
+	r.pumping = true
+	for {
+		r.again = false
+		batch := r.batch[:0]
+		for r.inFlight < r.par {
+			var s *lftSwitch
+			block := -1
+			if r.infos.len() > 0 {
+				s = r.infos.pop()
+			} else if r.blocks.len() > 0 {
+				s = r.blocks.pop()
+				if s.err != nil {
+					continue // failed meanwhile: its other blocks are not needed
+				}
+				block = s.next
+				s.next++
+				if s.next < s.nblk {
+					r.blocks.push(s)
+				}
+			} else {
+				break
 			}
-		}()
+			rd := r.newRead()
+			rd.s, rd.block = s, block
+			s.active++
+			r.inFlight++
+			batch = append(batch, rd)
+		}
+		r.mu.Unlock()
+		for _, rd := range batch {
+			r.send(rd)
+		}
+		r.mu.Lock()
+		r.batch = batch[:0]
+		if !r.again {
+			break
+		}
 	}
-	for i := 0; i < n; i++ {
-		ch <- i
+	r.pumping = false
+	r.mu.Unlock()
+}
+
+func (r *lftReader) newRead() *lftRead {
+	if n := len(r.free); n > 0 {
+		rd := r.free[n-1]
+		r.free = r.free[:n-1]
+		return rd
 	}
-	close(ch)
-	wg.Wait()
+	rd := &lftRead{r: r}
+	rd.done = rd.completed
+	return rd
+}
+
+// send starts one read, addressed by the switch's Path, or else by its LID.
+func (r *lftReader) send(rd *lftRead) {
+	var a mad.Attribute = &rd.blk
+	mod := uint32(rd.block)
+	if rd.block < 0 {
+		a, mod = &rd.s.info, 0
+	}
+	n := rd.s.n
+	var err error
+	switch {
+	case n.Path != nil:
+		err = r.g.GoSMP(r.ctx, n.Path, a, mod, rd.done)
+	case n.Ports[0] != nil && n.Ports[0].LID != 0:
+		err = r.g.GoSMPByLID(r.ctx, n.Ports[0].LID, a, mod, rd.done)
+	default:
+		err = errNoAddress
+	}
+	if err != nil { // refused up front: done will not be called
+		rd.completed(nil, err)
+	}
+}
+
+// completed records the end of one read: SwitchInfo lets the switch's
+// blocks go; a block is copied into the table. The first failure of a
+// switch is its error, and its blocks not yet sent are dropped.
+func (rd *lftRead) completed(_ *mad.SMP, err error) {
+	r, s := rd.r, rd.s
+	r.mu.Lock()
+	r.inFlight--
+	s.active--
+	switch {
+	case err != nil:
+		if s.err == nil {
+			what := "SwitchInfo"
+			if rd.block >= 0 {
+				what = fmt.Sprintf("LinearForwardingTable block %d", rd.block)
+			}
+			s.err = &SwitchError{Switch: s.n, What: what, Err: err}
+		}
+	case rd.block < 0:
+		s.lft = make([]uint8, int(s.info.LinearFDBTop)+1)
+		s.nblk = s.info.LFTBlocks()
+		if s.nblk > 0 {
+			r.blocks.push(s)
+		}
+	case s.err == nil:
+		copy(s.lft[rd.block*mad.LFTBlockSize:], rd.blk.Ports[:])
+	}
+	finished := s.active == 0 && (s.err != nil || s.next >= s.nblk)
+	rd.s = nil
+	r.free = append(r.free, rd)
+	r.mu.Unlock()
+	r.pump()
+	if finished {
+		r.wg.Done()
+	}
 }

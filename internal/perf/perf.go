@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -616,31 +617,42 @@ func value(c mad.Counter, src mad.AttrID) Value {
 func merge(caps *mad.ClassPortInfo, basic *mad.PortCounters, ext *mad.PortCountersExtended) []Value {
 	sup := caps.Extended()
 	extErrors := ext != nil && sup.Errors
-	var out []Value
+	extData := ext != nil && sup.Data
+	var bc []mad.Counter
+	if basic != nil && (!extErrors || !extData) {
+		bc = basic.Counters(caps)
+	}
+	// Collected on the stack, returned in one allocation of the right
+	// size: a sweep keeps one slice per port.
+	var buf [32]Value
+	out := buf[:0]
 	if extErrors {
 		for _, c := range ext.Errors() {
 			out = append(out, value(c, mad.AttrPortCountersExtended))
 		}
 		out = append(out, value(mad.Counter{Name: "PortXmitWait", Value: ext.PortXmitWait, Bits: 64, Kind: mad.KindWait}, mad.AttrPortCountersExtended))
-	} else if basic != nil {
-		for _, c := range basic.Counters(caps) {
+	} else {
+		for _, c := range bc {
 			if c.Kind == mad.KindError || c.Kind == mad.KindWait {
 				out = append(out, value(c, mad.AttrPortCounters))
 			}
 		}
 	}
-	if ext != nil && sup.Data {
+	if extData {
 		for _, c := range ext.Counters(caps) {
 			if c.Kind == mad.KindDataWords || c.Kind == mad.KindPackets {
 				out = append(out, value(c, mad.AttrPortCountersExtended))
 			}
 		}
-	} else if basic != nil {
-		for _, c := range basic.Counters(caps) {
+	} else {
+		for _, c := range bc {
 			if c.Kind == mad.KindDataWords || c.Kind == mad.KindPackets {
 				out = append(out, value(c, mad.AttrPortCounters))
 			}
 		}
 	}
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clone(out)
 }

@@ -314,3 +314,43 @@ func TestReadLFTsEngine(t *testing.T) {
 
 // syncOnly hides all but the synchronous methods of an SMPGetter.
 type syncOnly struct{ SMPGetter }
+
+// BenchmarkReadLFTs8k reads the 1,280 switch tables (SwitchInfo and
+// 168 blocks each) of topology.FatTree8k from an in-process responder, so it
+// measures ReadLFTs' and the engine's own cost per read, which ibsim's
+// throughput hides in BenchmarkLFTDump8k.
+func BenchmarkReadLFTs8k(b *testing.B) {
+	want, err := topology.FatTree8k().Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := topology.AssignLIDs(want); err != nil {
+		b.Fatal(err)
+	}
+	if err := topology.Route(want); err != nil {
+		b.Fatal(err)
+	}
+	var local *fabric.Port
+	for _, n := range want.Nodes {
+		if n.Type != mad.NodeSwitch {
+			local = n.Ports[1]
+			break
+		}
+	}
+	setPaths(want, local)
+	conn := transporttest.New(transport.LocalPort{Name: "test", PortNum: 1}, smaHandler(want, nil))
+	eng := transport.NewEngine(conn, transport.Options{Timeout: time.Second})
+	defer eng.Close()
+	smps := 0
+	for _, n := range switchesOf(want) {
+		smps += 1 + mad.LFTBlockCount(n.Switch.LinearFDBTop)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := ReadLFTs(context.Background(), eng, want, ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(smps), "ns/SMP")
+}

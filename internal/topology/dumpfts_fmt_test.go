@@ -1,0 +1,155 @@
+package topology
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// writeDumpFTSFmt is the dump_fts writer spelled with one fmt call per
+// entry, the plain reading of dump_fts' own printf formats; WriteDumpFTS
+// must produce the same bytes.
+func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
+	bw := bufio.NewWriter(w)
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch || n.Switch == nil || n.Switch.LFT == nil {
+			continue
+		}
+		lft := n.Switch.LFT
+		top := len(lft) - 1
+		if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
+			top = t
+		}
+		addr := "Lid 0"
+		if n.Path != nil {
+			addr = "DR path slid 0; dlid 0; " + n.Path.String()
+		} else if p := n.Ports[0]; p != nil {
+			addr = "Lid " + strconv.Itoa(int(p.LID))
+		}
+		fmt.Fprintf(bw, "Unicast lids [0x0-0x%x] of switch %s guid 0x%016x (%s):\n", max(top, 0), addr, n.GUID, n.Description)
+		bw.WriteString("  Lid  Out   Destination\n       Port     Info \n")
+		count := 0
+		for lid := 0; lid <= top; lid++ {
+			out := lft[lid]
+			valid := lid != 0 && int(out) < len(n.Ports)
+			if !valid && !o.All {
+				continue
+			}
+			count++
+			fmt.Fprintf(bw, "0x%04x %03d ", lid, out)
+			if o.NoDests {
+				bw.WriteString("\n")
+				continue
+			}
+			switch p := f.PortByLID(uint16(lid)); {
+			case !valid:
+				fmt.Fprintf(bw, ": (path #0 - illegal port)\n")
+			case p == nil:
+				fmt.Fprintf(bw, ": (unknown node and type)\n")
+			case p.LMC > 0 && uint16(lid) != p.LID:
+				fmt.Fprintf(bw, ": (path #%d out of %d: portguid 0x%016x)\n", uint16(lid)-p.LID, 1<<p.LMC, p.GUID)
+			default:
+				fmt.Fprintf(bw, ": (%s portguid 0x%016x: '%s')\n", nodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
+			}
+		}
+		if o.All {
+			fmt.Fprintf(bw, "%d lids dumped \n", count)
+		} else {
+			fmt.Fprintf(bw, "%d valid lids dumped \n", count)
+		}
+	}
+	return bw.Flush()
+}
+
+// TestDumpFTSMatchesFmt compares WriteDumpFTS with the fmt spelling on a
+// routed fat tree with edits that reach every branch: an LMC port (path
+// #k lines), a LID nobody has, an illegal port, NoRoute, a three-digit
+// port number, a switch without a directed route, in all four option
+// combinations.
+func TestDumpFTSMatchesFmt(t *testing.T) {
+	f, err := FatTree2{Common: Common{SwitchPorts: 16, LongSwitchNames: true}, Leaves: 4, Spines: 2, HostsPerLeaf: 8, LinksPerPair: 2,
+		Hosts: Hosts{HCAsPerServer: 4}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := routed(t, f)
+	ca := f.PortByLID(top) // the highest LID: the three above it are free
+	if ca == nil || ca.Node.Type != mad.NodeCA {
+		t.Fatalf("LID %d is not a CA port", top)
+	}
+	ca.LMC = 2 // LIDs top..top+3 are its paths #0..#3
+	f.Reindex()
+	leaf := f.NodesByName("MF0;leaf02:MQM9700/U1")[0]
+	leaf.Switch.LFT[3] = 200 // no such port: illegal
+	leaf.Switch.LFT[top-1] = fabric.NoRoute
+	leaf.Switch.LFT = append(leaf.Switch.LFT[:top+1], 3, 3, 3, 5) // paths #1..#3, then a LID nobody has
+	leaf.Switch.LinearFDBTop = uint16(len(leaf.Switch.LFT) - 1)
+	leaf.Path = nil
+	for _, o := range []DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
+		var got, want bytes.Buffer
+		if err := WriteDumpFTS(&got, f, o); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeDumpFTSFmt(&want, f, o); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			g, w := got.String(), want.String()
+			i := 0
+			for i < len(g) && i < len(w) && g[i] == w[i] {
+				i++
+			}
+			t.Errorf("%+v: output differs at byte %d:\n got %q\nwant %q", o, i, g[i:min(len(g), i+120)], w[i:min(len(w), i+120)])
+		}
+		for _, s := range []string{"path #1 out of 4", "unknown node and type", "illegal port", "switch Lid "} {
+			if (o.NoDests && s != "switch Lid ") || (!o.All && s == "illegal port") {
+				continue
+			}
+			if !bytes.Contains(want.Bytes(), []byte(s)) {
+				t.Errorf("%+v: the test fabric never produces %q", o, s)
+			}
+		}
+	}
+}
+
+// BenchmarkWriteDumpFTS8k writes the LFTs of topology.FatTree8k (1,280
+// switches, 12 million entries), what `ibdoctor routes --format dump_fts`
+// prints after reading them.
+func BenchmarkWriteDumpFTS8k(b *testing.B) {
+	f, err := FatTree8k().Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := AssignLIDs(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := Route(f); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name  string
+		write func(io.Writer, *fabric.Fabric, DumpOptions) error
+	}{{"append", WriteDumpFTS}, {"fmt", writeDumpFTSFmt}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var n int64
+			for b.Loop() {
+				cw := &countWriter{}
+				if err := bc.write(cw, f, DumpOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				n = cw.n
+			}
+			b.SetBytes(n)
+		})
+	}
+}
+
+type countWriter struct{ n int64 }
+
+func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }

@@ -494,8 +494,9 @@ func (sp *sampler) allPortsJob(t *target) *job {
 		}
 		t.clean = true
 		now := sp.o.Now()
+		vals := cleanValues(t.caps)
 		for _, p := range t.ports {
-			pc := cleanPort(t, p, pc, now)
+			pc := &PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Time: now, Caps: t.caps, FromAllPorts: true, Counters: vals}
 			sp.ports[pc.Key] = pc
 		}
 	}}}
@@ -596,15 +597,18 @@ func sortErrors(errs []*PortError) {
 	})
 }
 
-func cleanPort(t *target, p *fabric.Port, sum *mad.PortCounters, now time.Time) *PortCounters {
-	zero := &mad.PortCounters{PortSelect: p.Num}
-	pc := &PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Time: now, Caps: t.caps, FromAllPorts: true}
-	for _, c := range zero.Counters(t.caps) {
+// cleanValues is the error and wait counters of a port on a clean switch:
+// all zero, as the PortSelect=0xFF sum showed. Every port of the switch
+// shares the one slice (nobody writes a sample's values).
+func cleanValues(caps *mad.ClassPortInfo) []Value {
+	var zero mad.PortCounters
+	var vals []Value
+	for _, c := range zero.Counters(caps) {
 		if c.Kind == mad.KindError || c.Kind == mad.KindWait {
-			pc.Counters = append(pc.Counters, value(c, mad.AttrPortCounters))
+			vals = append(vals, value(c, mad.AttrPortCounters))
 		}
 	}
-	return pc
+	return vals
 }
 
 func value(c mad.Counter, src mad.AttrID) Value {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -176,10 +177,7 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 	v := judgeCounters(res, thr)
 	notRead := countersNotRead(f, res)
 	if o.json {
-		doc := countersDocument(v, res, f, thr, o, sess.Name, notRead)
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(doc); err != nil {
+		if err := writeCountersJSON(a.stdout, v, res, f, thr, o, sess.Name, notRead); err != nil {
 			return err
 		}
 	} else {
@@ -691,41 +689,93 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 		if !o.all && len(pv.over) == 0 {
 			continue
 		}
-		pc := pv.pc
-		p := countersPort{
-			Node: nodeName(pc.Port), NodeGUID: fmt.Sprintf("0x%016x", pc.GUID), Port: int(pc.Key.Port), LID: int(pc.LID),
-			OverThreshold: len(pv.over) > 0, Exceeded: pv.over, FromAllPorts: pc.FromAllPorts, Counters: []countersValue{},
-		}
-		if p.Exceeded == nil {
-			p.Exceeded = []exceeded{}
-		}
-		if pc.Port != nil {
-			if pc.Port.Node != nil {
-				p.NodeType = pc.Port.Node.Type.String()
-			}
-			if r := pc.Port.Rate(); r.Width != 0 {
-				p.Rate = r.String()
-			}
-			if rp := pc.Port.Remote; rp != nil && rp.Node != nil {
-				p.Peer = &countersPeer{Node: rp.Node.Description, NodeGUID: fmt.Sprintf("0x%016x", rp.Node.GUID), Port: int(rp.Num)}
-			}
-		}
-		for _, c := range pc.Counters {
-			p.Counters = append(p.Counters, countersValue{Name: c.Name, Kind: kindName(c.Kind), Value: c.Value, Raw: c.Raw,
-				Bits: c.Bits, Saturated: c.Saturated, Source: attrName(c.Source)})
-		}
-		if d := pv.d; d != nil {
-			pd := &countersDelta{ElapsedSeconds: d.Elapsed.Seconds(), XmitBytesPerSecond: d.XmitBytesPerSecond, RcvBytesPerSecond: d.RcvBytesPerSecond,
-				XmitUtilization: optShare(d.XmitUtilization), RcvUtilization: optShare(d.RcvUtilization), XmitWaitShare: optShare(d.XmitWaitShare),
-				BER: d.BER, BERBits: d.BERBits, Backwards: d.Backwards, Counters: []countersDeltaValue{}}
-			for _, c := range d.Counters {
-				pd.Counters = append(pd.Counters, countersDeltaValue{Name: c.Name, Delta: c.Delta, PerSecond: c.PerSecond, Backwards: c.Backwards, Saturated: c.Saturated})
-			}
-			p.Delta = pd
-		}
-		doc.Ports = append(doc.Ports, p)
+		doc.Ports = append(doc.Ports, countersPortOf(pv))
 	}
 	return doc
+}
+
+// writeCountersJSON writes countersDocument as `json.Encoder` with a
+// two-space indent would, but marshals one port at a time as it writes:
+// with --all on a large fabric the document is hundreds of MB, and
+// encoding it whole held it, its compact form and its indented copy in
+// memory at once (9,472 nodes: ~1.2 GB).
+func writeCountersJSON(w io.Writer, v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks.Thresholds, o countersOptions, source string, notRead []report.Unreached) error {
+	all := o.all
+	o.all = false
+	doc := countersDocument(v, res, f, t, o, source, notRead)
+	o.all = all
+	doc.Ports = []countersPort{}
+	head, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	const slot = "\n  \"ports\": [],\n"
+	i := bytes.Index(head, []byte(slot))
+	if i < 0 {
+		return fmt.Errorf("counters JSON: no ports member in %.80q", head)
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:i+len(slot)-3]) // up to and including "["
+	n := 0
+	for _, pv := range v.ports {
+		if !all && len(pv.over) == 0 {
+			continue
+		}
+		b, err := json.MarshalIndent(countersPortOf(pv), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(b)
+		n++
+	}
+	if n > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("],\n")
+	bw.Write(head[i+len(slot):])
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// countersPortOf is one port's entry of the counters document.
+func countersPortOf(pv *portVerdict) countersPort {
+	pc := pv.pc
+	p := countersPort{
+		Node: nodeName(pc.Port), NodeGUID: fmt.Sprintf("0x%016x", pc.GUID), Port: int(pc.Key.Port), LID: int(pc.LID),
+		OverThreshold: len(pv.over) > 0, Exceeded: pv.over, FromAllPorts: pc.FromAllPorts, Counters: []countersValue{},
+	}
+	if p.Exceeded == nil {
+		p.Exceeded = []exceeded{}
+	}
+	if pc.Port != nil {
+		if pc.Port.Node != nil {
+			p.NodeType = pc.Port.Node.Type.String()
+		}
+		if r := pc.Port.Rate(); r.Width != 0 {
+			p.Rate = r.String()
+		}
+		if rp := pc.Port.Remote; rp != nil && rp.Node != nil {
+			p.Peer = &countersPeer{Node: rp.Node.Description, NodeGUID: fmt.Sprintf("0x%016x", rp.Node.GUID), Port: int(rp.Num)}
+		}
+	}
+	for _, c := range pc.Counters {
+		p.Counters = append(p.Counters, countersValue{Name: c.Name, Kind: kindName(c.Kind), Value: c.Value, Raw: c.Raw,
+			Bits: c.Bits, Saturated: c.Saturated, Source: attrName(c.Source)})
+	}
+	if d := pv.d; d != nil {
+		pd := &countersDelta{ElapsedSeconds: d.Elapsed.Seconds(), XmitBytesPerSecond: d.XmitBytesPerSecond, RcvBytesPerSecond: d.RcvBytesPerSecond,
+			XmitUtilization: optShare(d.XmitUtilization), RcvUtilization: optShare(d.RcvUtilization), XmitWaitShare: optShare(d.XmitWaitShare),
+			BER: d.BER, BERBits: d.BERBits, Backwards: d.Backwards, Counters: []countersDeltaValue{}}
+		for _, c := range d.Counters {
+			pd.Counters = append(pd.Counters, countersDeltaValue{Name: c.Name, Delta: c.Delta, PerSecond: c.PerSecond, Backwards: c.Backwards, Saturated: c.Saturated})
+		}
+		p.Delta = pd
+	}
+	return p
 }
 
 func kindName(k mad.CounterKind) string {

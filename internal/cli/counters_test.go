@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -370,5 +371,40 @@ func TestCountersPartial(t *testing.T) {
 	// the switch port facing the dead host is read through the switch's PMA
 	if d.RawSummary["ports_read"] != 7 {
 		t.Errorf("%d ports read, want all 7 but the dead host's", d.RawSummary["ports_read"])
+	}
+}
+
+// TestCountersJSONIndented checks that the streamed `counters --json`
+// output is byte for byte what encoding/json's Encoder with a two-space
+// indent makes of the same document (Indent of its compact form, then a
+// newline), with many ports (--all), with one, and with none.
+func TestCountersJSONIndented(t *testing.T) {
+	topo := writeFile(t, "fabric.net", countersNet)
+	faults := writeFile(t, "faults.txt", `counter "switch one"/2 SymbolErrorCounter=500
+`)
+	for _, tc := range []struct {
+		args  []string
+		ports int
+	}{
+		{[]string{"--all"}, 8},
+		{nil, 1},
+		{[]string{"--thresholds", writeFile(t, "thr.txt", "SymbolErrorCounter=1000\n")}, 0},
+	} {
+		args := append([]string{"counters", "--sim=" + topo, "--faults", faults, "--json"}, tc.args...)
+		_, out, stderr := run(args...)
+		var compact, want bytes.Buffer
+		if err := json.Compact(&compact, []byte(out)); err != nil {
+			t.Fatalf("%v: not JSON: %v\n%s%s", tc.args, err, out, stderr)
+		}
+		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		want.WriteByte('\n')
+		if out != want.String() {
+			t.Errorf("%v: output is not the Encoder's indentation:\n%s\nwant:\n%s", tc.args, out, want.String())
+		}
+		if d := parseDoc(t, out); len(d.Ports) != tc.ports {
+			t.Errorf("%v: %d ports, want %d", tc.args, len(d.Ports), tc.ports)
+		}
 	}
 }

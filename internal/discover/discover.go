@@ -19,6 +19,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/fifo"
+	"github.com/ibdoctor/ibdoctor/internal/pump"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -134,8 +135,7 @@ type discovery struct {
 	probes   fifo.Queue[*job] // NodeInfo probes of new paths
 	inFlight int              // reads handed to the engine, not yet completed
 	busy     int              // jobs not yet finished
-	pumping  bool             // a goroutine is in pump
-	again    bool             // pump must look at the queues once more
+	sender   pump.Pump[sub]
 
 	start       *node
 	nodes       []*node
@@ -208,21 +208,7 @@ func (d *discovery) addLocked(j *job) {
 // flight: reads of nodes being read first, then probes. Completions call
 // it again; one goroutine pumps at a time, the others leave it a note.
 func (d *discovery) pump(ctx context.Context) {
-	type sub struct {
-		j *job
-		r *read
-	}
-	d.mu.Lock()
-	if d.pumping {
-		d.again = true
-		d.mu.Unlock()
-		return
-	}
-	d.pumping = true
-	var batch []sub
-	for {
-		d.again = false
-		batch = batch[:0]
+	d.sender.Run(&d.mu, func(batch []sub) []sub {
 		for d.inFlight < d.opts.Outstanding {
 			q := &d.reads
 			if q.Len() == 0 {
@@ -242,17 +228,14 @@ func (d *discovery) pump(ctx context.Context) {
 			}
 			batch = append(batch, sub{j, r})
 		}
-		d.mu.Unlock()
-		for _, s := range batch {
-			d.send(ctx, s.j, s.r)
-		}
-		d.mu.Lock()
-		if !d.again {
-			break
-		}
-	}
-	d.pumping = false
-	d.mu.Unlock()
+		return batch
+	}, func(s sub) { d.send(ctx, s.j, s.r) })
+}
+
+// sub is one read handed to the engine.
+type sub struct {
+	j *job
+	r *read
 }
 
 // send starts one read.

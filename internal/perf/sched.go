@@ -2,6 +2,8 @@ package perf
 
 import (
 	"context"
+	"github.com/ibdoctor/ibdoctor/internal/fifo"
+	"github.com/ibdoctor/ibdoctor/internal/pump"
 	"sync"
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
@@ -22,11 +24,10 @@ type sched struct {
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	queue    fifo // jobs with MADs to send and room for one more
-	inFlight int  // MADs handed to the transport, not yet completed
-	busy     int  // jobs not finished
-	pumping  bool // a goroutine is in pump
-	again    bool // pump must look at the queue once more
+	queue    fifo.Queue[*job] // jobs with MADs to send and room for one more
+	inFlight int              // MADs handed to the transport, not yet completed
+	busy     int              // jobs not finished
+	sender   pump.Pump[*op]
 }
 
 // job is the MADs of one PMA (one LID), sent at most per at a time.
@@ -120,7 +121,7 @@ func (s *sched) addLocked(j *job) {
 	}
 	s.busy++
 	j.queued = true
-	s.queue.push(j)
+	s.queue.Push(j)
 }
 
 // run sends the queued jobs, and what their completions add, until all
@@ -146,26 +147,16 @@ func (s *sched) finishLocked() {
 // Once ctx has ended it drops what would start new work. One goroutine
 // pumps at a time; the others leave it a note.
 func (s *sched) pump() {
-	s.mu.Lock()
-	if s.pumping {
-		s.again = true
-		s.mu.Unlock()
-		return
-	}
-	s.pumping = true
-	var batch []*op
-	for {
-		s.again = false
-		batch = batch[:0]
+	s.sender.Run(&s.mu, func(batch []*op) []*op {
 		ended := s.ctx.Err() != nil
-		for s.inFlight < s.window && s.queue.len() > 0 {
-			j := s.queue.peek()
+		for s.inFlight < s.window && s.queue.Len() > 0 {
+			j := s.queue.Peek()
 			o := j.ops[j.head]
 			j.ops[j.head] = nil
 			j.head++
 			if ended && o.fresh() {
 				if j.head == len(j.ops) {
-					s.queue.pop()
+					s.queue.Pop()
 					j.queued = false
 					if j.active == 0 {
 						s.finishLocked()
@@ -179,22 +170,13 @@ func (s *sched) pump() {
 			j.active++
 			s.inFlight++
 			if j.head == len(j.ops) || j.active >= s.per {
-				s.queue.pop()
+				s.queue.Pop()
 				j.queued = false
 			}
 			batch = append(batch, o)
 		}
-		s.mu.Unlock()
-		for _, o := range batch {
-			o.send(func(err error) { s.completed(o, err) })
-		}
-		s.mu.Lock()
-		if !s.again {
-			break
-		}
-	}
-	s.pumping = false
-	s.mu.Unlock()
+		return batch
+	}, func(o *op) { o.send(func(err error) { s.completed(o, err) }) })
 }
 
 // completed records the end of o and pumps what it made possible.
@@ -206,36 +188,11 @@ func (s *sched) completed(o *op, err error) {
 	o.done(err)
 	if j.head < len(j.ops) && !j.queued {
 		j.queued = true
-		s.queue.push(j)
+		s.queue.Push(j)
 	}
 	if j.finished() {
 		s.finishLocked()
 	}
 	s.mu.Unlock()
 	s.pump()
-}
-
-// fifo is a queue of jobs.
-type fifo struct {
-	q    []*job
-	head int
-}
-
-func (f *fifo) len() int { return len(f.q) - f.head }
-
-func (f *fifo) push(j *job) {
-	if f.head > 0 && f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
-	f.q = append(f.q, j)
-}
-
-func (f *fifo) peek() *job { return f.q[f.head] }
-
-func (f *fifo) pop() {
-	f.q[f.head] = nil
-	f.head++
-	if f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
 }

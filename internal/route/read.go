@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/fifo"
+	"github.com/ibdoctor/ibdoctor/internal/pump"
 	"sync"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -102,7 +104,7 @@ func ReadLFTs(ctx context.Context, g SMPGetter, f *fabric.Fabric, o ReadOptions)
 	for i, n := range sws {
 		s := &r.sws[i]
 		s.n = n
-		r.infos.push(s)
+		r.infos.Push(s)
 	}
 	r.mu.Unlock()
 	r.pump()
@@ -143,13 +145,11 @@ type lftReader struct {
 	wg  sync.WaitGroup // one per switch not finished
 
 	mu       sync.Mutex
-	infos    ring // switches whose SwitchInfo is to be read
-	blocks   ring // switches with LFT blocks left to send
+	infos    fifo.Queue[*lftSwitch] // switches whose SwitchInfo is to be read
+	blocks   fifo.Queue[*lftSwitch] // switches with LFT blocks left to send
 	free     []*lftRead
-	batch    []*lftRead // pump's, reused
 	inFlight int
-	pumping  bool // a goroutine is in pump
-	again    bool // pump must look at the queues once more
+	sender   pump.Pump[*lftRead]
 }
 
 // lftSwitch is one switch being read.
@@ -173,58 +173,24 @@ type lftRead struct {
 	done  func(*mad.SMP, error)
 }
 
-// ring is a FIFO of switches.
-type ring struct {
-	q    []*lftSwitch
-	head int
-}
-
-func (q *ring) len() int { return len(q.q) - q.head }
-
-func (q *ring) push(s *lftSwitch) {
-	if q.head > 0 && q.head == len(q.q) {
-		q.q, q.head = q.q[:0], 0
-	}
-	q.q = append(q.q, s)
-}
-
-func (q *ring) pop() *lftSwitch {
-	s := q.q[q.head]
-	q.q[q.head] = nil
-	q.head++
-	if q.head == len(q.q) {
-		q.q, q.head = q.q[:0], 0
-	}
-	return s
-}
-
 // pump starts reads while fewer than par are going. Completions call it
 // again; one goroutine pumps at a time, the others leave it a note.
 func (r *lftReader) pump() {
-	r.mu.Lock()
-	if r.pumping {
-		r.again = true
-		r.mu.Unlock()
-		return
-	}
-	r.pumping = true
-	for {
-		r.again = false
-		batch := r.batch[:0]
+	r.sender.Run(&r.mu, func(batch []*lftRead) []*lftRead {
 		for r.inFlight < r.par {
 			var s *lftSwitch
 			block := -1
-			if r.infos.len() > 0 {
-				s = r.infos.pop()
-			} else if r.blocks.len() > 0 {
-				s = r.blocks.pop()
+			if r.infos.Len() > 0 {
+				s = r.infos.Pop()
+			} else if r.blocks.Len() > 0 {
+				s = r.blocks.Pop()
 				if s.err != nil {
 					continue // failed meanwhile: its other blocks are not needed
 				}
 				block = s.next
 				s.next++
 				if s.next < s.nblk {
-					r.blocks.push(s)
+					r.blocks.Push(s)
 				}
 			} else {
 				break
@@ -235,18 +201,8 @@ func (r *lftReader) pump() {
 			r.inFlight++
 			batch = append(batch, rd)
 		}
-		r.mu.Unlock()
-		for _, rd := range batch {
-			r.send(rd)
-		}
-		r.mu.Lock()
-		r.batch = batch[:0]
-		if !r.again {
-			break
-		}
-	}
-	r.pumping = false
-	r.mu.Unlock()
+		return batch
+	}, r.send)
 }
 
 func (r *lftReader) newRead() *lftRead {
@@ -303,7 +259,7 @@ func (rd *lftRead) completed(_ *mad.SMP, err error) {
 		s.lft = make([]uint8, int(s.info.LinearFDBTop)+1)
 		s.nblk = s.info.LFTBlocks()
 		if s.nblk > 0 {
-			r.blocks.push(s)
+			r.blocks.Push(s)
 		}
 	case s.err == nil:
 		copy(s.lft[rd.block*mad.LFTBlockSize:], rd.blk.Ports[:])

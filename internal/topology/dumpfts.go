@@ -89,10 +89,10 @@ func (d *dumper) destText(lid int) []byte {
 
 const illegalPort = ": (path #0 - illegal port)\n"
 
-func (d *dumper) writeSwitch(n *fabric.Node) {
-	w := d.w
-	lft := n.Switch.LFT
-	top := len(lft) - 1
+// writeSwitchHeader writes a switch's section header and returns the
+// highest LID its table lists.
+func writeSwitchHeader(w *bufio.Writer, n *fabric.Node) int {
+	top := len(n.Switch.LFT) - 1
 	if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
 		top = t
 	}
@@ -104,6 +104,22 @@ func (d *dumper) writeSwitch(n *fabric.Node) {
 	}
 	fmt.Fprintf(w, "Unicast lids [0x0-0x%x] of switch %s guid 0x%016x (%s):\n", max(top, 0), addr, n.GUID, n.Description)
 	w.WriteString("  Lid  Out   Destination\n       Port     Info \n")
+	return top
+}
+
+// writeSwitchTrailer writes the count line that ends a switch's section.
+func writeSwitchTrailer(w *bufio.Writer, count int, all bool) {
+	if all {
+		fmt.Fprintf(w, "%d lids dumped \n", count)
+	} else {
+		fmt.Fprintf(w, "%d valid lids dumped \n", count)
+	}
+}
+
+func (d *dumper) writeSwitch(n *fabric.Node) {
+	w := d.w
+	lft := n.Switch.LFT
+	top := writeSwitchHeader(w, n)
 	count := 0
 	for lid := 0; lid <= top; lid++ {
 		out := lft[lid]
@@ -129,11 +145,7 @@ func (d *dumper) writeSwitch(n *fabric.Node) {
 		w.Write(b)
 		d.line = b
 	}
-	if d.o.All {
-		fmt.Fprintf(w, "%d lids dumped \n", count)
-	} else {
-		fmt.Fprintf(w, "%d valid lids dumped \n", count)
-	}
+	writeSwitchTrailer(w, count, d.o.All)
 }
 
 // appendPadded appends v in base (lower-case digits) with leading zeros

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strconv"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -13,7 +12,7 @@ import (
 )
 
 // writeDumpFTSFmt is the dump_fts writer spelled with one fmt call per
-// entry, the plain reading of dump_fts' own printf formats; WriteDumpFTS
+// entry (section header and trailer shared with WriteDumpFTS), the plain reading of dump_fts' own printf formats; WriteDumpFTS
 // must produce the same bytes.
 func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
 	bw := bufio.NewWriter(w)
@@ -22,18 +21,7 @@ func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
 			continue
 		}
 		lft := n.Switch.LFT
-		top := len(lft) - 1
-		if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
-			top = t
-		}
-		addr := "Lid 0"
-		if n.Path != nil {
-			addr = "DR path slid 0; dlid 0; " + n.Path.String()
-		} else if p := n.Ports[0]; p != nil {
-			addr = "Lid " + strconv.Itoa(int(p.LID))
-		}
-		fmt.Fprintf(bw, "Unicast lids [0x0-0x%x] of switch %s guid 0x%016x (%s):\n", max(top, 0), addr, n.GUID, n.Description)
-		bw.WriteString("  Lid  Out   Destination\n       Port     Info \n")
+		top := writeSwitchHeader(bw, n)
 		count := 0
 		for lid := 0; lid <= top; lid++ {
 			out := lft[lid]
@@ -58,11 +46,7 @@ func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
 				fmt.Fprintf(bw, ": (%s portguid 0x%016x: '%s')\n", nodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
 			}
 		}
-		if o.All {
-			fmt.Fprintf(bw, "%d lids dumped \n", count)
-		} else {
-			fmt.Fprintf(bw, "%d valid lids dumped \n", count)
-		}
+		writeSwitchTrailer(bw, count, o.All)
 	}
 	return bw.Flush()
 }

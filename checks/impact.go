@@ -66,7 +66,7 @@ func (s *Snapshot) hostCount() int {
 	}
 	n := 0
 	for _, node := range s.Fabric.Nodes {
-		if node.Type != mad.NodeSwitch {
+		if isHostNode(node) {
 			for _, p := range node.Ports {
 				if p != nil && p.Remote != nil {
 					n++
@@ -85,11 +85,12 @@ func isSwitchLink(p *fabric.Port) bool {
 	return p.Node.Type == mad.NodeSwitch && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch
 }
 
-// hostPorts counts the CA ports cabled to a switch.
+// hostPorts counts the host ports cabled to a switch (Aggregation Nodes
+// and routers are not hosts).
 func hostPorts(n *fabric.Node) int {
 	c := 0
 	for _, p := range n.Ports {
-		if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type != mad.NodeSwitch {
+		if toHost(p) {
 			c++
 		}
 	}
@@ -100,7 +101,7 @@ func hostPorts(n *fabric.Node) int {
 func switchLinks(n *fabric.Node) int {
 	c := 0
 	for _, p := range n.Ports {
-		if p != nil && p.Num != 0 && isSwitchLink(p) {
+		if p != nil && p.Num != 0 && interSwitch(p) {
 			c++
 		}
 	}

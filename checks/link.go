@@ -177,7 +177,7 @@ func siblingRates(f *fabric.Fabric) map[*fabric.Node]mad.Rate {
 		count := make(map[mad.Rate]int)
 		total := 0
 		for _, p := range n.Ports {
-			if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) {
+			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
 				count[p.Rate()]++
 				total++
 			}
@@ -214,6 +214,8 @@ func (s *Snapshot) pollingPorts() []Finding {
 			case baseline[portKey{n.GUID, p.Num}]:
 				why = "the expected topology has a link here"
 				sev = Error
+			case s.inBaseline(n):
+				continue // the expected topology has no link here: an unused port
 			case n.Type != mad.NodeSwitch:
 				why = "a host port should carry a link"
 				sev = Error
@@ -254,7 +256,7 @@ func hostPortNumbers(f *fabric.Fabric) (map[uint8]int, int) {
 		}
 		leaves++
 		for _, q := range n.Ports {
-			if q != nil && q.Num != 0 && q.Remote != nil && q.Remote.Node.Type != mad.NodeSwitch {
+			if toHost(q) {
 				at[q.Num]++
 			}
 		}
@@ -268,7 +270,7 @@ func hostPortNumbers(f *fabric.Fabric) (map[uint8]int, int) {
 func amongHostPorts(p *fabric.Port) bool {
 	lo, hi := 0, 0
 	for _, q := range p.Node.Ports {
-		if q == nil || q.Num == 0 || q.Remote == nil || q.Remote.Node.Type == mad.NodeSwitch {
+		if !toHost(q) {
 			continue
 		}
 		if lo == 0 || int(q.Num) < lo {
@@ -282,6 +284,13 @@ func amongHostPorts(p *fabric.Port) bool {
 type portKey struct {
 	guid uint64
 	port uint8
+}
+
+// inBaseline reports whether the expected topology describes n: then it,
+// not a guess from the layout, decides which of n's ports should carry a
+// link.
+func (s *Snapshot) inBaseline(n *fabric.Node) bool {
+	return s.Baseline != nil && s.Baseline.NodeByGUID(n.GUID) != nil
 }
 
 // baselineLinks returns the ports that carry a link in the baseline.
@@ -299,13 +308,14 @@ func (s *Snapshot) baselineLinks() map[portKey]bool {
 
 func (s *Snapshot) downLinks() []Finding {
 	var out []Finding
+	baseline := s.baselineLinks()
 	for _, n := range s.Fabric.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || !s.inScope(p) {
 				continue
 			}
 			switch {
-			case p.PhysState == mad.PhysLinkUp && (p.State == mad.PortStateInit || p.State == mad.PortStateArmed):
+			case p.PhysState == mad.PhysLinkUp && (p.State == mad.PortStateInit || p.State == mad.PortStateArmed) && !reportedByPeer(p):
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,
@@ -316,7 +326,8 @@ func (s *Snapshot) downLinks() []Finding {
 					Action:   "Check that the subnet manager is running and sweeping (sminfo, the SM's log); a port left in Init/Armed was never activated. Re-run a heavy sweep or bounce the port if the SM is healthy.",
 					Basis:    "topology",
 				})
-			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysDisabled || p.PhysState == mad.PhysSleep):
+			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysDisabled || p.PhysState == mad.PhysSleep) &&
+				(!s.inBaseline(n) || baseline[portKey{n.GUID, p.Num}]):
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,
@@ -369,6 +380,18 @@ func (s *Snapshot) downLinks() []Finding {
 		}
 	}
 	return out
+}
+
+// reportedByPeer reports whether a link left in Init/Armed at p is
+// reported from its other end instead: one finding per link, from the end
+// operators name first.
+func reportedByPeer(p *fabric.Port) bool {
+	q := p.Remote
+	if q == nil || q == p || q.PhysState != mad.PhysLinkUp || (q.State != mad.PortStateInit && q.State != mad.PortStateArmed) {
+		return false
+	}
+	a, _ := orient(p, q)
+	return a != p
 }
 
 func portOf(n *fabric.Node, num uint8) *fabric.Port {

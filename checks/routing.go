@@ -49,7 +49,7 @@ type routeGraph struct {
 func newRouteGraph(f *fabric.Fabric) *routeGraph {
 	g := &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: linkUp, Strict: true})}
 	for _, n := range f.Nodes {
-		if n.Type == mad.NodeSwitch {
+		if !isHostNode(n) {
 			continue
 		}
 		for _, p := range n.Ports {
@@ -75,6 +75,21 @@ func leaves(hosts []*fabric.Port) ([]*fabric.Node, map[*fabric.Node][]*fabric.Po
 		}
 	}
 	return order, by
+}
+
+// lids yields every LID of a port's LMC range: with LMC > 0 a subnet
+// manager routes each of a port's 2^LMC LIDs on its own (that is what LMC
+// is for), so a switch's balance is over all of them, not the base LIDs.
+func lids(p *fabric.Port) func(func(uint16) bool) {
+	return func(yield func(uint16) bool) {
+		n := 1 << min(p.LMC, 7)
+		for i := range n {
+			lid := int(p.LID) + i
+			if lid > 0xbfff || !yield(uint16(lid)) {
+				return
+			}
+		}
+	}
 }
 
 // hasLFTs reports whether any switch's LFT was read.
@@ -210,7 +225,7 @@ func newSwitchGraph(f *fabric.Fabric) *switchGraph {
 	}
 	for n, i := range g.idx {
 		for _, p := range n.Ports {
-			if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) {
+			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
 				g.nbrs[i] = append(g.nbrs[i], g.idx[p.Remote.Node])
 			}
 		}
@@ -296,8 +311,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			if loadMemo == nil {
 				loadMemo = map[*fabric.Port]int{}
 				for _, h := range g.hosts {
-					if p := g.a.Egress(sw, h.LID); p != nil {
-						loadMemo[p]++
+					for lid := range lids(h) {
+						if p := g.a.Egress(sw, lid); p != nil {
+							loadMemo[p]++
+						}
 					}
 				}
 			}
@@ -311,7 +328,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			}
 			set, key = set[:0], key[:0]
 			for _, p := range sw.Ports {
-				if p != nil && p.Num != 0 && isSwitchLink(p) && linkUp(p) && d[sg.idx[p.Remote.Node]] == ds-1 {
+				if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) && d[sg.idx[p.Remote.Node]] == ds-1 {
 					set = append(set, p)
 					key = append(key, p.Num)
 				}
@@ -325,12 +342,14 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				groups[string(key)] = grp
 			}
 			for _, h := range byLeaf[leaf] {
-				p := g.a.Egress(sw, h.LID)
-				if p == nil || !slices.Contains(grp.ports, p) {
-					grp.other++
-					continue
+				for lid := range lids(h) {
+					p := g.a.Egress(sw, lid)
+					if p == nil || !slices.Contains(grp.ports, p) {
+						grp.other++
+						continue
+					}
+					grp.dlids[p]++
 				}
-				grp.dlids[p]++
 			}
 		}
 		keys := make([]string, 0, len(groups))

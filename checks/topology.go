@@ -117,10 +117,11 @@ func (s *Snapshot) oversubscribed() []Finding {
 			if p == nil || p.Num == 0 || p.Remote == nil || !linkUp(p) {
 				continue
 			}
-			if p.Remote.Node.Type == mad.NodeSwitch {
+			switch {
+			case interSwitch(p):
 				up += p.Rate().Gbps()
 				ups++
-			} else {
+			case toHost(p):
 				host += p.Rate().Gbps()
 				hosts++
 			}

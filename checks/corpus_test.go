@@ -1,0 +1,182 @@
+package checks_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+)
+
+// corpusFile returns the path of a public fabric dump kept outside the
+// repository (../shared/external-fabrics/, SOURCES.md there). The test is
+// skipped when the directory is absent, and fails when CI=true: CI must
+// run these.
+func corpusFile(t testing.TB, name string) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(here), "..", "..", "shared", "external-fabrics", name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus file %s missing (CI=true): %v", name, err)
+		}
+		t.Skipf("corpus file %s not here (%v); it lives in ../shared/external-fabrics/", name, err)
+	}
+	return p
+}
+
+// corpusSweep does what 'ibdoctor check --sim FILE' does: builds the
+// simulator from the file (min-hop routes computed when the file has no
+// tables), attaches at the first host port that is up, and sweeps
+// topology, forwarding tables and counters.
+func corpusSweep(t testing.TB, path string) *diagnose.Sweep {
+	t.Helper()
+	s, err := sim.LoadFile(path, "", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sweepOf(t, s)
+}
+
+func sweepOf(t testing.TB, s *sim.Sim) *diagnose.Sweep {
+	t.Helper()
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sw.Complete {
+		t.Fatalf("sweep incomplete: %+v", sw.Unreached)
+	}
+	return sw
+}
+
+// corpusCheck runs every check over the file as 'ibdoctor check --sim
+// FILE [--expect-topology baseline]' does.
+func corpusCheck(t testing.TB, name string, baseline bool) *checks.Result {
+	t.Helper()
+	p := corpusFile(t, name)
+	sw := corpusSweep(t, p)
+	var base *fabric.Fabric
+	if baseline {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base, err = sim.ParseTopology(data, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, base, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func byCheck(fs []checks.Finding, id string) []checks.Finding {
+	var out []checks.Finding
+	for _, f := range fs {
+		if f.Check == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func atOrAbove(fs []checks.Finding, sev checks.Severity) []checks.Finding {
+	var out []checks.Finding
+	for _, f := range fs {
+		if f.Severity >= sev {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func titles(fs []checks.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString("\n  " + f.Severity.String() + " " + f.Check + ": " + f.Title)
+	}
+	return b.String()
+}
+
+// TestCorpusDGXRoles: the DGX SuperPOD's SHARP Aggregation Nodes (a CA
+// behind each Quantum-2's port 65) are not hosts. Counting them made every
+// empty port 19-64 "among the host ports" (928 polling infos), turned the
+// spines into leaves and raised routing.asymmetric to a warning. What is
+// left are the real gaps inside the leaves' host blocks: ports 5 and 15 of
+// the four xx-02 leaves, 18 of the four xx-04 leaves, 5 of the four B
+// xx-07 leaves, 2 of the four xx-08 leaves, and 19-20 of the two xx-08
+// leaves whose hosts go on at 21-22.
+func TestCorpusDGXRoles(t *testing.T) {
+	res := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", false)
+	if bad := atOrAbove(res.Findings, checks.Warning); len(bad) > 0 {
+		t.Errorf("want no finding at warning or above, got:%s", titles(bad))
+	}
+	polling := byCheck(res.Findings, "link.polling")
+	if len(polling) != 24 {
+		t.Errorf("got %d link.polling findings, want the 24 real gaps:%s", len(polling), titles(polling[:min(30, len(polling))]))
+	}
+	outside := 0
+	for _, f := range polling {
+		if strings.Contains(f.Title, "SPINE") || f.Entities[0].Port > 22 {
+			if outside++; outside <= 5 {
+				t.Errorf("polling outside a leaf's host block: %s", f.Title)
+			}
+		}
+	}
+}
+
+// TestCorpusDGXExpectTopology: given as its own expected topology, the
+// DGX file has no link that should be there and is not: no polling
+// finding at all, and none says "without an expected topology".
+func TestCorpusDGXExpectTopology(t *testing.T) {
+	res := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", true)
+	if p := byCheck(res.Findings, "link.polling"); len(p) > 0 {
+		t.Errorf("with the expected topology, want no link.polling, got %d:%s", len(p), titles(p[:min(5, len(p))]))
+	}
+	if d := byCheck(res.Findings, "link.down"); len(d) > 0 {
+		t.Errorf("want no link.down, got:%s", titles(d))
+	}
+	if bad := atOrAbove(res.Findings, checks.Warning); len(bad) > 0 {
+		t.Errorf("want no finding at warning or above, got:%s", titles(bad))
+	}
+}
+
+// TestCorpusVoltaireLMC: the Voltaire HCAs run LMC 1 (two LIDs per port);
+// min-hop routing spreads the two LIDs of a port over the two parallel
+// inter-switch links. Counting base LIDs only saw every destination on
+// one link: two false critical ecmp-imbalance findings.
+func TestCorpusVoltaireLMC(t *testing.T) {
+	res := corpusCheck(t, "voltaire-sdr-2007.ibnetdiscover", false)
+	if e := byCheck(res.Findings, "routing.ecmp-imbalance"); len(e) > 0 {
+		t.Errorf("want no routing.ecmp-imbalance with LMC 1, got:%s", titles(e))
+	}
+}
+
+// TestCorpusSwitchIBLoopbacks: three loopback cables on the SwitchIB run
+// EDR; they are not siblings of its one link to the SX6012 (a SwitchX-2,
+// which cannot run EDR), so that FDR link is not degraded.
+func TestCorpusSwitchIBLoopbacks(t *testing.T) {
+	res := corpusCheck(t, "switchib-sx6012-mixed-2016.ibnetdiscover", false)
+	for _, f := range res.Findings {
+		if strings.HasPrefix(f.Check, "link.degraded") && strings.Contains(f.Title, "SX6012/U1/1 ") {
+			t.Errorf("false slow link: %s: %s", f.Title, f.Evidence)
+		}
+	}
+}

@@ -302,6 +302,38 @@ func TestCounterErrors(t *testing.T) {
 	}
 }
 
+// A gate's reading carries the counters saved by the sweep: the increase
+// since is judged against the per-interval thresholds, the value against
+// the absolute ones, one finding per counter, growth first.
+func TestCounterErrorsSinceSnapshot(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf01").Ports[10]
+	old := node(t, f, "leaf01").Ports[11]
+	clean := node(t, f, "leaf01").Ports[12]
+	c := fakeCounters{rs: []PortReading{
+		// new since the sweep: +500
+		{Port: p, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "PortRcvErrors", Value: 500, Growth: 500, Bits: 16}}},
+		// old errors, not growing: judged on the value
+		{Port: old, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "LinkDownedCounter", Value: 50, Growth: 0, Bits: 8}}},
+		// +1 symbol error is not over the per-interval threshold 1
+		{Port: clean, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 3, Growth: 1, Bits: 16}}},
+	}}
+	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.errors")
+	if len(fs) != 2 {
+		t.Fatalf("want 2 findings, got %+v", fs)
+	}
+	got := map[string]Finding{}
+	for _, f := range fs {
+		got[f.Evidence[0].Name] = f
+	}
+	if g := got["PortRcvErrors"]; g.Basis != "since-snapshot" || g.Severity != Error || !strings.Contains(g.Title, "+500 since the last sweep") {
+		t.Errorf("growth: %+v", g)
+	}
+	if g := got["LinkDownedCounter"]; g.Basis != "absolute" || g.Severity != Error {
+		t.Errorf("absolute: %+v", g)
+	}
+}
+
 func TestCongestionIsNotAnError(t *testing.T) {
 	f := fatTree(t)
 	p := node(t, f, "leaf01").Ports[9]

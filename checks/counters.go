@@ -62,66 +62,98 @@ func (s *Snapshot) counterErrors() []Finding {
 			return
 		}
 		for _, c := range r.Errors {
-			var (
-				val   uint64
-				thr   uint64
-				basis string
-				ok    bool
-			)
+			// One finding per counter, on the first basis over its
+			// threshold: the interval's increase (climbing now), the
+			// increase since the saved sweep (new since then), the value
+			// since the last clear.
 			if iv > 0 {
-				val, basis = c.Delta, "delta"
-				thr, ok = t.Delta[c.Name]
-			} else {
-				val, basis = c.Value, "absolute"
-				thr, ok = t.Absolute[c.Name]
-			}
-			if !ok || val <= thr {
-				continue
-			}
-			sev, action := counterSeverity(c.Name)
-			ev := []Evidence{{Name: c.Name, Value: float64(val), Threshold: float64(thr)}}
-			title := ""
-			if iv > 0 {
-				rate := float64(val) / iv.Seconds()
-				ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, iv.Round(time.Millisecond), rate, thr)
-				title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, portName(p), val, iv.Round(time.Second))
-			} else {
-				ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
-				title = fmt.Sprintf("%s = %d on %s", c.Name, val, portName(p))
-			}
-			if c.Saturated {
-				ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})
-				title += " (saturated)"
-				if sev < Error && iv == 0 {
-					sev = Warning
+				if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
+					out = append(out, f)
+					continue
 				}
 			}
-			if c.Name == "SymbolErrorCounter" && iv > 0 {
-				if ber, ok := symbolBER(p, c.Delta, iv); ok {
-					ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER,
-						Text: fmt.Sprintf("symbol-error bit error rate %.2e over the interval (threshold %.0e)", ber, t.BER)})
-					if ber > t.BER {
-						sev = max(sev, Error)
-						title += fmt.Sprintf(", BER %.1e", ber)
-					}
+			if r.Saved {
+				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
+					out = append(out, f)
+					continue
 				}
 			}
-			share, _ := s.pathShare(p)
-			weight := map[Severity]float64{Info: 0.001, Warning: 0.01, Error: 0.05, Critical: 0.2}[sev]
-			out = append(out, Finding{
-				Check:    "counters.errors",
-				Severity: sev,
-				Title:    title,
-				Entities: portAndPeer(p),
-				Evidence: ev,
-				Impact: Impact{PathShare: share, Score: share * weight,
-					Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
-				Action: fmt.Sprintf("%s (%s).", upperFirst(action), portName(p)),
-				Basis:  basis,
-			})
+			if iv == 0 || r.Saved {
+				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
+					out = append(out, f)
+				}
+			}
 		}
 	})
 	return out
+}
+
+// counterFinding judges one error counter of port p on one basis: val is
+// the value ("absolute") or its increase over span ("delta" over the
+// sampled interval, "since-snapshot" since the saved sweep), each basis
+// against its own threshold, the increases against the per-interval ones.
+func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue, basis string, val uint64, span time.Duration) (Finding, bool) {
+	var (
+		thr uint64
+		ok  bool
+	)
+	if basis == "absolute" {
+		thr, ok = t.Absolute[c.Name]
+	} else {
+		thr, ok = t.Delta[c.Name]
+	}
+	if !ok || val <= thr {
+		return Finding{}, false
+	}
+	sev, action := counterSeverity(c.Name)
+	ev := []Evidence{{Name: c.Name, Value: float64(val), Threshold: float64(thr)}}
+	title := ""
+	switch basis {
+	case "delta":
+		rate := float64(val) / span.Seconds()
+		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, span.Round(time.Millisecond), rate, thr)
+		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, portName(p), val, span.Round(time.Second))
+	case "since-snapshot":
+		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, span.Round(time.Second), c.Value, thr)
+		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, portName(p), val)
+	default:
+		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
+		title = fmt.Sprintf("%s = %d on %s", c.Name, val, portName(p))
+	}
+	if c.Saturated {
+		ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})
+		title += " (saturated)"
+		if sev < Error && basis == "absolute" {
+			sev = Warning
+		}
+	}
+	if c.Name == "SymbolErrorCounter" && basis != "absolute" {
+		if ber, ok := symbolBER(p, val, span); ok {
+			over := "the interval"
+			if basis == "since-snapshot" {
+				over = "the time since the last sweep"
+			}
+			ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER,
+				Text: fmt.Sprintf("symbol-error bit error rate %.2e over %s (threshold %.0e)", ber, over, t.BER)})
+			if ber > t.BER {
+				sev = max(sev, Error)
+				title += fmt.Sprintf(", BER %.1e", ber)
+			}
+		}
+	}
+	share, _ := s.pathShare(p)
+	weight := map[Severity]float64{Info: 0.001, Warning: 0.01, Error: 0.05, Critical: 0.2}[sev]
+	return Finding{
+		Check:    "counters.errors",
+		Severity: sev,
+		Title:    title,
+		Entities: portAndPeer(p),
+		Evidence: ev,
+		Impact: Impact{PathShare: share, Score: share * weight,
+			Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
+		Action: fmt.Sprintf("%s (%s).", upperFirst(action), portName(p)),
+		Basis:  basis,
+	}, true
 }
 
 // symbolBER estimates the bit error rate of a link from symbol errors over

@@ -86,15 +86,24 @@ type PortReading struct {
 	XmitWaitTicksPerSecond float64
 	// Reset is true when a counter went backwards between samples.
 	Reset bool
+	// Saved is set when an earlier sweep saved this port's counters (the
+	// snapshot a gate answers from): each error counter's Growth is then
+	// its increase since, SavedAgo before this reading, and is judged
+	// besides the value (or the interval's increase).
+	Saved    bool
+	SavedAgo time.Duration
 }
 
 // CounterValue is one counter.
 type CounterValue struct {
-	Name      string
-	Value     uint64 // last sample
-	Delta     uint64 // increase over the interval (when sampled)
-	Bits      int    // field width on the wire
-	Saturated bool   // stuck at all-ones: the true value is larger
+	Name  string
+	Value uint64 // last sample
+	Delta uint64 // increase over the interval (when sampled)
+	// Growth is the increase since the saved reading (PortReading.Saved);
+	// when the counter went backwards (cleared since), the value itself.
+	Growth    uint64
+	Bits      int  // field width on the wire
+	Saturated bool // stuck at all-ones: the true value is larger
 }
 
 // Scope is the part of the fabric a job uses.

@@ -30,8 +30,10 @@ func newGateCmd(a *app) *cobra.Command {
 		Long: `gate decides whether the fabric is fit for a job on the given hosts. It uses the
 last sweep's snapshot (ibdoctor sweep) for the topology and forwarding tables when
 it is fresher than --max-age, re-reads live only the ports the job's traffic uses
-(the hosts' ports and every port on the routes among them), and runs the checks on
-that scope. Without a fresh snapshot it sweeps the fabric first.
+(the hosts' ports and every port on the routes among them: their PortInfo and
+their PerfMgt counters, judged on their value and on their increase since the
+sweep, as check judges them), and runs the checks on that scope. Without a fresh
+snapshot it sweeps the whole fabric first, counters included.
 
 Exit status: 0 healthy, 1 findings at or above --fail-on, 2 could not decide (a
 host not found, a port on the routes unreadable, no device): a gate never says
@@ -88,11 +90,18 @@ healthy when it could not look.`,
 			defer sess.Close()
 			byLID := true
 			if snap == nil {
-				sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{Routes: true})
+				// The whole sweep, counters included: they are the
+				// baseline the scope's re-read is judged against.
+				sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
+					Routes: true, Counters: !o.noCounters, SL: o.sl, PKeyIndex: o.pkeyIndex,
+				})
 				if sw == nil {
 					return withExit(ExitUndecided, err)
 				}
-				if snap, err = snapshot.New(sw.Fabric, nil, sw.Taken, sess.Name, "", sw.Complete); err != nil {
+				if err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("sweeping the fabric: %w", err))
+				}
+				if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
 					return withExit(ExitUndecided, err)
 				}
 				byLID = false // discovered from this very port
@@ -101,6 +110,7 @@ healthy when it could not look.`,
 			}
 			doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
 				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name,
+				Counters: !o.noCounters, Interval: o.interval, SL: o.sl, PKeyIndex: o.pkeyIndex,
 			})
 			if err != nil {
 				return withExit(ExitUndecided, err)

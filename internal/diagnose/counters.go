@@ -11,8 +11,6 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
-func init() { counterSweep = sweepCounters }
-
 // sweepCounters reads every linked port's PerfMgt counters (twice when an
 // interval is set) and lists the ports whose PMA could not be read.
 func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o Options) (checks.Counters, []report.Unreached, error) {

@@ -51,9 +51,6 @@ type Sweep struct {
 	Stats    transport.Stats
 }
 
-// counterSweep is set by counters.go when the PerfMgt sweep is built in.
-var counterSweep func(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o Options) (checks.Counters, []report.Unreached, error)
-
 // Run sweeps the fabric behind e. It returns what it read even when parts
 // failed; the error is non-nil only when nothing useful could be read
 // (discovery could not start) or ctx ended.
@@ -96,9 +93,9 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 		}
 		done()
 	}
-	if o.Counters && counterSweep != nil {
+	if o.Counters {
 		done := stage("counters")
-		c, unreached, err := counterSweep(ctx, e, f, o)
+		c, unreached, err := sweepCounters(ctx, e, f, o)
 		done()
 		if len(unreached) > 0 {
 			s.Complete = false

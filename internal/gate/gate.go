@@ -34,6 +34,16 @@ type Options struct {
 	// ByLID re-reads ports with LID-routed SMPs (the gate runs on another
 	// port than the sweep did); otherwise the snapshot's directed routes.
 	ByLID bool
+	// Counters re-reads the PerfMgt counters of the ports on the job's
+	// routes (judged on their value and their increase since the
+	// snapshot); Interval > 0 reads them twice that far apart. SL and
+	// PKeyIndex address the PerfMgt MADs; Sleep waits out the interval
+	// (tests pass a fake clock's).
+	Counters  bool
+	Interval  time.Duration
+	SL        uint8
+	PKeyIndex uint16
+	Sleep     func(ctx context.Context, d time.Duration) error
 	// Source names the live connection for the report.
 	Source string
 	// Now is the time of the gate (default time.Now()).
@@ -123,10 +133,13 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	if live := liveCounters; live != nil {
+	if o.Counters {
 		t := time.Now()
-		c, unreached := live(ctx, e, f, ports, snap, o)
+		c, unreached, err := readCounters(ctx, e, f, ports, snap, o)
 		sw.Timings["counters"] = time.Since(t)
+		if err != nil {
+			return nil, err // only when ctx ended
+		}
 		if len(unreached) > 0 {
 			sw.Complete = false
 			sw.Unreached = append(sw.Unreached, unreached...)
@@ -159,10 +172,6 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	return doc, nil
 }
-
-// liveCounters re-reads the scope's counters and judges them against the
-// snapshot's; set by counters.go when the PerfMgt sweep is built in.
-var liveCounters func(ctx context.Context, e *transport.Engine, f *fabric.Fabric, ports []*fabric.Port, snap *snapshot.Snapshot, o Options) (checks.Counters, []report.Unreached)
 
 func diagnoseHasLFT(f *fabric.Fabric) bool {
 	for _, n := range f.Nodes {

@@ -112,6 +112,11 @@ type Options struct {
 	SkipCleanSwitches bool
 	// NoExtended does not read PortCountersExtended.
 	NoExtended bool
+	// Ports, if set, limits the read to these ports (of f's nodes): a
+	// gate reads only what its job's routes cross. Ports without a link
+	// are skipped as in a whole sweep; a switch port 0 is ignored (its
+	// PMA is addressed at that LID anyway).
+	Ports []*fabric.Port
 	// ErrorsOnly reads what the error and wait counters need and no
 	// more: PortCountersExtended only from PMAs whose extended attribute
 	// carries the 64-bit error counters (IsAdditionalPortCounters-
@@ -309,18 +314,41 @@ func linkUp(n *fabric.Node, p *fabric.Port) bool {
 	return p.State == mad.PortStateActive
 }
 
+// scopeNodes returns the nodes to read, in fabric order when only is nil,
+// else in the order only first names them, and which of their ports to
+// read (nil: all).
+func scopeNodes(f *fabric.Fabric, only []*fabric.Port) ([]*fabric.Node, map[*fabric.Port]bool) {
+	if only == nil {
+		return f.Nodes, nil
+	}
+	var nodes []*fabric.Node
+	want := make(map[*fabric.Port]bool, len(only))
+	seen := map[*fabric.Node]bool{}
+	for _, p := range only {
+		if p == nil || p.Node == nil {
+			continue
+		}
+		want[p] = true
+		if !seen[p.Node] {
+			seen[p.Node] = true
+			nodes = append(nodes, p.Node)
+		}
+	}
+	return nodes, want
+}
+
 // targets lists the PMAs to read, and the ports that cannot be addressed.
-func targets(f *fabric.Fabric) ([]*target, []*PortError) {
+func targets(nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*PortError) {
 	var ts []*target
 	var errs []*PortError
-	for _, n := range f.Nodes {
+	for _, n := range nodes {
 		if n == nil {
 			continue
 		}
 		if n.Type == mad.NodeSwitch {
 			t := &target{node: n}
 			for _, p := range n.Ports {
-				if linkUp(n, p) {
+				if linkUp(n, p) && (want == nil || want[p]) {
 					t.ports = append(t.ports, p)
 				}
 			}
@@ -341,7 +369,7 @@ func targets(f *fabric.Fabric) ([]*target, []*PortError) {
 			continue
 		}
 		for _, p := range n.Ports {
-			if !linkUp(n, p) {
+			if !linkUp(n, p) || (want != nil && !want[p]) {
 				continue
 			}
 			if p.LID == 0 || p.LID >= 0xc000 {
@@ -384,7 +412,8 @@ type sampler struct {
 
 func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool, known capsCache) (*Sample, error) {
 	s := &Sample{Started: o.Now(), Caps: map[uint64]*mad.ClassPortInfo{}}
-	ts, addrErrs := targets(f)
+	nodes, want := scopeNodes(f, o.Ports)
+	ts, addrErrs := targets(nodes, want)
 	sp := &sampler{sc: newSched(ctx, g, o), g: g, o: o, skipClean: skipClean, s: s, ports: map[Key]*PortCounters{}, errs: addrErrs}
 
 	// ClassPortInfo: once per node (a CA's first readable port's LID);
@@ -415,7 +444,7 @@ func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipCl
 	s.Finished = o.Now()
 	s.byKey = sp.ports
 	s.Errors = sp.errs
-	for _, n := range f.Nodes {
+	for _, n := range nodes {
 		if n == nil {
 			continue
 		}

@@ -557,3 +557,31 @@ func TestUnreadable(t *testing.T) {
 		t.Errorf("%d ports read", len(res.Last.Ports))
 	}
 }
+
+// TestSweepOnlyPorts: Options.Ports reads those ports and no other (a
+// gate reads only what its job's routes cross), their PMAs' ClassPortInfo
+// once each, in the order the list names their nodes.
+func TestSweepOnlyPorts(t *testing.T) {
+	r := newRig(t, sim.Options{}, transport.Options{})
+	leaf := r.f.NodesByHost("leaf01")[0]
+	host := r.f.NodesByHost("gpu003")[0]
+	only := []*fabric.Port{host.Ports[1], leaf.Ports[1], leaf.Ports[3], leaf.Ports[0]}
+	res, err := Sweep(r.ctx, r.g, r.f, r.opts(Options{Ports: only, ErrorsOnly: true}))
+	if err != nil || len(res.Errors) != 0 {
+		t.Fatalf("err %v, port errors %v", err, res.Errors)
+	}
+	var got []string
+	for _, p := range res.Last.Ports {
+		got = append(got, p.Key.String())
+	}
+	want := []string{Key{host.GUID, 1}.String(), Key{leaf.GUID, 1}.String(), Key{leaf.GUID, 3}.String()}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("read %v, want %v", got, want)
+	}
+	if n := r.g.byAttr[uint8(mad.AttrClassPortInfo)].Load(); n != 2 {
+		t.Errorf("%d ClassPortInfo reads, want 2 (one per PMA)", n)
+	}
+	if n := r.g.gets.Load(); n != 5 {
+		t.Errorf("%d reads, want 5 (2 ClassPortInfo, 3 ports)", n)
+	}
+}

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/capture"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// relNet is the fabric of issue #17's reproductions as an ibsim net file:
+// 8 leaves of 8 hosts (h0001..h0064, ports 1-8) and 4 spines (leaf port
+// 8+s to spine s, spine port l to leaf l), all HDR.
+func relNet() string {
+	const leaves, hosts, spines = 8, 8, 4
+	var b strings.Builder
+	b.WriteString("extspeed=7\nspeed=7\n\n")
+	sw := func(name string, guid uint64, ports []string) {
+		fmt.Fprintf(&b, "vendid=0x2c9\ndevid=0xcf08\nsysimgguid=%#x\nswitchguid=%#x\nSwitch 40 %q # %q enhanced port 0 lmc 0\n", guid, guid, name, name)
+		for _, p := range ports {
+			b.WriteString(p + "\n")
+		}
+		b.WriteString("\n")
+	}
+	for s := 1; s <= spines; s++ {
+		var ps []string
+		for l := 1; l <= leaves; l++ {
+			ps = append(ps, fmt.Sprintf("[%d] \"leaf%03d\"[%d]", l, l, hosts+s))
+		}
+		sw(fmt.Sprintf("spine%03d", s), 0xb83fd20300a00000+uint64(s), ps)
+	}
+	for l := 1; l <= leaves; l++ {
+		var ps []string
+		for h := 1; h <= hosts; h++ {
+			ps = append(ps, fmt.Sprintf("[%d] \"h%04d\"[1]", h, (l-1)*hosts+h))
+		}
+		for s := 1; s <= spines; s++ {
+			ps = append(ps, fmt.Sprintf("[%d] \"spine%03d\"[%d]", hosts+s, s, l))
+		}
+		sw(fmt.Sprintf("leaf%03d", l), 0xb83fd20300b00000+uint64(l), ps)
+	}
+	for l := 1; l <= leaves; l++ {
+		for h := 1; h <= hosts; h++ {
+			n := (l-1)*hosts + h
+			guid := 0xb83fd20300c00000 + uint64(n)
+			fmt.Fprintf(&b, "vendid=0x2c9\ndevid=0x101b\nsysimgguid=%#x\ncaguid=%#x\nCa 1 \"h%04d\" # \"h%04d mlx5_0\"\n[1] \"leaf%03d\"[%d]\n\n", guid, guid, n, n, l, h)
+		}
+	}
+	return b.String()
+}
+
+// perfMADs counts the PerfMgt requests in a capture.
+func perfMADs(t *testing.T, path string) int {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	r, err := capture.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		f, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// MgmtClass is the MAD header's second byte; a request has the
+		// response bit (0x80 of Method) clear.
+		if mad.Class(f.MAD[1]) == mad.ClassPerfMgt && f.MAD[3]&0x80 == 0 {
+			n++
+		}
+	}
+}
+
+// TestGateReadsCounters is issue #17 item 1 as reported: counter faults on
+// the job's route after the sweep. The gate must re-read the counters
+// (PerfMgt MADs in its capture), judge them as check does, fail, and name
+// the ports.
+func TestGateReadsCounters(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dir := t.TempDir()
+	net := writeFile(t, "rel.net", relNet())
+	ctr := writeFile(t, "ctr.txt", "counter spine001/3 PortRcvErrors=500 LinkDownedCounter=50\ncounter leaf001/9 SymbolErrorCounter=5000\n")
+	state := filepath.Join(dir, "S")
+	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", os.DevNull); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	pcap := filepath.Join(dir, "gate.pcap")
+	code, out, stderr := run("gate", "--sim", net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json", "--pcap", pcap)
+	if code != ExitFindings {
+		t.Fatalf("gate: exit %d, want %d\n%s\n%s", code, ExitFindings, out, stderr)
+	}
+	d := chkParse(t, out)
+	named := map[string]bool{}
+	for _, f := range d.Findings {
+		if f.Check == "counters.errors" {
+			named[f.Entities[0].Node+"/"+fmt.Sprint(f.Entities[0].Port)+" "+f.Evidence[0].Name] = true
+		}
+	}
+	for _, want := range []string{"spine001/3 PortRcvErrors", "spine001/3 LinkDownedCounter", "leaf001/9 SymbolErrorCounter"} {
+		if !named[want] {
+			t.Errorf("no counters.errors finding for %s; got %v", want, named)
+		}
+	}
+	if n := perfMADs(t, pcap); n == 0 {
+		t.Errorf("the gate's capture has no PerfMgt request")
+	}
+
+	// check on the same fabric agrees (the same verdict code).
+	if code, out, _ := run("check", "--sim", net, "--faults", ctr, "--fail-on", "warning"); code != ExitFindings {
+		t.Errorf("check: exit %d\n%s", code, out)
+	}
+
+	// --no-counters: no PerfMgt MAD, and the report says counters were not read.
+	code, out, _ = run("gate", "--sim", net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json", "--no-counters", "--pcap", pcap)
+	if code != ExitHealthy || perfMADs(t, pcap) != 0 || !skippedCheck(chkParse(t, out), "counters.errors") {
+		t.Errorf("--no-counters: exit %d, %d PerfMgt MADs", code, perfMADs(t, pcap))
+	}
+
+	// A counter over its absolute threshold before the sweep and not
+	// growing since: still judged on its value, as check judges it.
+	old := filepath.Join(dir, "S2")
+	if code, _, stderr := run("sweep", "--sim", net, "--faults", ctr, "--state-dir", old, "--out", os.DevNull); code != ExitHealthy {
+		t.Fatalf("sweep with the faults: exit %d: %s", code, stderr)
+	}
+	code, out, _ = run("gate", "--sim", net, "--faults", ctr, "--state-dir", old, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json")
+	d = chkParse(t, out)
+	if code != ExitFindings || len(d.Findings) == 0 || d.Findings[0].Basis != "absolute" {
+		t.Errorf("old errors: exit %d findings %+v", code, d.Findings)
+	}
+}
+
+// TestGateWithoutSnapshotSweepsCounters: with no snapshot, the gate sweeps
+// the whole fabric, counters included, and judges the job's scope.
+func TestGateWithoutSnapshotSweepsCounters(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dir := t.TempDir()
+	net := writeFile(t, "rel.net", relNet())
+	ctr := writeFile(t, "ctr.txt", "counter spine001/3 PortRcvErrors=500\n")
+	pcap := filepath.Join(dir, "gate.pcap")
+	code, out, stderr := run("gate", "--sim", net, "--faults", ctr, "--state-dir", filepath.Join(dir, "none"), "--nodes", "h0001,h0017", "--json", "--pcap", pcap)
+	if code != ExitFindings {
+		t.Fatalf("gate: exit %d, want %d\n%s\n%s", code, ExitFindings, out, stderr)
+	}
+	if !strings.Contains(stderr, "sweeping the fabric") {
+		t.Errorf("stderr does not say it sweeps: %s", stderr)
+	}
+	d := chkParse(t, out)
+	if d.Findings[0].Check != "counters.errors" || d.Findings[0].Entities[0].Node != "spine001" {
+		t.Errorf("first finding %+v", d.Findings[0])
+	}
+	// every linked port of the 76 nodes (224 ports, ErrorsOnly: one read
+	// each, plus a ClassPortInfo per PMA) and then the scope's again
+	if n := perfMADs(t, pcap); n < 224 {
+		t.Errorf("%d PerfMgt requests: the whole fabric's counters were not swept", n)
+	}
+}

@@ -1,0 +1,72 @@
+package gate
+
+import (
+	"context"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+)
+
+// readCounters reads the PerfMgt counters of ports (once, or twice
+// o.Interval apart) and pairs each with what the snapshot saved for it, so
+// that checks judges the value and the increase since the sweep.
+func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, ports []*fabric.Port, snap *snapshot.Snapshot, o Options) (checks.Counters, []report.Unreached, error) {
+	if len(ports) == 0 {
+		// perf reads every port when given none.
+		ports = []*fabric.Port{}
+	}
+	res, err := perf.Sweep(ctx, e, f, perf.Options{
+		SL: o.SL, PKeyIndex: o.PKeyIndex, Interval: o.Interval, Sleep: o.Sleep,
+		// One sample judges error counters only (utilization needs two).
+		ErrorsOnly: o.Interval == 0,
+		Ports:      ports,
+	})
+	var un []report.Unreached
+	if res != nil {
+		for _, pe := range res.Errors {
+			un = append(un, diagnose.UnreachedCounter(pe))
+		}
+	}
+	if res == nil {
+		return nil, un, err
+	}
+	return &sinceSnapshot{Result: res, snap: snap, ago: o.Now.Sub(snap.TakenAt)}, un, err
+}
+
+// sinceSnapshot is a gate's counter reading: the live sample(s), each
+// port paired with the counters the snapshot's sweep saved for it.
+type sinceSnapshot struct {
+	*perf.Result
+	snap *snapshot.Snapshot
+	ago  time.Duration
+}
+
+// Ports implements checks.Counters.
+func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
+	s.Result.Ports(func(r checks.PortReading) {
+		saved, ok := s.snap.Counters[snapshot.Key(r.Port)]
+		if ok && saved.Errors != nil {
+			r.Saved, r.SavedAgo = true, s.ago
+			for i := range r.Errors {
+				c := &r.Errors[i]
+				was, ok := saved.Errors[c.Name]
+				switch {
+				case !ok:
+					// not saved (read from another attribute then):
+					// nothing to compare, the value is still judged
+				case c.Value >= was:
+					c.Growth = c.Value - was
+				default:
+					c.Growth = c.Value // cleared since: it grew at least this
+				}
+			}
+		}
+		fn(r)
+	})
+}

@@ -180,3 +180,45 @@ func TestCorpusSwitchIBLoopbacks(t *testing.T) {
 		}
 	}
 }
+
+// slowLinks returns the titles of the link.degraded-* findings.
+func slowLinks(fs []checks.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if strings.HasPrefix(f.Check, "link.degraded") {
+			out = append(out, f.Check+": "+f.Title)
+		}
+	}
+	return out
+}
+
+// TestCorpusVoltaireSlowLinks: without --expect-rate, the two links that
+// trained at 1X (one end of each reports 1xSDR) are found: InfiniHost and
+// both Voltaire switches run 4X SDR (the capability table), and the other
+// InfiniHost links run 4X.
+func TestCorpusVoltaireSlowLinks(t *testing.T) {
+	res := corpusCheck(t, "voltaire-sdr-2007.ibnetdiscover", false)
+	got := slowLinks(res.Findings)
+	want := []string{
+		"link.degraded-width: Link ISR9024 Voltaire/10 <-> SW-6IB4 Voltaire/1 trained at 1X instead of 4X",
+		"link.degraded-width: Link MT23108 InfiniHost Mellanox Technologies/1 <-> ISR9024 Voltaire/12 trained at 1X instead of 4X",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("slow links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCorpusSwitchIBSlowLinks: the ConnectX-4 r-ufm96 trained at 4xSDR on
+// the SX6012 (a SwitchX-2: FDR at best) is the one slow link; the
+// ConnectX-3s at FDR, the ConnectX-2s at QDR and the SwitchIB-SX6012 link
+// at FDR run as fast as their slower end can.
+func TestCorpusSwitchIBSlowLinks(t *testing.T) {
+	res := corpusCheck(t, "switchib-sx6012-mixed-2016.ibnetdiscover", false)
+	got := slowLinks(res.Findings)
+	want := []string{
+		"link.degraded-speed: Link r-ufm96 HCA-1/1 <-> MF0;switch-de779e:SX6012/U1/8 trained at SDR instead of FDR",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("slow links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -2,7 +2,6 @@ package checks
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -41,48 +40,29 @@ func linkUp(p *fabric.Port) bool {
 	return p != nil && p.PhysState == mad.PhysLinkUp && p.State >= mad.PortStateInit && p.State <= mad.PortStateActiveDefer
 }
 
-// want says what a link should run at, and why.
-type want struct {
-	width  mad.Width
-	speed  mad.Speed
-	reason string
-}
-
 func (s *Snapshot) degradedLinks(width bool) []Finding {
 	var out []Finding
-	siblings := siblingRates(s.Fabric)
-	for _, l := range s.Fabric.Links() {
-		a, b := orient(l.A, l.B)
-		if !linkUp(a) || !linkUp(b) || !s.inScope(a) {
+	for _, v := range s.LinkVerdicts() {
+		a, b, active := v.A, v.B, v.Active
+		if (width && !v.SlowWidth()) || (!width && !v.SlowSpeed()) {
 			continue
 		}
-		active := a.Rate()
-		w, ok := s.expectedFor(a, b, active, width, siblings)
-		if !ok {
-			continue
-		}
-		wantRate := mad.Rate{Width: active.Width, Speed: active.Speed}
+		wantRate := active
 		var title, action string
 		var ev []Evidence
 		if width {
-			if w.width == 0 || active.Width.Lanes() >= w.width.Lanes() {
-				continue
-			}
-			wantRate.Width = w.width
-			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Width, w.width)
-			ev = append(ev, Evidence{Name: "LinkWidthActive", Value: float64(active.Width.Lanes()), Unit: "lanes", Threshold: float64(w.width.Lanes()),
-				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, w.reason)})
+			wantRate.Width = v.Want.Width
+			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Width, v.Want.Width)
+			ev = append(ev, Evidence{Name: "LinkWidthActive", Value: float64(active.Width.Lanes()), Unit: "lanes", Threshold: float64(v.Want.Width.Lanes()),
+				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, v.WidthWhy)})
 			action = fmt.Sprintf("Reseat or replace the cable between %s and %s: a link that trains below its width has a bad lane or connector. Check both ends for symbol errors (ibdoctor counters), then confirm with 'ibdoctor links' that it trains at %s.",
-				entityOf(a, "").String(), entityOf(b, "").String(), w.width)
+				entityOf(a, "").String(), entityOf(b, "").String(), v.Want.Width)
 		} else {
-			if w.speed == 0 || active.Speed.DataGbps() >= w.speed.DataGbps() {
-				continue
-			}
-			wantRate.Speed = w.speed
-			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Speed, w.speed)
-			ev = append(ev, Evidence{Name: "LinkSpeedActive", Value: active.Speed.DataGbps(), Unit: "Gb/s per lane", Threshold: w.speed.DataGbps(),
-				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, w.reason)})
-			action = fmt.Sprintf("Check the cable and transceivers between %s and %s: a link below both ends' enabled speed usually has a marginal cable, a wrong cable type or a firmware limit. Reseat, then replace the cable; confirm with 'ibdoctor links'.",
+			wantRate.Speed = v.Want.Speed
+			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Speed, v.Want.Speed)
+			ev = append(ev, Evidence{Name: "LinkSpeedActive", Value: active.Speed.DataGbps(), Unit: "Gb/s per lane", Threshold: v.Want.Speed.DataGbps(),
+				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, v.SpeedWhy)})
+			action = fmt.Sprintf("Check the cable and transceivers between %s and %s: a link below what both ends can run usually has a marginal cable, a wrong cable type, a speed limited in the port's configuration or a firmware limit. Reseat, then replace the cable; confirm with 'ibdoctor links'.",
 				entityOf(a, "").String(), entityOf(b, "").String())
 		}
 		im := s.linkImpact(a, active, wantRate)
@@ -108,88 +88,6 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			Action:   action,
 			Basis:    "topology",
 		})
-	}
-	return out
-}
-
-// expectedFor decides what the link a-b should run at. It uses, in order:
-// the operator's expected rates for the link's class; what both ends have
-// enabled; and, for switch-to-switch links, the rate most of the switch's
-// other inter-switch links run at.
-func (s *Snapshot) expectedFor(a, b *fabric.Port, active mad.Rate, width bool, siblings map[*fabric.Node]mad.Rate) (want, bool) {
-	var w want
-	rates := s.Expect.HostRates
-	if isSwitchLink(a) {
-		rates = s.Expect.SwitchRates
-	}
-	if len(rates) > 0 {
-		if slices.Contains(rates, active) {
-			return w, false
-		}
-		// The slowest acceptable rate is the bar.
-		bar := rates[0]
-		for _, r := range rates[1:] {
-			if r.Gbps() < bar.Gbps() {
-				bar = r
-			}
-		}
-		if active.Gbps() >= bar.Gbps() {
-			return w, false
-		}
-		w = want{width: bar.Width, speed: bar.Speed, reason: "the expected rate " + bar.String()}
-		// Judge each part against the bar only if it is below it.
-		return w, true
-	}
-	if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
-		w.width = e.Max()
-	}
-	if e := a.SpeedEnabled & b.SpeedEnabled; e != 0 {
-		w.speed = e.Max()
-	}
-	w.reason = "the best both ends have enabled"
-	if isSwitchLink(a) {
-		for _, n := range []*fabric.Node{a.Node, b.Node} {
-			sib, ok := siblings[n]
-			if !ok {
-				continue
-			}
-			if width && active.Width.Lanes() < sib.Width.Lanes() && (w.width == 0 || active.Width.Lanes() >= w.width.Lanes()) {
-				w.width = sib.Width
-				w.reason = fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), sib)
-			}
-			if !width && active.Speed.DataGbps() < sib.Speed.DataGbps() && (w.speed == 0 || active.Speed.DataGbps() >= w.speed.DataGbps()) {
-				w.speed = sib.Speed
-				w.reason = fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), sib)
-			}
-		}
-	}
-	return w, w.width != 0 || w.speed != 0
-}
-
-// siblingRates returns, for every switch with at least three active links
-// to other switches, the rate that at least two thirds of them run at.
-func siblingRates(f *fabric.Fabric) map[*fabric.Node]mad.Rate {
-	out := make(map[*fabric.Node]mad.Rate)
-	for _, n := range f.Nodes {
-		if n.Type != mad.NodeSwitch {
-			continue
-		}
-		count := make(map[mad.Rate]int)
-		total := 0
-		for _, p := range n.Ports {
-			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
-				count[p.Rate()]++
-				total++
-			}
-		}
-		if total < 3 {
-			continue
-		}
-		for r, c := range count {
-			if 3*c >= 2*total {
-				out[n] = r
-			}
-		}
 	}
 	return out
 }

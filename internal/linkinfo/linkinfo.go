@@ -1,12 +1,8 @@
 // Package linkinfo lists a fabric's links the way iblinkinfo does — both
 // ends, their LIDs, the link's width, speed and state — and marks the links
-// that run below what they could: below the best width or speed both ends
-// have enabled, or below an operator's expected rate.
-//
-// It never judges by the Supported masks alone: simulators (ibsim) claim
-// every width and speed there, and an end that supports a rate it has not
-// enabled cannot train at it. Enabled is what the port was told it may
-// use, so a link below what both ends enable trained low.
+// that run below what they should. The judgement is checks' (one verdict
+// for links, check and gate: checks.LinkVerdict); this package only lays
+// it out in rows.
 package linkinfo
 
 import (
@@ -14,15 +10,16 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // Options tune Rows.
 type Options struct {
-	// Expect lists acceptable rates. A link whose active rate is none of
-	// them and carries less than the slowest of them is marked. Empty:
-	// only the enabled masks are judged.
+	// Expect lists acceptable rates (--expect-rate), for host and
+	// switch links alike. Empty: checks' rules decide (what both ends
+	// enable, what the link's peers run at, what its devices can do).
 	Expect []mad.Rate
 }
 
@@ -31,24 +28,19 @@ type Options struct {
 // when A's port is physically up but discovery did not reach the far end.
 type Row struct {
 	A, B *fabric.Port
-	// Rate is the active width and speed, read at A.
+	// Rate is the active width and speed: the slower of what the two
+	// ends report.
 	Rate mad.Rate
 	// Enabled is the best width and speed both ends have enabled; a zero
 	// part means the masks are unknown or have nothing in common.
 	Enabled mad.Rate
-	// Reasons say why the link is marked; empty when it is not.
+	// Reasons say why the link is marked (checks' verdict); empty when
+	// it is not.
 	Reasons []string
 }
 
 // Degraded reports whether the link is marked.
 func (r Row) Degraded() bool { return len(r.Reasons) > 0 }
-
-// linkUp reports whether p carries a trained link whose width and speed
-// mean something (C14-24.2.1: PortInfo's active fields are undefined while
-// the port is Down).
-func linkUp(p *fabric.Port) bool {
-	return p != nil && p.PhysState == mad.PhysLinkUp && p.State >= mad.PortStateInit && p.State <= mad.PortStateActiveDefer
-}
 
 // Rows returns one row per link of f in discovery order of the A end's
 // node, then by port, plus one row per physically up port whose far end
@@ -58,68 +50,47 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 	for i, n := range f.Nodes {
 		order[n] = i
 	}
+	snap := &checks.Snapshot{Fabric: f, Expect: checks.Expectations{HostRates: o.Expect, SwitchRates: o.Expect}}
+	verdicts := map[*fabric.Port]checks.LinkVerdict{}
+	for _, v := range snap.LinkVerdicts() {
+		verdicts[v.A], verdicts[v.B] = v, v
+	}
 	var rows []Row
 	for _, l := range f.Links() {
 		a, b := l.A, l.B
 		if a.Node.Type != mad.NodeSwitch && b.Node.Type == mad.NodeSwitch {
 			a, b = b, a
 		}
-		rows = append(rows, judge(a, b, o))
-	}
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p == nil || p.Num == 0 || p.Remote != nil || p.PhysState != mad.PhysLinkUp {
-				continue
-			}
-			rows = append(rows, judge(p, nil, o))
-		}
-	}
-	slices.SortStableFunc(rows, func(x, y Row) int {
-		return cmp.Or(cmp.Compare(order[x.A.Node], order[y.A.Node]), cmp.Compare(x.A.Num, y.A.Num))
-	})
-	return rows
-}
-
-// judge builds the row of the link a-b (b may be nil).
-func judge(a, b *fabric.Port, o Options) Row {
-	r := Row{A: a, B: b, Rate: a.Rate()}
-	if !linkUp(a) || (b != nil && !linkUp(b)) {
-		return r
-	}
-	if b != nil {
+		r := Row{A: a, B: b, Rate: a.Rate()}
 		if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
 			r.Enabled.Width = e.Max()
 		}
 		if e := a.SpeedEnabled & b.SpeedEnabled; e != 0 {
 			r.Enabled.Speed = e.Max()
 		}
-		if w := r.Enabled.Width; w != 0 && r.Rate.Width.Lanes() < w.Lanes() {
-			r.Reasons = append(r.Reasons, fmt.Sprintf("width %s, both ends enable %s", r.Rate.Width, w))
+		if v, ok := verdicts[a]; ok {
+			r.Rate = v.Active
+			if v.SlowWidth() {
+				r.Reasons = append(r.Reasons, fmt.Sprintf("width %s, expected %s: %s", v.Active.Width, v.Want.Width, v.WidthWhy))
+			}
+			if v.SlowSpeed() {
+				r.Reasons = append(r.Reasons, fmt.Sprintf("speed %s, expected %s: %s", v.Active.Speed, v.Want.Speed, v.SpeedWhy))
+			}
 		}
-		if s := r.Enabled.Speed; s != 0 && r.Rate.Speed.DataGbps() < s.DataGbps() {
-			r.Reasons = append(r.Reasons, fmt.Sprintf("speed %s, both ends enable %s", r.Rate.Speed, s))
-		}
+		rows = append(rows, r)
 	}
-	if bar, ok := Below(r.Rate, o.Expect); ok {
-		r.Reasons = append(r.Reasons, fmt.Sprintf("below the expected %s", bar))
-	}
-	return r
-}
-
-// Below reports whether active is unacceptable against the expected
-// rates: it is none of them and carries less than the slowest, which it
-// returns.
-func Below(active mad.Rate, expect []mad.Rate) (mad.Rate, bool) {
-	if len(expect) == 0 || slices.Contains(expect, active) {
-		return mad.Rate{}, false
-	}
-	bar := expect[0]
-	for _, e := range expect[1:] {
-		if e.Gbps() < bar.Gbps() {
-			bar = e
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote != nil || p.PhysState != mad.PhysLinkUp {
+				continue
+			}
+			rows = append(rows, Row{A: p, Rate: p.Rate()})
 		}
 	}
-	return bar, active.Gbps() < bar.Gbps()
+	slices.SortStableFunc(rows, func(x, y Row) int {
+		return cmp.Or(cmp.Compare(order[x.A.Node], order[y.A.Node]), cmp.Compare(x.A.Num, y.A.Num))
+	})
+	return rows
 }
 
 // LID is the LID that names p's node on the wire: port 0's for a switch

@@ -101,21 +101,22 @@ func TestRowsMarkBelowEnabled(t *testing.T) {
 	s := port(t, f, "leaf02", 3)
 	s.SpeedActive, s.Remote.SpeedActive = mad.SpeedHDR, mad.SpeedHDR
 	// ibsim's case: an end supports NDR but enables only up to HDR; the
-	// link runs HDR. Not marked: it runs at what both ends enable.
+	// link runs HDR. Marked all the same: both devices are NDR chips (a
+	// port limited on purpose needs --expect-rate).
 	h := port(t, f, "leaf02", 1)
 	h.SpeedActive, h.Remote.SpeedActive = mad.SpeedHDR, mad.SpeedHDR
 	h.Remote.SpeedEnabled = mad.SpeedSDR | mad.SpeedHDR
 	rows := Rows(f, Options{})
-	if r := rowOf(rows, w); r == nil || !slices.Equal(r.Reasons, []string{"width 1X, both ends enable 4X"}) || r.A != w {
+	if r := rowOf(rows, w); r == nil || !slices.Equal(r.Reasons, []string{"width 1X, expected 4X: the best both ends have enabled"}) || r.A != w {
 		t.Errorf("1X link: %+v", r)
 	}
-	if r := rowOf(rows, s); r == nil || !slices.Equal(r.Reasons, []string{"speed HDR, both ends enable NDR"}) {
+	if r := rowOf(rows, s); r == nil || !slices.Equal(r.Reasons, []string{"speed HDR, expected NDR: the best both ends have enabled"}) {
 		t.Errorf("HDR uplink: %+v", r)
 	}
-	if r := rowOf(rows, h); r == nil || r.Degraded() || r.Enabled != (mad.Rate{Width: mad.Width4X, Speed: mad.SpeedHDR}) {
-		t.Errorf("link at what both ends enable: %+v", r)
+	if r := rowOf(rows, h); r == nil || !slices.Equal(r.Reasons, []string{"speed HDR, expected NDR: ConnectX-7 runs 4X NDR, Quantum-2 4X NDR"}) || r.Enabled != (mad.Rate{Width: mad.Width4X, Speed: mad.SpeedHDR}) {
+		t.Errorf("link at what both ends enable, below its peers: %+v", r)
 	}
-	if m := marked(rows); len(m) != 2 {
+	if m := marked(rows); len(m) != 3 {
 		t.Errorf("marked: %v", m)
 	}
 	// Supported masks never mark a link on their own.
@@ -126,7 +127,7 @@ func TestRowsMarkBelowEnabled(t *testing.T) {
 			}
 		}
 	}
-	if m := marked(Rows(f, Options{})); len(m) != 2 {
+	if m := marked(Rows(f, Options{})); len(m) != 3 {
 		t.Errorf("with everything supported, marked: %v", m)
 	}
 }
@@ -139,7 +140,7 @@ func TestRowsExpectRate(t *testing.T) {
 	ndr := mad.Rate{Width: mad.Width4X, Speed: mad.SpeedNDR}
 	hdr := mad.Rate{Width: mad.Width4X, Speed: mad.SpeedHDR}
 	rows := Rows(f, Options{Expect: []mad.Rate{ndr}})
-	if r := rowOf(rows, h); r == nil || !slices.Equal(r.Reasons, []string{"below the expected 4X NDR"}) {
+	if r := rowOf(rows, h); r == nil || !slices.Equal(r.Reasons, []string{"speed HDR, expected NDR: the expected rate 4X NDR"}) {
 		t.Errorf("HDR link against 4xNDR: %+v", r)
 	}
 	if m := marked(rows); len(m) != 1 {
@@ -149,11 +150,14 @@ func TestRowsExpectRate(t *testing.T) {
 		t.Errorf("4xHDR,4xNDR accepted both, yet marked: %v", m)
 	}
 	// 2X NDR carries as much as 4X HDR: acceptable against a 4X HDR bar.
-	if _, below := Below(mad.Rate{Width: mad.Width2X, Speed: mad.SpeedNDR}, []mad.Rate{hdr}); below {
-		t.Error("2X NDR judged below 4X HDR")
+	h.SpeedActive, h.Remote.SpeedActive = mad.SpeedNDR, mad.SpeedNDR
+	h.WidthActive, h.Remote.WidthActive = mad.Width2X, mad.Width2X
+	if m := marked(Rows(f, Options{Expect: []mad.Rate{hdr}})); m != nil {
+		t.Errorf("2X NDR judged below 4X HDR: %v", m)
 	}
-	if bar, below := Below(mad.Rate{Width: mad.Width1X, Speed: mad.SpeedNDR}, []mad.Rate{ndr, hdr}); !below || bar != hdr {
-		t.Errorf("1X NDR against 4xNDR,4xHDR: bar %v below %v", bar, below)
+	h.WidthActive, h.Remote.WidthActive = mad.Width1X, mad.Width1X
+	if r := rowOf(Rows(f, Options{Expect: []mad.Rate{ndr, hdr}}), h); r == nil || !slices.Equal(r.Reasons, []string{"width 1X, expected 4X: the expected rate 4X HDR"}) {
+		t.Errorf("1X NDR against 4xNDR,4xHDR: %+v", r)
 	}
 }
 

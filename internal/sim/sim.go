@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -391,6 +392,7 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 			// Nothing at the other end: the port cannot be up.
 			p.state, p.phys = mad.PortStateDown, mad.PhysPolling
 		}
+		wSupKnown, sSupKnown := p.wSup != 0, p.sSup != 0
 		if p.wSup == 0 {
 			// Unknown (e.g. from ibnetdiscover text): every width up to
 			// the widest known one.
@@ -413,6 +415,17 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 		}
 		if p.sEn == 0 {
 			p.sEn = p.sSup
+		}
+		// Unknown Supported masks of a chip the capability table knows
+		// are what its data sheet says (as its real PortInfo would),
+		// not what the port happens to run at; Enabled stays as above.
+		if dev, known := devices.Lookup(n.vendor, n.devID); known && pi != 0 {
+			if !wSupKnown && p.wSup.Max().Lanes() <= dev.Width.Lanes() {
+				p.wSup = widthsUpTo(dev.Width)
+			}
+			if !sSupKnown && p.sSup.Max().DataGbps() <= dev.Speed.DataGbps() {
+				p.sSup |= (dev.Speed | (dev.Speed - 1)) &^ mad.SpeedFDR10
+			}
 		}
 		if p.wAct == 0 && p.phys == mad.PhysLinkUp {
 			p.wAct = p.wEn.Max()

@@ -1,0 +1,353 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ibdoctor/ibdoctor/internal/devices"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// LinkVerdict is the one judgement of a link's rate: link.degraded-width
+// and link.degraded-speed report it, 'ibdoctor links' marks it, gate
+// judges its job's links with it.
+type LinkVerdict struct {
+	// A and B are the link's ends as operators name them: a host before
+	// its switch, a leaf before a spine.
+	A, B *fabric.Port
+	// Active is the slower of what the two ends report (they disagree
+	// when one end's reading is stale; the slower one is the link's).
+	Active mad.Rate
+	// Want is what the link should run at; a zero part has no
+	// expectation.
+	Want mad.Rate
+	// WidthWhy and SpeedWhy say why the link is below Want in that part;
+	// empty when it is not.
+	WidthWhy, SpeedWhy string
+}
+
+// SlowWidth reports whether the link trained at fewer lanes than it should.
+func (v LinkVerdict) SlowWidth() bool { return v.WidthWhy != "" }
+
+// SlowSpeed reports whether the link trained at a lower lane speed than it should.
+func (v LinkVerdict) SlowSpeed() bool { return v.SpeedWhy != "" }
+
+// Degraded reports whether the link runs below what it should.
+func (v LinkVerdict) Degraded() bool { return v.SlowWidth() || v.SlowSpeed() }
+
+// LinkVerdicts judges every active link in scope (both ends physically up)
+// and returns them in the fabric's link order.
+func (s *Snapshot) LinkVerdicts() []LinkVerdict {
+	peers := newPeerRates(s.Fabric)
+	var out []LinkVerdict
+	for _, l := range s.Fabric.Links() {
+		a, b := orient(l.A, l.B)
+		if !linkUp(a) || !linkUp(b) || !s.inScope(a) {
+			continue
+		}
+		out = append(out, s.judgeLink(a, b, peers))
+	}
+	return out
+}
+
+// linkRate is the slower of the two ends' active width and speed.
+func linkRate(a, b *fabric.Port) mad.Rate {
+	r := a.Rate()
+	if b.WidthActive != 0 && (r.Width == 0 || b.WidthActive.Lanes() < r.Width.Lanes()) {
+		r.Width = b.WidthActive
+	}
+	if b.SpeedActive != 0 && (r.Speed == 0 || b.SpeedActive.DataGbps() < r.Speed.DataGbps()) {
+		r.Speed = b.SpeedActive
+	}
+	return r
+}
+
+// judgeLink decides what the link a-b should run at. The rules, in order
+// (docs/checks.md, link.degraded-width):
+//
+//  1. the operator's expected rates for the link's class decide alone;
+//  2. otherwise the best of: what both ends have enabled; what the link's
+//     peers run at (the rate most host links of the same adapter model
+//     run at; the rate most of a switch's other inter-switch links run at,
+//     loopbacks excluded; the rate most links between the same two switch
+//     models run at); and what both devices can do (the capability
+//     table), unless the peers run at the link's rate already: a fleet
+//     of identical devices running alike is the design (HDR100 boards,
+//     FDR10 cables), not a fault;
+//  3. capped at what both devices can do, when the table knows them.
+func (s *Snapshot) judgeLink(a, b *fabric.Port, peers *peerRates) LinkVerdict {
+	v := LinkVerdict{A: a, B: b, Active: linkRate(a, b)}
+	rates := s.Expect.HostRates
+	if isSwitchLink(a) {
+		rates = s.Expect.SwitchRates
+	}
+	if len(rates) > 0 {
+		if slices.Contains(rates, v.Active) {
+			return v
+		}
+		bar := rates[0]
+		for _, r := range rates[1:] {
+			if r.Gbps() < bar.Gbps() {
+				bar = r
+			}
+		}
+		v.Want = bar
+		if v.Active.Gbps() >= bar.Gbps() {
+			return v
+		}
+		why := "the expected rate " + bar.String()
+		if v.Active.Width.Lanes() < bar.Width.Lanes() {
+			v.WidthWhy = why
+		}
+		if v.Active.Speed.DataGbps() < bar.Speed.DataGbps() {
+			v.SpeedWhy = why
+		}
+		return v
+	}
+
+	type source struct {
+		r   mad.Rate
+		why string
+	}
+	var srcs []source
+	var en mad.Rate
+	if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
+		en.Width = e.Max()
+	}
+	if e := a.SpeedEnabled & b.SpeedEnabled; e != 0 {
+		en.Speed = e.Max()
+	}
+	srcs = append(srcs, source{en, "the best both ends have enabled"})
+	peer, peerWhy := peers.of(a, b)
+	if peer != (mad.Rate{}) {
+		srcs = append(srcs, source{peer, peerWhy})
+	}
+	capRate, capWhy, capKnown := capability(a.Node, b.Node)
+	if capKnown {
+		c := capRate
+		// Identical devices running alike are the design: the table
+		// names the family's best, not every board's.
+		if peer.Width != 0 && v.Active.Width.Lanes() >= peer.Width.Lanes() {
+			c.Width = 0
+		}
+		if peer.Speed != 0 && v.Active.Speed.DataGbps() >= peer.Speed.DataGbps() {
+			c.Speed = 0
+		}
+		srcs = append(srcs, source{c, capWhy})
+	}
+	// Never expect more than the slower device can do.
+	ceil, ceilOK := ceiling(a, b)
+	for _, src := range srcs {
+		w, sp := src.r.Width, src.r.Speed
+		if ceilOK {
+			if w != 0 && w.Lanes() > ceil.Width.Lanes() {
+				w = ceil.Width
+			}
+			if sp != 0 && sp.DataGbps() > ceil.Speed.DataGbps() {
+				sp = ceil.Speed
+			}
+		}
+		if w != 0 && w.Lanes() > v.Active.Width.Lanes() && (v.Want.Width == 0 || w.Lanes() > v.Want.Width.Lanes()) {
+			v.Want.Width, v.WidthWhy = w, src.why
+		}
+		if sp != 0 && sp.DataGbps() > v.Active.Speed.DataGbps() && (v.Want.Speed == 0 || sp.DataGbps() > v.Want.Speed.DataGbps()) {
+			v.Want.Speed, v.SpeedWhy = sp, src.why
+		}
+	}
+	if v.Want.Width == 0 {
+		v.Want.Width = v.Active.Width
+	}
+	if v.Want.Speed == 0 {
+		v.Want.Speed = v.Active.Speed
+	}
+	return v
+}
+
+// capability is what both devices of a link can do (the slower of the
+// two), when the table knows both.
+func capability(x, y *fabric.Node) (mad.Rate, string, bool) {
+	dx, okx := devices.Of(x)
+	dy, oky := devices.Of(y)
+	if !okx || !oky {
+		return mad.Rate{}, "", false
+	}
+	r := minRate(dx.Rate(), dy.Rate())
+	if dx.Name == dy.Name {
+		return r, fmt.Sprintf("both ends are %s, which runs %s", dx.Name, dx.Rate()), true
+	}
+	return r, fmt.Sprintf("%s runs %s, %s %s", dx.Name, dx.Rate(), dy.Name, dy.Rate()), true
+}
+
+// ceiling is the best rate the known devices of a link allow: the
+// capability table, lowered by a port's Supported mask when the port runs
+// at the best it supports (a board sold slower than its chip family, an
+// HDR adapter carrying an NDR chip's ID). A port below its Supported best
+// says nothing about its hardware, and simulators make Supported up
+// (ibsim claims every rate; a topology file carries no masks), so
+// Supported alone never raises or lowers an expectation.
+func ceiling(x, y *fabric.Port) (mad.Rate, bool) {
+	var r mad.Rate
+	ok := false
+	for _, p := range []*fabric.Port{x, y} {
+		d, known := devices.Of(p.Node)
+		if !known {
+			continue
+		}
+		c := d.Rate()
+		if w := p.WidthSupported.Max(); w != 0 && w == p.WidthActive && w.Lanes() < c.Width.Lanes() {
+			c.Width = w
+		}
+		if sp := p.SpeedSupported.Max(); sp != 0 && sp == p.SpeedActive && sp.DataGbps() < c.Speed.DataGbps() {
+			c.Speed = sp
+		}
+		if !ok {
+			r, ok = c, true
+		} else {
+			r = minRate(r, c)
+		}
+	}
+	return r, ok
+}
+
+func minRate(x, y mad.Rate) mad.Rate {
+	if y.Width.Lanes() < x.Width.Lanes() {
+		x.Width = y.Width
+	}
+	if y.Speed.DataGbps() < x.Speed.DataGbps() {
+		x.Speed = y.Speed
+	}
+	return x
+}
+
+// peerRates holds the rates a link's peers run at: per adapter model (host
+// links), per switch (its inter-switch links) and per pair of switch
+// models (inter-switch links).
+type peerRates struct {
+	model    map[string]mad.Rate
+	sibling  map[*fabric.Node]mad.Rate
+	swModels map[string]mad.Rate
+}
+
+// norm returns the rate at least two thirds of at least three links run
+// at.
+func norm(count map[mad.Rate]int) (mad.Rate, bool) {
+	total := 0
+	for _, c := range count {
+		total += c
+	}
+	if total < 3 {
+		return mad.Rate{}, false
+	}
+	for r, c := range count {
+		if 3*c >= 2*total {
+			return r, true
+		}
+	}
+	return mad.Rate{}, false
+}
+
+func switchPairKey(x, y *fabric.Node) string {
+	kx, ky := devices.Model(x), devices.Model(y)
+	if ky < kx {
+		kx, ky = ky, kx
+	}
+	return kx + " - " + ky
+}
+
+func newPeerRates(f *fabric.Fabric) *peerRates {
+	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, swModels: map[string]mad.Rate{}}
+	models := map[string]map[mad.Rate]int{}
+	pairs := map[string]map[mad.Rate]int{}
+	add := func(m map[string]map[mad.Rate]int, k string, r mad.Rate) {
+		if m[k] == nil {
+			m[k] = map[mad.Rate]int{}
+		}
+		m[k][r]++
+	}
+	for _, l := range f.Links() {
+		a, b := l.A, l.B
+		if !linkUp(a) || !linkUp(b) || isLoopback(a) {
+			continue
+		}
+		r := linkRate(a, b)
+		switch {
+		case isHostNode(a.Node) && b.Node.Type == mad.NodeSwitch:
+			add(models, devices.Model(a.Node), r)
+		case isHostNode(b.Node) && a.Node.Type == mad.NodeSwitch:
+			add(models, devices.Model(b.Node), r)
+		case isSwitchLink(a):
+			add(pairs, switchPairKey(a.Node, b.Node), r)
+		}
+	}
+	for k, c := range models {
+		if r, ok := norm(c); ok {
+			pr.model[k] = r
+		}
+	}
+	for k, c := range pairs {
+		if r, ok := norm(c); ok {
+			pr.swModels[k] = r
+		}
+	}
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch {
+			continue
+		}
+		count := map[mad.Rate]int{}
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) && linkUp(p.Remote) {
+				count[linkRate(p, p.Remote)]++
+			}
+		}
+		if r, ok := norm(count); ok {
+			pr.sibling[n] = r
+		}
+	}
+	return pr
+}
+
+// of returns the best rate the link a-b's peers run at (zero when none
+// is known) and why.
+func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
+	var best mad.Rate
+	why := ""
+	take := func(r mad.Rate, w string) {
+		if why == "" {
+			why = w
+		}
+		best.Width = widerOf(best.Width, r.Width)
+		best.Speed = fasterOf(best.Speed, r.Speed)
+	}
+	switch {
+	case isHostNode(a.Node):
+		k := devices.Model(a.Node)
+		if r, ok := pr.model[k]; ok {
+			take(r, fmt.Sprintf("most %s host links run %s", k, r))
+		}
+	case isSwitchLink(a) && !isLoopback(a):
+		for _, n := range []*fabric.Node{a.Node, b.Node} {
+			if r, ok := pr.sibling[n]; ok {
+				take(r, fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), r))
+			}
+		}
+		if r, ok := pr.swModels[switchPairKey(a.Node, b.Node)]; ok {
+			take(r, fmt.Sprintf("most %s links run %s", switchPairKey(a.Node, b.Node), r))
+		}
+	}
+	return best, why
+}
+
+func widerOf(x, y mad.Width) mad.Width {
+	if y.Lanes() > x.Lanes() {
+		return y
+	}
+	return x
+}
+
+func fasterOf(x, y mad.Speed) mad.Speed {
+	if y.DataGbps() > x.DataGbps() {
+		return y
+	}
+	return x
+}

@@ -1,0 +1,107 @@
+// Package devices knows what InfiniBand chips can do at best (vendor and
+// device ID from NodeInfo -> widest width and fastest lane speed), so that
+// checks never expect a link to run faster than its slower device can and
+// the simulator reports the Supported masks real hardware would.
+package devices
+
+import (
+	"fmt"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// Device is what a chip can do at best: its widest link width and
+// fastest lane speed, from its vendor's data sheets.
+type Device struct {
+	Name  string
+	Width mad.Width
+	Speed mad.Speed
+}
+
+// Rate is the device's best rate.
+func (d Device) Rate() mad.Rate { return mad.Rate{Width: d.Width, Speed: d.Speed} }
+
+type deviceKey struct {
+	vendor uint32
+	device uint16
+}
+
+// IB vendor IDs (IEEE OUIs) as NodeInfo reports them.
+const (
+	vendorMellanox = 0x0002c9
+	vendorVoltaire = 0x0008f1
+	vendorQLogic   = 0x001175
+)
+
+// devices maps NodeInfo's VendorID and DeviceID to the chip's best rate.
+// A device ID names a chip family: some boards of a family are sold
+// slower (ConnectX-3 QDR boards, ConnectX-6 HDR100, split NDR200 ports),
+// which is why a fleet of identical devices running alike overrides this
+// table (see expectedRate). Widths are 4X: wider ports (12X) are rare and
+// configured on purpose.
+var devices = map[deviceKey]Device{
+	// Mellanox / NVIDIA adapters.
+	{vendorMellanox, 0x5a44}: {"InfiniHost (MT23108)", mad.Width4X, mad.SpeedSDR},
+	{vendorMellanox, 0x6278}: {"InfiniHost III Ex (MT25208, Tavor mode)", mad.Width4X, mad.SpeedSDR},
+	{vendorMellanox, 0x6282}: {"InfiniHost III Ex (MT25218)", mad.Width4X, mad.SpeedDDR},
+	{vendorMellanox, 0x6274}: {"InfiniHost III Lx (MT25204)", mad.Width4X, mad.SpeedDDR},
+	{vendorMellanox, 0x6340}: {"ConnectX IB SDR (MT25408)", mad.Width4X, mad.SpeedSDR},
+	{vendorMellanox, 0x634a}: {"ConnectX IB DDR (MT25418)", mad.Width4X, mad.SpeedDDR},
+	{vendorMellanox, 0x6354}: {"ConnectX IB QDR (MT25428)", mad.Width4X, mad.SpeedQDR},
+	{vendorMellanox, 0x6732}: {"ConnectX IB DDR (MT26418)", mad.Width4X, mad.SpeedDDR},
+	{vendorMellanox, 0x673c}: {"ConnectX-2 QDR (MT26428)", mad.Width4X, mad.SpeedQDR},
+	{vendorMellanox, 0x6746}: {"ConnectX-2 QDR (MT26438)", mad.Width4X, mad.SpeedQDR},
+	{vendorMellanox, 0x1003}: {"ConnectX-3", mad.Width4X, mad.SpeedFDR},
+	{vendorMellanox, 0x1007}: {"ConnectX-3 Pro", mad.Width4X, mad.SpeedFDR},
+	{vendorMellanox, 0x1011}: {"Connect-IB", mad.Width4X, mad.SpeedFDR},
+	{vendorMellanox, 0x1013}: {"ConnectX-4", mad.Width4X, mad.SpeedEDR},
+	{vendorMellanox, 0x1017}: {"ConnectX-5", mad.Width4X, mad.SpeedEDR},
+	{vendorMellanox, 0x1019}: {"ConnectX-5 Ex", mad.Width4X, mad.SpeedEDR},
+	{vendorMellanox, 0x101b}: {"ConnectX-6", mad.Width4X, mad.SpeedHDR},
+	{vendorMellanox, 0x1021}: {"ConnectX-7", mad.Width4X, mad.SpeedNDR},
+	{vendorMellanox, 0x1023}: {"ConnectX-8", mad.Width4X, mad.SpeedXDR},
+	{vendorMellanox, 0xa2d2}: {"BlueField", mad.Width4X, mad.SpeedEDR},
+	{vendorMellanox, 0xa2d6}: {"BlueField-2", mad.Width4X, mad.SpeedHDR},
+	{vendorMellanox, 0xa2dc}: {"BlueField-3", mad.Width4X, mad.SpeedNDR},
+	{vendorMellanox, 0xcf09}: {"Quantum-2 SHARP Aggregation Node", mad.Width4X, mad.SpeedNDR},
+	// Mellanox / NVIDIA switch ASICs.
+	{vendorMellanox, 0xa87c}: {"InfiniScale (MT43132)", mad.Width4X, mad.SpeedSDR},
+	{vendorMellanox, 0xb924}: {"InfiniScale III (MT47396)", mad.Width4X, mad.SpeedDDR},
+	{vendorMellanox, 0xbd34}: {"InfiniScale IV (MT48436)", mad.Width4X, mad.SpeedQDR},
+	{vendorMellanox, 0xbd35}: {"InfiniScale IV (MT48437)", mad.Width4X, mad.SpeedQDR},
+	{vendorMellanox, 0xbd36}: {"InfiniScale IV (MT48438)", mad.Width4X, mad.SpeedQDR},
+	{vendorMellanox, 0xc738}: {"SwitchX / SwitchX-2", mad.Width4X, mad.SpeedFDR},
+	{vendorMellanox, 0xcb20}: {"Switch-IB", mad.Width4X, mad.SpeedEDR},
+	{vendorMellanox, 0xcb84}: {"Switch-IB 2", mad.Width4X, mad.SpeedEDR},
+	{vendorMellanox, 0xcf08}: {"Quantum", mad.Width4X, mad.SpeedHDR},
+	{vendorMellanox, 0xd2f0}: {"Quantum-2", mad.Width4X, mad.SpeedNDR},
+	{vendorMellanox, 0xd2f2}: {"Quantum-2", mad.Width4X, mad.SpeedNDR},
+	{vendorMellanox, 0xd2f4}: {"Quantum-3 (Quantum-X800)", mad.Width4X, mad.SpeedXDR},
+	// Voltaire switches (InfiniScale-based, SDR generation).
+	{vendorVoltaire, 0x5a05}: {"Voltaire SW-6IB4", mad.Width4X, mad.SpeedSDR},
+	{vendorVoltaire, 0x5a06}: {"Voltaire ISR9024", mad.Width4X, mad.SpeedSDR},
+	// QLogic / Intel TrueScale adapters (qib).
+	{vendorQLogic, 0x0010}: {"QLogic InfiniPath QHT7140", mad.Width4X, mad.SpeedSDR},
+	{vendorQLogic, 0x7220}: {"QLogic QLE7240/7280", mad.Width4X, mad.SpeedDDR},
+	{vendorQLogic, 0x7322}: {"QLogic / Intel TrueScale QLE7340", mad.Width4X, mad.SpeedQDR},
+}
+
+// Lookup returns what the chip with this NodeInfo VendorID and DeviceID
+// can do at best, when the table knows it.
+func Lookup(vendor uint32, device uint16) (Device, bool) {
+	d, ok := devices[deviceKey{vendor, device}]
+	return d, ok
+}
+
+// Of returns what n's chip can do at best, when the table knows it.
+func Of(n *fabric.Node) (Device, bool) { return Lookup(n.VendorID, n.DeviceID) }
+
+// Model names n's device model, for grouping identical devices: the
+// table's name, or the vendor and device IDs.
+func Model(n *fabric.Node) string {
+	if d, ok := Of(n); ok {
+		return d.Name
+	}
+	return fmt.Sprintf("device 0x%06x:0x%04x", n.VendorID, n.DeviceID)
+}

@@ -1,0 +1,141 @@
+// Package outfile writes ibdoctor's output files — the JSON report, the
+// Prometheus textfile, the state directory's files — so that a reader
+// (node_exporter, a gate, a script) sees the old file or the new one,
+// never a mix, and so that a path naming something other than a regular
+// file is refused instead of being replaced by one.
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Stdout is the path that means standard output.
+const Stdout = "-"
+
+// maxLinks bounds how many symlinks Resolve follows (as the kernel's
+// ELOOP limit does), so a loop ends in an error.
+const maxLinks = 40
+
+// Write writes data to the output path names: "-" is stdout (w);
+// anything else is written with WriteAtomic.
+func Write(path string, data []byte, stdout io.Writer) error {
+	if path == Stdout {
+		if _, err := stdout.Write(data); err != nil {
+			return fmt.Errorf("writing to standard output: %w", err)
+		}
+		return nil
+	}
+	return WriteAtomic(path, data)
+}
+
+// WriteAtomic writes data to path: symlinks are followed to their final
+// target, the target must be a regular file or absent (a FIFO, device,
+// socket or directory is refused), its folder is created if needed, and
+// the data goes to a temporary file in that folder which is synced and
+// then renamed over the target. An existing file keeps its permissions;
+// a new one is 0644 (node_exporter must read it).
+func WriteAtomic(path string, data []byte) error {
+	final, mode, err := Resolve(path)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(final)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("writing %s: creating its folder: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(final)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return fail(err)
+	}
+	// Sync before the rename: after a crash the name points at the
+	// whole new file or the old one, never at an empty one.
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(name, final); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return syncDir(dir)
+}
+
+// Resolve follows path's symlinks to the file that would be written and
+// returns it with the mode to write it with. It refuses anything that is
+// not a regular file, with one line saying what it is and what to give.
+func Resolve(path string) (string, fs.FileMode, error) {
+	p := path
+	for range maxLinks {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, 0o644, nil
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("writing %s: %w", path, err)
+		}
+		m := st.Mode()
+		switch {
+		case m&fs.ModeSymlink != 0:
+			to, err := os.Readlink(p)
+			if err != nil {
+				return "", 0, fmt.Errorf("writing %s: %w", path, err)
+			}
+			if !filepath.IsAbs(to) {
+				to = filepath.Join(filepath.Dir(p), to)
+			}
+			p = to
+			continue
+		case m.IsRegular():
+			return p, m.Perm(), nil
+		}
+		what := "not a regular file"
+		switch {
+		case m.IsDir():
+			what = "a directory"
+		case m&fs.ModeNamedPipe != 0:
+			what = "a named pipe (FIFO)"
+		case m&fs.ModeDevice != 0:
+			what = "a device"
+		case m&fs.ModeSocket != 0:
+			what = "a socket"
+		}
+		if p != path {
+			what += " (" + p + ")"
+		}
+		return "", 0, fmt.Errorf("%s is %s, not a regular file: give a file path (it is replaced atomically), or - for standard output", path, what)
+	}
+	return "", 0, fmt.Errorf("writing %s: too many levels of symbolic links", path)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package outfile
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestWriteCreatesParentsAndMode(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b", "report.json")
+	if err := Write(path, []byte("one"), nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "one" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	st, _ := os.Stat(path)
+	if st.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", st.Mode().Perm())
+	}
+	// An existing file keeps the mode the operator gave it.
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("two"), nil); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = os.Stat(path)
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("rewritten file mode %v, want 0600 kept", st.Mode().Perm())
+	}
+	noTemps(t, filepath.Dir(path))
+}
+
+func TestWriteDashIsStdout(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write("-", []byte("x\n"), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "x\n" {
+		t.Errorf("stdout got %q", b.String())
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error(`"-" created a file named -`)
+	}
+}
+
+// TestWriteFollowsSymlink: a symlink stays a symlink and its target gets
+// the data, also through a chain and a relative link, and a dangling link
+// creates its target.
+func TestWriteFollowsSymlink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "real", "report.json")
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(target, []byte("old"), 0o644)
+	if err := os.Symlink("real/report.json", filepath.Join(dir, "mid")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(filepath.Join(dir, "mid"), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("new"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("link replaced by a regular file: %v %v", st.Mode(), err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "new" {
+		t.Errorf("target has %q", got)
+	}
+	noTemps(t, dir)
+	noTemps(t, filepath.Dir(target))
+
+	dangling := filepath.Join(dir, "dangling.prom")
+	os.Symlink("textfile/ibdoctor.prom", dangling)
+	if err := Write(dangling, []byte("p"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "textfile", "ibdoctor.prom")); string(got) != "p" {
+		t.Errorf("dangling link's target has %q", got)
+	}
+
+	loop := filepath.Join(dir, "loop")
+	os.Symlink("loop", loop)
+	if err := Write(loop, []byte("x"), nil); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("symlink loop: %v", err)
+	}
+}
+
+// TestWriteRefusesSpecialFiles: a FIFO, a device or a directory is
+// refused with one line naming the path, and is left as it was.
+func TestWriteRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linkToNull := filepath.Join(dir, "null")
+	os.Symlink("/dev/null", linkToNull)
+	for _, c := range []struct{ path, want string }{
+		{fifo, "named pipe"},
+		{"/dev/null", "device"},
+		{linkToNull, "device"},
+		{dir, "directory"},
+	} {
+		before, _ := os.Lstat(c.path)
+		err := Write(c.path, []byte("x"), nil)
+		if err == nil {
+			t.Errorf("%s: written", c.path)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, c.want) || !strings.Contains(msg, c.path) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q, want one line naming the path and %q", c.path, msg, c.want)
+		}
+		after, _ := os.Lstat(c.path)
+		if before.Mode() != after.Mode() {
+			t.Errorf("%s: mode changed %v -> %v", c.path, before.Mode(), after.Mode())
+		}
+	}
+	noTemps(t, dir)
+}
+
+func TestWriteUnwritableDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes anywhere")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o555)
+	defer os.Chmod(dir, 0o755)
+	err := Write(filepath.Join(dir, "r.json"), []byte("x"), nil)
+	if err == nil || !strings.Contains(err.Error(), "r.json") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func noTemps(t *testing.T, dir string) {
+	t.Helper()
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+// TestWriteAtomic has a reader poll a file while it is rewritten with
+// two different megabytes: every read sees one whole version, never a
+// mix or a short file, and no temporary file is left behind.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	versions := [][]byte{bytes.Repeat([]byte("a"), 1<<20), bytes.Repeat([]byte("b"), 1<<20)}
+	if err := WriteAtomic(path, versions[0]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		for i := range 40 {
+			if err := WriteAtomic(path, versions[i%2]); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	reads := 0
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads++
+		if !bytes.Equal(got, versions[0]) && !bytes.Equal(got, versions[1]) {
+			t.Fatalf("read %d: %d bytes, a mix or a partial write", reads, len(got))
+		}
+	}
+	if st, _ := os.Stat(path); st.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, want 0644", st.Mode().Perm())
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != 1 {
+		t.Errorf("files left: %v", es)
+	}
+	t.Logf("%d reads during 40 rewrites", reads)
+}

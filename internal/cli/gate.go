@@ -43,6 +43,9 @@ healthy when it could not look.`,
   ibdoctor gate --nodes "gpu[001-064]" --json`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if maxAge < 0 {
+				return withExit(ExitUndecided, fmt.Errorf("--max-age %v: give a duration of 0 or more (e.g. 30m; 0 always sweeps)", maxAge))
+			}
 			if nodes == "" {
 				nodes = os.Getenv("SLURM_JOB_NODELIST")
 			}
@@ -77,10 +80,14 @@ healthy when it could not look.`,
 			defer stop()
 
 			snap, err := snapshot.Load(stateDir)
-			if err == nil && snap.Age(time.Now()) > maxAge {
-				fmt.Fprintf(a.stderr, "ibdoctor: snapshot in %s is %v old (over --max-age %v): sweeping the fabric\n", stateDir, snap.Age(time.Now()).Round(time.Second), maxAge)
-				snap = nil
-			} else if err != nil {
+			if err == nil {
+				defer snap.Close()
+				if why := snap.Fresh(time.Now(), maxAge); why != nil {
+					fmt.Fprintf(a.stderr, "ibdoctor: snapshot in %s %v: sweeping the fabric\n", stateDir, why)
+					snap.Close()
+					snap = nil
+				}
+			} else {
 				fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
 			}
 			sess, err := a.openSource(ctx, true, !o.noCounters, false)

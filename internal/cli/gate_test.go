@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gateState sweeps the healthy fabric into a state dir for gate to use.
@@ -117,5 +120,36 @@ func TestGateCannotLook(t *testing.T) {
 	d := chkParse(t, out)
 	if d.Status != "undecided" || d.Complete || len(d.Unreached) == 0 || !strings.Contains(d.Unreached[0].Where, "gpu003") {
 		t.Errorf("status %q complete %v unreached %+v", d.Status, d.Complete, d.Unreached)
+	}
+}
+
+// TestGateSnapshotDates: a snapshot dated in the future is not trusted
+// (it would never expire): the gate sweeps the fabric itself and says
+// why. A negative --max-age is refused.
+func TestGateSnapshotDates(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	state := gateState(t, topo)
+	path := filepath.Join(state, "snapshot.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(data, &m)
+	m["taken_at"] = time.Now().Add(365 * 24 * time.Hour).UTC().Format(time.RFC3339)
+	data, _ = json.Marshal(m)
+	os.WriteFile(path, data, 0o644)
+	code, out, stderr := run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu[001-002]", "--json")
+	if code != ExitHealthy || !strings.Contains(stderr, "in the future") || !strings.Contains(stderr, "sweeping the fabric") {
+		t.Errorf("future snapshot: exit %d, stderr %q", code, stderr)
+	}
+	if d := chkParse(t, out); d.Scope == nil || d.Scope.Snapshot != "sim:fabric.txt" || d.Scope.SnapshotAt == m["taken_at"] {
+		t.Errorf("future snapshot used: scope %+v", d.Scope)
+	}
+
+	code, out, stderr = run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu001", "--max-age", "-5m")
+	if code != ExitUndecided || out != "" || !strings.Contains(stderr, "--max-age -5m0s") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--max-age -5m: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }

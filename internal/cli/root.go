@@ -73,6 +73,7 @@ is wrong by what it costs.`,
 	root.AddCommand(newTraceCmd(a))
 	root.AddCommand(newSweepCmd(a))
 	root.AddCommand(newGateCmd(a))
+	root.AddCommand(newBaselineCmd(a))
 	root.AddCommand(newDiscoverCmd(a))
 	root.AddCommand(newLinksCmd(a))
 	root.AddCommand(newCountersCmd(a))

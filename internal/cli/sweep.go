@@ -2,13 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/outfile"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/spf13/cobra"
@@ -22,122 +26,242 @@ func defaultStateDir() string {
 	return "/var/lib/ibdoctor"
 }
 
+// sweepOptions are sweep's flags.
+type sweepOptions struct {
+	check       checkOptions
+	out         string
+	prom        string
+	promMinSev  string
+	stateDir    string
+	noSave      bool
+	lockWait    time.Duration
+	failOn      checks.Severity // parsed check.failOn; -1: none
+	promMin     checks.Severity
+	designed    *fabric.Fabric // --expect-topology
+	expectation checks.Expectations
+}
+
 func newSweepCmd(a *app) *cobra.Command {
-	var (
-		o        checkOptions
-		out      string
-		prom     string
-		stateDir string
-		noSave   bool
-	)
+	var o sweepOptions
 	cmd := &cobra.Command{
 		Use:   "sweep",
 		Short: "Sweep the fabric for cron: JSON report, Prometheus textfile, and a snapshot for the next sweep and for gate",
 		Long: `sweep does what check does but for machines: it writes the report as JSON
 (docs/schema-report.md) to --out or stdout, optionally a Prometheus textfile
-(--prom, written atomically), and keeps a snapshot of the fabric, its forwarding
-tables and counters in --state-dir, against which the next sweep compares the
-topology and from which gate answers. It never prints colour or progress.
+(--prom), and keeps a snapshot of the fabric, its forwarding tables and counters
+in --state-dir, from which gate answers. Every output is written atomically
+(a temporary file beside it, synced, then renamed; symlinks are followed, a
+FIFO, device or directory is refused; missing folders are created).
+
+The topology is compared against the accepted baseline in --state-dir (the
+first complete sweep's fabric, until 'ibdoctor baseline accept' accepts the
+last sweep's), so a lost cable stays reported on every sweep until it is
+fixed or accepted. --expect-topology compares against a designed one instead.
+
+Sweeps sharing a --state-dir take turns: a second one waits up to --lock-wait
+for the first, then exits 2 and leaves the outputs alone. A sweep that fails
+or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
+writes ibdoctor_sweep_success 0 to the textfile and exits 2.
 Exit status: 0 done, 3 done but parts could not be read, 2 failed, 1 findings
 at or above --fail-on when that is given.`,
-		Example: `  */15 * * * * root ibdoctor sweep --out /var/lib/ibdoctor/report.json --prom /var/lib/node_exporter/ibdoctor.prom`,
+		Example: `  */15 * * * * root ibdoctor sweep --state-dir /var/lib/ibdoctor --out /var/lib/ibdoctor/report.json --prom /var/lib/node_exporter/textfile/ibdoctor.prom`,
 		Args:    a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			failOn := checks.Severity(-1)
-			if o.failOn != "" {
-				s, err := checks.ParseSeverity(o.failOn)
-				if err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))
-				}
-				failOn = s
-			}
-			expect, err := o.expectations()
-			if err != nil {
+			if err := o.validate(); err != nil {
 				return withExit(ExitUndecided, err)
-			}
-			baseline, err := loadBaseline(o.expectTopology)
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			// Without a designed topology, the last sweep is the baseline.
-			var prev *snapshot.Snapshot
-			if baseline == nil {
-				if p, err := snapshot.Load(stateDir); err == nil {
-					prev = p
-					if baseline, err = p.FabricModel(); err != nil {
-						fmt.Fprintf(a.stderr, "ibdoctor: ignoring the previous snapshot: %v\n", err)
-						baseline = nil
-					}
-				} else if !errors.Is(err, snapshot.ErrNone) {
-					fmt.Fprintf(a.stderr, "ibdoctor: ignoring the previous snapshot: %v\n", err)
-				}
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			a.stderr = quietTerminal(a.stderr)
-			sw, sess, err := a.runSweep(ctx, diagnose.Options{
-				Routes: true, Counters: !o.noCounters, Interval: o.interval, SL: o.sl, PKeyIndex: o.pkeyIndex,
-			})
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-			res, err := checks.Run(sw.Snapshot(expect, baseline, nil), o.only...)
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			effective := failOn
-			if effective < 0 {
-				effective = checks.Critical + 1 // never unhealthy by findings
-			}
-			doc := sw.Document("sweep", sess.Name, res, effective)
-			if failOn < 0 {
-				doc.FailOn = "none"
-				if doc.Status == "unhealthy" {
-					doc.Status = "healthy"
-				}
-			}
-			data, err := doc.JSON()
-			if err != nil {
-				return err
-			}
-			if out == "" || out == "-" {
-				if _, err := a.stdout.Write(data); err != nil {
-					return err
-				}
-			} else if err := report.WriteFileAtomic(out, data); err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("--out: %w", err))
-			}
-			if prom != "" {
-				var b bytes.Buffer
-				if err := report.Prometheus(&b, doc); err != nil {
-					return err
-				}
-				if err := report.WriteFileAtomic(prom, b.Bytes()); err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--prom: %w", err))
-				}
-			}
-			if !noSave {
-				if err := saveSnapshot(sw, sess.Name, stateDir, prev); err != nil {
-					return withExit(ExitUndecided, err)
-				}
-			}
-			switch {
-			case failOn >= 0 && doc.Status == "unhealthy":
-				return withExit(ExitFindings, nil)
-			case !sw.Complete:
-				return withExit(ExitPartial, nil)
-			}
-			return nil
+			return runSweepCmd(ctx, a, &o)
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	o.flags(cmd.Flags(), "")
-	cmd.Flags().StringVar(&out, "out", "", "write the JSON report to this file (atomically) instead of stdout")
-	cmd.Flags().StringVar(&prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")
-	cmd.Flags().StringVar(&stateDir, "state-dir", defaultStateDir(), "where to keep the snapshot for the next sweep and for gate ($IBDOCTOR_STATE_DIR)")
-	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not write the snapshot")
+	o.check.flags(cmd.Flags(), "")
+	cmd.Flags().StringVar(&o.out, "out", "-", "write the JSON report to this file (atomically; - is stdout)")
+	cmd.Flags().StringVar(&o.prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")
+	cmd.Flags().StringVar(&o.promMinSev, "prom-min-severity", "warning", "lowest severity whose findings get a series of their own in --prom: info, warning, error or critical")
+	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where to keep the snapshot and the accepted baseline ($IBDOCTOR_STATE_DIR); created if missing")
+	cmd.Flags().BoolVar(&o.noSave, "no-save", false, "do not write the snapshot (nor take the state directory's lock)")
+	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", time.Minute, "how long to wait for another sweep of the same --state-dir to finish before giving up (exit 2)")
 	return cmd
+}
+
+// validate checks the flags before anything is read or written.
+func (o *sweepOptions) validate() error {
+	o.failOn = -1
+	if o.check.failOn != "" {
+		s, err := checks.ParseSeverity(o.check.failOn)
+		if err != nil {
+			return fmt.Errorf("--fail-on: %w", err)
+		}
+		o.failOn = s
+	}
+	s, err := checks.ParseSeverity(o.promMinSev)
+	if err != nil {
+		return fmt.Errorf("--prom-min-severity: %w", err)
+	}
+	o.promMin = s
+	if o.lockWait < 0 {
+		return fmt.Errorf("--lock-wait %v: give a duration of 0 or more (e.g. 1m; 0 gives up at once)", o.lockWait)
+	}
+	if o.out == "" {
+		o.out = outfile.Stdout
+	}
+	// Refuse a FIFO, device or directory now, not after the sweep.
+	for _, f := range []struct{ flag, path string }{{"--out", o.out}, {"--prom", o.prom}} {
+		if f.path == "" || f.path == outfile.Stdout {
+			continue
+		}
+		if _, _, err := outfile.Resolve(f.path); err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+	}
+	if o.prom == outfile.Stdout {
+		return fmt.Errorf("--prom -: the textfile must be a file node_exporter reads (e.g. /var/lib/node_exporter/textfile/ibdoctor.prom)")
+	}
+	if o.expectation, err = o.check.expectations(); err != nil {
+		return err
+	}
+	if o.designed, err = loadBaseline(o.check.expectTopology); err != nil {
+		return err
+	}
+	return nil
+}
+
+// runSweepCmd sweeps and publishes. Until the sweep's report is complete
+// in memory nothing is replaced; a failure after the flags were accepted
+// writes the failed textfile (ibdoctor_sweep_success 0) and exits 2.
+func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
+	fail := func(err error) error {
+		if o.prom != "" {
+			if perr := writeFailedProm(o.prom); perr != nil {
+				err = fmt.Errorf("%w; and --prom: %v", err, perr)
+			}
+		}
+		return withExit(ExitUndecided, err)
+	}
+	if !o.noSave {
+		lock, err := snapshot.Acquire(ctx, o.stateDir, o.lockWait)
+		if errors.Is(err, snapshot.ErrLocked) {
+			// The running sweep owns the outputs: leave them to it.
+			return withExit(ExitUndecided, err)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		defer lock.Release()
+	}
+	baseline, prev, accepted, err := sweepBaseline(a, o)
+	if err != nil {
+		return fail(err)
+	}
+
+	a.stderr = quietTerminal(a.stderr)
+	sw, sess, err := a.runSweep(ctx, diagnose.Options{
+		Routes: true, Counters: !o.check.noCounters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer sess.Close()
+	if ctx.Err() != nil {
+		return fail(fmt.Errorf("sweep interrupted (%v): the previous report and snapshot are kept", context.Cause(ctx)))
+	}
+	res, err := checks.Run(sw.Snapshot(o.expectation, baseline, nil), o.check.only...)
+	if err != nil {
+		return fail(err)
+	}
+	effective := o.failOn
+	if effective < 0 {
+		effective = checks.Critical + 1 // never unhealthy by findings
+	}
+	doc := sw.Document("sweep", sess.Name, res, effective)
+	if o.failOn < 0 {
+		doc.FailOn = "none"
+		if doc.Status == "unhealthy" {
+			doc.Status = "healthy"
+		}
+	}
+	data, err := doc.JSON()
+	if err != nil {
+		return fail(err)
+	}
+	if !o.noSave {
+		if err := saveSnapshot(sw, sess.Name, o.stateDir, prev); err != nil {
+			return fail(err)
+		}
+		// The first complete sweep of a state dir is the baseline until
+		// the operator accepts another.
+		if o.designed == nil && !accepted && sw.Complete {
+			if err := snapshot.SaveBaseline(o.stateDir, sw.Fabric); err != nil {
+				return fail(fmt.Errorf("--state-dir: %w", err))
+			}
+		}
+	}
+	if err := outfile.Write(o.out, data, a.stdout); err != nil {
+		return fail(fmt.Errorf("--out: %w", err))
+	}
+	if o.prom != "" {
+		var b bytes.Buffer
+		if err := report.Prometheus(&b, doc, report.PromOptions{MinSeverity: o.promMin}); err != nil {
+			return fail(err)
+		}
+		if err := outfile.WriteAtomic(o.prom, b.Bytes()); err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--prom: %w", err))
+		}
+	}
+	switch {
+	case o.failOn >= 0 && doc.Status == "unhealthy":
+		return withExit(ExitFindings, nil)
+	case !sw.Complete:
+		return withExit(ExitPartial, nil)
+	}
+	return nil
+}
+
+// sweepBaseline finds what the sweep compares the topology against: the
+// designed topology (--expect-topology), else the accepted baseline in
+// the state dir. A state dir from before baselines existed has only a
+// snapshot: its fabric becomes the accepted baseline. accepted says a
+// baseline exists in the state dir (so this sweep must not set one).
+func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snapshot.Snapshot, accepted bool, err error) {
+	p, err := snapshot.Load(o.stateDir)
+	if err == nil {
+		prev = p
+		defer p.Close()
+	} else if !errors.Is(err, snapshot.ErrNone) {
+		fmt.Fprintf(a.stderr, "ibdoctor: ignoring the previous snapshot: %v\n", err)
+	}
+	acc, err := snapshot.LoadBaseline(o.stateDir)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
+	}
+	if acc == nil && prev != nil && prev.Complete && !o.noSave {
+		if f, err := prev.FabricModel(); err == nil {
+			if err := snapshot.SaveBaseline(o.stateDir, f); err != nil {
+				return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
+			}
+			acc = f
+		}
+	}
+	if o.designed != nil {
+		return o.designed, prev, acc != nil, nil
+	}
+	return acc, prev, acc != nil, nil
+}
+
+// writeFailedProm replaces the textfile by one saying the sweep failed,
+// keeping the last success's time and the last good counts.
+func writeFailedProm(path string) error {
+	prev, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		prev = nil
+	}
+	var b bytes.Buffer
+	if err := report.PrometheusFailed(&b, prev, time.Now()); err != nil {
+		return err
+	}
+	return outfile.WriteAtomic(path, b.Bytes())
 }
 
 // saveSnapshot keeps the sweep for gate and the next sweep. A partial

@@ -1,27 +1,120 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
 )
 
-// Prometheus writes the document's headline numbers in the Prometheus
-// text exposition format, for node_exporter's textfile collector.
-func Prometheus(w io.Writer, d *Document) error {
+// PromOptions choose what the textfile carries besides the counts.
+type PromOptions struct {
+	// MinSeverity is the lowest severity that gets a series of its own
+	// (ibdoctor_finding_impact_score).
+	MinSeverity checks.Severity
+	// MaxSeries caps those series (worst findings first); 0 means
+	// DefaultMaxSeries. What the cap left out is counted in
+	// ibdoctor_finding_series_dropped.
+	MaxSeries int
+}
+
+// DefaultMaxSeries keeps a fabric with thousands of findings from
+// flooding Prometheus: the worst 500 name their links, the rest are
+// counted.
+const DefaultMaxSeries = 500
+
+// Prometheus writes a successful sweep's document in the Prometheus text
+// exposition format, for node_exporter's textfile collector: the counts,
+// one series per finding at or above o.MinSeverity so an alert names the
+// link, and the sweep's own health.
+func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 	var b bytes.Buffer
-	metric := func(name, help, typ string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+	writeCounts(&b, d)
+	writeFindingSeries(&b, d, o)
+	metric(&b, "ibdoctor_sweep_complete", "1 if the last sweep read everything it needed.")
+	fmt.Fprintf(&b, "ibdoctor_sweep_complete %d\n", boolInt(d.Complete))
+	writeStatus(&b, true, d.GeneratedAt, d.GeneratedAt)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// PrometheusFailed writes the textfile of a sweep that failed or was
+// interrupted at `at`: ibdoctor_sweep_success 0, so an alert fires, with
+// the last success's time kept from prev (the textfile as it was; 0 when
+// no sweep has succeeded). The counts and findings of the last good
+// sweep are kept too, as its report is: they are still the newest
+// knowledge, and dropping them would resolve their alerts.
+func PrometheusFailed(w io.Writer, prev []byte, at time.Time) error {
+	var b bytes.Buffer
+	var lastOK int64
+	skip := map[string]bool{
+		"ibdoctor_sweep_success": true, "ibdoctor_sweep_last_success_timestamp_seconds": true,
+		"ibdoctor_sweep_timestamp_seconds": true, "ibdoctor_sweep_complete": true,
 	}
-	metric("ibdoctor_findings", "Findings of the last sweep by severity.", "gauge")
+	sc := bufio.NewScanner(bytes.NewReader(prev))
+	for sc.Scan() {
+		line := sc.Text()
+		name := line
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			name = rest
+		} else if rest, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			name = rest
+		}
+		name, _, _ = strings.Cut(name, " ")
+		name, _, _ = strings.Cut(name, "{")
+		if !strings.HasPrefix(name, "ibdoctor_") {
+			continue // not ours, or a comment: leave it out
+		}
+		if name == "ibdoctor_sweep_last_success_timestamp_seconds" && !strings.HasPrefix(line, "#") {
+			if f := strings.Fields(line); len(f) == 2 {
+				if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+					lastOK = v
+				}
+			}
+		}
+		if skip[name] {
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	metric(&b, "ibdoctor_sweep_complete", "1 if the last sweep read everything it needed.")
+	b.WriteString("ibdoctor_sweep_complete 0\n")
+	metric(&b, "ibdoctor_sweep_success", "1 if the last sweep finished and published its report, 0 if it failed or was interrupted.")
+	b.WriteString("ibdoctor_sweep_success 0\n")
+	metric(&b, "ibdoctor_sweep_last_success_timestamp_seconds", "When the last successful sweep ran (Unix time; 0: never).")
+	fmt.Fprintf(&b, "ibdoctor_sweep_last_success_timestamp_seconds %d\n", lastOK)
+	metric(&b, "ibdoctor_sweep_timestamp_seconds", "When the last sweep ran, successful or not (Unix time).")
+	fmt.Fprintf(&b, "ibdoctor_sweep_timestamp_seconds %d\n", at.Unix())
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func metric(b *bytes.Buffer, name, help string) {
+	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+}
+
+func writeStatus(b *bytes.Buffer, ok bool, lastOK, at time.Time) {
+	metric(b, "ibdoctor_sweep_success", "1 if the last sweep finished and published its report, 0 if it failed or was interrupted.")
+	fmt.Fprintf(b, "ibdoctor_sweep_success %d\n", boolInt(ok))
+	metric(b, "ibdoctor_sweep_last_success_timestamp_seconds", "When the last successful sweep ran (Unix time; 0: never).")
+	fmt.Fprintf(b, "ibdoctor_sweep_last_success_timestamp_seconds %d\n", lastOK.Unix())
+	metric(b, "ibdoctor_sweep_timestamp_seconds", "When the last sweep ran, successful or not (Unix time).")
+	fmt.Fprintf(b, "ibdoctor_sweep_timestamp_seconds %d\n", at.Unix())
+}
+
+func writeCounts(b *bytes.Buffer, d *Document) {
+	metric(b, "ibdoctor_findings", "Findings of the last sweep by severity.")
 	for _, s := range []string{"critical", "error", "warning", "info"} {
-		fmt.Fprintf(&b, "ibdoctor_findings{severity=%q} %d\n", s, d.Counts[s])
+		fmt.Fprintf(b, "ibdoctor_findings{severity=%s} %d\n", labelValue(s), d.Counts[s])
 	}
-	metric("ibdoctor_check_findings", "Findings of the last sweep by check and severity.", "gauge")
+	metric(b, "ibdoctor_check_findings", "Findings of the last sweep by check and severity.")
 	type key struct{ check, sev string }
 	byCheck := map[key]int{}
 	for _, f := range d.Findings {
@@ -31,22 +124,125 @@ func Prometheus(w io.Writer, d *Document) error {
 	for k := range byCheck {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.check+a.sev, b.check+b.sev) })
+	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.check+"\x00"+a.sev, b.check+"\x00"+b.sev) })
 	for _, k := range keys {
-		fmt.Fprintf(&b, "ibdoctor_check_findings{check=%q,severity=%q} %d\n", k.check, k.sev, byCheck[k])
+		fmt.Fprintf(b, "ibdoctor_check_findings{check=%s,severity=%s} %d\n", labelValue(k.check), labelValue(k.sev), byCheck[k])
 	}
-	metric("ibdoctor_fabric_nodes", "Nodes discovered by type.", "gauge")
-	fmt.Fprintf(&b, "ibdoctor_fabric_nodes{type=\"switch\"} %d\nibdoctor_fabric_nodes{type=\"ca\"} %d\n", d.Fabric.Switches, d.Fabric.CAs)
-	metric("ibdoctor_fabric_links", "Links discovered.", "gauge")
-	fmt.Fprintf(&b, "ibdoctor_fabric_links %d\n", d.Fabric.Links)
-	metric("ibdoctor_unreached", "Things the sweep could not read.", "gauge")
-	fmt.Fprintf(&b, "ibdoctor_unreached %d\n", len(d.Unreached))
-	metric("ibdoctor_sweep_complete", "1 if the sweep read everything it needed.", "gauge")
-	fmt.Fprintf(&b, "ibdoctor_sweep_complete %d\n", boolInt(d.Complete))
-	metric("ibdoctor_sweep_timestamp_seconds", "When the sweep ran (Unix time).", "gauge")
-	fmt.Fprintf(&b, "ibdoctor_sweep_timestamp_seconds %d\n", d.GeneratedAt.Unix())
-	_, err := w.Write(b.Bytes())
-	return err
+	metric(b, "ibdoctor_fabric_nodes", "Nodes discovered by type.")
+	fmt.Fprintf(b, "ibdoctor_fabric_nodes{type=\"switch\"} %d\nibdoctor_fabric_nodes{type=\"ca\"} %d\n", d.Fabric.Switches, d.Fabric.CAs)
+	metric(b, "ibdoctor_fabric_links", "Links discovered.")
+	fmt.Fprintf(b, "ibdoctor_fabric_links %d\n", d.Fabric.Links)
+	metric(b, "ibdoctor_unreached", "Things the last sweep could not read.")
+	fmt.Fprintf(b, "ibdoctor_unreached %d\n", len(d.Unreached))
+}
+
+// findingLabels are one finding's series labels.
+type findingLabels struct{ check, severity, node, port, peer string }
+
+// labelsOf names a finding's place: its first "end" (or first) entity as
+// node and port, and the entity playing "peer" as node/port.
+func labelsOf(f checks.Finding) findingLabels {
+	l := findingLabels{check: f.Check, severity: f.Severity.String()}
+	end := -1
+	for i, e := range f.Entities {
+		if e.Role == "end" || e.Role == "switch" || e.Role == "" {
+			end = i
+			break
+		}
+	}
+	if end < 0 && len(f.Entities) > 0 {
+		end = 0
+	}
+	if end >= 0 {
+		e := f.Entities[end]
+		l.node = e.Node
+		if e.Port > 0 {
+			l.port = strconv.Itoa(e.Port)
+		}
+	}
+	for i, e := range f.Entities {
+		if i != end && e.Role == "peer" {
+			l.peer = e.String()
+			break
+		}
+	}
+	return l
+}
+
+func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
+	max := o.MaxSeries
+	if max <= 0 {
+		max = DefaultMaxSeries
+	}
+	// Two findings of one check on one port (two counters over their
+	// thresholds) would be one series twice, which Prometheus rejects:
+	// the series keeps the worse score.
+	var order []findingLabels
+	score := map[findingLabels]float64{}
+	for _, f := range d.Findings {
+		if f.Severity < o.MinSeverity {
+			continue
+		}
+		l := labelsOf(f)
+		if s, ok := score[l]; !ok {
+			order = append(order, l)
+			score[l] = f.Impact.Score
+		} else if f.Impact.Score > s {
+			score[l] = f.Impact.Score
+		}
+	}
+	// Worst first (the document is ranked, but be sure), so the cap drops
+	// the least important.
+	sev := func(s string) checks.Severity { v, _ := checks.ParseSeverity(s); return v }
+	slices.SortStableFunc(order, func(a, b findingLabels) int {
+		if c := sev(b.severity) - sev(a.severity); c != 0 {
+			return int(c)
+		}
+		switch {
+		case score[a] > score[b]:
+			return -1
+		case score[a] < score[b]:
+			return 1
+		}
+		return 0
+	})
+	dropped := 0
+	if len(order) > max {
+		dropped = len(order) - max
+		order = order[:max]
+	}
+	metric(b, "ibdoctor_finding_impact_score", "One series per finding of the last sweep at or above --prom-min-severity, labelled with where it is; the value is its impact score (share of collective bandwidth lost, 0..1).")
+	for _, l := range order {
+		fmt.Fprintf(b, "ibdoctor_finding_impact_score{check=%s,severity=%s,node=%s,port=%s,peer=%s} %s\n",
+			labelValue(l.check), labelValue(l.severity), labelValue(l.node), labelValue(l.port), labelValue(l.peer),
+			strconv.FormatFloat(score[l], 'g', -1, 64))
+	}
+	metric(b, "ibdoctor_finding_series_limit", "Most ibdoctor_finding_impact_score series written; the worst findings are kept.")
+	fmt.Fprintf(b, "ibdoctor_finding_series_limit %d\n", max)
+	metric(b, "ibdoctor_finding_series_dropped", "Findings at or above --prom-min-severity left without a series by the limit.")
+	fmt.Fprintf(b, "ibdoctor_finding_series_dropped %d\n", dropped)
+}
+
+// labelValue quotes a label value as the exposition format wants it:
+// only backslash, double quote and newline are escaped (Go's %q would
+// write \t or \u00e9 escapes that Prometheus reads literally).
+func labelValue(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 func boolInt(b bool) int {
@@ -54,31 +250,4 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// folder and a rename, so readers (node_exporter, the next gate) never see
-// a half-written file.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

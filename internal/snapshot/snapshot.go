@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
-	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/outfile"
 )
 
 // Schema identifies the snapshot file format.
@@ -39,9 +40,10 @@ type Snapshot struct {
 	// "0x<node guid>/<port>".
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
-	fab *fabric.Fabric
-	raw []byte // encoded fabric, until saved or decoded
-	dir string // where it was loaded from
+	fab  *fabric.Fabric
+	raw  []byte   // encoded fabric, until saved or decoded
+	file *os.File // the fabric file, opened by Load, until decoded
+	dir  string   // where it was loaded from
 }
 
 // PortCounters is one port's saved counters.
@@ -81,16 +83,20 @@ func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version s
 	return s, nil
 }
 
-// Fabric decodes (once) and returns the saved fabric.
+// FabricModel decodes (once) and returns the saved fabric.
 func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	if s.fab != nil {
 		return s.fab, nil
 	}
 	data := s.raw
 	if data == nil {
-		path := filepath.Join(s.dir, s.FabricFile)
+		if s.file == nil {
+			return nil, fmt.Errorf("snapshot: the fabric file %s was not opened (run 'ibdoctor sweep' again)", s.FabricFile)
+		}
 		var err error
-		if data, err = os.ReadFile(path); err != nil {
+		data, err = io.ReadAll(s.file)
+		s.Close()
+		if err != nil {
 			return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", err)
 		}
 	}
@@ -102,13 +108,25 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	return f, nil
 }
 
+// Close lets go of the fabric file Load opened, if it was not decoded.
+func (s *Snapshot) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
+	return err
+}
+
 // Age is how old the snapshot is at now.
 func (s *Snapshot) Age(now time.Time) time.Duration { return now.Sub(s.TakenAt) }
 
 // Save writes the snapshot into dir (created if needed): first the fabric
 // under a new name, then snapshot.json pointing at it, both atomically,
-// then older fabric files are removed. A reader sees the old snapshot or
-// the new one, never a mix.
+// then older fabric files are removed. The caller holds dir's Lock, so no
+// other sweep is writing a fabric file that this one would remove; a
+// reader that loaded the old snapshot.json holds its fabric file open (see
+// Load), so removing it does not pull it away from under the reader.
 func (s *Snapshot) Save(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
@@ -124,7 +142,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		}
 	}
 	s.FabricFile = fmt.Sprintf("fabric-%d.json", s.TakenAt.UnixNano())
-	if err := report.WriteFileAtomic(filepath.Join(dir, s.FabricFile), raw); err != nil {
+	if err := outfile.WriteAtomic(filepath.Join(dir, s.FabricFile), raw); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	data, err := json.Marshal(s)
@@ -132,7 +150,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	if err := report.WriteFileAtomic(path, data); err != nil {
+	if err := outfile.WriteAtomic(path, data); err != nil {
 		return "", err
 	}
 	old, _ := filepath.Glob(filepath.Join(dir, "fabric-*.json"))
@@ -148,12 +166,35 @@ func (s *Snapshot) Save(dir string) (string, error) {
 // ErrNone is returned by Load when there is no snapshot yet.
 var ErrNone = errors.New("no snapshot")
 
-// Load reads the snapshot in dir (or the file dir names).
+// loadTries bounds how often Load re-reads snapshot.json when the fabric
+// file it names was removed by a newer sweep in between (each try means a
+// whole sweep finished meanwhile, so a few are plenty).
+const loadTries = 8
+
+// Load reads the snapshot in dir (or the file dir names) and opens the
+// fabric file it names, keeping it open until FabricModel or Close: a
+// sweep that replaces the snapshot meanwhile removes the file's name, not
+// the file this reader holds. When the file is already gone, a newer
+// snapshot.json names its successor, so Load reads that instead.
 func Load(dir string) (*Snapshot, error) {
 	path := dir
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
 		path = filepath.Join(dir, FileName)
 	}
+	var last error
+	for range loadTries {
+		s, err := loadOnce(path)
+		if err == nil || !errors.Is(err, errFabricGone) {
+			return s, err
+		}
+		last = err
+	}
+	return nil, fmt.Errorf("snapshot %s: %w (sweeps replaced it %d times while it was read)", path, last, loadTries)
+}
+
+var errFabricGone = errors.New("the fabric file it names is gone")
+
+func loadOnce(path string) (*Snapshot, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s: run 'ibdoctor sweep' first (e.g. from cron)", ErrNone, path)
@@ -172,5 +213,30 @@ func Load(dir string) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)
 	}
 	s.dir = filepath.Dir(path)
+	s.file, err = os.Open(filepath.Join(s.dir, s.FabricFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", s.FabricFile, errFabricGone)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
 	return &s, nil
+}
+
+// futureSkew is how far ahead of this host's clock a snapshot may be
+// dated (clocks of the sweep host and the gate host differ a little).
+const futureSkew = time.Minute
+
+// Fresh says why the snapshot may not be used at now, or nil: older than
+// maxAge, or dated in the future — a clock that was wrong, or a snapshot
+// copied from elsewhere, would otherwise never expire.
+func (s *Snapshot) Fresh(now time.Time, maxAge time.Duration) error {
+	age := s.Age(now)
+	if age < -futureSkew {
+		return fmt.Errorf("is dated %s, %v in the future (a clock was wrong when it was taken?)", s.TakenAt.Format(time.RFC3339), (-age).Round(time.Second))
+	}
+	if age > maxAge {
+		return fmt.Errorf("is %v old (over --max-age %v)", age.Round(time.Second), maxAge)
+	}
+	return nil
 }

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/spf13/cobra"
+)
+
+// baselineOptions are `baseline accept`'s flags.
+type baselineOptions struct {
+	stateDir string
+	lockWait time.Duration
+	partial  bool
+}
+
+func newBaselineCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "baseline",
+		Short: "Manage the accepted topology that sweeps compare the fabric against",
+		Long: `Sweeps compare the fabric against the accepted baseline in --state-dir
+(baseline.json): a link or node missing from it, or a cable moved, is reported
+by every sweep until it is fixed or accepted. The first complete sweep of a
+state dir is its first baseline.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newBaselineAcceptCmd(a))
+	return cmd
+}
+
+func newBaselineAcceptCmd(a *app) *cobra.Command {
+	var o baselineOptions
+	cmd := &cobra.Command{
+		Use:   "accept",
+		Short: "Accept the fabric of the last sweep as the baseline",
+		Long: `accept makes the fabric of the last sweep (snapshot.json in --state-dir) the
+accepted baseline: what it lacks or has moved is no longer reported. Run it after
+a planned change (a cable removed, a switch added), once a sweep has seen it.`,
+		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor --out /var/lib/ibdoctor/report.json
+  ibdoctor baseline accept --state-dir /var/lib/ibdoctor`,
+		Args: a.noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.lockWait < 0 {
+				return withExit(ExitUndecided, fmt.Errorf("--lock-wait %v: give a duration of 0 or more", o.lockWait))
+			}
+			return runBaselineAccept(cmd.Context(), a, &o)
+		},
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "the sweeps' state directory ($IBDOCTOR_STATE_DIR)")
+	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", time.Minute, "how long to wait for a running sweep to finish")
+	cmd.Flags().BoolVar(&o.partial, "partial", false, "accept a sweep that could not read everything (what it missed becomes accepted as absent)")
+	return cmd
+}
+
+func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
+	snap, err := snapshot.Load(o.stateDir)
+	if err != nil {
+		return withExit(ExitUndecided, fmt.Errorf("nothing to accept: %w", err))
+	}
+	snap.Close()
+	// Under the sweeps' lock: the snapshot accepted is the newest one.
+	lock, err := snapshot.Acquire(ctx, o.stateDir, o.lockWait)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	defer lock.Release()
+	if snap, err = snapshot.Load(o.stateDir); err != nil {
+		return withExit(ExitUndecided, fmt.Errorf("nothing to accept: %w", err))
+	}
+	defer snap.Close()
+	if !snap.Complete && !o.partial {
+		return withExit(ExitUndecided, fmt.Errorf("the last sweep (%s) could not read everything: accepting it would accept what it missed as absent; run a sweep that completes, or give --partial", snap.TakenAt.Format(time.RFC3339)))
+	}
+	f, err := snap.FabricModel()
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	if err := snapshot.SaveBaseline(o.stateDir, f); err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	fmt.Fprintf(a.stdout, "accepted the sweep of %s (%s: %d nodes, %d links) as the baseline in %s\n",
+		snap.TakenAt.Format(time.RFC3339), snap.Source, len(f.Nodes), len(f.Links()), o.stateDir)
+	return nil
+}

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+)
+
+// needTool returns the path of an external tool, skipping the test when it
+// is absent, unless CI=true, where absence is a failure.
+func needTool(t *testing.T, name, debPkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found and CI=true: install the Debian package %s", name, debPkg)
+	}
+	t.Skipf("%s not found: install the Debian package %s to run this test", name, debPkg)
+	return ""
+}
+
+// promtoolCheck runs `promtool check metrics` (the exposition format and
+// Prometheus' naming conventions) over a textfile.
+func promtoolCheck(t *testing.T, text []byte) {
+	t.Helper()
+	promtool := needTool(t, "promtool", "prometheus")
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = bytes.NewReader(text)
+	out, err := cmd.CombinedOutput()
+	if err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s\non:\n%s", err, out, text)
+	}
+}
+
+// manyFindings is a document with n warning findings on distinct ports,
+// plus one awkward name, and two findings of one check on one port.
+func manyFindings(n int) *Document {
+	d := goldenDoc()
+	d.Findings = nil
+	for i := range n {
+		d.Findings = append(d.Findings, checks.Finding{
+			Check: "counters.errors", Severity: checks.Warning, Title: "x",
+			Entities: []checks.Entity{{Node: fmt.Sprintf("leaf%03d", i), Port: i%36 + 1, Role: "end"}, {Node: "spine01", Port: i%36 + 1, Role: "peer"}},
+			Impact:   checks.Impact{Score: float64(n-i) / 1e4},
+		})
+	}
+	d.Findings = append(d.Findings,
+		checks.Finding{Check: "link.degraded-width", Severity: checks.Critical, Entities: []checks.Entity{{Node: "gpu\"7\" mlx5_0\\a\tb", Port: 1, Role: "end"}}, Impact: checks.Impact{Score: 0.5}},
+		checks.Finding{Check: "link.degraded-width", Severity: checks.Critical, Entities: []checks.Entity{{Node: "gpu\"7\" mlx5_0\\a\tb", Port: 1, Role: "end"}}, Impact: checks.Impact{Score: 0.7}},
+		checks.Finding{Check: "counters.congestion", Severity: checks.Info, Entities: []checks.Entity{{Node: "leaf001", Port: 3}}, Impact: checks.Impact{Score: 0.9}},
+	)
+	d.CountBySeverity()
+	return d
+}
+
+// TestPrometheusFindingSeries: one series per finding at or above the
+// minimum severity, named by check, severity, node, port and peer, worth
+// its impact score; duplicates merged; capped with the cap reported.
+func TestPrometheusFindingSeries(t *testing.T) {
+	var b bytes.Buffer
+	if err := Prometheus(&b, manyFindings(600), PromOptions{MinSeverity: checks.Warning}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	series := strings.Count(text, "\nibdoctor_finding_impact_score{")
+	if series != DefaultMaxSeries {
+		t.Errorf("%d finding series, want the cap %d", series, DefaultMaxSeries)
+	}
+	for _, want := range []string{
+		`ibdoctor_finding_impact_score{check="link.degraded-width",severity="critical",node="gpu\"7\" mlx5_0\\a` + "\t" + `b",port="1",peer=""} 0.7` + "\n",
+		`ibdoctor_finding_impact_score{check="counters.errors",severity="warning",node="leaf000",port="1",peer="spine01/1"} 0.06` + "\n",
+		"ibdoctor_finding_series_limit 500\n",
+		"ibdoctor_finding_series_dropped 101\n", // 601 distinct series (600 + the merged critical), 500 kept
+		"ibdoctor_sweep_success 1\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("textfile lacks %q", want)
+		}
+	}
+	if strings.Contains(text, `severity="info",node=`) {
+		t.Error("an info finding got a series below --prom-min-severity warning")
+	}
+	if strings.Contains(text, `leaf599"`) {
+		t.Error("the cap kept the least important finding")
+	}
+	promtoolCheck(t, b.Bytes())
+
+	b.Reset()
+	Prometheus(&b, manyFindings(3), PromOptions{MinSeverity: checks.Info})
+	if !strings.Contains(b.String(), `ibdoctor_finding_impact_score{check="counters.congestion",severity="info",node="leaf001",port="3",peer=""} 0.9`) {
+		t.Errorf("--prom-min-severity info left the info finding out:\n%s", b.String())
+	}
+}
+
+// TestPrometheusGoldenPromtool: the golden textfile passes promtool.
+func TestPrometheusGoldenPromtool(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join("testdata", "report.golden.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	promtoolCheck(t, text)
+}
+
+// TestPrometheusFailed: a failed sweep's textfile says success 0, keeps
+// the last success's time and the last good counts, and passes promtool;
+// failing twice keeps the time of the success before both.
+func TestPrometheusFailed(t *testing.T) {
+	var good bytes.Buffer
+	d := goldenDoc()
+	Prometheus(&good, d, PromOptions{MinSeverity: checks.Warning})
+	at := d.GeneratedAt.Add(15 * time.Minute)
+	var failed bytes.Buffer
+	if err := PrometheusFailed(&failed, good.Bytes(), at); err != nil {
+		t.Fatal(err)
+	}
+	again := bytes.Buffer{}
+	PrometheusFailed(&again, append([]byte("# a foreign comment\nother_metric 1\n"), failed.Bytes()...), at.Add(15*time.Minute))
+	for i, text := range []string{failed.String(), again.String()} {
+		for _, want := range []string{
+			"ibdoctor_sweep_success 0\n",
+			"ibdoctor_sweep_complete 0\n",
+			fmt.Sprintf("ibdoctor_sweep_last_success_timestamp_seconds %d\n", d.GeneratedAt.Unix()),
+			fmt.Sprintf("ibdoctor_sweep_timestamp_seconds %d\n", at.Add(time.Duration(i)*15*time.Minute).Unix()),
+			`ibdoctor_findings{severity="critical"} 1` + "\n",
+			`ibdoctor_finding_impact_score{check="link.degraded-width",severity="critical",node="leaf02",port="6",peer="spine02/2"} 0.05` + "\n",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("failure %d: textfile lacks %q:\n%s", i+1, want, text)
+			}
+		}
+		if strings.Count(text, "# TYPE ibdoctor_sweep_success ") != 1 || strings.Contains(text, "other_metric") {
+			t.Errorf("failure %d: status metrics repeated or foreign lines kept:\n%s", i+1, text)
+		}
+		promtoolCheck(t, []byte(text))
+	}
+	// Never a success: the last success is 0, so a staleness alert fires.
+	var never bytes.Buffer
+	PrometheusFailed(&never, nil, at)
+	if !strings.Contains(never.String(), "ibdoctor_sweep_last_success_timestamp_seconds 0\n") {
+		t.Errorf("no previous textfile:\n%s", never.String())
+	}
+	promtoolCheck(t, never.Bytes())
+}
+
+// FuzzPrometheusFailed: whatever the previous textfile holds, the failed
+// one has the status series exactly once, keeps only ibdoctor_ lines and
+// carries a last-success time parsed from it or 0.
+func FuzzPrometheusFailed(f *testing.F) {
+	var good bytes.Buffer
+	Prometheus(&good, goldenDoc(), PromOptions{MinSeverity: checks.Warning})
+	f.Add(good.Bytes())
+	f.Add([]byte("ibdoctor_sweep_last_success_timestamp_seconds 12 34\n# TYPE x\nibdoctor_sweep_last_success_timestamp_seconds -1\n"))
+	f.Add([]byte("\x00\n\n{}"))
+	f.Fuzz(func(t *testing.T, prev []byte) {
+		var b bytes.Buffer
+		if err := PrometheusFailed(&b, prev, time.Unix(1000, 0)); err != nil {
+			t.Fatal(err)
+		}
+		text := b.String()
+		for _, name := range []string{"ibdoctor_sweep_success ", "ibdoctor_sweep_complete ", "ibdoctor_sweep_last_success_timestamp_seconds ", "ibdoctor_sweep_timestamp_seconds "} {
+			if n := strings.Count("\n"+text, "\n"+name); n != 1 {
+				t.Fatalf("%q %d times in:\n%s", name, n, text)
+			}
+		}
+		for l := range strings.Lines(text) {
+			if !strings.HasPrefix(l, "ibdoctor_") && !strings.HasPrefix(l, "# HELP ibdoctor_") && !strings.HasPrefix(l, "# TYPE ibdoctor_") {
+				t.Fatalf("foreign line %q", l)
+			}
+		}
+	})
+}

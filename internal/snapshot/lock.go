@@ -1,0 +1,92 @@
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// LockName is the lock file in the state directory that sweeps (and
+// `baseline accept`) hold while they change the state.
+const LockName = "sweep.lock"
+
+// Lock is a held lock on a state directory.
+type Lock struct{ f *os.File }
+
+// ErrLocked is returned by Acquire when another process held the lock
+// for longer than the wait.
+var ErrLocked = errors.New("state directory is locked")
+
+// Acquire takes the state directory's lock (creating the directory),
+// waiting at most wait for another sweep to finish; ctx cancels the wait.
+// The lock is flock(2) on LockName, so it is released when its holder
+// exits, however it exits: a killed sweep never leaves a stale lock.
+func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--state-dir: %w", err)
+	}
+	path := filepath.Join(dir, LockName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--state-dir: %w", err)
+	}
+	deadline := time.Now().Add(wait)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("--state-dir: locking %s: %w", path, err)
+		}
+		if !time.Now().Before(deadline) {
+			holder := readHolder(path)
+			f.Close()
+			return nil, fmt.Errorf("%w: %s is held%s for over %v: another sweep is still running (wait for it, or raise --lock-wait)", ErrLocked, path, holder, wait)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(min(delay, time.Until(deadline)+time.Millisecond)):
+		}
+	}
+	// Say who holds it, for the message of a sweep that gives up.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(fmt.Sprintf("%d %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))), 0)
+	}
+	return &Lock{f: f}, nil
+}
+
+func readHolder(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	fs := strings.Fields(string(b))
+	if len(fs) != 2 {
+		return ""
+	}
+	if _, err := strconv.Atoi(fs[0]); err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" by pid %s since %s", fs[0], fs[1])
+}
+
+// Release gives the lock up.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close() // closing the descriptor releases the flock
+	l.f = nil
+	return err
+}

@@ -93,7 +93,7 @@ func TestGateReadsCounters(t *testing.T) {
 	net := writeFile(t, "rel.net", relNet())
 	ctr := writeFile(t, "ctr.txt", "counter spine001/3 PortRcvErrors=500 LinkDownedCounter=50\ncounter leaf001/9 SymbolErrorCounter=5000\n")
 	state := filepath.Join(dir, "S")
-	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", os.DevNull); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
 	pcap := filepath.Join(dir, "gate.pcap")
@@ -131,7 +131,7 @@ func TestGateReadsCounters(t *testing.T) {
 	// A counter over its absolute threshold before the sweep and not
 	// growing since: still judged on its value, as check judges it.
 	old := filepath.Join(dir, "S2")
-	if code, _, stderr := run("sweep", "--sim", net, "--faults", ctr, "--state-dir", old, "--out", os.DevNull); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim", net, "--faults", ctr, "--state-dir", old, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep with the faults: exit %d: %s", code, stderr)
 	}
 	code, out, _ = run("gate", "--sim", net, "--faults", ctr, "--state-dir", old, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json")

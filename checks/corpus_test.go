@@ -222,3 +222,31 @@ func TestCorpusSwitchIBSlowLinks(t *testing.T) {
 		t.Errorf("slow links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCorpusOversubscriptionByDesign: a leaf's oversubscription is the
+// design when its peers are built alike (the rail switches of the
+// rail-optimised Quantum-2 fabric with one link each to the core, the
+// clos5 leaves, the SwitchIB lab); it is worth a warning when a leaf has
+// fewer uplinks than most leaves (ib1 of the SX6036 fabric: 7 of 8).
+func TestCorpusOversubscriptionByDesign(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want []string
+	}{
+		{"sx6036-fdr10-2014.ibnetdiscover", []string{"MF0;ib1:SX6036/U1"}},
+		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", nil},
+		{"switchib-sx6012-mixed-2016.ibnetdiscover", nil},
+		{"qnib-netlist.clos5", nil},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			res := corpusCheck(t, c.file, false)
+			var got []string
+			for _, f := range atOrAbove(byCheck(res.Findings, "topology.oversubscribed"), checks.Warning) {
+				got = append(got, f.Entities[0].Node)
+			}
+			if strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("oversubscription warnings on %v, want %v", got, c.want)
+			}
+		})
+	}
+}

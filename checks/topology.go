@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -106,38 +107,69 @@ func (s *Snapshot) oversubscribed() []Finding {
 	if ratio <= 0 {
 		ratio = 2
 	}
-	var out []Finding
+	type leaf struct {
+		n          *fabric.Node
+		host, up   float64
+		hosts, ups int
+	}
+	var all []leaf
 	for _, n := range s.Fabric.Nodes {
-		if n.Type != mad.NodeSwitch || !s.nodeInScope(n) {
+		if n.Type != mad.NodeSwitch {
 			continue
 		}
-		var host, up float64
-		hosts, ups := 0, 0
+		l := leaf{n: n}
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || p.Remote == nil || !linkUp(p) {
 				continue
 			}
 			switch {
 			case interSwitch(p):
-				up += p.Rate().Gbps()
-				ups++
+				l.up += p.Rate().Gbps()
+				l.ups++
 			case toHost(p):
-				host += p.Rate().Gbps()
-				hosts++
+				l.host += p.Rate().Gbps()
+				l.hosts++
 			}
 		}
-		if hosts == 0 || ups == 0 || host <= ratio*up {
+		if l.hosts > 0 && l.ups > 0 {
+			all = append(all, l)
+		}
+	}
+	// Oversubscription is a design choice: what the leaves are built for
+	// shows in the typical (median) leaf. A leaf above it lost uplinks or
+	// has more hosts than its peers: a warning. A leaf at the design's
+	// ratio, or with no peers to compare with, is only worth knowing.
+	var ratios []float64
+	for _, l := range all {
+		ratios = append(ratios, l.host/l.up)
+	}
+	slices.Sort(ratios)
+	typical := 0.0
+	if len(ratios) >= 3 {
+		typical = ratios[len(ratios)/2]
+	}
+	var out []Finding
+	for _, l := range all {
+		if !s.nodeInScope(l.n) || l.host <= ratio*l.up {
 			continue
+		}
+		r := l.host / l.up
+		sev, why := Info, "no other leaves to compare with: taken as the design"
+		if typical > 0 {
+			why = fmt.Sprintf("the typical leaf is %.1f:1: this is the design", typical)
+			if r > 1.1*typical {
+				sev, why = Warning, fmt.Sprintf("above the typical leaf's %.1f:1: an uplink may be missing or down", typical)
+			}
 		}
 		out = append(out, Finding{
 			Check:    "topology.oversubscribed",
-			Severity: Warning,
-			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d hosts, %d uplinks)", nodeName(n), host/up, hosts, ups),
-			Entities: []Entity{nodeEntity(n, "switch")},
-			Evidence: []Evidence{{Name: "oversubscription", Value: host / up, Threshold: ratio,
-				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates)", fmtNum(host), fmtNum(up))}},
-			Impact: Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * (1 - up/host),
-				Summary: fmt.Sprintf("traffic leaving the leaf gets at most %.0f%% of its hosts' bandwidth", up/host*100)},
+			Severity: sev,
+			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d hosts, %d uplinks)", nodeName(l.n), r, l.hosts, l.ups),
+			Entities: []Entity{nodeEntity(l.n, "switch")},
+			Evidence: []Evidence{{Name: "oversubscription", Value: r, Threshold: ratio,
+				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtNum(l.host), fmtNum(l.up), why)}},
+			Impact: Impact{Score: float64(l.hosts) / float64(max(1, s.hostCount())) * (1 - l.up/l.host),
+				Summary: fmt.Sprintf("traffic leaving the leaf gets at most %.0f%% of its hosts' bandwidth", l.up/l.host*100)},
 			Action: "If this is not the design, add or repair uplinks (a down or degraded uplink lowers the ratio too); otherwise place bandwidth-bound jobs within the leaf.",
 			Basis:  "topology",
 		})

@@ -53,9 +53,29 @@ func counterSeverity(name string) (Severity, string) {
 }
 
 func (s *Snapshot) counterErrors() []Finding {
+	var out []Finding
+	s.eachCounterError(func(_ *fabric.Port, f Finding) { out = append(out, f) })
+	return out
+}
+
+// CounterVerdicts is the one judgement of the ports' counters: for every
+// port read, the counters.errors and counters.congestion findings on it
+// (none: within thresholds). 'ibdoctor counters' lists exactly these
+// ports as over threshold; check and gate report the same findings.
+func (s *Snapshot) CounterVerdicts() map[*fabric.Port][]Finding {
+	out := map[*fabric.Port][]Finding{}
+	if s.Counters == nil {
+		return out
+	}
+	add := func(p *fabric.Port, f Finding) { out[p] = append(out[p], f) }
+	s.eachCounterError(add)
+	s.eachCongestion(add)
+	return out
+}
+
+func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 	t := s.thresholds()
 	iv := s.Counters.Interval()
-	var out []Finding
 	s.Counters.Ports(func(r PortReading) {
 		p := r.Port
 		if p == nil || !s.inScope(p) {
@@ -68,24 +88,23 @@ func (s *Snapshot) counterErrors() []Finding {
 			// since the last clear.
 			if iv > 0 {
 				if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
-					out = append(out, f)
+					emit(p, f)
 					continue
 				}
 			}
 			if r.Saved {
 				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
-					out = append(out, f)
+					emit(p, f)
 					continue
 				}
 			}
 			if iv == 0 || r.Saved {
 				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
-					out = append(out, f)
+					emit(p, f)
 				}
 			}
 		}
 	})
-	return out
 }
 
 // counterFinding judges one error counter of port p on one basis: val is
@@ -102,7 +121,18 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	} else {
 		thr, ok = t.Delta[c.Name]
 	}
-	if !ok || val <= thr {
+	if !ok {
+		return Finding{}, false
+	}
+	// A symbol error rate above the BER threshold counts even when the
+	// count is within its threshold: on a slow link one error in an
+	// interval can already be too many.
+	ber, berOK := 0.0, false
+	if c.Name == "SymbolErrorCounter" && basis != "absolute" && val > 0 {
+		ber, _ = SymbolBER(p, val, span)
+		berOK = ber > 0
+	}
+	if val <= thr && !(berOK && ber > t.BER) {
 		return Finding{}, false
 	}
 	sev, action := counterSeverity(c.Name)
@@ -127,18 +157,16 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 			sev = Warning
 		}
 	}
-	if c.Name == "SymbolErrorCounter" && basis != "absolute" {
-		if ber, ok := symbolBER(p, val, span); ok {
-			over := "the interval"
-			if basis == "since-snapshot" {
-				over = "the time since the last sweep"
-			}
-			ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER,
-				Text: fmt.Sprintf("symbol-error bit error rate %.2e over %s (threshold %.0e)", ber, over, t.BER)})
-			if ber > t.BER {
-				sev = max(sev, Error)
-				title += fmt.Sprintf(", BER %.1e", ber)
-			}
+	if berOK {
+		over := "the interval"
+		if basis == "since-snapshot" {
+			over = "the time since the last sweep"
+		}
+		ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER,
+			Text: fmt.Sprintf("symbol-error bit error rate %.2e over %s (threshold %.0e)", ber, over, t.BER)})
+		if ber > t.BER {
+			sev = max(sev, Error)
+			title += fmt.Sprintf(", BER %.1e", ber)
 		}
 	}
 	share, _ := s.pathShare(p)
@@ -156,22 +184,30 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	}, true
 }
 
-// symbolBER estimates the bit error rate of a link from symbol errors over
-// the bits its lanes signalled during the interval.
-func symbolBER(p *fabric.Port, errs uint64, iv time.Duration) (float64, bool) {
+// SymbolBER estimates the bit error rate of p's link from errs symbol
+// errors over span: errors / (lanes x lane signalling rate x span), and
+// returns that denominator, the bits signalled (0 when the rate is
+// unknown; with no error, 1/bits bounds the rate). The one BER
+// computation: counters.errors judges it, 'ibdoctor counters' prints it.
+func SymbolBER(p *fabric.Port, errs uint64, span time.Duration) (ber, bits float64) {
 	lanes := p.WidthActive.Lanes()
 	sig := p.SpeedActive.SignalGbps()
-	if lanes == 0 || sig == 0 || iv <= 0 {
-		return 0, false
+	if lanes == 0 || sig == 0 || span <= 0 {
+		return 0, 0
 	}
-	bits := float64(lanes) * sig * 1e9 * iv.Seconds()
-	return float64(errs) / bits, true
+	bits = float64(lanes) * sig * 1e9 * span.Seconds()
+	return float64(errs) / bits, bits
 }
 
 func (s *Snapshot) congestion() []Finding {
+	var out []Finding
+	s.eachCongestion(func(_ *fabric.Port, f Finding) { out = append(out, f) })
+	return out
+}
+
+func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 	t := s.thresholds()
 	iv := s.Counters.Interval()
-	var out []Finding
 	s.Counters.Ports(func(r PortReading) {
 		p := r.Port
 		if p == nil || r.XmitWait == nil || !s.inScope(p) {
@@ -190,7 +226,7 @@ func (s *Snapshot) congestion() []Finding {
 			if stalled >= t.XmitWaitWarn {
 				sev = Warning
 			}
-			out = append(out, Finding{
+			emit(p, Finding{
 				Check:    "counters.congestion",
 				Severity: sev,
 				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", portName(p), stalled*100),
@@ -207,7 +243,7 @@ func (s *Snapshot) congestion() []Finding {
 		if r.XmitWait.Value <= t.XmitWaitAbsolute {
 			return
 		}
-		out = append(out, Finding{
+		emit(p, Finding{
 			Check:    "counters.congestion",
 			Severity: Info,
 			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", portName(p), r.XmitWait.Value),
@@ -219,7 +255,6 @@ func (s *Snapshot) congestion() []Finding {
 			Basis:  "absolute",
 		})
 	})
-	return out
 }
 
 func (s *Snapshot) utilization() []Finding {

@@ -174,7 +174,7 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 	if res == nil || res.Last == nil {
 		return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", sweepErr))
 	}
-	v := judgeCounters(res, thr)
+	v := judgeCounters(f, res, thr)
 	notRead := countersNotRead(f, res)
 	if o.json {
 		if err := writeCountersJSON(a.stdout, v, res, f, thr, o, sess.Name, notRead); err != nil {
@@ -251,16 +251,19 @@ type verdicts struct {
 	basis     string // "absolute" or "delta"
 }
 
-// judgeCounters compares every port of the last sample with t: absolute
-// values against t.Absolute (PortXmitWait against t.XmitWaitAbsolute) with
-// one sample, increases against t.Delta, the stalled share against
-// t.XmitWaitWarn and the symbol-error BER against t.BER with two. A
-// counter is over when strictly greater, as in ibqueryerrors.
-func judgeCounters(res *perf.Result, t *checks.Thresholds) *verdicts {
+// judgeCounters lays out checks' verdict on every port of the last sample
+// (checks.Snapshot.CounterVerdicts: the counters.errors and
+// counters.congestion findings, the same check reports): a port is over
+// threshold exactly when check has a finding on it. The counters behind
+// those findings are listed as over; other non-zero error counters (or
+// increases) as below, for the operator's eye only.
+func judgeCounters(f *fabric.Fabric, res *perf.Result, t *checks.Thresholds) *verdicts {
 	v := &verdicts{basis: "absolute"}
 	if res.Interval() > 0 {
 		v.basis = "delta"
 	}
+	snap := &checks.Snapshot{Fabric: f, Counters: res, Expect: checks.Expectations{Thresholds: t}}
+	judged := snap.CounterVerdicts()
 	nodes := map[uint64]bool{}
 	overNodes := map[uint64]bool{}
 	for _, pc := range res.Last.Ports {
@@ -271,10 +274,11 @@ func judgeCounters(res *perf.Result, t *checks.Thresholds) *verdicts {
 				continue // read once only: listed as not read
 			}
 			pv.d = d
-			judgeDelta(pv, t)
-		} else {
-			judgeAbsolute(pv, t)
 		}
+		if pc.Port != nil {
+			pv.over = overOf(judged[pc.Port], pv)
+		}
+		pv.below = belowOf(pv, t)
 		nodes[pc.GUID] = true
 		if len(pv.over) > 0 {
 			v.overPorts++
@@ -290,64 +294,104 @@ func judgeCounters(res *perf.Result, t *checks.Thresholds) *verdicts {
 	return v
 }
 
-func judgeAbsolute(pv *portVerdict, t *checks.Thresholds) {
-	for _, c := range pv.pc.Counters {
-		var thr uint64
-		switch c.Kind {
-		case mad.KindError:
-			var ok bool
-			if thr, ok = t.Absolute[c.Name]; !ok {
-				continue
-			}
-		case mad.KindWait:
-			thr = t.XmitWaitAbsolute
-		default:
+// overOf turns checks' findings on one port into the counters they name:
+// the counter (its value or increase and threshold), and the BER when it
+// is over its own threshold.
+func overOf(fs []checks.Finding, pv *portVerdict) []exceeded {
+	var out []exceeded
+	for _, f := range fs {
+		if len(f.Evidence) == 0 {
 			continue
 		}
-		e := exceeded{Name: c.Name, Value: c.Value, Threshold: float64(thr), Saturated: c.Saturated, Bits: c.Bits}
-		switch {
-		case c.Value > thr:
-			pv.over = append(pv.over, e)
-		case c.Value > 0:
-			pv.below = append(pv.below, e)
+		ev := f.Evidence[0]
+		e := exceeded{Name: ev.Name, Value: uint64(ev.Value), Threshold: ev.Threshold}
+		if c, ok := pv.pc.Get(ev.Name); ok {
+			e.Bits, e.Saturated = c.Bits, c.Saturated
+		}
+		if pv.d != nil {
+			if c, ok := pv.d.Get(ev.Name); ok {
+				e.PerSecond = c.PerSecond
+				e.Saturated = e.Saturated || c.Saturated
+			}
+			if ev.Name == "PortXmitWait" {
+				e.Figure = pv.d.XmitWaitShare
+			}
+		}
+		var ber *checks.Evidence
+		for i, x := range f.Evidence[1:] {
+			if x.Name == "BER" && x.Value > x.Threshold {
+				ber = &f.Evidence[1+i]
+			}
+		}
+		// A symbol error count within its threshold is reported for its
+		// BER alone.
+		if ev.Value > ev.Threshold || ber == nil {
+			out = append(out, e)
+		}
+		if ber != nil {
+			out = append(out, exceeded{Name: "BER", Value: uint64(ev.Value), Threshold: ber.Threshold, Figure: ber.Value})
 		}
 	}
+	return out
 }
 
-func judgeDelta(pv *portVerdict, t *checks.Thresholds) {
+// belowOf lists the non-zero error counters (or increases) of a port that
+// are not over threshold, and a PortXmitWait that moved.
+func belowOf(pv *portVerdict, t *checks.Thresholds) []exceeded {
+	over := map[string]bool{}
+	for _, e := range pv.over {
+		over[e.Name] = true
+	}
+	var out []exceeded
+	if pv.d == nil {
+		for _, c := range pv.pc.Counters {
+			var thr uint64
+			switch c.Kind {
+			case mad.KindError:
+				var ok bool
+				if thr, ok = t.Absolute[c.Name]; !ok {
+					continue
+				}
+			case mad.KindWait:
+				thr = t.XmitWaitAbsolute
+			default:
+				continue
+			}
+			if c.Value > 0 && !over[c.Name] {
+				out = append(out, exceeded{Name: c.Name, Value: c.Value, Threshold: float64(thr), Saturated: c.Saturated, Bits: c.Bits})
+			}
+		}
+		return out
+	}
 	d := pv.d
 	for _, c := range d.Counters {
-		if c.Kind != mad.KindError {
+		if c.Kind != mad.KindError || over[c.Name] {
 			continue
 		}
 		thr, ok := t.Delta[c.Name]
-		if !ok {
+		if !ok || (c.Delta == 0 && !c.Saturated) {
 			continue
 		}
 		e := exceeded{Name: c.Name, Value: c.Delta, Threshold: float64(thr), PerSecond: c.PerSecond, Saturated: c.Saturated}
 		if v, ok := pv.pc.Get(c.Name); ok {
 			e.Bits = v.Bits
 		}
-		switch {
-		case c.Delta > thr:
-			pv.over = append(pv.over, e)
-		case c.Delta > 0 || c.Saturated:
-			pv.below = append(pv.below, e)
-		}
+		out = append(out, e)
 	}
-	if w, ok := d.Get("PortXmitWait"); ok && d.XmitWaitShare >= 0 {
-		e := exceeded{Name: "PortXmitWait", Value: w.Delta, Threshold: t.XmitWaitWarn, Figure: d.XmitWaitShare, PerSecond: w.PerSecond, Saturated: w.Saturated}
-		switch {
-		case d.XmitWaitShare >= t.XmitWaitWarn && w.Delta > 0:
-			pv.over = append(pv.over, e)
-		case w.Delta > 0:
-			pv.below = append(pv.below, e)
-		}
+	if w, ok := d.Get("PortXmitWait"); ok && w.Delta > 0 && !over["PortXmitWait"] {
+		out = append(out, exceeded{Name: "PortXmitWait", Value: w.Delta, Threshold: t.XmitWaitWarn, Figure: d.XmitWaitShare, PerSecond: w.PerSecond, Saturated: w.Saturated})
 	}
-	if d.BER > t.BER {
-		s, _ := d.Get("SymbolErrorCounter")
-		pv.over = append(pv.over, exceeded{Name: "BER", Value: s.Delta, Threshold: t.BER, Figure: d.BER})
+	return out
+}
+
+// portBER is the symbol-error bit error rate of a port over the interval
+// (checks.SymbolBER, the one computation) and the bits it is over.
+func portBER(pv *portVerdict, iv time.Duration) (ber, bits float64) {
+	if pv.d == nil || pv.pc.Port == nil {
+		return 0, 0
 	}
+	s, _ := pv.d.Get("SymbolErrorCounter")
+	return checks.SymbolBER(pv.pc.Port, s.Delta, iv)
 }
 
 func nodeName(p *fabric.Port) string {
@@ -467,14 +511,14 @@ func pctText(f float64) string {
 	return fmt.Sprintf("%.1f%%", f*100)
 }
 
-func berText(d *perf.PortDelta) string {
+func berText(ber, bits float64) string {
 	switch {
-	case d.BERBits <= 0:
+	case bits <= 0:
 		return "-"
-	case d.BER == 0:
-		return fmt.Sprintf("<%.0e", 1/d.BERBits)
+	case ber == 0:
+		return fmt.Sprintf("<%.0e", 1/bits)
 	}
-	return fmt.Sprintf("%.1e", d.BER)
+	return fmt.Sprintf("%.1e", ber)
 }
 
 // printCounters writes the table and a summary.
@@ -500,7 +544,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		case delta:
 			d := pv.d
 			row = append(row, humanBytes(d.XmitBytesPerSecond, "B/s"), humanBytes(d.RcvBytesPerSecond, "B/s"),
-				pctText(d.XmitUtilization)+"/"+pctText(d.RcvUtilization), pctText(d.XmitWaitShare), berText(d))
+				pctText(d.XmitUtilization)+"/"+pctText(d.RcvUtilization), pctText(d.XmitWaitShare), berText(portBER(pv, res.Interval())))
 		case all:
 			row = append(row, dataValue(pc, "PortXmitData"), dataValue(pc, "PortRcvData"), dataValue(pc, "PortXmitPkts"), dataValue(pc, "PortRcvPkts"))
 		}
@@ -689,7 +733,7 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 		if !o.all && len(pv.over) == 0 {
 			continue
 		}
-		doc.Ports = append(doc.Ports, countersPortOf(pv))
+		doc.Ports = append(doc.Ports, countersPortOf(pv, res.Interval()))
 	}
 	return doc
 }
@@ -721,7 +765,7 @@ func writeCountersJSON(w io.Writer, v *verdicts, res *perf.Result, f *fabric.Fab
 		if !all && len(pv.over) == 0 {
 			continue
 		}
-		b, err := json.MarshalIndent(countersPortOf(pv), "    ", "  ")
+		b, err := json.MarshalIndent(countersPortOf(pv, res.Interval()), "    ", "  ")
 		if err != nil {
 			return err
 		}
@@ -742,7 +786,7 @@ func writeCountersJSON(w io.Writer, v *verdicts, res *perf.Result, f *fabric.Fab
 }
 
 // countersPortOf is one port's entry of the counters document.
-func countersPortOf(pv *portVerdict) countersPort {
+func countersPortOf(pv *portVerdict, iv time.Duration) countersPort {
 	pc := pv.pc
 	p := countersPort{
 		Node: nodeName(pc.Port), NodeGUID: fmt.Sprintf("0x%016x", pc.GUID), Port: int(pc.Key.Port), LID: int(pc.LID),
@@ -769,7 +813,8 @@ func countersPortOf(pv *portVerdict) countersPort {
 	if d := pv.d; d != nil {
 		pd := &countersDelta{ElapsedSeconds: d.Elapsed.Seconds(), XmitBytesPerSecond: d.XmitBytesPerSecond, RcvBytesPerSecond: d.RcvBytesPerSecond,
 			XmitUtilization: optShare(d.XmitUtilization), RcvUtilization: optShare(d.RcvUtilization), XmitWaitShare: optShare(d.XmitWaitShare),
-			BER: d.BER, BERBits: d.BERBits, Backwards: d.Backwards, Counters: []countersDeltaValue{}}
+			Backwards: d.Backwards, Counters: []countersDeltaValue{}}
+		pd.BER, pd.BERBits = portBER(pv, iv)
 		for _, c := range d.Counters {
 			pd.Counters = append(pd.Counters, countersDeltaValue{Name: c.Name, Delta: c.Delta, PerSecond: c.PerSecond, Backwards: c.Backwards, Saturated: c.Saturated})
 		}

@@ -75,13 +75,6 @@ type PortDelta struct {
 	// time the port had data to send and could not (see Options.
 	// XmitWaitTick); -1 when PortXmitWait is not supported.
 	XmitWaitShare float64
-	// BER estimates the bit error rate as ΔSymbolErrorCounter over the
-	// bits the link carried in Elapsed at its signalling rate (lanes ×
-	// per-lane signalling rate: symbol errors are detected on idle
-	// symbols too, so line bits, not data bits, are the denominator).
-	// BERBits is that denominator; with no symbol error, BER is 0 and
-	// 1/BERBits is an upper bound. Both are 0 when the rate is unknown.
-	BER, BERBits float64
 }
 
 // Get returns the change of the counter called name.
@@ -179,12 +172,6 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 	}
 	if v, ok := d.Get("PortXmitWait"); ok && tick > 0 {
 		d.XmitWaitShare = float64(v.Delta) * tick.Seconds() / secs
-	}
-	if line := float64(rate.Width.Lanes()) * rate.Speed.SignalGbps() * 1e9 * secs; line > 0 {
-		d.BERBits = line
-		if v, ok := d.Get("SymbolErrorCounter"); ok {
-			d.BER = float64(v.Delta) / line
-		}
 	}
 	return d
 }

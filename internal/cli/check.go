@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -12,10 +14,11 @@ import (
 
 func newCheckCmd(a *app) *cobra.Command {
 	var (
-		o      checkOptions
-		asJSON bool
-		list   bool
-		detail int
+		o       checkOptions
+		asJSON  bool
+		list    bool
+		detail  int
+		verbose bool
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -59,7 +62,7 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 				return withExit(ExitUndecided, err)
 			}
 			doc := sw.Document("check", sess.Name, res, failOn)
-			if err := a.printDocument(doc, asJSON, detail); err != nil {
+			if err := a.printReport(doc, printOptions{json: asJSON, detail: detail, verbose: verbose}); err != nil {
 				return err
 			}
 			return exitForStatus(doc.Status)
@@ -70,13 +73,28 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/schema-report.md)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the checks and exit")
 	cmd.Flags().IntVar(&detail, "detail", 10, "show evidence and next steps for the first N findings")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also say why each check that did not run was skipped")
 	return cmd
+}
+
+// printOptions say how to print a report.
+type printOptions struct {
+	json    bool
+	detail  int  // evidence and next steps for the first detail findings
+	verbose bool // the reasons of the checks that did not run
 }
 
 // printDocument prints a report as JSON, or as the summary screen and the
 // ranked findings with details for the first detail of them.
 func (a *app) printDocument(doc *report.Document, asJSON bool, detail int) error {
-	if asJSON {
+	return a.printReport(doc, printOptions{json: asJSON, detail: detail})
+}
+
+// printReport prints a report as JSON, or as the summary, the ranked
+// findings, and with o.verbose why checks did not run, fitted to the
+// terminal.
+func (a *app) printReport(doc *report.Document, o printOptions) error {
+	if o.json {
 		data, err := doc.JSON()
 		if err != nil {
 			return err
@@ -84,13 +102,17 @@ func (a *app) printDocument(doc *report.Document, asJSON bool, detail int) error
 		_, err = a.stdout.Write(data)
 		return err
 	}
-	st := report.StyleFor(a.stdout, a.opts.noColor)
-	report.Summary(a.stdout, st, doc)
-	if err := report.Findings(a.stdout, st, doc.Findings, detail); err != nil {
+	st := a.style()
+	w := bufio.NewWriter(a.stdout)
+	report.Summary(w, st, doc)
+	if err := report.Findings(w, st, doc.Findings, o.detail); err != nil {
 		return err
 	}
-	printUnreached(a, doc)
-	return nil
+	if o.verbose {
+		report.NotRun(w, st, doc.Skipped)
+	}
+	printUnreached(w, st, doc)
+	return w.Flush()
 }
 
 func exitForStatus(status string) error {
@@ -103,17 +125,17 @@ func exitForStatus(status string) error {
 	return nil
 }
 
-func printUnreached(a *app, d *report.Document) {
+func printUnreached(w io.Writer, st report.Style, d *report.Document) {
 	if len(d.Unreached) == 0 {
 		return
 	}
-	fmt.Fprintf(a.stdout, "\nCould not read (%d):\n", len(d.Unreached))
+	fmt.Fprintf(w, "\nCould not read (%d):\n", len(d.Unreached))
 	for i, u := range d.Unreached {
 		if i == 20 {
-			fmt.Fprintf(a.stdout, "  ... %d more (--json lists all)\n", len(d.Unreached)-20)
+			fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(d.Unreached)-20)
 			break
 		}
-		fmt.Fprintf(a.stdout, "  %s at %s: %s\n", u.What, u.Where, u.Reason)
+		io.WriteString(w, report.WrapString("  ", fmt.Sprintf("%s at %s: %s", u.What, u.Where, u.Reason), st.Width))
 	}
 }
 
@@ -122,5 +144,6 @@ func printCheckList(a *app) error {
 	for _, c := range checks.All() {
 		rows = append(rows, []string{c.ID, strings.Join(c.Needs, ","), c.Summary})
 	}
-	return report.Table(a.stdout, []string{"CHECK", "READS", "WHAT IT FINDS"}, rows)
+	cols := []report.Column{{Header: "CHECK"}, {Header: "READS"}, {Header: "WHAT IT FINDS", Min: 24, Wrap: true}}
+	return report.WriteTable(a.stdout, a.style().Width, cols, rows)
 }

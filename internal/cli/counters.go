@@ -182,7 +182,7 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 		}
 	} else {
 		w := bufio.NewWriter(a.stdout)
-		printCounters(w, report.StyleFor(a.stdout, a.opts.noColor), v, res, o.all)
+		printCounters(w, a.style(), v, res, o.all)
 		if err := w.Flush(); err != nil {
 			return err
 		}
@@ -558,7 +558,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		what = fmt.Sprintf("increase over %v", res.Interval())
 	}
 	if len(rows) > 0 {
-		report.Table(w, header, rows)
+		st.Table(w, header, rows)
 		fmt.Fprintln(w)
 	}
 	summary := fmt.Sprintf("%s read on %s (%s): ", plural(len(v.ports), "port"), plural(v.nodes, "node"), what)

@@ -108,7 +108,7 @@ what was found is printed).`,
 			}
 
 			w := bufio.NewWriter(a.stdout)
-			st := report.StyleFor(a.stdout, a.opts.noColor)
+			st := a.style()
 			var changes fabric.Changes
 			if old != nil {
 				changes = fabric.Diff(old, f)
@@ -181,7 +181,7 @@ func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, 
 			strconv.Itoa(n.NumPorts()), strconv.Itoa(up), n.Description})
 	}
 	links = len(f.Links())
-	if err := report.Table(w, []string{"TYPE", "GUID", "LID", "PORTS", "LINKS", "DESCRIPTION"}, rows); err != nil {
+	if err := st.Table(w, []string{"TYPE", "GUID", "LID", "PORTS", "LINKS", "DESCRIPTION"}, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s: %d nodes (%d switches, %d CAs, %d routers), %d links, from %s in %v\n",
@@ -279,7 +279,7 @@ func printChanges(w io.Writer, st report.Style, format string, cs fabric.Changes
 		fmt.Fprintf(w, "%s the fabric matches %s.\n", st.Green("No changes:"), against)
 		return nil
 	}
-	if err := report.Table(w, cs.Header(), cs.Rows()); err != nil {
+	if err := st.Table(w, cs.Header(), cs.Rows()); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s against %s\n", st.Yellow(fmt.Sprintf("%d changes", len(cs))), against)

@@ -75,7 +75,7 @@ Exit status: 0 no link marked and everything answered; 1 a link is marked;
 			if asJSON {
 				err = writeLinksJSON(w, rows, len(f.Unreachable) == 0)
 			} else {
-				err = writeLinksTable(w, report.StyleFor(a.stdout, a.opts.noColor), rows, all, marked)
+				err = writeLinksTable(w, a.style(), rows, all, marked)
 			}
 			if err == nil {
 				err = w.Flush()
@@ -134,7 +134,7 @@ func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, mar
 		}
 		out = append(out, row)
 	}
-	if err := report.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
+	if err := st.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
 		return err
 	}
 	links, open := 0, 0

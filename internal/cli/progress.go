@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/iostreams"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 )
 
@@ -15,6 +16,7 @@ import (
 type progress struct {
 	w       io.Writer
 	on      bool
+	width   int // the terminal's: a longer line would wrap and \r not clear it
 	mu      sync.Mutex
 	stage   string
 	last    time.Time
@@ -22,7 +24,8 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, on: report.IsTerminal(w), started: time.Now()}
+	s := iostreams.New(nil, w, nil)
+	return &progress{w: w, on: s.IsStdoutTTY(), width: s.TerminalWidth(), started: time.Now()}
 }
 
 // Stage starts a new stage ("discovery", "routes", "counters").
@@ -33,7 +36,7 @@ func (p *progress) Stage(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stage = name
-	fmt.Fprintf(p.w, "\r\033[K%s...", name)
+	fmt.Fprintf(p.w, "\r\033[K%s", report.Truncate(name+"...", p.width-1))
 }
 
 // Discover shows discovery's progress, at most ten times a second.
@@ -47,8 +50,9 @@ func (p *progress) Discover(d discover.Progress) {
 		return
 	}
 	p.last = time.Now()
-	fmt.Fprintf(p.w, "\r\033[Kdiscovery: %d nodes (%d switches), %d unreachable, %d MADs in flight, %d sent",
+	line := fmt.Sprintf("discovery: %d nodes (%d switches), %d unreachable, %d MADs in flight, %d sent",
 		d.Nodes, d.Switches, d.Unreachable, d.Outstanding, d.Sent)
+	fmt.Fprintf(p.w, "\r\033[K%s", report.Truncate(line, p.width-1))
 }
 
 // Done clears the line.

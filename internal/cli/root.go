@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ibdoctor/ibdoctor/internal/iostreams"
+	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/spf13/cobra"
 )
@@ -39,9 +41,19 @@ func withExit(code int, err error) error { return &exitError{code: code, err: er
 
 // app holds what every command shares.
 type app struct {
+	// io knows whether the streams are terminals and how wide; stdin,
+	// stdout and stderr are its streams.
+	io             *iostreams.IOStreams
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	opts           globalOptions
+}
+
+// style is how to draw on stdout: colour on a terminal unless --no-color
+// or NO_COLOR, and the terminal's width (0, no limit, for a pipe).
+func (a *app) style() report.Style {
+	a.io.SetNoColor(a.opts.noColor)
+	return report.Style{Color: a.io.ColorEnabled(), Width: a.io.OutputWidth()}
 }
 
 // globalOptions are the persistent flags of the root command.
@@ -82,7 +94,7 @@ is wrong by what it costs.`,
 
 // Main runs ibdoctor with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{io: iostreams.New(stdin, stdout, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
 	root.SetArgs(normalizeArgs(args))
 	err := root.Execute()

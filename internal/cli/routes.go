@@ -80,7 +80,7 @@ read is printed.`,
 					}
 				}
 			} else {
-				printLFTTables(w, report.StyleFor(a.stdout, a.opts.noColor), f, sel, all)
+				printLFTTables(w, a.style(), f, sel, all)
 			}
 			if err := w.Flush(); err != nil {
 				return err
@@ -227,7 +227,7 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 			title += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
 		}
 		fmt.Fprintln(w, title)
-		report.Table(w, []string{"LID", "PORT", "DESTINATION", "VIA"}, rows)
+		st.Table(w, []string{"LID", "PORT", "DESTINATION", "VIA"}, rows)
 	}
 }
 

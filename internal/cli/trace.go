@@ -49,7 +49,7 @@ Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
 				return withExit(ExitUndecided, err)
 			}
 			w := bufio.NewWriter(a.stdout)
-			printTrace(w, report.StyleFor(a.stdout, a.opts.noColor), lt)
+			printTrace(w, a.style(), lt)
 			if err := w.Flush(); err != nil {
 				return err
 			}
@@ -127,7 +127,7 @@ func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 			}
 			rows = append(rows, []string{strconv.Itoa(i + 1), sw.Description, fmt.Sprintf("%#016x", sw.GUID), lid, in + " -> " + out})
 		}
-		report.Table(w, []string{"HOP", "SWITCH", "GUID", "LID", "IN -> OUT"}, rows)
+		st.Table(w, []string{"HOP", "SWITCH", "GUID", "LID", "IN -> OUT"}, rows)
 	}
 	fmt.Fprintln(w, endText(st, lt))
 }

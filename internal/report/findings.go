@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -106,15 +107,42 @@ func (d *Document) CountBySeverity() {
 	}
 }
 
-// Summary writes the one-screen summary that precedes the findings table.
-func Summary(w io.Writer, st Style, d *Document) {
-	fmt.Fprintf(w, "%s  %s  %s\n", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
-	f := d.Fabric
-	fmt.Fprintf(w, "Fabric:    %d nodes (%d switches, %d CAs), %d links", f.Nodes, f.Switches, f.CAs, f.Links)
-	if d.MADs != nil {
-		fmt.Fprintf(w, "; %d MADs, %d retried, %d timed out", d.MADs.Sent, d.MADs.Retried, d.MADs.TimedOut)
+// summaryLabel is the width of the summary's labels ("Findings:  ").
+const summaryLabel = 11
+
+// summaryLine writes "Label:     text", wrapped to the style's width with
+// the continuation lines under the text. Clauses (joined by "; " when the
+// line fits) each start a line of their own when it does not.
+func summaryLine(w io.Writer, st Style, label string, clauses ...string) {
+	first := label + ":" + strings.Repeat(" ", max(1, summaryLabel-len(label)-1))
+	if label == "" {
+		first = strings.Repeat(" ", summaryLabel)
 	}
-	fmt.Fprintln(w)
+	text := strings.Join(clauses, "; ")
+	if st.Width <= 0 || VisibleWidth(first+text) <= st.Width {
+		io.WriteString(w, first+text+"\n")
+		return
+	}
+	for i, c := range clauses {
+		if i > 0 {
+			first = strings.Repeat(" ", summaryLabel)
+		}
+		io.WriteString(w, WrapString(first, c, st.Width))
+	}
+}
+
+// Summary writes the short summary that precedes the findings table:
+// fabric, timing, counts by severity, what could not be read, the checks
+// that did not run (one line; NotRun gives the reasons), and the status.
+func Summary(w io.Writer, st Style, d *Document) {
+	head := fmt.Sprintf("%s  %s  %s", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	io.WriteString(w, WrapString("", head, st.Width))
+	f := d.Fabric
+	fab := []string{fmt.Sprintf("%d nodes (%d switches, %d CAs), %d links", f.Nodes, f.Switches, f.CAs, f.Links)}
+	if d.MADs != nil {
+		fab = append(fab, fmt.Sprintf("%d MADs, %d retried, %d timed out", d.MADs.Sent, d.MADs.Retried, d.MADs.TimedOut))
+	}
+	summaryLine(w, st, "Fabric", fab...)
 	if len(d.Timings) > 0 {
 		var parts []string
 		for _, k := range []string{"discovery", "counters", "routes", "checks", "total"} {
@@ -122,33 +150,29 @@ func Summary(w io.Writer, st Style, d *Document) {
 				parts = append(parts, k+" "+v)
 			}
 		}
-		fmt.Fprintf(w, "Timing:    %s\n", strings.Join(parts, ", "))
+		summaryLine(w, st, "Timing", strings.Join(parts, ", "))
 	}
 	if d.Scope != nil {
-		fmt.Fprintf(w, "Scope:     %d hosts, %d switches, %d ports on their routes", len(d.Scope.Hosts), d.Scope.Switches, d.Scope.Ports)
+		sc := fmt.Sprintf("%d hosts, %d switches, %d ports on their routes", len(d.Scope.Hosts), d.Scope.Switches, d.Scope.Ports)
 		if d.Scope.Snapshot != "" {
-			fmt.Fprintf(w, " (snapshot %s, %d ports re-read live)", d.Scope.SnapshotAt, d.Scope.LiveReads)
+			sc += fmt.Sprintf(" (snapshot %s, %d ports re-read live)", d.Scope.SnapshotAt, d.Scope.LiveReads)
 		}
-		fmt.Fprintln(w)
+		summaryLine(w, st, "Scope", sc)
 		if len(d.Scope.Unmatched) > 0 {
-			fmt.Fprintf(w, "           %s %s\n", st.Red("hosts not found in the fabric:"), strings.Join(d.Scope.Unmatched, ", "))
+			summaryLine(w, st, "", st.Red("hosts not found in the fabric:")+" "+strings.Join(d.Scope.Unmatched, ", "))
 		}
 	}
 	c := d.Counts
 	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",
 		paintCount(st.Red, c["critical"]), paintCount(st.Red, c["error"]), paintCount(st.Yellow, c["warning"]), fmt.Sprint(c["info"]))
-	fmt.Fprintf(w, "Findings:  %s\n", sev)
+	summaryLine(w, st, "Findings", sev)
 	if len(d.Unreached) == 0 {
-		fmt.Fprintf(w, "Reached:   everything\n")
+		summaryLine(w, st, "Reached", "everything")
 	} else {
-		fmt.Fprintf(w, "Reached:   %s\n", st.Yellow(fmt.Sprintf("%d things could not be read (listed below)", len(d.Unreached))))
+		summaryLine(w, st, "Reached", st.Yellow(fmt.Sprintf("%d things could not be read (listed below)", len(d.Unreached))))
 	}
 	if len(d.Skipped) > 0 {
-		var s []string
-		for _, k := range d.Skipped {
-			s = append(s, fmt.Sprintf("%s (%s)", k.Check, k.Reason))
-		}
-		fmt.Fprintf(w, "Not run:   %s\n", strings.Join(s, "; "))
+		summaryLine(w, st, "Not run", NotRunShort(d.Skipped))
 	}
 	status := d.Status
 	switch status {
@@ -159,7 +183,50 @@ func Summary(w io.Writer, st Style, d *Document) {
 	default:
 		status = st.Yellow(status)
 	}
-	fmt.Fprintf(w, "Status:    %s (fail on %s)\n", status, d.FailOn)
+	summaryLine(w, st, "Status", fmt.Sprintf("%s (fail on %s)", status, d.FailOn))
+}
+
+// flagInReason finds the flag a skipped check's reason names ("needs two
+// counter samples (--interval)").
+var flagInReason = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+
+// NotRunShort says in a few words which checks did not run and what
+// would run them: "3 checks (need --interval, --expect-topology; ...)". A
+// reason that names no flag is counted under the check's ID.
+func NotRunShort(skipped []checks.Skipped) string {
+	var needs []string
+	seen := map[string]bool{}
+	for _, k := range skipped {
+		what := flagInReason.FindString(k.Reason)
+		if what == "" {
+			what = k.Check
+		}
+		if !seen[what] {
+			seen[what] = true
+			needs = append(needs, what)
+		}
+	}
+	n := "1 check"
+	if len(skipped) != 1 {
+		n = fmt.Sprintf("%d checks", len(skipped))
+	}
+	return fmt.Sprintf("%s (need %s; --verbose says why)", n, strings.Join(needs, ", "))
+}
+
+// NotRun writes every check that did not run with its reason (--verbose).
+func NotRun(w io.Writer, st Style, skipped []checks.Skipped) {
+	if len(skipped) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nChecks not run (%d):\n", len(skipped))
+	width := 0
+	for _, k := range skipped {
+		width = max(width, len(k.Check))
+	}
+	for _, k := range skipped {
+		first := "  " + k.Check + strings.Repeat(" ", width-len(k.Check)+2)
+		io.WriteString(w, WrapString(first, k.Reason, st.Width))
+	}
 }
 
 func paintCount(p func(string) string, n int) string {
@@ -182,8 +249,17 @@ func SeverityLabel(st Style, s checks.Severity) string {
 	return st.Cyan(s.String())
 }
 
+// findingColumns are the findings table's columns: on a narrow terminal
+// the finding's text is cut with "…" and IMPACT is cut, then dropped (the
+// details below repeat it); the rank, severity and check ID always stay.
+var findingColumns = []Column{
+	{Header: "#"}, {Header: "SEVERITY"}, {Header: "CHECK"},
+	{Header: "FINDING", Min: 24}, {Header: "IMPACT", Min: 16, Drop: 1},
+}
+
 // Findings writes the ranked findings table and, for the first detail
-// findings, their evidence, impact and next step.
+// findings, their evidence, impact and next step, wrapped to the style's
+// width with a hanging indent.
 func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 	if len(fs) == 0 {
 		fmt.Fprintln(w, st.Green("No findings."))
@@ -194,24 +270,28 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 		rows = append(rows, []string{fmt.Sprint(i + 1), SeverityLabel(st, f.Severity), f.Check, f.Title, impactShort(f.Impact)})
 	}
 	fmt.Fprintln(w)
-	if err := Table(w, []string{"#", "SEVERITY", "CHECK", "FINDING", "IMPACT"}, rows); err != nil {
+	if err := WriteTable(w, st.Width, findingColumns, rows); err != nil {
 		return err
 	}
 	for i, f := range fs {
 		if i >= detail {
 			if len(fs) > detail {
-				fmt.Fprintf(w, "\n(evidence and next steps of the other %d findings: --detail N, or --json)\n", len(fs)-detail)
+				fmt.Fprintln(w)
+				io.WriteString(w, WrapString("", fmt.Sprintf("(evidence and next steps of the other %d findings: --detail N, or --json)", len(fs)-detail), st.Width))
 			}
 			break
 		}
-		fmt.Fprintf(w, "\n%s %s %s\n", st.Bold(fmt.Sprintf("%d.", i+1)), SeverityLabel(st, f.Severity), st.Bold(f.Title))
+		fmt.Fprintln(w)
+		num := fmt.Sprintf("%d.", i+1)
+		first := st.Bold(num) + " " + SeverityLabel(st, f.Severity) + " "
+		io.WriteString(w, WrapString(first, st.Bold(f.Title), st.Width))
 		for _, e := range f.Evidence {
-			fmt.Fprintf(w, "   evidence: %s\n", e)
+			io.WriteString(w, WrapString("   evidence: ", e.String(), st.Width))
 		}
 		if f.Impact.Summary != "" {
-			fmt.Fprintf(w, "   impact:   %s\n", f.Impact.Summary)
+			io.WriteString(w, WrapString("   impact:   ", f.Impact.Summary, st.Width))
 		}
-		fmt.Fprintf(w, "   do:       %s\n", f.Action)
+		io.WriteString(w, WrapString("   do:       ", f.Action, st.Width))
 	}
 	return nil
 }

@@ -9,15 +9,15 @@ import (
 
 	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Style says how to draw for one output stream.
 type Style struct {
 	// Color enables ANSI colour.
 	Color bool
+	// Width is the terminal width text must fit; 0 for a pipe or a file,
+	// which get the full text, nothing cut or wrapped.
+	Width int
 }
 
 // IsTerminal reports whether w is a terminal.
@@ -52,33 +52,3 @@ func (s Style) Green(t string) string  { return s.paint(color.FgGreen, t) }
 func (s Style) Cyan(t string) string   { return s.paint(color.FgCyan, t) }
 func (s Style) Bold(t string) string   { return s.paint(color.Bold, t) }
 func (s Style) Dim(t string) string    { return s.paint(color.Faint, t) }
-
-// Table writes rows under header as an aligned table with a header rule
-// and no borders, the way iblinkinfo-style listings read.
-func Table(w io.Writer, header []string, rows [][]string) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleASCII),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
-				Lines:      tw.Lines{ShowHeaderLine: tw.On},
-			},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-	)
-	anyHeader := make([]any, len(header))
-	for i, h := range header {
-		anyHeader[i] = h
-	}
-	t.Header(anyHeader...)
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
-			return err
-		}
-	}
-	return t.Render()
-}

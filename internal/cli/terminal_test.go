@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/tmuxtest"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binOut  []byte
+)
+
+// ibdoctorBinary builds cmd/ibdoctor once for the package's terminal
+// tests (they run it in a tmux pane, a real pty of a known size).
+func ibdoctorBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "ibdoctor-term-test")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "ibdoctor")
+		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", binPath, "github.com/ibdoctor/ibdoctor/cmd/ibdoctor")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		binOut, binErr = cmd.CombinedOutput()
+	})
+	if binErr != nil {
+		t.Fatalf("building ibdoctor: %v\n%s", binErr, binOut)
+	}
+	return binPath
+}
+
+// words are the tokens of text without digits (counter values and times
+// differ between two runs on the simulator), without cuts ("…") and
+// without the table's rule, which is as wide as the table.
+func words(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(text) {
+		if strings.ContainsAny(w, "0123456789") || strings.Contains(w, report.Ellipsis) || strings.Trim(w, "-") == "" {
+			continue
+		}
+		out[w] = true
+	}
+	return out
+}
+
+// TestCheckFitsTerminal runs check --sim in tmux panes 80 and 120 columns
+// wide: no line is wider than the pane (the terminal wrapped nothing),
+// and every word on the screen is a whole word of the full, piped output
+// (nothing was cut inside a word except where "…" says so).
+func TestCheckFitsTerminal(t *testing.T) {
+	tmuxtest.Require(t)
+	bin := ibdoctorBinary(t)
+	piped, err := exec.Command(bin, "check", "--sim").Output()
+	if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+		t.Fatalf("check --sim piped: %v", err)
+	}
+	full := string(piped)
+	if strings.Contains(full, report.Ellipsis) {
+		t.Errorf("piped output is cut (%q): a pipe gets the full text", report.Ellipsis)
+	}
+	if !regexp.MustCompile(`(?m)^ 1 +critical +routing\.ecmp-imbalance +spine01 spreads .* 7 ports idle +3\.1% of paths`).MatchString(full) {
+		t.Errorf("piped findings table lacks the first finding in full on one line:\n%s", full)
+	}
+	fullWords := words(full)
+	for _, width := range []int{80, 120} {
+		t.Run(fmt.Sprintf("%dcols", width), func(t *testing.T) {
+			p := tmuxtest.Start(t, width, 50, t.TempDir(), bin, "check", "--sim")
+			code, joined := p.WaitExit(30 * time.Second)
+			if code != ExitFindings {
+				t.Errorf("exit %d, want %d (findings)", code, ExitFindings)
+			}
+			if !strings.Contains(joined, "Status:") || !strings.Contains(joined, "routing.ecmp-imbalance") {
+				t.Fatalf("the pane does not show the report:\n%s", joined)
+			}
+			for i, line := range strings.Split(joined, "\n") {
+				if w := report.VisibleWidth(line); w > width {
+					t.Errorf("line %d is %d columns wide in a %d-column terminal (it wrapped):\n%s", i+1, w, width, line)
+				}
+			}
+			for w := range words(joined) {
+				if !fullWords[w] && !strings.HasPrefix(w, report.Ellipsis) {
+					t.Errorf("%q on the %d-column screen is not a word of the full output: a word was cut", w, width)
+				}
+			}
+			if !strings.Contains(joined, "3 checks (need --interval, --expect-topology") {
+				t.Errorf("the summary's not-run line is missing or long:\n%s", joined)
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package iostreams
+
+func windowWidth(uintptr) int { return 0 }

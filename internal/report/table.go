@@ -1,0 +1,176 @@
+package report
+
+import (
+	"bufio"
+	"io"
+	"strings"
+)
+
+// Column describes one column of a table that fits the terminal.
+type Column struct {
+	Header string
+	// Min is the narrowest a column of long text may be cut to, its
+	// cells ending in "…"; 0 means the column is never cut.
+	Min int
+	// Drop > 0 lets the column go entirely when the table does not fit
+	// even with every column cut to its Min: the lowest Drop goes first.
+	Drop int
+	// Wrap, on the last column, wraps its text onto continuation lines
+	// at word boundaries instead of cutting it.
+	Wrap bool
+}
+
+// Table writes rows under header as an aligned table with a header rule
+// and no borders, the way iblinkinfo-style listings read, at full width.
+func Table(w io.Writer, header []string, rows [][]string) error {
+	return WriteTable(w, 0, columnsOf(header), rows)
+}
+
+// Table writes rows under header fitted to the style's width: the last
+// column is cut with "…" when the table is wider.
+func (s Style) Table(w io.Writer, header []string, rows [][]string) error {
+	cols := columnsOf(header)
+	if len(cols) > 0 {
+		cols[len(cols)-1].Min = 12
+	}
+	return WriteTable(w, s.Width, cols, rows)
+}
+
+func columnsOf(header []string) []Column {
+	cols := make([]Column, len(header))
+	for i, h := range header {
+		cols[i] = Column{Header: h}
+	}
+	return cols
+}
+
+// WriteTable writes rows as a table at most width columns wide (0: no
+// limit). When the natural table is wider, the columns with a Min are cut
+// (the leftmost keeps the most room), then Drop columns are removed.
+func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
+	natural := make([]int, len(cols))
+	for i, c := range cols {
+		natural[i] = VisibleWidth(c.Header)
+	}
+	for _, r := range rows {
+		for i := range cols {
+			if i < len(r) {
+				natural[i] = max(natural[i], VisibleWidth(r[i]))
+			}
+		}
+	}
+	keep, widths := fitColumns(cols, natural, width)
+	bw := bufio.NewWriter(w)
+	last := -1
+	for i := range cols {
+		if keep[i] {
+			last = i
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		var more []string
+		for i := range cols {
+			if !keep[i] {
+				continue
+			}
+			cell := ""
+			if i < len(cells) {
+				cell = cells[i]
+			}
+			if i == last && cols[i].Wrap && width > 0 {
+				wrapped := Wrap("", cell, widths[i])
+				cell, more = wrapped[0], wrapped[1:]
+			}
+			cell = Truncate(cell, widths[i])
+			b.WriteByte(' ')
+			b.WriteString(cell)
+			b.WriteString(strings.Repeat(" ", max(0, widths[i]-VisibleWidth(cell))+1))
+		}
+		bw.WriteString(strings.TrimRight(b.String(), " "))
+		bw.WriteByte('\n')
+		if len(more) > 0 {
+			indent := strings.Repeat(" ", tableWidth(keep, widths)-widths[last]-1)
+			for _, m := range more {
+				bw.WriteString(indent + m + "\n")
+			}
+		}
+	}
+	header := make([]string, len(cols))
+	for i, c := range cols {
+		header[i] = c.Header
+	}
+	line(header)
+	bw.WriteString(strings.Repeat("-", tableWidth(keep, widths)))
+	bw.WriteByte('\n')
+	for _, r := range rows {
+		line(r)
+	}
+	return bw.Flush()
+}
+
+// tableWidth is the width of a row: one space before each kept column,
+// one after, two between neighbours.
+func tableWidth(keep []bool, widths []int) int {
+	n := 0
+	for i, k := range keep {
+		if k {
+			n += widths[i] + 2
+		}
+	}
+	return n
+}
+
+// fitColumns decides which columns are shown and how wide.
+func fitColumns(cols []Column, natural []int, width int) ([]bool, []int) {
+	keep := make([]bool, len(cols))
+	for i := range keep {
+		keep[i] = true
+	}
+	widths := append([]int(nil), natural...)
+	if width <= 0 {
+		return keep, widths
+	}
+	for {
+		if tableWidth(keep, natural) <= width {
+			return keep, append([]int(nil), natural...)
+		}
+		least := make([]int, len(cols))
+		for i, c := range cols {
+			least[i] = natural[i]
+			if c.Min > 0 {
+				least[i] = min(natural[i], c.Min)
+			}
+		}
+		if spare := width - tableWidth(keep, least); spare >= 0 {
+			for i := range cols {
+				if keep[i] && least[i] < natural[i] {
+					add := min(spare, natural[i]-least[i])
+					least[i] += add
+					spare -= add
+				}
+			}
+			return keep, least
+		}
+		drop := -1
+		for i, c := range cols {
+			if keep[i] && c.Drop > 0 && (drop < 0 || c.Drop < cols[drop].Drop) {
+				drop = i
+			}
+		}
+		if drop < 0 {
+			// Nothing left to drop: cut the first cuttable column further,
+			// down to one character; the row may still be too wide.
+			over := tableWidth(keep, least) - width
+			for i, c := range cols {
+				if keep[i] && c.Min > 0 && over > 0 {
+					cut := min(over, least[i]-1)
+					least[i] -= cut
+					over -= cut
+				}
+			}
+			return keep, least
+		}
+		keep[drop] = false
+	}
+}

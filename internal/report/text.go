@@ -1,0 +1,122 @@
+package report
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// Ellipsis marks text cut to fit the terminal.
+const Ellipsis = "…"
+
+// VisibleWidth is how many terminal columns s takes, not counting ANSI
+// colour sequences.
+func VisibleWidth(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			i += escapeLen(s[i:])
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		n += runewidth.RuneWidth(r)
+		i += size
+	}
+	return n
+}
+
+// escapeLen is the length of the ANSI CSI sequence (ESC [ ... final byte)
+// at the start of s, or 1 for a lone ESC.
+func escapeLen(s string) int {
+	if len(s) < 2 || s[1] != '[' {
+		return 1
+	}
+	for j := 2; j < len(s); j++ {
+		if s[j] >= 0x40 && s[j] <= 0x7e {
+			return j + 1
+		}
+	}
+	return len(s)
+}
+
+// Truncate cuts s to at most width columns, ending in "…" when it cut;
+// colour sequences are kept and reset after the cut. width <= 0 means no
+// limit.
+func Truncate(s string, width int) string {
+	if width <= 0 || VisibleWidth(s) <= width {
+		return s
+	}
+	var b strings.Builder
+	n, colored := 0, false
+	for i := 0; i < len(s); {
+		if s[i] == 0x1b {
+			l := escapeLen(s[i:])
+			b.WriteString(s[i : i+l])
+			colored = true
+			i += l
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		rw := runewidth.RuneWidth(r)
+		if n+rw > width-1 {
+			break
+		}
+		b.WriteRune(r)
+		n += rw
+		i += size
+	}
+	// Cut after a word rather than inside it when that loses little.
+	out := b.String()
+	// (Not in coloured text: a space may sit inside an escape sequence.)
+	if k := strings.LastIndexByte(out, ' '); !colored && k > 0 && VisibleWidth(out[k:]) <= 8 {
+		out = strings.TrimRight(out[:k], " ,;:")
+	}
+	out += Ellipsis
+	if colored {
+		out += "\x1b[0m"
+	}
+	return out
+}
+
+// Wrap breaks text into lines of at most width columns at spaces. The
+// first line starts with first, the others with an indent as wide as
+// first (a hanging indent), so continuation lines line up under the text.
+// A word longer than a line is put on a line of its own, never cut.
+// width <= 0 means no limit: one line.
+func Wrap(first, text string, width int) []string {
+	if width <= 0 || VisibleWidth(first)+VisibleWidth(text) <= width {
+		return []string{first + text}
+	}
+	indent := strings.Repeat(" ", VisibleWidth(first))
+	var (
+		lines []string
+		line  strings.Builder
+		lw    int
+		empty = true
+	)
+	line.WriteString(first)
+	lw = VisibleWidth(first)
+	for _, word := range strings.Fields(text) {
+		ww := VisibleWidth(word)
+		if !empty && lw+1+ww > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			line.WriteString(indent)
+			lw, empty = len(indent), true
+		}
+		if !empty {
+			line.WriteByte(' ')
+			lw++
+		}
+		line.WriteString(word)
+		lw += ww
+		empty = false
+	}
+	return append(lines, line.String())
+}
+
+// WrapString is Wrap joined with newlines, ending in one.
+func WrapString(first, text string, width int) string {
+	return strings.Join(Wrap(first, text, width), "\n") + "\n"
+}

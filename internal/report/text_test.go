@@ -1,0 +1,204 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+)
+
+func TestWrapHangingIndent(t *testing.T) {
+	got := Wrap("   do:       ", "Reseat or replace the cable between leaf07/41 and spine02/49: a link that trains below its width", 40)
+	want := []string{
+		"   do:       Reseat or replace the cable",
+		"             between leaf07/41 and",
+		"             spine02/49: a link that",
+		"             trains below its width",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Wrap:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := Wrap("x: ", "a long text that is not cut", 0); len(got) != 1 || got[0] != "x: a long text that is not cut" {
+		t.Errorf("width 0 (a pipe) wrapped: %q", got)
+	}
+	// A word longer than the line stays whole on its own line.
+	got = Wrap("", "short averyveryverylongword end", 10)
+	if strings.Join(got, "|") != "short|averyveryverylongword|end" {
+		t.Errorf("long word: %q", got)
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"Link leaf07/41 <-> spine02/49 trained at 1X", 20, "Link leaf07/41 <->…"},
+		{"SymbolErrorCounter=4821", 10, "SymbolErr…"},
+		{"anything", 0, "anything"},
+	} {
+		got := Truncate(c.in, c.width)
+		if got != c.want {
+			t.Errorf("Truncate(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+		if c.width > 0 && VisibleWidth(got) > c.width {
+			t.Errorf("Truncate(%q, %d) is %d wide", c.in, c.width, VisibleWidth(got))
+		}
+	}
+	// Colour is reset after a cut inside a coloured cell.
+	st := Style{Color: true}
+	got := Truncate(st.Red("a coloured finding text"), 10)
+	if VisibleWidth(got) > 10 || !strings.HasSuffix(got, "\x1b[0m") {
+		t.Errorf("coloured cut %q (width %d)", got, VisibleWidth(got))
+	}
+}
+
+func sampleDoc() *Document {
+	d := &Document{Command: "check", Source: "sim:sample", GeneratedAt: time.Date(2026, 11, 22, 4, 51, 41, 0, time.UTC),
+		Status: "unhealthy", FailOn: "error", Fabric: FabricSummary{Nodes: 267, Switches: 12, CAs: 255, Links: 511},
+		MADs: &MADStats{Sent: 3432}, Timings: map[string]string{"discovery": "26ms", "total": "44ms"},
+		Skipped: []checks.Skipped{
+			{Check: "counters.utilization", Reason: "needs two counter samples (--interval)"},
+			{Check: "topology.changed", Reason: "no expected topology given (--expect-topology FILE or a previous sweep)"},
+			{Check: "topology.miswired", Reason: "no expected topology given (--expect-topology FILE or a previous sweep)"},
+		},
+		Findings: []checks.Finding{
+			{Check: "routing.ecmp-imbalance", Severity: checks.Critical, Title: "spine01 spreads 32 destinations over 8 equal-cost ports unevenly: busiest port 33 carries 8.0x the mean, 7 ports idle",
+				Impact:   checks.Impact{PathShare: 0.031, Slowdown: 8, Summary: "the most loaded link decides: collectives whose traffic leaves spine01 run up to 8.0x slower than with balanced routes"},
+				Evidence: []checks.Evidence{{Text: "port:destinations/host-paths 33:32/1784 34:0/0 35:0/0 36:0/0 37:0/0 38:0/0 39:0/0 40:0/0 (max/mean 8.00, threshold 1.20)"}},
+				Action:   "The subnet manager's routing is unbalanced here. Check for static or edited routes (opensm -R file, a routing_engine change) and re-run a heavy sweep."},
+			{Check: "link.polling", Severity: checks.Info, Title: "Port leaf03/28 is stuck in Polling", Action: "Check the cable."},
+		},
+	}
+	d.CountBySeverity()
+	return d
+}
+
+// TestSummaryAndFindingsFitWidth: at every width from 60 to 200 columns
+// no line of the summary, the table or the details is wider, the check ID
+// and severity of every finding are shown whole, and without a width
+// (a pipe) nothing is cut.
+func TestSummaryAndFindingsFitWidth(t *testing.T) {
+	d := sampleDoc()
+	for width := 60; width <= 200; width++ {
+		var b bytes.Buffer
+		st := Style{Width: width}
+		Summary(&b, st, d)
+		if err := Findings(&b, st, d.Findings, 10); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, line := range strings.Split(out, "\n") {
+			if VisibleWidth(line) > width {
+				t.Fatalf("width %d: line %d wide:\n%s", width, VisibleWidth(line), line)
+			}
+		}
+		for _, f := range d.Findings {
+			if !strings.Contains(out, f.Severity.String()+"  "+f.Check) && !strings.Contains(out, f.Severity.String()+"     "+f.Check) {
+				if !strings.Contains(out, f.Check) {
+					t.Fatalf("width %d: check ID %s missing", width, f.Check)
+				}
+			}
+		}
+		if !strings.Contains(out, "Not run:   3 checks (need --interval, --expect-topology") {
+			t.Fatalf("width %d: not-run line:\n%s", width, out)
+		}
+	}
+	var b bytes.Buffer
+	Summary(&b, Style{}, d)
+	Findings(&b, Style{}, d.Findings, 10)
+	out := b.String()
+	if strings.Contains(out, Ellipsis) {
+		t.Errorf("without a width the text is cut:\n%s", out)
+	}
+	if !strings.Contains(out, d.Findings[0].Title+"  3.1% of paths, all-reduce 8.0x slower") {
+		t.Errorf("without a width a finding is not on one line in full:\n%s", out)
+	}
+	if !strings.Contains(out, "   do:       "+d.Findings[0].Action+"\n") {
+		t.Errorf("without a width the details are wrapped:\n%s", out)
+	}
+}
+
+func TestFindingsTableNarrowDropsImpact(t *testing.T) {
+	d := sampleDoc()
+	var b bytes.Buffer
+	Findings(&b, Style{Width: 80}, d.Findings, 0)
+	head := strings.SplitN(strings.TrimLeft(b.String(), "\n"), "\n", 2)[0]
+	if strings.Contains(head, "IMPACT") || !strings.Contains(head, "FINDING") || !strings.Contains(head, "SEVERITY") || !strings.Contains(head, "CHECK") {
+		t.Errorf("80-column header %q: want #, SEVERITY, CHECK, FINDING", head)
+	}
+	b.Reset()
+	Findings(&b, Style{Width: 140}, d.Findings, 0)
+	if !strings.Contains(b.String(), "IMPACT") {
+		t.Errorf("140 columns: IMPACT dropped:\n%s", b.String())
+	}
+}
+
+func TestNotRunVerbose(t *testing.T) {
+	var b bytes.Buffer
+	NotRun(&b, Style{Width: 60}, sampleDoc().Skipped)
+	want := `
+Checks not run (3):
+  counters.utilization  needs two counter samples
+                        (--interval)
+  topology.changed      no expected topology given
+                        (--expect-topology FILE or a
+                        previous sweep)
+  topology.miswired     no expected topology given
+                        (--expect-topology FILE or a
+                        previous sweep)
+`
+	if b.String() != want {
+		t.Errorf("NotRun:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+func TestWriteTableWrapsLastColumn(t *testing.T) {
+	var b bytes.Buffer
+	cols := []Column{{Header: "CHECK"}, {Header: "WHAT IT FINDS", Min: 10, Wrap: true}}
+	WriteTable(&b, 30, cols, [][]string{{"link.down", "a link that should be up is down or polling"}})
+	want := " CHECK      WHAT IT FINDS\n" +
+		"------------------------------\n" +
+		" link.down  a link that\n" +
+		"            should be up is\n" +
+		"            down or polling\n"
+	if b.String() != want {
+		t.Errorf("got:\n%q\nwant:\n%q", b.String(), want)
+	}
+}
+
+// FuzzWrapTruncate: Wrap never loses or cuts a word and keeps lines within
+// the width unless one word is wider; Truncate never exceeds the width.
+func FuzzWrapTruncate(f *testing.F) {
+	f.Add("   do:       ", "Reseat or replace the cable between leaf07/41 and spine02/49", 40)
+	f.Add("", "\x1b[31mred words\x1b[0m and … wide 全角 text", 7)
+	f.Add("x", "", 1)
+	f.Fuzz(func(t *testing.T, first, text string, width int) {
+		if width < 0 || width > 500 || strings.ContainsAny(first, "\n\t\x1b") {
+			return
+		}
+		lines := Wrap(first, text, width)
+		var got []string
+		for i, l := range lines {
+			if i == 0 {
+				l = strings.TrimPrefix(l, first)
+			}
+			got = append(got, strings.Fields(l)...)
+			if width > 0 && i > 0 && VisibleWidth(l) > width && len(strings.Fields(l)) > 1 {
+				t.Fatalf("line %q wider than %d with more than one word", l, width)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(strings.Fields(text), " ") {
+			t.Fatalf("words changed: %q -> %q", strings.Fields(text), got)
+		}
+		if width > 0 {
+			if tr := Truncate(text, width); VisibleWidth(tr) > width {
+				t.Fatalf("Truncate(%q, %d) = %q, %d wide", text, width, tr, VisibleWidth(tr))
+			}
+		}
+	})
+}

@@ -53,7 +53,8 @@ func words(text string) map[string]bool {
 		if strings.ContainsAny(w, "0123456789") || strings.Contains(w, report.Ellipsis) || strings.Trim(w, "-") == "" {
 			continue
 		}
-		out[w] = true
+		// A clause that ends a line on the screen loses its ";".
+		out[strings.TrimRight(w, ";,")] = true
 	}
 	return out
 }

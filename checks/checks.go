@@ -59,6 +59,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Ran = append(res.Ran, c.ID)
 		res.Findings = append(res.Findings, c.run(s)...)
 	}
+	res.Findings = foldSymptoms(res.Findings)
 	Rank(res.Findings)
 	return res, nil
 }
@@ -122,6 +123,14 @@ func missing(s *Snapshot, needs []string) string {
 		case "routes":
 			if s.Loads == nil {
 				return "forwarding tables were not read"
+			}
+		case "sm":
+			if s.SM == nil {
+				return "SMInfo was not read (a live sweep reads it)"
+			}
+		case "sm-interval":
+			if s.SM == nil || !s.SM.readTwice() {
+				return "needs two SMInfo reads (--interval)"
 			}
 		case "baseline":
 			if s.Baseline == nil {

@@ -22,6 +22,9 @@ type Snapshot struct {
 	Loads Loads
 	// Expect holds what the operator expects (rates, thresholds).
 	Expect Expectations
+	// SM holds the SMInfo readings of the ports that advertise an SM.
+	// Optional: nil when SMInfo was not read.
+	SM *SMView
 	// Scope limits the checks to what a job uses (gate). Nil: everything.
 	Scope *Scope
 	// Taken is when the snapshot was read.

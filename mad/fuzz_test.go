@@ -141,6 +141,7 @@ func FuzzSwitchInfo(f *testing.F)      { fuzzAttr(f, func() Attribute { return n
 func FuzzLFTBlock(f *testing.F)        { fuzzAttr(f, func() Attribute { return new(LFTBlock) }) }
 func FuzzMlnxExtPortInfo(f *testing.F) { fuzzAttr(f, func() Attribute { return new(MlnxExtPortInfo) }) }
 func FuzzClassPortInfo(f *testing.F)   { fuzzAttr(f, func() Attribute { return new(ClassPortInfo) }) }
+func FuzzSMInfo(f *testing.F)          { fuzzAttr(f, func() Attribute { return new(SMInfo) }) }
 func FuzzPortCounters(f *testing.F)    { fuzzAttr(f, func() Attribute { return new(PortCounters) }) }
 func FuzzPortCountersExtended(f *testing.F) {
 	fuzzAttr(f, func() Attribute { return new(PortCountersExtended) })

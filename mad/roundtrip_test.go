@@ -25,6 +25,7 @@ var narrowFields = map[string]map[string]int{
 		"LinkSpeedExtActive": 4, "LinkSpeedExtSupported": 4, "LinkSpeedExtEnabled": 5,
 	},
 	"SwitchInfo":    {"LifeTimeValue": 5, "OptimizedSLtoVLMapping": 2},
+	"SMInfo":        {"Priority": 4, "State": 4},
 	"ClassPortInfo": {"CapabilityMask2": 27, "RespTimeValue": 5, "RedirectSL": 4, "RedirectFL": 20, "RedirectQP": 24, "TrapSL": 4, "TrapFL": 20, "TrapQP": 24},
 	"PortCounters":  {"LocalLinkIntegrityErrors": 4, "ExcessiveBufferOverrunErrors": 4},
 }
@@ -81,6 +82,7 @@ func allAttributes() []func() Attribute {
 		func() Attribute { return new(ClassPortInfo) },
 		func() Attribute { return new(PortCounters) },
 		func() Attribute { return new(PortCountersExtended) },
+		func() Attribute { return new(SMInfo) },
 	}
 }
 

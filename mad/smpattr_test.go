@@ -338,3 +338,27 @@ func TestPortInfoMarshalRejectsOverflow(t *testing.T) {
 		t.Errorf("LifeTimeValue: %v", err)
 	}
 }
+
+func TestGoldenHandSMInfo(t *testing.T) {
+	var si SMInfo
+	raw := readHex(t, "hand_sminfo.hex")
+	if err := si.UnmarshalAttr(raw); err != nil {
+		t.Fatal(err)
+	}
+	want := SMInfo{GUID: 0xb83fd20300000002, SMKey: 0x0123456789abcdef, ActCount: 123456, Priority: 14, State: SMMaster}
+	if si != want {
+		t.Errorf("SMInfo\n got %+v\nwant %+v", si, want)
+	}
+	out := make([]byte, SMPDataSize)
+	if err := si.MarshalAttr(out); err != nil || !bytes.Equal(out, raw) {
+		t.Errorf("SMInfo re-encoded (%v)\n got % x\nwant % x", err, out, raw)
+	}
+	if err := si.UnmarshalAttr(raw[:SMInfoSize-1]); err == nil {
+		t.Error("SMInfo decoded from 20 bytes")
+	}
+	for s, name := range map[SMState]string{SMNotActive: "NotActive", SMDiscovering: "Discovering", SMStandby: "Standby", SMMaster: "Master", 9: "SMState(9)"} {
+		if s.String() != name {
+			t.Errorf("SMState(%d) = %q, want %q", s, s.String(), name)
+		}
+	}
+}

@@ -58,6 +58,9 @@ var tsharkFields = []string{
 	"infiniband.portinfo.portphysicalstate",
 	"infiniband.portinfo.linkspeedactive",
 	"infiniband.portinfo.neighbormtu",
+	"infiniband.portinfo.vlcap",
+	"infiniband.portinfo.mtucap",
+	"infiniband.portinfo.operationalvls",
 	"infiniband.classportinfo.capabilitymask",
 	"infiniband.classportinfo.resptimevalue",
 	"infiniband.portcounters.portselect",
@@ -237,6 +240,9 @@ func TestTsharkDecodes(t *testing.T) {
 			check("infiniband.portinfo.portphysicalstate", piPhysState)
 			check("infiniband.portinfo.linkspeedactive", piLinkSpeedActive)
 			check("infiniband.portinfo.neighbormtu", 5)
+			check("infiniband.portinfo.vlcap", 4)
+			check("infiniband.portinfo.mtucap", 5)
+			check("infiniband.portinfo.operationalvls", 4)
 		case "ClassPortInfo response":
 			check("infiniband.classportinfo.capabilitymask", cpiCapMask)
 			check("infiniband.classportinfo.resptimevalue", 18)

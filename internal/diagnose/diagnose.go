@@ -16,6 +16,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/smread"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -42,6 +43,7 @@ type Sweep struct {
 	Fabric   *fabric.Fabric
 	Counters checks.Counters // nil when not read
 	Loads    checks.Loads    // nil when LFTs were not read
+	SM       *checks.SMView  // SMInfo of the SM ports; nil when not read
 	// Unreached lists what could not be read, for the report.
 	Unreached []report.Unreached
 	// Complete is false when anything the sweep tried could not be read.
@@ -82,6 +84,15 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 		s.Complete = false
 		s.Unreached = append(s.Unreached, report.Unreached{What: u.What, Where: "path " + u.Path.String() + fromText(f, u), Reason: u.Reason})
 	}
+	done = stage("sm")
+	s.SM = &checks.SMView{Readings: smread.Read(ctx, e, f, e.Local().PortNum)}
+	done()
+	for _, r := range s.SM.Readings {
+		if r.Reason != "" {
+			s.Complete = false
+			s.Unreached = append(s.Unreached, report.Unreached{What: "SMInfo", Where: smWhere(r.Port), Reason: r.Reason})
+		}
+	}
 	if o.Routes {
 		done := stage("routes")
 		if err := route.ReadLFTs(ctx, e, f, route.ReadOptions{}); err != nil {
@@ -106,6 +117,11 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 			s.Unreached = append(s.Unreached, report.Unreached{What: "counters", Where: "fabric", Reason: err.Error()})
 		}
 		s.Counters = c
+		if o.Interval > 0 && ctx.Err() == nil {
+			// The counter sweep waited out the interval: a second SMInfo
+			// read now shows whether the master's ActCount moved.
+			smread.ReadAgain(ctx, e, f, e.Local().PortNum, s.SM.Readings)
+		}
 	}
 	s.Stats = e.Stats()
 	return s, ctx.Err()
@@ -116,6 +132,10 @@ func fromText(f *fabric.Fabric, u fabric.Unreachable) string {
 		return fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
 	}
 	return ""
+}
+
+func smWhere(p *fabric.Port) string {
+	return fmt.Sprintf("%s port %d (0x%016x)", p.Node.Description, p.Num, p.Node.GUID)
 }
 
 func hasLFT(f *fabric.Fabric) bool {
@@ -163,6 +183,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	if s.Loads != nil {
 		snap.Loads = s.Loads
 	}
+	snap.SM = s.SM
 	return snap
 }
 

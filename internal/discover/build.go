@@ -182,6 +182,9 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 		fp.MTUCap = pi.MTUCap
 		fp.CapMask = pi.CapabilityMask
 		fp.CapMask2 = pi.CapabilityMask2
+		fp.MasterSMLID = pi.MasterSMLID
+		fp.VLCap = pi.VLCap
+		fp.OperVLs = pi.OperationalVLs
 	}
 	fn.Ports[p] = fp
 	return fp

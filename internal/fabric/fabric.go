@@ -51,7 +51,7 @@ func (n *Node) NumPorts() int {
 
 // Port is one port of a node.
 type Port struct {
-	// Fields are ordered so the struct packs into 48 bytes (a fabric has
+	// Fields are ordered so the struct packs into 56 bytes (a fabric has
 	// a port per cable end: tens of thousands).
 	Node *Node
 	GUID uint64
@@ -73,6 +73,14 @@ type Port struct {
 	MTUCap      mad.MTU
 	CapMask2    uint16
 	CapMask     uint32
+
+	// MasterSMLID is the LID of the subnet manager the port answers to
+	// (0: none yet); set by live discovery only.
+	MasterSMLID uint16
+	// VLCap and OperVLs are PortInfo's VLCap and OperationalVLs codes
+	// (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14; 0: not read).
+	VLCap   uint8
+	OperVLs uint8
 
 	// Remote is the port at the other end of the cable; nil if none is
 	// known (down, not followed, or leading to an unreachable node).

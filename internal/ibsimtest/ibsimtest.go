@@ -447,6 +447,9 @@ type OpenSMOptions struct {
 	Once bool
 	// Extra are additional opensm arguments.
 	Extra []string
+	// Standby waits for "Entering STANDBY state" instead of SUBNET UP:
+	// a second OpenSM that loses the election to a running master.
+	Standby bool
 }
 
 // OpenSM is a running (or, with Once, finished) OpenSM.
@@ -491,18 +494,22 @@ func (s *Sim) StartOpenSM(opt OpenSMOptions) *OpenSM {
 	}
 	go func() { o.cmd.Wait(); close(o.exited) }()
 	t.Cleanup(o.stop)
-	if err := o.waitSubnetUp(opt.Once); err != nil {
+	want := "SUBNET UP"
+	if opt.Standby {
+		want = "Entering STANDBY state"
+	}
+	if err := o.waitSubnetUp(want, opt.Once); err != nil {
 		t.Fatal(err)
 	}
 	return o
 }
 
-func (o *OpenSM) waitSubnetUp(once bool) error {
+func (o *OpenSM) waitSubnetUp(want string, once bool) error {
 	deadline := time.Now().Add(startTimeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if b, _ := os.ReadFile(o.LogFile); bytes.Contains(b, []byte("SUBNET UP")) {
+		if b, _ := os.ReadFile(o.LogFile); bytes.Contains(b, []byte(want)) {
 			if once {
 				<-o.exited
 			}
@@ -511,15 +518,15 @@ func (o *OpenSM) waitSubnetUp(once bool) error {
 		select {
 		case <-o.exited:
 			b, _ := os.ReadFile(o.LogFile)
-			if bytes.Contains(b, []byte("SUBNET UP")) {
+			if bytes.Contains(b, []byte(want)) {
 				return nil
 			}
-			return fmt.Errorf("ibsimtest: opensm exited before SUBNET UP: %v\noutput:\n%s\nlog tail:\n%s", o.cmd.ProcessState, o.stdout.String(), tail(string(b), 30))
+			return fmt.Errorf("ibsimtest: opensm exited before %s: %v\noutput:\n%s\nlog tail:\n%s", want, o.cmd.ProcessState, o.stdout.String(), tail(string(b), 30))
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(o.LogFile)
-			return fmt.Errorf("ibsimtest: no SUBNET UP in opensm log after %v\nlog tail:\n%s", startTimeout, tail(string(b), 30))
+			return fmt.Errorf("ibsimtest: no %s in opensm log after %v\nlog tail:\n%s", want, startTimeout, tail(string(b), 30))
 		}
 	}
 }

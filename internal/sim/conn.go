@@ -27,13 +27,20 @@ func (s *Sim) Attach(nodeRef string, portNum uint8) (transport.Conn, error) {
 	defer s.mu.RUnlock()
 	ni := int32(-1)
 	if nodeRef == "" {
-		for i := range s.nodes {
-			if s.nodes[i].typ == mad.NodeSwitch {
-				continue
-			}
-			for pi := 1; pi < len(s.nodes[i].ports); pi++ {
-				if s.nodes[i].ports[pi].active() {
-					ni = int32(i)
+		// An Active port first; else one whose link is up but in Init
+		// (no SM has swept: directed-route SMPs still work from it).
+		for _, ok := range []func(*port) bool{(*port).active, (*port).linkUp} {
+			for i := range s.nodes {
+				if s.nodes[i].typ == mad.NodeSwitch {
+					continue
+				}
+				for pi := 1; pi < len(s.nodes[i].ports); pi++ {
+					if ok(&s.nodes[i].ports[pi]) {
+						ni = int32(i)
+						break
+					}
+				}
+				if ni >= 0 {
 					break
 				}
 			}
@@ -42,7 +49,7 @@ func (s *Sim) Attach(nodeRef string, portNum uint8) (transport.Conn, error) {
 			}
 		}
 		if ni < 0 {
-			return nil, fmt.Errorf("sim: no CA has an Active port to attach to; name a node")
+			return nil, fmt.Errorf("sim: no CA has a port whose link is up to attach to; name a node")
 		}
 	} else {
 		var err error

@@ -81,6 +81,8 @@ var faultKinds = map[string]struct {
 	"miswire":   {refs: 2},
 	"traffic":   {refs: -1, required: []string{"rate"}, allowed: []string{"hosts", "stride"}},
 	"sweep":     {refs: 0},
+	"nosm":      {refs: 0},
+	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 }
 
 // ParseFaults reads a faults file: one fault per line, '#' starts a
@@ -103,7 +105,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -125,9 +127,9 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 			if _, err := parsePattern(f.Args[0]); err != nil {
 				return nil, fmt.Errorf("faults line %d: %w", line, err)
 			}
-		} else if f.Kind == "sweep" {
+		} else if f.Kind == "sweep" || f.Kind == "nosm" {
 			if len(f.Args) != 0 {
-				return nil, fmt.Errorf("faults line %d: sweep takes no arguments", line)
+				return nil, fmt.Errorf("faults line %d: %s takes no arguments", line, f.Kind)
 			}
 		} else if len(f.Args) == 0 {
 			return nil, fmt.Errorf("faults line %d: %s needs a node or port", line, f.Kind)
@@ -335,6 +337,14 @@ func checkFaultValues(f Fault) error {
 			_, err = parseRate(o.Value)
 		case "stride":
 			_, err = strconv.Atoi(o.Value)
+		case "priority":
+			if v, e := strconv.Atoi(o.Value); e != nil || v < 0 || v > 15 {
+				err = fmt.Errorf("priority=%s: want 0..15", o.Value)
+			}
+		case "state":
+			if _, ok := smStateWords[strings.ToLower(o.Value)]; !ok && !strings.EqualFold(o.Value, "stalled") && !strings.EqualFold(o.Value, "gone") {
+				err = fmt.Errorf("state=%s: want master, standby, discovering, notactive, stalled or gone", o.Value)
+			}
 		default:
 			if f.Kind == "counter" {
 				if _, err = counterByName(o.Key); err == nil {
@@ -566,6 +576,16 @@ func (s *Sim) applyFault(f Fault) error {
 		return s.Miswire(a, b)
 	case "sweep":
 		return s.Sweep()
+	case "nosm":
+		s.NoSM()
+		return nil
+	case "sm":
+		st, _ := f.opt("state")
+		prio := -1
+		if v, ok := f.opt("priority"); ok {
+			prio, _ = strconv.Atoi(v)
+		}
+		return s.SetSM(ref, st, prio)
 	case "traffic":
 		pat, _ := parsePattern(f.Args[0])
 		rv, _ := f.opt("rate")

@@ -482,3 +482,21 @@ func TestPortInfoSet(t *testing.T) {
 		t.Errorf("LinkDowned %d, want 2 (retrain + disable)", got)
 	}
 }
+
+func TestSMFaultLines(t *testing.T) {
+	for _, bad := range []string{
+		"nosm gpu001\n",
+		"sm gpu001\n",
+		"sm gpu001 state=boss\n",
+		"sm gpu001 state=master priority=16\n",
+		"sm gpu001 state=master colour=red\n",
+	} {
+		if _, err := ParseFaults(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	fs, err := ParseFaults(strings.NewReader("nosm\nsm \"gpu001 mlx5_0\" state=standby priority=3\n"))
+	if err != nil || len(fs) != 2 || fs[1].Kind != "sm" {
+		t.Fatalf("%+v %v", fs, err)
+	}
+}

@@ -105,6 +105,7 @@ type Sim struct {
 	byHost map[string][]int32
 	lidMap []lidOwner // indexed by LID
 	smLID  uint16
+	sms    []*smAgent // subnet managers (sm.go)
 
 	traffic   []*trafficRun
 	trafficID int
@@ -305,6 +306,7 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 			n.sw.fdbTop = uint16(min(int(maxLID), max(len(n.sw.lft)-1, 0)))
 		}
 	}
+	s.startSM()
 	return s, nil
 }
 

@@ -77,6 +77,21 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 			s.writeLFTBlock(ni, blk, &b)
 		}
 		a = s.lftBlock(n, blk)
+	case mad.AttrSMInfo:
+		if set {
+			return statusAttrUnsupported
+		}
+		pn := in
+		if n.typ == mad.NodeSwitch {
+			pn = 0
+		}
+		si := s.smInfo(ni, pn)
+		if si == nil {
+			// No SM runs behind this port: the MAD finds no agent (the
+			// kernel answers so for a port without an SM).
+			return statusAttrUnsupported
+		}
+		a = si
 	case mad.AttrPortInfoExtended:
 		// Advertised by CapabilityMask2 IsPortInfoExtendedSupported (on
 		// port 0 of a switch). The simulator models no FEC, so it answers
@@ -184,7 +199,7 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 			capMask, capMask2 = 0, 0 // only port 0 carries the masks
 		}
 	}
-	if n.typ != mad.NodeSwitch && lid != 0 && lid == s.smLID {
+	if (n.typ != mad.NodeSwitch || pn == 0) && s.smAt(ni, pn) != nil {
 		capMask |= mad.CapIsSM
 	}
 	pi := &mad.PortInfo{

@@ -1,0 +1,410 @@
+package checks
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "sm.no-master",
+		Summary: "no subnet manager has brought the fabric up: every physically up port is still in Init, without a LID (the root cause of one link.down per link, which it folds in)",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).noMasterSM,
+	})
+	register(Check{
+		ID:      "sm.multiple-masters",
+		Summary: "more than one subnet manager answers SMInfo as master on one subnet",
+		Needs:   []string{"sm"},
+		run:     (*Snapshot).multipleMasters,
+	})
+	register(Check{
+		ID:      "sm.stalled",
+		Summary: "the master subnet manager's ActCount did not advance between two SMInfo reads (--interval): it answers but does no work",
+		Needs:   []string{"sm-interval"},
+		run:     (*Snapshot).stalledSM,
+	})
+	register(Check{
+		ID:      "sm.stale-master-lid",
+		Summary: "active ports name a master SM LID (PortInfo MasterSMLID) where no master subnet manager runs",
+		Needs:   []string{"sm"},
+		run:     (*Snapshot).staleMasterLID,
+	})
+}
+
+// SMReading is what one port that advertises a subnet manager (PortInfo
+// IsSM) answered to SMInfo. Reason set means it did not answer: the port
+// is unreached, which says nothing about whether its SM is master.
+type SMReading struct {
+	Port   *fabric.Port // a CA's port, or a switch's port 0
+	Info   mad.SMInfo
+	At     time.Time
+	Reason string
+	// Again is a second SMInfo read after the counter interval (nil
+	// when only one was taken); Between is the time between the two.
+	Again       *mad.SMInfo
+	Between     time.Duration
+	AgainReason string
+}
+
+// SMView is what the sm.* checks read besides the topology: the SMInfo
+// readings of every port that advertises an SM. Nil in a Snapshot means
+// SMInfo was not read (a saved file, not a live sweep).
+type SMView struct {
+	Readings []SMReading
+}
+
+func (r SMReading) answered() bool { return r.Reason == "" }
+
+// readTwice reports whether any SM answered both reads.
+func (v *SMView) readTwice() bool {
+	for _, r := range v.Readings {
+		if r.Again != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// smName names an SM by its port: "gpu001 mlx5_0/1 (LID 1)".
+func smName(p *fabric.Port) string {
+	e := entityOf(p, "")
+	if e.LID != 0 {
+		return fmt.Sprintf("%s (LID %d)", e, e.LID)
+	}
+	return e.String()
+}
+
+// upPorts counts the ports whose link is physically up (a switch's port 0
+// not counted: it is Active with or without an SM) and how many of those
+// are Active, in Init or Armed, and without a LID.
+type portCensus struct {
+	up, active, init, noLID int
+	sample                  []*fabric.Port
+}
+
+func census(f *fabric.Fabric) portCensus {
+	var c portCensus
+	for _, n := range f.Nodes {
+		for i, p := range n.Ports {
+			if p == nil || (n.Type == mad.NodeSwitch && i == 0) || p.PhysState != mad.PhysLinkUp {
+				continue
+			}
+			c.up++
+			switch p.State {
+			case mad.PortStateActive, mad.PortStateActiveDefer:
+				c.active++
+			case mad.PortStateInit, mad.PortStateArmed:
+				c.init++
+				if len(c.sample) < 3 {
+					c.sample = append(c.sample, p)
+				}
+			}
+			lid := p.LID
+			if n.Type == mad.NodeSwitch && n.Ports[0] != nil {
+				lid = n.Ports[0].LID
+			}
+			if lid == 0 {
+				c.noLID++
+			}
+		}
+	}
+	return c
+}
+
+// noMasterSM is the root cause behind a fabric where nothing is Active:
+// no SM ever assigned LIDs and activated the ports. Without this finding
+// the symptom is one link.down per link.
+func (s *Snapshot) noMasterSM() []Finding {
+	c := census(s.Fabric)
+	if c.up == 0 || c.active > 0 || c.init == 0 {
+		return nil
+	}
+	var masters, others, unreached []string
+	if s.SM != nil {
+		for _, r := range s.SM.Readings {
+			switch {
+			case !r.answered():
+				unreached = append(unreached, smName(r.Port)+": "+r.Reason)
+			case r.Info.State == mad.SMMaster:
+				masters = append(masters, smName(r.Port))
+			default:
+				others = append(others, fmt.Sprintf("%s %s (priority %d)", smName(r.Port), r.Info.State, r.Info.Priority))
+			}
+		}
+	}
+	var sms []*fabric.Port
+	if s.SM != nil {
+		for _, r := range s.SM.Readings {
+			sms = append(sms, r.Port)
+		}
+	}
+	title := "No subnet manager is running: every port is stuck in Init without a LID, no traffic can pass"
+	if len(masters) > 0 {
+		title = fmt.Sprintf("Master SM %s has not brought any port up: every port is stuck in Init, no traffic can pass", strings.Join(masters, ", "))
+	}
+	ev := []Evidence{
+		{Name: "ports in Init", Value: float64(c.init), Unit: "ports",
+			Text: fmt.Sprintf("%d of %d physically up ports are in Init or Armed, none Active (e.g. %s)", c.init, c.up, portList(c.sample))},
+		{Name: "ports without LID", Value: float64(c.noLID), Unit: "ports",
+			Text: fmt.Sprintf("%d of %d have no LID: no SM has assigned addresses", c.noLID, c.up)},
+	}
+	switch {
+	case s.SM == nil:
+		ev = append(ev, Evidence{Name: "SMInfo", Text: "SMInfo was not read (not a live sweep): judged from the port states alone"})
+	case len(s.SM.Readings) == 0:
+		ev = append(ev, Evidence{Name: "SM ports", Text: "no port advertises an SM (PortInfo IsSM): no SM process is attached anywhere"})
+	default:
+		if len(others) > 0 {
+			ev = append(ev, Evidence{Name: "SM ports", Value: float64(len(others)), Text: "SMs found, none master: " + strings.Join(others, "; ")})
+		}
+		if len(unreached) > 0 {
+			ev = append(ev, Evidence{Name: "SM ports unreached", Value: float64(len(unreached)), Text: "SMInfo not answered: " + strings.Join(unreached, "; ")})
+		}
+	}
+	where := "on the hosts meant to run it"
+	if len(sms) > 0 {
+		names := make([]string, 0, len(sms))
+		for _, p := range sms {
+			names = append(names, entityOf(p, "").String())
+		}
+		where = "on " + strings.Join(names, ", ")
+	}
+	ents := make([]Entity, 0, len(sms))
+	for _, p := range sms {
+		ents = append(ents, entityOf(p, "sm"))
+	}
+	return []Finding{{
+		Check:    "sm.no-master",
+		Severity: Critical,
+		Title:    title,
+		Entities: ents,
+		Evidence: ev,
+		Impact:   Impact{PathShare: 1, Slowdown: 0, Score: 1, Summary: "the whole fabric is down: no port has a LID or is Active until a master SM sweeps"},
+		Action:   fmt.Sprintf("Start or restart the subnet manager %s (systemctl status opensm; journalctl -u opensm, /var/log/opensm.log) and wait for 'SUBNET UP'; 'sminfo' must then name a master and 'ibdoctor check' show the ports Active. If an SM runs but stays in discovery, its log says why (a port it cannot reach, an M_Key it does not have).", where),
+		Basis:    "topology",
+	}}
+}
+
+// foldSymptoms folds the per-link findings that a root-cause finding
+// explains into its evidence: with no master SM, every Init link's
+// link.down says the same thing once per link.
+func foldSymptoms(fs []Finding) []Finding {
+	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })
+	if root < 0 {
+		return fs
+	}
+	var folded []string
+	n := 0
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Check == "link.down" && len(f.Evidence) > 0 && f.Evidence[0].Name == "PortState" {
+			n++
+			if len(folded) < 5 && len(f.Entities) > 0 {
+				folded = append(folded, f.Entities[0].String())
+			}
+			continue
+		}
+		out = append(out, f)
+	}
+	if n > 0 {
+		i := slices.IndexFunc(out, func(f Finding) bool { return f.Check == "sm.no-master" })
+		more := ""
+		if n > len(folded) {
+			more = fmt.Sprintf(" and %d more", n-len(folded))
+		}
+		out[i].Evidence = append(out[i].Evidence, Evidence{Name: "link.down folded", Value: float64(n), Unit: "links",
+			Text: fmt.Sprintf("%d links physically up but not Active (%s%s): symptoms of this finding, not reported apart", n, strings.Join(folded, ", "), more)})
+	}
+	return out
+}
+
+func portList(ps []*fabric.Port) string {
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, entityOf(p, "").String())
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Snapshot) masters() []SMReading {
+	var out []SMReading
+	seen := map[uint64]bool{}
+	for _, r := range s.SM.Readings {
+		if r.answered() && r.Info.State == mad.SMMaster && !seen[r.Info.GUID] {
+			seen[r.Info.GUID] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// lidOwners maps each LID of f to the port that owns it (a switch's LID
+// to its port 0), LMC ranges included.
+func lidOwners(f *fabric.Fabric) map[uint16]*fabric.Port {
+	m := map[uint16]*fabric.Port{}
+	for _, n := range f.Nodes {
+		for i, p := range n.Ports {
+			if p == nil || p.LID == 0 || (n.Type == mad.NodeSwitch && i != 0) {
+				continue
+			}
+			for l := uint32(p.LID); l < uint32(p.LID)+1<<p.LMC && l < 0xc000; l++ {
+				if _, ok := m[uint16(l)]; !ok {
+					m[uint16(l)] = p
+				}
+			}
+		}
+	}
+	return m
+}
+
+// masterCensus counts the Active ports naming each MasterSMLID.
+func masterCensus(f *fabric.Fabric) map[uint16][]*fabric.Port {
+	m := map[uint16][]*fabric.Port{}
+	for _, n := range f.Nodes {
+		for i, p := range n.Ports {
+			if p == nil || p.State != mad.PortStateActive {
+				continue
+			}
+			// A switch's ports share port 0's PortInfo fields for the SM.
+			if n.Type == mad.NodeSwitch && i != 0 {
+				continue
+			}
+			m[p.MasterSMLID] = append(m[p.MasterSMLID], p)
+		}
+	}
+	return m
+}
+
+func (s *Snapshot) multipleMasters() []Finding {
+	ms := s.masters()
+	if len(ms) < 2 {
+		return nil
+	}
+	byLID := masterCensus(s.Fabric)
+	ents := make([]Entity, 0, len(ms))
+	ev := make([]Evidence, 0, len(ms))
+	names := make([]string, 0, len(ms))
+	for _, r := range ms {
+		ents = append(ents, entityOf(r.Port, "sm"))
+		names = append(names, smName(r.Port))
+		lid := entityOf(r.Port, "").LID
+		ev = append(ev, Evidence{Name: "master", Value: float64(r.Info.Priority),
+			Text: fmt.Sprintf("%s: SMInfo state Master, GUID 0x%016x, priority %d, ActCount %d; %d ports name it as their master", smName(r.Port), r.Info.GUID, r.Info.Priority, r.Info.ActCount, len(byLID[lid]))})
+	}
+	return []Finding{{
+		Check:    "sm.multiple-masters",
+		Severity: Critical,
+		Title:    fmt.Sprintf("%d subnet managers are master at once: %s", len(ms), strings.Join(names, ", ")),
+		Entities: ents,
+		Evidence: ev,
+		Impact:   Impact{PathShare: 1, Score: 1, Summary: "two masters reprogram LIDs and routes against each other: ports flap, routes change under running jobs, SA answers disagree"},
+		Action:   "Keep one master: stop every SM but the intended one, or give the intended one the highest priority (opensm -p, sm_priority) and the others lower ones so they settle in Standby; check the subnets really are one (same subnet prefix) and that no SM was started by a host's default service. 'sminfo' against each then shows one Master.",
+		Basis:    "sminfo",
+	}}
+}
+
+func (s *Snapshot) stalledSM() []Finding {
+	var out []Finding
+	for _, r := range s.masters() {
+		if r.Again == nil || r.Again.GUID != r.Info.GUID || r.Again.ActCount != r.Info.ActCount {
+			continue
+		}
+		out = append(out, Finding{
+			Check:    "sm.stalled",
+			Severity: Error,
+			Title:    fmt.Sprintf("Master SM %s did no work in %s: its ActCount stayed at %d", smName(r.Port), r.Between.Round(time.Second), r.Info.ActCount),
+			Entities: []Entity{entityOf(r.Port, "sm")},
+			Evidence: []Evidence{{Name: "ActCount", Value: float64(r.Info.ActCount),
+				Text: fmt.Sprintf("ActCount %d at both SMInfo reads, %s apart (a working SM's count advances with every MAD it sends)", r.Info.ActCount, r.Between.Round(time.Millisecond))}},
+			Impact: Impact{PathShare: 1, Score: 0.5, Summary: "the fabric runs on its last routes, but the SM will not react to a failed link, a new node or a port coming back, and SA queries may hang"},
+			Action: "Look at the SM process on that host: is it hung (high CPU, stuck in a sweep, its log stopped)? Restart it, or stop it so a standby SM takes over; 'sminfo' twice a few seconds apart must then show ActCount advancing.",
+			Basis:  "sminfo",
+		})
+	}
+	return out
+}
+
+func (s *Snapshot) staleMasterLID() []Finding {
+	if census(s.Fabric).active == 0 {
+		return nil // nothing Active: sm.no-master's case
+	}
+	owners := lidOwners(s.Fabric)
+	read := map[*fabric.Port]SMReading{}
+	for _, r := range s.SM.Readings {
+		read[r.Port] = r
+	}
+	ms := s.masters()
+	var masterNames []string
+	for _, r := range ms {
+		masterNames = append(masterNames, smName(r.Port))
+	}
+	var out []Finding
+	byLID := masterCensus(s.Fabric)
+	lids := make([]uint16, 0, len(byLID))
+	for l := range byLID {
+		lids = append(lids, l)
+	}
+	slices.Sort(lids)
+	total := 0
+	for _, ps := range byLID {
+		total += len(ps)
+	}
+	for _, lid := range lids {
+		ports := byLID[lid]
+		owner := owners[lid]
+		var why string
+		switch {
+		case lid == 0:
+			why = "no LID at all (no SM has told them of a master)"
+		case owner == nil:
+			why = "a LID no port of the fabric owns"
+		case owner.CapMask&mad.CapIsSM == 0:
+			why = fmt.Sprintf("%s, which runs no SM (IsSM is not set in its PortInfo)", entityOf(owner, "").String())
+		default:
+			r, ok := read[owner]
+			switch {
+			case !ok || !r.answered():
+				continue // could not look: unreached, not stale
+			case r.Info.State == mad.SMMaster:
+				continue
+			default:
+				why = fmt.Sprintf("%s, whose SM is %s, not master", entityOf(owner, "").String(), r.Info.State)
+			}
+		}
+		sev := Error
+		tail := "and no SM answers as master anywhere"
+		if len(ms) > 0 {
+			sev = Warning
+			tail = "while the master is " + strings.Join(masterNames, ", ")
+		}
+		slices.SortFunc(ports, func(a, b *fabric.Port) int { return cmp.Compare(entityOf(a, "").String(), entityOf(b, "").String()) })
+		sample := ports[:min(3, len(ports))]
+		ents := []Entity{}
+		if owner != nil {
+			ents = append(ents, entityOf(owner, "named-master"))
+		}
+		for _, p := range sample {
+			ents = append(ents, entityOf(p, "end"))
+		}
+		out = append(out, Finding{
+			Check:    "sm.stale-master-lid",
+			Severity: sev,
+			Title:    fmt.Sprintf("%d active ports name master SM LID %d, %s", len(ports), lid, why),
+			Entities: ents,
+			Evidence: []Evidence{{Name: "ports", Value: float64(len(ports)), Unit: "ports",
+				Text: fmt.Sprintf("%d of %d Active ports have MasterSMLID %d (e.g. %s), %s", len(ports), total, lid, portList(sample), tail)}},
+			Impact: Impact{PathShare: float64(len(ports)) / float64(max(1, total)), Score: 0.05 * float64(len(ports)) / float64(max(1, total)),
+				Summary: "traffic still flows on the programmed routes, but traps and SA queries (path records for rdma_cm and MPI connection set-up) go to an SM that is not there, and nothing repairs the fabric after a failure"},
+			Action: "Start the subnet manager again (systemctl start opensm on the SM hosts) or check that the standby took over ('sminfo'); once a master sweeps it rewrites MasterSMLID on every port. If an SM was moved on purpose, make it do a heavy sweep (kill -HUP the opensm process).",
+			Basis:  "sminfo",
+		})
+	}
+	return out
+}

@@ -98,7 +98,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 					t.Errorf("%q on the %d-column screen is not a word of the full output: a word was cut", w, width)
 				}
 			}
-			if !strings.Contains(joined, "3 checks (need --interval, --expect-topology") {
+			if !strings.Contains(joined, "4 checks (need --interval, --expect-topology") {
 				t.Errorf("the summary's not-run line is missing or long:\n%s", joined)
 			}
 		})

@@ -60,6 +60,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Findings = append(res.Findings, c.run(s)...)
 	}
 	res.Findings = foldSymptoms(res.Findings)
+	res.Findings = mergeIdentical(res.Findings)
 	Rank(res.Findings)
 	return res, nil
 }

@@ -149,6 +149,12 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			if o == route.Delivered || o == route.NoTable || (o == route.Loop) != loops {
 				continue
 			}
+			if o == route.DeadEnd && notReached(at, dst.LID) {
+				// The egress port is up but its far end never
+				// answered: the route could not be followed, which is
+				// not a black hole (topology.unreachable-node says so).
+				continue
+			}
 			for _, h := range byLeaf[leaf] {
 				if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
 					continue
@@ -194,6 +200,16 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		}
 	}
 	return out
+}
+
+// notReached reports whether sw's egress port for lid is physically up
+// while discovery never reached its far end.
+func notReached(sw *fabric.Node, lid uint16) bool {
+	if sw == nil || sw.Switch == nil || int(lid) >= len(sw.Switch.LFT) {
+		return false
+	}
+	p := portOf(sw, sw.Switch.LFT[lid])
+	return p != nil && p.Remote == nil && p.PhysState == mad.PhysLinkUp
 }
 
 func hostNames(ps []*fabric.Port, n int) string {

@@ -70,36 +70,146 @@ func (s *Snapshot) duplicateGUIDs() []Finding {
 }
 
 func (s *Snapshot) unreachable() []Finding {
-	var out []Finding
+	// Every port that leads to a silent node is one entry; a switch that
+	// stopped answering is behind many (every leaf's uplinks to a dead
+	// spine). Entries that failed the same way are one finding.
+	type group struct {
+		what, reason string
+		entries      []fabric.Unreachable
+		ports        []*fabric.Port
+	}
+	var groups []*group
+	byKey := map[[2]string]*group{}
 	for _, u := range s.Fabric.Unreachable {
 		from := s.Fabric.NodeByGUID(u.FromGUID)
-		ents := []Entity{}
-		fromName := "the local port"
+		var port *fabric.Port
 		if from != nil {
 			if s.Scope != nil && !s.nodeInScope(from) {
+				continue
+			}
+			port = portOf(from, u.FromPort)
+		}
+		k := [2]string{u.What, u.Reason}
+		g := byKey[k]
+		if g == nil {
+			g = &group{what: u.What, reason: u.Reason}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.entries = append(g.entries, u)
+		g.ports = append(g.ports, port)
+	}
+	hostAt, leaves := hostPortNumbers(s.Fabric)
+	var out []Finding
+	for _, g := range groups {
+		var ents []Entity
+		sev := Error
+		perNode := map[*fabric.Node][]uint8{}
+		var order []*fabric.Node
+		local := 0
+		for i, u := range g.entries {
+			from := s.Fabric.NodeByGUID(u.FromGUID)
+			if from == nil {
+				local++
 				continue
 			}
 			e := nodeEntity(from, "neighbour")
 			e.Port = int(u.FromPort)
 			ents = append(ents, e)
-			fromName = e.String()
+			if _, ok := perNode[from]; !ok {
+				order = append(order, from)
+			}
+			perNode[from] = append(perNode[from], u.FromPort)
+			if from.Type == mad.NodeSwitch && !hostSlot(g.ports[i], hostAt, leaves) {
+				sev = Critical // behind an uplink or a spine port: likely a switch
+			}
 		}
-		sev := Error
-		if from != nil && from.Type == mad.NodeSwitch && hostPorts(from) == 0 {
-			sev = Critical // behind a spine port: likely a switch
+		var where []string
+		for _, n := range order {
+			where = append(where, fmt.Sprintf("%s port%s %s", nodeName(n), plural(len(perNode[n])), portNumbers(perNode[n])))
 		}
+		if local > 0 {
+			where = append(where, "the local port")
+		}
+		u := g.entries[0]
+		title := ""
+		if len(g.entries) == 1 {
+			fromName := "the local port"
+			if len(ents) == 1 {
+				fromName = ents[0].String()
+			}
+			title = fmt.Sprintf("Node behind %s does not answer (%s)", fromName, g.what)
+		} else {
+			title = fmt.Sprintf("Nodes behind %d ports of %d nodes do not answer (%s)", len(g.entries), len(order)+min(local, 1), g.what)
+		}
+		ev := []Evidence{{Name: "ports", Value: float64(len(g.entries)), Text: "behind " + strings.Join(where, "; ")}}
+		ev = append(ev, Evidence{Name: "path", Text: fmt.Sprintf("e.g. directed route %s: %s", u.Path, u.Reason)})
 		out = append(out, Finding{
 			Check:    "topology.unreachable-node",
 			Severity: sev,
-			Title:    fmt.Sprintf("Node behind %s does not answer (%s)", fromName, u.What),
+			Title:    title,
 			Entities: ents,
-			Evidence: []Evidence{{Name: "path", Text: fmt.Sprintf("directed route %s: %s", u.Path, u.Reason)}},
-			Impact:   Impact{Score: 0.5, Summary: "whatever is behind this port could not be checked; if it is a switch, its hosts and routes are unknown"},
-			Action:   fmt.Sprintf("Check the node behind %s: is its management agent alive (a hung switch CPU, a host with a crashed driver)? Try 'ibdoctor discover --retries 5 --timeout 2s'; if it stays silent, power-cycle or fail over the node.", fromName),
+			Evidence: ev,
+			Impact:   Impact{Score: 0.5, Summary: "whatever is behind these ports could not be checked (it may still forward traffic); if it is a switch, its hosts and routes are unknown"},
+			Action:   "Check the node the ports lead to (many ports from several switches: one switch whose management agent hung): is its management agent alive? Try 'ibdoctor discover --retries 5 --timeout 2s'; if it stays silent, restart the switch's management or fail it over.",
 			Basis:    "topology",
 		})
 	}
 	return out
+}
+
+// hostSlot reports whether switch port p is where a host would be: within
+// its leaf's block of host ports, or where most other leaves have a host.
+func hostSlot(p *fabric.Port, hostAt map[uint8]int, leaves int) bool {
+	if p == nil {
+		return false
+	}
+	if inHostBlock(p) {
+		return true
+	}
+	return leaves >= 3 && hostPorts(p.Node) > 0 && 3*hostAt[p.Num] >= 2*(leaves-1)
+}
+
+// inHostBlock reports whether switch port p lies within the range of the
+// switch's host ports.
+func inHostBlock(p *fabric.Port) bool {
+	lo, hi := 0, 0
+	for _, q := range p.Node.Ports {
+		if toHost(q) {
+			if lo == 0 || int(q.Num) < lo {
+				lo = int(q.Num)
+			}
+			hi = max(hi, int(q.Num))
+		}
+	}
+	return lo != 0 && int(p.Num) >= lo && int(p.Num) <= hi
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// portNumbers writes port numbers with runs collapsed: "33-40, 49".
+func portNumbers(ps []uint8) string {
+	ps = slices.Clone(ps)
+	slices.Sort(ps)
+	var parts []string
+	for i := 0; i < len(ps); {
+		j := i
+		for j+1 < len(ps) && ps[j+1] == ps[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ps[i], ps[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ps[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (s *Snapshot) oversubscribed() []Finding {
@@ -238,22 +348,66 @@ func (s *Snapshot) changed() []Finding {
 			missing = append(missing, n)
 		}
 	}
+	// A missing switch hides the hosts cabled only to it: they are its
+	// finding (named in it), not one finding each.
+	gone := map[*fabric.Node]bool{}
 	for _, n := range missing {
-		if s.Scope != nil && !s.scopeNamesNode(n) {
+		gone[n] = true
+	}
+	behind := map[*fabric.Node][]*fabric.Node{}
+	folded := map[*fabric.Node]bool{}
+	for _, n := range missing {
+		if n.Type == mad.NodeSwitch {
+			continue
+		}
+		var sw *fabric.Node
+		only := true
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			r := p.Remote.Node
+			if r.Type != mad.NodeSwitch || !gone[r] || (sw != nil && sw != r) {
+				only = false
+				break
+			}
+			sw = r
+		}
+		if only && sw != nil {
+			behind[sw] = append(behind[sw], n)
+			folded[n] = true
+		}
+	}
+	for _, n := range missing {
+		if folded[n] || (s.Scope != nil && !s.scopeNamesNode(n)) {
 			continue
 		}
 		sev := Error
 		if n.Type == mad.NodeSwitch {
 			sev = Critical
 		}
+		title := fmt.Sprintf("%s %s from the expected topology is missing", n.Type, nodeName(n))
+		ev := []Evidence{{Name: "node", Text: fmt.Sprintf("NodeGUID 0x%016x is in the expected topology but was not discovered", n.GUID)}}
+		ents := []Entity{nodeEntity(n, "missing")}
+		impact := "its links and hosts are out of the fabric"
+		if hs := behind[n]; len(hs) > 0 {
+			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %d hosts behind it", n.Type, nodeName(n), len(hs))
+			var names []string
+			for _, h := range hs {
+				names = append(names, nodeName(h))
+				ents = append(ents, nodeEntity(h, "behind"))
+			}
+			ev = append(ev, Evidence{Name: "hosts behind", Value: float64(len(hs)), Text: "cabled only to it, not discovered either: " + strings.Join(names, ", ")})
+			impact = fmt.Sprintf("%d hosts are cut off (or could not be seen through it)", len(hs))
+		}
 		out = append(out, Finding{
 			Check:    "topology.changed",
 			Severity: sev,
-			Title:    fmt.Sprintf("%s %s from the expected topology is missing", n.Type, nodeName(n)),
-			Entities: []Entity{nodeEntity(n, "missing")},
-			Evidence: []Evidence{{Name: "node", Text: fmt.Sprintf("NodeGUID 0x%016x is in the expected topology but was not discovered", n.GUID)}},
-			Impact:   Impact{Score: 0.5, Summary: "its links and hosts are out of the fabric"},
-			Action:   "Find out whether the node is powered and cabled; check unreachable-node findings for a port that leads to it.",
+			Title:    title,
+			Entities: ents,
+			Evidence: ev,
+			Impact:   Impact{Score: 0.5, Summary: impact},
+			Action:   "Find out whether the node is powered and cabled; check unreachable-node findings for a port that leads to it (a switch whose management agent hung hides its hosts from discovery but may still forward their traffic).",
 			Basis:    "baseline",
 		})
 	}

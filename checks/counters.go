@@ -215,10 +215,10 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		}
 		share, _ := s.pathShare(p)
 		if iv > 0 {
-			if r.XmitWaitTicksPerSecond <= 0 {
+			stalled, ok := r.Stalled(iv.Seconds())
+			if !ok {
 				return
 			}
-			stalled := float64(r.XmitWait.Delta) / (r.XmitWaitTicksPerSecond * iv.Seconds())
 			if stalled < t.XmitWaitInfo {
 				return
 			}
@@ -266,12 +266,8 @@ func (s *Snapshot) utilization() []Finding {
 		if p == nil || !linkUp(p) || !s.inScope(p) {
 			return
 		}
-		rate := p.Rate().BytesPerSecond()
-		if rate <= 0 {
-			return
-		}
-		util := float64(r.XmitBytes) / (rate * iv.Seconds())
-		if util < t.Utilization {
+		util, ok := r.Utilization(iv.Seconds())
+		if !ok || util < t.Utilization {
 			return
 		}
 		share, _ := s.pathShare(p)

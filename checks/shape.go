@@ -1,0 +1,86 @@
+package checks
+
+import (
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// The exported forms of the role inference the checks use, so renderings
+// (the HTML drawing) place nodes exactly where the checks think they are
+// instead of inferring roles a second way.
+
+// IsHost reports whether n is a compute host's adapter: a CA not built into
+// a switch (SHARP Aggregation Nodes and management HCAs are not hosts).
+func IsHost(n *fabric.Node) bool { return isHostNode(n) }
+
+// IsAggregationNode reports whether n is a SHARP Aggregation Node or
+// another CA built into a switch.
+func IsAggregationNode(n *fabric.Node) bool { return isAggregationNode(n) }
+
+// LinkUp reports whether p carries a trained link (the checks' definition).
+func LinkUp(p *fabric.Port) bool { return linkUp(p) }
+
+// InterSwitch reports whether p is cabled to another switch (a loopback
+// cable is not).
+func InterSwitch(p *fabric.Port) bool { return interSwitch(p) }
+
+// SwitchTiers returns every switch's tier as the checks see it: 0 for a
+// leaf (a switch with a host cabled to it), otherwise the fewest
+// inter-switch hops to a leaf (1 spine, 2 core, ...), over links the
+// checks count as inter-switch whatever their state. A switch no leaf can
+// be reached from is -1.
+func SwitchTiers(f *fabric.Fabric) map[*fabric.Node]int {
+	tier := make(map[*fabric.Node]int)
+	var q []*fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch {
+			continue
+		}
+		if hostPorts(n) > 0 {
+			tier[n] = 0
+			q = append(q, n)
+		} else {
+			tier[n] = -1
+		}
+	}
+	for len(q) > 0 {
+		n := q[0]
+		q = q[1:]
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || !interSwitch(p) {
+				continue
+			}
+			r := p.Remote.Node
+			if t, ok := tier[r]; ok && t < 0 {
+				tier[r] = tier[n] + 1
+				q = append(q, r)
+			}
+		}
+	}
+	return tier
+}
+
+// Utilization is the share of the port's active rate it sent over the
+// interval (counters.utilization's measure); false without an interval or
+// a rate.
+func (r PortReading) Utilization(interval float64) (float64, bool) {
+	if r.Port == nil || interval <= 0 {
+		return 0, false
+	}
+	rate := r.Port.Rate().BytesPerSecond()
+	if rate <= 0 {
+		return 0, false
+	}
+	return float64(r.XmitBytes) / (rate * interval), true
+}
+
+// Stalled is the share of the interval the port waited to send
+// (counters.congestion's measure: PortXmitWait's increase over what it
+// would count stalled all the time); false without an interval or
+// PortXmitWait.
+func (r PortReading) Stalled(interval float64) (float64, bool) {
+	if r.XmitWait == nil || interval <= 0 || r.XmitWaitTicksPerSecond <= 0 {
+		return 0, false
+	}
+	return float64(r.XmitWait.Delta) / (r.XmitWaitTicksPerSecond * interval), true
+}

@@ -19,6 +19,7 @@ func newCheckCmd(a *app) *cobra.Command {
 		list    bool
 		detail  int
 		verbose bool
+		html    string
 	)
 	cmd := &cobra.Command{
 		Use:   "check",
@@ -29,11 +30,15 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 --fail-on, 2 could not decide (see docs/exit-codes.md).`,
 		Example: `  ibdoctor check --sim                       # the built-in sample fabric
   ibdoctor check --interval 30s --expect-rate 4xNDR
-  ibdoctor check --json --fail-on warning`,
+  ibdoctor check --json --fail-on warning
+  ibdoctor check --sim --html fabric.html     # a page with a drawing of the fabric`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				return printCheckList(a)
+			}
+			if err := checkHTMLPath(html); err != nil {
+				return withExit(ExitUndecided, err)
 			}
 			failOn, err := checks.ParseSeverity(o.failOn)
 			if err != nil {
@@ -57,11 +62,17 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 				return err
 			}
 			defer sess.Close()
-			res, err := checks.Run(sw.Snapshot(expect, baseline, nil), o.only...)
+			snap := sw.Snapshot(expect, baseline, nil)
+			res, err := checks.Run(snap, o.only...)
 			if err != nil {
 				return withExit(ExitUndecided, err)
 			}
 			doc := sw.Document("check", sess.Name, res, failOn)
+			if html != "" {
+				if err := writeHTML(html, doc, snap); err != nil {
+					return err
+				}
+			}
 			if err := a.printReport(doc, printOptions{json: asJSON, detail: detail, verbose: verbose}); err != nil {
 				return err
 			}
@@ -72,6 +83,7 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 	o.flags(cmd.Flags(), "error")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/schema-report.md)")
 	cmd.Flags().BoolVar(&list, "list", false, "list the checks and exit")
+	htmlFlag(cmd.Flags(), &html)
 	cmd.Flags().IntVar(&detail, "detail", 10, "show evidence and next steps for the first N findings")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also say why each check that did not run was skipped")
 	return cmd

@@ -31,6 +31,7 @@ type sweepOptions struct {
 	check       checkOptions
 	out         string
 	prom        string
+	html        string
 	promMinSev  string
 	stateDir    string
 	noSave      bool
@@ -79,6 +80,7 @@ at or above --fail-on when that is given.`,
 	o.check.flags(cmd.Flags(), "")
 	cmd.Flags().StringVar(&o.out, "out", "-", "write the JSON report to this file (atomically; - is stdout)")
 	cmd.Flags().StringVar(&o.prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")
+	htmlFlag(cmd.Flags(), &o.html)
 	cmd.Flags().StringVar(&o.promMinSev, "prom-min-severity", "warning", "lowest severity whose findings get a series of their own in --prom: info, warning, error or critical")
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where to keep the snapshot and the accepted baseline ($IBDOCTOR_STATE_DIR); created if missing")
 	cmd.Flags().BoolVar(&o.noSave, "no-save", false, "do not write the snapshot (nor take the state directory's lock)")
@@ -108,6 +110,9 @@ func (o *sweepOptions) validate() error {
 		o.out = outfile.Stdout
 	}
 	// Refuse a FIFO, device or directory now, not after the sweep.
+	if err := checkHTMLPath(o.html); err != nil {
+		return err
+	}
 	for _, f := range []struct{ flag, path string }{{"--out", o.out}, {"--prom", o.prom}} {
 		if f.path == "" || f.path == outfile.Stdout {
 			continue
@@ -167,7 +172,8 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if ctx.Err() != nil {
 		return fail(fmt.Errorf("sweep interrupted (%v): the previous report and snapshot are kept", context.Cause(ctx)))
 	}
-	res, err := checks.Run(sw.Snapshot(o.expectation, baseline, nil), o.check.only...)
+	snap := sw.Snapshot(o.expectation, baseline, nil)
+	res, err := checks.Run(snap, o.check.only...)
 	if err != nil {
 		return fail(err)
 	}
@@ -208,6 +214,11 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		}
 		if err := outfile.WriteAtomic(o.prom, b.Bytes()); err != nil {
 			return withExit(ExitUndecided, fmt.Errorf("--prom: %w", err))
+		}
+	}
+	if o.html != "" {
+		if err := writeHTML(o.html, doc, snap); err != nil {
+			return err
 		}
 	}
 	switch {

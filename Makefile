@@ -13,7 +13,7 @@
 # detector's runtime needs cgo in the *test* binaries only; the ibdoctor
 # binary is always built with CGO_ENABLED=0), and the tools the integration
 # tests drive: tshark ibsim-utils libumad2sim0 opensm infiniband-diags prometheus
-# qemu-system-x86 busybox-static strace tmux. Tests skip when a tool is missing,
+# qemu-system-x86 busybox-static strace tmux chromium-headless-shell. Tests skip when a tool is missing,
 # except with CI=true, where they fail. Go modules come from the module
 # cache or, if absent, are downloaded by `go mod download` (printed) and
 # checked against go.sum.

@@ -110,9 +110,7 @@
 
   // Search: hosts and switches by name (a host's box is its leaf's).
   var q = document.getElementById("q"), qn = document.getElementById("qn"), timer = 0;
-  q.addEventListener("input", function () {
-    clearTimeout(timer);
-    timer = setTimeout(function () {
+  function search() {
       clear();
       var s = q.value.trim().toLowerCase();
       if (!s) { qn.textContent = ""; return; }
@@ -122,8 +120,8 @@
       light(ids, "hl");
       qn.textContent = n ? n + " match" + (n > 1 ? "es" : "") + (n === 1 ? ": " + boxes[Object.keys(boxes)[0]] : "") : "no match";
       if (lit.length) { svg.classList.add("dim"); zoomEls(lit); }
-    }, 150);
-  });
+  }
+  q.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(search, 150); });
 
   // State or heat view.
   document.querySelectorAll("input[name=view]").forEach(function (r) {
@@ -139,5 +137,18 @@
   }
   size();
   initial();
+  // A link can point at a finding (#f=3) or a search (#q=gpu012).
+  function fromHash() {
+    var h = decodeURIComponent(location.hash.slice(1)), m;
+    if ((m = /^f=(\d+)$/.exec(h))) {
+      var li = document.querySelector('.f[data-f="' + (+m[1] - 1) + '"]');
+      if (li && !li.classList.contains("on")) pick(li);
+    } else if ((m = /^q=(.+)$/.exec(h))) {
+      q.value = m[1]; search();
+    }
+  }
+  window.addEventListener("hashchange", fromHash);
+  fromHash();
+  document.documentElement.setAttribute("data-ready", "yes");
   window.addEventListener("resize", function () { if (vb.w >= W && vb.h >= H) fit(); });
 })();

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestHTMLOutput: check and sweep write the page with --html, next to
+// their usual output; the page names the findings and draws the fabric.
+func TestHTMLOutput(t *testing.T) {
+	topo := chkTopology(t)
+	faults := writeFile(t, "f.faults", faultSpine1X)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"check", []string{"check", "--sim=" + topo, "--faults", faults}, ExitFindings},
+		{"sweep", []string{"sweep", "--sim=" + topo, "--faults", faults, "--no-save", "--out", filepath.Join(dir, "r.json")}, ExitHealthy},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			page := filepath.Join(dir, c.name+".html")
+			code, out, stderr := run(append(c.args, "--html", page)...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\n%s\n%s", code, c.code, out, stderr)
+			}
+			b, err := os.ReadFile(page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := string(b)
+			for _, want := range []string{"<!DOCTYPE html>", "ibdoctor " + c.name, `<svg id="fab"`, "leaf02/6 &lt;-&gt; spine02", ">spine02</text>", `class="l v2 s3`} {
+				if !strings.Contains(s, want) {
+					t.Errorf("page lacks %q", want)
+				}
+			}
+			if c.name == "check" && !strings.Contains(out, "Status:") {
+				t.Errorf("check printed no report with --html:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestHTMLBadPath: a page that cannot be written is a one-line error
+// naming the flag, exit 2.
+func TestHTMLBadPath(t *testing.T) {
+	topo := chkTopology(t)
+	code, _, stderr := run("check", "--sim="+topo, "--html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html"))
+	if code != ExitUndecided || !strings.Contains(stderr, "--html") {
+		t.Errorf("exit %d, stderr %q; want 2 and a message naming --html", code, stderr)
+	}
+}

@@ -1,0 +1,265 @@
+package htmlpage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/layout"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+)
+
+// sampleReport sweeps the built-in sample fabric (its incident applied)
+// in the simulator, as 'check --sim' does, and returns the report and the
+// snapshot it was judged on.
+func sampleReport(t testing.TB) (*report.Document, *checks.Snapshot) {
+	t.Helper()
+	s, err := sim.Sample(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := sw.Snapshot(checks.Expectations{}, nil, nil)
+	res, err := checks.Run(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw.Document("check", "sim:sample", res, checks.Error), snap
+}
+
+func render(t testing.TB, doc *report.Document, snap *checks.Snapshot) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Render(&b, doc, snap, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// pageData is the JSON the page's script reads.
+type pageData struct {
+	Links []struct {
+		N int        `json:"n"`
+		C [][]string `json:"c"`
+	} `json:"links"`
+	Boxes []string `json:"boxes"`
+	Find  []highlight
+	Names [][2]any `json:"names"`
+}
+
+func dataOf(t *testing.T, page string) pageData {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="data">(.*?)</script>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no data script in the page")
+	}
+	var d pageData
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatalf("page data: %v", err)
+	}
+	return d
+}
+
+// TestSelfContained: the page loads nothing: no external scripts, styles,
+// images or fonts, and no URL but the SVG namespace.
+func TestSelfContained(t *testing.T) {
+	doc, snap := sampleReport(t)
+	page := render(t, doc, snap)
+	for _, bad := range []string{"<link", " src=", "@import", "url(", "fetch(", "XMLHttpRequest"} {
+		if strings.Contains(page, bad) {
+			t.Errorf("page contains %q", bad)
+		}
+	}
+	urls := regexp.MustCompile(`https?://[^"' )<]+`).FindAllString(page, -1)
+	for _, u := range urls {
+		if u != "http://www.w3.org/2000/svg" {
+			t.Errorf("page refers to %s", u)
+		}
+	}
+}
+
+// TestSampleIncident: the sample fabric's incident is in the drawing: the
+// two misrouted spines are framed critical with badges 1 and 2, the 1X
+// uplink's bundle is drawn degraded (critical) with badge 3, and every
+// finding is listed with its title, evidence and next step.
+func TestSampleIncident(t *testing.T) {
+	doc, snap := sampleReport(t)
+	page := render(t, doc, snap)
+	d := layout.Build(snap.Fabric, layout.Options{})
+	box := func(name string) int { return d.BoxOf(snap.Fabric.NodesByName(name)[0]) }
+	for i, sp := range []string{"spine01", "spine02"} {
+		re := regexp.MustCompile(`<g id="b` + itoa(box(sp)) + `" class="bx k0 s3">.*?<text class="bt"[^>]*>(\d+)</text></g>`)
+		m := re.FindStringSubmatch(page)
+		if m == nil {
+			t.Errorf("%s is not drawn as a critical switch with a badge", sp)
+		} else if m[1] != itoa(i+1) {
+			t.Errorf("%s carries badge %s, want %d", sp, m[1], i+1)
+		}
+	}
+	leaf07 := snap.Fabric.NodesByName("leaf07")[0]
+	uplink := d.BundleOf(leaf07.Ports[41])
+	if !regexp.MustCompile(`<path id="l` + itoa(uplink) + `" class="l v2 s3[ "]`).MatchString(page) {
+		t.Errorf("the 1X uplink's bundle (l%d) is not drawn degraded and critical", uplink)
+	}
+	if !strings.Contains(page, `<text x="`) || !regexp.MustCompile(`<g class="lb s3"><circle[^>]*/><text[^>]*>3</text></g>`).MatchString(page) {
+		t.Error("no badge 3 on a link")
+	}
+	for _, f := range doc.Findings {
+		for _, s := range []string{f.Title, f.Action} {
+			if !strings.Contains(page, htmlEscape(s)) {
+				t.Errorf("page lacks %q", s)
+			}
+		}
+	}
+	if !strings.Contains(page, "SymbolErrorCounter") {
+		t.Error("no evidence in the page")
+	}
+	// Hover card of the uplink: both ends, the 1X rate, the counters and
+	// the route load.
+	data := dataOf(t, page)
+	var card []string
+	for _, c := range data.Links[uplink].C {
+		if strings.HasPrefix(c[0], "leaf07/41") || strings.HasPrefix(c[1], "leaf07/41") {
+			card = c
+		}
+	}
+	if card == nil {
+		t.Fatalf("no card for leaf07/41 in bundle %d: %v", uplink, data.Links[uplink])
+	}
+	if card[2] != "1X NDR" || !strings.Contains(card[3]+card[4], "SymbolErrorCounter=") || !strings.Contains(card[5], "paths") {
+		t.Errorf("card of leaf07/41: %q", card)
+	}
+	if data.Links[uplink].N != 8 {
+		t.Errorf("uplink bundle has %d cables, want 8", data.Links[uplink].N)
+	}
+}
+
+// TestFindingHighlights: finding 1 (spine01's imbalance) highlights
+// spine01 and its busiest link, and the routes through that link: from
+// the other leaves up and down to leaf05's hosts.
+func TestFindingHighlights(t *testing.T) {
+	doc, snap := sampleReport(t)
+	data := dataOf(t, render(t, doc, snap))
+	if len(data.Find) != len(doc.Findings) {
+		t.Fatalf("%d highlights for %d findings", len(data.Find), len(doc.Findings))
+	}
+	d := layout.Build(snap.Fabric, layout.Options{})
+	f := snap.Fabric
+	spine01, leaf05 := f.NodesByName("spine01")[0], f.NodesByName("leaf05")[0]
+	h := data.Find[0]
+	if doc.Findings[0].Check != "routing.ecmp-imbalance" {
+		t.Fatalf("finding 1 is %s", doc.Findings[0].Check)
+	}
+	if !contains(h.Boxes, d.BoxOf(spine01)) {
+		t.Errorf("finding 1 does not highlight spine01: %+v", h)
+	}
+	if !contains(h.Bundles, d.BundleOf(spine01.Ports[33])) {
+		t.Errorf("finding 1 does not highlight spine01/33's link")
+	}
+	hostBundle := -1
+	for i, b := range d.Bundles {
+		if b.A == d.BoxOf(leaf05) && d.Boxes[b.B].Kind == layout.Hosts {
+			hostBundle = i
+		}
+	}
+	if !contains(h.Paths, hostBundle) {
+		t.Errorf("finding 1's paths miss leaf05's hosts (bundle %d): %v", hostBundle, h.Paths)
+	}
+	up := 0
+	for _, li := range h.Paths {
+		if d.Bundles[li].A == d.BoxOf(spine01) && d.Bundles[li].B != d.BoxOf(leaf05) {
+			up++
+		}
+	}
+	if up == 0 {
+		t.Errorf("finding 1's paths include no leaf's uplink to spine01: %v", h.Paths)
+	}
+}
+
+// TestHeatView: with two counter samples the links carry heat classes and
+// the view switch is enabled; without, it is disabled and says why.
+func TestHeatView(t *testing.T) {
+	doc, snap := sampleReport(t)
+	page := render(t, doc, snap)
+	if !strings.Contains(page, `value="util" disabled`) || regexp.MustCompile(`<path id="l\d+" class="[^"]* hu\d`).MatchString(page) {
+		t.Error("heat view offered without an interval")
+	}
+	var ports []*fabric.Port
+	for _, l := range snap.Fabric.Links() {
+		ports = append(ports, l.A)
+	}
+	snap.Counters = fakeCounters{iv: 10 * time.Second, ports: ports}
+	page = render(t, doc, snap)
+	if strings.Contains(page, `value="util" disabled`) {
+		t.Error("heat view disabled with an interval")
+	}
+	if !strings.Contains(page, " hu5 hw3") {
+		t.Error("no link in the hottest utilisation bucket")
+	}
+	if !strings.Contains(page, "sent 90% of rate (computed)") {
+		t.Error("hover cards do not show the computed utilisation")
+	}
+}
+
+// fakeCounters: every port sent 90% of its rate and was stalled 30% of
+// an interval.
+type fakeCounters struct {
+	iv    time.Duration
+	ports []*fabric.Port
+}
+
+func (f fakeCounters) Interval() time.Duration { return f.iv }
+func (f fakeCounters) Ports(fn func(checks.PortReading)) {
+	for _, p := range f.ports {
+		sec := f.iv.Seconds()
+		fn(checks.PortReading{Port: p,
+			XmitBytes:              uint64(0.9 * p.Rate().BytesPerSecond() * sec),
+			XmitWait:               &checks.CounterValue{Name: "PortXmitWait", Delta: uint64(0.3 * 1e6 * sec), Value: 1},
+			XmitWaitTicksPerSecond: 1e6})
+	}
+}
+
+// TestRenderNoFabric: a report without a fabric is an error, not an
+// empty page.
+func TestRenderNoFabric(t *testing.T) {
+	var b bytes.Buffer
+	if err := Render(&b, &report.Document{}, &checks.Snapshot{}, Options{}); err == nil {
+		t.Error("no error without a fabric")
+	}
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// htmlEscape is how html/template writes text.
+func htmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;")
+	return r.Replace(s)
+}

@@ -44,12 +44,24 @@ func TestHTMLOutput(t *testing.T) {
 	}
 }
 
-// TestHTMLBadPath: a page that cannot be written is a one-line error
-// naming the flag, exit 2.
+// TestHTMLBadPath: a path that cannot take the page (a directory,
+// stdout) is refused before the sweep with a one-line error naming the
+// flag, exit 2.
 func TestHTMLBadPath(t *testing.T) {
 	topo := chkTopology(t)
-	code, _, stderr := run("check", "--sim="+topo, "--html", filepath.Join(t.TempDir(), "no", "such", "dir", "p.html"))
-	if code != ExitUndecided || !strings.Contains(stderr, "--html") {
-		t.Errorf("exit %d, stderr %q; want 2 and a message naming --html", code, stderr)
+	dir := t.TempDir()
+	for _, cmd := range []string{"check", "sweep"} {
+		for _, bad := range []string{dir, "-"} {
+			code, out, stderr := run(cmd, "--sim="+topo, "--no-save", "--html", bad)
+			if cmd == "check" {
+				code, out, stderr = run(cmd, "--sim="+topo, "--html", bad)
+			}
+			if code != ExitUndecided || !strings.Contains(stderr, "--html") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("%s --html %s: exit %d, stderr %q; want 2 and one line naming --html", cmd, bad, code, stderr)
+			}
+			if strings.Contains(out, "Status:") || strings.Contains(out, "schema") {
+				t.Errorf("%s --html %s swept anyway:\n%s", cmd, bad, out)
+			}
+		}
 	}
 }

@@ -163,4 +163,3 @@ func TestBrowserDOM(t *testing.T) {
 		t.Errorf("search for gpu012: %s, want 7 matches (its HCAs but the one in Polling)", m)
 	}
 }
-

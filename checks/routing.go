@@ -576,11 +576,20 @@ func (s *Snapshot) asymmetric() []Finding {
 	if ratio <= 0 {
 		ratio = 1.2
 	}
-	if conc > 2*ratio || longer > 0 {
-		// reverse paths piling onto some switches, or one direction
-		// taking more hops than the other (an edited route): worth a
-		// look. Equal-length asymmetry, even of a few pairs, is what
-		// min-hop routing does on a dragonfly or rail fabric.
+	// Asymmetry matters for load only when it piles reverse paths onto
+	// one switch: the busiest switch carries conc times the mean of the
+	// asymmetric reverse paths, and busiest/pairs of all sampled pairs.
+	// Warn when that switch is both concentrated (conc above twice the
+	// ECMP ratio) and carries a real share (above ratio-1, 20%, of the
+	// pairs), or when one direction takes more hops (an edited route).
+	// A handful of pairs piled on one switch is concentrated but carries
+	// no load (docs/checks.md has the measured figures).
+	busiest := 0
+	for _, v := range load {
+		busiest = max(busiest, v)
+	}
+	busyShare := float64(busiest) / float64(pairs)
+	if (conc > 2*ratio && busyShare > ratio-1) || longer > 0 {
 		sev = Warning
 	}
 	a, b := example[0], example[1]
@@ -592,6 +601,7 @@ func (s *Snapshot) asymmetric() []Finding {
 		Evidence: []Evidence{
 			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, nodeName(a.Node), nodeName(b.Node))},
 			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
+			{Name: "busiest share", Value: busyShare, Threshold: ratio - 1, Text: fmt.Sprintf("the busiest switch carries the reverse paths of %s of the sampled pairs (warn above %s with a concentration above %.1fx, or when one direction takes more hops)", pct(busyShare), pct(ratio-1), 2*ratio)},
 		},
 		Impact: Impact{PathShare: share, Score: share * 0.001 * conc,
 			Summary: "asymmetric routes are normal for destination-based routing; they matter when they pile reverse traffic onto a few switches (see the concentration) or break an expectation of symmetric paths"},

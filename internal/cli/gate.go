@@ -95,6 +95,9 @@ healthy when it could not look.`,
 				return err
 			}
 			defer sess.Close()
+			// The snapshot's directed routes start at the sweep's port and
+			// cross links that may be down now: a gate addresses nodes by
+			// LID, as its PerfMgt MADs are anyway, unless it just swept.
 			byLID := true
 			if snap == nil {
 				// The whole sweep, counters included: they are the
@@ -112,8 +115,6 @@ healthy when it could not look.`,
 					return withExit(ExitUndecided, err)
 				}
 				byLID = false // discovered from this very port
-			} else if snap.Source == sess.Name && sess.Kind == "sim" {
-				byLID = false // the same simulated fabric, same attach point
 			}
 			doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
 				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name,

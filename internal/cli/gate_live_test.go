@@ -166,3 +166,30 @@ func TestGateWithoutSnapshotSweepsCounters(t *testing.T) {
 		t.Errorf("%d PerfMgt requests: the whole fabric's counters were not swept", n)
 	}
 }
+
+// TestGateLiveRoutes is issue #17 item 2 on rel.net: h0001 -> h0017 goes
+// leaf001/9 -> spine001 -> leaf003 when swept. Moved afterwards onto
+// leaf001/10 -> spine002 (both ways), whose link then trained at 1X, the
+// gate judges the new route; after the SM routed around a down leaf001/9,
+// the job passes (no stale "cannot reach" from the snapshot's tables).
+func TestGateLiveRoutes(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	net := writeFile(t, "rel.net", relNet())
+	state := filepath.Join(t.TempDir(), "S")
+	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", os.DevNull); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	moved := writeFile(t, "moved.txt", "lft leaf001 behind=leaf003 port=10\nlft spine002 behind=leaf003 port=3\nlft leaf003 behind=leaf001 port=10\nlft spine002 behind=leaf001 port=1\ndegrade leaf001/10 width=1x\n")
+	code, out, stderr := run("gate", "--sim", net, "--faults", moved, "--state-dir", state, "--nodes", "h0001,h0017", "--json")
+	if code != ExitFindings {
+		t.Fatalf("1X on the new route: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if f := chkParse(t, out).Findings[0]; f.Check != "link.degraded-width" || f.Entities[0].Node != "leaf001" || f.Entities[0].Port != 10 {
+		t.Errorf("first finding %s %q", f.Check, f.Title)
+	}
+	around := writeFile(t, "around.txt", "down leaf001/9\nsweep\n")
+	code, out, stderr = run("gate", "--sim", net, "--faults", around, "--state-dir", state, "--nodes", "h0001,h0017", "--json")
+	if code != ExitHealthy {
+		t.Fatalf("rerouted around a down link: exit %d\n%s\n%s", code, out, stderr)
+	}
+}

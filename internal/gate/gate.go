@@ -98,12 +98,24 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		return nil, err
 	}
 	nodes, unmatched := Resolve(f, o.Hosts, o.NameMap)
-	sc := checks.ScopeFor(f, nodes)
 	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{}}
 	for _, h := range unmatched {
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: "no node in the fabric has this name (check the node descriptions or --node-name-map)"})
 	}
+	// The routes as they are now, not as the sweep saw them: the scope
+	// (and so what is re-read and judged) follows the live tables.
+	t := time.Now()
+	blocks, unreached, err := liveRoutes(ctx, e, f, nodes, o.ByLID)
+	sw.Timings["routes"] = time.Since(t)
+	if err != nil {
+		return nil, err // only when ctx ended
+	}
+	if len(unreached) > 0 {
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, unreached...)
+	}
+	sc := checks.ScopeFor(f, nodes)
 	var ports []*fabric.Port
 	for p := range sc.Ports {
 		if p.Num != 0 {
@@ -119,7 +131,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 		return int(a.Num) - int(b.Num)
 	})
-	t := time.Now()
+	t = time.Now()
 	bad := discover.Refresh(ctx, e, ports, o.ByLID, 0)
 	sw.Timings["refresh"] = time.Since(t)
 	for _, u := range bad {
@@ -132,6 +144,15 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	for _, p := range ports {
+		if p.Remote == nil && p.PhysState == mad.PhysLinkUp {
+			// A live route goes out of a port the sweep saw without a
+			// cable: what is behind it was never read.
+			sw.Complete = false
+			sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
+				Reason: "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"})
+		}
 	}
 	if o.Counters {
 		t := time.Now()
@@ -146,7 +167,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 		sw.Counters = c
 	}
-	if diagnoseHasLFT(f) {
+	if hasLFT(f) {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
 	snapCheck := sw.Snapshot(o.Expect, nil, sc)
@@ -165,7 +186,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	doc.Scope = &report.ScopeSummary{
 		Hosts: hosts, Unmatched: unmatched, Ports: len(sc.Ports), Switches: len(sc.Switches),
-		Snapshot: snap.Source, SnapshotAt: snap.TakenAt.Format(time.RFC3339), LiveReads: len(ports),
+		Snapshot: snap.Source, SnapshotAt: snap.TakenAt.Format(time.RFC3339), LiveReads: len(ports), LFTBlocks: blocks,
 	}
 	if len(o.Hosts) == 0 {
 		doc.Status = "undecided"
@@ -173,11 +194,3 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	return doc, nil
 }
 
-func diagnoseHasLFT(f *fabric.Fabric) bool {
-	for _, n := range f.Nodes {
-		if n.Switch != nil && n.Switch.LFT != nil {
-			return true
-		}
-	}
-	return false
-}

@@ -123,7 +123,7 @@ func TestGate(t *testing.T) {
 }
 
 // snapAgain returns a fresh copy (gate mutates the fabric it refreshes).
-func snapAgain(t *testing.T, s *snapshot.Snapshot) *snapshot.Snapshot {
+func snapAgain(t testing.TB, s *snapshot.Snapshot) *snapshot.Snapshot {
 	t.Helper()
 	f, err := s.FabricModel()
 	if err != nil {
@@ -141,6 +141,7 @@ func snapAgain(t *testing.T, s *snapshot.Snapshot) *snapshot.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.Counters = s.Counters
 	return c
 }
 

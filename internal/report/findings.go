@@ -82,6 +82,9 @@ type ScopeSummary struct {
 	Snapshot   string   `json:"snapshot,omitempty"`
 	SnapshotAt string   `json:"snapshot_taken_at,omitempty"`
 	LiveReads  int      `json:"ports_reread_live"`
+	// LFTBlocks is how many forwarding-table blocks holding the job's
+	// LIDs were re-read live to follow the routes as they are now.
+	LFTBlocks int `json:"lft_blocks_reread_live"`
 }
 
 // JSON encodes the document as check --json, gate --json and sweep write
@@ -155,7 +158,7 @@ func Summary(w io.Writer, st Style, d *Document) {
 	if d.Scope != nil {
 		sc := fmt.Sprintf("%d hosts, %d switches, %d ports on their routes", len(d.Scope.Hosts), d.Scope.Switches, d.Scope.Ports)
 		if d.Scope.Snapshot != "" {
-			sc += fmt.Sprintf(" (snapshot %s, %d ports re-read live)", d.Scope.SnapshotAt, d.Scope.LiveReads)
+			sc += fmt.Sprintf(" (snapshot %s, %d ports and %d forwarding-table blocks re-read live)", d.Scope.SnapshotAt, d.Scope.LiveReads, d.Scope.LFTBlocks)
 		}
 		summaryLine(w, st, "Scope", sc)
 		if len(d.Scope.Unmatched) > 0 {

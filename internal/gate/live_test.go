@@ -1,0 +1,247 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// classTap counts the requests an engine sends, by management class.
+type classTap struct{ perf, smp atomic.Int64 }
+
+func (c *classTap) Record(sent bool, _ transport.Addr, m []byte, _ time.Time) {
+	if !sent || len(m) < 4 || m[3]&0x80 != 0 {
+		return
+	}
+	switch mad.Class(m[1]) {
+	case mad.ClassPerfMgt:
+		c.perf.Add(1)
+	case mad.ClassSubnLID, mad.ClassSubnDR:
+		c.smp.Add(1)
+	}
+}
+
+func tappedEngine(t testing.TB, s *sim.Sim, node string, tap transport.Tap) *transport.Engine {
+	t.Helper()
+	c, err := s.Attach(node, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 200 * time.Millisecond, Retries: 1, Tap: tap})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	return e
+}
+
+// sweptWithCounters is sweptSnapshot with the counters saved, as the
+// sweep command keeps them.
+func sweptWithCounters(t testing.TB, f *fabric.Fabric) *snapshot.Snapshot {
+	t.Helper()
+	s, err := sim.New(f, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := engineAt(t, s, "gpu001 mlx5_0")
+	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.New(sw.Fabric, sw.Counters, sw.Taken, "sim:test", "test", sw.Complete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := snap.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := snapshot.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+var tree4x4 = topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8}
+
+// job is gpu001 (leaf01) and gpu009 (leaf02), gated from gpu020 by LID.
+func job() Options {
+	return Options{Hosts: []string{"gpu001", "gpu009"}, FailOn: checks.Warning, ByLID: true, Source: "sim:test", Counters: true}
+}
+
+// TestGateCountersLive: counters that grew on the job's route since the
+// sweep fail the gate, judged by checks' counters.errors; the gate sends
+// PerfMgt MADs only for the ports on the routes.
+func TestGateCountersLive(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	live, err := sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := snap.FabricModel()
+	up := uplinkTo(t, f, "leaf01", "gpu009")
+	if err := live.SetCounter(fmt.Sprintf("leaf01/%d", up), "SymbolErrorCounter", 5000); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.SetCounter("leaf04/1", "PortRcvErrors", 500); err != nil { // off the routes
+		t.Fatal(err)
+	}
+	tap := &classTap{}
+	e := tappedEngine(t, live, "gpu020 mlx5_0", tap)
+	doc, err := Run(context.Background(), snapAgain(t, snap), e, job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" || len(doc.Findings) != 1 {
+		t.Fatalf("status %q, findings %+v", doc.Status, doc.Findings)
+	}
+	fd := doc.Findings[0]
+	if fd.Check != "counters.errors" || fd.Basis != "since-snapshot" || fd.Entities[0].Node != "leaf01" || fd.Entities[0].Port != int(up) {
+		t.Errorf("finding %s %s %q %+v", fd.Check, fd.Basis, fd.Title, fd.Entities)
+	}
+	// ClassPortInfo per PMA plus one read per port on the routes.
+	if n := tap.perf.Load(); n == 0 || int(n) > 2*doc.Scope.Ports {
+		t.Errorf("%d PerfMgt requests for %d ports in scope", n, doc.Scope.Ports)
+	}
+	t.Logf("%d PerfMgt and %d SMP requests for %d ports in scope", tap.perf.Load(), tap.smp.Load(), doc.Scope.Ports)
+}
+
+// uplinkTo returns the port sw's table sends host's LID out of.
+func uplinkTo(t testing.TB, f *fabric.Fabric, sw, host string) uint8 {
+	t.Helper()
+	s := f.NodesByHost(sw)[0]
+	h := f.NodesByHost(host)[0]
+	return s.Switch.LFT[h.Ports[1].LID]
+}
+
+// otherUplink returns an uplink of leaf (cabled to a spine) that the
+// snapshot's routes among the job's hosts do not cross.
+func otherUplink(t testing.TB, f *fabric.Fabric, leaf string, hosts []string) uint8 {
+	t.Helper()
+	var nodes []*fabric.Node
+	for _, h := range hosts {
+		nodes = append(nodes, f.NodesByHost(h)[0])
+	}
+	sc := checks.ScopeFor(f, nodes)
+	for _, p := range f.NodesByHost(leaf)[0].Ports {
+		if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && !sc.Ports[p] {
+			return p.Num
+		}
+	}
+	t.Fatalf("every uplink of %s is on the job's routes", leaf)
+	return 0
+}
+
+// TestGateFollowsLiveRoutes: after the sweep the SM moved the route from
+// gpu001's leaf to gpu009 onto another uplink, and that link retrained at
+// 1X. The gate must judge the new route (re-reading the LFT block of
+// gpu009's LID on the way), fail, and name the link.
+func TestGateFollowsLiveRoutes(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	f, _ := snap.FabricModel()
+	newUp := otherUplink(t, f, "leaf01", []string{"gpu001", "gpu009"})
+	dst := f.NodesByHost("gpu009")[0].Ports[1].LID
+
+	live, err := sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.SetRoute("leaf01", dst, newUp); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Degrade(fmt.Sprintf("leaf01/%d", newUp), mad.Width1X, 0); err != nil {
+		t.Fatal(err)
+	}
+	e := engineAt(t, live, "gpu020 mlx5_0")
+	doc, err := Run(context.Background(), snapAgain(t, snap), e, job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" {
+		t.Fatalf("a 1X link on the live route: status %q, findings %+v, unreached %+v", doc.Status, doc.Findings, doc.Unreached)
+	}
+	if !names(doc, "link.degraded-width", "leaf01", int(newUp)) {
+		t.Errorf("no link.degraded-width finding naming leaf01/%d: %+v", newUp, doc.Findings)
+	}
+	if doc.Scope.LFTBlocks == 0 {
+		t.Errorf("no forwarding-table block re-read")
+	}
+}
+
+// TestGateAfterRerouteAroundFault: a link on the job's route went down
+// after the sweep and the SM routed around it. The job's routes deliver:
+// the gate passes, with no stale "cannot reach" from the old tables.
+func TestGateAfterRerouteAroundFault(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	f, _ := snap.FabricModel()
+	old := uplinkTo(t, f, "leaf01", "gpu009")
+
+	live, err := sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Down(fmt.Sprintf("leaf01/%d", old)); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Sweep(); err != nil {
+		t.Fatal(err)
+	}
+	e := engineAt(t, live, "gpu020 mlx5_0")
+	doc, err := Run(context.Background(), snapAgain(t, snap), e, job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "healthy" {
+		t.Fatalf("rerouted around a down link: status %q, findings %+v, unreached %+v", doc.Status, doc.Findings, doc.Unreached)
+	}
+
+	// The same fault without the SM's reroute: the job's route is broken.
+	live, err = sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Down(fmt.Sprintf("leaf01/%d", old)); err != nil {
+		t.Fatal(err)
+	}
+	// MADs through the broken link are lost: time them out quickly.
+	c, err := live.Attach("gpu020 mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = transport.NewEngine(c, transport.Options{Timeout: 20 * time.Millisecond, Retries: -1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	doc, err = Run(context.Background(), snapAgain(t, snap), e, job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status == "healthy" {
+		t.Fatalf("a down link on the live route: healthy")
+	}
+}
+
+// names reports whether doc has a finding of check naming node/port (as
+// the port or its peer).
+func names(doc *report.Document, check, node string, port int) bool {
+	for _, f := range doc.Findings {
+		if f.Check != check {
+			continue
+		}
+		for _, en := range f.Entities {
+			if en.Node == node && en.Port == port {
+				return true
+			}
+		}
+	}
+	return false
+}
+

@@ -1,0 +1,161 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// maxHops bounds a walk, as a switch bounds a packet's life (a loop).
+const maxHops = 64
+
+type blockKey struct {
+	sw    *fabric.Node
+	index int
+}
+
+// liveRoutes brings the snapshot's forwarding tables up to date where the
+// job's traffic goes: it follows every route from the job's leaf switches
+// to each of the job's LIDs, and on each switch a route reaches it
+// re-reads the LFT block holding that LID before taking the next hop, so
+// the routes followed are the live ones (an SM may have moved them since
+// the sweep). Rounds go hop by hop, each round's blocks read at once. It
+// returns the blocks it read and what could not be read.
+func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, hosts []*fabric.Node, byLID bool) (int, []report.Unreached, error) {
+	var (
+		lids   []uint16
+		leaves []*fabric.Node
+		seen   = map[*fabric.Node]bool{}
+	)
+	for _, h := range hosts {
+		for _, p := range h.Ports {
+			if p == nil || p.Num == 0 {
+				continue
+			}
+			if p.LID != 0 && p.LID < 0xc000 {
+				for i := 0; i < 1<<p.LMC; i++ {
+					lids = append(lids, p.LID+uint16(i))
+				}
+			}
+			if p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && !seen[p.Remote.Node] {
+				seen[p.Remote.Node] = true
+				leaves = append(leaves, p.Remote.Node)
+			}
+		}
+	}
+	if !hasLFT(f) {
+		return 0, nil, nil // the snapshot has no tables: nothing to follow
+	}
+	state := map[blockKey]bool{} // read: true; failed: false
+	var (
+		un   []report.Unreached
+		read int
+	)
+	for {
+		var need []route.Block
+		queued := map[blockKey]bool{}
+		for _, lid := range lids {
+			for _, leaf := range leaves {
+				sw := leaf
+				for hop := 0; sw != nil && hop < maxHops; hop++ {
+					k := blockKey{sw, int(lid) / mad.LFTBlockSize}
+					ok, done := state[k]
+					if !done {
+						if !queued[k] {
+							queued[k] = true
+							need = append(need, route.Block{Switch: sw, Index: k.index})
+						}
+						break
+					}
+					if !ok {
+						break // not readable: reported already
+					}
+					sw = nextSwitch(sw, lid)
+				}
+			}
+		}
+		if len(need) == 0 {
+			return read, un, nil
+		}
+		err := route.ReadBlocks(ctx, e, need, byLID, 0)
+		if ctx.Err() != nil {
+			return read, un, ctx.Err()
+		}
+		bad := switchErrors(err)
+		for _, se := range bad {
+			un = append(un, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: se.Err.Error()})
+		}
+		for _, b := range need {
+			k := blockKey{b.Switch, b.Index}
+			state[k] = !failedBlock(bad, b)
+			if state[k] {
+				read++
+			}
+		}
+	}
+}
+
+// nextSwitch is the switch sw's table sends lid to, or nil when the route
+// ends there (at a CA, a missing entry, an uncabled port).
+func nextSwitch(sw *fabric.Node, lid uint16) *fabric.Node {
+	if sw.Switch == nil || int(lid) >= len(sw.Switch.LFT) {
+		return nil
+	}
+	out := sw.Switch.LFT[lid]
+	if out == 0 || out == fabric.NoRoute || int(out) >= len(sw.Ports) {
+		return nil
+	}
+	p := sw.Ports[out]
+	if p == nil || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch {
+		return nil
+	}
+	return p.Remote.Node
+}
+
+func switchErrors(err error) []*route.SwitchError {
+	var out []*route.SwitchError
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var se *route.SwitchError
+		if errors.As(err, &se) {
+			out = append(out, se)
+		}
+	}
+	walk(err)
+	return out
+}
+
+// failedBlock reports whether bad holds the failure of block b.
+func failedBlock(bad []*route.SwitchError, b route.Block) bool {
+	want := fmt.Sprintf("LinearForwardingTable block %d", b.Index)
+	for _, se := range bad {
+		if se.Switch == b.Switch && se.What == want {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLFT(f *fabric.Fabric) bool {
+	for _, n := range f.Nodes {
+		if n.Switch != nil && n.Switch.LFT != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -193,4 +193,3 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	return doc, nil
 }
-

@@ -244,4 +244,3 @@ func names(doc *report.Document, check, node string, port int) bool {
 	}
 	return false
 }
-

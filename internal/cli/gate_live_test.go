@@ -176,7 +176,7 @@ func TestGateLiveRoutes(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	net := writeFile(t, "rel.net", relNet())
 	state := filepath.Join(t.TempDir(), "S")
-	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", os.DevNull); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
 	moved := writeFile(t, "moved.txt", "lft leaf001 behind=leaf003 port=10\nlft spine002 behind=leaf003 port=3\nlft leaf003 behind=leaf001 port=10\nlft spine002 behind=leaf001 port=1\ndegrade leaf001/10 width=1x\n")

@@ -74,11 +74,8 @@ func corpusCheck(t testing.TB, name string, baseline bool) *checks.Result {
 	sw := corpusSweep(t, p)
 	var base *fabric.Fabric
 	if baseline {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if base, err = sim.ParseTopology(data, p); err != nil {
+		var err error
+		if base, _, err = fabric.ReadFile(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -48,7 +48,7 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 			if err != nil {
 				return withExit(ExitUndecided, err)
 			}
-			baseline, err := loadBaseline(o.expectTopology)
+			baseline, err := a.loadBaseline(cmd.Context(), o.expectTopology)
 			if err != nil {
 				return withExit(ExitUndecided, err)
 			}

@@ -72,7 +72,7 @@ what was found is printed).`,
 			}
 			var old *fabric.Fabric
 			if diffFile != "" {
-				if old, err = loadFabricFile(diffFile); err != nil {
+				if old, err = a.loadInterruptible(cmd.Context(), diffFile); err != nil {
 					return withExit(ExitUndecided, fmt.Errorf("--diff: %w", err))
 				}
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -59,7 +60,7 @@ func TestDiscoverFormatsAndDiff(t *testing.T) {
 			t.Fatalf("--format %s: exit %d: %s", format, code, stderr)
 		}
 		saved[format] = writeFile(t, "fabric."+format, out)
-		got, err := loadFabricFile(saved[format])
+		got, err := loadFabricFile(context.Background(), saved[format], nil)
 		if err != nil {
 			t.Fatalf("--format %s output does not load: %v", format, err)
 		}

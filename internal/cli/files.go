@@ -1,37 +1,23 @@
 package cli
 
 import (
-	"bytes"
+	"context"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
-	"github.com/ibdoctor/ibdoctor/internal/sim"
 )
 
-// fabricDecoders read a fabric from a file's bytes; JSON support is added
-// by the file that owns the JSON codec.
-var jsonFabric func(data []byte) (*fabric.Fabric, error)
-
-// loadFabricFile reads a saved fabric: ibdoctor JSON (a snapshot or a
-// discover --format json), ibnetdiscover text, or an ibsim net file.
-func loadFabricFile(path string) (*fabric.Fabric, error) {
-	data, err := os.ReadFile(path)
+// loadFabricFile reads a saved fabric in any format fabric.ReadFile
+// recognises, and prints its warning about skipped tool messages, if
+// any, to stderr.
+func loadFabricFile(ctx context.Context, path string, stderr io.Writer) (*fabric.Fabric, error) {
+	f, info, err := fabric.ReadFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	trimmed := bytes.TrimSpace(data)
-	switch {
-	case len(trimmed) > 0 && trimmed[0] == '{':
-		if jsonFabric == nil {
-			return nil, fmt.Errorf("%s: JSON fabrics are not supported by this build", path)
-		}
-		f, err := jsonFabric(data)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return f, nil
-	default:
-		return sim.ParseTopology(data, path)
+	if w := info.Warning(); w != "" && stderr != nil {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
+	return f, nil
 }

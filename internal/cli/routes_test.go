@@ -37,11 +37,11 @@ func simTopology(t *testing.T) (string, *fabric.Fabric) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	model, err := sim.ParseTopology(b.Bytes(), path)
+	model, _, err := fabric.Decode(b.Bytes(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Prepare(model, nil); err != nil {
+	if _, err := sim.Prepare(model, nil); err != nil {
 		t.Fatal(err)
 	}
 	return path, model

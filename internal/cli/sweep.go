@@ -68,7 +68,7 @@ at or above --fail-on when that is given.`,
 		Example: `  */15 * * * * root ibdoctor sweep --state-dir /var/lib/ibdoctor --out /var/lib/ibdoctor/report.json --prom /var/lib/node_exporter/textfile/ibdoctor.prom`,
 		Args:    a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.validate(); err != nil {
+			if err := o.validate(cmd.Context(), a); err != nil {
 				return withExit(ExitUndecided, err)
 			}
 			ctx, stop := signalContext(cmd.Context())
@@ -89,7 +89,7 @@ at or above --fail-on when that is given.`,
 }
 
 // validate checks the flags before anything is read or written.
-func (o *sweepOptions) validate() error {
+func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 	o.failOn = -1
 	if o.check.failOn != "" {
 		s, err := checks.ParseSeverity(o.check.failOn)
@@ -127,7 +127,7 @@ func (o *sweepOptions) validate() error {
 	if o.expectation, err = o.check.expectations(); err != nil {
 		return err
 	}
-	if o.designed, err = loadBaseline(o.check.expectTopology); err != nil {
+	if o.designed, err = a.loadBaseline(ctx, o.check.expectTopology); err != nil {
 		return err
 	}
 	return nil

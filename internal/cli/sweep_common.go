@@ -130,15 +130,22 @@ func notFound(err error, want string) error {
 }
 
 // loadBaseline reads an expected topology file.
-func loadBaseline(path string) (*fabric.Fabric, error) {
+func (a *app) loadBaseline(parent context.Context, path string) (*fabric.Fabric, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := loadFabricFile(path)
+	f, err := a.loadInterruptible(parent, path)
 	if err != nil {
-		return nil, fmt.Errorf("--expect-topology: %w", notFound(err, "a designed or saved fabric: ibnetdiscover text, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"))
+		return nil, fmt.Errorf("--expect-topology: %w", notFound(err, "a designed or saved fabric: ibnetdiscover text (default or -p), an ibdiagnet2 file, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"))
 	}
 	return f, nil
+}
+
+// loadInterruptible reads a fabric file, giving up on SIGINT/SIGTERM.
+func (a *app) loadInterruptible(parent context.Context, path string) (*fabric.Fabric, error) {
+	ctx, stop := signalContext(parent)
+	defer stop()
+	return loadFabricFile(ctx, path, a.stderr)
 }
 
 // signalContext is cancelled on SIGINT/SIGTERM, so an interrupted sweep
@@ -151,9 +158,15 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 func (a *app) openSource(ctx context.Context, smp, perf, writes bool) (*source.Session, error) {
 	o := a.opts.source
 	o.SMP, o.Perf, o.AllowWrites = smp, perf, writes
+	if o.LFTs != "" && (o.Sim == "" || o.Sim == "sample") {
+		return nil, withExit(ExitUndecided, fmt.Errorf("--lfts %s: give it beside --sim FILE (the fabric file whose tables they are)", o.LFTs))
+	}
 	s, err := source.Open(ctx, ctx, o)
 	if err != nil {
 		return nil, withExit(ExitUndecided, err)
+	}
+	if w := s.File.Warning(); w != "" {
+		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	return s, nil
 }

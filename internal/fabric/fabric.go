@@ -18,6 +18,12 @@ type Fabric struct {
 	// DuplicateGUIDs lists node GUIDs claimed by more than one node.
 	DuplicateGUIDs []DuplicateGUID
 
+	// PortLabels are the names ibdiagnet gives ports in its
+	// ibdiagnet2.ibnetdiscover ("1/1/1" on a Quantum-2 switch's cage 1
+	// port 1); nil when the source had none. Written back by
+	// WriteIBNetDiscover.
+	PortLabels map[*Port]string
+
 	idx *index // built lazily by the lookup methods; Reindex resets it
 }
 

@@ -20,13 +20,18 @@ var ErrInvalidRoute = errors.New("sim: invalid directed route")
 
 // Attach returns a Conn bound to port of node. node is a NodeDescription,
 // a GUID ("0x..."), or a host name that names one node; empty means the
-// first CA that has a port up. port is a CA port number, or 0 for a
+// node the fabric file was written from (ibnetdiscover's "Initiated from
+// node", a JSON fabric's local node) when it is a CA with an Active port,
+// else the first CA that has a port up. port is a CA port number, or 0 for a
 // switch's management port; on a CA, 0 means its first port that is up.
 func (s *Sim) Attach(nodeRef string, portNum uint8) (transport.Conn, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	ni := int32(-1)
-	if nodeRef == "" {
+	if nodeRef == "" && s.initiator >= 0 && s.nodes[s.initiator].hasActivePort() {
+		// Where the file was written from: the fabric as seen from there.
+		ni = s.initiator
+	} else if nodeRef == "" {
 		// An Active port first; else one whose link is up but in Init
 		// (no SM has swept: directed-route SMPs still work from it).
 		for _, ok := range []func(*port) bool{(*port).active, (*port).linkUp} {
@@ -459,4 +464,13 @@ func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
 	})
 	out.from = transport.PerfAt(dlid, 0, 0)
 	return out
+}
+
+func (n *node) hasActivePort() bool {
+	for pi := 1; pi < len(n.ports); pi++ {
+		if n.ports[pi].active() {
+			return true
+		}
+	}
+	return false
 }

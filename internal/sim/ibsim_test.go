@@ -319,7 +319,7 @@ func TestSideBySidePerfMgtWithIBSim(t *testing.T) {
 	}
 	defer ic.Close()
 
-	if err := Prepare(f, nil); err != nil {
+	if _, err := Prepare(f, nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(f, Options{})

@@ -2,7 +2,7 @@ package sim
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"os"
 
@@ -12,45 +12,15 @@ import (
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
-// ParseTopology reads a topology description: ibdoctor's fabric JSON,
-// ibnetdiscover text (default or -g format), or an ibsim net file,
-// whichever the bytes are. name is used in errors.
-func ParseTopology(data []byte, name string) (*fabric.Fabric, error) {
-	trim := bytes.TrimSpace(data)
-	if len(trim) == 0 {
-		return nil, fmt.Errorf("sim: %s is empty: give an ibnetdiscover, ibsim net or ibdoctor JSON topology", name)
-	}
-	if trim[0] == '{' {
-		f, err := fabric.Unmarshal(data)
-		if err != nil {
-			return nil, fmt.Errorf("sim: %s: %w", name, err)
-		}
-		return f, nil
-	}
-	f, errID := fabric.ParseIBNetDiscover(bytes.NewReader(data))
-	if errID == nil && len(f.Nodes) > 0 {
-		return f, nil
-	}
-	f, _, errNet := fabric.ParseNetFile(bytes.NewReader(data))
-	if errNet == nil && len(f.Nodes) > 0 {
-		return f, nil
-	}
-	if errID == nil {
-		errID = errors.New("no nodes")
-	}
-	if errNet == nil {
-		errNet = errors.New("no nodes")
-	}
-	return nil, fmt.Errorf("sim: %s is neither ibnetdiscover text (%v) nor an ibsim net file (%v)", name, errID, errNet)
-}
-
 // Prepare makes a fabric ready to simulate, as an SM's first sweep
 // would: ports whose link is up are made Active; LIDs are assigned (as
 // OpenSM does, all of them) when some switch or CA port whose link is up
 // has none; and min-hop
 // forwarding tables are computed when no switch has one. lfts, when not
 // nil, are dump_fts tables to install instead of computing routes.
-func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) error {
+// computed reports that the routes are ibdoctor's own min-hop ones, not
+// the file's.
+func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) (computed bool, err error) {
 	needLIDs, haveLFT := false, false
 	for _, n := range f.Nodes {
 		for i, p := range n.Ports {
@@ -82,53 +52,61 @@ func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) error {
 	}
 	if needLIDs {
 		if _, err := topology.AssignLIDs(f); err != nil {
-			return fmt.Errorf("sim: assigning LIDs: %w", err)
+			return false, fmt.Errorf("sim: assigning LIDs: %w", err)
 		}
 		haveLFT = false // old tables name old LIDs
 	}
 	f.Reindex()
 	if lfts != nil {
 		if err := topology.LoadLFTs(f, lfts); err != nil {
-			return fmt.Errorf("sim: loading forwarding tables: %w", err)
+			return false, fmt.Errorf("sim: loading forwarding tables: %w", err)
 		}
-		return nil
+		return false, nil
 	}
 	if !haveLFT {
 		if err := topology.Route(f); err != nil {
-			return fmt.Errorf("sim: computing routes: %w", err)
+			return false, fmt.Errorf("sim: computing routes: %w", err)
 		}
+		return true, nil
 	}
-	return nil
+	return false, nil
 }
 
-// LoadFile builds a Sim from a topology file (see ParseTopology), with
-// forwarding tables from the dump_fts file lftPath when it is not empty,
-// else from the topology file or computed (see Prepare).
-func LoadFile(path, lftPath string, opts Options) (*Sim, error) {
-	data, err := os.ReadFile(path)
+// Load builds a Sim from a saved fabric file (read by fabric.ReadFile,
+// which says in the returned FileInfo what format it read), with
+// forwarding tables from the dump_fts/ibroute file lftPath when it is
+// not empty, else from the topology file, else computed (see Prepare;
+// FileInfo.Routes says whether the tables came from a file).
+func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabric.FileInfo, error) {
+	f, info, err := fabric.ReadFile(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("sim: topology: %w", err)
-	}
-	f, err := ParseTopology(data, path)
-	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	var lfts []topology.DumpedLFT
 	if lftPath != "" {
 		fh, err := os.Open(lftPath)
 		if err != nil {
-			return nil, fmt.Errorf("sim: forwarding tables: %w", err)
+			return nil, info, fmt.Errorf("--lfts: %w", err)
 		}
 		lfts, err = topology.ParseDumpFTS(fh)
 		fh.Close()
 		if err != nil {
-			return nil, fmt.Errorf("sim: %s: %w", lftPath, err)
+			return nil, info, fmt.Errorf("--lfts %s: %w", lftPath, err)
 		}
 	}
-	if err := Prepare(f, lfts); err != nil {
-		return nil, err
+	computed, err := Prepare(f, lfts)
+	if err != nil {
+		return nil, info, err
 	}
-	return New(f, opts)
+	info.Routes = !computed
+	s, err := New(f, opts)
+	return s, info, err
+}
+
+// LoadFile is Load without a context or the FileInfo.
+func LoadFile(path, lftPath string, opts Options) (*Sim, error) {
+	s, _, err := Load(context.Background(), path, lftPath, opts)
+	return s, err
 }
 
 // Sample builds the built-in sample fabric (fixtures/sample): a two-level
@@ -163,11 +141,11 @@ func SampleHealthy(opts Options) (*Sim, error) {
 // assigned, routes computed), and its faults file (fixtures/sample).
 // Each call builds a fresh model.
 func SampleFabric() (*fabric.Fabric, []byte, error) {
-	f, err := ParseTopology(fixtures.SampleTopology(), "sample topology")
+	f, _, err := fabric.Decode(fixtures.SampleTopology(), "sample topology")
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Prepare(f, nil); err != nil {
+	if _, err := Prepare(f, nil); err != nil {
 		return nil, nil, err
 	}
 	return f, fixtures.SampleFaults(), nil

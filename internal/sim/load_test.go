@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,5 +87,50 @@ func TestLoadFileWithDumpFTS(t *testing.T) {
 	c := attach(t, s, "gpu001 mlx5_0", 1)
 	if got := lftEntry(t, c, mad.Path{1}, g4); got != 4 {
 		t.Errorf("leaf01 LFT[%d] = %d, want 4 from the dump_fts file", g4, got)
+	}
+}
+
+// corpusFile returns the path of a public fabric dump kept outside the
+// repository (../shared/external-fabrics/): skipped when absent, a
+// failure when CI=true.
+func corpusFile(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "..", "shared", "external-fabrics", name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus file %s missing (CI=true): %v", name, err)
+		}
+		t.Skipf("corpus file %s not here (%v); it lives in ../shared/external-fabrics/", name, err)
+	}
+	return p
+}
+
+// A dump's facts reach the simulator: "base port 0" stays base (it used
+// to become enhanced, the text carrying no LinearFDBCap), the simulator
+// attaches where ibnetdiscover ran, and the routes are said to be
+// computed.
+func TestLoadCorpusFaithful(t *testing.T) {
+	s, info, err := Load(context.Background(), corpusFile(t, "mt43132-sdr-2009.ibnetdiscover"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Format != fabric.FormatIBNetDiscover || info.Routes {
+		t.Errorf("format %q, routes from the file %v; want ibnetdiscover, computed", info.Format, info.Routes)
+	}
+	f := s.Fabric()
+	sw := f.NodeByGUID(0x000b8cffff0053ee)
+	if sw == nil || sw.Switch == nil || sw.Switch.EnhancedPort0 {
+		t.Errorf("MT43132 switch: base port 0 in the file, simulator says %+v", sw.Switch)
+	}
+	// "Initiated from node 0002c9030002847c": the second CA in the file.
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var ni mad.NodeInfo
+	drAttr(t, c.(*Conn), mad.Path{}, 0, &ni)
+	if ni.NodeGUID != 0x0002c9030002847c {
+		t.Errorf("attached to %#x, want the initiator 0x2c9030002847c", ni.NodeGUID)
 	}
 }

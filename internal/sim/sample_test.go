@@ -42,7 +42,7 @@ func TestSampleTopologyFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := ParseTopology(fixtures.SampleTopology(), "sample")
+	got, _, err := fabric.Decode(fixtures.SampleTopology(), "sample")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,9 @@ type Sim struct {
 	lidMap []lidOwner // indexed by LID
 	smLID  uint16
 	sms    []*smAgent // subnet managers (sm.go)
+	// initiator is the node the file was written from (its empty,
+	// non-nil Path), where Attach("") attaches; -1 when none is known.
+	initiator int32
 
 	traffic   []*trafficRun
 	trafficID int
@@ -241,11 +244,15 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 	s.rnd.Store(opts.Seed)
 
 	idx := make(map[*fabric.Node]int32, len(f.Nodes))
+	s.initiator = -1
 	for i, fn := range f.Nodes {
 		if fn == nil {
 			return nil, fmt.Errorf("sim: fabric node %d is nil", i)
 		}
 		idx[fn] = int32(i)
+		if s.initiator < 0 && fn.Path != nil && len(fn.Path) == 0 && fn.Type != mad.NodeSwitch {
+			s.initiator = int32(i)
+		}
 	}
 	s.nodes = make([]node, len(f.Nodes))
 	var maxLID uint16
@@ -472,7 +479,7 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 				sw.lifeTime = fs.LifeTimeValue
 			}
 			sw.defPort = fs.DefaultPort
-			sw.enhanced0 = fs.EnhancedPort0 || fs.LinearFDBCap == 0
+			sw.enhanced0 = fs.EnhancedPort0
 		}
 		n.sw = sw
 		n.partCap = sw.partCap

@@ -5,31 +5,40 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
-func init() { simOpener = openSim }
-
 // openSim builds the in-process simulator — the built-in sample fabric
-// with its incident ("sample"), or a topology file (ibnetdiscover text,
-// ibsim net file, ibdoctor JSON) — applies --faults, and attaches to the
-// first host port that is up.
-func openSim(_ context.Context, o Options, s *Session) (transport.Conn, error) {
+// with its incident ("sample"), or a saved fabric file (see
+// fabric.ReadFile) with --lfts' forwarding tables — applies --faults, and
+// attaches where the file was written from (else the first host port
+// that is up). It records in s what was read and whether the routes are
+// ibdoctor's own.
+func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error) {
 	opts := sim.Options{ServiceTime: o.SimServiceTime, HopLatency: o.SimHopLatency}
 	var (
 		sm  *sim.Sim
 		err error
 	)
 	if o.Sim == "sample" {
+		if o.LFTs != "" {
+			return nil, fmt.Errorf("--lfts is for a fabric file given with --sim FILE, not the built-in sample")
+		}
 		sm, err = sim.Sample(opts)
 		s.Name = "sim:sample"
 	} else {
-		sm, err = sim.LoadFile(o.Sim, "", opts)
+		var info *fabric.FileInfo
+		sm, info, err = sim.Load(ctx, o.Sim, o.LFTs, opts)
 		s.Name = "sim:" + filepath.Base(o.Sim)
+		if info != nil {
+			s.File = info
+			s.RoutesComputed = err == nil && !info.Routes
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--sim: %w (give an ibnetdiscover, ibsim net or ibdoctor JSON topology file, or --sim alone for the built-in sample)", err)
+		return nil, fmt.Errorf("--sim: %w", err)
 	}
 	if o.Faults != "" {
 		if err := sm.ApplyFaultsFile(o.Faults); err != nil {

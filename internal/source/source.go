@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/capture"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
 )
@@ -20,9 +21,13 @@ import (
 // flags (internal/cli/root.go).
 type Options struct {
 	// Sim selects the in-process simulator: "sample" for the built-in
-	// sample fabric, or a topology file (ibnetdiscover text, ibsim net
-	// file, or ibdoctor JSON). Empty: not the simulator.
+	// sample fabric, or a saved fabric file (any format fabric.ReadFile
+	// reads). Empty: not the simulator.
 	Sim string
+	// LFTs is a forwarding-table dump (dump_fts, ibroute) for the
+	// fabric file Sim names; without it the file's own tables are used,
+	// else ibdoctor computes min-hop routes (Session.RoutesComputed).
+	LFTs string
 	// Faults is an optional faults file for the simulator.
 	Faults string
 	// SimServiceTime and SimHopLatency give the simulator hardware-like
@@ -61,6 +66,12 @@ type Session struct {
 	Name string
 	// Kind is "sim", "ibsim" or "umad".
 	Kind string
+	// File says how a --sim file was read (nil otherwise).
+	File *fabric.FileInfo
+	// RoutesComputed is true when the simulator's forwarding tables are
+	// ibdoctor's own min-hop routes, not the fabric's: every output
+	// that shows routes must say so.
+	RoutesComputed bool
 
 	closers []func() error
 }
@@ -76,11 +87,6 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
-// opener builds the Conn for one kind of source.
-type opener func(ctx context.Context, o Options, s *Session) (transport.Conn, error)
-
-var simOpener opener // set by sim.go
-
 // Open connects to the fabric o selects and returns a session whose
 // engine is ready. ctx bounds the opening; lifetime (may be nil) closes
 // connections that hold resources elsewhere (an ibsim slot) when done.
@@ -91,10 +97,7 @@ func Open(ctx context.Context, lifetime context.Context, o Options) (*Session, e
 	switch {
 	case o.Sim != "":
 		s.Kind = "sim"
-		if simOpener == nil {
-			return nil, errors.New("the in-process simulator is not built into this binary")
-		}
-		conn, err = simOpener(ctx, o, s)
+		conn, err = openSim(ctx, o, s)
 	case o.IBSim != "":
 		s.Kind = "ibsim"
 		var c *ibsim.Conn

@@ -1,23 +1,24 @@
-package cli
+package fabric
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ibdoctor/ibdoctor/internal/fabric"
 )
 
 func TestDecodeJSONFabric(t *testing.T) {
-	_, model := simTopology(t)
-	doc, err := fabric.MarshalWith(model, fabric.MarshalOptions{})
+	model := fullFabric()
+	doc, err := MarshalWith(model, MarshalOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := loadFabricFile(writeFile(t, "fabric.json", string(doc)))
+	got, err := readText(t, "fabric.json", string(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cs := fabric.Diff(model, got); len(cs) != 0 || len(got.Nodes) != len(model.Nodes) {
+	if cs := Diff(model, got); len(cs) != 0 || len(got.Nodes) != len(model.Nodes) {
 		t.Errorf("%d nodes, changes:\n%s", len(got.Nodes), cs)
 	}
 	for _, tc := range []struct{ doc, want string }{
@@ -26,7 +27,7 @@ func TestDecodeJSONFabric(t *testing.T) {
 		{`{"schema":`, "not a JSON fabric"},
 		{`{"schema":"ibdoctor.fabric/v1","nodes":[{"guid":"xyz"}]}`, "fabric"},
 	} {
-		_, err := loadFabricFile(writeFile(t, "x.json", tc.doc))
+		_, err := readText(t, "x.json", tc.doc)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.doc, err, tc.want)
 		}
@@ -39,9 +40,20 @@ func FuzzDecodeJSONFabric(f *testing.F) {
 	f.Add([]byte(`{"schema":"ibdoctor.snapshot/v1","fabric_file":"f.json"}`))
 	f.Add([]byte(`{"schema":"ibdoctor.fabric/v1","nodes":[{"type":"switch","guid":"0x1","ports":[{"num":0}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fab, err := decodeJSONFabric(data)
+		fab, err := decodeJSON(data)
 		if err == nil && fab == nil {
 			t.Fatal("nil fabric without an error")
 		}
 	})
+}
+
+// readText writes text to a temporary file and reads it with ReadFile.
+func readText(t *testing.T, name, text string) (*Fabric, error) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := ReadFile(context.Background(), p)
+	return f, err
 }

@@ -1,0 +1,441 @@
+package fabric
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Format names a file format ReadFile recognises.
+type Format string
+
+// The formats ReadFile reads, by the tool and options that write them.
+const (
+	FormatJSON          Format = "ibdoctor JSON"
+	FormatIBNetDiscover Format = "ibnetdiscover"
+	// FormatIBNetDiscoverPorts is `ibnetdiscover -p` (--ports), with or
+	// without -v's "DR path" lines in front.
+	FormatIBNetDiscoverPorts Format = "ibnetdiscover -p"
+	// FormatIBDiagnetTopo is ibdiagnet's ibdiagnet2.ibnetdiscover:
+	// ibnetdiscover text with port labels.
+	FormatIBDiagnetTopo Format = "ibdiagnet2.ibnetdiscover"
+	FormatIBDiagnetLst  Format = "ibdiagnet2.lst"
+	FormatNetDump       Format = "ibdiagnet2.net_dump"
+	FormatDBCSV         Format = "ibdiagnet2.db_csv"
+	FormatNetFile       Format = "ibsim net file"
+	// FormatLFTs is a forwarding-table dump (dump_fts, ibroute,
+	// dump_lfts.sh): no topology, given with --lfts.
+	FormatLFTs Format = "forwarding tables (dump_fts/ibroute)"
+	// FormatOpenSMLFTs is OpenSM's LFT dump (opensm -U's input, what
+	// `opensm --dump_lfts`/opensm-lfts.dump holds): no topology either.
+	FormatOpenSMLFTs Format = "OpenSM LFT dump"
+)
+
+// topologyFormats is what --sim and --expect-topology accept, for error
+// messages.
+const topologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), an ibdiagnet2 file (.ibnetdiscover, .lst, .net_dump, .db_csv), an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
+
+// maxBytes bounds how much of a file ReadFile reads, per format: text
+// topologies of the largest fabrics are tens of MB; JSON and db_csv can
+// carry forwarding tables and counters too. A larger file is not one of
+// these (or not a fabric anyone can diagnose by hand), and reading it
+// would only exhaust memory.
+func maxBytes(f Format) int64 {
+	switch f {
+	case FormatJSON, FormatDBCSV:
+		return 2 << 30
+	case FormatLFTs, FormatOpenSMLFTs:
+		return 4 << 30
+	}
+	return 512 << 20
+}
+
+// FileInfo says how ReadFile read a file.
+type FileInfo struct {
+	Name   string
+	Format Format
+	// Noise counts lines written by the tools themselves (ibwarn:,
+	// iberror:, libibumad's "src/x.c:NN;" stderr) that were skipped;
+	// FirstNoise is the first of them and FirstNoiseLine its line number.
+	Noise          int
+	FirstNoise     string
+	FirstNoiseLine int
+	// Routes is true when the file carried forwarding tables.
+	Routes bool
+}
+
+// Warning is the one line to show about skipped tool noise, or "".
+func (i *FileInfo) Warning() string {
+	if i == nil || i.Noise == 0 {
+		return ""
+	}
+	t := i.FirstNoise
+	if len(t) > 100 {
+		t = t[:97] + "..."
+	}
+	lines := "line"
+	if i.Noise > 1 {
+		lines = "lines"
+	}
+	return fmt.Sprintf("%s: skipped %d %s of tool messages (the first, line %d: %q): the tool reported errors while writing it, so the fabric may be incomplete", i.Name, i.Noise, lines, i.FirstNoiseLine, t)
+}
+
+// headSize is how much of a file detection looks at.
+const headSize = 64 << 10
+
+// ReadFile reads a saved fabric, recognising its format from the content
+// (never from the name, and never by trying parsers until one does not
+// fail). The read is bounded (see maxBytes) and stops when ctx is done,
+// FIFOs and character devices included.
+func ReadFile(ctx context.Context, path string) (*Fabric, *FileInfo, error) {
+	data, format, err := readBounded(ctx, path, maxBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decode(data, path, format)
+}
+
+// Decode reads a fabric from a file's bytes (name is used in messages),
+// as ReadFile does.
+func Decode(data []byte, name string) (*Fabric, *FileInfo, error) {
+	format, err := detect(data, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decode(data, name, format)
+}
+
+func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error) {
+	info := &FileInfo{Name: name, Format: format}
+	if format != FormatJSON {
+		data = skipNoise(data, info)
+	}
+	var (
+		f   *Fabric
+		err error
+	)
+	switch format {
+	case FormatJSON:
+		f, err = decodeJSON(data)
+	case FormatIBNetDiscover, FormatIBDiagnetTopo:
+		f, err = ParseIBNetDiscover(bytes.NewReader(data))
+	case FormatNetFile:
+		f, _, err = ParseNetFile(bytes.NewReader(data))
+	case FormatLFTs, FormatOpenSMLFTs:
+		return nil, info, fmt.Errorf("%s: this is a forwarding-table dump (%s), which has no topology: give it with --lfts %s beside --sim TOPOLOGY", name, format, name)
+	default:
+		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give %s", name, format, topologyFormats)
+	}
+	if err != nil {
+		return nil, info, fmt.Errorf("%s: read as %s: %w%s", name, format, err, hint(format))
+	}
+	if len(f.Nodes) == 0 {
+		return nil, info, fmt.Errorf("%s: read as %s, but it lists no nodes: give %s", name, format, topologyFormats)
+	}
+	for _, n := range f.Nodes {
+		if n.Switch != nil && len(n.Switch.LFT) > 0 {
+			info.Routes = true
+			break
+		}
+	}
+	return f, info, nil
+}
+
+// hint is what to run to get a file this reads, after a parse error.
+func hint(f Format) string {
+	switch f {
+	case FormatIBNetDiscover, FormatIBDiagnetTopo:
+		return " (is the file complete and unedited? `ibnetdiscover > FILE` writes it afresh; `ibdoctor discover --format json` too)"
+	case FormatNetFile:
+		return " (an ibsim net file as ibsim reads it; `ibnetdiscover > FILE` on a live fabric gives a file this reads)"
+	}
+	return ""
+}
+
+// decodeJSON reads an ibdoctor.fabric/v1 document: what `discover
+// --format json` writes, and the fabric file a sweep keeps beside its
+// snapshot.json. Given snapshot.json itself it names the file to use.
+func decodeJSON(data []byte) (*Fabric, error) {
+	var probe struct {
+		Schema     string `json:"schema"`
+		FabricFile string `json:"fabric_file"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("not a JSON fabric: %w", err)
+	}
+	switch {
+	case probe.Schema == SchemaV1:
+		return Unmarshal(data)
+	case probe.FabricFile != "":
+		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it: give that file", probe.Schema, probe.FabricFile)
+	}
+	return nil, fmt.Errorf("JSON schema %q is not a fabric (want %q, as `ibdoctor discover --format json` writes)", probe.Schema, SchemaV1)
+}
+
+// noiseRE matches lines the diagnostic tools and libraries print on
+// stderr, which land in a file saved with 2>&1: "ibwarn: [123] ...",
+// "iberror: ...", "ibnetdiscover: iberror: ...", and libibumad/libibmad's
+// "src/query_smp.c:195; umad (...) bad status 110".
+var noiseRE = regexp.MustCompile(`^\s*(?:[\w.-]+:\s+)?(?:ibwarn|iberror|ibpanic|ibdebug)\b|^\s*[\w./-]+\.c:\d+;\s`)
+
+func isNoise(line []byte) bool { return noiseRE.Match(line) }
+
+// skipNoise turns tool-message lines into comments of the same length
+// (so line numbers stay right) and counts them in info. data is copied
+// before the first change.
+func skipNoise(data []byte, info *FileInfo) []byte {
+	copied := false
+	lineNo := 0
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+		}
+		lineNo++
+		line := data[off:end]
+		if isNoise(line) {
+			if info.Noise == 0 {
+				info.FirstNoise = strings.TrimSpace(string(bytes.TrimRight(line, "\r")))
+				info.FirstNoiseLine = lineNo
+			}
+			info.Noise++
+			if !copied {
+				data = bytes.Clone(data)
+				copied = true
+			}
+			l := data[off:end]
+			for i := range l {
+				l[i] = ' '
+			}
+			if len(l) > 0 {
+				l[0] = '#'
+			}
+		}
+		off = end + 1
+	}
+	return data
+}
+
+var (
+	// ibnetdiscover's node ids: "S-", "H-" or "R-" and 16 hex digits.
+	idNodeIDRE = regexp.MustCompile(`^(?:Switch|Ca|Hca|Rt)\s+\d+\s+"[SHR]-[0-9a-fA-F]{16}"`)
+	// -p: "CA    78  1 0x946dae0300630bfe 4x HDR ..." and "SW ..."
+	portsLineRE = regexp.MustCompile(`^(?:CA|SW|RT)\s+\d+\s+\d+\s+0x[0-9a-fA-F]+\s`)
+	// What only ibsim's language has: global width=/speed=/extspeed=
+	// lines and w=/s=/e= masks after a port's peer.
+	netOnlyRE = regexp.MustCompile(`^(?:width|speed|extspeed)\s*=|^\[\d+\].*\]\s+[wse]=\d`)
+	// ibnetdiscover's node lines, also ibsim's.
+	nodeLineRE = regexp.MustCompile(`^(?:Switch|Ca|Hca|Rt)\s+\d+\s+"`)
+	// ibdiagnet's port labels on a port line: [1](1/1/1) or [1](1)(guid).
+	labelRE = regexp.MustCompile(`^\[\d+\]\((?:[^)]*/[^)]*\)|[^)]*\)\()`)
+	// net_dump's per-switch header: "desc", vendor, 0xGUID, LID n
+	netDumpHeadRE = regexp.MustCompile(`^".*",\s*[^,]*,\s*0x[0-9a-fA-F]+,\s*LID\s+\d+`)
+	// OpenSM's LFT dump: "Unicast lids [0x0-0x..] of switch Lid N guid ..." is dump_fts';
+	// opensm-lfts.dump has "Switch 0x<guid>" then "0x<lid> : <port> : ..." lines.
+	openSMSwitchRE = regexp.MustCompile(`^Switch\s+0x[0-9a-fA-F]+\s*$`)
+)
+
+// detect names data's format from its first significant lines.
+func detect(data []byte, name string) (Format, error) {
+	head := data
+	if len(head) > headSize {
+		head = head[:headSize]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		return "", fmt.Errorf("%s: binary data (a NUL byte in the first %d bytes), not a fabric file: give %s", name, len(head), topologyFormats)
+	}
+	lines := strings.Split(string(head), "\n")
+	if len(data) > len(head) && len(lines) > 1 {
+		lines = lines[:len(lines)-1] // possibly cut short
+	}
+	sawIBDiag, sawID, sawTopoComment, sawVerbose := false, false, false, false
+	first, firstNo := "", 0
+	for i, raw := range lines {
+		l := strings.TrimRight(raw, "\r")
+		t := strings.TrimSpace(l)
+		switch {
+		case t == "" || isNoise([]byte(l)):
+			continue
+		case strings.HasPrefix(t, "#"):
+			switch {
+			case strings.Contains(t, "automatically generated by IBDIAG"):
+				sawIBDiag = true
+			case strings.HasPrefix(t, "# Topology file:"), strings.HasPrefix(t, "# Initiated from node"):
+				sawTopoComment = true
+			case strings.Contains(t, "ibsim net file"), strings.Contains(t, "Net configuration file"):
+				return FormatNetFile, nil
+			}
+			continue
+		}
+		if first == "" {
+			first, firstNo = t, i+1
+		}
+		switch {
+		case t[0] == '{' && strings.HasPrefix(t, "{ CA Ports:"), strings.HasPrefix(t, "{ SW Ports:"):
+			return FormatIBDiagnetLst, nil
+		case t[0] == '{':
+			return FormatJSON, nil
+		case strings.HasPrefix(t, "DR path slid"):
+			sawVerbose = true
+			continue
+		case netOnlyRE.MatchString(t):
+			return FormatNetFile, nil
+		case portsLineRE.MatchString(t):
+			return FormatIBNetDiscoverPorts, nil
+		case strings.HasPrefix(t, "START_"):
+			return FormatDBCSV, nil
+		case strings.HasPrefix(t, "Unicast lids ["), strings.HasPrefix(t, "Multicast mlids"):
+			return FormatLFTs, nil
+		case openSMSwitchRE.MatchString(t):
+			return FormatOpenSMLFTs, nil
+		case netDumpHeadRE.MatchString(t):
+			return FormatNetDump, nil
+		case strings.HasPrefix(t, "switchguid="), strings.HasPrefix(t, "caguid="), strings.HasPrefix(t, "rtguid="),
+			strings.HasPrefix(t, "hcaguids="), t == "Non-Chassis Nodes", strings.HasPrefix(t, "Chassis "):
+			sawID = true
+		case idNodeIDRE.MatchString(t):
+			sawID = true
+		case labelRE.MatchString(t) && (sawIBDiag || sawID):
+			return FormatIBDiagnetTopo, nil
+		case nodeLineRE.MatchString(t):
+			if !sawID && !sawTopoComment {
+				// A node line whose id is a name, with no guid line
+				// before it: ibsim's language, not ibnetdiscover's.
+				return FormatNetFile, nil
+			}
+		}
+	}
+	switch {
+	case sawIBDiag && (sawID || sawTopoComment):
+		return FormatIBDiagnetTopo, nil
+	case sawID || sawTopoComment:
+		return FormatIBNetDiscover, nil
+	case sawVerbose:
+		return "", fmt.Errorf("%s: only `ibnetdiscover -v` \"DR path\" lines, no topology (the run stopped early?): give %s", name, topologyFormats)
+	case first == "":
+		return "", fmt.Errorf("%s: empty (nothing but blank lines, comments or tool messages): give %s", name, topologyFormats)
+	}
+	if len(first) > 80 {
+		first = first[:77] + "..."
+	}
+	return "", fmt.Errorf("%s: not a fabric file ibdoctor knows (line %d: %q): give %s", name, firstNo, first, topologyFormats)
+}
+
+// readBounded reads path, detecting its format from the first headSize
+// bytes and stopping at that format's maxBytes. It returns when ctx is
+// done, even while blocked opening or reading a FIFO.
+func readBounded(ctx context.Context, path string, maxBytes func(Format) int64) ([]byte, Format, error) {
+	f, err := openCtx(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	// A pipe or FIFO's read blocks in the poller: a deadline ends it.
+	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var size int64
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	buf := make([]byte, 0, min(max(size+1, 4096), headSize))
+	buf, err = readUpTo(ctx, f, buf, headSize, path)
+	if err != nil {
+		return nil, "", err
+	}
+	format, err := detect(buf, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(buf) < headSize {
+		return buf, format, nil // all of it
+	}
+	limit := maxBytes(format)
+	if size > limit {
+		return nil, "", fmt.Errorf("%s: %d bytes, more than the %d MiB ibdoctor reads of a %s file: is it the right file?", path, size, max(limit>>20, 1), format)
+	}
+	if size > 0 {
+		buf = append(make([]byte, 0, size+1), buf...)
+	}
+	buf, err = readUpTo(ctx, f, buf, limit+1, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if int64(len(buf)) > limit {
+		return nil, "", fmt.Errorf("%s: longer than the %d MiB ibdoctor reads of a %s file (a device or an endless stream?): give a saved file", path, max(limit>>20, 1), format)
+	}
+	return buf, format, nil
+}
+
+// readUpTo appends from r until EOF or until buf holds n bytes,
+// checking ctx between reads.
+func readUpTo(ctx context.Context, r io.Reader, buf []byte, n int64, path string) ([]byte, error) {
+	for int64(len(buf)) < n {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("reading %s: interrupted: %w", path, context.Cause(ctx))
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		want := min(int64(cap(buf)), n)
+		k, err := r.Read(buf[len(buf):want])
+		buf = buf[:len(buf)+k]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("reading %s: interrupted: %w", path, context.Cause(ctx))
+			}
+			return nil, fmt.Errorf("reading %s: %w", path, err)
+		}
+	}
+	return buf, nil
+}
+
+// openCtx opens path for reading. Opening a FIFO blocks until a writer
+// comes; that wait is given up when ctx is done (the opening goroutine
+// stays blocked until a writer arrives or the process exits).
+func openCtx(ctx context.Context, path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s: %w", path, errIsDir)
+	}
+	if st.Mode()&fs.ModeNamedPipe == 0 {
+		return os.Open(path)
+	}
+	type res struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- res{f, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.f, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.f != nil {
+				r.f.Close()
+			}
+		}()
+		return nil, fmt.Errorf("opening %s: interrupted while waiting for a writer: %w", path, context.Cause(ctx))
+	}
+}
+
+var errIsDir = errors.New("is a directory: give a file (ibnetdiscover output, an ibdiagnet2 file, ibsim net file or ibdoctor JSON)")

@@ -1,0 +1,313 @@
+package fabric
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// corpusFile returns the path of a public fabric dump kept outside the
+// repository (../shared/external-fabrics/, SOURCES.md there): skipped
+// when absent, a failure when CI=true.
+func corpusFile(t testing.TB, name string) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	p := filepath.Join(filepath.Dir(here), "..", "..", "..", "shared", "external-fabrics", name)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("corpus file %s missing (CI=true): %v", name, err)
+		}
+		t.Skipf("corpus file %s not here (%v); it lives in ../shared/external-fabrics/", name, err)
+	}
+	return p
+}
+
+// semantic is what a topology file says, one fact a line, sorted: nodes
+// by GUID, port 0 kind, LID and LMC, every listed port's GUID, LID, LMC,
+// width and speed and its peer, and the initiator.
+func semantic(f *Fabric) string {
+	var lines []string
+	for _, n := range f.Nodes {
+		lines = append(lines, fmt.Sprintf("node %#x %v ports=%d sys=%#x ven=%#x dev=%#x desc=%q", n.GUID, n.Type, n.NumPorts(), n.SystemImageGUID, n.VendorID, n.DeviceID, n.Description))
+		if n.Path != nil && len(n.Path) == 0 {
+			lines = append(lines, fmt.Sprintf("initiator %#x", n.GUID))
+		}
+		if n.Switch != nil {
+			lines = append(lines, fmt.Sprintf("switch %#x enhanced0=%v", n.GUID, n.Switch.EnhancedPort0))
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			peer := "-"
+			if p.Remote != nil {
+				peer = fmt.Sprintf("%#x[%d]", p.Remote.Node.GUID, p.Remote.Num)
+			}
+			lines = append(lines, fmt.Sprintf("port %#x[%d] guid=%#x lid=%d lmc=%d %v %v -> %s label=%q", n.GUID, p.Num, p.GUID, p.LID, p.LMC, p.WidthActive, p.SpeedActive, peer, f.PortLabels[p]))
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+func readCorpus(t *testing.T, name string) (*Fabric, *FileInfo) {
+	t.Helper()
+	f, info, err := ReadFile(context.Background(), corpusFile(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, info
+}
+
+// The first line of this file is ibnetdiscover's own stderr. It used to
+// make the ibnetdiscover parser refuse the file and the ibsim net-file
+// parser read it instead, inventing CA port GUIDs (node GUID + port).
+func TestReadFileStderrLineIsNoise(t *testing.T) {
+	f, info := readCorpus(t, "switchib-sx6012-mixed-2016.ibnetdiscover")
+	if info.Format != FormatIBNetDiscover {
+		t.Errorf("format %q, want %q", info.Format, FormatIBNetDiscover)
+	}
+	if info.Noise != 1 || info.FirstNoiseLine != 1 || !strings.HasPrefix(info.FirstNoise, "src/query_smp.c:195;") {
+		t.Errorf("noise %d, first line %d %q", info.Noise, info.FirstNoiseLine, info.FirstNoise)
+	}
+	if w := info.Warning(); !strings.Contains(w, "skipped 1 line of tool messages") || !strings.Contains(w, "line 1") {
+		t.Errorf("warning %q", w)
+	}
+	if len(f.Nodes) != 8 {
+		t.Errorf("%d nodes, want 2 switches and 6 CAs", len(f.Nodes))
+	}
+	// "[1](2c903000a4d31) ..." on the initiator's CA: the file's port
+	// GUID, not the node GUID + 1 the net-file reader made up.
+	n := f.NodeByGUID(0x0002c9030004e938)
+	if n == nil {
+		t.Fatal("initiator node 0x0002c9030004e938 missing")
+	}
+	if n.Path == nil || len(n.Path) != 0 {
+		t.Errorf("initiator's Path %v, want empty (the local node)", n.Path)
+	}
+	for _, p := range n.Ports {
+		if p != nil && p.Remote != nil && p.GUID != 0x0002c9030004e939 {
+			t.Errorf("initiator port %d GUID %#x, want the file's 0x2c9030004e939", p.Num, p.GUID)
+		}
+	}
+}
+
+// A file the ibnetdiscover reader refuses is an error naming the file,
+// the line and the format; no other reader gets a go at it.
+func TestReadFileNoFallback(t *testing.T) {
+	text := "#\n# Topology file: generated on Mon Jul 25 11:30:26 2016\n#\n\nvendid=0x2c9\ndevid=0xcb20\nswitchguid=0xe41d2d030003e470(e41d2d030003e470)\nSwitch 36 \"S-e41d2d030003e470\" # \"sw\" base port 0 lid 268 lmc 0\n[1] \"S-e41d2d030003e470\"[2] # \"sw\" lid 268 4xEDR\nthis line is garbage\n"
+	_, err := readText(t, "bad.topo", text)
+	if err == nil {
+		t.Fatal("a garbage line was accepted")
+	}
+	for _, want := range []string{"bad.topo", "read as ibnetdiscover", "line 10", "garbage"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want Format
+		err  string
+	}{
+		{`{"schema":"ibdoctor.fabric/v1"}`, FormatJSON, ""},
+		{"# c\nSwitch 24 \"sw1\"\n[1] \"h1\"[1]\n", FormatNetFile, ""},
+		{"switchguid=0x1\nSwitch 24 \"S-0000000000000001\"\n[1] \"S-0000000000000002\"[3] w=19 s=7 e=15\n", FormatNetFile, ""},
+		{"# ibsim net file written by ibdoctor: 2 nodes\nswitchguid=0x1\nSwitch 24 \"S-0000000000000001\"\n", FormatNetFile, ""},
+		{"vendid=0x2c9\nswitchguid=0x1\nSwitch 24 \"sw1\"\n", FormatIBNetDiscover, ""},
+		{"ibwarn: [123] _do_madrpc: recv failed\nSwitch 24 \"S-0000000000000001\" # x\n", FormatIBNetDiscover, ""},
+		{"Switch 24 \"S-0000000000000001\"\n[1](1/1/1) \"H-0000000000000002\"[1](2)\n", FormatIBDiagnetTopo, ""},
+		{"# This database file was automatically generated by IBDIAG\n\nswitchguid=0x1\nSwitch 2 \"S-0000000000000001\"\n", FormatIBDiagnetTopo, ""},
+		{"CA    78  1 0x946dae0300630bfe 4x HDR - SW    51 81 0x946dae0300630bf6 ( 'a' - 'b' )\n", FormatIBNetDiscoverPorts, ""},
+		{"DR path slid 0; dlid 0; 0 -> new Channel Adapter {0011750000790cd4} portnum 1 lid 0-0 \"\"\nSW    24 1 0x946dae0300618c82 4x SDR  'x'\n", FormatIBNetDiscoverPorts, ""},
+		{"{ CA Ports:01 SystemGUID:5c25 } { SW Ports:41 }\n", FormatIBDiagnetLst, ""},
+		{"START_RUN_INFO\n", FormatDBCSV, ""},
+		{"Unicast lids [0x0-0x132] of switch Lid 1 guid 0x00066a02e8001310 (x):\n", FormatLFTs, ""},
+		{"\"Quantum-2 Mellanox Technologies\", Mellanox, 0xb0cf0e0300e5b940, LID 24\n", FormatNetDump, ""},
+		{"", "", "empty"},
+		{"ibwarn: x\n\n# only\n", "", "empty"},
+		{"hello world\n", "", `not a fabric file ibdoctor knows (line 1: "hello world")`},
+		{"\x00\x00\x00", "", "binary data"},
+		{"DR path slid 0; dlid 0; 0 -> new Channel Adapter {0011750000790cd4} portnum 1 lid 0-0 \"\"\n", "", "DR path"},
+	} {
+		got, err := detect([]byte(tc.text), "f")
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("detect(%q) = %q, %v; want %q, error containing %q", tc.text, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// Formats that carry no topology are refused saying what they are.
+func TestReadFileForwardingTablesRefused(t *testing.T) {
+	_, _, err := ReadFile(context.Background(), corpusFile(t, "avakas-qlogic-qdr.ibroute-lid1"))
+	if err == nil || !strings.Contains(err.Error(), "forwarding-table dump") || !strings.Contains(err.Error(), "--lfts") {
+		t.Errorf("ibroute output: %v", err)
+	}
+}
+
+// defaultFormatCorpus are the dumps in ibnetdiscover's default format.
+var defaultFormatCorpus = []string{
+	"dgx-ndr-2025.ibnetdiscover",
+	"mt43132-sdr-2009.ibnetdiscover",
+	"sun-dcs36-qdr.ibnetdiscover",
+	"switchib-sx6012-mixed-2016.ibnetdiscover",
+	"sx6036-fdr10-2014.ibnetdiscover",
+	"voltaire-sdr-2007.ibnetdiscover",
+	"quantum2-ndr-ibdiagnet2.ibnetdiscover",
+}
+
+// Each default-format dump, written back and read again, says the same
+// things; so it does with an ibwarn line in front.
+func TestReadFileRoundTripCorpus(t *testing.T) {
+	for _, name := range defaultFormatCorpus {
+		t.Run(name, func(t *testing.T) {
+			f, info := readCorpus(t, name)
+			var b bytes.Buffer
+			if err := WriteIBNetDiscover(&b, f); err != nil {
+				t.Fatal(err)
+			}
+			g, ginfo, err := Decode(b.Bytes(), name+" (written back)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ginfo.Format != info.Format {
+				t.Errorf("written back as %q, read as %q", ginfo.Format, info.Format)
+			}
+			diffText(t, "round trip", semantic(f), semantic(g))
+
+			noisy := append([]byte("ibwarn: [4242] _do_madrpc: recv failed: Connection timed out\n"), b.Bytes()...)
+			h, hinfo, err := Decode(noisy, name+" (with ibwarn)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hinfo.Noise != 1 {
+				t.Errorf("noise %d, want 1", hinfo.Noise)
+			}
+			diffText(t, "with an ibwarn line", semantic(f), semantic(h))
+		})
+	}
+}
+
+// Facts the text carries survive: "base port 0", LMC, blanks around a
+// description.
+func TestReadFileFaithful(t *testing.T) {
+	f, _ := readCorpus(t, "mt43132-sdr-2009.ibnetdiscover")
+	sw := f.NodeByGUID(0x000b8cffff0053ee)
+	if sw == nil || sw.Switch == nil || sw.Switch.EnhancedPort0 {
+		t.Errorf("MT43132 says base port 0: %+v", sw)
+	}
+	f, _ = readCorpus(t, "voltaire-sdr-2007.ibnetdiscover")
+	lmc1 := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.LMC == 1 {
+				lmc1++
+			}
+		}
+	}
+	if lmc1 == 0 {
+		t.Error("voltaire: no port with the file's lmc 1")
+	}
+}
+
+func TestReadFileBounded(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	start := time.Now()
+	_, _, err := ReadFile(context.Background(), "/dev/zero")
+	if err == nil || !strings.Contains(err.Error(), "binary data") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("/dev/zero took %v", d)
+	}
+	// Text without end: read to the format's cap, then refused.
+	p := filepath.Join(t.TempDir(), "long")
+	text := strings.Repeat("# Topology file: generated on a loop\n", 4*headSize/37)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = readBounded(context.Background(), p, func(Format) int64 { return 2 * headSize })
+	if err == nil || !strings.Contains(err.Error(), "MiB ibdoctor reads of a ibnetdiscover file") {
+		t.Errorf("over the cap: %v", err)
+	}
+	if _, _, err := readBounded(context.Background(), p, func(Format) int64 { return 8 * headSize }); err != nil {
+		t.Errorf("under the cap: %v", err)
+	}
+}
+
+// A FIFO with no writer, or one that never stops writing, gives way to
+// the context (SIGINT/SIGTERM in the commands).
+func TestReadFileFIFOInterruptible(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	// No writer: blocked in open.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, _, err := ReadFile(ctx, p)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "interrupted") {
+		t.Errorf("no writer: %v", err)
+	}
+	// A writer that sends a little and then stalls: blocked in read.
+	w, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Write([]byte(strings.Repeat("# stalled writer\n", 200))); err != nil {
+		t.Fatal(err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel2()
+	done := make(chan error, 1)
+	go func() { _, _, err := ReadFile(ctx2, p); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "interrupted") {
+			t.Errorf("stalled writer: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadFile on a stalled FIFO did not give way to its context")
+	}
+}
+
+// FuzzDecode: any bytes give a fabric with its format, or an error, never
+// a panic; a fabric read is consistent (peers point back).
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte("ibwarn: x\nvendid=0x2c9\nswitchguid=0x1(1)\nSwitch 2 \"S-0000000000000001\" # \"s\" base port 0 lid 1 lmc 0\n[1](1/1/1) \"H-0000000000000002\"[1](3) # \"h\" lid 2 4xNDR\n\ncaguid=0x2\nCa 1 \"H-0000000000000002\" # \"h\"\n[1](1)(3) \"S-0000000000000001\"[1] # lid 2 lmc 0 \"s\" lid 1 4xNDR\n"))
+	f.Add([]byte("Switch 2 \"a\"\n[1] \"b\"[1]\n\nHca 1 \"b\"\n[1] \"a\"[1]\n"))
+	f.Add([]byte(`{"schema":"ibdoctor.fabric/v1","nodes":[],"links":[]}`))
+	f.Add([]byte("src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1 Attr 0x11:0) bad status 110\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fab, info, err := Decode(data, "fuzz")
+		if err != nil {
+			return
+		}
+		if fab == nil || info == nil || info.Format == "" {
+			t.Fatalf("no fabric or format without an error: %v %+v", fab, info)
+		}
+		for _, n := range fab.Nodes {
+			for _, p := range n.Ports {
+				if p != nil && p.Remote != nil && p.Remote.Remote != p {
+					t.Fatalf("%#x[%d]: peer does not point back", n.GUID, p.Num)
+				}
+			}
+		}
+	})
+}

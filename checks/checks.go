@@ -121,6 +121,10 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Fabric == nil || !hasLFTs(s.Fabric) {
 				return "forwarding tables were not read"
 			}
+		case "routes-read":
+			if s.RoutesComputed {
+				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's loops"
+			}
 		case "routes":
 			if s.Loads == nil {
 				return "forwarding tables were not read"

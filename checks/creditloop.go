@@ -14,7 +14,7 @@ func init() {
 	register(Check{
 		ID:      "routing.credit-loop",
 		Summary: "the unicast routes make a cycle in the channel dependency graph (on VL0): a deadlock risk under load",
-		Needs:   []string{"lfts"},
+		Needs:   []string{"lfts", "routes-read"},
 		run:     (*Snapshot).creditLoops,
 	})
 }
@@ -118,7 +118,9 @@ func buildChanGraph(f *fabric.Fabric) *chanGraph {
 				continue
 			}
 			q := tl[d]
-			if next[t][q] < 0 {
+			if u := next[t][q]; u < 0 || u == int32(i) {
+				// A route sent straight back (S→T→S) is a forwarding
+				// loop, routing.loop's finding; it is not counted twice.
 				continue
 			}
 			b := (base+int(p))*256 + int(q)

@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,21 @@ func TestHealthyOpenSMFabricsQuiet(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if bad := atOrAbove(res.Findings, checks.Warning); len(bad) > 0 {
+				bad := atOrAbove(res.Findings, checks.Warning)
+				if fc.name == "dragonfly" {
+					// Min-hop routes on a dragonfly close channel
+					// dependency cycles on VL0 (a real deadlock risk:
+					// production dragonflies route with VLs, DFSSSP or
+					// dfp), and OpenSM's updn finds no root on a fabric
+					// where every switch has hosts and falls back to
+					// min-hop. The credit loop is the expected finding.
+					loops := byCheck(bad, "routing.credit-loop")
+					if len(loops) == 0 {
+						t.Errorf("dragonfly routed %s: no routing.credit-loop", engine)
+					}
+					bad = slices.DeleteFunc(bad, func(f checks.Finding) bool { return f.Check == "routing.credit-loop" })
+				}
+				if len(bad) > 0 {
 					var b strings.Builder
 					for _, f := range bad {
 						b.WriteString("\n  " + f.Severity.String() + " " + f.Check + ": " + f.Title)

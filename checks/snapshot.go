@@ -18,6 +18,11 @@ type Snapshot struct {
 	Baseline *fabric.Fabric
 	// Counters holds the PerfMgt readings. Optional.
 	Counters Counters
+	// RoutesComputed says the LFTs were computed by ibdoctor (min-hop,
+	// for a saved topology without tables), not read from the fabric or
+	// a file: checks that judge the routing engine's choices
+	// (routing.credit-loop) then do not run.
+	RoutesComputed bool
 	// Loads holds route loads computed over the LFTs. Optional.
 	Loads Loads
 	// Expect holds what the operator expects (rates, thresholds).

@@ -44,6 +44,10 @@ type Sweep struct {
 	Counters checks.Counters // nil when not read
 	Loads    checks.Loads    // nil when LFTs were not read
 	SM       *checks.SMView  // SMInfo of the SM ports; nil when not read
+	// RoutesComputed is set by the caller when the fabric swept is a
+	// simulator whose tables ibdoctor computed (a topology file without
+	// them): see checks.Snapshot.RoutesComputed.
+	RoutesComputed bool
 	// Unreached lists what could not be read, for the report.
 	Unreached []report.Unreached
 	// Complete is false when anything the sweep tried could not be read.
@@ -184,6 +188,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 		snap.Loads = s.Loads
 	}
 	snap.SM = s.SM
+	snap.RoutesComputed = s.RoutesComputed
 	return snap
 }
 

@@ -186,5 +186,6 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		sess.Close()
 		return nil, nil, withExit(ExitUndecided, err)
 	}
+	sw.RoutesComputed = sess.RoutesComputed
 	return sw, sess, nil
 }

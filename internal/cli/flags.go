@@ -40,7 +40,7 @@ func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
 // commandNames are the words a bare --sim or --ibsim never swallows.
 var commandNames = map[string]bool{
 	"check": true, "sweep": true, "gate": true, "discover": true, "links": true, "counters": true,
-	"routes": true, "trace": true, "version": true, "help": true, "completion": true,
+	"routes": true, "trace": true, "top": true, "version": true, "help": true, "completion": true,
 }
 
 // normalizeArgs lets "--sim FILE" and "--ibsim NAME" work although both

@@ -89,6 +89,7 @@ is wrong by what it costs.`,
 	root.AddCommand(newDiscoverCmd(a))
 	root.AddCommand(newLinksCmd(a))
 	root.AddCommand(newCountersCmd(a))
+	root.AddCommand(newTopCmd(a))
 	return root
 }
 

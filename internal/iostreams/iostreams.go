@@ -76,7 +76,7 @@ func (s *IOStreams) TerminalWidth() int {
 	}
 	for _, v := range []any{s.Out, s.ErrOut, s.In} {
 		if f, ok := v.(*os.File); ok && f != nil {
-			if w := windowWidth(f.Fd()); w > 0 {
+			if w, _ := windowSize(f.Fd()); w > 0 {
 				return w
 			}
 		}
@@ -85,6 +85,20 @@ func (s *IOStreams) TerminalWidth() int {
 		return c
 	}
 	return DefaultWidth
+}
+
+// TerminalHeight is the height of the terminal on stdout (TIOCGWINSZ,
+// then $LINES, else 24): how many lines a full-screen view may draw.
+func (s *IOStreams) TerminalHeight() int {
+	if f, ok := s.Out.(*os.File); ok && f != nil {
+		if _, h := windowSize(f.Fd()); h > 0 {
+			return h
+		}
+	}
+	if c, err := strconv.Atoi(strings.TrimSpace(s.getenv("LINES"))); err == nil && c > 0 {
+		return c
+	}
+	return 24
 }
 
 // OutputWidth is the width text on stdout must fit: the terminal's when

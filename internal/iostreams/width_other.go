@@ -2,4 +2,4 @@
 
 package iostreams
 
-func windowWidth(uintptr) int { return 0 }
+func windowSize(uintptr) (int, int) { return 0, 0 }

@@ -132,6 +132,10 @@ type Options struct {
 	Workers int
 	// XmitWaitTick is the PortXmitWait tick (default DefaultXmitWaitTick).
 	XmitWaitTick time.Duration
+	// Caps are PMAs' ClassPortInfo already read (a previous Sample's
+	// Caps), by node GUID: Read does not ask those PMAs again, so a live
+	// view that re-reads every few seconds spends its MADs on counters.
+	Caps map[uint64]*mad.ClassPortInfo
 	// Now and Sleep are the clock (tests pass a manual one). Sleep must
 	// return ctx.Err() when ctx ends first.
 	Now   func() time.Time
@@ -395,7 +399,7 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Sample, 
 type capsCache map[uint64]*mad.ClassPortInfo
 
 func read(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool) (*Sample, error) {
-	return readWith(ctx, g, f, o, skipClean, nil)
+	return readWith(ctx, g, f, o, skipClean, o.Caps)
 }
 
 // sampler is one sample being read: its state is guarded by the

@@ -129,6 +129,37 @@ func Sweep(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Result,
 	return r, ctx.Err()
 }
 
+// Compare makes a Result of a new sample and each port's own previous
+// reading (prev; a live view that reads the fabric in turns keeps one per
+// port): the deltas of the ports prev knows. Its interval, which checks
+// judge rates by, is the mean time between the two readings of those
+// ports. tick is the PortXmitWait tick (0: DefaultXmitWaitTick).
+func Compare(prev func(Key) (*PortCounters, bool), last *Sample, tick time.Duration) *Result {
+	if tick <= 0 {
+		tick = DefaultXmitWaitTick
+	}
+	r := &Result{First: last, Last: last, tick: tick, byKey: map[Key]*PortDelta{}}
+	r.Errors = append(r.Errors, last.Errors...)
+	var sum time.Duration
+	for _, b := range last.Ports {
+		a, ok := prev(b.Key)
+		if !ok || b.FromAllPorts || a.FromAllPorts {
+			continue
+		}
+		d := delta(a, b, tick)
+		if d.Elapsed <= 0 {
+			continue
+		}
+		r.Deltas = append(r.Deltas, d)
+		r.byKey[d.Key] = d
+		sum += d.Elapsed
+	}
+	if len(r.Deltas) > 0 {
+		r.interval = sum / time.Duration(len(r.Deltas))
+	}
+	return r
+}
+
 func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time.Sub(a.Time), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
 	secs := d.Elapsed.Seconds()

@@ -20,10 +20,16 @@ const ExitMarker = "tmuxtest-exit="
 // Require skips t when tmux is not installed; with CI=true it fails.
 func Require(t testing.TB) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err == nil {
-		return
-	}
 	msg := "tmuxtest: tmux not installed (Debian package tmux)"
+	if _, err := exec.LookPath("tmux"); err == nil {
+		// tmux's server daemonises onto /dev/null and dies when it is not
+		// the character device (a test that renamed a file over it).
+		st, err := os.Stat("/dev/null")
+		if err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return
+		}
+		msg = "tmuxtest: /dev/null is not a character device here (was it replaced by a file?); tmux cannot start"
+	}
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg + " (CI=true: failing instead of skipping)")
 	}

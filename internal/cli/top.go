@@ -1,0 +1,529 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/gate"
+	"github.com/ibdoctor/ibdoctor/internal/hostlist"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/top"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// topOptions are the flags of the top command.
+type topOptions struct {
+	interval   time.Duration
+	switches   []string
+	hosts      string
+	budget     int
+	once       bool
+	json       bool
+	sort       string
+	filter     string
+	thresholds string
+	sl         uint8
+	pkeyIndex  uint16
+}
+
+func newTopCmd(a *app) *cobra.Command {
+	var o topOptions
+	cmd := &cobra.Command{
+		Use:   "top",
+		Short: "Watch the ports live: error rate, XmitWait share and utilisation, worst first",
+		Long: `top discovers the fabric, then re-reads the PerfMgt counters of the watched ports
+every refresh (-n/--interval, default 2s) and shows them sorted by error rate,
+XmitWait share (time the port could not send) or utilisation, with the link's far
+end, its rate, and the verdict of ibdoctor's counter checks over the last interval.
+
+It watches every port with a link, or only --switch's ports or --hosts' ports.
+Each refresh sends at most --budget MADs (2 per port): a larger scope is read in
+turns, a slice per refresh, and each port's rates are over the time between its
+own two readings.
+
+Keys: s cycles the sort (e errors, w xmit-wait, u utilisation); / filters by node
+name (Enter keeps it, Esc clears); p or space pauses; q or Ctrl-C quits.
+
+With --once, or when stdout is not a terminal, top reads twice --interval apart
+and prints one snapshot as a table or, with --json, as JSON.`,
+		Example: `  ibdoctor top --sim
+  ibdoctor top -n 5s --switch spine01
+  ibdoctor top --hosts 'gpu[001-016]' --sort wait
+  ibdoctor top --once --json > ports.json`,
+		Args: a.noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runTop(cmd.Context(), o)
+		},
+	}
+	cmd.SetFlagErrorFunc(flagError)
+	fs := cmd.Flags()
+	fs.DurationVarP(&o.interval, "interval", "n", 2*time.Second, "time between refreshes")
+	fs.StringSliceVar(&o.switches, "switch", nil, "watch only these switches' ports (name, GUID or LID; repeatable)")
+	fs.StringVar(&o.hosts, "hosts", "", "watch only these hosts' ports (hostlist, e.g. gpu[001-016]; matched by node description)")
+	fs.IntVar(&o.budget, "budget", 4096, "most MADs per refresh; a larger scope is read in turns (0: no limit)")
+	fs.BoolVar(&o.once, "once", false, "print one snapshot (two reads --interval apart) and exit")
+	fs.BoolVar(&o.json, "json", false, "print the snapshot as JSON (implies --once)")
+	fs.StringVar(&o.sort, "sort", "errors", "sort by errors (errors/s), wait (XmitWait share) or util (utilisation)")
+	fs.StringVar(&o.filter, "filter", "", "show only ports whose node or far end contains this text")
+	fs.StringVar(&o.thresholds, "thresholds", "", "counter thresholds file for the verdicts (docs/checks.md)")
+	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs")
+	fs.Uint16Var(&o.pkeyIndex, "pkey-index", 0, "P_Key table index of PerfMgt MADs")
+	return cmd
+}
+
+func (a *app) runTop(parent context.Context, o topOptions) error {
+	if o.interval <= 0 {
+		return withExit(ExitUndecided, fmt.Errorf("--interval %v: give a positive duration, e.g. -n 2s", o.interval))
+	}
+	if o.budget < 0 {
+		return withExit(ExitUndecided, fmt.Errorf("--budget %d: give a number of MADs, or 0 for no limit", o.budget))
+	}
+	key, err := top.ParseSortKey(o.sort)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	thr, err := loadThresholds(o.thresholds)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	ctx, stop := signalContext(parent)
+	defer stop()
+	sess, err := a.openSource(ctx, true, true, false)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	f, err := a.discover(ctx, sess.Engine)
+	if err != nil {
+		return err
+	}
+	ports, err := topScope(f, o)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	s := top.NewSampler(sess.Engine, f, top.Options{
+		Ports: ports, Budget: o.budget,
+		Perf:   perf.Options{SL: o.sl, PKeyIndex: o.pkeyIndex, Workers: a.opts.source.Window},
+		Expect: checks.Expectations{Thresholds: thr},
+	})
+	v := &topView{source: sess.Name, sort: key, filter: o.filter, interval: o.interval}
+	interactive := !o.once && !o.json && a.io.IsStdoutTTY() && a.io.IsStdinTTY()
+	if interactive {
+		if f, ok := a.stdin.(*os.File); ok {
+			return v.live(ctx, a, s, int(f.Fd()))
+		}
+	}
+	return v.snapshot(ctx, a, s, o.json)
+}
+
+// topScope is the ports top watches: every port with a link, or the
+// --switch and --hosts ports.
+func topScope(f *fabric.Fabric, o topOptions) ([]*fabric.Port, error) {
+	var nodes []*fabric.Node
+	for _, s := range o.switches {
+		n, err := findSwitch(f, s)
+		if err != nil {
+			return nil, fmt.Errorf("--switch %s: %w", s, err)
+		}
+		nodes = append(nodes, n)
+	}
+	if o.hosts != "" {
+		hosts, err := hostlist.Expand(o.hosts)
+		if err != nil {
+			return nil, fmt.Errorf("--hosts: %w", err)
+		}
+		hn, unmatched := gate.Resolve(f, hosts, nil)
+		if len(unmatched) > 0 {
+			return nil, fmt.Errorf("--hosts: not in the fabric: %s (hosts are matched by node description)", strings.Join(unmatched, ", "))
+		}
+		nodes = append(nodes, hn...)
+	}
+	all := len(o.switches) == 0 && o.hosts == ""
+	var out []*fabric.Port
+	seen := map[*fabric.Port]bool{}
+	add := func(n *fabric.Node) {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote == nil || seen[p] {
+				continue
+			}
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	if all {
+		for _, n := range f.Nodes {
+			add(n)
+		}
+	}
+	for _, n := range nodes {
+		add(n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no port with a link to watch in the scope")
+	}
+	return out, nil
+}
+
+// topView is what the view shows and how.
+type topView struct {
+	source   string
+	sort     top.SortKey
+	filter   string
+	interval time.Duration
+	paused   bool
+	editing  bool // typing a filter after '/'
+	edit     string
+	frame    *top.Frame
+	err      error
+}
+
+// snapshot reads twice, --interval apart, and prints one view.
+func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON bool) error {
+	var fr *top.Frame
+	// A full turn over the scope first, then another: every port read
+	// twice, its rates over its own interval.
+	for round := 0; round < 2; round++ {
+		for i := 0; i < s.Cycle(); i++ {
+			if round > 0 && i == 0 {
+				if err := sleepCtx(ctx, v.interval); err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", err))
+				}
+			}
+			var err error
+			fr, err = s.Refresh(ctx)
+			if err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", err))
+			}
+		}
+	}
+	rows := top.Filter(fr.Rows, v.filter)
+	top.Sort(rows, v.sort)
+	if asJSON {
+		return writeTopJSON(a.stdout, v, fr, rows)
+	}
+	w := bufio.NewWriter(a.stdout)
+	st := a.style()
+	io.WriteString(w, report.WrapString("", v.header(fr), st.Width))
+	fmt.Fprintln(w)
+	writeTopTable(w, st, rows, 0)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(fr.Errors) > 0 {
+		fmt.Fprintf(a.stderr, "Not read (%d):\n", len(fr.Errors))
+		for _, e := range fr.Errors {
+			fmt.Fprintf(a.stderr, "  %v\n", e)
+		}
+		return withExit(ExitPartial, fmt.Errorf("%d ports could not be read; what was read is printed", len(fr.Errors)))
+	}
+	return nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// header is the view's first line.
+func (v *topView) header(fr *top.Frame) string {
+	h := fmt.Sprintf("ibdoctor top  %s  %s  every %v, sorted by %s", v.source, fr.At.UTC().Format("15:04:05"), v.interval, v.sort)
+	if fr.Cycle > 1 {
+		h += fmt.Sprintf("; %d of %d ports per refresh (budget)", fr.ReadNow, fr.Watched)
+	} else {
+		h += fmt.Sprintf("; %d ports", fr.Watched)
+	}
+	if fr.Interval > 0 {
+		h += fmt.Sprintf(", rates over %v", fr.Interval.Round(10*time.Millisecond))
+	}
+	return h
+}
+
+// topColumns: on a narrow terminal the verdict's text goes first, then
+// RX% and the rate; the port, its far end and the figures stay.
+var topColumns = []report.Column{
+	{Header: "PORT"}, {Header: "FAR END", Min: 12}, {Header: "RATE", Drop: 3},
+	{Header: "ERR/s"}, {Header: "WAIT%"}, {Header: "TX%"}, {Header: "RX%", Drop: 2},
+	{Header: "VERDICT", Min: 8, Drop: 1},
+}
+
+func writeTopTable(w io.Writer, st report.Style, rows []*top.Row, limit int) {
+	out := make([][]string, 0, len(rows))
+	for i, r := range rows {
+		if limit > 0 && i == limit {
+			break
+		}
+		verdict := "-"
+		if !r.Measured {
+			verdict = st.Dim("measuring")
+		} else if r.HasVerdict {
+			// Every verdict here is a counter check's: its group is implied.
+			verdict = report.SeverityLabel(st, r.Verdict) + " " + strings.TrimPrefix(r.Check, "counters.")
+		}
+		out = append(out, []string{fmt.Sprintf("%s/%d", r.Node, r.Num), r.Peer, r.Rate,
+			rateText(r.ErrorsPerSecond, r.Measured), shareText(r.XmitWait, r.Measured), shareText(r.TxUtil, r.Measured), shareText(r.RxUtil, r.Measured), verdict})
+	}
+	report.WriteTable(w, st.Width, topColumns, out)
+}
+
+func rateText(f float64, ok bool) string {
+	switch {
+	case !ok:
+		return "…"
+	case f >= 1000:
+		return strings.ReplaceAll(humanBytes(f, ""), " ", "")
+	}
+	return shortFloat(f)
+}
+
+func shareText(f float64, ok bool) string {
+	if !ok {
+		return "…"
+	}
+	return pctText(f)
+}
+
+// topJSON is what `top --json` prints: one snapshot.
+type topJSON struct {
+	Schema          string    `json:"schema"`
+	Version         string    `json:"ibdoctor_version"`
+	GeneratedAt     time.Time `json:"generated_at"`
+	Source          string    `json:"source"`
+	SortedBy        string    `json:"sorted_by"`
+	IntervalSeconds float64   `json:"interval_seconds"`
+	Watched         int       `json:"ports_watched"`
+	Ports           []topPort `json:"ports"`
+	NotRead         []string  `json:"not_read"`
+}
+
+type topPort struct {
+	Node            string   `json:"node"`
+	Port            int      `json:"port"`
+	FarEnd          string   `json:"far_end"`
+	Rate            string   `json:"rate,omitempty"`
+	ErrorsPerSecond float64  `json:"errors_per_second"`
+	XmitWaitShare   *float64 `json:"xmit_wait_share"`
+	TxUtilization   *float64 `json:"tx_utilization"`
+	RxUtilization   *float64 `json:"rx_utilization"`
+	TxBytesPerSec   float64  `json:"tx_bytes_per_second"`
+	RxBytesPerSec   float64  `json:"rx_bytes_per_second"`
+	Verdict         string   `json:"verdict,omitempty"`
+	Check           string   `json:"check,omitempty"`
+	Finding         string   `json:"finding,omitempty"`
+}
+
+// TopSchema identifies the JSON document of `top --json`.
+const TopSchema = "ibdoctor.top/v1"
+
+func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error {
+	doc := topJSON{Schema: TopSchema, Version: buildinfo.Get().Version, GeneratedAt: fr.At.UTC(), Source: v.source,
+		SortedBy: v.sort.String(), IntervalSeconds: fr.Interval.Seconds(), Watched: fr.Watched, Ports: []topPort{}, NotRead: []string{}}
+	for _, r := range rows {
+		if !r.Measured {
+			continue
+		}
+		p := topPort{Node: r.Node, Port: r.Num, FarEnd: r.Peer, Rate: r.Rate, ErrorsPerSecond: r.ErrorsPerSecond,
+			XmitWaitShare: optShare(r.XmitWait), TxUtilization: optShare(r.TxUtil), RxUtilization: optShare(r.RxUtil),
+			TxBytesPerSec: r.TxBytesPerSec, RxBytesPerSec: r.RxBytesPerSec}
+		if r.HasVerdict {
+			p.Verdict, p.Check, p.Finding = r.Verdict.String(), r.Check, r.Title
+		}
+		doc.Ports = append(doc.Ports, p)
+	}
+	for _, e := range fr.Errors {
+		doc.NotRead = append(doc.NotRead, e.Error())
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// live runs the full-screen view until q, Ctrl-C or a signal: the
+// terminal in raw mode on the alternate screen, restored on every way out.
+func (v *topView) live(ctx context.Context, a *app, s *top.Sampler, fd int) error {
+	old, err := term.MakeRaw(fd)
+	if err != nil {
+		return withExit(ExitUndecided, fmt.Errorf("top: cannot put the terminal in raw mode (use --once): %w", err))
+	}
+	out := a.stdout
+	io.WriteString(out, "\x1b[?1049h\x1b[?25l")
+	defer func() {
+		io.WriteString(out, "\x1b[?25h\x1b[?1049l")
+		term.Restore(fd, old)
+	}()
+	keys := make(chan byte, 16)
+	go func() {
+		buf := make([]byte, 32)
+		for {
+			n, err := a.stdin.Read(buf)
+			for _, b := range buf[:n] {
+				keys <- b
+			}
+			if err != nil {
+				close(keys)
+				return
+			}
+		}
+	}()
+	frames := make(chan refreshResult, 1)
+	refresh := func() {
+		go func() {
+			fr, err := s.Refresh(ctx)
+			frames <- refreshResult{fr, err}
+		}()
+	}
+	refreshing := true
+	refresh()
+	tick := time.NewTicker(v.interval)
+	defer tick.Stop()
+	v.draw(a)
+	for {
+		select {
+		case <-ctx.Done():
+			if refreshing {
+				<-frames
+			}
+			return nil
+		case r := <-frames:
+			refreshing = false
+			if r.err != nil && r.fr == nil {
+				v.err = r.err
+			} else {
+				v.frame, v.err = r.fr, nil
+			}
+			v.draw(a)
+		case <-tick.C:
+			if !v.paused && !refreshing {
+				refreshing = true
+				refresh()
+			}
+		case b, ok := <-keys:
+			if !ok {
+				if refreshing {
+					<-frames
+				}
+				return nil
+			}
+			if v.key(b) {
+				if refreshing {
+					<-frames
+				}
+				return nil
+			}
+			v.draw(a)
+		}
+	}
+}
+
+type refreshResult struct {
+	fr  *top.Frame
+	err error
+}
+
+// key handles one key press; true means quit.
+func (v *topView) key(b byte) bool {
+	if v.editing {
+		switch b {
+		case '\r', '\n':
+			v.filter, v.editing = v.edit, false
+		case 0x1b:
+			v.editing = false
+		case 0x7f, 0x08:
+			if len(v.edit) > 0 {
+				v.edit = v.edit[:len(v.edit)-1]
+			}
+		case 0x03:
+			return true
+		default:
+			if b >= 0x20 && b < 0x7f {
+				v.edit += string(b)
+			}
+		}
+		return false
+	}
+	switch b {
+	case 'q', 'Q', 0x03:
+		return true
+	case 's':
+		v.sort = v.sort.Next()
+	case 'e':
+		v.sort = top.ByErrors
+	case 'w':
+		v.sort = top.ByXmitWait
+	case 'u':
+		v.sort = top.ByUtilization
+	case 'p', ' ':
+		v.paused = !v.paused
+	case '/':
+		v.editing, v.edit = true, v.filter
+	case 0x1b:
+		v.filter = ""
+	}
+	return false
+}
+
+// draw repaints the screen: header, status, the ports that fit.
+func (v *topView) draw(a *app) {
+	width, height := a.io.TerminalWidth(), a.io.TerminalHeight()
+	st := report.Style{Color: a.io.ColorEnabled(), Width: width - 1}
+	var b strings.Builder
+	b.WriteString("\x1b[H")
+	line := func(s string) {
+		b.WriteString(report.Truncate(s, width-1))
+		b.WriteString("\x1b[K\r\n")
+	}
+	if v.frame == nil {
+		line(fmt.Sprintf("ibdoctor top  %s  reading counters...", v.source))
+	} else {
+		line(st.Bold(v.header(v.frame)))
+	}
+	status := "keys: s sort  e/w/u errors/wait/util  / filter  p pause  q quit"
+	switch {
+	case v.editing:
+		status = "filter: " + v.edit + "_  (Enter keeps, Esc cancels)"
+	case v.paused:
+		status = st.Yellow("paused") + " (p resumes)  " + status
+	}
+	if v.filter != "" && !v.editing {
+		status = fmt.Sprintf("filter %q (Esc clears)  ", v.filter) + status
+	}
+	if v.err != nil {
+		status = st.Red("error: "+v.err.Error()) + "  " + status
+	}
+	if v.frame != nil && len(v.frame.Errors) > 0 {
+		status = st.Yellow(fmt.Sprintf("%d ports not read", len(v.frame.Errors))) + "  " + status
+	}
+	line(status)
+	line("")
+	if v.frame != nil {
+		rows := top.Filter(v.frame.Rows, v.filter)
+		top.Sort(rows, v.sort)
+		var t strings.Builder
+		// Header, status, blank, the table's header and rule, and a last
+		// line left empty: a newline there would scroll the screen.
+		writeTopTable(&t, st, rows, max(1, height-6))
+		for _, l := range strings.Split(strings.TrimRight(t.String(), "\n"), "\n") {
+			line(l)
+		}
+	}
+	b.WriteString("\x1b[J")
+	io.WriteString(a.stdout, b.String())
+}

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/tmuxtest"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// TestTopLiveInTmux runs `top --sim -n 1s` in a 100x24 tmux pane: it
+// shows the sample fabric's ports with their far end and rate, refreshes
+// (the clock in the header moves), changes the sort on 'w', filters on
+// '/', and quits on 'q' with exit 0, leaving the alternate screen.
+func TestTopLiveInTmux(t *testing.T) {
+	tmuxtest.Require(t)
+	bin := ibdoctorBinary(t)
+	p := tmuxtest.Start(t, 100, 24, t.TempDir(), bin, "top", "--sim", "-n", "1s")
+	screen := func() string { return p.Screen() }
+	waitScreen := func(what string, cond func(string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			s := screen()
+			if cond(s) {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waited for %s; the screen shows:\n%s", what, s)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	first := waitScreen("the ports with rates", func(s string) bool {
+		return strings.Contains(s, "rates over") && strings.Contains(s, "spine02/49")
+	})
+	for _, want := range []string{"ibdoctor top  sim:sample", "PORT", "FAR END", "RATE", "leaf07/41", "1X NDR", "congestion"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, first)
+		}
+	}
+	lines := strings.Split(strings.TrimRight(first, "\n"), "\n")
+	if len(lines) > 24 || !strings.HasPrefix(lines[0], "ibdoctor top") {
+		t.Errorf("the view does not fit 24 lines with its header on top:\n%s", first)
+	}
+	for _, l := range lines {
+		if report.VisibleWidth(l) > 100 {
+			t.Errorf("line wider than the pane: %q", l)
+		}
+	}
+	clock := strings.Fields(lines[0])[3]
+	waitScreen("a refresh (the header's clock moves)", func(s string) bool {
+		return !strings.Contains(strings.SplitN(s, "\n", 2)[0], clock)
+	})
+	p.SendKeys("w")
+	s := waitScreen("the sort by xmit-wait", func(s string) bool { return strings.Contains(s, "sorted by xmit-wait") })
+	// The most stalled port comes first: spine01/33 and spine02/33 wait
+	// 75% of the time on the sample fabric.
+	if rows := strings.Split(s, "\n"); len(rows) < 6 || !strings.Contains(rows[5], "/33") {
+		t.Errorf("sorted by xmit-wait, the first port is not a stalled spine port:\n%s", s)
+	}
+	p.SendKeys("/", "leaf07", "Enter")
+	s = waitScreen("the filter", func(s string) bool { return strings.Contains(s, `filter "leaf07"`) })
+	for _, l := range strings.Split(s, "\n")[5:] {
+		if strings.TrimSpace(l) != "" && !strings.Contains(l, "leaf07") {
+			t.Errorf("filtered on leaf07, the view shows %q", l)
+		}
+	}
+	p.SendKeys("q")
+	code, after := p.WaitExit(10 * time.Second)
+	if code != 0 {
+		t.Errorf("q: exit %d, want 0\n%s", code, after)
+	}
+	if strings.Contains(after, "FAR END") {
+		t.Errorf("after q the top screen is still shown (alternate screen not left):\n%s", after)
+	}
+}
+
+// TestTopOnceJSON: without a terminal top prints one snapshot; --json's
+// ports carry the far end, the rate and the checks' verdicts.
+func TestTopOnceJSON(t *testing.T) {
+	bin := ibdoctorBinary(t)
+	out, err := exec.Command(bin, "top", "--sim", "-n", "300ms", "--json", "--sort", "wait").Output()
+	if err != nil {
+		t.Fatalf("top --json: %v", err)
+	}
+	var doc topJSON
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("top --json: %v\n%s", err, out)
+	}
+	if doc.Schema != TopSchema || doc.Watched == 0 || len(doc.Ports) != doc.Watched || doc.IntervalSeconds <= 0 {
+		t.Fatalf("document: schema %q, %d watched, %d ports, interval %v", doc.Schema, doc.Watched, len(doc.Ports), doc.IntervalSeconds)
+	}
+	top := doc.Ports[0]
+	if !strings.HasSuffix(top.Node, "") || top.XmitWaitShare == nil || *top.XmitWaitShare < 0.5 || top.Verdict == "" || top.Check != "counters.congestion" {
+		t.Errorf("sorted by wait, the first port is %+v; want a congested port judged by counters.congestion", top)
+	}
+	var degraded bool
+	for _, p := range doc.Ports {
+		if p.Node == "spine02" && p.Port == 49 {
+			degraded = p.Rate == "1X NDR" && p.FarEnd == "leaf07/41" && p.Check == "counters.errors" && p.ErrorsPerSecond > 0
+		}
+	}
+	if !degraded {
+		t.Errorf("spine02/49 (1X, symbol errors) not reported with its rate, far end and verdict")
+	}
+}
+
+// TestTopIBSim: on an ibsim fabric brought up by OpenSM, top --once
+// --json watches every linked port and names each one's far end and rate
+// as the fabric has them.
+func TestTopIBSim(t *testing.T) {
+	ibsimtest.Require(t, "opensm")
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8, Rate: mad.Rate{Width: mad.Width4X, Speed: mad.SpeedHDR}},
+		Leaves: 2, Spines: 2, HostsPerLeaf: 3}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ibsimtest.StartFabric(t, f, fabric.NetFileOptions{})
+	host := fabric.DefaultNodeID(f.NodesByName(f.Nodes[len(f.Nodes)-1].Description)[0])
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true})
+	var out, errb bytes.Buffer
+	code := Main([]string{"top", "--ibsim=" + s.SockName, "--ibsim-host", host, "--once", "--json", "-n", "300ms"}, strings.NewReader(""), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc topJSON
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil {
+				want[fmt.Sprintf("%s/%d", n.Description, p.Num)] = fmt.Sprintf("%s/%d %s", p.Remote.Node.Description, p.Remote.Num, p.Rate())
+			}
+		}
+	}
+	if doc.Watched != len(want) || len(doc.Ports) != len(want) {
+		t.Fatalf("%d watched, %d ports; the fabric has %d linked ports", doc.Watched, len(doc.Ports), len(want))
+	}
+	for _, p := range doc.Ports {
+		k := fmt.Sprintf("%s/%d", p.Node, p.Port)
+		if got := p.FarEnd + " " + p.Rate; got != want[k] {
+			t.Errorf("%s: far end and rate %q, want %q", k, got, want[k])
+		}
+	}
+}

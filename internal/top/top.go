@@ -1,0 +1,302 @@
+// Package top is the model of `ibdoctor top`, a live view of the fabric's
+// ports: it re-reads PerfMgt counters in turns within a MAD budget per
+// refresh, keeps each port's previous reading, and turns two readings
+// into the port's rates (perf) and its verdict (checks' counter checks:
+// top judges nothing itself). Drawing and keys are the command's.
+package top
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// MADsPerPort is what one port's reading costs: PortCounters and
+// PortCountersExtended (the 64-bit data counters the rates need).
+const MADsPerPort = 2
+
+// Options configure a Sampler.
+type Options struct {
+	// Ports are the ports to watch (all with a link, or a --switch or
+	// --hosts scope).
+	Ports []*fabric.Port
+	// Budget is the most MADs one refresh may send; a scope larger than
+	// Budget/MADsPerPort ports is read in turns, a slice per refresh, so
+	// a 49k-node fabric stays responsive. 0: no limit.
+	Budget int
+	// Perf are the counter read options (SL, P_Key index, workers).
+	Perf perf.Options
+	// Expect holds the thresholds the verdicts use.
+	Expect checks.Expectations
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// Row is one port in the view.
+type Row struct {
+	Port *fabric.Port
+	// Node and Num name the port; Peer the far end ("-" when unknown).
+	Node string
+	Num  int
+	Peer string
+	// Rate is the link's active rate ("4X NDR").
+	Rate string
+	// ErrorsPerSecond is the sum of the error counters' increases per
+	// second; XmitWait the share of the time the port could not send
+	// (-1: PortXmitWait not supported); TxUtil and RxUtil the data rates
+	// as a share of the link's rate (-1: unknown).
+	ErrorsPerSecond float64
+	XmitWait        float64
+	TxUtil, RxUtil  float64
+	TxBytesPerSec   float64
+	RxBytesPerSec   float64
+	// Verdict is the worst finding of checks' counter checks on this
+	// port over its last interval; Check and Title name that finding.
+	// HasVerdict is false when no check found anything.
+	HasVerdict bool
+	Verdict    checks.Severity
+	Check      string
+	Title      string
+	// Read is when the port was last read.
+	Read time.Time
+	// Measured is false until the port has been read twice.
+	Measured bool
+}
+
+// Util is the larger of the two directions' utilisation.
+func (r *Row) Util() float64 { return max(r.TxUtil, r.RxUtil) }
+
+// Frame is the view after one refresh.
+type Frame struct {
+	// Rows holds every watched port that has been read twice, and those
+	// read once (Measured false).
+	Rows []*Row
+	// Watched is the number of ports in scope; ReadNow how many this
+	// refresh read; MADs what it sent for them (at most the budget).
+	Watched, ReadNow int
+	// Cycle is how long a full turn over the scope takes in refreshes.
+	Cycle int
+	// Took is how long the refresh's reads took.
+	Took time.Duration
+	// Errors are the ports that could not be read this refresh.
+	Errors []*perf.PortError
+	// Interval is the mean time between a port's two readings.
+	Interval time.Duration
+	At       time.Time
+}
+
+// Sampler reads the watched ports in turns and keeps their state.
+type Sampler struct {
+	g     perf.Getter
+	f     *fabric.Fabric
+	o     Options
+	next  int
+	prev  map[perf.Key]*perf.PortCounters
+	rows  map[perf.Key]*Row
+	order []perf.Key
+}
+
+// NewSampler watches o.Ports of f through g.
+func NewSampler(g perf.Getter, f *fabric.Fabric, o Options) *Sampler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.Perf.Now = o.Now
+	s := &Sampler{g: g, f: f, o: o, prev: map[perf.Key]*perf.PortCounters{}, rows: map[perf.Key]*Row{}}
+	return s
+}
+
+// PerRefresh is how many ports one refresh reads.
+func (s *Sampler) PerRefresh() int {
+	n := len(s.o.Ports)
+	if s.o.Budget > 0 {
+		n = min(n, max(1, s.o.Budget/MADsPerPort))
+	}
+	return n
+}
+
+// Cycle is how many refreshes one turn over the whole scope takes.
+func (s *Sampler) Cycle() int {
+	n := s.PerRefresh()
+	if n == 0 {
+		return 1
+	}
+	return (len(s.o.Ports) + n - 1) / n
+}
+
+// Refresh reads the next slice of the scope and returns the view.
+func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
+	n := s.PerRefresh()
+	batch := make([]*fabric.Port, 0, n)
+	for i := 0; i < n && len(s.o.Ports) > 0; i++ {
+		batch = append(batch, s.o.Ports[(s.next+i)%len(s.o.Ports)])
+	}
+	if len(s.o.Ports) > 0 {
+		s.next = (s.next + n) % len(s.o.Ports)
+	}
+	po := s.o.Perf
+	po.Ports = batch
+	po.Interval, po.Reset, po.SkipCleanSwitches, po.ErrorsOnly = 0, perf.ResetNone, false, false
+	start := s.o.Now()
+	sample, err := perf.Read(ctx, s.g, s.f, po)
+	if sample == nil {
+		return nil, err
+	}
+	// The PMAs' ClassPortInfo does not change: ask each once.
+	if s.o.Perf.Caps == nil {
+		s.o.Perf.Caps = map[uint64]*mad.ClassPortInfo{}
+	}
+	for k, v := range sample.Caps {
+		s.o.Perf.Caps[k] = v
+	}
+	res := perf.Compare(func(k perf.Key) (*perf.PortCounters, bool) {
+		p, ok := s.prev[k]
+		return p, ok
+	}, sample, s.o.Perf.XmitWaitTick)
+	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), Took: s.o.Now().Sub(start), Errors: sample.Errors,
+		Interval: res.Interval(), At: s.o.Now()}
+	if n > 0 {
+		fr.Cycle = (len(s.o.Ports) + n - 1) / n
+	}
+	verdicts := map[perf.Key]checks.Finding{}
+	if res.Interval() > 0 {
+		snap := &checks.Snapshot{Fabric: s.f, Counters: res, Expect: s.o.Expect, Taken: fr.At}
+		cr, cerr := checks.Run(snap, "counters")
+		if cerr != nil {
+			return nil, cerr
+		}
+		for _, f := range cr.Findings {
+			if len(f.Entities) == 0 || f.Entities[0].Role != "end" {
+				continue
+			}
+			e := f.Entities[0]
+			k := perf.Key{GUID: e.NodeGUID, Port: uint8(e.Port)}
+			if old, ok := verdicts[k]; !ok || f.Severity > old.Severity {
+				verdicts[k] = f
+			}
+		}
+	}
+	for _, pc := range sample.Ports {
+		if pc.FromAllPorts {
+			continue
+		}
+		row := s.rows[pc.Key]
+		if row == nil {
+			row = newRow(pc)
+			s.rows[pc.Key] = row
+			s.order = append(s.order, pc.Key)
+		}
+		row.Read = pc.Time
+		if d, ok := res.Delta(pc.Key); ok {
+			row.Measured = true
+			row.ErrorsPerSecond = 0
+			for _, c := range d.Counters {
+				if c.Kind == mad.KindError {
+					row.ErrorsPerSecond += c.PerSecond
+				}
+			}
+			row.XmitWait, row.TxUtil, row.RxUtil = d.XmitWaitShare, d.XmitUtilization, d.RcvUtilization
+			row.TxBytesPerSec, row.RxBytesPerSec = d.XmitBytesPerSecond, d.RcvBytesPerSecond
+			f, ok := verdicts[pc.Key]
+			row.HasVerdict, row.Verdict, row.Check, row.Title = ok, f.Severity, f.Check, f.Title
+		}
+		s.prev[pc.Key] = pc
+	}
+	for _, k := range s.order {
+		fr.Rows = append(fr.Rows, s.rows[k])
+	}
+	return fr, err
+}
+
+func newRow(pc *perf.PortCounters) *Row {
+	r := &Row{Port: pc.Port, Num: int(pc.Key.Port), Peer: "-", XmitWait: -1, TxUtil: -1, RxUtil: -1}
+	if p := pc.Port; p != nil {
+		if p.Node != nil {
+			r.Node = p.Node.Description
+		}
+		if p.Remote != nil && p.Remote.Node != nil {
+			r.Peer = fmt.Sprintf("%s/%d", p.Remote.Node.Description, p.Remote.Num)
+		}
+		if rt := p.Rate(); rt.Width != 0 {
+			r.Rate = rt.String()
+		}
+	}
+	return r
+}
+
+// SortKey orders the rows.
+type SortKey int
+
+const (
+	ByErrors      SortKey = iota // error counters' increase per second
+	ByXmitWait                   // share of time stalled
+	ByUtilization                // busier direction's share of the rate
+)
+
+func (k SortKey) String() string {
+	return [...]string{"errors/s", "xmit-wait", "utilization"}[k]
+}
+
+// Next is the sort key after k (the view's sort key cycles).
+func (k SortKey) Next() SortKey { return (k + 1) % 3 }
+
+// ParseSortKey reads --sort.
+func ParseSortKey(s string) (SortKey, error) {
+	switch strings.ToLower(s) {
+	case "errors", "error", "err", "e":
+		return ByErrors, nil
+	case "wait", "xmit-wait", "xmitwait", "w":
+		return ByXmitWait, nil
+	case "util", "utilization", "utilisation", "u":
+		return ByUtilization, nil
+	}
+	return ByErrors, fmt.Errorf("--sort %q: want errors, wait or util", s)
+}
+
+// Sort orders rows worst first by k's figure, then by the verdict's
+// severity, then by name.
+func Sort(rows []*Row, k SortKey) {
+	fig := func(r *Row) float64 {
+		switch k {
+		case ByXmitWait:
+			return r.XmitWait
+		case ByUtilization:
+			return r.Util()
+		}
+		return r.ErrorsPerSecond
+	}
+	sev := func(r *Row) int {
+		if !r.HasVerdict {
+			return -1
+		}
+		return int(r.Verdict)
+	}
+	slices.SortStableFunc(rows, func(a, b *Row) int {
+		return cmp.Or(cmp.Compare(fig(b), fig(a)), cmp.Compare(sev(b), sev(a)),
+			strings.Compare(a.Node, b.Node), cmp.Compare(a.Num, b.Num))
+	})
+}
+
+// Filter keeps the rows whose node or far end contains substr (case
+// insensitive); "" keeps all.
+func Filter(rows []*Row, substr string) []*Row {
+	if substr == "" {
+		return rows
+	}
+	s := strings.ToLower(substr)
+	var out []*Row
+	for _, r := range rows {
+		if strings.Contains(strings.ToLower(r.Node), s) || strings.Contains(strings.ToLower(r.Peer), s) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package top
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/source"
+)
+
+func sample(t *testing.T) (*source.Session, *fabric.Fabric, []*fabric.Port) {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := source.Open(ctx, ctx, source.Options{Sim: "sample", SMP: true, Perf: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	f, err := discover.Run(ctx, sess.Engine, discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []*fabric.Port
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil {
+				ports = append(ports, p)
+			}
+		}
+	}
+	return sess, f, ports
+}
+
+// TestBudgetReadsInTurns: with a budget of 200 MADs the sample fabric's
+// 1,022 linked ports are read 100 per refresh; after one turn every port
+// has been read once, after two every port has rates; no refresh after
+// the first turn (which also asks each PMA's ClassPortInfo once) sends
+// more than the budget.
+func TestBudgetReadsInTurns(t *testing.T) {
+	sess, f, ports := sample(t)
+	s := NewSampler(sess.Engine, f, Options{Ports: ports, Budget: 200})
+	if s.PerRefresh() != 100 || s.Cycle() != (len(ports)+99)/100 {
+		t.Fatalf("PerRefresh %d, Cycle %d for %d ports", s.PerRefresh(), s.Cycle(), len(ports))
+	}
+	ctx := context.Background()
+	var fr *Frame
+	failed := 0
+	for i := 0; i < s.Cycle(); i++ {
+		var err error
+		if fr, err = s.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		failed += len(fr.Errors) // a loaded test host can time a read out
+	}
+	if len(fr.Rows)+failed != len(ports) || failed > len(ports)/20 {
+		t.Fatalf("after one turn %d rows and %d not read, want %d rows", len(fr.Rows), failed, len(ports))
+	}
+	for i := 0; i < s.Cycle(); i++ {
+		before := sess.Engine.Stats().Sent
+		var err error
+		if fr, err = s.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if sent := sess.Engine.Stats().Sent - before; sent > 200 {
+			t.Errorf("refresh %d of the second turn sent %d MADs, budget 200", i, sent)
+		}
+		if fr.ReadNow > 100 {
+			t.Errorf("refresh read %d ports", fr.ReadNow)
+		}
+	}
+	measured := 0
+	for _, r := range fr.Rows {
+		if r.Measured {
+			measured++
+		}
+	}
+	if measured < len(ports)-len(ports)/20 || fr.Interval <= 0 {
+		t.Errorf("after two turns %d of %d ports measured, interval %v", measured, len(ports), fr.Interval)
+	}
+}
+
+// TestVerdictsAreChecks: the verdict on a port is the counter checks'
+// finding on it: the sample fabric's 1X uplink spine02/49 has symbol
+// errors climbing (counters.errors) and its peer waits to send
+// (counters.congestion); a clean host port has none.
+func TestVerdictsAreChecks(t *testing.T) {
+	sess, f, ports := sample(t)
+	s := NewSampler(sess.Engine, f, Options{Ports: ports})
+	ctx := context.Background()
+	if _, err := s.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := s.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*Row{}
+	for _, r := range fr.Rows {
+		byName[r.Node+"/"+itoa(r.Num)] = r
+	}
+	sp := byName["spine02/49"]
+	if sp == nil || !sp.HasVerdict || sp.Check != "counters.errors" || sp.Verdict < checks.Warning || sp.ErrorsPerSecond <= 0 || sp.Peer != "leaf07/41" || sp.Rate != "1X NDR" {
+		t.Errorf("spine02/49: %+v", sp)
+	}
+	lf := byName["leaf07/41"]
+	if lf == nil || !lf.HasVerdict || lf.Check != "counters.congestion" || lf.XmitWait <= 0.1 {
+		t.Errorf("leaf07/41: %+v", lf)
+	}
+	Sort(fr.Rows, ByXmitWait)
+	if fr.Rows[0].XmitWait < fr.Rows[len(fr.Rows)-1].XmitWait {
+		t.Error("ByXmitWait is not worst first")
+	}
+	Sort(fr.Rows, ByErrors)
+	if fr.Rows[0].ErrorsPerSecond <= 0 {
+		t.Error("ByErrors: the first port has no errors")
+	}
+	if got := Filter(fr.Rows, "LEAF07/4"); len(got) == 0 {
+		t.Error("Filter is not case-insensitive over the node and far end")
+	} else {
+		for _, r := range got {
+			if r.Node != "leaf07" && r.Peer[:6] != "leaf07" {
+				t.Errorf("Filter kept %s/%d (to %s)", r.Node, r.Num, r.Peer)
+			}
+		}
+	}
+}
+
+func itoa(n int) string {
+	if n < 10 {
+		return string(rune('0' + n))
+	}
+	return itoa(n/10) + string(rune('0'+n%10))
+}
+
+func TestParseSortKey(t *testing.T) {
+	for in, want := range map[string]SortKey{"errors": ByErrors, "wait": ByXmitWait, "util": ByUtilization, "U": ByUtilization} {
+		if got, err := ParseSortKey(in); err != nil || got != want {
+			t.Errorf("ParseSortKey(%q) = %v, %v", in, got, err)
+		}
+	}
+	if _, err := ParseSortKey("speed"); err == nil {
+		t.Error("ParseSortKey(speed): no error")
+	}
+	if ByUtilization.Next() != ByErrors {
+		t.Error("the sort does not cycle")
+	}
+}

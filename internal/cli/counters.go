@@ -209,12 +209,9 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 // could not read or reset.
 func countersNotRead(f *fabric.Fabric, res *perf.Result) []report.Unreached {
 	var out []report.Unreached
-	for _, u := range f.Unreachable {
-		where := "path " + u.Path.String()
-		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
-			where += fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
-		}
-		out = append(out, report.Unreached{What: u.What, Where: where, Reason: u.Reason})
+	wheres := f.UnreachableWheres()
+	for i, u := range f.Unreachable {
+		out = append(out, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
 	}
 	for _, e := range res.Errors {
 		out = append(out, diagnose.UnreachedCounter(e))

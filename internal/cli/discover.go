@@ -232,12 +232,9 @@ func printUnreachable(w io.Writer, f *fabric.Fabric) {
 // writeUnreachable lists what discovery could not read, one per line:
 // what, the directed route, the node and port it lies behind, and why.
 func writeUnreachable(w io.Writer, f *fabric.Fabric) {
-	for _, u := range f.Unreachable {
-		where := "path " + u.Path.String()
-		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
-			where += fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
-		}
-		fmt.Fprintf(w, "  %s at %s: %s\n", u.What, where, u.Reason)
+	wheres := f.UnreachableWheres()
+	for i, u := range f.Unreachable {
+		fmt.Fprintf(w, "  %s at %s: %s\n", u.What, wheres[i], u.Reason)
 	}
 }
 

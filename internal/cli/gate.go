@@ -29,15 +29,18 @@ func newGateCmd(a *app) *cobra.Command {
 		Short: "Pre-job check for a scheduler prolog: only the job's hosts and the links and switches on their routes",
 		Long: `gate decides whether the fabric is fit for a job on the given hosts. It uses the
 last sweep's snapshot (ibdoctor sweep) for the topology and forwarding tables when
-it is fresher than --max-age, re-reads live only the ports the job's traffic uses
-(the hosts' ports and every port on the routes among them: their PortInfo and
+it is fresher than --max-age. It follows the routes among the job's hosts as the
+switches' forwarding tables hold them now (re-reading the table blocks that hold
+the job's LIDs), re-reads live the ports those routes use (their PortInfo and
 their PerfMgt counters, judged on their value and on their increase since the
 sweep, as check judges them), and runs the checks on that scope. Without a fresh
 snapshot it sweeps the whole fabric first, counters included.
 
-Exit status: 0 healthy, 1 findings at or above --fail-on, 2 could not decide (a
-host not found, a port on the routes unreadable, no device): a gate never says
-healthy when it could not look.`,
+Exit status: 0 healthy; 1 a finding at or above --fail-on in what it read (the
+fabric is bad for this job, even if some of it could not be read); 2 could not
+decide: no such finding, but a host was not found, a port or table block on the
+routes could not be read, or no device. A gate never says healthy when it could
+not look.`,
 		Example: `  # Slurm prolog
   ibdoctor gate --fail-on error || exit 1          # reads SLURM_JOB_NODELIST
   ibdoctor gate --nodes "gpu[001-064]" --json`,
@@ -99,6 +102,7 @@ healthy when it could not look.`,
 			// cross links that may be down now: a gate addresses nodes by
 			// LID, as its PerfMgt MADs are anyway, unless it just swept.
 			byLID := true
+			var swept *diagnose.Sweep
 			if snap == nil {
 				// The whole sweep, counters included: they are the
 				// baseline the scope's re-read is judged against.
@@ -111,13 +115,14 @@ healthy when it could not look.`,
 				if err != nil {
 					return withExit(ExitUndecided, fmt.Errorf("sweeping the fabric: %w", err))
 				}
+				swept = sw
 				if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
 					return withExit(ExitUndecided, err)
 				}
 				byLID = false // discovered from this very port
 			}
 			doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
-				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name,
+				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name, Swept: swept,
 				Counters: !o.noCounters, Interval: o.interval, SL: o.sl, PKeyIndex: o.pkeyIndex,
 			})
 			if err != nil {

@@ -193,3 +193,43 @@ func TestGateLiveRoutes(t *testing.T) {
 		t.Fatalf("rerouted around a down link: exit %d\n%s\n%s", code, out, stderr)
 	}
 }
+
+// TestGateExitPrecedence: docs/exit-codes.md's rule for a gate. A finding
+// at or above --fail-on in what was read exits 1 even when part of the
+// job's routes could not be read (listed); the unread part alone exits 2.
+func TestGateExitPrecedence(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	net := writeFile(t, "rel.net", relNet())
+	state := filepath.Join(t.TempDir(), "S")
+	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	fast := []string{"--timeout", "20ms", "--retries", "0", "--json"}
+	both := writeFile(t, "both.txt", "dead h0017\ndegrade leaf001/1 width=1x\n")
+	code, out, stderr := run(append([]string{"gate", "--sim", net, "--faults", both, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
+	d := chkParse(t, out)
+	if code != ExitFindings || d.Status != "unhealthy" || d.Complete || len(d.Unreached) == 0 {
+		t.Errorf("finding and unread port: exit %d status %q complete %v unreached %+v\n%s", code, d.Status, d.Complete, d.Unreached, stderr)
+	}
+	dead := writeFile(t, "dead.txt", "dead h0017\n")
+	code, out, _ = run(append([]string{"gate", "--sim", net, "--faults", dead, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
+	if d := chkParse(t, out); code != ExitUndecided || d.Status != "undecided" {
+		t.Errorf("unread port only: exit %d status %q", code, d.Status)
+	}
+}
+
+// TestGateOwnSweepPartial: a gate that sweeps (no snapshot) a fabric where
+// a node off the job's routes does not answer lists it; it does not print
+// "Reached: everything".
+func TestGateOwnSweepPartial(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	net := writeFile(t, "rel.net", relNet())
+	dead := writeFile(t, "dead.txt", "dead h0064\n")
+	code, out, stderr := run("gate", "--sim", net, "--faults", dead, "--state-dir", filepath.Join(t.TempDir(), "none"), "--nodes", "h0001,h0017", "--timeout", "20ms", "--retries", "0")
+	if code != ExitHealthy {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if strings.Contains(out, "everything") || !strings.Contains(out, "1 things could not be read") || !strings.Contains(out, "behind leaf008 port 8") {
+		t.Errorf("the gate's partial sweep is not reported:\n%s", out)
+	}
+}

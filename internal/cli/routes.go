@@ -131,12 +131,9 @@ func findSwitch(f *fabric.Fabric, s string) (*fabric.Node, error) {
 // turns it into exit 3 (partial).
 func (a *app) notRead(f *fabric.Fabric, readErr error, ctx context.Context) error {
 	var lines []string
-	for _, u := range f.Unreachable {
-		where := "path " + u.Path.String()
-		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
-			where += fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
-		}
-		lines = append(lines, fmt.Sprintf("%s at %s: %s", u.What, where, u.Reason))
+	wheres := f.UnreachableWheres()
+	for i, u := range f.Unreachable {
+		lines = append(lines, fmt.Sprintf("%s at %s: %s", u.What, wheres[i], u.Reason))
 	}
 	for _, e := range flatten(readErr) {
 		var se *route.SwitchError

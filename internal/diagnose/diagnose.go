@@ -84,9 +84,10 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 			return s, err
 		}
 	}
-	for _, u := range f.Unreachable {
+	wheres := f.UnreachableWheres()
+	for i, u := range f.Unreachable {
 		s.Complete = false
-		s.Unreached = append(s.Unreached, report.Unreached{What: u.What, Where: "path " + u.Path.String() + fromText(f, u), Reason: u.Reason})
+		s.Unreached = append(s.Unreached, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
 	}
 	done = stage("sm")
 	s.SM = &checks.SMView{Readings: smread.Read(ctx, e, f, e.Local().PortNum)}
@@ -129,13 +130,6 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 	}
 	s.Stats = e.Stats()
 	return s, ctx.Err()
-}
-
-func fromText(f *fabric.Fabric, u fabric.Unreachable) string {
-	if n := f.NodeByGUID(u.FromGUID); n != nil {
-		return fmt.Sprintf(" (behind %s port %d)", n.Description, u.FromPort)
-	}
-	return ""
 }
 
 func smWhere(p *fabric.Port) string {

@@ -44,6 +44,13 @@ type Options struct {
 	SL        uint8
 	PKeyIndex uint16
 	Sleep     func(ctx context.Context, d time.Duration) error
+	// Swept is the gate's own sweep of the whole fabric when it had no
+	// fresh snapshot: its timings count in the gate's, and what it could
+	// not read is reported. That does not by itself make the gate
+	// undecided: a part of the job's routes behind it shows as a route
+	// out of a port with no known peer, or a port that cannot be
+	// re-read, and that does.
+	Swept *diagnose.Sweep
 	// Source names the live connection for the report.
 	Source string
 	// Now is the time of the gate (default time.Now()).
@@ -167,6 +174,20 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 		sw.Counters = c
 	}
+	var swept time.Duration
+	if o.Swept != nil {
+		for _, u := range o.Swept.Unreached {
+			u.Reason += " (found by the gate's sweep of the whole fabric, not on the job's routes as read)"
+			sw.Unreached = append(sw.Unreached, u)
+		}
+		for k, v := range o.Swept.Timings {
+			if k != "discovery" {
+				k = "sweep " + k
+			}
+			sw.Timings[k] = v
+			swept += v
+		}
+	}
 	if hasLFT(f) {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
@@ -176,10 +197,9 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		return nil, err
 	}
 	sw.Stats = e.Stats()
-	sw.Timings["total"] = time.Since(start)
+	total := swept + time.Since(start)
 	doc := sw.Document("gate", o.Source, res, o.FailOn)
-	delete(doc.Timings, "total")
-	doc.Timings["total"] = time.Since(start).Round(time.Millisecond).String()
+	doc.Timings["total"] = total.Round(time.Millisecond).String()
 	hosts := make([]string, 0, len(nodes))
 	for _, n := range nodes {
 		hosts = append(hosts, n.Description)

@@ -1,0 +1,39 @@
+package fabric
+
+import "fmt"
+
+// UnreachableWheres says where each of f.Unreachable lies, for people, in
+// the same order: the node by name and GUID when discovery knows the node
+// at its directed route (it answered NodeInfo; a later read failed), else
+// the route and the node and port it lies behind.
+func (f *Fabric) UnreachableWheres() []string {
+	if len(f.Unreachable) == 0 {
+		return nil
+	}
+	byPath := make(map[string]*Node, len(f.Nodes))
+	for _, n := range f.Nodes {
+		if n.Path != nil {
+			byPath[n.Path.String()] = n
+		}
+	}
+	out := make([]string, len(f.Unreachable))
+	for i, u := range f.Unreachable {
+		if n := byPath[u.Path.String()]; n != nil && u.Path != nil {
+			out[i] = fmt.Sprintf("%s (GUID %#016x, path %s)", nodeName(n), n.GUID, u.Path)
+			continue
+		}
+		where := "path " + u.Path.String()
+		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
+			where += fmt.Sprintf(" (behind %s port %d)", nodeName(n), u.FromPort)
+		}
+		out[i] = where
+	}
+	return out
+}
+
+func nodeName(n *Node) string {
+	if n.Description != "" {
+		return n.Description
+	}
+	return fmt.Sprintf("0x%016x", n.GUID)
+}

@@ -16,8 +16,10 @@ func loadFabricFile(ctx context.Context, path string, stderr io.Writer) (*fabric
 	if err != nil {
 		return nil, err
 	}
-	if w := info.Warning(); w != "" && stderr != nil {
-		fmt.Fprintf(stderr, "warning: %s\n", w)
+	for _, w := range info.Warnings() {
+		if stderr != nil {
+			fmt.Fprintf(stderr, "warning: %s\n", w)
+		}
 	}
 	return f, nil
 }

@@ -165,7 +165,7 @@ func (a *app) openSource(ctx context.Context, smp, perf, writes bool) (*source.S
 	if err != nil {
 		return nil, withExit(ExitUndecided, err)
 	}
-	if w := s.File.Warning(); w != "" {
+	for _, w := range s.File.Warnings() {
 		fmt.Fprintf(a.stderr, "warning: %s\n", w)
 	}
 	return s, nil

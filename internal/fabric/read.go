@@ -70,6 +70,25 @@ type FileInfo struct {
 	FirstNoiseLine int
 	// Routes is true when the file carried forwarding tables.
 	Routes bool
+	// Notes say what the format could not carry and how it was read
+	// instead (e.g. -p without -v names no CA node GUIDs).
+	Notes []string
+}
+
+// Warnings are the lines to show about how the file was read: skipped
+// tool messages, then the notes.
+func (i *FileInfo) Warnings() []string {
+	if i == nil {
+		return nil
+	}
+	var out []string
+	if w := i.Warning(); w != "" {
+		out = append(out, w)
+	}
+	for _, n := range i.Notes {
+		out = append(out, fmt.Sprintf("%s: %s", i.Name, n))
+	}
+	return out
 }
 
 // Warning is the one line to show about skipped tool noise, or "".
@@ -107,6 +126,9 @@ func ReadFile(ctx context.Context, path string) (*Fabric, *FileInfo, error) {
 // as ReadFile does.
 func Decode(data []byte, name string) (*Fabric, *FileInfo, error) {
 	format, err := detect(data, name)
+	if errors.Is(err, errOnlyDR) {
+		err = onlyDR(name)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,6 +151,8 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 		f, err = ParseIBNetDiscover(bytes.NewReader(data))
 	case FormatNetFile:
 		f, _, err = ParseNetFile(bytes.NewReader(data))
+	case FormatIBNetDiscoverPorts:
+		f, err = decodePorts(data, info)
 	case FormatLFTs, FormatOpenSMLFTs:
 		return nil, info, fmt.Errorf("%s: this is a forwarding-table dump (%s), which has no topology: give it with --lfts %s beside --sim TOPOLOGY", name, format, name)
 	default:
@@ -320,8 +344,27 @@ func detect(data []byte, name string) (Format, error) {
 		return FormatIBDiagnetTopo, nil
 	case sawID || sawTopoComment:
 		return FormatIBNetDiscover, nil
+	case sawVerbose && len(data) > len(head):
+		// -v's DR path lines can fill the head: look on past them.
+		rest := data[bytes.LastIndexByte(head, '\n')+1:]
+		for len(rest) > 0 {
+			line, after, _ := bytes.Cut(rest, []byte("\n"))
+			rest = after
+			t := strings.TrimSpace(string(line))
+			if t == "" || strings.HasPrefix(t, "DR path") || isNoise(line) {
+				continue
+			}
+			if portsLineRE.MatchString(t) {
+				return FormatIBNetDiscoverPorts, nil
+			}
+			break
+		}
+		if len(rest) == 0 {
+			return "", errOnlyDR
+		}
+		return "", fmt.Errorf("%s: `ibnetdiscover -v` \"DR path\" lines, then something else: give %s", name, topologyFormats)
 	case sawVerbose:
-		return "", fmt.Errorf("%s: only `ibnetdiscover -v` \"DR path\" lines, no topology (the run stopped early?): give %s", name, topologyFormats)
+		return "", errOnlyDR
 	case first == "":
 		return "", fmt.Errorf("%s: empty (nothing but blank lines, comments or tool messages): give %s", name, topologyFormats)
 	}
@@ -348,25 +391,36 @@ func readBounded(ctx context.Context, path string, maxBytes func(Format) int64) 
 		size = st.Size()
 	}
 	buf := make([]byte, 0, min(max(size+1, 4096), headSize))
-	buf, err = readUpTo(ctx, f, buf, headSize, path)
+	buf, eof, err := readUpTo(ctx, f, buf, headSize, path)
 	if err != nil {
 		return nil, "", err
 	}
 	format, err := detect(buf, path)
+	for want := int64(2 * headSize); errors.Is(err, errOnlyDR) && !eof && want <= 64<<20; want *= 2 {
+		// ibnetdiscover -v -p: the DR path lines come first, and on a
+		// large fabric they fill more than the head.
+		if buf, eof, err = readUpTo(ctx, f, buf, want, path); err != nil {
+			return nil, "", err
+		}
+		format, err = detect(buf, path)
+	}
+	if errors.Is(err, errOnlyDR) {
+		err = onlyDR(path)
+	}
 	if err != nil {
 		return nil, "", err
 	}
-	if len(buf) < headSize {
-		return buf, format, nil // all of it
+	if eof {
+		return buf, format, nil
 	}
 	limit := maxBytes(format)
 	if size > limit {
 		return nil, "", fmt.Errorf("%s: %d bytes, more than the %d MiB ibdoctor reads of a %s file: is it the right file?", path, size, max(limit>>20, 1), format)
 	}
-	if size > 0 {
+	if size > int64(cap(buf)) {
 		buf = append(make([]byte, 0, size+1), buf...)
 	}
-	buf, err = readUpTo(ctx, f, buf, limit+1, path)
+	buf, _, err = readUpTo(ctx, f, buf, limit+1, path)
 	if err != nil {
 		return nil, "", err
 	}
@@ -376,12 +430,12 @@ func readBounded(ctx context.Context, path string, maxBytes func(Format) int64) 
 	return buf, format, nil
 }
 
-// readUpTo appends from r until EOF or until buf holds n bytes,
-// checking ctx between reads.
-func readUpTo(ctx context.Context, r io.Reader, buf []byte, n int64, path string) ([]byte, error) {
+// readUpTo appends from r until EOF (eof true) or until buf holds n
+// bytes, checking ctx between reads.
+func readUpTo(ctx context.Context, r io.Reader, buf []byte, n int64, path string) (_ []byte, eof bool, _ error) {
 	for int64(len(buf)) < n {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("reading %s: interrupted: %w", path, context.Cause(ctx))
+			return nil, false, fmt.Errorf("reading %s: interrupted: %w", path, context.Cause(ctx))
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -390,16 +444,16 @@ func readUpTo(ctx context.Context, r io.Reader, buf []byte, n int64, path string
 		k, err := r.Read(buf[len(buf):want])
 		buf = buf[:len(buf)+k]
 		if errors.Is(err, io.EOF) {
-			return buf, nil
+			return buf, true, nil
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("reading %s: interrupted: %w", path, context.Cause(ctx))
+				return nil, false, fmt.Errorf("reading %s: interrupted: %w", path, context.Cause(ctx))
 			}
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+			return nil, false, fmt.Errorf("reading %s: %w", path, err)
 		}
 	}
-	return buf, nil
+	return buf, false, nil
 }
 
 // openCtx opens path for reading. Opening a FIFO blocks until a writer
@@ -437,5 +491,12 @@ func openCtx(ctx context.Context, path string) (*os.File, error) {
 		return nil, fmt.Errorf("opening %s: interrupted while waiting for a writer: %w", path, context.Cause(ctx))
 	}
 }
+
+func onlyDR(name string) error {
+	return fmt.Errorf("%s: only `ibnetdiscover -v` \"DR path\" lines, no topology (the run stopped early?): give %s", name, topologyFormats)
+}
+
+// errOnlyDR: all of data so far is -v's DR path lines; read more.
+var errOnlyDR = errors.New("only DR path lines so far")
 
 var errIsDir = errors.New("is a directory: give a file (ibnetdiscover output, an ibdiagnet2 file, ibsim net file or ibdoctor JSON)")

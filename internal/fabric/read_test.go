@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // corpusFile returns the path of a public fabric dump kept outside the
@@ -306,6 +308,98 @@ func FuzzDecode(f *testing.F) {
 			for _, p := range n.Ports {
 				if p != nil && p.Remote != nil && p.Remote.Remote != p {
 					t.Fatalf("%#x[%d]: peer does not point back", n.GUID, p.Num)
+				}
+			}
+		}
+	})
+}
+
+func rateOf(t *testing.T, f *Fabric, desc string) string {
+	t.Helper()
+	for _, n := range f.Nodes {
+		if n.Description != desc {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil {
+				return fmt.Sprintf("%v %v", p.WidthActive, p.SpeedActive)
+			}
+		}
+	}
+	t.Fatalf("no cabled node %q", desc)
+	return ""
+}
+
+// ibnetdiscover -v -p: node GUIDs from the DR path lines (a ConnectX's
+// port GUID is not its node GUID), the initiator, the slow links the
+// files hold, unconnected ports kept.
+func TestReadFilePorts(t *testing.T) {
+	f, info := readCorpus(t, "avakas-qlogic-qdr.ibnetdiscover-v-p")
+	if info.Format != FormatIBNetDiscoverPorts || len(info.Notes) != 0 {
+		t.Errorf("format %q notes %q", info.Format, info.Notes)
+	}
+	if len(f.Nodes) != 25+281 {
+		t.Errorf("%d nodes, want 25 switches and 281 CAs", len(f.Nodes))
+	}
+	if got := rateOf(t, f, "node008 HCA-1"); got != "4X DDR" {
+		t.Errorf("avakas node008: %s, want the file's 4X DDR", got)
+	}
+	if n := f.NodeByGUID(0x0011750000790cd4); n == nil || n.Path == nil || len(n.Path) != 0 {
+		t.Errorf("initiator 0x11750000790cd4 (DR path 0): %+v", n)
+	}
+
+	f, info = readCorpus(t, "plafrim2-is5030.ibnetdiscover-p")
+	if got := rateOf(t, f, "bright mlx4_0"); got != "4X SDR" {
+		t.Errorf("bright mlx4_0: %s, want the file's 4X SDR", got)
+	}
+	// "DR path ... 0,1,3 -> new Channel Adapter {f452140300135ae0}" and
+	// the -p line's port GUID 0xf452140300135ae1: the node is the DR's.
+	n := f.NodeByGUID(0xf452140300135ae0)
+	if n == nil || n.Ports[1] == nil || n.Ports[1].GUID != 0xf452140300135ae1 {
+		t.Fatalf("node 0xf452140300135ae0 with port GUID 0xf452140300135ae1: %+v", n)
+	}
+	sw := f.NodeByGUID(0x0002c90200493108)
+	unconnected := 0
+	for _, p := range sw.Ports {
+		if p != nil && p.Num != 0 && p.Remote == nil && p.PhysState == mad.PhysPolling {
+			unconnected++
+		}
+	}
+	if sw.NumPorts() != 36 || unconnected == 0 {
+		t.Errorf("IS5030: %d ports, %d listed unconnected", sw.NumPorts(), unconnected)
+	}
+
+	// -p without -v: descriptions with blanks kept; CA node GUIDs unknown
+	// and said so; one GUID at two LIDs is two nodes, recorded.
+	f, info = readCorpus(t, "treydock-hdr.ibnetdiscover-p")
+	descs := map[string]bool{}
+	for _, n := range f.Nodes {
+		descs[n.Description] = true
+	}
+	for _, d := range []string{"5FB0405-leaf-IB01 ", " 5FB0406-spine-IB02 ", " 5FB0406-spine-IB03 "} {
+		if !descs[d] {
+			t.Errorf("description %q not kept (have %v)", d, descs)
+		}
+	}
+	if len(f.DuplicateGUIDs) != 1 || len(info.Notes) != 2 {
+		t.Errorf("duplicates %+v notes %q", f.DuplicateGUIDs, info.Notes)
+	}
+}
+
+// FuzzParseIBNetDiscoverPorts: any bytes give a consistent fabric or an
+// error, never a panic.
+func FuzzParseIBNetDiscoverPorts(f *testing.F) {
+	f.Add([]byte("CA    78  1 0x946dae0300630bfe 4x HDR - SW    51 81 0x946dae0300630bf6 ( 'a' - 'b ' )\nSW    24 1 0x946dae0300618c82 4x SDR                                    ' c '\n"))
+	f.Add([]byte("DR path slid 0; dlid 0; 0 -> new Channel Adapter {0000000000000010} portnum 1 lid 0-0 \"\"\nDR path slid 0; dlid 0; 0,1 -> new Switch {0000000000000001} portnum 0 lid 0-0 \"\"\nCA 2 1 0x0000000000000011 4x QDR - SW 1 3 0x0000000000000001 ( 'h' - 's' )\nSW 1 3 0x0000000000000001 4x QDR - CA 2 1 0x0000000000000011 ( 's' - 'h' )\nSW 1 4 0x0000000000000001 4x ???                                    's'\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fab, _, err := ParseIBNetDiscoverPorts(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, n := range fab.Nodes {
+			for i, p := range n.Ports {
+				if p != nil && (int(p.Num) != i || p.Node != n || p.Remote != nil && p.Remote.Remote != p) {
+					t.Fatalf("%#x[%d]: inconsistent port", n.GUID, i)
 				}
 			}
 		}

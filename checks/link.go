@@ -94,7 +94,6 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 
 func (s *Snapshot) pollingPorts() []Finding {
 	var out []Finding
-	baseline := s.baselineLinks()
 	hostAt, leaves := hostPortNumbers(s.Fabric)
 	for _, n := range s.Fabric.Nodes {
 		for _, p := range n.Ports {
@@ -109,11 +108,11 @@ func (s *Snapshot) pollingPorts() []Finding {
 			var why string
 			sev := Warning
 			switch {
-			case baseline[portKey{n.GUID, p.Num}]:
-				why = "the expected topology has a link here"
-				sev = Error
 			case s.inBaseline(n):
-				continue // the expected topology has no link here: an unused port
+				// The expected topology decides: a link it has here is
+				// link.down's finding (once per link, with this state);
+				// without one the port is unused.
+				continue
 			case n.Type != mad.NodeSwitch:
 				why = "a host port should carry a link"
 				sev = Error
@@ -179,11 +178,6 @@ func amongHostPorts(p *fabric.Port) bool {
 	return lo != 0 && int(p.Num) > lo && int(p.Num) < hi
 }
 
-type portKey struct {
-	guid uint64
-	port uint8
-}
-
 // inBaseline reports whether the expected topology describes n: then it,
 // not a guess from the layout, decides which of n's ports should carry a
 // link.
@@ -191,22 +185,8 @@ func (s *Snapshot) inBaseline(n *fabric.Node) bool {
 	return s.Baseline != nil && s.Baseline.NodeByGUID(n.GUID) != nil
 }
 
-// baselineLinks returns the ports that carry a link in the baseline.
-func (s *Snapshot) baselineLinks() map[portKey]bool {
-	m := make(map[portKey]bool)
-	if s.Baseline == nil {
-		return m
-	}
-	for _, l := range s.Baseline.Links() {
-		m[portKey{l.A.Node.GUID, l.A.Num}] = true
-		m[portKey{l.B.Node.GUID, l.B.Num}] = true
-	}
-	return m
-}
-
 func (s *Snapshot) downLinks() []Finding {
 	var out []Finding
-	baseline := s.baselineLinks()
 	for _, n := range s.Fabric.Nodes {
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || !s.inScope(p) {
@@ -225,7 +205,7 @@ func (s *Snapshot) downLinks() []Finding {
 					Basis:    "topology",
 				})
 			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysDisabled || p.PhysState == mad.PhysSleep) &&
-				(!s.inBaseline(n) || baseline[portKey{n.GUID, p.Num}]):
+				!s.inBaseline(n):
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,
@@ -242,12 +222,29 @@ func (s *Snapshot) downLinks() []Finding {
 	if s.Baseline != nil {
 		for _, l := range s.Baseline.Links() {
 			na, nb := s.Fabric.NodeByGUID(l.A.Node.GUID), s.Fabric.NodeByGUID(l.B.Node.GUID)
-			if na == nil || nb == nil {
-				continue // a missing node is topology.changed's finding
+			if na == nil && nb != nil && l.A.Node.Type != mad.NodeSwitch {
+				// A host is missing because its link is down: the link
+				// is the finding, seen from the switch's end.
+				l = fabric.Link{A: l.B, B: l.A}
+				na, nb = nb, nil
+			}
+			if na == nil || (nb == nil && l.B.Node.Type == mad.NodeSwitch) {
+				continue // a missing switch is topology.changed's finding
 			}
 			pa := portOf(na, l.A.Num)
-			if pa != nil && pa.Remote != nil && pa.Remote.Node == nb && pa.Remote.Num == l.B.Num {
+			if pa != nil && pa.Remote != nil && nb != nil && pa.Remote.Node == nb && pa.Remote.Num == l.B.Num {
 				continue
+			}
+			if pa != nil && pa.Remote == nil && pa.PhysState == mad.PhysLinkUp {
+				// Up with its far end not reached: could not look
+				// (topology.unreachable-node), unless the far end was
+				// read and is not up.
+				if nb == nil {
+					continue
+				}
+				if pb := portOf(nb, l.B.Num); pb == nil || pb.PhysState == mad.PhysLinkUp {
+					continue
+				}
 			}
 			if pa != nil && pa.Remote != nil {
 				continue // cabled elsewhere: topology.miswired
@@ -256,7 +253,7 @@ func (s *Snapshot) downLinks() []Finding {
 				continue
 			}
 			e := Entity{NodeGUID: na.GUID, Node: nodeName(na), Port: int(l.A.Num), Role: "end"}
-			f := Entity{NodeGUID: nb.GUID, Node: nodeName(nb), Port: int(l.B.Num), Role: "peer"}
+			f := Entity{NodeGUID: l.B.Node.GUID, Node: nodeName(l.B.Node), Port: int(l.B.Num), Role: "peer"}
 			state := "not read"
 			if pa != nil {
 				state = fmt.Sprintf("%s/%s", pa.PhysState, pa.State)

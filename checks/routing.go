@@ -133,17 +133,25 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	}
 	g := newRouteGraph(s.Fabric)
 	leafOrder, byLeaf := leaves(g.hosts)
-	var out []Finding
+	// One finding per place routes fail (the switch, and for a dead end
+	// the egress port): a down link that routes still use, or one loop,
+	// breaks the routes to many destinations at once.
+	type fail struct {
+		why  route.Outcome
+		at   *fabric.Node
+		port uint8
+	}
+	type hit struct {
+		dsts []*fabric.Port
+		srcs map[*fabric.Port]bool
+	}
+	var order []fail
+	hits := map[fail]*hit{}
 	for _, dst := range g.hosts {
 		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
 			continue
 		}
 		w := g.a.WalkTo(dst)
-		type fail struct {
-			why route.Outcome
-			at  *fabric.Node
-		}
-		affected := map[fail][]*fabric.Port{}
 		for _, leaf := range leafOrder {
 			o, at := w.From(leaf)
 			if o == route.Delivered || o == route.NoTable || (o == route.Loop) != loops {
@@ -155,49 +163,97 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 				// not a black hole (topology.unreachable-node says so).
 				continue
 			}
+			k := fail{why: o, at: at}
+			if o == route.DeadEnd && at != nil && at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) {
+				k.port = at.Switch.LFT[dst.LID]
+			}
 			for _, h := range byLeaf[leaf] {
 				if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
 					continue
 				}
-				affected[fail{o, at}] = append(affected[fail{o, at}], h)
+				hh := hits[k]
+				if hh == nil {
+					hh = &hit{srcs: map[*fabric.Port]bool{}}
+					hits[k] = hh
+					order = append(order, k)
+				}
+				if len(hh.dsts) == 0 || hh.dsts[len(hh.dsts)-1] != dst {
+					hh.dsts = append(hh.dsts, dst)
+				}
+				hh.srcs[h] = true
 			}
 		}
-		for f, srcs := range affected {
-			if len(srcs) == 0 {
-				continue
+	}
+	var out []Finding
+	hostsTotal := max(1, len(g.hosts))
+	for _, f := range order {
+		hh := hits[f]
+		var srcs []*fabric.Port
+		for _, h := range g.hosts {
+			if hh.srcs[h] {
+				srcs = append(srcs, h)
 			}
-			id, sev := "routing.unreachable", Critical
-			if loops {
-				id = "routing.loop"
+		}
+		id, sev := "routing.unreachable", Critical
+		if loops {
+			id = "routing.loop"
+		}
+		atName := "?"
+		var ents []Entity
+		for i, d := range hh.dsts {
+			if i == 5 {
+				break
 			}
-			atName := "?"
-			var ents []Entity
-			ents = append(ents, entityOf(dst, "destination"))
-			if f.at != nil {
-				atName = nodeName(f.at)
-				ents = append(ents, nodeEntity(f.at, "switch"))
+			ents = append(ents, entityOf(d, "destination"))
+		}
+		if f.at != nil {
+			atName = nodeName(f.at)
+			ents = append(ents, nodeEntity(f.at, "switch"))
+			if f.port != 0 {
+				if p := portOf(f.at, f.port); p != nil {
+					ents = append(ents, entityOf(p, "egress"))
+					atName = entityOf(p, "").String()
+				}
 			}
-			hostsTotal := max(1, len(g.hosts))
-			share := float64(len(srcs)) / float64(hostsTotal*(hostsTotal-1)+1)
-			names := hostNames(srcs, 5)
-			detail := fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
+		}
+		pairs := 0
+		for _, d := range hh.dsts {
+			pairs += len(srcs)
+			if hh.srcs[d] {
+				pairs--
+			}
+		}
+		share := float64(pairs) / float64(hostsTotal*(hostsTotal-1)+1)
+		dst := hh.dsts[0]
+		var title, detail string
+		if len(hh.dsts) == 1 {
+			title = fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, why(f.why))
+			detail = fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
 			if f.at != nil && f.why == route.NoRoute {
-				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", atName, dst.LID)
+				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", nodeName(f.at), dst.LID)
 			}
-			out = append(out, Finding{
-				Check:    id,
-				Severity: sev,
-				Title:    fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, why(f.why)),
-				Entities: ents,
-				Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + names}},
-				// Lost, not slowed: a collective over any of the sources
-				// and the destination hangs, so the score is the share of
-				// hosts involved rather than of host pairs.
-				Impact: Impact{PathShare: share, Score: max(float64(len(srcs)+1)/float64(hostsTotal), 0.05), Summary: "traffic from these hosts to the destination is lost: jobs spanning them hang or fail"},
-				Action: fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the entry for LID %d on %s. 'ibdoctor trace' shows the path.", atName, dst.LID, atName),
-				Basis:  "routes",
-			})
+		} else {
+			title = fmt.Sprintf("%d hosts cannot reach %d destinations: %s at %s", len(srcs), len(hh.dsts), why(f.why), atName)
+			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atName, hostNames(hh.dsts, 5))
 		}
+		involved := len(srcs) + len(hh.dsts)
+		dstWord, entries := "destination", fmt.Sprintf("entry for LID %d", dst.LID)
+		if len(hh.dsts) > 1 {
+			dstWord, entries = "destinations", fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(hh.dsts)-1)
+		}
+		out = append(out, Finding{
+			Check:    id,
+			Severity: sev,
+			Title:    title,
+			Entities: ents,
+			Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + hostNames(srcs, 5)}},
+			// Lost, not slowed: a collective over any of the sources
+			// and the destination hangs, so the score is the share of
+			// hosts involved rather than of host pairs.
+			Impact: Impact{PathShare: share, Score: max(min(1, float64(involved)/float64(hostsTotal)), 0.05), Summary: "traffic from these hosts to the " + dstWord + " is lost: jobs spanning them hang or fail"},
+			Action: fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, entries, atName),
+			Basis:  "routes",
+		})
 	}
 	return out
 }

@@ -382,6 +382,9 @@ func (s *Snapshot) changed() []Finding {
 		if folded[n] || (s.Scope != nil && !s.scopeNamesNode(n)) {
 			continue
 		}
+		if n.Type != mad.NodeSwitch && s.cutOffByLink(n) {
+			continue // its down link is link.down's finding
+		}
 		sev := Error
 		if n.Type == mad.NodeSwitch {
 			sev = Critical
@@ -437,6 +440,28 @@ func (s *Snapshot) changed() []Finding {
 		})
 	}
 	return out
+}
+
+// cutOffByLink reports whether a missing host's every expected link ends
+// at a switch port that is present and not up: the host is gone because
+// its cable is (link.down reports that link).
+func (s *Snapshot) cutOffByLink(n *fabric.Node) bool {
+	any := false
+	for _, p := range n.Ports {
+		if p == nil || p.Remote == nil {
+			continue
+		}
+		sw := s.Fabric.NodeByGUID(p.Remote.Node.GUID)
+		if sw == nil {
+			return false
+		}
+		q := portOf(sw, p.Remote.Num)
+		if q == nil || q.PhysState == mad.PhysLinkUp {
+			return false
+		}
+		any = true
+	}
+	return any
 }
 
 func (s *Snapshot) scopeNamesNode(n *fabric.Node) bool {

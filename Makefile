@@ -8,15 +8,18 @@
 #   make bench     every Benchmark* (filter with BENCH=regexp)
 #   make static    check that bin/ibdoctor is a static ELF without cgo
 #   make test-kernel  the real-kernel umad tests in a VM (scripts/kernel-test.sh)
+#   make man       man pages into bin/man/man1 (cobra's generator, cmd/ibdoctor-docs)
+#   make completions  bash, zsh and fish completion scripts into bin/completions
 #
-# make test installs nothing. It needs Go 1.26, gcc + libc6-dev (the race
-# detector's runtime needs cgo in the *test* binaries only; the ibdoctor
-# binary is always built with CGO_ENABLED=0), and the tools the integration
-# tests drive: tshark ibsim-utils libumad2sim0 opensm infiniband-diags prometheus
-# qemu-system-x86 busybox-static strace tmux chromium-headless-shell. Tests skip when a tool is missing,
-# except with CI=true, where they fail. Go modules come from the module
-# cache or, if absent, are downloaded by `go mod download` (printed) and
-# checked against go.sum.
+# make test needs Go 1.26 and first runs scripts/test-setup.sh over the
+# Debian packages the tests drive (scripts/test-packages.txt, the list
+# .ci/run uses too): as root, or with CI=true, or TEST_SETUP=install (sudo),
+# it installs what is missing; otherwise it says which tests will skip and
+# the one apt-get command that installs their tools, and says it again
+# after the tests. TEST_SETUP=skip leaves the system alone. Tests skip
+# when a tool is missing, except with CI=true, where they fail. Go modules
+# come from the module cache or, if absent, are downloaded by
+# `go mod download` (printed) and checked against go.sum.
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -39,7 +42,7 @@ BENCHTIME   ?= 1s
 BENCHPKGS   ?= ./...
 LDFLAGS     ?= -s -w
 
-.PHONY: build run test lint vet fmt-check deps go-test fuzz bench static test-kernel clean
+.PHONY: build run test setup lint vet fmt-check deps go-test fuzz bench static test-kernel man completions clean
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ibdoctor
@@ -76,6 +79,7 @@ go-test:
 	echo "packages without tests: $$(grep -c '^? ' "$$log" || true)"; \
 	grep -E '^(FAIL|--- FAIL)' "$$log" || true; \
 	rm -f "$$log"; \
+	TEST_SETUP=summary scripts/test-setup.sh; \
 	if [ "$$status" -ne 0 ]; then echo "go test: FAILED (exit $$status)"; exit "$$status"; fi; \
 	echo "go test: PASS"
 
@@ -87,8 +91,26 @@ test-kernel:
 	elif [ -f scripts/kernel-test.sh ]; then bash scripts/kernel-test.sh; \
 	else echo "test-kernel: not yet (scripts/kernel-test.sh does not exist)"; fi
 
-test: deps lint go-test static test-kernel
+# The packages the tests drive: installed (root, CI=true, TEST_SETUP=install)
+# or named with the tests that will skip (scripts/test-setup.sh).
+setup:
+	@scripts/test-setup.sh
+
+test: setup deps lint go-test static test-kernel
 	@echo "make test: all passed"
+
+# Man pages and completion scripts from the command tree; the generator is
+# its own program so the ibdoctor binary does not carry it.
+MANDIR        ?= bin/man/man1
+COMPLETIONDIR ?= bin/completions
+
+man:
+	$(GO) run ./cmd/ibdoctor-docs man $(MANDIR)
+	@echo "man pages in $(MANDIR): install with  sudo cp $(MANDIR)/*.1 /usr/local/share/man/man1/ && sudo mandb -q"
+
+completions:
+	$(GO) run ./cmd/ibdoctor-docs completions $(COMPLETIONDIR)
+	@echo "completions in $(COMPLETIONDIR): see the README for where each goes"
 
 # Fuzzing: discover every Fuzz* target per package and run each for
 # FUZZTIME. Crashers are kept by Go in the package's testdata/fuzz/.

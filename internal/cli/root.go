@@ -93,6 +93,12 @@ is wrong by what it costs.`,
 	return root
 }
 
+// Command returns ibdoctor's command tree, for tools that document it
+// (man pages, completion scripts); it runs nothing.
+func Command(stdout, stderr io.Writer) *cobra.Command {
+	return newRootCmd(&app{io: iostreams.New(nil, stdout, stderr), stdout: stdout, stderr: stderr})
+}
+
 // Main runs ibdoctor with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{io: iostreams.New(stdin, stdout, stderr), stdin: stdin, stdout: stdout, stderr: stderr}

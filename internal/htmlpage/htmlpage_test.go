@@ -207,7 +207,7 @@ func TestHeatView(t *testing.T) {
 	for _, l := range snap.Fabric.Links() {
 		ports = append(ports, l.A)
 	}
-	snap.Counters = fakeCounters{iv: 10 * time.Second, ports: ports}
+	snap.Counters = fakeCounters{iv: 10 * time.Second, ports: ports, util: 0.9, stalled: 0.3}
 	page = render(t, doc, snap)
 	if strings.Contains(page, `value="util" disabled`) {
 		t.Error("heat view disabled with an interval")
@@ -220,11 +220,12 @@ func TestHeatView(t *testing.T) {
 	}
 }
 
-// fakeCounters: every port sent 90% of its rate and was stalled 30% of
-// an interval.
+// fakeCounters: every port sent util of its rate and was stalled for
+// stalled of an interval.
 type fakeCounters struct {
-	iv    time.Duration
-	ports []*fabric.Port
+	iv            time.Duration
+	ports         []*fabric.Port
+	util, stalled float64
 }
 
 func (f fakeCounters) Interval() time.Duration { return f.iv }
@@ -232,8 +233,8 @@ func (f fakeCounters) Ports(fn func(checks.PortReading)) {
 	for _, p := range f.ports {
 		sec := f.iv.Seconds()
 		fn(checks.PortReading{Port: p,
-			XmitBytes:              uint64(0.9 * p.Rate().BytesPerSecond() * sec),
-			XmitWait:               &checks.CounterValue{Name: "PortXmitWait", Delta: uint64(0.3 * 1e6 * sec), Value: 1},
+			XmitBytes:              uint64(f.util * p.Rate().BytesPerSecond() * sec),
+			XmitWait:               &checks.CounterValue{Name: "PortXmitWait", Delta: uint64(f.stalled * 1e6 * sec), Value: 1},
 			XmitWaitTicksPerSecond: 1e6})
 	}
 }

@@ -20,7 +20,7 @@
   // Zoom to a box (SVG units), kept inside the drawing's aspect.
   function zoomTo(x0, y0, x1, y1) {
     var r = pane.getBoundingClientRect(), pad = 60;
-    var w = Math.max(x1 - x0 + 2 * pad, 300), h = Math.max(y1 - y0 + 2 * pad, 200);
+    var w = Math.max(x1 - x0 + 2 * pad, Math.min(W, 1000)), h = Math.max(y1 - y0 + 2 * pad, 200);
     var a = r.width / r.height;
     if (w / h < a) w = h * a; else h = w / a;
     if (w >= W && h >= H) { fit(); return; }
@@ -150,5 +150,7 @@
   window.addEventListener("hashchange", fromHash);
   fromHash();
   document.documentElement.setAttribute("data-ready", "yes");
+  // Time from navigation to a working page, for the scale figures.
+  requestAnimationFrame(function () { document.documentElement.setAttribute("data-ready-ms", Math.round(performance.now())); });
   window.addEventListener("resize", function () { if (vb.w >= W && vb.h >= H) fit(); });
 })();

@@ -52,7 +52,7 @@ func (m *model) writeSVG(b *strings.Builder) {
 			continue
 		}
 		fmt.Fprintf(b, `<rect class="pod" x="%s" y="%s" width="%s" height="%s" rx="6"/><text class="podl" x="%s" y="%s">pod %d</text>`,
-			num(s.X-layout.Gap/2), num(layout.Margin/2), num(s.W+layout.Gap), num(d.Height-layout.Margin), num(s.X), num(layout.Margin/2+9), g+1)
+			num(s.X-layout.Gap/2), num(s.Y-16), num(s.W+layout.Gap), num(s.H+22), num(s.X+s.W), num(s.Y-5), g+1)
 	}
 	for _, r := range d.Rows {
 		fmt.Fprintf(b, `<text class="rowl" x="2" y="%s">%s</text>`, num(r.Y-4), html.EscapeString(r.Label))
@@ -121,7 +121,7 @@ func (m *model) writeSVG(b *strings.Builder) {
 			fmt.Fprintf(b, `<text x="%s" y="%s">%s</text>`, num(cx), num(bx.Y+16), html.EscapeString(bx.Label))
 			fmt.Fprintf(b, `<text class="sub" x="%s" y="%s">%d switches</text>`, num(cx), num(bx.Y+32), len(bx.Switches))
 		default:
-			fmt.Fprintf(b, `<text x="%s" y="%s">%s</text>`, num(cx), num(bx.Y+17), html.EscapeString(short(bx.Label, 12)))
+			fmt.Fprintf(b, `<text x="%s" y="%s">%s</text>`, num(cx), num(bx.Y+17), html.EscapeString(short(bx.Label, int((bx.W-8)/layout.CharW))))
 		}
 		if mk != nil {
 			// The number of the worst finding on it, as in the list.

@@ -72,13 +72,16 @@ type Drawing struct {
 	Width, Height float64
 	// ByPod is true when pods were drawn as single boxes.
 	ByPod bool
+	// BoxW is the width of every box: wide enough for the longest
+	// switch name, within MaxBoxW.
+	BoxW float64
 
 	boxOf    map[*fabric.Node]int
 	bundleOf map[*fabric.Port]int
 }
 
-// Span is a horizontal extent.
-type Span struct{ X, W float64 }
+// Span is a pod's extent: the rectangle around its boxes.
+type Span struct{ X, Y, W, H float64 }
 
 // Options tune Build.
 type Options struct {
@@ -89,13 +92,15 @@ type Options struct {
 
 // Geometry, in SVG user units.
 const (
-	BoxW   = 76.0
-	BoxH   = 26.0
-	HostH  = 34.0
-	Gap    = 10.0
-	RowGap = 130.0
-	Margin = 20.0
-	LabelW = 0.0
+	BoxW    = 76.0 // narrowest box; long switch names widen every box
+	MaxBoxW = 240.0
+	CharW   = 6.4 // width of a label character at the page's font size
+	BoxH    = 26.0
+	HostH   = 34.0
+	Gap     = 10.0
+	RowGap  = 130.0
+	Margin  = 20.0
+	LabelW  = 0.0
 )
 
 // BoxOf returns the box a fabric node is drawn in, or -1.
@@ -132,7 +137,12 @@ func Build(f *fabric.Fabric, o Options) *Drawing {
 	pods := podsOf(f, tiers, top)
 	byPod := pods != nil && len(switches) > o.PodAbove
 
-	d := &Drawing{boxOf: map[*fabric.Node]int{}, bundleOf: map[*fabric.Port]int{}, ByPod: byPod}
+	d := &Drawing{boxOf: map[*fabric.Node]int{}, bundleOf: map[*fabric.Port]int{}, ByPod: byPod, BoxW: BoxW}
+	if !byPod {
+		for _, n := range switches {
+			d.BoxW = min(MaxBoxW, max(d.BoxW, CharW*float64(len([]rune(name(n))))+12))
+		}
+	}
 	// Rows top to bottom: switches no leaf reaches, tier top..0 (pods
 	// and what is above them when drawn by pod), hosts.
 	rowOfTier := map[int]int{}
@@ -173,14 +183,14 @@ func Build(f *fabric.Fabric, o Options) *Drawing {
 			if !ok {
 				bi = len(d.Boxes)
 				podBox[g] = bi
-				d.Boxes = append(d.Boxes, Box{Kind: Pod, Row: podRow, Group: g, Under: -1, W: BoxW, H: BoxH * 1.6})
+				d.Boxes = append(d.Boxes, Box{Kind: Pod, Row: podRow, Group: g, Under: -1, W: d.BoxW, H: BoxH * 1.6})
 			}
 			d.Boxes[bi].Switches = append(d.Boxes[bi].Switches, n)
 			d.boxOf[n] = bi
 			continue
 		}
 		d.boxOf[n] = len(d.Boxes)
-		d.Boxes = append(d.Boxes, Box{Kind: Switch, Label: name(n), Row: rowOfTier[t], Group: g, Switches: []*fabric.Node{n}, Under: -1, W: BoxW, H: BoxH})
+		d.Boxes = append(d.Boxes, Box{Kind: Switch, Label: name(n), Row: rowOfTier[t], Group: g, Switches: []*fabric.Node{n}, Under: -1, W: d.BoxW, H: BoxH})
 	}
 	for g, bi := range podBox {
 		d.Boxes[bi].Label = fmt.Sprintf("pod %d", g+1)
@@ -213,7 +223,7 @@ func Build(f *fabric.Fabric, o Options) *Drawing {
 		if sb < 0 {
 			if loose < 0 {
 				loose = len(d.Boxes)
-				d.Boxes = append(d.Boxes, Box{Kind: Hosts, Label: "not on a switch", Row: hostRow, Group: -1, Under: -1, W: BoxW, H: HostH})
+				d.Boxes = append(d.Boxes, Box{Kind: Hosts, Label: "not on a switch", Row: hostRow, Group: -1, Under: -1, W: d.BoxW, H: HostH})
 			}
 			hb = loose
 		} else {
@@ -221,7 +231,7 @@ func Build(f *fabric.Fabric, o Options) *Drawing {
 			if hb, ok = hostBox[sb]; !ok {
 				hb = len(d.Boxes)
 				hostBox[sb] = hb
-				d.Boxes = append(d.Boxes, Box{Kind: Hosts, Row: hostRow, Group: d.Boxes[sb].Group, Under: sb, W: BoxW, H: HostH})
+				d.Boxes = append(d.Boxes, Box{Kind: Hosts, Row: hostRow, Group: d.Boxes[sb].Group, Under: sb, W: d.BoxW, H: HostH})
 			}
 		}
 		d.Boxes[hb].Members = append(d.Boxes[hb].Members, n)
@@ -360,7 +370,7 @@ func (d *Drawing) place() {
 	for _, r := range byRow {
 		widest = max(widest, len(r))
 	}
-	d.Width = 2*Margin + float64(widest)*(BoxW+Gap) - Gap
+	d.Width = 2*Margin + float64(widest)*(d.BoxW+Gap) - Gap
 	rowH := func(r int) float64 {
 		h := BoxH
 		for _, i := range byRow[r] {
@@ -438,12 +448,12 @@ func (d *Drawing) place() {
 		}
 		s := &d.Groups[b.Group]
 		if s.X < 0 {
-			s.X, s.W = b.X, b.W
+			s.X, s.W, s.Y, s.H = b.X, b.W, b.Y, b.H
 			continue
 		}
-		right := max(s.X+s.W, b.X+b.W)
-		s.X = min(s.X, b.X)
-		s.W = right - s.X
+		right, bottom := max(s.X+s.W, b.X+b.W), max(s.Y+s.H, b.Y+b.H)
+		s.X, s.Y = min(s.X, b.X), min(s.Y, b.Y)
+		s.W, s.H = right-s.X, bottom-s.Y
 	}
 }
 

@@ -42,7 +42,7 @@ BENCHTIME   ?= 1s
 BENCHPKGS   ?= ./...
 LDFLAGS     ?= -s -w
 
-.PHONY: build run test setup lint vet fmt-check deps go-test fuzz bench static test-kernel man completions clean
+.PHONY: build run test setup lint vet fmt-check deps go-test fuzz bench static test-kernel man completions clean screenshot
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/ibdoctor
@@ -136,6 +136,15 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -benchtime $(BENCHTIME) $(BENCHPKGS) 2>&1 | grep -vE '^(\?|PASS$$)'
+
+# The README's picture: the sample fabric's --html page in headless
+# Chromium (Debian's chromium-headless-shell), 1280x800.
+SCREENSHOT ?= docs/html-report.png
+screenshot: build
+	@rc=0; ./$(BIN) check --sim --html bin/sample.html >/dev/null || rc=$$?; [ $$rc -le 1 ]
+	chromium-headless-shell --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,800 \
+		--screenshot=$(SCREENSHOT) "file://$$PWD/bin/sample.html" 2>/dev/null
+	@ls -l $(SCREENSHOT)
 
 clean:
 	rm -rf bin

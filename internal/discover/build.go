@@ -42,6 +42,16 @@ func (d *discovery) build() *fabric.Fabric {
 		link(d.port(a.from, a.fromPort, nil), d.port(a.target, a.ni.LocalPortNum, a))
 	}
 	d.accepted = nil
+	// A port whose link is up but whose far end never answered NodeInfo
+	// leads somewhere unknown: Remote stays nil, marked so no check reads
+	// it as uncabled.
+	for _, u := range d.unreachable {
+		if u.target == nil && u.from != nil && u.what == "NodeInfo" {
+			if fp := d.port(u.from, u.fromPort, nil); fp != nil && fp.Remote == nil {
+				fp.Unreached |= fabric.UnreachedPeer
+			}
+		}
+	}
 	d.canonicalPaths()
 	nodes := slices.Clone(d.nodes)
 	slices.SortStableFunc(nodes, func(x, y *node) int {
@@ -128,7 +138,7 @@ func (d *discovery) fabricNode(n *node) {
 	}
 	// Every port read has its fabric.Port now; ports made later (by
 	// links) were not read.
-	n.pi, n.fdr10 = nil, nil
+	n.pi, n.fdr10, n.fdr10Lost = nil, nil, nil
 }
 
 // port returns the fabric port p of n, making it if needed; a is the
@@ -185,6 +195,18 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 		fp.MasterSMLID = pi.MasterSMLID
 		fp.VLCap = pi.VLCap
 		fp.OperVLs = pi.OperationalVLs
+		if n.ni.NodeType == mad.NodeSwitch && p != 0 && caps == nil {
+			// Port 0's CapabilityMask says how to read the extended
+			// speed fields; without it HDR would read as QDR.
+			fp.Unreached |= fabric.UnreachedSpeed
+		}
+		if int(p) < len(n.fdr10Lost) && n.fdr10Lost[p] {
+			fp.Unreached |= fabric.UnreachedSpeed
+		}
+	} else {
+		// Made for a link (or the start node) but its PortInfo was not
+		// answered: state and rate unknown, not Down.
+		fp.Unreached |= fabric.UnreachedInfo
 	}
 	fn.Ports[p] = fp
 	return fp

@@ -98,10 +98,13 @@ type node struct {
 	si      *mad.SwitchInfo
 	pi      []*mad.PortInfo        // by port number; nil where not read
 	fdr10   []*mad.MlnxExtPortInfo // by port; nil until an FDR10 read answers
-	out     []*arrival             // by port: what exploring it found; nil until resolve
-	claimed []*arrival             // by port: the accepted arrival that came in on it
-	canon   mad.Path               // canonical path, set by build
-	fn      *fabric.Node
+	// fdr10Lost marks ports whose FDR10 read went unanswered: their
+	// speed is unknown (QDR or FDR10), not QDR.
+	fdr10Lost []bool
+	out       []*arrival // by port: what exploring it found; nil until resolve
+	claimed   []*arrival // by port: the accepted arrival that came in on it
+	canon     mad.Path   // canonical path, set by build
+	fn        *fabric.Node
 }
 
 // arrival is one NodeInfo answer: the node at path, entered through its
@@ -419,7 +422,15 @@ func (d *discovery) nodeJob(n *node) *job {
 				fj.finish = func(ctx context.Context) {
 					d.mu.Lock()
 					for _, r := range fj.reads {
-						if r.err == nil { // not all firmware has it: QDR stays QDR
+						if r.err != nil && ctx.Err() == nil && unanswered(r.err) {
+							// No answer is not "no FDR10": the speed is unknown.
+							if n.fdr10Lost == nil {
+								n.fdr10Lost = make([]bool, len(n.pi))
+							}
+							n.fdr10Lost[r.port] = true
+							d.unreachable = append(d.unreachable, failure{path: n.path, target: n, what: fmt.Sprintf("MlnxExtPortInfo %d", r.port), err: r.err})
+						}
+						if r.err == nil { // not all firmware has it (a status error): QDR stays QDR
 							if n.fdr10 == nil {
 								n.fdr10 = make([]*mad.MlnxExtPortInfo, len(n.pi))
 							}
@@ -598,6 +609,13 @@ func comparePaths(a, b mad.Path) int {
 		return c
 	}
 	return slices.Compare(a, b)
+}
+
+// unanswered reports whether err means the MAD got no answer (as
+// opposed to an answer with an error status).
+func unanswered(err error) bool {
+	var se *transport.StatusError
+	return !errors.As(err, &se)
 }
 
 // errString shortens the reasons recorded for unreachable nodes.

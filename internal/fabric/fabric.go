@@ -6,6 +6,8 @@
 package fabric
 
 import (
+	"strings"
+
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -71,6 +73,11 @@ type Port struct {
 	WidthActive    mad.Width
 	WidthEnabled   mad.Width
 	WidthSupported mad.Width
+	// Unreached says what a MAD that went unanswered left unknown about
+	// the port: zero when everything was read. An unread field is
+	// unknown, never Down or a zero rate: checks could not decide there.
+	// (Here it fills the byte of padding before the speeds.)
+	Unreached      Unreached
 	SpeedActive    mad.Speed
 	SpeedEnabled   mad.Speed
 	SpeedSupported mad.Speed
@@ -89,8 +96,65 @@ type Port struct {
 	OperVLs uint8
 
 	// Remote is the port at the other end of the cable; nil if none is
-	// known (down, not followed, or leading to an unreachable node).
+	// known (down, not followed, or leading to a node that did not answer:
+	// see UnreachedPeer).
 	Remote *Port
+}
+
+// Unreached flags what could not be read about a port because a MAD
+// went unanswered (timed out after the engine's retries). It is a state
+// of its own so that "could not look" is never confused with "broken".
+type Unreached uint8
+
+const (
+	// UnreachedInfo: the port's PortInfo was not answered. State,
+	// PhysState, LID, widths and speeds are unknown (their fields are
+	// zero), not Down.
+	UnreachedInfo Unreached = 1 << iota
+	// UnreachedSpeed: the lane speeds are unknown while state and width
+	// are known: the switch's port 0 PortInfo (whose CapabilityMask says
+	// how to read the extended speed fields) or the Mellanox
+	// ExtendedPortInfo (FDR10) was not answered.
+	UnreachedSpeed
+	// UnreachedPeer: the port's link is up but the node at the far end
+	// never answered: Remote is nil because the far end is unknown, not
+	// because there is no cable. Traffic may well cross it.
+	UnreachedPeer
+)
+
+// Reached reports whether everything about p was read.
+func (p *Port) Reached() bool { return p.Unreached == 0 }
+
+// StateKnown reports whether p's PortInfo (state, rate) was read.
+func (p *Port) StateKnown() bool { return p.Unreached&UnreachedInfo == 0 }
+
+// SpeedKnown reports whether p's active, enabled and supported lane
+// speeds were read.
+func (p *Port) SpeedKnown() bool { return p.Unreached&(UnreachedInfo|UnreachedSpeed) == 0 }
+
+// PeerUnknown reports whether p has a live link whose far end did not
+// answer (or whose own state was not read, so a link may be there).
+func (p *Port) PeerUnknown() bool {
+	return p.Remote == nil && p.Unreached&(UnreachedPeer|UnreachedInfo) != 0
+}
+
+// String names the unread parts, for reports: "PortInfo", "speed",
+// "far end", joined with "+".
+func (u Unreached) String() string {
+	var parts []string
+	if u&UnreachedInfo != 0 {
+		parts = append(parts, "PortInfo")
+	}
+	if u&UnreachedSpeed != 0 {
+		parts = append(parts, "speed")
+	}
+	if u&UnreachedPeer != 0 {
+		parts = append(parts, "far end")
+	}
+	if len(parts) == 0 {
+		return "reached"
+	}
+	return strings.Join(parts, "+")
 }
 
 // Rate returns the port's active width and speed.

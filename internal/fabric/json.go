@@ -68,7 +68,16 @@ type jsonPort struct {
 	MTUCap      int        `json:"mtu_cap,omitempty"`
 	CapMask     string     `json:"cap_mask,omitempty"`
 	CapMask2    string     `json:"cap_mask2,omitempty"`
+	// Unreached names what went unanswered: "port_info", "speed",
+	// "far_end" (fabric.Unreached).
+	Unreached []string `json:"unreached,omitempty"`
 }
+
+// unreachedNames are fabric.Unreached's bits as the JSON names them.
+var unreachedNames = []struct {
+	bit  Unreached
+	name string
+}{{UnreachedInfo, "port_info"}, {UnreachedSpeed, "speed"}, {UnreachedPeer, "far_end"}}
 
 // jsonMasks holds a port's active/enabled/supported width or speed.
 type jsonMasks struct {
@@ -177,6 +186,11 @@ func MarshalWith(f *Fabric, opt MarshalOptions) ([]byte, error) {
 			}
 			if p.CapMask2 != 0 {
 				jp.CapMask2 = fmt.Sprintf("0x%04x", p.CapMask2)
+			}
+			for _, u := range unreachedNames {
+				if p.Unreached&u.bit != 0 {
+					jp.Unreached = append(jp.Unreached, u.name)
+				}
 			}
 			jn.Ports = append(jn.Ports, jp)
 		}
@@ -603,6 +617,16 @@ func (jp *jsonPort) decode() (*Port, error) {
 			return nil, fmt.Errorf("cap_mask2 %q: want a 16-bit number", jp.CapMask2)
 		}
 		p.CapMask2 = uint16(v)
+	}
+next:
+	for _, name := range jp.Unreached {
+		for _, u := range unreachedNames {
+			if name == u.name {
+				p.Unreached |= u.bit
+				continue next
+			}
+		}
+		return nil, fmt.Errorf("unreached %q: want port_info, speed or far_end", name)
 	}
 	return p, nil
 }

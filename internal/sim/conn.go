@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -320,13 +321,21 @@ type outcome struct {
 // serve queues a MAD at node ni's agent: it arrives after reqHops cables
 // and is served after the MADs ahead of it. It returns when the agent
 // is done (relative to now), or a loss if the agent does not answer.
-func (s *Sim) serve(ni int32, reqHops int, now time.Time) (time.Duration, drop) {
+func (s *Sim) serve(ni int32, req *mad.Header, reqHops int, now time.Time) (time.Duration, drop) {
 	n := &s.nodes[ni]
 	if n.dead {
 		return 0, drop(fmt.Sprintf("%s does not answer (dead)", s.nodeName(ni)))
 	}
 	if n.answer < 1 && s.random() >= n.answer {
 		return 0, drop(fmt.Sprintf("%s did not answer (flaky)", s.nodeName(ni)))
+	}
+	if s.loss > 0 && s.random() < s.loss {
+		return 0, drop("lost (loss fault)")
+	}
+	for _, d := range n.drops {
+		if strings.EqualFold(mad.AttrName(req.Class, req.AttrID), d.name) && (d.mod < 0 || int64(req.AttrMod) == d.mod) {
+			return 0, drop(fmt.Sprintf("%s does not answer %s (drop fault)", s.nodeName(ni), d.name))
+		}
 	}
 	arrive := time.Duration(reqHops) * s.opts.HopLatency
 	st := s.opts.ServiceTime
@@ -361,7 +370,7 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	if why != "" {
 		return outcome{lost: why}
 	}
-	done, why := s.serve(dst, hops, now)
+	done, why := s.serve(dst, &req.Header, hops, now)
 	if why != "" {
 		return outcome{lost: why}
 	}
@@ -399,7 +408,7 @@ func (s *Sim) srcLID(c *Conn) uint16 {
 // lidExchange routes a LID-routed request from c to dlid and its answer
 // back, running answer at the destination. data says whether the MADs
 // need Active ports (GMPs) or only a physical link (SMPs).
-func (s *Sim) lidExchange(c *Conn, dlid uint16, data bool, answer func(ni int32, in uint8) []byte) outcome {
+func (s *Sim) lidExchange(c *Conn, req *mad.Header, dlid uint16, data bool, answer func(ni int32, in uint8) []byte) outcome {
 	now := s.now()
 	slid := s.srcLID(c)
 	if slid == 0 {
@@ -409,7 +418,7 @@ func (s *Sim) lidExchange(c *Conn, dlid uint16, data bool, answer func(ni int32,
 	if why != "" {
 		return outcome{lost: why}
 	}
-	done, why := s.serve(dst, hops, now)
+	done, why := s.serve(dst, req, hops, now)
 	if why != "" {
 		return outcome{lost: why}
 	}
@@ -438,7 +447,7 @@ func (s *Sim) lockFor(m mad.Method) func() {
 
 func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
 	defer s.lockFor(req.Method)()
-	out := s.lidExchange(c, dlid, false, func(ni int32, in uint8) []byte {
+	out := s.lidExchange(c, &req.Header, dlid, false, func(ni int32, in uint8) []byte {
 		resp := *req
 		resp.Status = s.smaAnswer(ni, in, req, &resp.Data)
 		if resp.Status != mad.StatusOK {
@@ -453,7 +462,7 @@ func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
 
 func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
 	defer s.lockFor(req.Method)()
-	out := s.lidExchange(c, dlid, true, func(ni int32, in uint8) []byte {
+	out := s.lidExchange(c, &req.Header, dlid, true, func(ni int32, in uint8) []byte {
 		resp := *req
 		resp.Status = s.pmaAnswer(ni, in, req, &resp.Data)
 		if resp.Status != mad.StatusOK {

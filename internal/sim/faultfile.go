@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -77,6 +78,8 @@ var faultKinds = map[string]struct {
 	"asym":      {refs: 2},
 	"dead":      {refs: -1},
 	"flaky":     {refs: -1, required: []string{"answer"}},
+	"drop":      {refs: -1, required: []string{"attr"}},
+	"loss":      {refs: 0, required: []string{"share"}},
 	"dupguid":   {refs: 2},
 	"miswire":   {refs: 2},
 	"traffic":   {refs: -1, required: []string{"rate"}, allowed: []string{"hosts", "stride"}},
@@ -105,7 +108,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -127,9 +130,9 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 			if _, err := parsePattern(f.Args[0]); err != nil {
 				return nil, fmt.Errorf("faults line %d: %w", line, err)
 			}
-		} else if f.Kind == "sweep" || f.Kind == "nosm" {
+		} else if k.refs == 0 {
 			if len(f.Args) != 0 {
-				return nil, fmt.Errorf("faults line %d: %s takes no arguments", line, f.Kind)
+				return nil, fmt.Errorf("faults line %d: %s takes no node or port", line, f.Kind)
 			}
 		} else if len(f.Args) == 0 {
 			return nil, fmt.Errorf("faults line %d: %s needs a node or port", line, f.Kind)
@@ -260,8 +263,8 @@ func parseCounterValue(v string) (set, add uint64, rate float64, kind byte, err 
 	v = strings.TrimSpace(v)
 	if r, ok := strings.CutSuffix(v, "/s"); ok {
 		rate, err = strconv.ParseFloat(strings.TrimPrefix(r, "+"), 64)
-		if err != nil || rate < 0 {
-			return 0, 0, 0, 0, fmt.Errorf("counter rate %q: want e.g. +50/s", v)
+		if err != nil || !(rate >= 0 && rate <= 1e12) {
+			return 0, 0, 0, 0, fmt.Errorf("counter rate %q: want 0 to 1e12 per second, e.g. +50/s", v)
 		}
 		return 0, 0, rate, 'r', nil
 	}
@@ -282,16 +285,42 @@ func parseCounterValue(v string) (set, add uint64, rate float64, kind byte, err 
 func parseShare(v string) (float64, error) {
 	pct := strings.HasSuffix(v, "%")
 	x, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-	if err != nil {
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0, fmt.Errorf("answer share %q: want e.g. 70%% or 0.7", v)
 	}
-	if pct || x > 1 {
+	if pct {
 		x /= 100
 	}
+	// Without %, 1.5 is neither a share nor (silently) 1.5%.
 	if x <= 0 || x > 1 {
 		return 0, fmt.Errorf("answer share %q must be above 0 and at most 100%%", v)
 	}
 	return x, nil
+}
+
+// parseLoss reads a loss share: "20%" or "0.2", at least 0, below 100%.
+func parseLoss(v string) (float64, error) {
+	pct := strings.HasSuffix(v, "%")
+	x, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("loss share %q: want e.g. 20%% or 0.2", v)
+	}
+	if pct {
+		x /= 100
+	}
+	if x < 0 || x >= 1 {
+		return 0, fmt.Errorf("loss share %q must be at least 0 and below 100%% (0.2 or 20%%)", v)
+	}
+	return x, nil
+}
+
+func checkAttr(v string) error {
+	for _, a := range droppable {
+		if strings.EqualFold(a, v) {
+			return nil
+		}
+	}
+	return fmt.Errorf("attr %q: want one of %s", v, strings.Join(droppable, ", "))
 }
 
 func parseRate(v string) (float64, error) {
@@ -303,8 +332,8 @@ func parseRate(v string) (float64, error) {
 		}
 	}
 	x, err := strconv.ParseFloat(t, 64)
-	if err != nil || x <= 0 {
-		return 0, fmt.Errorf("rate %q: want Gb/s, e.g. 200 or 200Gbps", v)
+	if err != nil || !(x > 0 && x <= 100000) {
+		return 0, fmt.Errorf("rate %q: want Gb/s above 0 and at most 100000, e.g. 200 or 200Gbps", v)
 	}
 	return x, nil
 }
@@ -333,10 +362,17 @@ func checkFaultValues(f Fault) error {
 			_, err = parsePortNum(o.Value)
 		case "answer":
 			_, err = parseShare(o.Value)
+		case "share":
+			_, err = parseLoss(o.Value)
+		case "attr":
+			err = checkAttr(o.Value)
 		case "rate":
 			_, err = parseRate(o.Value)
 		case "stride":
-			_, err = strconv.Atoi(o.Value)
+			var n int
+			if n, err = strconv.Atoi(o.Value); err != nil || n < 1 || n > 1<<20 {
+				err = fmt.Errorf("stride %q: want a whole number from 1 to %d", o.Value, 1<<20)
+			}
 		case "priority":
 			if v, e := strconv.Atoi(o.Value); e != nil || v < 0 || v > 15 {
 				err = fmt.Errorf("priority=%s: want 0..15", o.Value)
@@ -562,6 +598,13 @@ func (s *Sim) applyFault(f Fault) error {
 		v, _ := f.opt("answer")
 		x, _ := parseShare(v)
 		return s.Flaky(ref, x)
+	case "drop":
+		v, _ := f.opt("attr")
+		return s.Drop(ref, v)
+	case "loss":
+		v, _ := f.opt("share")
+		x, _ := parseLoss(v)
+		return s.Loss(x)
 	case "dupguid":
 		a, b, err := s.twoRefs(f, false)
 		if err != nil {

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -481,6 +483,59 @@ func (s *Sim) Flaky(nodeRef string, share float64) error {
 		return err
 	}
 	s.nodes[ni].answer = share
+	return nil
+}
+
+// droppable are the attributes the drop fault accepts, as mad.AttrName
+// names them.
+var droppable = []string{"NodeInfo", "NodeDescription", "SwitchInfo", "PortInfo", "LinearForwardingTable",
+	"MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended"}
+
+// Drop makes a node's agents never answer one attribute: ref is a node
+// (every modifier) or NODE/N (only modifier N: PortInfo of port N, an
+// LFT block N). The rest of the node answers as usual.
+func (s *Sim) Drop(ref, attr string) error {
+	name := ""
+	for _, a := range droppable {
+		if strings.EqualFold(a, attr) {
+			name = a
+		}
+	}
+	if name == "" {
+		return fmt.Errorf("sim: drop %s: attribute %q: want one of %s", ref, attr, strings.Join(droppable, ", "))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := attrDrop{name: name, mod: -1}
+	ni, err := s.resolveNode(ref)
+	if err != nil {
+		i := strings.LastIndexByte(ref, '/')
+		if i < 0 {
+			return err
+		}
+		v, perr := strconv.ParseUint(ref[i+1:], 10, 32)
+		if perr != nil {
+			return err
+		}
+		if ni, err = s.resolveNode(strings.Trim(ref[:i], `"`)); err != nil {
+			return err
+		}
+		d.mod = int64(v)
+	}
+	s.nodes[ni].drops = append(s.nodes[ni].drops, d)
+	return nil
+}
+
+// Loss makes every MAD exchange in the fabric lost with probability
+// share in [0, 1) (0 turns it off), on top of any flaky agent. Choices
+// are reproducible with Options.Seed.
+func (s *Sim) Loss(share float64) error {
+	if !(share >= 0 && share < 1) {
+		return fmt.Errorf("sim: loss %v must be at least 0 and below 1 (100%%)", share)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.loss = share
 	return nil
 }
 

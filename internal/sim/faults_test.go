@@ -321,9 +321,38 @@ func TestParseFaultsErrors(t *testing.T) {
 		"traffic zigzag rate=100",
 		`down "leaf01/3`,
 		"blackhole leaf01 dlid=5 extra",
+		// Values out of range or not numbers (issue 17 item 10).
+		"flaky leaf01 answer=NaN",
+		"flaky leaf01 answer=Inf",
+		"flaky leaf01 answer=150%",
+		"flaky leaf01 answer=1.5",
+		"flaky leaf01 answer=-0.5",
+		"loss share=100%",
+		"loss share=NaN",
+		"loss share=-1%",
+		"loss leaf01 share=1%",
+		"loss",
+		"drop leaf01 attr=Bogus",
+		"drop leaf01",
+		"traffic ring-allreduce rate=NaN",
+		"traffic ring-allreduce rate=Inf",
+		"traffic ring-allreduce rate=-5",
+		"traffic ring-allreduce rate=100 stride=-1",
+		"traffic ring-allreduce rate=100 stride=0",
+		"counter leaf01/3 SymbolErrorCounter=NaN",
+		"counter leaf01/3 SymbolErrorCounter=-5",
+		"counter leaf01/3 SymbolErrorCounter=+Inf/s",
+		"counter leaf01/3 SymbolErrorCounter=1e400",
+		"lft leaf01 dlid=4 port=300",
+		"lft leaf01 dlid=4 port=-1",
 	} {
 		if _, err := ParseFaults(strings.NewReader(bad)); err == nil {
 			t.Errorf("%q parsed without error", bad)
+		}
+	}
+	for _, good := range []string{"loss share=20%", "loss share=0.2", "drop spine01/3 attr=PortInfo", "drop leaf01 attr=nodeinfo", "flaky leaf01 answer=0.7", "flaky leaf01 answer=70%"} {
+		if _, err := ParseFaults(strings.NewReader(good)); err != nil {
+			t.Errorf("%q: %v", good, err)
 		}
 	}
 	fs, err := ParseFaults(strings.NewReader("# comment\n\n  down \"gpu012 mlx5_0\"/1  # trailing\ncounter x/1 SymbolErrorCounter=+50/s\n"))

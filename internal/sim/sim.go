@@ -115,6 +115,9 @@ type Sim struct {
 	flowState *flowState // current routed traffic, nil without traffic
 
 	rnd atomic.Uint64
+	// loss is the share of MAD exchanges lost anywhere in the fabric
+	// (the loss fault); 0 normally.
+	loss float64
 
 	traceDR func(drHop) // tests: every receive step of a directed-route SMP
 }
@@ -136,8 +139,17 @@ type node struct {
 	ports    []port // NumPorts+1 entries; [0] is a switch's management port
 	sw       *switchState
 	dead     bool
-	answer   float64 // share of MADs the agent answers (flaky), 1 normally
+	answer   float64    // share of MADs the agent answers (flaky), 1 normally
+	drops    []attrDrop // attributes the agent never answers (the drop fault)
 	busyTill atomic.Int64
+}
+
+// attrDrop is one attribute an agent never answers: by name (as
+// mad.AttrName gives it, case-insensitive) and, unless mod is -1, only
+// for that attribute modifier (PortInfo's port number).
+type attrDrop struct {
+	name string
+	mod  int64
 }
 
 func (n *node) numPorts() int { return len(n.ports) - 1 }

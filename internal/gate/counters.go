@@ -25,7 +25,11 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 		SL: o.SL, PKeyIndex: o.PKeyIndex, Interval: o.Interval, Sleep: o.Sleep,
 		// One sample judges error counters only (utilization needs two).
 		ErrorsOnly: o.Interval == 0,
-		Ports:      ports,
+		// A switch whose PortSelect=0xFF sum of error and wait counters
+		// is zero has every port at zero: one MAD instead of one per
+		// port on the routes (exact; single sample only).
+		SkipCleanSwitches: true,
+		Ports:             ports,
 	})
 	var un []report.Unreached
 	if res != nil {

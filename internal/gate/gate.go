@@ -104,8 +104,9 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if err != nil {
 		return nil, err
 	}
+	loaded := time.Since(start)
 	nodes, unmatched := Resolve(f, o.Hosts, o.NameMap)
-	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{}}
+	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}}
 	for _, h := range unmatched {
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: "no node in the fabric has this name (check the node descriptions or --node-name-map)"})
@@ -188,6 +189,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			swept += v
 		}
 	}
+	t = time.Now()
 	if hasLFT(f) {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
@@ -196,6 +198,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if err != nil {
 		return nil, err
 	}
+	sw.Timings["checks"] = time.Since(t)
 	sw.Stats = e.Stats()
 	total := swept + time.Since(start)
 	doc := sw.Document("gate", o.Source, res, o.FailOn)

@@ -244,3 +244,51 @@ func names(doc *report.Document, check, node string, port int) bool {
 	}
 	return false
 }
+
+// TestGateRouteOutOfUnknownPort: the sweep saw an uplink of leaf01 without
+// a link (the cable was not trained); now it is up and the job's route
+// uses it. What is behind it was never read: the gate cannot decide.
+func TestGateRouteOutOfUnknownPort(t *testing.T) {
+	f := build(t, tree4x4)
+	s, err := sim.New(f, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := otherUplink(t, f, "leaf01", []string{"gpu001", "gpu009"})
+	if err := s.Polling(fmt.Sprintf("leaf01/%d", up)); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := diagnose.Run(context.Background(), engineAt(t, s, "gpu001 mlx5_0"), diagnose.Options{Routes: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.New(sw.Fabric, sw.Counters, sw.Taken, "sim:test", "test", sw.Complete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := f.NodesByHost("gpu009")[0].Ports[1].LID
+
+	live, err := sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.SetRoute("leaf01", dst, up); err != nil {
+		t.Fatal(err)
+	}
+	// (fail on error: the snapshot's leaf01 has an uplink fewer, which
+	// topology.oversubscribed warns about)
+	o := job()
+	o.FailOn = checks.Error
+	doc, err := Run(context.Background(), snap, engineAt(t, live, "gpu020 mlx5_0"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := fmt.Sprintf("leaf01 port %d", up)
+	found := false
+	for _, u := range doc.Unreached {
+		found = found || (u.What == "link" && u.Where == where)
+	}
+	if doc.Status != "undecided" || !found {
+		t.Errorf("status %q, unreached %+v, findings %+v; want undecided naming %s", doc.Status, doc.Unreached, doc.Findings, where)
+	}
+}

@@ -555,7 +555,15 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		what = fmt.Sprintf("increase over %v", res.Interval())
 	}
 	if len(rows) > 0 {
-		st.Table(w, header, rows)
+		// On a narrow terminal the figures that matter least go first;
+		// the counters over threshold wrap rather than being cut.
+		drop := map[string]int{"BER": 1, "XMIT PKTS": 1, "RCV PKTS": 2, "LID": 3, "RCV/s": 4, "WAIT": 5}
+		cols := make([]report.Column, len(header))
+		for i, h := range header {
+			cols[i] = report.Column{Header: h, Drop: drop[h]}
+		}
+		cols[len(cols)-1].Min, cols[len(cols)-1].Wrap = 16, true
+		report.WriteTable(w, st.Width, cols, rows)
 		fmt.Fprintln(w)
 	}
 	summary := fmt.Sprintf("%s read on %s (%s): ", plural(len(v.ports), "port"), plural(v.nodes, "node"), what)
@@ -564,7 +572,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 	} else {
 		summary += st.Red(fmt.Sprintf("%s over threshold on %s", plural(v.overPorts, "port"), plural(v.overNodes, "node")))
 	}
-	fmt.Fprintln(w, summary)
+	io.WriteString(w, report.WrapString("", summary, st.Width))
 	if res.Reset != perf.ResetNone {
 		cleared := "error counters"
 		if res.Reset == perf.ResetAll {

@@ -184,8 +184,9 @@ func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, 
 	if err := st.Table(w, []string{"TYPE", "GUID", "LID", "PORTS", "LINKS", "DESCRIPTION"}, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s: %d nodes (%d switches, %d CAs, %d routers), %d links, from %s in %v\n",
-		st.Bold("Discovered"), len(f.Nodes), sw, ca, rt, links, source, took.Round(time.Millisecond))
+	fmt.Fprintln(w)
+	io.WriteString(w, report.WrapString(st.Bold("Discovered")+": ", fmt.Sprintf("%d nodes (%d switches, %d CAs, %d routers), %d links, from %s in %v",
+		len(f.Nodes), sw, ca, rt, links, source, took.Round(time.Millisecond)), st.Width))
 	for _, d := range f.DuplicateGUIDs {
 		paths := make([]string, len(d.Paths))
 		for i, p := range d.Paths {

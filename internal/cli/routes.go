@@ -223,7 +223,7 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 		if holes > 0 {
 			title += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
 		}
-		fmt.Fprintln(w, title)
+		io.WriteString(w, report.WrapString("", title, st.Width))
 		st.Table(w, []string{"LID", "PORT", "DESTINATION", "VIA"}, rows)
 	}
 }

@@ -27,11 +27,11 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 }
 
 // Table writes rows under header fitted to the style's width: the last
-// column is cut with "…" when the table is wider.
+// column's text wraps onto continuation lines when the table is wider.
 func (s Style) Table(w io.Writer, header []string, rows [][]string) error {
 	cols := columnsOf(header)
 	if len(cols) > 0 {
-		cols[len(cols)-1].Min = 12
+		cols[len(cols)-1].Min, cols[len(cols)-1].Wrap = 16, true
 	}
 	return WriteTable(w, s.Width, cols, rows)
 }
@@ -67,6 +67,19 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 			last = i
 		}
 	}
+	// A wrapping last column squeezed below its Min reads better under
+	// its row, across the whole width, than as a sliver at the right.
+	below := -1
+	if width > 0 && last >= 0 && cols[last].Wrap && widths[last] < min(cols[last].Min, natural[last]) {
+		below, keep[last] = last, false
+		last = -1
+		for i := range cols {
+			if keep[i] {
+				last = i
+			}
+		}
+	}
+	const belowIndent = "     "
 	line := func(cells []string) {
 		var b strings.Builder
 		var more []string
@@ -81,6 +94,10 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 			if i == last && cols[i].Wrap && width > 0 {
 				wrapped := Wrap("", cell, widths[i])
 				cell, more = wrapped[0], wrapped[1:]
+				indent := strings.Repeat(" ", tableWidth(keep, widths)-widths[last]-1)
+				for j := range more {
+					more[j] = Truncate(indent+more[j], width)
+				}
 			}
 			cell = Truncate(cell, widths[i])
 			b.WriteByte(' ')
@@ -89,16 +106,21 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 		}
 		bw.WriteString(strings.TrimRight(b.String(), " "))
 		bw.WriteByte('\n')
-		if len(more) > 0 {
-			indent := strings.Repeat(" ", tableWidth(keep, widths)-widths[last]-1)
-			for _, m := range more {
-				bw.WriteString(indent + m + "\n")
+		for _, m := range more {
+			bw.WriteString(m + "\n")
+		}
+		if below >= 0 && below < len(cells) && strings.TrimSpace(cells[below]) != "" {
+			for _, m := range Wrap(belowIndent, cells[below], width) {
+				bw.WriteString(Truncate(m, width) + "\n")
 			}
 		}
 	}
 	header := make([]string, len(cols))
 	for i, c := range cols {
 		header[i] = c.Header
+	}
+	if below >= 0 {
+		header[below] = "" // its text is under each row
 	}
 	line(header)
 	bw.WriteString(strings.Repeat("-", tableWidth(keep, widths)))

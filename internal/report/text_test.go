@@ -202,3 +202,24 @@ func FuzzWrapTruncate(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteTableLastColumnBelow: when the other columns leave the last,
+// wrapping column less than its Min, its text goes under its row across
+// the whole width instead of a sliver at the right.
+func TestWriteTableLastColumnBelow(t *testing.T) {
+	var b bytes.Buffer
+	cols := []Column{{Header: "NODE"}, {Header: "STATE"}, {Header: "MARK", Min: 16, Wrap: true}}
+	WriteTable(&b, 30, cols, [][]string{
+		{"spine02/49", "Active/LinkUp", "DEGRADED: width 1X, expected 4X"},
+		{"leaf01/1", "Active/LinkUp", ""},
+	})
+	want := " NODE        STATE\n" +
+		"---------------------------\n" +
+		" spine02/49  Active/LinkUp\n" +
+		"     DEGRADED: width 1X,\n" +
+		"     expected 4X\n" +
+		" leaf01/1    Active/LinkUp\n"
+	if b.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}

@@ -58,23 +58,33 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 		_, err := e.GetSMPByLID(ctx, lid, pi, uint32(num))
 		return err
 	}
-	// A switch's capability masks come from port 0: read those first.
+	// A switch's capability masks come from port 0: read those first,
+	// all switches at once (one after another cost a round trip each).
+	asked := map[*fabric.Node]bool{}
 	for _, p := range ports {
 		n := p.Node
 		if n.Type != mad.NodeSwitch {
 			continue
 		}
-		if _, ok := caps[n]; ok {
+		if asked[n] {
 			continue
 		}
-		pi := new(mad.PortInfo)
-		if err := get(p, pi, 0); err != nil {
-			fail(p, "PortInfo 0", err)
-			caps[n] = nil
-			continue
-		}
-		caps[n] = pi
+		asked[n] = true
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(p *fabric.Port) {
+			defer func() { <-sem; wg.Done() }()
+			pi := new(mad.PortInfo)
+			if err := get(p, pi, 0); err != nil {
+				fail(p, "PortInfo 0", err)
+				return
+			}
+			mu.Lock()
+			caps[p.Node] = pi
+			mu.Unlock()
+		}(p)
 	}
+	wg.Wait()
 	for _, p := range ports {
 		wg.Add(1)
 		sem <- struct{}{}

@@ -128,6 +128,13 @@ func TestGateReadsCounters(t *testing.T) {
 		t.Errorf("--no-counters: exit %d, %d PerfMgt MADs", code, perfMADs(t, pcap))
 	}
 
+	// --thresholds is the same file check reads: raised over the values,
+	// nothing is over.
+	thr := writeFile(t, "thr.txt", "PortRcvErrors=1000\nLinkDownedCounter=1000\nSymbolErrorCounter=10000\ndelta.PortRcvErrors=1000\ndelta.LinkDownedCounter=1000\ndelta.SymbolErrorCounter=10000\nber=1\n")
+	if code, out, _ := run("gate", "--sim", net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--thresholds", thr); code != ExitHealthy {
+		t.Errorf("raised --thresholds: exit %d\n%s", code, out)
+	}
+
 	// A counter over its absolute threshold before the sweep and not
 	// growing since: still judged on its value, as check judges it.
 	old := filepath.Join(dir, "S2")

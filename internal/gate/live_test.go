@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,5 +291,34 @@ func TestGateRouteOutOfUnknownPort(t *testing.T) {
 	}
 	if doc.Status != "undecided" || !found {
 		t.Errorf("status %q, unreached %+v, findings %+v; want undecided naming %s", doc.Status, doc.Unreached, doc.Findings, where)
+	}
+}
+
+// TestGateInterval: with an interval the gate reads the route's counters
+// twice and judges their climb over it (basis delta), as check does.
+func TestGateInterval(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	f, _ := snap.FabricModel()
+	up := uplinkTo(t, f, "leaf01", "gpu009")
+	clk := sim.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	live, err := sim.New(build(t, tree4x4), sim.Options{Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.CounterRate(fmt.Sprintf("leaf01/%d", up), "SymbolErrorCounter", 40); err != nil {
+		t.Fatal(err)
+	}
+	o := job()
+	o.Interval = 10 * time.Second
+	o.Sleep = func(ctx context.Context, d time.Duration) error { clk.Advance(d); return nil }
+	doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" || len(doc.Findings) == 0 || doc.Findings[0].Basis != "delta" || !strings.Contains(doc.Findings[0].Title, "+400 in 10s") {
+		t.Fatalf("status %q findings %+v", doc.Status, doc.Findings)
+	}
+	if doc.Interval != "10s" {
+		t.Errorf("interval %q", doc.Interval)
 	}
 }

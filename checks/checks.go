@@ -61,8 +61,27 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	}
 	res.Findings = foldSymptoms(res.Findings)
 	res.Findings = mergeIdentical(res.Findings)
+	if s.RoutesComputed {
+		whatIf(res.Findings)
+	}
 	Rank(res.Findings)
 	return res, nil
+}
+
+// whatIf relabels routing findings judged on routes ibdoctor computed
+// (a saved topology without forwarding tables): they say what min-hop
+// routing would do on this cabling (and any --faults scenario), not what
+// the subnet manager did, so they give no advice about the SM.
+func whatIf(fs []Finding) {
+	for i := range fs {
+		f := &fs[i]
+		if !strings.HasPrefix(f.Check, "routing.") {
+			continue
+		}
+		f.WhatIf = true
+		f.Title = "What-if on routes ibdoctor computed (not the fabric's): " + f.Title
+		f.Action = "These forwarding tables are ibdoctor's own min-hop routes, computed because the file has none; they say nothing about the subnet manager. Give the fabric's tables with --lfts FILE (dump_fts or ibroute output) to judge its routing."
+	}
 }
 
 // Validate reports an error naming the first ID that is neither a check

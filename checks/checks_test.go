@@ -418,3 +418,20 @@ func TestScopeForJob(t *testing.T) {
 		t.Errorf("in-scope degraded uplink: got %d findings", len(fs))
 	}
 }
+
+// Routing findings on routes ibdoctor computed are what-if: labelled,
+// no advice about the subnet manager.
+func TestWhatIfOnComputedRoutes(t *testing.T) {
+	fs := []Finding{
+		{Check: "routing.unreachable", Severity: Critical, Title: "LID 5 unreachable", Action: "Have the subnet manager recompute routes"},
+		{Check: "link.degraded-speed", Severity: Error, Title: "slow", Action: "reseat"},
+	}
+	whatIf(fs)
+	r := fs[0]
+	if !r.WhatIf || r.Severity != Critical || !strings.HasPrefix(r.Title, "What-if") || strings.Contains(r.Action, "subnet manager recompute") || !strings.Contains(r.Action, "--lfts") {
+		t.Errorf("routing finding: %+v", r)
+	}
+	if l := fs[1]; l.WhatIf || l.Severity != Error || l.Title != "slow" {
+		t.Errorf("link finding changed: %+v", l)
+	}
+}

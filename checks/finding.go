@@ -132,6 +132,9 @@ type Finding struct {
 	// Basis says what the judgement rests on: "absolute" counter values,
 	// a "delta" over the sampled interval, "topology", "routes".
 	Basis string `json:"basis,omitempty"`
+	// WhatIf marks a routing finding judged on forwarding tables ibdoctor
+	// computed, not read (Snapshot.RoutesComputed).
+	WhatIf bool `json:"what_if,omitempty"`
 }
 
 // Rank orders findings worst first: severity, then impact score, then

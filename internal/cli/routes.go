@@ -71,6 +71,15 @@ read is printed.`,
 			}
 			readErr := route.ReadLFTs(ctx, sess.Engine, f, route.ReadOptions{Parallel: a.opts.source.Window, Switches: sel})
 			w := bufio.NewWriter(a.stdout)
+			if sess.RoutesComputed {
+				// dump_fts output stays loadable (opensm -U): the note
+				// goes to stderr there, to the top of the table otherwise.
+				if format == "dump_fts" {
+					fmt.Fprintf(a.stderr, "warning: routes %s\n", report.RoutesComputedNote)
+				} else {
+					fmt.Fprintf(w, "Routes: %s\n\n", report.RoutesComputedNote)
+				}
+			}
 			if format == "dump_fts" {
 				for _, n := range sel {
 					if n.Switch != nil && n.Switch.LFT != nil {

@@ -115,6 +115,11 @@ func TestRoutesTableAndSwitchFilter(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("--switch %s: exit %d: %s", sel, code, stderr)
 		}
+		// The topology file has no tables: the first line says they are computed.
+		note, out, _ := strings.Cut(out, "\n\n")
+		if !strings.HasPrefix(note, "Routes: computed") {
+			t.Errorf("--switch %s: first line %q", sel, note)
+		}
 		if strings.Count(out, "LinearFDBTop") != 1 || !strings.HasPrefix(out, "leaf02  GUID") {
 			t.Fatalf("--switch %s printed:\n%s", sel, out)
 		}
@@ -279,4 +284,43 @@ func tablesText(ds []topology.DumpedLFT) string {
 		}
 	}
 	return b.String()
+}
+
+// A topology file has no forwarding tables: the simulator computes
+// min-hop routes, and check, routes and trace say so. With --lfts the
+// file's tables are used and nothing says "computed".
+func TestComputedRoutesLabelled(t *testing.T) {
+	topo, _ := simTopology(t)
+	code, out, stderr := run("routes", "--sim="+topo)
+	if code != 0 || !strings.HasPrefix(out, "Routes: computed by ibdoctor (min-hop)") {
+		t.Fatalf("routes: exit %d, output does not start with the computed-routes line:\n%.300s\n%s", code, out, stderr)
+	}
+	code, dump, stderr := run("routes", "--sim="+topo, "--format", "dump_fts")
+	if code != 0 || !strings.Contains(stderr, "computed by ibdoctor") || strings.Contains(dump, "computed") {
+		t.Fatalf("routes --format dump_fts: exit %d, the note belongs on stderr only:\nstderr: %s", code, stderr)
+	}
+	if _, out, _ := run("trace", "--sim="+topo, "1", "2"); !strings.HasPrefix(out, "Routes: computed by ibdoctor") {
+		t.Errorf("trace does not say the routes are computed:\n%.300s", out)
+	}
+	if _, out, _ := run("check", "--sim="+topo, "--json"); !strings.Contains(out, `"routes_computed": true`) {
+		t.Errorf("check --json has no routes_computed: true")
+	}
+	if _, out, _ := run("check", "--sim="+topo); !strings.Contains(out, "Routes:") {
+		t.Errorf("check's header has no Routes line:\n%.600s", out)
+	}
+
+	lfts := filepath.Join(t.TempDir(), "lfts.dump")
+	if err := os.WriteFile(lfts, []byte(dump), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, again, stderr := run("routes", "--sim="+topo, "--lfts="+lfts, "--format", "dump_fts")
+	if code != 0 || strings.Contains(stderr, "computed") || again != dump {
+		t.Errorf("--lfts: exit %d, stderr %q; tables equal: %v", code, stderr, again == dump)
+	}
+	if _, out, _ := run("check", "--sim="+topo, "--lfts="+lfts, "--json"); strings.Contains(out, "routes_computed") {
+		t.Errorf("check --lfts still says routes_computed")
+	}
+	if code, _, stderr := run("routes", "--sim", "--lfts="+lfts); code != 2 || !strings.Contains(stderr, "--lfts") {
+		t.Errorf("--lfts with the sample: exit %d %q", code, stderr)
+	}
 }

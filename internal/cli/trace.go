@@ -49,6 +49,9 @@ Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
 				return withExit(ExitUndecided, err)
 			}
 			w := bufio.NewWriter(a.stdout)
+			if sess.RoutesComputed {
+				fmt.Fprintf(w, "Routes: %s\n", report.RoutesComputedNote)
+			}
 			printTrace(w, a.style(), lt)
 			if err := w.Flush(); err != nil {
 				return err

@@ -202,6 +202,8 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		Skipped:     res.Skipped,
 		Unreached:   s.Unreached,
 		Timings:     map[string]string{},
+
+		RoutesComputed: s.RoutesComputed,
 	}
 	if d.Unreached == nil {
 		d.Unreached = []report.Unreached{}

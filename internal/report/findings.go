@@ -40,7 +40,14 @@ type Document struct {
 	MADs      *MADStats         `json:"mads,omitempty"`
 	Scope     *ScopeSummary     `json:"scope,omitempty"`
 	Interval  string            `json:"counter_interval,omitempty"`
+	// RoutesComputed: the forwarding tables are ibdoctor's own min-hop
+	// routes (a saved topology without tables), not the fabric's; routing
+	// findings are then what-if.
+	RoutesComputed bool `json:"routes_computed,omitempty"`
 }
+
+// RoutesComputedNote is how every output says the routes are computed.
+const RoutesComputedNote = "computed by ibdoctor (min-hop), not read: the file has no forwarding tables; routing findings are what-if (--lfts FILE gives the fabric's)"
 
 // FabricSummary counts what was seen.
 type FabricSummary struct {
@@ -164,6 +171,9 @@ func Summary(w io.Writer, st Style, d *Document) {
 		if len(d.Scope.Unmatched) > 0 {
 			summaryLine(w, st, "", st.Red("hosts not found in the fabric:")+" "+strings.Join(d.Scope.Unmatched, ", "))
 		}
+	}
+	if d.RoutesComputed {
+		summaryLine(w, st, "Routes", st.Yellow(RoutesComputedNote))
 	}
 	c := d.Counts
 	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",

@@ -61,7 +61,7 @@ func goldenDoc() *Document {
 				Basis:  "absolute",
 			},
 		},
-		ChecksRun: []string{"counters.errors", "link.degraded-width"},
+		ChecksRun: []string{"counters.errors", "link.degraded-width", "routing.ecmp-imbalance"},
 		Skipped:   []checks.Skipped{{Check: "counters.utilization", Reason: "needs two counter samples (--interval)"}},
 		Unreached: []Unreached{{What: "PortCounters", Where: "gpu007 mlx5_0 port 1 (LID 14)", Reason: "timed out after 3 retries"}},
 		Timings:   map[string]string{"discovery": "12ms", "routes": "8ms", "counters": "31ms", "total": "51ms"},
@@ -70,8 +70,17 @@ func goldenDoc() *Document {
 			Hosts: []string{"gpu005 mlx5_0", "gpu006 mlx5_0"}, Unmatched: []string{"gpu099"}, Ports: 14, Switches: 5,
 			Snapshot: "ibsim:sim/gpu001", SnapshotAt: "2026-11-22T04:15:00Z", LiveReads: 13,
 		},
-		Interval: "30s",
+		Interval:       "30s",
+		RoutesComputed: true,
 	}
+	d.Findings = append(d.Findings, checks.Finding{
+		Check: "routing.ecmp-imbalance", Severity: checks.Info, WhatIf: true,
+		Title:    "What-if on routes ibdoctor computed (not the fabric's): leaf01 sends 12 destinations up one of 4 uplinks",
+		Entities: []checks.Entity{},
+		Evidence: []checks.Evidence{},
+		Action:   "These forwarding tables are ibdoctor's own min-hop routes; give the fabric's with --lfts FILE.",
+		Basis:    "routes",
+	})
 	d.CountBySeverity()
 	return d
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,29 +22,45 @@ import (
 
 // sampleReport sweeps the built-in sample fabric (its incident applied)
 // in the simulator, as 'check --sim' does, and returns the report and the
-// snapshot it was judged on.
+// snapshot it was judged on. The sweep runs once per test binary; tests
+// must not change what it returns (copy the snapshot to vary it).
 func sampleReport(t testing.TB) (*report.Document, *checks.Snapshot) {
 	t.Helper()
+	sample.once.Do(func() { sample.doc, sample.snap, sample.err = sweepSample() })
+	if sample.err != nil {
+		t.Fatal(sample.err)
+	}
+	return sample.doc, sample.snap
+}
+
+var sample struct {
+	once sync.Once
+	doc  *report.Document
+	snap *checks.Snapshot
+	err  error
+}
+
+func sweepSample() (*report.Document, *checks.Snapshot, error) {
 	s, err := sim.Sample(sim.Options{})
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	c, err := s.Attach("", 0)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	e := transport.NewEngine(c, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
-	t.Cleanup(func() { e.Close(); c.Close() })
+	defer func() { e.Close(); c.Close() }()
 	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
 	snap := sw.Snapshot(checks.Expectations{}, nil, nil)
 	res, err := checks.Run(snap)
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, err
 	}
-	return sw.Document("check", "sim:sample", res, checks.Error), snap
+	return sw.Document("check", "sim:sample", res, checks.Error), snap, nil
 }
 
 func render(t testing.TB, doc *report.Document, snap *checks.Snapshot) string {
@@ -207,8 +224,9 @@ func TestHeatView(t *testing.T) {
 	for _, l := range snap.Fabric.Links() {
 		ports = append(ports, l.A)
 	}
-	snap.Counters = fakeCounters{iv: 10 * time.Second, ports: ports, util: 0.9, stalled: 0.3}
-	page = render(t, doc, snap)
+	hot := *snap
+	hot.Counters = fakeCounters{iv: 10 * time.Second, ports: ports, util: 0.9, stalled: 0.3}
+	page = render(t, doc, &hot)
 	if strings.Contains(page, `value="util" disabled`) {
 		t.Error("heat view disabled with an interval")
 	}

@@ -76,6 +76,7 @@ type Drawing struct {
 	// switch name, within MaxBoxW.
 	BoxW float64
 
+	perLine  []int // boxes per line of each row (fewer than the row's: wrapped)
 	boxOf    map[*fabric.Node]int
 	bundleOf map[*fabric.Port]int
 }
@@ -95,6 +96,7 @@ const (
 	BoxW    = 76.0 // narrowest box; long switch names widen every box
 	MaxBoxW = 240.0
 	CharW   = 6.4 // width of a label character at the page's font size
+	wrapMin = 16  // a row wraps only onto lines of at least this many boxes
 	BoxH    = 26.0
 	HostH   = 34.0
 	Gap     = 10.0
@@ -365,10 +367,23 @@ func (d *Drawing) place() {
 		byRow[b.Row] = append(byRow[b.Row], i)
 	}
 	hostRow := len(d.Rows) - 1
-	// The widest row sets the width.
+	// A row far wider than every other (a 50k fabric's 1,024 cores over
+	// its 44 pods) wraps onto several lines as wide as the next widest
+	// row, so the drawing keeps a shape one can look at.
+	d.perLine = make([]int, len(d.Rows))
 	widest := 0
-	for _, r := range byRow {
-		widest = max(widest, len(r))
+	for r := range byRow {
+		others := 0
+		for o := range byRow {
+			if o != r {
+				others = max(others, len(byRow[o]))
+			}
+		}
+		d.perLine[r] = len(byRow[r])
+		if line := max(wrapMin, others); len(byRow[r]) > 2*line {
+			d.perLine[r] = line
+		}
+		widest = max(widest, d.perLine[r])
 	}
 	d.Width = 2*Margin + float64(widest)*(d.BoxW+Gap) - Gap
 	rowH := func(r int) float64 {
@@ -384,7 +399,11 @@ func (d *Drawing) place() {
 		for _, i := range byRow[r] {
 			d.Boxes[i].Y = y
 		}
-		y += rowH(r) + RowGap
+		lines := 1
+		if d.perLine[r] > 0 {
+			lines = (len(byRow[r]) + d.perLine[r] - 1) / d.perLine[r]
+		}
+		y += float64(lines)*(rowH(r)+Gap) - Gap + RowGap
 	}
 	d.Height = y - RowGap + Margin
 
@@ -464,10 +483,16 @@ func (d *Drawing) spread(ids []int, xOf map[int]float64) {
 	if len(ids) == 0 {
 		return
 	}
-	slot := (d.Width - 2*Margin + Gap) / float64(len(ids))
+	per := len(ids)
+	if r := d.Boxes[ids[0]].Row; d.perLine[r] > 0 && d.perLine[r] < per {
+		per = d.perLine[r] // a wrapped row: line by line
+	}
+	slot := (d.Width - 2*Margin + Gap) / float64(per)
 	for k, i := range ids {
-		c := Margin - Gap/2 + slot*(float64(k)+0.5)
+		line, pos := k/per, k%per
+		c := Margin - Gap/2 + slot*(float64(pos)+0.5)
 		d.Boxes[i].X = c - d.Boxes[i].W/2
+		d.Boxes[i].Y = d.Rows[d.Boxes[i].Row].Y + float64(line)*(d.Boxes[i].H+Gap)
 		xOf[i] = c
 	}
 }

@@ -55,15 +55,15 @@ func checkGeometry(t *testing.T, f *fabric.Fabric, d *Drawing) {
 		if b.X < 0 || b.Y < 0 || b.X+b.W > d.Width+1e-9 || b.Y+b.H > d.Height+1e-9 {
 			t.Errorf("box %q at (%.1f,%.1f) %gx%g outside the %gx%g drawing", b.Label, b.X, b.Y, b.W, b.H, d.Width, d.Height)
 		}
-		if b.Y != d.Rows[b.Row].Y {
-			t.Errorf("box %q at y %.1f, its row at %.1f", b.Label, b.Y, d.Rows[b.Row].Y)
+		if b.Row+1 < len(d.Rows) && (b.Y < d.Rows[b.Row].Y || b.Y+b.H > d.Rows[b.Row+1].Y) {
+			t.Errorf("box %q at y %.1f-%.1f, outside its row %.1f-%.1f", b.Label, b.Y, b.Y+b.H, d.Rows[b.Row].Y, d.Rows[b.Row+1].Y)
 		}
 	}
 	for r, ids := range byRow {
 		for x, i := range ids {
 			for _, j := range ids[x+1:] {
 				a, b := d.Boxes[i], d.Boxes[j]
-				if a.X < b.X+b.W && b.X < a.X+a.W {
+				if a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H {
 					t.Errorf("row %d (%s): boxes %q [%.1f,%.1f] and %q [%.1f,%.1f] overlap", r, d.Rows[r].Label, a.Label, a.X, a.X+a.W, b.Label, b.X, b.X+b.W)
 				}
 			}
@@ -241,5 +241,30 @@ func TestNatural(t *testing.T) {
 		if got := natural(c.a, c.b); got != c.want {
 			t.Errorf("natural(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
+	}
+}
+
+// TestWrapWideRow: drawn by pod, a fabric with far more cores than pods
+// wraps its core row onto lines (at least 16 boxes wide); its boxes still
+// do not overlap, and the sample's rows do not wrap.
+func TestWrapWideRow(t *testing.T) {
+	f := build(t, topology.FatTree3{Common: topology.Common{SwitchPorts: 48}, Pods: 2, LeavesPerPod: 2, SpinesPerPod: 2, HostsPerLeaf: 2, Cores: 80})
+	d := Build(f, Options{PodAbove: 1})
+	checkGeometry(t, f, d)
+	ys := map[float64]int{}
+	for _, b := range d.Boxes {
+		if b.Kind == Switch {
+			ys[b.Y]++
+		}
+	}
+	if len(ys) != 5 {
+		t.Errorf("80 cores on %d lines, want 5 of 16: %v", len(ys), ys)
+	}
+	if want := 2*Margin + 16*(d.BoxW+Gap) - Gap; d.Width != want {
+		t.Errorf("width %.0f, want %.0f (16 boxes)", d.Width, want)
+	}
+	s := Build(sample(t), Options{})
+	if want := 2*Margin + 8*(s.BoxW+Gap) - Gap; s.Width != want {
+		t.Errorf("sample drawing %.0f wide, want %.0f (8 leaves)", s.Width, want)
 	}
 }

@@ -82,7 +82,7 @@ not look.`,
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
 
-			snap, err := snapshot.Load(stateDir)
+			snap, err := snapshot.LoadForGate(stateDir)
 			if err == nil {
 				defer snap.Close()
 				if why := snap.Fresh(time.Now(), maxAge); why != nil {

@@ -3,6 +3,9 @@ package gate
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,13 +17,29 @@ import (
 )
 
 // BenchmarkGate10k measures a gate for a 64-host job on a 10,816-node
-// 3-level fat tree (9,216 HCAs) from a fresh sweep snapshot on disk:
-// loading the snapshot, matching hosts, scoping the routes, re-reading
-// the scope's ports by LID through the simulator (PortInfo and PerfMgt
-// counters), re-reading the LFT blocks of the job's LIDs along the live
-// routes, and the checks. It reports the MADs one gate sends.
+// 3-level fat tree (9,216 HCAs) from a fresh sweep snapshot on disk (with
+// its counters): opening the state, matching hosts, scoping the routes,
+// re-reading the scope's ports by LID through the simulator (PortInfo and
+// PerfMgt counters), re-reading the LFT blocks of the job's LIDs along
+// the live routes, and the checks. "index" reads gate.idx (what gate
+// does), "json" snapshot.json and its fabric file (the format before).
+// It reports the MADs one gate sends and the state's size per node.
+// Figures in docs/architecture.md.
 func BenchmarkGate10k(b *testing.B) {
-	tree := topology.FatTree3{Pods: 9, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 1024}
+	benchGate(b, topology.FatTree3{Pods: 9, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 1024}, 137)
+}
+
+// BenchmarkGate49k is the same on FatTree50k (49,152 HCAs). Building and
+// sweeping it takes minutes and several GB: it runs only with
+// IBDOCTOR_BENCH_BIG=1.
+func BenchmarkGate49k(b *testing.B) {
+	if os.Getenv("IBDOCTOR_BENCH_BIG") != "1" {
+		b.Skip("set IBDOCTOR_BENCH_BIG=1 to build the 49k-HCA fabric")
+	}
+	benchGate(b, topology.FatTree50k(), 761)
+}
+
+func benchGate(b *testing.B, tree topology.FatTree3, stride int) {
 	f, err := topology.Routed(tree)
 	if err != nil {
 		b.Fatal(err)
@@ -44,30 +63,57 @@ func BenchmarkGate10k(b *testing.B) {
 	if _, err := snap.Save(dir); err != nil {
 		b.Fatal(err)
 	}
+	nodes := len(sw.Fabric.Nodes)
+	size := func(names ...string) int64 {
+		var n int64
+		for _, name := range names {
+			st, err := os.Stat(filepath.Join(dir, name))
+			if err != nil {
+				b.Fatal(err)
+			}
+			n += st.Size()
+		}
+		return n
+	}
+	idxSize, jsonSize := size(snapshot.IndexName), size(snapshot.FileName, snap.FabricFile)
 	hosts := make([]string, 64)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("gpu%04d", 1+i*137) // spread over the pods
+		hosts[i] = fmt.Sprintf("gpu%04d", 1+i*stride) // spread over the pods
 	}
-	tap := &classTap{}
-	live := tappedEngine(b, s, "gpu9000 mlx5_0", tap)
-	b.ReportMetric(float64(len(sw.Fabric.Nodes)), "nodes")
-	b.ReportMetric(sweepTime.Seconds(), "sweep-s")
-	b.ResetTimer()
-	for b.Loop() {
-		snap, err := snapshot.Load(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		doc, err := Run(context.Background(), snap, live, Options{Hosts: hosts, FailOn: checks.Error, ByLID: true, Counters: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("timings %v, scope %d ports %d switches, %d blocks, mads %+v", doc.Timings, doc.Scope.Ports, doc.Scope.Switches, doc.Scope.LFTBlocks, *doc.MADs)
-		if doc.Status != "healthy" {
-			b.Fatalf("status %s: %+v %+v", doc.Status, doc.Unreached, doc.Findings)
-		}
+	sw, snap, f = nil, nil, nil
+	runtime.GC()
+	for _, c := range []struct {
+		name string
+		load func(string) (*snapshot.Snapshot, error)
+		size int64
+	}{
+		{"index", snapshot.LoadForGate, idxSize},
+		{"json", snapshot.Load, jsonSize},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tap := &classTap{}
+			live := tappedEngine(b, s, "gpu9000 mlx5_0", tap)
+			for b.Loop() {
+				snap, err := c.load(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				doc, err := Run(context.Background(), snap, live, Options{Hosts: hosts, FailOn: checks.Error, ByLID: true, Counters: true})
+				snap.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Logf("timings %v, scope %d ports %d switches, %d blocks, mads %+v", doc.Timings, doc.Scope.Ports, doc.Scope.Switches, doc.Scope.LFTBlocks, *doc.MADs)
+				if doc.Status != "healthy" {
+					b.Fatalf("status %s: %+v %+v", doc.Status, doc.Unreached, doc.Findings)
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(nodes), "nodes")
+			b.ReportMetric(sweepTime.Seconds(), "sweep-s")
+			b.ReportMetric(float64(c.size)/float64(nodes), "state-B/node")
+			b.ReportMetric(float64(tap.smp.Load())/n, "SMPs/op")
+			b.ReportMetric(float64(tap.perf.Load())/n, "PerfMgt/op")
+		})
 	}
-	n := float64(b.N)
-	b.ReportMetric(float64(tap.smp.Load())/n, "SMPs/op")
-	b.ReportMetric(float64(tap.perf.Load())/n, "PerfMgt/op")
 }

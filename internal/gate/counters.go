@@ -54,7 +54,7 @@ type sinceSnapshot struct {
 // Ports implements checks.Counters.
 func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
 	s.Result.Ports(func(r checks.PortReading) {
-		saved, ok := s.snap.Counters[snapshot.Key(r.Port)]
+		saved, ok := s.snap.SavedCounters(r.Port)
 		if ok && saved.Errors != nil {
 			r.Saved, r.SavedAgo = true, s.ago
 			for i := range r.Errors {

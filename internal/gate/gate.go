@@ -100,7 +100,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	f, err := snap.FabricModel()
+	f, err := snap.FabricFor(o.Hosts, o.NameMap)
 	if err != nil {
 		return nil, err
 	}

@@ -104,10 +104,10 @@ func TestWriteRefusesSpecialFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	linkToNull := filepath.Join(dir, "null")
-	os.Symlink("/dev/null", linkToNull)
+	os.Symlink("/dev/full", linkToNull)
 	for _, c := range []struct{ path, want string }{
 		{fifo, "named pipe"},
-		{"/dev/null", "device"},
+		{"/dev/full", "device"},
 		{linkToNull, "device"},
 		{dir, "directory"},
 	} {

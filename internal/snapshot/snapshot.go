@@ -41,9 +41,11 @@ type Snapshot struct {
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
 	fab  *fabric.Fabric
-	raw  []byte   // encoded fabric, until saved or decoded
-	file *os.File // the fabric file, opened by Load, until decoded
-	dir  string   // where it was loaded from
+	raw  []byte         // encoded fabric, until saved or decoded
+	file *os.File       // the fabric file, opened by Load, until decoded
+	idx  *Index         // gate.idx, when opened by LoadForGate
+	sub  *fabric.Fabric // the part of it FabricFor built
+	dir  string         // where it was loaded from
 }
 
 // PortCounters is one port's saved counters.
@@ -88,6 +90,9 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	if s.fab != nil {
 		return s.fab, nil
 	}
+	if s.idx != nil {
+		return nil, fmt.Errorf("snapshot: opened from %s, which holds only what a gate asks for (FabricFor)", IndexName)
+	}
 	data := s.raw
 	if data == nil {
 		if s.file == nil {
@@ -108,14 +113,59 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	return f, nil
 }
 
-// Close lets go of the fabric file Load opened, if it was not decoded.
+// Close lets go of the fabric file Load opened, if it was not decoded,
+// and of the gate index LoadForGate mapped.
 func (s *Snapshot) Close() error {
-	if s.file == nil {
-		return nil
+	var err error
+	if s.file != nil {
+		err = s.file.Close()
+		s.file = nil
 	}
-	err := s.file.Close()
-	s.file = nil
+	if s.idx != nil {
+		err = errors.Join(err, s.idx.Close())
+		s.idx = nil
+	}
 	return err
+}
+
+// LoadForGate opens the state a gate reads: gate.idx when the state dir
+// has one (only the records a job needs are read), else snapshot.json.
+func LoadForGate(dir string) (*Snapshot, error) {
+	x, err := OpenIndex(dir)
+	if errors.Is(err, ErrNone) {
+		return Load(dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir}, nil
+}
+
+// FabricFor returns the fabric a gate for hosts looks at: from gate.idx
+// the hosts, the switches on the routes among them and the neighbours of
+// those (Index.SubFabric); from snapshot.json the whole fabric.
+func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap) (*fabric.Fabric, error) {
+	if s.idx == nil {
+		return s.FabricModel()
+	}
+	if s.sub != nil {
+		return s.sub, nil
+	}
+	f, err := s.idx.SubFabric(s.idx.Resolve(hosts, names))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w (run 'ibdoctor sweep' again)", err)
+	}
+	s.sub = f
+	return f, nil
+}
+
+// SavedCounters returns the counters the sweep saved for p.
+func (s *Snapshot) SavedCounters(p *fabric.Port) (PortCounters, bool) {
+	if s.idx != nil {
+		return s.idx.SavedCounters(p.Node.GUID, p.Num)
+	}
+	c, ok := s.Counters[Key(p)]
+	return c, ok
 }
 
 // Age is how old the snapshot is at now.
@@ -143,6 +193,19 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	}
 	s.FabricFile = fmt.Sprintf("fabric-%d.json", s.TakenAt.UnixNano())
 	if err := outfile.WriteAtomic(filepath.Join(dir, s.FabricFile), raw); err != nil {
+		return "", fmt.Errorf("snapshot: %w", err)
+	}
+	// The gate's index of the same sweep. A fabric it cannot hold (a port
+	// with over 32 counters) leaves no index: the gate then reads
+	// snapshot.json, slower but the same answer, never an older index.
+	idxPath := filepath.Join(dir, IndexName)
+	if f, err := s.FabricModel(); err != nil {
+		return "", err
+	} else if data, err := EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete); err != nil {
+		if err := os.Remove(idxPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+	} else if err := outfile.WriteAtomic(idxPath, data); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	data, err := json.Marshal(s)

@@ -1,0 +1,807 @@
+package snapshot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+	"golang.org/x/sys/unix"
+)
+
+// IndexName is the gate's state file in the state directory: the
+// snapshot's fabric and saved counters in a binary layout made for one
+// job's question (docs/architecture.md, "Gate state"). A gate maps it
+// and reads only the records of the job's hosts, the switches on their
+// routes and the neighbours of those, instead of decoding the whole
+// fabric from JSON. snapshot.json stays the format for people and
+// scripts; this file is ibdoctor's own and may change with any version.
+const IndexName = "gate.idx"
+
+const (
+	indexMagic   = "IBDGIDX1"
+	noRef        = ^uint32(0)
+	nodeRecSize  = 48
+	portRecSize  = 40
+	swRecSize    = 28
+	hostRecSize  = 12
+	lftBlock     = 64
+	maxCtrNames  = 32
+	headerFixed  = 48
+	numSections  = 11
+	headerSize   = headerFixed + numSections*16
+	maxRouteHops = 64
+)
+
+// Sections, in the order of the header's section table.
+const (
+	secStrings = iota
+	secNodes
+	secPorts
+	secSwitches
+	secBlockIDs
+	secBlocks
+	secHosts  // host key -> node, sorted by key
+	secGUIDs  // node indexes sorted by GUID
+	secLIDs   // LID -> (node, port), 8 bytes per LID
+	secCtrSet // counter name sets
+	secCtrVal // per port: nonzero bitmap, saturated bitmap, uvarints
+)
+
+var le = binary.LittleEndian
+
+// EncodeIndex lays f and the saved counters out as gate.idx.
+func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete bool) ([]byte, error) {
+	var (
+		strs    bytes.Buffer
+		strAt   = map[string]uint32{}
+		nodes   = make([]byte, 0, len(f.Nodes)*nodeRecSize)
+		ports   []byte
+		sws     []byte
+		blockID []byte
+		blocks  []byte
+		blockAt = map[[lftBlock]byte]uint32{}
+		ctrSets []byte
+		setAt   = map[string]uint32{}
+		ctrVals = []byte{0} // offset 0 means none
+		maxLID  uint32
+	)
+	str := func(s string) (uint32, uint32) {
+		if s == "" {
+			return 0, 0
+		}
+		if at, ok := strAt[s]; ok {
+			return at, uint32(len(s))
+		}
+		at := uint32(strs.Len())
+		strs.WriteString(s)
+		strAt[s] = at
+		return at, uint32(len(s))
+	}
+	nodeIdx := make(map[*fabric.Node]uint32, len(f.Nodes))
+	for i, n := range f.Nodes {
+		nodeIdx[n] = uint32(i)
+	}
+	portSlot := uint32(0)
+	for _, n := range f.Nodes {
+		if len(n.Ports) > 255 || len(n.Path) > 255 {
+			return nil, fmt.Errorf("gate index: node 0x%016x has %d ports, path %d hops", n.GUID, len(n.Ports), len(n.Path))
+		}
+		var r [nodeRecSize]byte
+		le.PutUint64(r[0:], n.GUID)
+		le.PutUint64(r[8:], n.SystemImageGUID)
+		le.PutUint32(r[16:], n.VendorID)
+		le.PutUint32(r[20:], n.Revision)
+		if len(n.Description) > 0xffff {
+			return nil, fmt.Errorf("gate index: node 0x%016x has a %d-byte description", n.GUID, len(n.Description))
+		}
+		off, l := str(n.Description)
+		le.PutUint32(r[24:], off)
+		le.PutUint16(r[28:], uint16(l))
+		le.PutUint16(r[30:], n.DeviceID)
+		poff, _ := str(string(n.Path))
+		le.PutUint32(r[32:], poff)
+		le.PutUint32(r[36:], portSlot)
+		sw := noRef
+		if n.Switch != nil {
+			sw = uint32(len(sws) / swRecSize)
+			var s [swRecSize]byte
+			x := n.Switch
+			le.PutUint16(s[0:], x.LinearFDBCap)
+			le.PutUint16(s[2:], x.LinearFDBTop)
+			le.PutUint16(s[4:], x.MulticastCap)
+			le.PutUint16(s[6:], x.LIDsPerPort)
+			le.PutUint16(s[8:], x.PartitionCap)
+			le.PutUint16(s[10:], x.MulticastTop)
+			if x.EnhancedPort0 {
+				s[12] |= 1
+			}
+			if x.LFT != nil {
+				s[12] |= 2
+			}
+			s[13] = x.LifeTimeValue
+			s[14] = x.DefaultPort
+			le.PutUint32(s[16:], uint32(len(x.LFT)))
+			le.PutUint32(s[20:], uint32(len(blockID)/4))
+			for i := 0; i < len(x.LFT); i += lftBlock {
+				var b [lftBlock]byte
+				for j := range b {
+					b[j] = fabric.NoRoute
+				}
+				copy(b[:], x.LFT[i:min(i+lftBlock, len(x.LFT))])
+				id, ok := blockAt[b]
+				if !ok {
+					id = uint32(len(blocks) / lftBlock)
+					blockAt[b] = id
+					blocks = append(blocks, b[:]...)
+				}
+				blockID = le.AppendUint32(blockID, id)
+			}
+			sws = append(sws, s[:]...)
+		}
+		le.PutUint32(r[40:], sw)
+		r[44] = byte(n.Type)
+		r[45] = byte(len(n.Ports))
+		r[46] = byte(len(n.Path))
+		if n.Path != nil {
+			r[47] = 1 // nil (not from a discovery) and empty (local) differ
+		}
+		nodes = append(nodes, r[:]...)
+
+		for _, p := range n.Ports {
+			portSlot++
+			var q [portRecSize]byte
+			if p == nil {
+				le.PutUint32(q[24:], noRef)
+				ports = append(ports, q[:]...)
+				continue
+			}
+			q[0] = 1
+			q[1] = p.Num
+			q[2] = p.LMC
+			q[3] = byte(p.State)
+			q[4] = byte(p.PhysState)
+			q[5], q[6], q[7] = byte(p.WidthActive), byte(p.WidthEnabled), byte(p.WidthSupported)
+			q[8], q[9] = byte(p.NeighborMTU), byte(p.MTUCap)
+			le.PutUint16(q[10:], p.LID)
+			le.PutUint16(q[12:], p.CapMask2)
+			le.PutUint16(q[14:], uint16(p.SpeedActive))
+			le.PutUint16(q[16:], uint16(p.SpeedEnabled))
+			le.PutUint16(q[18:], uint16(p.SpeedSupported))
+			le.PutUint32(q[20:], p.CapMask)
+			rn := noRef
+			if p.Remote != nil {
+				if i, ok := nodeIdx[p.Remote.Node]; ok {
+					rn = i
+					q[28] = p.Remote.Num
+				}
+			}
+			le.PutUint32(q[24:], rn)
+			le.PutUint64(q[32:], p.GUID)
+			if c, ok := counters[Key(p)]; ok && c.Errors != nil {
+				off, err := encodeCounters(c, &ctrSets, setAt, &ctrVals)
+				if err != nil {
+					return nil, err
+				}
+				// Bytes 29-31 of the record: offset of the port's saved
+				// counters in the counter values section (0: none).
+				if off >= 1<<24 {
+					return nil, fmt.Errorf("gate index: counters exceed 16 MB")
+				}
+				q[29], q[30], q[31] = byte(off), byte(off>>8), byte(off>>16)
+			}
+			ports = append(ports, q[:]...)
+			if p.LID != 0 && (n.Type != mad.NodeSwitch || p.Num == 0) {
+				maxLID = max(maxLID, uint32(p.LID)+(1<<p.LMC)-1)
+			}
+		}
+	}
+	if maxLID > 0xffff {
+		maxLID = 0xffff
+	}
+	// Host keys: the first word of every description, sorted.
+	type hk struct {
+		key  string
+		node uint32
+	}
+	var hks []hk
+	for i, n := range f.Nodes {
+		if h, _, _ := strings.Cut(strings.TrimSpace(n.Description), " "); h != "" {
+			hks = append(hks, hk{h, uint32(i)})
+		}
+	}
+	slices.SortStableFunc(hks, func(a, b hk) int { return strings.Compare(a.key, b.key) })
+	hosts := make([]byte, 0, len(hks)*hostRecSize)
+	for _, h := range hks {
+		off, l := str(h.key)
+		hosts = le.AppendUint32(hosts, off)
+		hosts = le.AppendUint32(hosts, l)
+		hosts = le.AppendUint32(hosts, h.node)
+	}
+	byGUID := make([]uint32, len(f.Nodes))
+	for i := range byGUID {
+		byGUID[i] = uint32(i)
+	}
+	slices.SortStableFunc(byGUID, func(a, b uint32) int {
+		ga, gb := f.Nodes[a].GUID, f.Nodes[b].GUID
+		switch {
+		case ga < gb:
+			return -1
+		case ga > gb:
+			return 1
+		}
+		return 0
+	})
+	guids := make([]byte, 0, 4*len(byGUID))
+	for _, i := range byGUID {
+		guids = le.AppendUint32(guids, i)
+	}
+	lids := make([]byte, 8*(maxLID+1))
+	for i := range maxLID + 1 {
+		le.PutUint32(lids[8*i:], noRef)
+	}
+	for i, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 || (n.Type == mad.NodeSwitch && p.Num != 0) {
+				continue
+			}
+			for l := uint32(p.LID); l < uint32(p.LID)+(1<<p.LMC) && l <= maxLID; l++ {
+				if le.Uint32(lids[8*l:]) == noRef {
+					le.PutUint32(lids[8*l:], uint32(i))
+					lids[8*l+4] = p.Num
+				}
+			}
+		}
+	}
+	srcOff, srcLen := str(source)
+
+	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, blockID, blocks, hosts, guids, lids, ctrSets, ctrVals}
+	out := make([]byte, headerSize)
+	copy(out, indexMagic)
+	le.PutUint64(out[8:], uint64(taken.UnixNano()))
+	if complete {
+		out[16] = 1
+	}
+	le.PutUint32(out[20:], uint32(len(f.Nodes)))
+	le.PutUint32(out[24:], portSlot)
+	le.PutUint32(out[28:], uint32(len(sws)/swRecSize))
+	le.PutUint32(out[32:], maxLID)
+	le.PutUint32(out[36:], srcOff)
+	le.PutUint32(out[40:], srcLen)
+	for i, s := range secs {
+		le.PutUint64(out[headerFixed+16*i:], uint64(len(out)))
+		le.PutUint64(out[headerFixed+16*i+8:], uint64(len(s)))
+		out = append(out, s...)
+	}
+	return out, nil
+}
+
+// encodeCounters appends one port's saved counters: the set of names read
+// (shared by ports that read the same ones), a bitmap of the nonzero and
+// of the saturated ones, and the nonzero values as uvarints. It returns
+// the offset of the port's entry in vals.
+func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals *[]byte) (uint32, error) {
+	names := make([]string, 0, len(c.Errors))
+	for n := range c.Errors {
+		names = append(names, n)
+	}
+	if len(names) > maxCtrNames {
+		return 0, fmt.Errorf("gate index: %d counters on one port (at most %d)", len(names), maxCtrNames)
+	}
+	slices.Sort(names)
+	key := strings.Join(names, "\x00")
+	set, ok := setAt[key]
+	if !ok {
+		set = uint32(len(*sets))
+		*sets = append(*sets, byte(len(names)))
+		for _, n := range names {
+			if len(n) > 255 {
+				return 0, fmt.Errorf("gate index: counter name %q too long", n[:32])
+			}
+			*sets = append(*sets, byte(len(n)))
+			*sets = append(*sets, n...)
+		}
+		setAt[key] = set
+	}
+	var nz, sat uint32
+	for i, n := range names {
+		if c.Errors[n] != 0 {
+			nz |= 1 << i
+		}
+		if slices.Contains(c.Saturated, n) {
+			sat |= 1 << i
+		}
+	}
+	off := uint32(len(*vals))
+	*vals = le.AppendUint32(*vals, set)
+	*vals = le.AppendUint32(*vals, nz)
+	*vals = le.AppendUint32(*vals, sat)
+	for i, n := range names {
+		if nz&(1<<i) != 0 {
+			*vals = binary.AppendUvarint(*vals, c.Errors[n])
+		}
+	}
+	return off, nil
+}
+
+// Index is an opened gate.idx.
+type Index struct {
+	data  []byte
+	unmap func() error
+	sec   [numSections][]byte
+
+	TakenAt  time.Time
+	Source   string
+	Complete bool
+	nodes    uint32
+	ports    uint32
+	switches uint32
+	maxLID   uint32
+}
+
+var errCorrupt = errors.New("gate index is corrupt")
+
+// OpenIndex maps dir's gate.idx. The mapping stays valid when a sweep
+// renames a new file over it.
+func OpenIndex(dir string) (*Index, error) {
+	path := filepath.Join(dir, IndexName)
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s", ErrNone, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gate index: %w", err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("gate index: %w", err)
+	}
+	if st.Size() < headerSize || st.Size() > 1<<40 {
+		return nil, fmt.Errorf("%s: %w (%d bytes): run 'ibdoctor sweep' again", path, errCorrupt, st.Size())
+	}
+	data, err := unix.Mmap(int(fh.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("gate index: mapping %s: %w", path, err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil {
+		unix.Munmap(data)
+		return nil, fmt.Errorf("%s: %w: run 'ibdoctor sweep' again", path, err)
+	}
+	x.unmap = func() error { return unix.Munmap(data) }
+	return x, nil
+}
+
+// ParseIndex checks gate.idx's header and section table; the records are
+// read (and bounds-checked) only when asked for.
+func ParseIndex(data []byte) (*Index, error) {
+	if len(data) < headerSize || string(data[:8]) != indexMagic {
+		return nil, fmt.Errorf("%w: not an ibdoctor gate index (%s)", errCorrupt, indexMagic)
+	}
+	x := &Index{data: data}
+	x.TakenAt = time.Unix(0, int64(le.Uint64(data[8:]))).UTC()
+	x.Complete = data[16] == 1
+	x.nodes, x.ports, x.switches, x.maxLID = le.Uint32(data[20:]), le.Uint32(data[24:]), le.Uint32(data[28:]), le.Uint32(data[32:])
+	for i := range x.sec {
+		off, n := le.Uint64(data[headerFixed+16*i:]), le.Uint64(data[headerFixed+16*i+8:])
+		if off > uint64(len(data)) || n > uint64(len(data))-off {
+			return nil, fmt.Errorf("%w: section %d out of the file", errCorrupt, i)
+		}
+		x.sec[i] = data[off : off+n]
+	}
+	if uint64(len(x.sec[secNodes])) != uint64(x.nodes)*nodeRecSize || uint64(len(x.sec[secPorts])) != uint64(x.ports)*portRecSize ||
+		uint64(len(x.sec[secSwitches])) != uint64(x.switches)*swRecSize || uint64(len(x.sec[secLIDs])) != 8*(uint64(x.maxLID)+1) ||
+		uint64(len(x.sec[secGUIDs])) != 4*uint64(x.nodes) || len(x.sec[secHosts])%hostRecSize != 0 ||
+		len(x.sec[secBlocks])%lftBlock != 0 || len(x.sec[secBlockIDs])%4 != 0 {
+		return nil, fmt.Errorf("%w: section sizes disagree with the header", errCorrupt)
+	}
+	src, ok := x.str(le.Uint32(data[36:]), le.Uint32(data[40:]))
+	if !ok {
+		return nil, fmt.Errorf("%w: source name out of range", errCorrupt)
+	}
+	x.Source = src
+	return x, nil
+}
+
+// Close unmaps the file.
+func (x *Index) Close() error {
+	if x == nil || x.unmap == nil {
+		return nil
+	}
+	err := x.unmap()
+	x.unmap, x.data = nil, nil
+	return err
+}
+
+func (x *Index) str(off, n uint32) (string, bool) {
+	s := x.sec[secStrings]
+	if uint64(off)+uint64(n) > uint64(len(s)) {
+		return "", false
+	}
+	return string(s[off : off+n]), true
+}
+
+func (x *Index) node(i uint32) []byte {
+	if i >= x.nodes {
+		return nil
+	}
+	return x.sec[secNodes][i*nodeRecSize : (i+1)*nodeRecSize]
+}
+
+func (x *Index) nodeGUID(i uint32) uint64 { return le.Uint64(x.node(i)) }
+
+// nodesByHost returns the nodes whose description's first word is host.
+func (x *Index) nodesByHost(host string) []uint32 {
+	h := x.sec[secHosts]
+	n := len(h) / hostRecSize
+	key := func(i int) string {
+		s, _ := x.str(le.Uint32(h[i*hostRecSize:]), le.Uint32(h[i*hostRecSize+4:]))
+		return s
+	}
+	lo, hi := 0, n // binary search, reading keys lazily
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if key(m) < host {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	var out []uint32
+	for j := lo; j < n && key(j) == host; j++ {
+		out = append(out, le.Uint32(h[j*hostRecSize+8:]))
+	}
+	return out
+}
+
+// nodeByGUID finds a node by GUID (the first one when duplicated).
+func (x *Index) nodeByGUID(g uint64) (uint32, bool) {
+	gs := x.sec[secGUIDs]
+	lo, hi := 0, int(x.nodes)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if x.nodeGUID(le.Uint32(gs[4*m:])) < g {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < int(x.nodes) {
+		if i := le.Uint32(gs[4*lo:]); x.nodeGUID(i) == g {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// NodeByLID returns the node and port number that own lid.
+func (x *Index) NodeByLID(lid uint16) (node uint32, port uint8, ok bool) {
+	if uint32(lid) > x.maxLID {
+		return 0, 0, false
+	}
+	r := x.sec[secLIDs][8*uint32(lid):]
+	n := le.Uint32(r)
+	return n, r[4], n != noRef && n < x.nodes
+}
+
+// portRec returns the record of node i's port slot p.
+func (x *Index) portRec(i uint32, p int) []byte {
+	r := x.node(i)
+	if r == nil || p >= int(r[45]) {
+		return nil
+	}
+	slot := uint64(le.Uint32(r[36:])) + uint64(p)
+	if slot >= uint64(x.ports) {
+		return nil
+	}
+	return x.sec[secPorts][slot*portRecSize : (slot+1)*portRecSize]
+}
+
+// lft returns switch node i's entry for lid, and whether it has one.
+func (x *Index) lft(i uint32, lid uint16) (uint8, bool) {
+	r := x.node(i)
+	if r == nil {
+		return 0, false
+	}
+	sw := le.Uint32(r[40:])
+	if sw >= x.switches {
+		return 0, false
+	}
+	s := x.sec[secSwitches][sw*swRecSize : (sw+1)*swRecSize]
+	if s[12]&2 == 0 || uint32(lid) >= le.Uint32(s[16:]) {
+		return 0, false
+	}
+	bi := uint64(le.Uint32(s[20:])) + uint64(lid)/lftBlock
+	ids := x.sec[secBlockIDs]
+	if 4*bi+4 > uint64(len(ids)) {
+		return 0, false
+	}
+	b := uint64(le.Uint32(ids[4*bi:]))*lftBlock + uint64(lid)%lftBlock
+	if b >= uint64(len(x.sec[secBlocks])) {
+		return 0, false
+	}
+	return x.sec[secBlocks][b], true
+}
+
+// lftOf copies a switch record's whole forwarding table, block by block.
+func (x *Index) lftOf(s []byte) ([]uint8, error) {
+	n := uint64(le.Uint32(s[16:]))
+	first := uint64(le.Uint32(s[20:]))
+	ids, blocks := x.sec[secBlockIDs], x.sec[secBlocks]
+	nb := (n + lftBlock - 1) / lftBlock
+	if 4*(first+nb) > uint64(len(ids)) {
+		return nil, errCorrupt
+	}
+	lft := make([]uint8, n)
+	for b := range nb {
+		id := uint64(le.Uint32(ids[4*(first+b):]))
+		if (id+1)*lftBlock > uint64(len(blocks)) {
+			return nil, errCorrupt
+		}
+		copy(lft[b*lftBlock:], blocks[id*lftBlock:(id+1)*lftBlock])
+	}
+	return lft, nil
+}
+
+// Resolve finds the nodes a gate's hosts name, as gate.Resolve does on a
+// whole fabric: by node-name map first (names maps GUIDs to names whose
+// first word is the host), else by the description's first word, or the
+// whole description when the host has a space. Switches are left out.
+func (x *Index) Resolve(hosts []string, names fabric.NodeNameMap) []uint32 {
+	byMapped := map[string][]uint32{}
+	for g, name := range names {
+		if i, ok := x.nodeByGUID(g); ok {
+			h := strings.Fields(name + " ")[0]
+			byMapped[h] = append(byMapped[h], i)
+		}
+	}
+	var out []uint32
+	for _, h := range hosts {
+		ns := byMapped[h]
+		if len(ns) == 0 {
+			h = strings.TrimSpace(h)
+			first, _, spaced := strings.Cut(h, " ")
+			for _, i := range x.nodesByHost(first) {
+				if spaced {
+					r := x.node(i)
+					if d, _ := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:]))); d != h {
+						continue
+					}
+				}
+				ns = append(ns, i)
+			}
+		}
+		for _, i := range ns {
+			if r := x.node(i); r != nil && mad.NodeType(r[44]) != mad.NodeSwitch {
+				out = append(out, i)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// SubFabric builds the part of the fabric a gate for the given host
+// nodes looks at: the hosts, every node on the forwarding-table routes
+// among them, and the neighbours of all of those (so every port in the
+// scope has its peer, and a switch its siblings). Links to nodes left
+// out have no Remote. Node order is the snapshot's.
+func (x *Index) SubFabric(hostNodes []uint32) (*fabric.Fabric, error) {
+	in := map[uint32]bool{}
+	type hp struct {
+		node uint32
+		port int
+	}
+	var srcs []hp
+	var dsts []uint16
+	for _, h := range hostNodes {
+		in[h] = true
+		r := x.node(h)
+		if r == nil {
+			return nil, fmt.Errorf("%w: node %d", errCorrupt, h)
+		}
+		for p := 0; p < int(r[45]); p++ {
+			q := x.portRec(h, p)
+			if q == nil || q[0] == 0 || q[1] == 0 {
+				continue
+			}
+			if rn := le.Uint32(q[24:]); rn != noRef {
+				in[rn] = true
+				srcs = append(srcs, hp{h, p})
+			}
+			if lid := le.Uint16(q[10:]); lid != 0 {
+				for l := uint32(lid); l < uint32(lid)+(1<<min(q[2], 7)) && l <= 0xffff; l++ {
+					dsts = append(dsts, uint16(l))
+				}
+			}
+		}
+	}
+	// Follow each source port's route to each destination LID.
+	for _, s := range srcs {
+		q := x.portRec(s.node, s.port)
+		start := le.Uint32(q[24:])
+		for _, lid := range dsts {
+			cur := start
+			for range maxRouteHops {
+				in[cur] = true
+				r := x.node(cur)
+				if r == nil || mad.NodeType(r[44]) != mad.NodeSwitch {
+					break
+				}
+				out, ok := x.lft(cur, lid)
+				if !ok || out == 0 || out == fabric.NoRoute {
+					break
+				}
+				pq := x.portRec(cur, int(out))
+				if pq == nil || pq[0] == 0 {
+					break
+				}
+				next := le.Uint32(pq[24:])
+				if next == noRef {
+					break
+				}
+				cur = next
+			}
+		}
+	}
+	// And their neighbours, without forwarding tables: no route among
+	// the job's hosts crosses them.
+	core := make([]uint32, 0, len(in))
+	routed := make(map[uint32]bool, len(in))
+	for i := range in {
+		core = append(core, i)
+		routed[i] = true
+	}
+	for _, i := range core {
+		r := x.node(i)
+		for p := 0; r != nil && p < int(r[45]); p++ {
+			if q := x.portRec(i, p); q != nil && q[0] == 1 {
+				if rn := le.Uint32(q[24:]); rn != noRef && rn < x.nodes {
+					in[rn] = true
+				}
+			}
+		}
+	}
+	return x.build(in, routed)
+}
+
+// build materializes the nodes in set, linking ports whose peers are in it.
+func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
+	idx := make([]uint32, 0, len(set))
+	for i := range set {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	f := &fabric.Fabric{Nodes: make([]*fabric.Node, 0, len(idx))}
+	made := make(map[uint32]*fabric.Node, len(idx))
+	for _, i := range idx {
+		r := x.node(i)
+		if r == nil {
+			return nil, fmt.Errorf("%w: node %d", errCorrupt, i)
+		}
+		desc, ok1 := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
+		path, ok2 := x.str(le.Uint32(r[32:]), uint32(r[46]))
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%w: node %d names", errCorrupt, i)
+		}
+		n := &fabric.Node{
+			Type: mad.NodeType(r[44]), GUID: le.Uint64(r[0:]), SystemImageGUID: le.Uint64(r[8:]),
+			VendorID: le.Uint32(r[16:]), Revision: le.Uint32(r[20:]), DeviceID: le.Uint16(r[30:]), Description: desc,
+			Ports: make([]*fabric.Port, r[45]),
+		}
+		if r[47] == 1 {
+			n.Path = mad.Path(path)
+		}
+		if sw := le.Uint32(r[40:]); sw != noRef {
+			if sw >= x.switches {
+				return nil, fmt.Errorf("%w: switch %d", errCorrupt, sw)
+			}
+			s := x.sec[secSwitches][sw*swRecSize : (sw+1)*swRecSize]
+			n.Switch = &fabric.Switch{
+				LinearFDBCap: le.Uint16(s[0:]), LinearFDBTop: le.Uint16(s[2:]), MulticastCap: le.Uint16(s[4:]),
+				LIDsPerPort: le.Uint16(s[6:]), PartitionCap: le.Uint16(s[8:]), MulticastTop: le.Uint16(s[10:]),
+				EnhancedPort0: s[12]&1 != 0, LifeTimeValue: s[13], DefaultPort: s[14],
+			}
+			if s[12]&2 != 0 && withLFT[i] {
+				lft, err := x.lftOf(s)
+				if err != nil {
+					return nil, fmt.Errorf("%w: forwarding table of node %d", err, i)
+				}
+				n.Switch.LFT = lft
+			}
+		}
+		for p := range n.Ports {
+			q := x.portRec(i, p)
+			if q == nil {
+				return nil, fmt.Errorf("%w: ports of node %d", errCorrupt, i)
+			}
+			if q[0] == 0 {
+				continue
+			}
+			n.Ports[p] = &fabric.Port{
+				Node: n, GUID: le.Uint64(q[32:]), LID: le.Uint16(q[10:]), Num: q[1], LMC: q[2],
+				State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4]),
+				WidthActive: mad.Width(q[5]), WidthEnabled: mad.Width(q[6]), WidthSupported: mad.Width(q[7]),
+				SpeedActive: mad.Speed(le.Uint16(q[14:])), SpeedEnabled: mad.Speed(le.Uint16(q[16:])), SpeedSupported: mad.Speed(le.Uint16(q[18:])),
+				NeighborMTU: mad.MTU(q[8]), MTUCap: mad.MTU(q[9]), CapMask2: le.Uint16(q[12:]), CapMask: le.Uint32(q[20:]),
+			}
+		}
+		made[i] = n
+		f.Nodes = append(f.Nodes, n)
+	}
+	for _, i := range idx {
+		n := made[i]
+		for p, port := range n.Ports {
+			if port == nil {
+				continue
+			}
+			q := x.portRec(i, p)
+			rn, rp := le.Uint32(q[24:]), int(q[28])
+			if peer := made[rn]; rn != noRef && peer != nil && rp < len(peer.Ports) {
+				port.Remote = peer.Ports[rp]
+			}
+		}
+	}
+	return f, nil
+}
+
+// SavedCounters returns what the sweep saved for a port (by node GUID
+// and port number).
+func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
+	i, ok := x.nodeByGUID(guid)
+	if !ok {
+		return PortCounters{}, false
+	}
+	q := x.portRec(i, int(port))
+	if q == nil || q[0] == 0 {
+		return PortCounters{}, false
+	}
+	off := uint32(q[29]) | uint32(q[30])<<8 | uint32(q[31])<<16
+	vals := x.sec[secCtrVal]
+	if off == 0 || uint64(off)+12 > uint64(len(vals)) {
+		return PortCounters{}, false
+	}
+	set, nz, sat := le.Uint32(vals[off:]), le.Uint32(vals[off+4:]), le.Uint32(vals[off+8:])
+	sets := x.sec[secCtrSet]
+	if uint64(set) >= uint64(len(sets)) {
+		return PortCounters{}, false
+	}
+	n := int(sets[set])
+	pos := int(set) + 1
+	rest := vals[off+12:]
+	pc := PortCounters{Errors: make(map[string]uint64, n)}
+	for k := range n {
+		if pos >= len(sets) {
+			return PortCounters{}, false
+		}
+		l := int(sets[pos])
+		if pos+1+l > len(sets) {
+			return PortCounters{}, false
+		}
+		name := string(sets[pos+1 : pos+1+l])
+		pos += 1 + l
+		var v uint64
+		if nz&(1<<k) != 0 {
+			var m int
+			v, m = binary.Uvarint(rest)
+			if m <= 0 {
+				return PortCounters{}, false
+			}
+			rest = rest[m:]
+		}
+		pc.Errors[name] = v
+		if sat&(1<<k) != 0 {
+			pc.Saturated = append(pc.Saturated, name)
+		}
+	}
+	return pc, true
+}

@@ -1,0 +1,199 @@
+package snapshot
+
+import (
+	"bytes"
+	"maps"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/outfile"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+func routedTree(t testing.TB) *fabric.Fabric {
+	t.Helper()
+	f, err := topology.Routed(topology.FatTree2{Common: topology.Common{SwitchPorts: 8}, Leaves: 4, Spines: 4, HostsPerLeaf: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func testCounters(f *fabric.Fabric) map[string]PortCounters {
+	c := map[string]PortCounters{}
+	for i, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || i%3 == 0 {
+				continue
+			}
+			pc := PortCounters{Errors: map[string]uint64{"SymbolErrorCounter": uint64(i * 7), "LinkDownedCounter": 0, "PortRcvErrors": uint64(p.Num)}}
+			if i%5 == 0 {
+				pc.Errors["SymbolErrorCounter"] = 65535
+				pc.Saturated = []string{"SymbolErrorCounter"}
+			}
+			c[Key(p)] = pc
+		}
+	}
+	return c
+}
+
+// TestIndexRoundTrip: every node materialized from gate.idx is the node
+// saved (the JSON encodings agree byte for byte), and every port's saved
+// counters come back.
+func TestIndexRoundTrip(t *testing.T) {
+	f := routedTree(t)
+	f.Nodes[0].Path = nil
+	ctr := testCounters(f)
+	taken := time.Date(2026, 11, 23, 1, 2, 3, 4, time.UTC)
+	data, err := EncodeIndex(f, ctr, taken, "sim:test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !x.TakenAt.Equal(taken) || x.Source != "sim:test" || !x.Complete {
+		t.Errorf("header: %v %q %v", x.TakenAt, x.Source, x.Complete)
+	}
+	all := map[uint32]bool{}
+	for i := range f.Nodes {
+		all[uint32(i)] = true
+	}
+	g, err := x.build(all, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := fabric.Marshal(f)
+	got, _ := fabric.Marshal(g)
+	if !bytes.Equal(want, got) {
+		wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
+		for i := range min(len(wl), len(gl)) {
+			if !bytes.Equal(wl[i], gl[i]) {
+				t.Errorf("fabric from the index differs from the saved one at line %d: %s vs %s", i+1, gl[i], wl[i])
+				break
+			}
+		}
+	}
+	for i, n := range f.Nodes {
+		if (n.Path == nil) != (g.Nodes[i].Path == nil) {
+			t.Errorf("node %d path nil-ness changed", i)
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			w, wok := ctr[Key(p)]
+			c, ok := x.SavedCounters(n.GUID, p.Num)
+			if ok != wok || (ok && (!maps.Equal(c.Errors, w.Errors) || !slices.Equal(c.Saturated, w.Saturated))) {
+				t.Errorf("%s: counters %v %+v, want %v %+v", Key(p), ok, c, wok, w)
+			}
+		}
+		if n.Type != 2 { // switches are never hosts
+			if got := x.Resolve([]string{n.Description}, nil); len(got) != 1 || got[0] != uint32(i) {
+				t.Errorf("Resolve(%q) = %v, want [%d]", n.Description, got, i)
+			}
+		}
+	}
+	for _, p := range f.Nodes[len(f.Nodes)-1].Ports {
+		if p != nil && p.LID != 0 {
+			if n, port, ok := x.NodeByLID(p.LID); !ok || n != uint32(len(f.Nodes)-1) || port != p.Num {
+				t.Errorf("NodeByLID(%d) = %d/%d %v", p.LID, n, port, ok)
+			}
+		}
+	}
+}
+
+// TestIndexSubFabricScope: the sub-fabric of a job has the job's scope —
+// the same ports and switches checks.ScopeFor finds on the whole fabric.
+func TestIndexSubFabricScope(t *testing.T) {
+	f := routedTree(t)
+	data, err := EncodeIndex(f, nil, time.Now(), "sim:test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hosts := range [][]string{{"gpu001", "gpu016"}, {"gpu001", "gpu002"}, {"gpu005", "gpu009", "gpu013"}} {
+		seeds := x.Resolve(hosts, nil)
+		g, err := x.SubFabric(seeds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fullNodes, subNodes []*fabric.Node
+		for _, h := range hosts {
+			fullNodes = append(fullNodes, f.NodesByHost(h)...)
+			subNodes = append(subNodes, g.NodesByHost(h)...)
+		}
+		full, sub := checks.ScopeFor(f, fullNodes), checks.ScopeFor(g, subNodes)
+		names := func(sc *checks.Scope) (ps, ss []string) {
+			for p := range sc.Ports {
+				ps = append(ps, Key(p))
+			}
+			for s := range sc.Switches {
+				ss = append(ss, s.Description)
+			}
+			slices.Sort(ps)
+			slices.Sort(ss)
+			return
+		}
+		fp, fs := names(full)
+		sp, ss := names(sub)
+		if !slices.Equal(fp, sp) || !slices.Equal(fs, ss) {
+			t.Errorf("%v: scope of the sub-fabric (%d nodes) differs: ports %d vs %d, switches %v vs %v", hosts, len(g.Nodes), len(sp), len(fp), ss, fs)
+		}
+		if len(g.Nodes) >= len(f.Nodes) && len(hosts) < 3 {
+			t.Logf("%v: sub-fabric has all %d nodes", hosts, len(g.Nodes))
+		}
+	}
+}
+
+// FuzzIndex: any bytes are refused or read without a panic.
+func FuzzIndex(f *testing.F) {
+	fab := routedTree(f)
+	data, err := EncodeIndex(fab, testCounters(fab), time.Now(), "sim:test", true)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:headerSize])
+	f.Add([]byte(indexMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, err := ParseIndex(data)
+		if err != nil {
+			return
+		}
+		seeds := x.Resolve([]string{"gpu001", "gpu016", "leaf01"}, fabric.NodeNameMap{fab.Nodes[0].GUID: "gpu001"})
+		x.SubFabric(append(seeds, 0, 1, 1<<30))
+		x.SavedCounters(fab.Nodes[3].GUID, 1)
+		x.NodeByLID(5)
+	})
+}
+
+// TestOpenIndex: the file sweep writes opens; a truncated one is refused.
+func TestOpenIndex(t *testing.T) {
+	dir := t.TempDir()
+	fab := routedTree(t)
+	data, _ := EncodeIndex(fab, nil, time.Now(), "sim:test", true)
+	if err := outfile.WriteAtomic(filepath.Join(dir, IndexName), data); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Source != "sim:test" {
+		t.Errorf("source %q", x.Source)
+	}
+	x.Close()
+	outfile.WriteAtomic(filepath.Join(dir, IndexName), data[:len(data)/2])
+	if _, err := OpenIndex(dir); err == nil {
+		t.Error("a truncated index opened")
+	}
+}

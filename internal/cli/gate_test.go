@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
 )
 
 // gateState sweeps the healthy fabric into a state dir for gate to use.
@@ -225,6 +229,66 @@ func TestGateIndexMatchesJSON(t *testing.T) {
 				fromIndex.ports != fromJSON.ports || fromIndex.switches != fromJSON.switches {
 				t.Errorf("sweep faults %v, job %s:\nfrom gate.idx:      %+v\nfrom snapshot.json: %+v", sweepFaults != nil, nodes, fromIndex, fromJSON)
 			}
+		}
+	}
+}
+
+// TestGateIndexReroute: after the SM moved a job's routes (a leaf uplink
+// down on a 3-level tree, each in turn), a gate from gate.idx answers as a
+// gate from snapshot.json does. (Whether a route left the part read for
+// the job depends on the SM's choice; snapshot's TestWiden tests that
+// case's mechanism.)
+func TestGateIndexReroute(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	f, err := topology.FatTree3{Common: topology.Common{SwitchPorts: 8}, Pods: 3, LeavesPerPod: 2, SpinesPerPod: 2, HostsPerLeaf: 2, Cores: 4}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := fabric.WriteIBNetDiscover(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	topo := writeFile(t, "ft3.txt", b.String())
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	hosts := f.NodesByHost("gpu001")
+	if len(hosts) == 0 {
+		t.Fatalf("no gpu001 in %d nodes", len(f.Nodes))
+	}
+	leaf := hosts[0].Ports[1].Remote.Node
+	// The other host: in the last pod, its LID routed up through the
+	// same spine group as gpu001's, so only that group's cores are on
+	// the snapshot's routes and a reroute to the other group leaves them.
+	var other string
+	for _, n := range f.Nodes {
+		if n.Type == hosts[0].Type && n.Ports[1].LID%2 == hosts[0].Ports[1].LID%2 {
+			other = strings.Fields(n.Description)[0]
+		}
+	}
+	job := "gpu001," + other
+	for _, p := range leaf.Ports {
+		if p == nil || p.Remote == nil || p.Remote.Node.Type != hosts[0].Ports[1].Remote.Node.Type {
+			continue
+		}
+		faults := writeFile(t, "down.faults", fmt.Sprintf("down %s/%d\nsweep\n", leaf.Description, p.Num))
+		gate := func() (int, string) {
+			code, out, _ := run("gate", "--sim="+topo, "--faults", faults, "--state-dir", state, "--nodes", job, "--json")
+			d := chkParse(t, out)
+			var fs []string
+			for _, f := range d.Findings {
+				fs = append(fs, f.Check+" "+f.Title)
+			}
+			return code, fmt.Sprintf("status %s scope %d ports %d switches, unreached %v, findings %q", d.Status, d.Scope.Ports, d.Scope.Switches, d.Unreached, fs)
+		}
+		ci, ai := gate()
+		idx, _ := os.ReadFile(filepath.Join(state, snapshot.IndexName))
+		os.Remove(filepath.Join(state, snapshot.IndexName))
+		cj, aj := gate()
+		os.WriteFile(filepath.Join(state, snapshot.IndexName), idx, 0o644)
+		if ci != cj || ai != aj {
+			t.Errorf("%s/%d down, job %s:\nfrom gate.idx:      exit %d %s\nfrom snapshot.json: exit %d %s", leaf.Description, p.Num, job, ci, ai, cj, aj)
 		}
 	}
 }

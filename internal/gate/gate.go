@@ -124,6 +124,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Unreached = append(sw.Unreached, unreached...)
 	}
 	sc := checks.ScopeFor(f, nodes)
+	if snap.Widen(sc.Ports) {
+		// A live route left the part of the snapshot read for the job:
+		// start again on the whole of it.
+		return Run(ctx, snap, e, o)
+	}
 	var ports []*fabric.Port
 	for p := range sc.Ports {
 		if p.Num != 0 {

@@ -754,6 +754,25 @@ func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 	return f, nil
 }
 
+// Whole builds the whole fabric, every switch with its table.
+func (x *Index) Whole() (*fabric.Fabric, error) {
+	all := make(map[uint32]bool, x.nodes)
+	for i := range x.nodes {
+		all[i] = true
+	}
+	return x.build(all, all)
+}
+
+// hasPeer says whether the sweep saw a cable on a port.
+func (x *Index) hasPeer(guid uint64, port uint8) bool {
+	i, ok := x.nodeByGUID(guid)
+	if !ok {
+		return false
+	}
+	q := x.portRec(i, int(port))
+	return q != nil && q[0] == 1 && le.Uint32(q[24:]) != noRef
+}
+
 // SavedCounters returns what the sweep saved for a port (by node GUID
 // and port number).
 func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {

@@ -197,3 +197,56 @@ func TestOpenIndex(t *testing.T) {
 		t.Error("a truncated index opened")
 	}
 }
+
+// TestWiden: a port of the job's part with no peer there, but one in the
+// sweep, makes FabricFor's fabric the whole one (once); a port without a
+// cable in the sweep does not.
+func TestWiden(t *testing.T) {
+	f := routedTree(t)
+	dir := t.TempDir()
+	s, err := New(f, nil, time.Now(), "sim:test", "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	g, err := LoadForGate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	part, err := g.FabricFor([]string{"gpu001", "gpu002"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(part.Nodes) >= len(f.Nodes) {
+		t.Fatalf("the job's part has all %d nodes", len(part.Nodes))
+	}
+	var cut, uncabled *fabric.Port
+	for _, n := range part.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote != nil {
+				continue
+			}
+			if full := f.NodeByGUID(n.GUID).Ports[p.Num]; full.Remote != nil {
+				cut = p
+			} else {
+				uncabled = p
+			}
+		}
+	}
+	if cut == nil {
+		t.Fatal("no port of the part lost its peer")
+	}
+	if uncabled != nil && g.Widen(map[*fabric.Port]bool{uncabled: true}) {
+		t.Error("an uncabled port widened the fabric")
+	}
+	if !g.Widen(map[*fabric.Port]bool{cut: true}) {
+		t.Fatal("a port whose peer is outside the part did not widen it")
+	}
+	whole, _ := g.FabricFor([]string{"gpu001", "gpu002"}, nil)
+	if len(whole.Nodes) != len(f.Nodes) || g.Widen(map[*fabric.Port]bool{cut: true}) {
+		t.Errorf("after Widen: %d of %d nodes, or widened twice", len(whole.Nodes), len(f.Nodes))
+	}
+}

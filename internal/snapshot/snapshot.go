@@ -45,7 +45,9 @@ type Snapshot struct {
 	file *os.File       // the fabric file, opened by Load, until decoded
 	idx  *Index         // gate.idx, when opened by LoadForGate
 	sub  *fabric.Fabric // the part of it FabricFor built
-	dir  string         // where it was loaded from
+	// whole: sub is the whole fabric (Widen)
+	whole bool
+	dir   string // where it was loaded from
 }
 
 // PortCounters is one port's saved counters.
@@ -157,6 +159,28 @@ func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap) (*fabric.
 	}
 	s.sub = f
 	return f, nil
+}
+
+// Widen is for a gate whose live routes left the part of the fabric
+// FabricFor built from gate.idx (the SM moved a route further than one
+// switch away from the snapshot's routes): when a port among ports has
+// no peer there but had one in the sweep, FabricFor's fabric becomes the
+// whole one and Widen reports true, so the gate starts again on it.
+func (s *Snapshot) Widen(ports map[*fabric.Port]bool) bool {
+	if s.idx == nil || s.sub == nil || s.whole {
+		return false
+	}
+	for p := range ports {
+		if p.Remote == nil && p.Num != 0 && s.idx.hasPeer(p.Node.GUID, p.Num) {
+			f, err := s.idx.Whole()
+			if err != nil {
+				return false // the part stays; what it lacks is reported unread
+			}
+			s.sub, s.whole = f, true
+			return true
+		}
+	}
+	return false
 }
 
 // SavedCounters returns the counters the sweep saved for p.

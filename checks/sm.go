@@ -363,6 +363,8 @@ func (s *Snapshot) staleMasterLID() []Finding {
 		switch {
 		case lid == 0:
 			why = "no LID at all (no SM has told them of a master)"
+		case owner == nil && len(s.Fabric.Unreachable) > 0:
+			continue // its owner may be what could not be read
 		case owner == nil:
 			why = "a LID no port of the fabric owns"
 		case owner.CapMask&mad.CapIsSM == 0:

@@ -20,6 +20,13 @@ import (
 // fabric without an SM has no LIDs to read counters by).
 func smSweep(t *testing.T, faults string, interval time.Duration) (*diagnose.Sweep, *checks.Result) {
 	t.Helper()
+	return faultSweep(t, func(*fabric.Fabric) string { return faults }, interval)
+}
+
+// faultSweep is smSweep with faults written once the fabric's LIDs are
+// known.
+func faultSweep(t *testing.T, faultsFor func(*fabric.Fabric) string, interval time.Duration) (*diagnose.Sweep, *checks.Result) {
+	t.Helper()
 	f, err := topology.FatTree2{Leaves: 2, Spines: 2, HostsPerLeaf: 4}.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +37,7 @@ func smSweep(t *testing.T, faults string, interval time.Duration) (*diagnose.Swe
 	if err := topology.Route(f); err != nil {
 		t.Fatal(err)
 	}
+	faults := faultsFor(f)
 	s, err := sim.New(f, sim.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -85,6 +85,8 @@ var faultKinds = map[string]struct {
 	"traffic":   {refs: -1, required: []string{"rate"}, allowed: []string{"hosts", "stride"}},
 	"sweep":     {refs: 0},
 	"nosm":      {refs: 0},
+	"lid":       {refs: -1, allowed: []string{"lid", "lmc"}},
+	"desc":      {refs: -1, required: []string{"text"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 }
 
@@ -108,7 +110,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -373,6 +375,10 @@ func checkFaultValues(f Fault) error {
 			if n, err = strconv.Atoi(o.Value); err != nil || n < 1 || n > 1<<20 {
 				err = fmt.Errorf("stride %q: want a whole number from 1 to %d", o.Value, 1<<20)
 			}
+		case "lid", "lmc":
+			if v, e := strconv.ParseUint(o.Value, 0, 16); e != nil || (o.Key == "lmc" && v > 7) || v >= 0xc000 {
+				err = fmt.Errorf("%s=%s: want a unicast LID (0..0xbfff) or an LMC (0..7)", o.Key, o.Value)
+			}
 		case "priority":
 			if v, e := strconv.Atoi(o.Value); e != nil || v < 0 || v > 15 {
 				err = fmt.Errorf("priority=%s: want 0..15", o.Value)
@@ -622,6 +628,23 @@ func (s *Sim) applyFault(f Fault) error {
 	case "nosm":
 		s.NoSM()
 		return nil
+	case "lid":
+		lid, lmc := -1, -1
+		if v, ok := f.opt("lid"); ok {
+			x, _ := strconv.ParseUint(v, 0, 16)
+			lid = int(x)
+		}
+		if v, ok := f.opt("lmc"); ok {
+			x, _ := strconv.ParseUint(v, 0, 8)
+			lmc = int(x)
+		}
+		if lid < 0 && lmc < 0 {
+			return fmt.Errorf("lid needs lid= and/or lmc=")
+		}
+		return s.SetLID(ref, lid, lmc)
+	case "desc":
+		v, _ := f.opt("text")
+		return s.SetDescription(ref, v)
 	case "sm":
 		st, _ := f.opt("state")
 		prio := -1

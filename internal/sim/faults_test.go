@@ -529,3 +529,19 @@ func TestSMFaultLines(t *testing.T) {
 		t.Fatalf("%+v %v", fs, err)
 	}
 }
+
+func TestLIDDescFaultLines(t *testing.T) {
+	for _, bad := range []string{"lid gpu001\n", "lid gpu001 lmc=8\n", "lid gpu001 lid=0xc000\n", "desc gpu001\n"} {
+		fs, err := ParseFaults(strings.NewReader(bad))
+		if err == nil && len(fs) == 1 && fs[0].Kind == "lid" {
+			if _, hasLID := fs[0].opt("lid"); !hasLID {
+				if _, hasLMC := fs[0].opt("lmc"); !hasLMC {
+					continue // refused when applied: lid needs lid= or lmc=
+				}
+			}
+		}
+		if err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -224,9 +225,10 @@ func minRate(x, y mad.Rate) mad.Rate {
 // links), per switch (its inter-switch links) and per pair of switch
 // models (inter-switch links).
 type peerRates struct {
-	model    map[string]mad.Rate
-	sibling  map[*fabric.Node]mad.Rate
-	swModels map[string]mad.Rate
+	model      map[string]mad.Rate
+	modelCount map[string]map[mad.Rate]int
+	sibling    map[*fabric.Node]mad.Rate
+	swModels   map[string]mad.Rate
 }
 
 // norm returns the rate at least two thirds of at least three links run
@@ -247,8 +249,13 @@ func norm(count map[mad.Rate]int) (mad.Rate, bool) {
 	return mad.Rate{}, false
 }
 
+// switchPairKey names the pair of switch models of a link; "" when either
+// model is unknown.
 func switchPairKey(x, y *fabric.Node) string {
 	kx, ky := devices.Model(x), devices.Model(y)
+	if strings.HasPrefix(kx, "unknown") || strings.HasPrefix(ky, "unknown") {
+		return ""
+	}
 	if ky < kx {
 		kx, ky = ky, kx
 	}
@@ -277,9 +284,12 @@ func newPeerRates(f *fabric.Fabric) *peerRates {
 		case isHostNode(b.Node) && a.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(b.Node), r)
 		case isSwitchLink(a):
-			add(pairs, switchPairKey(a.Node, b.Node), r)
+			if k := switchPairKey(a.Node, b.Node); k != "" {
+				add(pairs, k, r)
+			}
 		}
 	}
+	pr.modelCount = models
 	for k, c := range models {
 		if r, ok := norm(c); ok {
 			pr.model[k] = r
@@ -322,7 +332,14 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 	switch {
 	case isHostNode(a.Node):
 		k := devices.Model(a.Node)
+		// A rate that three or more of the model's links share is a
+		// sub-fleet running alike (older boards, a storage tier), not a
+		// fault: only a link alone (or nearly) at its rate is below its
+		// peers.
 		if r, ok := pr.model[k]; ok {
+			if own := linkRate(a, b); pr.modelCount[k][own] >= 3 {
+				r = own
+			}
 			take(r, fmt.Sprintf("most %s host links run %s", k, r))
 		}
 	case isSwitchLink(a) && !isLoopback(a):
@@ -331,7 +348,7 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 				take(r, fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), r))
 			}
 		}
-		if r, ok := pr.swModels[switchPairKey(a.Node, b.Node)]; ok {
+		if r, ok := pr.swModels[switchPairKey(a.Node, b.Node)]; ok && switchPairKey(a.Node, b.Node) != "" {
 			take(r, fmt.Sprintf("most %s links run %s", switchPairKey(a.Node, b.Node), r))
 		}
 	}

@@ -27,13 +27,13 @@ func init() {
 	register(Check{
 		ID:      "routing.ecmp-imbalance",
 		Summary: "a switch spreads destinations (or host-to-host paths) unevenly over equal-cost ports: more than 20% above the mean",
-		Needs:   []string{"topology", "lfts"},
+		Needs:   []string{"topology", "lfts", "routes-read"},
 		run:     (*Snapshot).ecmpImbalance,
 	})
 	register(Check{
 		ID:      "routing.asymmetric",
 		Summary: "A->B and B->A cross different switches; reported with the share of host pairs and whether it concentrates load",
-		Needs:   []string{"topology", "lfts"},
+		Needs:   []string{"topology", "lfts", "routes-read"},
 		run:     (*Snapshot).asymmetric,
 	})
 }

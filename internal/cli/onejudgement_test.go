@@ -37,6 +37,11 @@ var corpusLoadable = []string{
 	"sun-dcs36-qdr.ibnetdiscover",
 	"ibsim-net.2sw2path4hca2port",
 	"qnib-netlist.clos5",
+	"avakas-qlogic-qdr.ibnetdiscover-v-p",
+	"plafrim-voltaire-qdr.ibnetdiscover-p",
+	"plafrim2-is5030.ibnetdiscover-p",
+	"plafrim2-qlogic-ts.ibnetdiscover-p",
+	"treydock-hdr.ibnetdiscover-p",
 }
 
 type judgedEntity struct {

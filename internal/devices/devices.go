@@ -6,6 +6,7 @@ package devices
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -94,14 +95,54 @@ func Lookup(vendor uint32, device uint16) (Device, bool) {
 	return d, ok
 }
 
-// Of returns what n's chip can do at best, when the table knows it.
-func Of(n *fabric.Node) (Device, bool) { return Lookup(n.VendorID, n.DeviceID) }
+// byDescription recognises a chip from the NodeDescription its firmware
+// sets by default, for dumps that carry no device ID (ibnetdiscover -p):
+// only vendors' default strings, which name the chip, never host names.
+var byDescription = []struct {
+	contains string
+	dev      Device
+}{
+	{"Infiniscale-III", Device{"InfiniScale III (MT47396)", mad.Width4X, mad.SpeedDDR}},
+	{"MT47396", Device{"InfiniScale III (MT47396)", mad.Width4X, mad.SpeedDDR}},
+	{"Infiniscale-IV", Device{"InfiniScale IV (MT48436)", mad.Width4X, mad.SpeedQDR}},
+	{"MT48436", Device{"InfiniScale IV (MT48436)", mad.Width4X, mad.SpeedQDR}},
+	{"MT43132", Device{"InfiniScale (MT43132)", mad.Width4X, mad.SpeedSDR}},
+	{"MT23108 InfiniHost", Device{"InfiniHost (MT23108)", mad.Width4X, mad.SpeedSDR}},
+	{"Voltaire 4036", Device{"Voltaire 4036 (InfiniScale IV)", mad.Width4X, mad.SpeedQDR}},
+	{"ISR9024 Voltaire", Device{"Voltaire ISR9024", mad.Width4X, mad.SpeedSDR}},
+	{"SwitchX", Device{"SwitchX / SwitchX-2", mad.Width4X, mad.SpeedFDR}},
+	{"SwitchIB", Device{"Switch-IB", mad.Width4X, mad.SpeedEDR}},
+	{"Quantum-2 Mellanox", Device{"Quantum-2", mad.Width4X, mad.SpeedNDR}},
+	{"Quantum Mellanox", Device{"Quantum", mad.Width4X, mad.SpeedHDR}},
+}
+
+// Of returns what n's chip can do at best, when the table knows it: by
+// vendor and device ID, or, when the device ID is unknown (0, a dump
+// without it), by the vendor's default NodeDescription.
+func Of(n *fabric.Node) (Device, bool) {
+	if d, ok := Lookup(n.VendorID, n.DeviceID); ok {
+		return d, true
+	}
+	if n.DeviceID != 0 {
+		return Device{}, false
+	}
+	for _, b := range byDescription {
+		if strings.Contains(n.Description, b.contains) {
+			return b.dev, true
+		}
+	}
+	return Device{}, false
+}
 
 // Model names n's device model, for grouping identical devices: the
-// table's name, or the vendor and device IDs.
+// table's name, or the vendor and device IDs ("unknown device" when the
+// dump carries no device ID).
 func Model(n *fabric.Node) string {
 	if d, ok := Of(n); ok {
 		return d.Name
+	}
+	if n.DeviceID == 0 {
+		return "unknown device"
 	}
 	return fmt.Sprintf("device 0x%06x:0x%04x", n.VendorID, n.DeviceID)
 }

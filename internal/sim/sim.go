@@ -440,7 +440,7 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 		// Unknown Supported masks of a chip the capability table knows
 		// are what its data sheet says (as its real PortInfo would),
 		// not what the port happens to run at; Enabled stays as above.
-		if dev, known := devices.Lookup(n.vendor, n.devID); known && pi != 0 {
+		if dev, known := devices.Of(fn); known && pi != 0 {
 			if !wSupKnown && p.wSup.Max().Lanes() <= dev.Width.Lanes() {
 				p.wSup = widthsUpTo(dev.Width)
 			}

@@ -142,7 +142,7 @@ func missing(s *Snapshot, needs []string) string {
 			}
 		case "routes-read":
 			if s.RoutesComputed {
-				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's loops"
+				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's choices"
 			}
 		case "routes":
 			if s.Loads == nil {

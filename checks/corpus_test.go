@@ -39,11 +39,13 @@ func corpusFile(t testing.TB, name string) string {
 // topology, forwarding tables and counters.
 func corpusSweep(t testing.TB, path string) *diagnose.Sweep {
 	t.Helper()
-	s, err := sim.LoadFile(path, "", sim.Options{})
+	s, info, err := sim.Load(context.Background(), path, "", sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sweepOf(t, s, true)
+	sw := sweepOf(t, s, true)
+	sw.RoutesComputed = !info.Routes
+	return sw
 }
 
 // sweepOf sweeps the simulator as 'ibdoctor check --sim' does; complete

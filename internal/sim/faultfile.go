@@ -422,19 +422,37 @@ func checkFaultValues(f Fault) error {
 
 // ApplyFaultsFile reads and applies a faults file.
 func (s *Sim) ApplyFaultsFile(path string) error {
+	_, err := s.applyFaultsFile(path)
+	return err
+}
+
+// ApplyFaultsFileRoutes is ApplyFaultsFile, and reports whether a fault
+// edited forwarding tables (lft, blackhole, loop, asym, sweep): the
+// tables are then planted, no longer ibdoctor's own computed ones.
+func (s *Sim) ApplyFaultsFileRoutes(path string) (editedRoutes bool, err error) {
+	return s.applyFaultsFile(path)
+}
+
+func (s *Sim) applyFaultsFile(path string) (bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("sim: faults file: %w", err)
+		return false, fmt.Errorf("sim: faults file: %w", err)
 	}
 	defer f.Close()
 	fs, err := ParseFaults(f)
 	if err != nil {
-		return fmt.Errorf("sim: %s: %w", path, err)
+		return false, fmt.Errorf("sim: %s: %w", path, err)
 	}
 	if err := s.ApplyFaults(fs); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return false, fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	for _, f := range fs {
+		switch f.Kind {
+		case "lft", "blackhole", "loop", "asym", "sweep":
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // ApplyFaults applies parsed faults in order. It stops at the first one

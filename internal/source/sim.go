@@ -41,8 +41,12 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		return nil, fmt.Errorf("--sim: %w", err)
 	}
 	if o.Faults != "" {
-		if err := sm.ApplyFaultsFile(o.Faults); err != nil {
+		edited, err := sm.ApplyFaultsFileRoutes(o.Faults)
+		if err != nil {
 			return nil, fmt.Errorf("--faults %s: %w", o.Faults, err)
+		}
+		if edited {
+			s.RoutesComputed = false // planted routes are judged like read ones
 		}
 	}
 	c, err := sm.Attach("", 0)

@@ -37,6 +37,11 @@ func TestHTMLOutput(t *testing.T) {
 					t.Errorf("page lacks %q", want)
 				}
 			}
+			// The topology file has no forwarding tables: the page says the
+			// routes are computed, as the text and JSON do.
+			if !strings.Contains(s, "<dt>Routes</dt>") || !strings.Contains(s, "computed by ibdoctor (min-hop)") {
+				t.Error("page does not say the routes are computed")
+			}
 			if c.name == "check" && !strings.Contains(out, "Status:") {
 				t.Errorf("check printed no report with --html:\n%s", out)
 			}

@@ -75,6 +75,7 @@ type model struct {
 	readings map[*fabric.Port]checks.PortReading
 	interval float64 // seconds, 0 without --interval
 	loads    checks.Loads
+	computed bool // the routes are ibdoctor's, not read from the fabric
 	// Marks of boxes and bundles: the worst finding on each (only
 	// findings of warning and above colour a line or frame a box; an
 	// info finding shows as a badge on a box).
@@ -91,7 +92,7 @@ type highlight struct {
 }
 
 func newModel(d *layout.Drawing, s *checks.Snapshot, fs []checks.Finding) *model {
-	m := &model{d: d, f: s.Fabric, loads: s.Loads, box: map[int]*mark{}, bundle: map[int]*mark{}}
+	m := &model{d: d, f: s.Fabric, loads: s.Loads, computed: s.RoutesComputed, box: map[int]*mark{}, bundle: map[int]*mark{}}
 	if s.Counters != nil {
 		m.readings = map[*fabric.Port]checks.PortReading{}
 		m.interval = s.Counters.Interval().Seconds()
@@ -316,7 +317,11 @@ func (m *model) loadText(a, b *fabric.Port) string {
 	if !oka && !okb {
 		return "not analysed"
 	}
-	return fmt.Sprintf("%d paths ->, %d paths <- (of %d hosts' routes)", pa, pb, m.loads.Hosts())
+	s := fmt.Sprintf("%d paths ->, %d paths <- (of %d hosts' routes)", pa, pb, m.loads.Hosts())
+	if m.computed {
+		s += ", over routes ibdoctor computed"
+	}
+	return s
 }
 
 // heat is a bundle's hottest cable over the interval: the utilisation

@@ -53,30 +53,32 @@ func Render(w io.Writer, doc *report.Document, snap *checks.Snapshot, o Options)
 		return err
 	}
 	v := struct {
-		Doc      *report.Document
-		Title    string
-		Taken    string
-		Details  int
-		CSS      template.CSS
-		JS       template.JS
-		SVG      template.HTML
-		Data     template.JS
-		Heat     bool
-		ByPod    bool
-		Verdicts []string
-		Usual    string
+		Doc        *report.Document
+		Title      string
+		Taken      string
+		Details    int
+		CSS        template.CSS
+		JS         template.JS
+		SVG        template.HTML
+		Data       template.JS
+		Heat       bool
+		ByPod      bool
+		Verdicts   []string
+		Usual      string
+		RoutesNote string
 	}{
-		Doc:      doc,
-		Title:    fmt.Sprintf("ibdoctor %s: %s", doc.Command, doc.Source),
-		Taken:    doc.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
-		CSS:      template.CSS(pageCSS),
-		JS:       template.JS(pageJS),
-		SVG:      template.HTML(svg.String()),
-		Data:     template.JS(data),
-		Heat:     m.interval > 0,
-		ByPod:    d.ByPod,
-		Verdicts: verdictNames[1:],
-		Usual:    usualNote(m.usualCounts()),
+		Doc:        doc,
+		Title:      fmt.Sprintf("ibdoctor %s: %s", doc.Command, doc.Source),
+		Taken:      doc.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
+		CSS:        template.CSS(pageCSS),
+		JS:         template.JS(pageJS),
+		SVG:        template.HTML(svg.String()),
+		Data:       template.JS(data),
+		Heat:       m.interval > 0,
+		ByPod:      d.ByPod,
+		Verdicts:   verdictNames[1:],
+		Usual:      usualNote(m.usualCounts()),
+		RoutesNote: report.RoutesComputedNote,
 	}
 	return pageTmpl.Execute(w, v)
 }

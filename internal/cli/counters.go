@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
 	"os"
 	"slices"
@@ -139,7 +140,7 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 	defer stop()
 	// Writes are allowed only when a reset was asked for: without it the
 	// engine refuses any Set, whatever a bug upstream might try.
-	sess, err := a.openSource(ctx, true, true, mode != perf.ResetNone)
+	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: true, Writes: mode != perf.ResetNone})
 	if err != nil {
 		return err
 	}

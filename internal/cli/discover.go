@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
 	"os"
 	"runtime/debug"
@@ -87,7 +88,7 @@ what was found is printed).`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			sess, err := a.openSource(ctx, true, false, false)
+			sess, err := a.openSource(ctx, source.Need{SMP: true})
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"os"
 	"strings"
 	"time"
@@ -93,7 +94,7 @@ not look.`,
 			} else {
 				fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
 			}
-			sess, err := a.openSource(ctx, true, !o.noCounters, false)
+			sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: !o.noCounters})
 			if err != nil {
 				return err
 			}

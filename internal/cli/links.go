@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ Exit status: 0 no link marked and everything answered; 1 a link is marked;
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			sess, err := a.openSource(ctx, true, false, false)
+			sess, err := a.openSource(ctx, source.Need{SMP: true})
 			if err != nil {
 				return err
 			}

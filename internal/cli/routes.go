@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
 	"strconv"
 
@@ -45,7 +46,7 @@ read is printed.`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			sess, err := a.openSource(ctx, true, false, false)
+			sess, err := a.openSource(ctx, source.Need{SMP: true})
 			if err != nil {
 				return err
 			}

@@ -155,9 +155,9 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 }
 
 // openSource opens the fabric the global flags select.
-func (a *app) openSource(ctx context.Context, smp, perf, writes bool) (*source.Session, error) {
+func (a *app) openSource(ctx context.Context, need source.Need) (*source.Session, error) {
 	o := a.opts.source
-	o.SMP, o.Perf, o.AllowWrites = smp, perf, writes
+	o.Need = need
 	if o.LFTs != "" && (o.Sim == "" || o.Sim == "sample") {
 		return nil, withExit(ExitUndecided, fmt.Errorf("--lfts %s: give it beside --sim FILE (the fabric file whose tables they are)", o.LFTs))
 	}
@@ -173,7 +173,7 @@ func (a *app) openSource(ctx context.Context, smp, perf, writes bool) (*source.S
 
 // runSweep opens the source and sweeps it with a progress line on stderr.
 func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep, *source.Session, error) {
-	sess, err := a.openSource(ctx, true, o.Counters, false)
+	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: o.Counters})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
 	"os"
 	"strings"
@@ -100,7 +101,7 @@ func (a *app) runTop(parent context.Context, o topOptions) error {
 	}
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.openSource(ctx, true, true, false)
+	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: true})
 	if err != nil {
 		return err
 	}

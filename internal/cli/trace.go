@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
 	"strconv"
 
@@ -39,7 +40,7 @@ Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			sess, err := a.openSource(ctx, true, false, false)
+			sess, err := a.openSource(ctx, source.Need{SMP: true})
 			if err != nil {
 				return err
 			}

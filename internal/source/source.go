@@ -51,11 +51,16 @@ type Options struct {
 	Retries     int
 	Window      int
 	PerDest     int
-	AllowWrites bool
 
-	// SMP and Perf say which management classes will be used (umad
-	// registers only those agents).
-	SMP, Perf bool
+	// Need says what the command will do with the fabric.
+	Need Need
+}
+
+// Need is what a command will do with the fabric: which management
+// classes it uses (umad registers only those agents) and whether it may
+// write (counters --reset): without Writes the engine refuses every Set.
+type Need struct {
+	SMP, Perf, Writes bool
 }
 
 // Session is an open fabric.
@@ -124,7 +129,7 @@ func Open(ctx context.Context, lifetime context.Context, o Options) (*Session, e
 		Retries:     retries,
 		Window:      o.Window,
 		PerDest:     o.PerDest,
-		AllowWrites: o.AllowWrites,
+		AllowWrites: o.Need.Writes,
 	}
 	if o.Pcap != "" {
 		w, err := capture.Create(o.Pcap)

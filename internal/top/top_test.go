@@ -13,7 +13,7 @@ import (
 func sample(t *testing.T) (*source.Session, *fabric.Fabric, []*fabric.Port) {
 	t.Helper()
 	ctx := context.Background()
-	sess, err := source.Open(ctx, ctx, source.Options{Sim: "sample", SMP: true, Perf: true})
+	sess, err := source.Open(ctx, ctx, source.Options{Sim: "sample", Need: source.Need{SMP: true, Perf: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -405,3 +405,49 @@ func FuzzParseIBNetDiscoverPorts(f *testing.F) {
 		}
 	})
 }
+
+// sameFacts is semantic without what one of two formats cannot carry:
+// port labels, port 0's kind and the initiator.
+func sameFacts(f *Fabric) string {
+	var keep []string
+	for _, l := range strings.Split(semantic(f), "\n") {
+		if strings.HasPrefix(l, "switch ") || strings.HasPrefix(l, "initiator ") {
+			continue
+		}
+		if i := strings.Index(l, " label="); i >= 0 {
+			l = l[:i]
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// The Quantum-2 ibdiagnet set holds one fabric in several forms: the
+// .lst gives the same nodes, ports, LIDs, rates and cables as the
+// .ibnetdiscover.
+func TestReadFileLstMatchesSibling(t *testing.T) {
+	want, _ := readCorpus(t, "quantum2-ndr-ibdiagnet2.ibnetdiscover")
+	got, info := readCorpus(t, "quantum2-ndr-ibdiagnet2.lst")
+	if info.Format != FormatIBDiagnetLst {
+		t.Errorf("format %q", info.Format)
+	}
+	diffText(t, ".lst against .ibnetdiscover", sameFacts(want), sameFacts(got))
+}
+
+// FuzzParseIBDiagnetLst: any bytes give a consistent fabric or an error.
+func FuzzParseIBDiagnetLst(f *testing.F) {
+	f.Add([]byte("{ CA Ports:01 SystemGUID:5c257303009ab1c0 NodeGUID:5c257303009ab1c0 PortGUID:5c257303009ab1c0 VenID:000002c9 DevID:1021 Rev:00000000 {h mlx5_0} LID:00b5 PN:01 } { SW Ports:41 SystemGUID:fc6a1c030091f9c0 NodeGUID:fc6a1c030091f9c0 PortGUID:fc6a1c030091f9c0 VenID:000002c9 DevID:d2f2 Rev:000000a0 {Quantum-2 Mellanox Technologies} LID:00b6 PN:0c } PHY=4x LOG=ACT SPD=100\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fab, err := ParseIBDiagnetLst(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for _, n := range fab.Nodes {
+			for i, p := range n.Ports {
+				if p != nil && (int(p.Num) != i || p.Node != n || p.Remote != nil && p.Remote.Remote != p) {
+					t.Fatalf("%#x[%d]: inconsistent port", n.GUID, i)
+				}
+			}
+		}
+	})
+}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"io"
-	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -76,15 +74,6 @@ what was found is printed).`,
 				if old, err = a.loadInterruptible(cmd.Context(), diffFile); err != nil {
 					return withExit(ExitUndecided, fmt.Errorf("--diff: %w", err))
 				}
-			}
-			if _, set := os.LookupEnv("GOGC"); !set {
-				// The walk's garbage is short-lived and its live heap
-				// only grows: collecting at 50% growth instead of 100%
-				// keeps peak memory lower (9,472 nodes on ibsim: 36
-				// MB instead of 44 MB max RSS) for about 15% more
-				// user CPU (1.1 s instead of 0.95 s). GOGC in the
-				// environment wins.
-				debug.SetGCPercent(50)
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()

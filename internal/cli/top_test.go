@@ -155,3 +155,27 @@ func TestTopIBSim(t *testing.T) {
 		}
 	}
 }
+
+// TestTopFlags: bad values are refused with one line naming the flag and
+// exit 2, before any fabric is opened (no --sim is needed to see them).
+func TestTopFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"top", "-n", "0s"}, "--interval 0s: give a positive duration"},
+		{[]string{"top", "--interval", "-1s"}, "--interval -1s"},
+		{[]string{"top", "--budget", "-5"}, "--budget -5"},
+		{[]string{"top", "--sort", "speed"}, `--sort "speed": want errors, wait or util`},
+		{[]string{"top", "--thresholds", "/nonexistent/thr"}, "--thresholds"},
+		{[]string{"top", "--bogus"}, "unknown flag: --bogus"},
+		{[]string{"top", "extra"}, `unexpected argument "extra"`},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(c.args, strings.NewReader(""), &out, &errb)
+		msg := strings.TrimSpace(errb.String())
+		if code != ExitUndecided || !strings.Contains(msg, c.want) || strings.Count(msg, "\n") > 0 || out.Len() > 0 {
+			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", c.args, code, msg, out.String(), c.want)
+		}
+	}
+}

@@ -47,10 +47,10 @@ type Options struct {
 
 	// Engine tuning. Retries is the number of retries after a timeout:
 	// 0 means none (unlike transport.Options, where 0 is the default).
-	Timeout     time.Duration
-	Retries     int
-	Window      int
-	PerDest     int
+	Timeout time.Duration
+	Retries int
+	Window  int
+	PerDest int
 
 	// Need says what the command will do with the fabric.
 	Need Need

@@ -2,10 +2,10 @@ package gate
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +48,13 @@ func benchGate(b *testing.B, tree topology.FatTree3, stride int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := engineAt(b, s, "gpu0001 mlx5_0")
+	var cas []string // the HCAs' descriptions, in fabric order
+	for _, n := range f.Nodes {
+		if n.Switch == nil {
+			cas = append(cas, n.Description)
+		}
+	}
+	e := engineAt(b, s, cas[0])
 	t0 := time.Now()
 	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
 	if err != nil {
@@ -78,7 +84,7 @@ func benchGate(b *testing.B, tree topology.FatTree3, stride int) {
 	idxSize, jsonSize := size(snapshot.IndexName), size(snapshot.FileName, snap.FabricFile)
 	hosts := make([]string, 64)
 	for i := range hosts {
-		hosts[i] = fmt.Sprintf("gpu%04d", 1+i*stride) // spread over the pods
+		hosts[i] = strings.Fields(cas[i*stride])[0] // spread over the pods
 	}
 	sw, snap, f = nil, nil, nil
 	runtime.GC()
@@ -92,7 +98,7 @@ func benchGate(b *testing.B, tree topology.FatTree3, stride int) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			tap := &classTap{}
-			live := tappedEngine(b, s, "gpu9000 mlx5_0", tap)
+			live := tappedEngine(b, s, cas[len(cas)*97/100], tap)
 			for b.Loop() {
 				snap, err := c.load(dir)
 				if err != nil {

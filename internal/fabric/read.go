@@ -155,6 +155,8 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 		f, err = decodePorts(data, info)
 	case FormatIBDiagnetLst:
 		f, err = decodeLst(data)
+	case FormatDBCSV:
+		f, err = decodeDBCSV(data, info)
 	case FormatLFTs, FormatOpenSMLFTs:
 		return nil, info, fmt.Errorf("%s: this is a forwarding-table dump (%s), which has no topology: give it with --lfts %s beside --sim TOPOLOGY", name, format, name)
 	default:

@@ -451,3 +451,49 @@ func FuzzParseIBDiagnetLst(f *testing.F) {
 		}
 	})
 }
+
+// cabled keeps sameFacts' node lines and the ports that have a peer.
+func cabled(f *Fabric) string {
+	var keep []string
+	for _, l := range strings.Split(sameFacts(f), "\n") {
+		if strings.HasPrefix(l, "port ") && strings.HasSuffix(l, "-> -") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// The db_csv of the Quantum-2 set: the same nodes, cables, LIDs and
+// rates as its .ibnetdiscover, plus unconnected ports and what PortInfo
+// says beyond the text (enabled and supported rates, MTUs).
+func TestReadFileDBCSVMatchesSibling(t *testing.T) {
+	want, _ := readCorpus(t, "quantum2-ndr-ibdiagnet2.ibnetdiscover")
+	got, info := readCorpus(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	if info.Format != FormatDBCSV {
+		t.Errorf("format %q", info.Format)
+	}
+	diffText(t, ".db_csv against .ibnetdiscover", cabled(want), cabled(got))
+	p := got.NodeByGUID(0xb0cf0e0300d33fc0).Ports[1]
+	if p.SpeedSupported&mad.SpeedNDR == 0 || p.MTUCap == 0 {
+		t.Errorf("PortInfo beyond the text not kept: %+v", p)
+	}
+}
+
+// FuzzParseDBCSV: any bytes give a consistent fabric or an error.
+func FuzzParseDBCSV(f *testing.F) {
+	f.Add([]byte("START_NODES\nNodeDesc,NumPorts,NodeType,ClassVersion,BaseVersion,SystemImageGUID,NodeGUID,PortGUID,DeviceID,PartitionCap,revision,VendorID,LocalPortNum\n\"s\",2,2,1,1,0x1,0x1,0x1,54002,8,160,713,0\n\"h\",1,1,1,1,0x2,0x2,0x2,4129,8,0,713,1\nEND_NODES\nSTART_PORTS\nNodeGuid,PortGuid,PortNum,LID,LMC,LinkWidthActv,LinkWidthEn,LinkWidthSup,LinkSpeedActv,LinkSpeedEn,LinkSpeedSup,PortState,PortPhyState,NMTU,MTUCap,CapMsk,CapMsk2\n0x1,0x1,0,1,0,2,3,3,1,1,1,4,5,5,5,0,0\n0x1,0x1,1,0,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\n0x2,0x2,1,2,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\nEND_PORTS\nSTART_LINKS\nNodeGuid1,PortNum1,NodeGuid2,PortNum2\n0x1,1,0x2,1\nEND_LINKS\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fab, _, err := ParseDBCSV(data)
+		if err != nil {
+			return
+		}
+		for _, n := range fab.Nodes {
+			for i, p := range n.Ports {
+				if p != nil && (int(p.Num) != i || p.Node != n || p.Remote != nil && p.Remote.Remote != p) {
+					t.Fatalf("%#x[%d]: inconsistent port", n.GUID, i)
+				}
+			}
+		}
+	})
+}

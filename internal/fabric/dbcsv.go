@@ -1,0 +1,256 @@
+package fabric
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// ibdiagnet's ibdiagnet2.db_csv: sections "START_<NAME>" ... "END_<NAME>",
+// each a CSV table with a header row. The topology is in NODES (one row
+// per node, NodeInfo's fields), PORTS (one row per port, PortInfo's raw
+// fields) and LINKS (NodeGuid1,PortNum1,NodeGuid2,PortNum2). ibdiagnet
+// writes a port's speeds as one number: the legacy speed bits, then the
+// extended speed bits shifted by 8 (0x804: QDR legacy, NDR extended).
+//
+// Read: nodes, every port (unconnected ones too) with its state, widths,
+// speeds, LID, LMC, MTUs and capability masks, and the cables. Not read
+// yet (FileInfo.Notes says so when the file has them): the PM counters
+// and the forwarding tables.
+
+type csvTable struct {
+	line int // line of the header row
+	cols map[string]int
+	rows [][]string
+}
+
+func (t *csvTable) get(row []string, col string) (string, bool) {
+	i, ok := t.cols[col]
+	if !ok || i >= len(row) {
+		return "", false
+	}
+	return row[i], true
+}
+
+// dbSections splits data into its sections' tables (only the ones named).
+func dbSections(data []byte, want map[string]bool) (map[string]*csvTable, []string, error) {
+	out := make(map[string]*csvTable)
+	var names []string
+	lineNo := 0
+	var cur string
+	var body []byte
+	start := 0
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+		}
+		lineNo++
+		line := strings.TrimSpace(string(data[off:end]))
+		switch {
+		case cur == "" && strings.HasPrefix(line, "START_"):
+			cur, body, start = line[len("START_"):], body[:0], lineNo+1
+			names = append(names, cur)
+		case cur != "" && line == "END_"+cur:
+			if want[cur] {
+				r := csv.NewReader(bytes.NewReader(body))
+				r.FieldsPerRecord = -1
+				r.LazyQuotes = true
+				recs, err := r.ReadAll()
+				if err != nil {
+					return nil, nil, &lineError{format: string(FormatDBCSV), line: start, text: "START_" + cur, err: fmt.Errorf("section %s: %w", cur, err)}
+				}
+				if len(recs) == 0 {
+					return nil, nil, &lineError{format: string(FormatDBCSV), line: start, text: "START_" + cur, err: fmt.Errorf("section %s has no header row", cur)}
+				}
+				t := &csvTable{line: start, cols: make(map[string]int), rows: recs[1:]}
+				for i, c := range recs[0] {
+					t.cols[c] = i
+				}
+				out[cur] = t
+			}
+			cur = ""
+		case cur != "":
+			if want[cur] {
+				body = append(body, data[off:end]...)
+				body = append(body, '\n')
+			}
+		case line == "" || line[0] == '#':
+		default:
+			return nil, nil, &lineError{format: string(FormatDBCSV), line: lineNo, text: line, err: errors.New("outside a START_/END_ section")}
+		}
+		off = end + 1
+	}
+	if cur != "" {
+		return nil, nil, &lineError{format: string(FormatDBCSV), line: start - 1, text: "START_" + cur, err: fmt.Errorf("section %s has no END_%s (file cut short?)", cur, cur)}
+	}
+	return out, names, nil
+}
+
+func csvUint(t *csvTable, row []string, col string, bits int) (uint64, error) {
+	v, ok := t.get(row, col)
+	if !ok {
+		return 0, fmt.Errorf("no %s column", col)
+	}
+	if v == "N/A" || v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 0, bits)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a %d-bit number", col, v, bits)
+	}
+	return n, nil
+}
+
+// dbSpeed decodes ibdiagnet's combined speed value.
+func dbSpeed(v uint64) mad.Speed {
+	var s mad.Speed
+	for i, sp := range []mad.Speed{mad.SpeedSDR, mad.SpeedDDR, mad.SpeedQDR} {
+		if v&(1<<i) != 0 {
+			s |= sp
+		}
+	}
+	for i, sp := range []mad.Speed{mad.SpeedFDR, mad.SpeedEDR, mad.SpeedHDR, mad.SpeedNDR, mad.SpeedXDR} {
+		if v&(1<<(8+i)) != 0 {
+			s |= sp
+		}
+	}
+	if v&(1<<16) != 0 { // Mellanox FDR10
+		s |= mad.SpeedFDR10
+	}
+	return s
+}
+
+// ParseDBCSV reads the topology of an ibdiagnet2.db_csv file; notes say
+// what it holds that is not read.
+func ParseDBCSV(data []byte) (*Fabric, []string, error) {
+	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, s := range []string{"NODES", "PORTS", "LINKS"} {
+		if tabs[s] == nil {
+			return nil, nil, fmt.Errorf("fabric: ibdiagnet2.db_csv: no START_%s section (a db_csv from an ibdiagnet run that stopped early?)", s)
+		}
+	}
+	f := &Fabric{}
+	nodes := make(map[uint64]*Node)
+	fail := func(t *csvTable, i int, err error) error {
+		return &lineError{format: string(FormatDBCSV), line: t.line + 1 + i, text: strings.Join(t.rows[i], ","), err: err}
+	}
+	nt := tabs["NODES"]
+	for i, row := range nt.rows {
+		var v [8]uint64
+		for j, c := range []string{"NumPorts", "NodeType", "SystemImageGUID", "NodeGUID", "PortGUID", "DeviceID", "revision", "VendorID"} {
+			bits := 64
+			switch c {
+			case "NumPorts", "NodeType":
+				bits = 8
+			case "DeviceID":
+				bits = 16
+			case "revision":
+				bits = 32
+			case "VendorID":
+				bits = 24
+			}
+			if v[j], err = csvUint(nt, row, c, bits); err != nil {
+				return nil, nil, fail(nt, i, err)
+			}
+		}
+		typ := mad.NodeType(v[1])
+		if typ < mad.NodeCA || typ > mad.NodeRouter || v[0] == 0 {
+			return nil, nil, fail(nt, i, fmt.Errorf("NodeType %d with %d ports: want 1 (CA), 2 (switch) or 3 (router) and 1..255 ports", v[1], v[0]))
+		}
+		if nodes[v[3]] != nil {
+			return nil, nil, fail(nt, i, fmt.Errorf("node 0x%016x listed twice", v[3]))
+		}
+		desc, _ := nt.get(row, "NodeDesc")
+		n := &Node{Type: typ, GUID: v[3], SystemImageGUID: v[2], Description: desc, DeviceID: uint16(v[5]), Revision: uint32(v[6]), VendorID: uint32(v[7]), Ports: make([]*Port, v[0]+1)}
+		if typ == mad.NodeSwitch {
+			n.Switch = &Switch{}
+		}
+		nodes[n.GUID] = n
+		f.Nodes = append(f.Nodes, n)
+	}
+	pt := tabs["PORTS"]
+	for i, row := range pt.rows {
+		cols := []string{"NodeGuid", "PortGuid", "PortNum", "LID", "LMC", "LinkWidthActv", "LinkWidthEn", "LinkWidthSup", "LinkSpeedActv", "LinkSpeedEn", "LinkSpeedSup", "PortState", "PortPhyState", "NMTU", "MTUCap", "CapMsk", "CapMsk2"}
+		v := make(map[string]uint64, len(cols))
+		for _, c := range cols {
+			x, err := csvUint(pt, row, c, 64)
+			if err != nil && c != "CapMsk2" {
+				return nil, nil, fail(pt, i, err)
+			}
+			v[c] = x
+		}
+		n := nodes[v["NodeGuid"]]
+		if n == nil {
+			return nil, nil, fail(pt, i, fmt.Errorf("port of node 0x%016x, which START_NODES does not list", v["NodeGuid"]))
+		}
+		num := v["PortNum"]
+		if num >= uint64(len(n.Ports)) || num == 0 && n.Type != mad.NodeSwitch {
+			return nil, nil, fail(pt, i, fmt.Errorf("port %d out of range for node 0x%016x (%d ports)", num, n.GUID, n.NumPorts()))
+		}
+		if v["LID"] > 0xffff || v["LMC"] > 7 {
+			return nil, nil, fail(pt, i, fmt.Errorf("LID %d LMC %d out of range", v["LID"], v["LMC"]))
+		}
+		p := &Port{Node: n, Num: uint8(num), GUID: v["PortGuid"], LID: uint16(v["LID"]), LMC: uint8(v["LMC"]),
+			State: mad.PortState(v["PortState"]), PhysState: mad.PhysState(v["PortPhyState"]),
+			WidthActive: mad.Width(v["LinkWidthActv"]), WidthEnabled: mad.Width(v["LinkWidthEn"]), WidthSupported: mad.Width(v["LinkWidthSup"]),
+			SpeedActive: dbSpeed(v["LinkSpeedActv"]), SpeedEnabled: dbSpeed(v["LinkSpeedEn"]), SpeedSupported: dbSpeed(v["LinkSpeedSup"]),
+			NeighborMTU: mad.MTU(v["NMTU"]), MTUCap: mad.MTU(v["MTUCap"]), CapMask: uint32(v["CapMsk"]), CapMask2: uint16(v["CapMsk2"])}
+		if p.SpeedActive&^(mad.SpeedSDR|mad.SpeedDDR|mad.SpeedQDR) != 0 {
+			// Legacy and extended active both set: the extended one runs.
+			p.SpeedActive &^= mad.SpeedSDR | mad.SpeedDDR | mad.SpeedQDR
+		}
+		n.Ports[num] = p
+	}
+	lt := tabs["LINKS"]
+	for i, row := range lt.rows {
+		var v [4]uint64
+		for j, c := range []string{"NodeGuid1", "PortNum1", "NodeGuid2", "PortNum2"} {
+			if v[j], err = csvUint(lt, row, c, 64); err != nil {
+				return nil, nil, fail(lt, i, err)
+			}
+		}
+		var ends [2]*Port
+		for k := 0; k < 2; k++ {
+			n := nodes[v[2*k]]
+			num := v[2*k+1]
+			if n == nil || num == 0 || num >= uint64(len(n.Ports)) || n.Ports[num] == nil {
+				return nil, nil, fail(lt, i, fmt.Errorf("link end 0x%016x port %d is not in START_NODES/START_PORTS", v[2*k], num))
+			}
+			ends[k] = n.Ports[num]
+		}
+		if ends[0].Remote != nil || ends[1].Remote != nil {
+			return nil, nil, fail(lt, i, errors.New("a port of this link is already on another"))
+		}
+		ends[0].Remote, ends[1].Remote = ends[1], ends[0]
+	}
+	var notes []string
+	for _, s := range names {
+		switch s {
+		case "PM_INFO", "PM_DELTA":
+			notes = append(notes, fmt.Sprintf("the START_%s counters are not read yet: counters come from the simulator", s))
+		case "UNICAST_FWD_TBL", "LFTS":
+			notes = append(notes, fmt.Sprintf("the START_%s forwarding tables are not read yet", s))
+		}
+	}
+	return f, notes, nil
+}
+
+func decodeDBCSV(data []byte, info *FileInfo) (*Fabric, error) {
+	f, notes, err := ParseDBCSV(data)
+	if err != nil {
+		return nil, err
+	}
+	info.Notes = append(info.Notes, notes...)
+	return f, nil
+}

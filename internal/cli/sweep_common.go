@@ -186,6 +186,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		sess.Close()
 		return nil, nil, withExit(ExitUndecided, err)
 	}
-	sw.RoutesComputed = sess.RoutesComputed
+	// Planted tables (--faults that edit routes) are judged like the SM's.
+	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	return sw, sess, nil
 }

@@ -45,9 +45,7 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		if err != nil {
 			return nil, fmt.Errorf("--faults %s: %w", o.Faults, err)
 		}
-		if edited {
-			s.RoutesComputed = false // planted routes are judged like read ones
-		}
+		s.RoutesPlanted = edited
 	}
 	c, err := sm.Attach("", 0)
 	if err != nil {

@@ -77,6 +77,10 @@ type Session struct {
 	// ibdoctor's own min-hop routes, not the fabric's: every output
 	// that shows routes must say so.
 	RoutesComputed bool
+	// RoutesPlanted is true when --faults edited the forwarding tables
+	// (lft, blackhole, loop, asym, sweep): computed or not, they are then
+	// a routing to judge, as if the SM had written them.
+	RoutesPlanted bool
 
 	closers []func() error
 }

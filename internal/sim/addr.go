@@ -52,3 +52,41 @@ func (s *Sim) SetDescription(nodeRef, text string) error {
 	s.index(uint16(len(s.lidMap) - 1))
 	return nil
 }
+
+// SetMTU limits a port's hardware to mtu (MTUCap) and retrains the link
+// to the best both ends can do (NeighborMTU on both ends), as an HCA
+// whose firmware tops out at 2048 would come up.
+func (s *Sim) SetMTU(portRef string, mtu mad.MTU) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, pn, err := s.resolvePort(portRef)
+	if err != nil {
+		return err
+	}
+	p := &s.nodes[ni].ports[pn]
+	p.mtuCap = mtu
+	p.nbrMTU = min(p.nbrMTU, mtu)
+	if p.remote >= 0 {
+		r := &s.nodes[p.remote].ports[p.remotePort]
+		m := min(p.mtuCap, r.mtuCap)
+		p.nbrMTU, r.nbrMTU = m, m
+	}
+	return nil
+}
+
+// SetVLs makes a port support and run only the given data VLs (the
+// VLCap/OperationalVLs code: 1 VL0, 2 VL0-1, 3 VL0-3, 4 VL0-7, 5 VL0-14),
+// as a port the SM configured with fewer VLs, or older firmware, would.
+func (s *Sim) SetVLs(portRef string, code uint8) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if code < 1 || code > 5 {
+		return fmt.Errorf("sim: VL code %d (want 1..5: VL0, VL0-1, VL0-3, VL0-7, VL0-14)", code)
+	}
+	ni, pn, err := s.resolvePort(portRef)
+	if err != nil {
+		return err
+	}
+	s.nodes[ni].ports[pn].vls = code
+	return nil
+}

@@ -87,6 +87,8 @@ var faultKinds = map[string]struct {
 	"nosm":      {refs: 0},
 	"lid":       {refs: -1, allowed: []string{"lid", "lmc"}},
 	"desc":      {refs: -1, required: []string{"text"}},
+	"mtu":       {refs: -1, required: []string{"mtu"}},
+	"vls":       {refs: -1, required: []string{"vls"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 }
 
@@ -110,7 +112,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -374,6 +376,12 @@ func checkFaultValues(f Fault) error {
 			var n int
 			if n, err = strconv.Atoi(o.Value); err != nil || n < 1 || n > 1<<20 {
 				err = fmt.Errorf("stride %q: want a whole number from 1 to %d", o.Value, 1<<20)
+			}
+		case "mtu":
+			_, err = parseMTU(o.Value)
+		case "vls":
+			if v, e := strconv.Atoi(o.Value); e != nil || v < 1 || v > 5 {
+				err = fmt.Errorf("vls=%s: want a VL code 1..5 (VL0, VL0-1, VL0-3, VL0-7, VL0-14)", o.Value)
 			}
 		case "lid", "lmc":
 			if v, e := strconv.ParseUint(o.Value, 0, 16); e != nil || (o.Key == "lmc" && v > 7) || v >= 0xc000 {
@@ -663,6 +671,14 @@ func (s *Sim) applyFault(f Fault) error {
 	case "desc":
 		v, _ := f.opt("text")
 		return s.SetDescription(ref, v)
+	case "mtu":
+		v, _ := f.opt("mtu")
+		m, _ := parseMTU(v)
+		return s.SetMTU(ref, m)
+	case "vls":
+		v, _ := f.opt("vls")
+		x, _ := strconv.Atoi(v)
+		return s.SetVLs(ref, uint8(x))
 	case "sm":
 		st, _ := f.opt("state")
 		prio := -1
@@ -739,4 +755,14 @@ func (s *Sim) hostList(v string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// parseMTU reads 256, 512, 1024, 2048 or 4096.
+func parseMTU(v string) (mad.MTU, error) {
+	for m := mad.MTU256; m <= mad.MTU4096; m++ {
+		if v == strconv.Itoa(m.Bytes()) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("mtu=%s: want 256, 512, 1024, 2048 or 4096", v)
 }

@@ -182,6 +182,7 @@ type port struct {
 	sSup       mad.Speed
 	mtuCap     mad.MTU
 	nbrMTU     mad.MTU
+	vls        uint8 // VLCap and OperationalVLs code; 0: VL0-7
 	capMask    uint32
 	capMask2   uint16
 	remote     int32 // node index, -1 when uncabled

@@ -239,8 +239,11 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 	if n.typ != mad.NodeSwitch {
 		pi.GUIDCap = 8
 	}
+	if p.vls != 0 {
+		pi.VLCap = p.vls
+	}
 	if p.state == mad.PortStateActive {
-		pi.OperationalVLs = 4
+		pi.OperationalVLs = pi.VLCap
 	}
 	if p.linkUp() || pn == 0 {
 		switch {

@@ -497,3 +497,51 @@ func FuzzParseDBCSV(f *testing.F) {
 		}
 	})
 }
+
+// Every public dump in ../shared/external-fabrics/ (docs/schema-fabric.md
+// lists them) loads as its format, or is refused saying what it is.
+func TestReadFileCorpus(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		format        Format
+		nodes, links  int
+		noise, notes  int
+		refusedSaying string
+	}{
+		{"avakas-qlogic-qdr.ibnetdiscover-v-p", FormatIBNetDiscoverPorts, 306, 569, 0, 0, ""},
+		{"avakas-qlogic-qdr.ibroute-lid1", "", 0, 0, 0, 0, "forwarding-table dump"},
+		{"dgx-ndr-2025.ibnetdiscover", FormatIBNetDiscover, 622, 1114, 0, 0, ""},
+		{"ibsim-net.2sw2path4hca2port", FormatNetFile, 4, 6, 0, 0, ""},
+		{"mt43132-sdr-2009.ibnetdiscover", FormatIBNetDiscover, 3, 2, 0, 0, ""},
+		{"plafrim-voltaire-qdr.ibnetdiscover-p", FormatIBNetDiscoverPorts, 134, 201, 0, 0, ""},
+		{"plafrim2-is5030.ibnetdiscover-p", FormatIBNetDiscoverPorts, 24, 23, 0, 0, ""},
+		{"plafrim2-qlogic-ts.ibnetdiscover-p", FormatIBNetDiscoverPorts, 103, 155, 0, 0, ""},
+		{"qnib-netlist.clos5", FormatNetFile, 23, 22, 0, 0, ""},
+		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 2, ""},
+		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", FormatIBDiagnetTopo, 272, 271, 0, 0, ""},
+		{"quantum2-ndr-ibdiagnet2.lst", FormatIBDiagnetLst, 272, 271, 0, 0, ""},
+		{"quantum2-ndr-ibdiagnet2.net_dump", "", 0, 0, 0, 0, "ibdiagnet2.net_dump"},
+		{"sun-dcs36-qdr.ibnetdiscover", FormatIBNetDiscover, 2, 1, 0, 0, ""},
+		{"switchib-sx6012-mixed-2016.ibnetdiscover", FormatIBNetDiscover, 8, 10, 1, 0, ""},
+		{"sx6036-fdr10-2014.ibnetdiscover", FormatIBNetDiscover, 152, 192, 0, 0, ""},
+		{"treydock-hdr.ibnetdiscover-p", FormatIBNetDiscoverPorts, 8, 3, 0, 2, ""},
+		{"voltaire-sdr-2007.ibnetdiscover", FormatIBNetDiscover, 6, 7, 0, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, info, err := ReadFile(context.Background(), corpusFile(t, tc.name))
+			if tc.refusedSaying != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.refusedSaying) {
+					t.Errorf("want a refusal saying %q, got %v", tc.refusedSaying, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Format != tc.format || len(f.Nodes) != tc.nodes || len(f.Links()) != tc.links || info.Noise != tc.noise || len(info.Notes) != tc.notes {
+				t.Errorf("%s, %d nodes, %d links, %d noise lines, notes %q; want %s, %d, %d, %d, %d notes",
+					info.Format, len(f.Nodes), len(f.Links()), info.Noise, info.Notes, tc.format, tc.nodes, tc.links, tc.noise, tc.notes)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"github.com/ibdoctor/ibdoctor/internal/source"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/hostlist"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/spf13/cobra"
 )
 

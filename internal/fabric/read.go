@@ -148,7 +148,9 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 	case FormatJSON:
 		f, err = decodeJSON(data)
 	case FormatIBNetDiscover, FormatIBDiagnetTopo:
-		f, err = ParseIBNetDiscover(bytes.NewReader(data))
+		// ibnetdiscover -v (or -s) prints its DR path progress lines
+		// into the same output: they carry nothing the text does not.
+		f, err = ParseIBNetDiscover(bytes.NewReader(commentOut(data, "DR path ")))
 	case FormatNetFile:
 		f, _, err = ParseNetFile(bytes.NewReader(data))
 	case FormatIBNetDiscoverPorts:
@@ -250,6 +252,28 @@ func skipNoise(data []byte, info *FileInfo) []byte {
 			if len(l) > 0 {
 				l[0] = '#'
 			}
+		}
+		off = end + 1
+	}
+	return data
+}
+
+// commentOut turns lines starting with prefix into comments of the same
+// length; data is copied before the first change.
+func commentOut(data []byte, prefix string) []byte {
+	copied := false
+	for off := 0; off < len(data); {
+		end := bytes.IndexByte(data[off:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += off
+		}
+		if bytes.HasPrefix(data[off:end], []byte(prefix)) {
+			if !copied {
+				data, copied = bytes.Clone(data), true
+			}
+			data[off] = '#'
 		}
 		off = end + 1
 	}

@@ -198,6 +198,16 @@ func TestReadFileRoundTripCorpus(t *testing.T) {
 				t.Errorf("noise %d, want 1", hinfo.Noise)
 			}
 			diffText(t, "with an ibwarn line", semantic(f), semantic(h))
+
+			verbose := append([]byte("DR path slid 0; dlid 0; 0 -> new Channel Adapter {0000000000000001} portnum 1 lid 0-0 \"\"\n"), b.Bytes()...)
+			v, vinfo, err := Decode(verbose, name+" (ibnetdiscover -v)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vinfo.Format != info.Format || vinfo.Noise != 0 {
+				t.Errorf("with a DR path line: %q, noise %d", vinfo.Format, vinfo.Noise)
+			}
+			diffText(t, "with a DR path line", semantic(f), semantic(v))
 		})
 	}
 }

@@ -99,6 +99,20 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 		return nil, info, err
 	}
 	info.Routes = !computed
+	if lfts != nil {
+		switches, routed := 0, 0
+		for _, n := range f.Nodes {
+			if n.Type == mad.NodeSwitch {
+				switches++
+				if n.Switch != nil && len(n.Switch.LFT) > 0 {
+					routed++
+				}
+			}
+		}
+		if routed < switches {
+			info.Notes = append(info.Notes, fmt.Sprintf("--lfts %s has tables for %d of the %d switches: the others route nothing (give a dump_fts of the whole fabric)", lftPath, routed, switches))
+		}
+	}
 	s, err := New(f, opts)
 	return s, info, err
 }

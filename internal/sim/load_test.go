@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -132,5 +133,23 @@ func TestLoadCorpusFaithful(t *testing.T) {
 	drAttr(t, c.(*Conn), mad.Path{}, 0, &ni)
 	if ni.NodeGUID != 0x0002c9030002847c {
 		t.Errorf("attached to %#x, want the initiator 0x2c9030002847c", ni.NodeGUID)
+	}
+}
+
+// --lfts with an ibroute dump of one switch: that switch routes by the
+// file's table, the routes are not "computed", and a note says the other
+// switches have none.
+func TestLoadIBRouteLFTs(t *testing.T) {
+	s, info, err := Load(context.Background(), corpusFile(t, "avakas-qlogic-qdr.ibnetdiscover-v-p"), corpusFile(t, "avakas-qlogic-qdr.ibroute-lid1"), Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Routes || len(info.Notes) != 1 || !strings.Contains(info.Notes[0], "1 of the 25 switches") {
+		t.Errorf("routes from the file %v, notes %q", info.Routes, info.Notes)
+	}
+	sw := s.Fabric().NodeByGUID(0x00066a02e8001310)
+	// "0x0002 019 : (Switch portguid 0x00066a00eb002cb2: '... S201A')"
+	if sw == nil || sw.Switch == nil || len(sw.Switch.LFT) < 3 || sw.Switch.LFT[2] != 19 {
+		t.Fatalf("L101's LFT does not say LID 2 leaves by port 19")
 	}
 }

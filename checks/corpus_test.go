@@ -127,8 +127,8 @@ func titles(fs []checks.Finding) string {
 // leaves whose hosts go on at 21-22.
 func TestCorpusDGXRoles(t *testing.T) {
 	res := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", false)
-	if bad := atOrAbove(res.Findings, checks.Warning); len(bad) > 0 {
-		t.Errorf("want no finding at warning or above, got:%s", titles(bad))
+	if bad := dgxUnexpected(t, res); len(bad) > 0 {
+		t.Errorf("want no finding at warning or above but the rail swap, got:%s", titles(bad))
 	}
 	polling := byCheck(res.Findings, "link.polling")
 	if len(polling) != 24 {
@@ -155,8 +155,8 @@ func TestCorpusDGXExpectTopology(t *testing.T) {
 	if d := byCheck(res.Findings, "link.down"); len(d) > 0 {
 		t.Errorf("want no link.down, got:%s", titles(d))
 	}
-	if bad := atOrAbove(res.Findings, checks.Warning); len(bad) > 0 {
-		t.Errorf("want no finding at warning or above, got:%s", titles(bad))
+	if bad := dgxUnexpected(t, res); len(bad) > 0 {
+		t.Errorf("want no finding at warning or above but the rail swap, got:%s", titles(bad))
 	}
 }
 
@@ -251,4 +251,25 @@ func TestCorpusOversubscriptionByDesign(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dgxUnexpected returns the DGX file's findings at warning or above other
+// than its one real fault, which it requires: b08-p1-dgx-08-c01's HCA-5
+// and HCA-6 cabled to each other's rail leaf (testdata/labels.txt says
+// how that was checked).
+func dgxUnexpected(t *testing.T, res *checks.Result) []checks.Finding {
+	t.Helper()
+	var bad []checks.Finding
+	swap := 0
+	for _, f := range atOrAbove(res.Findings, checks.Warning) {
+		if f.Check == "topology.rail-miswired" && strings.HasPrefix(f.Title, "b08-p1-dgx-08-c01: HCA-5 and HCA-6 are cabled to each other's rail") {
+			swap++
+			continue
+		}
+		bad = append(bad, f)
+	}
+	if swap != 1 {
+		t.Errorf("the rail swap of b08-p1-dgx-08-c01 reported %d times, want once", swap)
+	}
+	return bad
 }

@@ -1,0 +1,203 @@
+package checks
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "topology.rail-miswired",
+		Summary: "on a rail-optimized fabric (inferred from host descriptions and where each rail's HCAs land), a host's HCA cabled to another rail's leaf, or two HCAs of one host on one rail",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).railMiswired,
+	})
+}
+
+// railHCA is one host adapter with its rail (the device name in its
+// description: "gpu042 mlx5_3" is host gpu042, rail mlx5_3) and the leaf
+// its cable lands on.
+type railHCA struct {
+	node *fabric.Node
+	port *fabric.Port
+	host string
+	dev  string
+	leaf *fabric.Node
+}
+
+func (h railHCA) name() string { return h.host + " " + h.dev }
+
+// railsOf infers the rails: every host with two or more described,
+// cabled HCAs; each leaf's rail is the device name most of its HCAs
+// carry. The fabric counts as rail-optimized when at least two rails
+// exist and on at least two thirds of the leaves (with two or more such
+// HCAs) three quarters or more of the HCAs share the device name;
+// otherwise nothing is inferred (a fat tree whose hosts have one HCA, or
+// whose HCAs share a leaf, has no rails).
+func railsOf(f *fabric.Fabric) (map[string][]railHCA, map[*fabric.Node]string) {
+	hosts := map[string][]railHCA{}
+	for _, n := range f.Nodes {
+		if !isHostNode(n) {
+			continue
+		}
+		w := strings.Fields(n.Description)
+		if len(w) != 2 || isFirmwareDefault(n.Description) {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch || !linkUp(p) {
+				continue
+			}
+			dev := w[1]
+			if n.NumPorts() > 1 {
+				dev = fmt.Sprintf("%s/%d", w[1], p.Num) // a dual-port HCA's ports are two rails
+			}
+			hosts[w[0]] = append(hosts[w[0]], railHCA{node: n, port: p, host: w[0], dev: dev, leaf: p.Remote.Node})
+		}
+	}
+	count := map[*fabric.Node]map[string]int{}
+	for h, hcas := range hosts {
+		if len(hcas) < 2 {
+			delete(hosts, h)
+			continue
+		}
+		for _, x := range hcas {
+			if count[x.leaf] == nil {
+				count[x.leaf] = map[string]int{}
+			}
+			count[x.leaf][x.dev]++
+		}
+	}
+	railOf := map[*fabric.Node]string{}
+	leaves, pure := 0, 0
+	rails := map[string]bool{}
+	for leaf, byDev := range count {
+		total, best, bestDev := 0, 0, ""
+		for d, c := range byDev {
+			total += c
+			if c > best || (c == best && d < bestDev) {
+				best, bestDev = c, d
+			}
+		}
+		if total < 2 {
+			continue
+		}
+		leaves++
+		if 4*best >= 3*total {
+			pure++
+			railOf[leaf] = bestDev
+			rails[bestDev] = true
+		}
+	}
+	if len(rails) < 2 || leaves == 0 || 3*pure < 2*leaves {
+		return nil, nil
+	}
+	return hosts, railOf
+}
+
+func (s *Snapshot) railMiswired() []Finding {
+	hosts, railOf := railsOf(s.Fabric)
+	if railOf == nil {
+		return nil
+	}
+	names := make([]string, 0, len(hosts))
+	for h := range hosts {
+		names = append(names, h)
+	}
+	slices.Sort(names)
+	var out []Finding
+	for _, h := range names {
+		hcas := hosts[h]
+		slices.SortFunc(hcas, func(a, b railHCA) int { return cmp.Compare(a.dev, b.dev) })
+		var wrong []railHCA
+		onRail := map[string][]railHCA{}
+		rails := map[string]bool{}
+		for _, r := range railOf {
+			rails[r] = true
+		}
+		for _, x := range hcas {
+			r, ok := railOf[x.leaf]
+			// An HCA whose device name is no rail, or names devices
+			// another way than the leaf's rail (a management host's
+			// mlx5_0 on a leaf of compute HCA-5s), has no rail to be
+			// off.
+			if !ok || !rails[x.dev] || devScheme(x.dev) != devScheme(r) {
+				continue
+			}
+			onRail[r] = append(onRail[r], x)
+			if r != x.dev {
+				wrong = append(wrong, x)
+			}
+		}
+		if len(wrong) == 0 || !slices.ContainsFunc(wrong, func(x railHCA) bool { return s.inScope(x.port) }) {
+			continue
+		}
+		done := map[string]bool{}
+		for _, a := range wrong {
+			if done[a.dev] {
+				continue
+			}
+			done[a.dev] = true
+			ra := railOf[a.leaf]
+			var title, ev string
+			ents := []Entity{entityOf(a.port, "end"), nodeEntity(a.leaf, "switch")}
+			// The HCA whose rail a's leaf belongs to, if any: a swapped
+			// pair, or two HCAs of this host on one rail.
+			var b *railHCA
+			for i := range hcas {
+				if hcas[i].dev == ra {
+					b = &hcas[i]
+				}
+			}
+			switch {
+			case b != nil && railOf[b.leaf] == a.dev:
+				done[b.dev] = true
+				title = fmt.Sprintf("%s: %s and %s are cabled to each other's rail: %s is on %s (rail %s), %s on %s (rail %s)",
+					h, a.dev, b.dev, a.dev, nodeName(a.leaf), ra, b.dev, nodeName(b.leaf), railOf[b.leaf])
+				ev = fmt.Sprintf("%s %s -> %s/%d, a leaf of rail %s; %s %s -> %s/%d, a leaf of rail %s",
+					h, a.dev, nodeName(a.leaf), a.port.Remote.Num, ra, h, b.dev, nodeName(b.leaf), b.port.Remote.Num, railOf[b.leaf])
+				ents = append(ents, entityOf(b.port, "end"), nodeEntity(b.leaf, "switch"))
+			case b != nil:
+				title = fmt.Sprintf("%s: %s is cabled to %s, a leaf of rail %s, where %s %s is: two HCAs of one host on one rail",
+					h, a.dev, nodeName(a.leaf), ra, h, b.dev)
+				ev = fmt.Sprintf("%s %s -> %s/%d and %s %s -> %s/%d, both leaves of rail %s; no leaf of rail %s has %s's %s",
+					h, a.dev, nodeName(a.leaf), a.port.Remote.Num, h, b.dev, nodeName(b.leaf), b.port.Remote.Num, ra, a.dev, h, a.dev)
+				ents = append(ents, entityOf(b.port, "end"), nodeEntity(b.leaf, "switch"))
+			default:
+				title = fmt.Sprintf("%s: %s is cabled to %s, a leaf of rail %s", h, a.dev, nodeName(a.leaf), ra)
+				ev = fmt.Sprintf("%s %s -> %s/%d; the leaf's other HCAs are rail %s", h, a.dev, nodeName(a.leaf), a.port.Remote.Num, ra)
+			}
+			out = append(out, Finding{
+				Check:    "topology.rail-miswired",
+				Severity: Error,
+				Title:    title,
+				Entities: ents,
+				Evidence: []Evidence{{Name: "rail", Text: ev + fmt.Sprintf(" (rails inferred from the host descriptions and each leaf's majority: %d leaves, %d rails)", len(railOf), railCount(railOf))}},
+				Impact:   Impact{PathShare: 2 / float64(max(1, s.hostCount())), Score: 2 / float64(max(1, s.hostCount())), Summary: "rail-local collectives (NCCL) from this host cross the spines instead of staying on the rail's leaf: about half the all-reduce bandwidth for jobs using it, while every link looks healthy"},
+				Action:   fmt.Sprintf("Swap the cables at %s so that each HCA goes to its own rail's leaf (check the port labels against the cabling plan), then confirm with 'ibdoctor check' that the finding is gone.", h),
+				Basis:    "topology",
+			})
+		}
+	}
+	return out
+}
+
+func railCount(railOf map[*fabric.Node]string) int {
+	m := map[string]bool{}
+	for _, r := range railOf {
+		m[r] = true
+	}
+	return len(m)
+}
+
+// devScheme is a device name without its trailing number: "mlx5_" for
+// mlx5_3, "HCA-" for HCA-5.
+func devScheme(dev string) string {
+	dev, _, _ = strings.Cut(dev, "/")
+	return strings.TrimRight(dev, "0123456789")
+}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -114,7 +115,25 @@ const headSize = 64 << 10
 // (never from the name, and never by trying parsers until one does not
 // fail). The read is bounded (see maxBytes) and stops when ctx is done,
 // FIFOs and character devices included.
+//
+// A directory is taken for an ibdiagnet output directory: its
+// ibdiagnet2.db_csv is read, else its ibdiagnet2.ibnetdiscover, else its
+// ibdiagnet2.lst (a note says which).
 func ReadFile(ctx context.Context, path string) (*Fabric, *FileInfo, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		for _, name := range []string{"ibdiagnet2.db_csv", "ibdiagnet2.ibnetdiscover", "ibdiagnet2.lst"} {
+			p := filepath.Join(path, name)
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			f, info, err := ReadFile(ctx, p)
+			if info != nil {
+				info.Notes = append(info.Notes, fmt.Sprintf("read from the ibdiagnet directory %s", path))
+			}
+			return f, info, err
+		}
+		return nil, nil, fmt.Errorf("%s: a directory without ibdiagnet2.db_csv, ibdiagnet2.ibnetdiscover or ibdiagnet2.lst: give a fabric file or an ibdiagnet output directory", path)
+	}
 	data, format, err := readBounded(ctx, path, maxBytes)
 	if err != nil {
 		return nil, nil, err

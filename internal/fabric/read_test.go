@@ -555,3 +555,19 @@ func TestReadFileCorpus(t *testing.T) {
 		})
 	}
 }
+
+// --sim DIR: an ibdiagnet output directory gives its db_csv.
+func TestReadFileIBDiagnetDir(t *testing.T) {
+	src := corpusFile(t, "quantum2-ndr-ibdiagnet2.lst")
+	dir := t.TempDir()
+	if err := os.Symlink(src, filepath.Join(dir, "ibdiagnet2.lst")); err != nil {
+		t.Skip(err)
+	}
+	f, info, err := ReadFile(context.Background(), dir)
+	if err != nil || info.Format != FormatIBDiagnetLst || len(f.Nodes) != 272 || len(info.Notes) != 1 {
+		t.Errorf("%v %+v", err, info)
+	}
+	if _, _, err := ReadFile(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "ibdiagnet output directory") {
+		t.Errorf("empty directory: %v", err)
+	}
+}

@@ -126,3 +126,37 @@ func TestRailNotInferredOnFatTree(t *testing.T) {
 		}
 	}
 }
+
+// TestIBSimRailSwap: the rail fabric on ibsim with gpu003's mlx5_1 and
+// mlx5_2 cables exchanged in the net file, routed by OpenSM. ibdoctor
+// discovers the real cabling and names the host, both HCAs and both
+// leaves; the healthy fabric gives nothing.
+func TestIBSimRailSwap(t *testing.T) {
+	for _, swap := range []bool{false, true} {
+		f, err := topology.RailOptimized{Servers: 4, ServersPerLeaf: 4, Spines: 2, Hosts: topology.Hosts{HCAsPerServer: 4}, Common: topology.Common{SwitchPorts: 8}}.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if swap {
+			a, b := f.NodesByName("gpu003 mlx5_1")[0].Ports[1], f.NodesByName("gpu003 mlx5_2")[0].Ports[1]
+			la, lb := a.Remote, b.Remote
+			a.Remote, b.Remote, la.Remote, lb.Remote = lb, la, b, a
+		}
+		s := smIBSimFabric(t, f)
+		s.StartOpenSM(ibsimtestOpts("gpu001"))
+		_, res := ibsimCheck(t, s, "gpu001", 0)
+		fs := byCheck(res.Findings, "topology.rail-miswired")
+		if !swap {
+			if len(fs) != 0 {
+				t.Errorf("healthy rail fabric on ibsim: %s", fs[0].Title)
+			}
+			continue
+		}
+		want := "gpu003: mlx5_1 and mlx5_2 are cabled to each other's rail: mlx5_1 is on leaf03 (rail mlx5_2), mlx5_2 on leaf02 (rail mlx5_1)"
+		if len(fs) != 1 || fs[0].Title != want {
+			logFindings(t, res.Findings)
+			t.Fatalf("%d rail findings, want %q", len(fs), want)
+		}
+		t.Logf("%s\n    %s", fs[0].Title, fs[0].Evidence[0])
+	}
+}

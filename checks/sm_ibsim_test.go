@@ -23,12 +23,27 @@ import (
 // spines); no OpenSM runs yet.
 func smIBSim(t *testing.T) *ibsimtest.Sim {
 	t.Helper()
-	ibsimtest.Require(t, "opensm", "sminfo")
 	f, err := topology.FatTree2{Leaves: 2, Spines: 2, HostsPerLeaf: 2, Common: topology.Common{SwitchPorts: 8}}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ibsimtest.StartFabric(t, f, fabric.NetFileOptions{NodeID: e2eNodeID})
+	return smIBSimFabric(t, f)
+}
+
+// smIBSimFabric starts ibsim on f, nodes named by host or switch name.
+func smIBSimFabric(t *testing.T, f *fabric.Fabric) *ibsimtest.Sim {
+	t.Helper()
+	ibsimtest.Require(t, "opensm", "sminfo")
+	return ibsimtest.StartFabric(t, f, fabric.NetFileOptions{NodeID: func(n *fabric.Node) string {
+		if n.Type == mad.NodeCA && strings.HasSuffix(n.Description, " mlx5_0") {
+			return e2eNodeID(n) // a host's first HCA by the host name
+		}
+		return strings.ReplaceAll(n.Description, " ", "_")
+	}})
+}
+
+func ibsimtestOpts(host string) ibsimtest.OpenSMOptions {
+	return ibsimtest.OpenSMOptions{Host: host}
 }
 
 func ibsimCheck(t *testing.T, s *ibsimtest.Sim, host string, interval time.Duration) (*diagnose.Sweep, *checks.Result) {
@@ -68,6 +83,7 @@ func TestIBSimNoSM(t *testing.T) {
 		ev = append(ev, e.String())
 	}
 	all := strings.Join(ev, "\n")
+	t.Logf("%s %s: %s\n%s", f.Severity, f.Check, f.Title, all)
 	// 4 host links and 4 leaf-spine links: 16 ports.
 	for _, want := range []string{"16 of 16 physically up ports are in Init", "16 of 16 have no LID", "no port advertises an SM", "8 links physically up but not Active"} {
 		if !strings.Contains(all, want) {

@@ -230,8 +230,10 @@ func TestTopologyFindings(t *testing.T) {
 	if d := byCheck(fs, "topology.duplicate-guid"); len(d) != 1 || d[0].Severity != Critical {
 		t.Errorf("duplicate guid: %+v", d)
 	}
-	if u := byCheck(fs, "topology.unreachable-node"); len(u) != 1 || !strings.Contains(u[0].Title, "leaf01/9") {
-		t.Errorf("unreachable: %+v", u)
+	// A node that did not answer is "could not look": listed in the
+	// report, never a finding (issue 17).
+	if len(fs) != 1 {
+		t.Errorf("want only the duplicate GUID, got %+v", fs)
 	}
 }
 

@@ -220,6 +220,7 @@ func (s *Snapshot) downLinks() []Finding {
 		}
 	}
 	if s.Baseline != nil {
+		unknown := s.unreachedBaseline()
 		for _, l := range s.Baseline.Links() {
 			na, nb := s.Fabric.NodeByGUID(l.A.Node.GUID), s.Fabric.NodeByGUID(l.B.Node.GUID)
 			if na == nil && nb != nil && l.A.Node.Type != mad.NodeSwitch {
@@ -235,16 +236,15 @@ func (s *Snapshot) downLinks() []Finding {
 			if pa != nil && pa.Remote != nil && nb != nil && pa.Remote.Node == nb && pa.Remote.Num == l.B.Num {
 				continue
 			}
-			if pa != nil && pa.Remote == nil && pa.PhysState == mad.PhysLinkUp {
-				// Up with its far end not reached: could not look
-				// (topology.unreachable-node), unless the far end was
-				// read and is not up.
-				if nb == nil {
+			if pa != nil && (pa.PeerUnknown() || !pa.StateKnown()) {
+				continue // its state or far end was not read: could not look
+			}
+			if nb != nil {
+				if pb := portOf(nb, l.B.Num); pb != nil && !pb.StateKnown() {
 					continue
 				}
-				if pb := portOf(nb, l.B.Num); pb == nil || pb.PhysState == mad.PhysLinkUp {
-					continue
-				}
+			} else if unknown[l.B.Node.GUID] {
+				continue
 			}
 			if pa != nil && pa.Remote != nil {
 				continue // cabled elsewhere: topology.miswired

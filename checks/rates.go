@@ -78,6 +78,16 @@ func linkRate(a, b *fabric.Port) mad.Rate {
 //     FDR10 cables), not a fault;
 //  3. capped at what both devices can do, when the table knows them.
 func (s *Snapshot) judgeLink(a, b *fabric.Port, peers *peerRates) LinkVerdict {
+	v := s.judgeRates(a, b, peers)
+	if v.Active.Speed == 0 {
+		// Neither end's lane speed was read (fabric.UnreachedSpeed):
+		// could not decide, which is not slow.
+		v.Want.Speed, v.SpeedWhy = 0, ""
+	}
+	return v
+}
+
+func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	v := LinkVerdict{A: a, B: b, Active: linkRate(a, b)}
 	rates := s.Expect.HostRates
 	if isSwitchLink(a) {
@@ -278,6 +288,9 @@ func newPeerRates(f *fabric.Fabric) *peerRates {
 			continue
 		}
 		r := linkRate(a, b)
+		if r.Speed == 0 {
+			continue // speed not read: no evidence of what peers run at
+		}
 		switch {
 		case isHostNode(a.Node) && b.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(a.Node), r)
@@ -307,7 +320,9 @@ func newPeerRates(f *fabric.Fabric) *peerRates {
 		count := map[mad.Rate]int{}
 		for _, p := range n.Ports {
 			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) && linkUp(p.Remote) {
-				count[linkRate(p, p.Remote)]++
+				if r := linkRate(p, p.Remote); r.Speed != 0 {
+					count[r]++
+				}
 			}
 		}
 		if r, ok := norm(count); ok {

@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,29 +39,39 @@ func sampleWith(t *testing.T, faults string, baseline bool) []checks.Finding {
 	return res.Findings
 }
 
-// TestDeadSpineOneFinding: a spine whose management agent stopped
-// answering (it still forwards traffic) is one finding: its 64 cables
-// lead to a node that does not answer. Routes through it could not be
-// looked at, which is not a black hole: no routing.unreachable.
-func TestDeadSpineOneFinding(t *testing.T) {
+// TestDeadSpineNoFinding: a spine whose management agent stopped
+// answering (it still forwards traffic) could not be looked at: its 64
+// cables lead to a node that does not answer, which is no finding — not
+// a critical, not a black hole (issue 17: before, 112 criticals). The
+// report lists what was not read and check exits 2.
+func TestDeadSpineNoFinding(t *testing.T) {
 	fs := sampleWith(t, "dead spine02\n", false)
-	u := byCheck(fs, "topology.unreachable-node")
-	if len(u) != 1 || u[0].Severity != checks.Critical {
-		t.Errorf("want one critical topology.unreachable-node, got:%s", titles(u[:min(5, len(u))]))
-	}
-	if r := byCheck(fs, "routing.unreachable"); len(r) > 0 {
-		t.Errorf("could not look is not a black hole, got %d routing.unreachable:%s", len(r), titles(r[:min(5, len(r))]))
-	}
-	if bad := atOrAbove(fs, checks.Warning); len(bad) != 1 {
-		t.Errorf("want only the dead spine at warning or above, got %d:%s", len(bad), titles(bad[:min(10, len(bad))]))
+	if bad := atOrAbove(fs, checks.Warning); len(bad) != 0 {
+		t.Errorf("want nothing at warning or above, got %d:%s", len(bad), titles(bad[:min(10, len(bad))]))
 	}
 }
 
-// TestDeadLeafNamesItsHosts: a leaf that stopped answering hides its
-// hosts from discovery. Against the expected topology it is one critical
-// finding naming the 32 hosts behind it, not one per host.
-func TestDeadLeafNamesItsHosts(t *testing.T) {
+// TestDeadLeafAgainstBaseline: a leaf whose agent stopped answering hides
+// its hosts from discovery, but the spines' ports to it are up: against
+// the expected topology it is not "missing" (nor its 32 hosts, nor its
+// links down): could not look.
+func TestDeadLeafAgainstBaseline(t *testing.T) {
 	fs := sampleWith(t, "dead leaf03\n", true)
+	if bad := atOrAbove(fs, checks.Warning); len(bad) != 0 {
+		t.Errorf("want nothing at warning or above, got %d:%s", len(bad), titles(bad[:min(10, len(bad))]))
+	}
+}
+
+// TestPoweredOffLeafNamesItsHosts: a leaf that is really gone (its links
+// down at the spines) is one critical finding against the expected
+// topology naming the 32 hosts behind it, not one per host.
+func TestPoweredOffLeafNamesItsHosts(t *testing.T) {
+	var faults strings.Builder
+	faults.WriteString("dead leaf03\n")
+	for p := 33; p <= 64; p++ { // its uplinks to the four spines
+		fmt.Fprintf(&faults, "down leaf03/%d\n", p)
+	}
+	fs := sampleWith(t, faults.String(), true)
 	c := byCheck(fs, "topology.changed")
 	var crit []checks.Finding
 	for _, f := range c {
@@ -73,11 +84,5 @@ func TestDeadLeafNamesItsHosts(t *testing.T) {
 	}
 	if ev := crit[0].Evidence; len(ev) < 2 || !strings.Contains(ev[1].Text, "gpu") {
 		t.Errorf("the hosts are not named: %v", ev)
-	}
-	if u := byCheck(fs, "topology.unreachable-node"); len(u) != 1 {
-		t.Errorf("want one topology.unreachable-node, got %d:%s", len(u), titles(u[:min(5, len(u))]))
-	}
-	if d := byCheck(fs, "link.down"); len(d) > 0 {
-		t.Errorf("links to a missing node are its finding, got %d link.down:%s", len(d), titles(d[:min(5, len(d))]))
 	}
 }

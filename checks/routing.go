@@ -154,13 +154,10 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		w := g.a.WalkTo(dst)
 		for _, leaf := range leafOrder {
 			o, at := w.From(leaf)
-			if o == route.Delivered || o == route.NoTable || (o == route.Loop) != loops {
-				continue
-			}
-			if o == route.DeadEnd && notReached(at, dst.LID) {
-				// The egress port is up but its far end never
-				// answered: the route could not be followed, which is
-				// not a black hole (topology.unreachable-node says so).
+			// NoTable and Unread: a table, a port's state or a far end
+			// on the route was not read. Could not look is not a black
+			// hole: the report lists what was not read.
+			if o == route.Delivered || o == route.NoTable || o == route.Unread || (o == route.Loop) != loops {
 				continue
 			}
 			k := fail{why: o, at: at}
@@ -258,14 +255,16 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	return out
 }
 
-// notReached reports whether sw's egress port for lid is physically up
-// while discovery never reached its far end.
-func notReached(sw *fabric.Node, lid uint16) bool {
-	if sw == nil || sw.Switch == nil || int(lid) >= len(sw.Switch.LFT) {
-		return false
+// allPortsRead reports whether every port of sw was read and leads to a
+// known far end or none: where one did not answer, how the switch
+// spreads its routes cannot be judged.
+func allPortsRead(sw *fabric.Node) bool {
+	for _, p := range sw.Ports {
+		if p != nil && p.Num != 0 && (!p.StateKnown() || p.PeerUnknown()) {
+			return false
+		}
 	}
-	p := portOf(sw, sw.Switch.LFT[lid])
-	return p != nil && p.Remote == nil && p.PhysState == mad.PhysLinkUp
+	return true
 }
 
 func hostNames(ps []*fabric.Port, n int) string {
@@ -370,7 +369,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	var set []*fabric.Port
 	key := make([]byte, 0, 64)
 	for _, sw := range s.Fabric.Nodes {
-		if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil || !s.nodeInScope(sw) {
+		if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil || !s.nodeInScope(sw) || !allPortsRead(sw) {
 			continue
 		}
 		si := sg.idx[sw]

@@ -17,12 +17,6 @@ func init() {
 		run:     (*Snapshot).duplicateGUIDs,
 	})
 	register(Check{
-		ID:      "topology.unreachable-node",
-		Summary: "discovery reached a port whose node never answered",
-		Needs:   []string{"topology"},
-		run:     (*Snapshot).unreachable,
-	})
-	register(Check{
 		ID:      "topology.oversubscribed",
 		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable)",
 		Needs:   []string{"topology"},
@@ -63,95 +57,6 @@ func (s *Snapshot) duplicateGUIDs() []Finding {
 			Evidence: []Evidence{{Name: "NodeGUID", Value: float64(len(d.Paths)), Text: "seen as " + strings.Join(where, "; ")}},
 			Impact:   Impact{Score: 1, Summary: "the subnet manager cannot tell the nodes apart: routes and LIDs for both are unreliable"},
 			Action:   "Find the node with the cloned GUID (a replaced board flashed with a copied image, a VM with a copied GUID) and burn a unique GUID into it; then let the SM re-sweep.",
-			Basis:    "topology",
-		})
-	}
-	return out
-}
-
-func (s *Snapshot) unreachable() []Finding {
-	// Every port that leads to a silent node is one entry; a switch that
-	// stopped answering is behind many (every leaf's uplinks to a dead
-	// spine). Entries that failed the same way are one finding.
-	type group struct {
-		what, reason string
-		entries      []fabric.Unreachable
-		ports        []*fabric.Port
-	}
-	var groups []*group
-	byKey := map[[2]string]*group{}
-	for _, u := range s.Fabric.Unreachable {
-		from := s.Fabric.NodeByGUID(u.FromGUID)
-		var port *fabric.Port
-		if from != nil {
-			if s.Scope != nil && !s.nodeInScope(from) {
-				continue
-			}
-			port = portOf(from, u.FromPort)
-		}
-		k := [2]string{u.What, u.Reason}
-		g := byKey[k]
-		if g == nil {
-			g = &group{what: u.What, reason: u.Reason}
-			byKey[k] = g
-			groups = append(groups, g)
-		}
-		g.entries = append(g.entries, u)
-		g.ports = append(g.ports, port)
-	}
-	hostAt, leaves := hostPortNumbers(s.Fabric)
-	var out []Finding
-	for _, g := range groups {
-		var ents []Entity
-		sev := Error
-		perNode := map[*fabric.Node][]uint8{}
-		var order []*fabric.Node
-		local := 0
-		for i, u := range g.entries {
-			from := s.Fabric.NodeByGUID(u.FromGUID)
-			if from == nil {
-				local++
-				continue
-			}
-			e := nodeEntity(from, "neighbour")
-			e.Port = int(u.FromPort)
-			ents = append(ents, e)
-			if _, ok := perNode[from]; !ok {
-				order = append(order, from)
-			}
-			perNode[from] = append(perNode[from], u.FromPort)
-			if from.Type == mad.NodeSwitch && !hostSlot(g.ports[i], hostAt, leaves) {
-				sev = Critical // behind an uplink or a spine port: likely a switch
-			}
-		}
-		var where []string
-		for _, n := range order {
-			where = append(where, fmt.Sprintf("%s port%s %s", nodeName(n), plural(len(perNode[n])), portNumbers(perNode[n])))
-		}
-		if local > 0 {
-			where = append(where, "the local port")
-		}
-		u := g.entries[0]
-		title := ""
-		if len(g.entries) == 1 {
-			fromName := "the local port"
-			if len(ents) == 1 {
-				fromName = ents[0].String()
-			}
-			title = fmt.Sprintf("Node behind %s does not answer (%s)", fromName, g.what)
-		} else {
-			title = fmt.Sprintf("Nodes behind %d ports of %d nodes do not answer (%s)", len(g.entries), len(order)+min(local, 1), g.what)
-		}
-		ev := []Evidence{{Name: "ports", Value: float64(len(g.entries)), Text: "behind " + strings.Join(where, "; ")}}
-		ev = append(ev, Evidence{Name: "path", Text: fmt.Sprintf("e.g. directed route %s: %s", u.Path, u.Reason)})
-		out = append(out, Finding{
-			Check:    "topology.unreachable-node",
-			Severity: sev,
-			Title:    title,
-			Entities: ents,
-			Evidence: ev,
-			Impact:   Impact{Score: 0.5, Summary: "whatever is behind these ports could not be checked (it may still forward traffic); if it is a switch, its hosts and routes are unknown"},
-			Action:   "Check the node the ports lead to (many ports from several switches: one switch whose management agent hung): is its management agent alive? Try 'ibdoctor discover --retries 5 --timeout 2s'; if it stays silent, restart the switch's management or fail it over.",
 			Basis:    "topology",
 		})
 	}
@@ -228,7 +133,11 @@ func (s *Snapshot) oversubscribed() []Finding {
 			continue
 		}
 		l := leaf{n: n}
+		known := true
 		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && (!p.Reached() || (p.Remote != nil && !p.Remote.SpeedKnown())) {
+				known = false // a port's state, rate or far end was not read: could not decide
+			}
 			if p == nil || p.Num == 0 || p.Remote == nil || !linkUp(p) {
 				continue
 			}
@@ -241,7 +150,7 @@ func (s *Snapshot) oversubscribed() []Finding {
 				l.hosts++
 			}
 		}
-		if l.hosts > 0 && l.ups > 0 {
+		if known && l.hosts > 0 && l.ups > 0 {
 			all = append(all, l)
 		}
 	}
@@ -378,9 +287,13 @@ func (s *Snapshot) changed() []Finding {
 			folded[n] = true
 		}
 	}
+	unknown := s.unreachedBaseline()
 	for _, n := range missing {
 		if folded[n] || (s.Scope != nil && !s.scopeNamesNode(n)) {
 			continue
+		}
+		if unknown[n.GUID] {
+			continue // behind a port whose far end did not answer: could not look
 		}
 		if n.Type != mad.NodeSwitch && s.cutOffByLink(n) {
 			continue // its down link is link.down's finding
@@ -410,7 +323,7 @@ func (s *Snapshot) changed() []Finding {
 			Entities: ents,
 			Evidence: ev,
 			Impact:   Impact{Score: 0.5, Summary: impact},
-			Action:   "Find out whether the node is powered and cabled; check unreachable-node findings for a port that leads to it (a switch whose management agent hung hides its hosts from discovery but may still forward their traffic).",
+			Action:   "Find out whether the node is powered and cabled: look at the ports that lead to it (ibdoctor links) and at the node itself.",
 			Basis:    "baseline",
 		})
 	}
@@ -476,4 +389,47 @@ func (s *Snapshot) scopeNamesNode(n *fabric.Node) bool {
 		}
 	}
 	return false
+}
+
+// unreachedBaseline returns the GUIDs of the expected topology's nodes
+// that were not discovered because discovery could not look: a node
+// cabled (in the expected topology) to a port whose far end or state was
+// not read (fabric.Port.Unreached), and every missing node reached from
+// one through other missing nodes (the hosts behind a leaf whose agent
+// is dead). Their absence is undecided, not a change.
+func (s *Snapshot) unreachedBaseline() map[uint64]bool {
+	unknown := map[uint64]bool{}
+	if s.Baseline == nil {
+		return unknown
+	}
+	present := func(guid uint64) bool { return s.Fabric.NodeByGUID(guid) != nil }
+	var queue []*fabric.Node
+	for _, l := range s.Baseline.Links() {
+		for _, e := range [][2]*fabric.Port{{l.A, l.B}, {l.B, l.A}} {
+			here, there := e[0], e[1]
+			n := s.Fabric.NodeByGUID(here.Node.GUID)
+			if n == nil || present(there.Node.GUID) || unknown[there.Node.GUID] {
+				continue
+			}
+			if p := portOf(n, here.Num); p == nil || p.PeerUnknown() || !p.StateKnown() {
+				unknown[there.Node.GUID] = true
+				queue = append(queue, there.Node)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			r := p.Remote.Node
+			if !present(r.GUID) && !unknown[r.GUID] {
+				unknown[r.GUID] = true
+				queue = append(queue, r)
+			}
+		}
+	}
+	return unknown
 }

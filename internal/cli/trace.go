@@ -158,6 +158,8 @@ func endText(st report.Style, lt route.LiveTrace) string {
 		return st.Red(fmt.Sprintf("The source port %s has no live link", portText(lt.End)))
 	case route.NoTable:
 		return st.Red(fmt.Sprintf("No forwarding table at %s", last.Switch.Description))
+	case route.Unread:
+		return st.Yellow(fmt.Sprintf("Not known past %s: LID %d leaves by port %d, whose state or far end did not answer (could not look, not a dead end)", last.Switch.Description, lt.To, last.Out))
 	}
 	return lt.Outcome.String()
 }

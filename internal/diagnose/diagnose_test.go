@@ -137,13 +137,13 @@ func TestSweepPartialFabric(t *testing.T) {
 	if d := sw.Document("check", "sim:test", res, checks.Critical); d.Status == "healthy" {
 		t.Errorf("a partial sweep must not be healthy: %q", d.Status)
 	}
-	found := false
+	// Could not look is no finding: the spine is in the unreached list.
 	for _, f := range res.Findings {
-		if f.Check == "topology.unreachable-node" {
-			found = true
+		if f.Severity >= checks.Warning {
+			t.Errorf("finding for a dead agent: %s %s", f.Check, f.Title)
 		}
 	}
-	if !found {
-		t.Errorf("no unreachable-node finding: %+v", res.Findings)
+	if len(sw.Unreached) == 0 {
+		t.Error("nothing listed as not read")
 	}
 }

@@ -197,11 +197,14 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 		fp.OperVLs = pi.OperationalVLs
 		if n.ni.NodeType == mad.NodeSwitch && p != 0 && caps == nil {
 			// Port 0's CapabilityMask says how to read the extended
-			// speed fields; without it HDR would read as QDR.
+			// speed fields; without it HDR would read as QDR. Unknown
+			// is left zero so nothing reads a wrong speed.
 			fp.Unreached |= fabric.UnreachedSpeed
+			fp.SpeedActive, fp.SpeedEnabled, fp.SpeedSupported = 0, 0, 0
 		}
 		if int(p) < len(n.fdr10Lost) && n.fdr10Lost[p] {
-			fp.Unreached |= fabric.UnreachedSpeed
+			fp.Unreached |= fabric.UnreachedSpeed // QDR or FDR10: unknown
+			fp.SpeedActive = 0
 		}
 	} else {
 		// Made for a link (or the start node) but its PortInfo was not

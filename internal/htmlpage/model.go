@@ -41,7 +41,7 @@ func (v Verdict) String() string { return verdictNames[v] }
 // verdictOf sorts a check into a category by its ID.
 func verdictOf(check string) Verdict {
 	switch {
-	case check == "link.down" || check == "topology.unreachable-node" || check == "link.polling":
+	case check == "link.down" || check == "link.polling":
 		return Down
 	case strings.HasPrefix(check, "link.degraded") || strings.HasPrefix(check, "link."):
 		return Degraded

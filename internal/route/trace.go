@@ -39,10 +39,14 @@ const (
 	// BeyondTop: the destination LID is above a switch's LinearFDBTop
 	// or beyond the table read (only under Rules.Strict).
 	BeyondTop
+	// Unread: the route leaves by a port whose state or far end could
+	// not be read (a MAD went unanswered: fabric.Port.Unreached). Where
+	// it goes is unknown, which is not a dead end.
+	Unread
 	numOutcomes
 )
 
-var outcomeNames = [...]string{"delivered", "no route (0xFF)", "dead end", "loop", "misdelivered", "no LFT", "source down", "beyond LinearFDBTop"}
+var outcomeNames = [...]string{"delivered", "no route (0xFF)", "dead end", "loop", "misdelivered", "no LFT", "source down", "beyond LinearFDBTop", "not read"}
 
 func (o Outcome) String() string {
 	if int(o) < len(outcomeNames) {
@@ -162,6 +166,9 @@ func (r *Rules) lookup(sw *fabric.Node, to uint16) (out uint8, p *fabric.Port, o
 		return out, nil, NoRoute
 	}
 	if !r.up(p) {
+		if !p.StateKnown() || p.PeerUnknown() || (p.Remote != nil && !p.Remote.StateKnown()) {
+			return out, p, Unread
+		}
 		return out, p, DeadEnd
 	}
 	return out, p, forward

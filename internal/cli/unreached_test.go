@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+)
+
+// Unanswered is "could not look", never "broken" (issue 17 item 5): a MAD
+// that goes unanswered makes its subject unreached (listed, exit 2 when
+// nothing else is found), never a down link, a degraded rate or a route
+// that "cannot reach".
+
+// findingKeys names findings by check and entities (titles carry counter
+// values that move with the simulated clock).
+func findingKeys(fs []checks.Finding) []string {
+	var ks []string
+	for _, f := range fs {
+		var es []string
+		for _, e := range f.Entities {
+			es = append(es, fmt.Sprintf("%s/%d", e.Node, e.Port))
+		}
+		ks = append(ks, f.Check+" "+strings.Join(es, ","))
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestCheckUnderMADLoss: with 20% of all MAD exchanges lost, check on the
+// sample incident finds what it finds without loss, plus the unreached
+// list. The engine's retries are at their default (3: a MAD is given up
+// after 4 losses, 0.2^4 = 0.16% of MADs, a few per run); the timeout is
+// 50ms instead of 1s because the simulator answers at once or never, so
+// the timeout changes only the test's wall time, not what is answered.
+// A finding may be missing only where its own subject could not be read
+// (then the unreached list names it); none may be added.
+func TestCheckUnderMADLoss(t *testing.T) {
+	dir := filepath.Join("..", "..", "fixtures", "sample")
+	topo, incident := filepath.Join(dir, "fabric.txt"), filepath.Join(dir, "faults.txt")
+	args := []string{"check", "--sim=" + topo, "--timeout", "50ms", "--json"}
+	code, out, stderr := run(append(args, "--faults", incident)...)
+	if code != ExitFindings {
+		t.Fatalf("clean: exit %d\n%s", code, stderr)
+	}
+	clean := chkParse(t, out)
+	if len(clean.Unreached) != 0 {
+		t.Fatalf("clean run unreached %+v", clean.Unreached)
+	}
+	want := findingKeys(clean.Findings)
+
+	lossy := writeFile(t, "loss.faults", readFile(t, incident)+"\nloss share=20%\n")
+	for i := range 2 {
+		code, out, stderr = run(append(args, "--faults", lossy)...)
+		if code != ExitFindings {
+			t.Fatalf("run %d under loss: exit %d, want 1 (the incident is still found)\n%s", i, code, stderr)
+		}
+		d := chkParse(t, out)
+		if d.MADs.Retried == 0 {
+			t.Fatalf("run %d: no MAD retried: the loss fault did nothing", i)
+		}
+		got := findingKeys(d.Findings)
+		var where []string
+		for _, u := range d.Unreached {
+			where = append(where, u.What+" "+u.Where)
+		}
+		for _, k := range got {
+			if !slices.Contains(want, k) {
+				t.Errorf("run %d: finding %q is not in the clean run's (unreached: %v)", i, k, where)
+			}
+		}
+		for _, k := range want {
+			if slices.Contains(got, k) {
+				continue
+			}
+			// Missing: only if one of its subjects went unread.
+			explained := false
+			for _, w := range where {
+				for _, e := range strings.Split(strings.SplitN(k, " ", 2)[1], ",") {
+					if node, _, _ := strings.Cut(e, "/"); node != "" && strings.Contains(w, node) {
+						explained = true
+					}
+				}
+			}
+			if !explained {
+				t.Errorf("run %d: finding %q missing, and none of its subjects is unreached (%v)", i, k, where)
+			}
+		}
+		t.Logf("run %d: %d findings (clean %d), %d unreached, MADs %+v", i, len(got), len(want), len(d.Unreached), d.MADs)
+	}
+}
+
+// TestCheckUnansweredNotBroken: on a healthy fabric, what did not answer
+// gives no finding, is listed, and check exits 2 (could not decide).
+func TestCheckUnansweredNotBroken(t *testing.T) {
+	topo := chkTopology(t) // 4 leaves x 4 hosts, 4 spines
+	fast := []string{"--timeout", "20ms", "--json"}
+	for _, c := range []struct{ name, faults, unreached string }{
+		// The spine's agent is dead but its switching hardware forwards:
+		// before, every route through it "could not reach" (critical).
+		{"dead spine agent", "dead spine02\n", "NodeInfo"},
+		{"dead leaf agent", "dead leaf03\n", "NodeInfo"},
+		// PortInfo of one spine port unanswered: before, a down link and
+		// "hosts cannot reach" while the traffic flowed.
+		{"PortInfo dropped", "drop spine01/1 attr=PortInfo\n", "PortInfo 1"},
+		// A switch's port 0 PortInfo (its speed capability mask) lost:
+		// before, its NDR links read as QDR ("QDR instead of NDR").
+		{"port 0 PortInfo dropped", "drop leaf02/0 attr=PortInfo\n", "PortInfo 0"},
+		{"LFT dropped", "drop spine03 attr=LinearForwardingTable\n", "LinearForwardingTable"},
+		{"counters dropped", "drop leaf01 attr=PortCounters\ndrop leaf01 attr=PortCountersExtended\n", "PortCounters"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, stderr := run(append([]string{"check", "--sim=" + topo, "--faults", writeFile(t, "f.faults", c.faults)}, fast...)...)
+			d := chkParse(t, out)
+			if len(d.Findings) != 0 {
+				var ts []string
+				for _, f := range d.Findings {
+					ts = append(ts, f.Severity.String()+" "+f.Check+": "+f.Title)
+				}
+				t.Errorf("%d findings, want none:\n%s", len(ts), strings.Join(ts, "\n"))
+			}
+			if code != ExitUndecided || d.Status != "undecided" || d.Complete {
+				t.Errorf("exit %d status %q complete %v, want 2 undecided incomplete\n%s", code, d.Status, d.Complete, stderr)
+			}
+			found := false
+			for _, u := range d.Unreached {
+				found = found || strings.Contains(u.What, c.unreached)
+			}
+			if !found {
+				t.Errorf("unreached list %+v does not name %s", d.Unreached, c.unreached)
+			}
+		})
+	}
+}
+
+// TestCheckFlakyAgentNoFalseRate: agents answering half their MADs give
+// no rate finding: what was not read is unknown, not slow.
+func TestCheckFlakyAgentNoFalseRate(t *testing.T) {
+	topo := chkTopology(t)
+	faults := writeFile(t, "flaky.faults", "flaky leaf01 answer=40%\nflaky leaf02 answer=40%\nflaky spine01 answer=40%\n")
+	for i := range 3 {
+		code, out, _ := run("check", "--sim="+topo, "--faults", faults, "--timeout", "20ms", "--retries", "1", "--json")
+		d := chkParse(t, out)
+		for _, f := range d.Findings {
+			t.Errorf("run %d: %s %s: %s", i, f.Severity, f.Check, f.Title)
+		}
+		if len(d.Unreached) > 0 && code != ExitUndecided {
+			t.Errorf("run %d: %d unreached, exit %d, want 2", i, len(d.Unreached), code)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

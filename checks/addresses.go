@@ -261,8 +261,8 @@ func (s *Snapshot) defaultDescriptions() []Finding {
 	var defaults []*fabric.Node
 	named := 0
 	for _, n := range s.Fabric.Nodes {
-		if !isHostNode(n) {
-			continue
+		if !isHostNode(n) || n.DescriptionUnread {
+			continue // not read: could not look
 		}
 		if isFirmwareDefault(n.Description) || strings.TrimSpace(n.Description) == "" {
 			defaults = append(defaults, n)

@@ -103,14 +103,15 @@ func (d *discovery) build() *fabric.Fabric {
 
 func (d *discovery) fabricNode(n *node) {
 	fn := &fabric.Node{
-		Type:            n.ni.NodeType,
-		GUID:            n.ni.NodeGUID,
-		SystemImageGUID: n.ni.SystemImageGUID,
-		Description:     n.desc,
-		VendorID:        n.ni.VendorID,
-		DeviceID:        n.ni.DeviceID,
-		Revision:        n.ni.Revision,
-		Ports:           make([]*fabric.Port, int(n.ni.NumPorts)+1),
+		Type:              n.ni.NodeType,
+		GUID:              n.ni.NodeGUID,
+		SystemImageGUID:   n.ni.SystemImageGUID,
+		Description:       n.desc,
+		DescriptionUnread: n.descLost,
+		VendorID:          n.ni.VendorID,
+		DeviceID:          n.ni.DeviceID,
+		Revision:          n.ni.Revision,
+		Ports:             make([]*fabric.Port, int(n.ni.NumPorts)+1),
 	}
 	n.fn = fn
 	if si := n.si; si != nil {

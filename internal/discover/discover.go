@@ -95,9 +95,11 @@ type node struct {
 	path    mad.Path // the path it is read by
 	creator *arrival // nil for the start node
 	desc    string
-	si      *mad.SwitchInfo
-	pi      []*mad.PortInfo        // by port number; nil where not read
-	fdr10   []*mad.MlnxExtPortInfo // by port; nil until an FDR10 read answers
+	// descLost: NodeDescription went unanswered (desc is unknown, not empty).
+	descLost bool
+	si       *mad.SwitchInfo
+	pi       []*mad.PortInfo        // by port number; nil where not read
+	fdr10    []*mad.MlnxExtPortInfo // by port; nil until an FDR10 read answers
 	// fdr10Lost marks ports whose FDR10 read went unanswered: their
 	// speed is unknown (QDR or FDR10), not QDR.
 	fdr10Lost []bool
@@ -400,6 +402,8 @@ func (d *discovery) nodeJob(n *node) *job {
 		d.unreachable = append(d.unreachable, fails...)
 		if j.reads[0].err == nil {
 			n.desc = nd.Text
+		} else {
+			n.descLost = true
 		}
 		if si != nil && j.reads[1].err == nil {
 			n.si = si

@@ -65,6 +65,29 @@ func TestUnansweredIsUnreached(t *testing.T) {
 			t.Errorf("leaf03/1 unreached %v, want speed only", p.Unreached)
 		}
 	})
+	t.Run("NodeDescription dropped", func(t *testing.T) {
+		_, got := simDiscover(t, topo, sim.Options{}, func(s *sim.Sim) error { return s.Drop("gpu002 mlx5_0", "NodeDescription") }, fast, Options{})
+		b, err := fabric.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := fabric.Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unread := 0
+		for _, n := range back.Nodes {
+			if n.DescriptionUnread {
+				unread++
+				if n.Description != "" {
+					t.Errorf("unread description %q", n.Description)
+				}
+			}
+		}
+		if unread != 1 {
+			t.Errorf("%d nodes with an unread description after JSON, want 1", unread)
+		}
+	})
 	t.Run("JSON round trip", func(t *testing.T) {
 		_, got := simDiscover(t, topo, sim.Options{}, func(s *sim.Sim) error { return s.Kill("spine02") }, fast, Options{})
 		b, err := fabric.Marshal(got)

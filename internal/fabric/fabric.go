@@ -35,9 +35,12 @@ type Node struct {
 	GUID            uint64
 	SystemImageGUID uint64
 	Description     string
-	VendorID        uint32
-	DeviceID        uint16
-	Revision        uint32
+	// DescriptionUnread: NodeDescription went unanswered, so Description
+	// is empty because it is unknown (not a node without a name).
+	DescriptionUnread bool
+	VendorID          uint32
+	DeviceID          uint16
+	Revision          uint32
 	// Ports is indexed by port number and has NumPorts+1 entries. Entry 0
 	// is a switch's management port (nil on CAs and routers); a port that
 	// was never read is nil.

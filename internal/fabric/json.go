@@ -29,17 +29,19 @@ type jsonFabric struct {
 }
 
 type jsonNode struct {
-	Type            string      `json:"type"`
-	GUID            string      `json:"guid"`
-	SystemImageGUID string      `json:"system_image_guid"`
-	Description     string      `json:"description"`
-	VendorID        string      `json:"vendor_id"`
-	DeviceID        string      `json:"device_id"`
-	Revision        string      `json:"revision"`
-	NumPorts        int         `json:"num_ports"`
-	Path            *string     `json:"path,omitempty"`
-	Switch          *jsonSwitch `json:"switch,omitempty"`
-	Ports           []jsonPort  `json:"ports"`
+	Type            string `json:"type"`
+	GUID            string `json:"guid"`
+	SystemImageGUID string `json:"system_image_guid"`
+	Description     string `json:"description"`
+	// DescriptionUnread: NodeDescription went unanswered (Node.DescriptionUnread).
+	DescriptionUnread bool        `json:"description_unread,omitempty"`
+	VendorID          string      `json:"vendor_id"`
+	DeviceID          string      `json:"device_id"`
+	Revision          string      `json:"revision"`
+	NumPorts          int         `json:"num_ports"`
+	Path              *string     `json:"path,omitempty"`
+	Switch            *jsonSwitch `json:"switch,omitempty"`
+	Ports             []jsonPort  `json:"ports"`
 }
 
 type jsonSwitch struct {
@@ -141,15 +143,16 @@ func MarshalWith(f *Fabric, opt MarshalOptions) ([]byte, error) {
 	}
 	for _, n := range f.Nodes {
 		jn := jsonNode{
-			Type:            nodeTypeName(n.Type),
-			GUID:            hex64(n.GUID),
-			SystemImageGUID: hex64(n.SystemImageGUID),
-			Description:     n.Description,
-			VendorID:        fmt.Sprintf("0x%06x", n.VendorID),
-			DeviceID:        fmt.Sprintf("0x%04x", n.DeviceID),
-			Revision:        fmt.Sprintf("0x%08x", n.Revision),
-			NumPorts:        n.NumPorts(),
-			Ports:           []jsonPort{},
+			Type:              nodeTypeName(n.Type),
+			GUID:              hex64(n.GUID),
+			SystemImageGUID:   hex64(n.SystemImageGUID),
+			Description:       n.Description,
+			DescriptionUnread: n.DescriptionUnread,
+			VendorID:          fmt.Sprintf("0x%06x", n.VendorID),
+			DeviceID:          fmt.Sprintf("0x%04x", n.DeviceID),
+			Revision:          fmt.Sprintf("0x%08x", n.Revision),
+			NumPorts:          n.NumPorts(),
+			Ports:             []jsonPort{},
 		}
 		if len(n.Ports) == 0 {
 			jn.NumPorts = -1 // no Ports slice at all
@@ -503,7 +506,7 @@ func (jn *jsonNode) decode() (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Type: t, Description: jn.Description}
+	n := &Node{Type: t, Description: jn.Description, DescriptionUnread: jn.DescriptionUnread}
 	if n.GUID, err = parseGUIDString("guid", jn.GUID); err != nil {
 		return nil, err
 	}

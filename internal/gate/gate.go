@@ -161,7 +161,9 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	for _, p := range ports {
 		if p.Remote == nil && p.PhysState == mad.PhysLinkUp {
 			// A live route goes out of a port the sweep saw without a
-			// cable: what is behind it was never read.
+			// cable: what is behind it was never read (the model's
+			// UnreachedPeer, so no check calls it a dead end).
+			p.Unreached |= fabric.UnreachedPeer
 			sw.Complete = false
 			sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
 				Reason: "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"})

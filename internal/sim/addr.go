@@ -90,3 +90,16 @@ func (s *Sim) SetVLs(portRef string, code uint8) error {
 	s.nodes[ni].ports[pn].vls = code
 	return nil
 }
+
+// SetRevision changes the NodeInfo revision a node reports (a board from
+// another batch, a replaced part).
+func (s *Sim) SetRevision(nodeRef string, rev uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, err := s.resolveNode(nodeRef)
+	if err != nil {
+		return err
+	}
+	s.nodes[ni].rev = rev
+	return nil
+}

@@ -89,6 +89,7 @@ var faultKinds = map[string]struct {
 	"desc":      {refs: -1, required: []string{"text"}},
 	"mtu":       {refs: -1, required: []string{"mtu"}},
 	"vls":       {refs: -1, required: []string{"vls"}},
+	"revision":  {refs: -1, required: []string{"rev"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 }
 
@@ -112,7 +113,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -379,6 +380,8 @@ func checkFaultValues(f Fault) error {
 			}
 		case "mtu":
 			_, err = parseMTU(o.Value)
+		case "rev":
+			_, err = strconv.ParseUint(o.Value, 0, 32)
 		case "vls":
 			if v, e := strconv.Atoi(o.Value); e != nil || v < 1 || v > 5 {
 				err = fmt.Errorf("vls=%s: want a VL code 1..5 (VL0, VL0-1, VL0-3, VL0-7, VL0-14)", o.Value)
@@ -675,6 +678,10 @@ func (s *Sim) applyFault(f Fault) error {
 		v, _ := f.opt("mtu")
 		m, _ := parseMTU(v)
 		return s.SetMTU(ref, m)
+	case "revision":
+		v, _ := f.opt("rev")
+		x, _ := strconv.ParseUint(v, 0, 32)
+		return s.SetRevision(ref, uint32(x))
 	case "vls":
 		v, _ := f.opt("vls")
 		x, _ := strconv.Atoi(v)

@@ -42,7 +42,7 @@ const (
 
 // topologyFormats is what --sim and --expect-topology accept, for error
 // messages.
-const topologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), an ibdiagnet2 file (.ibnetdiscover, .lst, .net_dump, .db_csv), an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
+const topologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), an ibdiagnet2 file (.ibnetdiscover, .lst, .db_csv) or ibdiagnet directory, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
 
 // maxBytes bounds how much of a file ReadFile reads, per format: text
 // topologies of the largest fabrics are tens of MB; JSON and db_csv can

@@ -153,3 +153,23 @@ func TestLoadIBRouteLFTs(t *testing.T) {
 		t.Fatalf("L101's LFT does not say LID 2 leaves by port 19")
 	}
 }
+
+// ibdiagnet's db_csv says where the SM ran (IsSM on the MQM9700's port
+// 0, LID 180): the simulator's SM runs there, and no other port claims
+// IsSM without answering SMInfo.
+func TestLoadDBCSVSMWhereTheFileSays(t *testing.T) {
+	s, _, err := Load(context.Background(), corpusFile(t, "quantum2-ndr-ibdiagnet2.db_csv"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.smLID != 180 || len(s.sms) != 1 {
+		t.Fatalf("SM LID %d with %d SMs, want the file's 180", s.smLID, len(s.sms))
+	}
+	for i := range s.nodes {
+		for pi := range s.nodes[i].ports {
+			if s.nodes[i].ports[pi].capMask&mad.CapIsSM != 0 {
+				t.Errorf("%s port %d keeps IsSM from the file", s.nodes[i].desc, pi)
+			}
+		}
+	}
+}

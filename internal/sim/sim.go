@@ -306,6 +306,26 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 	}
 	s.index(maxLID)
 	s.smLID = opts.SMLID
+	// A fabric read from a capture (ibdiagnet's db_csv, a discovery's
+	// JSON) says where its SM ran: IsSM in a port's CapabilityMask. The
+	// default SM goes there, and the bit is left to the SM model, which
+	// sets it where an SM answers SMInfo.
+	for i := range s.nodes {
+		for pi := range s.nodes[i].ports {
+			p := &s.nodes[i].ports[pi]
+			if p.capMask&mad.CapIsSM == 0 {
+				continue
+			}
+			p.capMask &^= mad.CapIsSM
+			lid := p.lid
+			if s.nodes[i].typ == mad.NodeSwitch {
+				lid = s.nodes[i].ports[0].lid
+			}
+			if s.smLID == 0 && lid != 0 {
+				s.smLID = lid
+			}
+		}
+	}
 	if s.smLID == 0 {
 	findSM:
 		for i := range s.nodes {

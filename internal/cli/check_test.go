@@ -107,12 +107,13 @@ func TestCheckJSON(t *testing.T) {
 	if d.Fabric.Nodes != 24 || d.Fabric.Switches != 8 || d.Fabric.CAs != 16 || d.Fabric.Links != 32 || d.Fabric.SwitchesRouted != 8 || d.Fabric.PortsRead < 48 {
 		t.Errorf("fabric %+v", d.Fabric)
 	}
-	// Without --interval or an expected topology four checks cannot run
-	// (counters.utilization, sm.stalled, topology.changed, .miswired),
+	// Without --interval or an expected topology five checks cannot run
+	// (counters.utilization, sm.stalled, routing.traffic-imbalance,
+	// topology.changed, .miswired),
 	// and routing.credit-loop, .ecmp-imbalance and .asymmetric do not
 	// judge the min-hop tables ibdoctor computed for a topology file
 	// without them (they would judge ibdoctor's routing, not the SM's).
-	if len(d.ChecksRun) != len(checks.All())-7 || len(d.Skipped) != 7 {
+	if len(d.ChecksRun) != len(checks.All())-8 || len(d.Skipped) != 8 {
 		t.Errorf("ran %v, skipped %v", d.ChecksRun, d.Skipped)
 	}
 	if d.MADs == nil || d.MADs.Sent == 0 || d.MADs.Answered == 0 || d.Timings["total"] == "" {

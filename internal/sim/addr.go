@@ -103,3 +103,35 @@ func (s *Sim) SetRevision(nodeRef string, rev uint32) error {
 	s.nodes[ni].rev = rev
 	return nil
 }
+
+// Skew makes every data flow that the switch's tables send out of one of
+// its uplinks (ports cabled to a higher-level switch) leave by port
+// instead: an ECMP hash or adaptive-routing fault. The forwarding tables
+// are not changed, so route analysis sees them balanced; only the data
+// counters (PortXmitData, PortXmitWait) show it.
+func (s *Sim) Skew(sw string, port uint8) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, err := s.resolveSwitch(sw)
+	if err != nil {
+		return err
+	}
+	n := &s.nodes[ni]
+	if port == 0 || int(port) > n.numPorts() {
+		return fmt.Errorf("sim: %s has no port %d", s.nodeName(ni), port)
+	}
+	lv := s.levels()
+	up := make([]bool, len(n.ports))
+	any := false
+	for pi := 1; pi < len(n.ports); pi++ {
+		if r := n.ports[pi].remote; r >= 0 && lv[r] > lv[ni] {
+			up[pi], any = true, true
+		}
+	}
+	if !any || !up[port] {
+		return fmt.Errorf("sim: port %d of %s is not one of its uplinks (ports cabled to a higher-level switch)", port, s.nodeName(ni))
+	}
+	n.sw.skewUp, n.sw.skewTo = up, port
+	s.rerouteLocked()
+	return nil
+}

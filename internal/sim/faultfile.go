@@ -90,6 +90,7 @@ var faultKinds = map[string]struct {
 	"mtu":       {refs: -1, required: []string{"mtu"}},
 	"vls":       {refs: -1, required: []string{"vls"}},
 	"revision":  {refs: -1, required: []string{"rev"}},
+	"skew":      {refs: -1, required: []string{"port"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 }
 
@@ -113,7 +114,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -678,6 +679,10 @@ func (s *Sim) applyFault(f Fault) error {
 		v, _ := f.opt("mtu")
 		m, _ := parseMTU(v)
 		return s.SetMTU(ref, m)
+	case "skew":
+		v, _ := f.opt("port")
+		p, _ := parsePortNum(v)
+		return s.Skew(ref, p)
 	case "revision":
 		v, _ := f.opt("rev")
 		x, _ := strconv.ParseUint(v, 0, 32)

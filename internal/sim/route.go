@@ -300,6 +300,9 @@ func (s *Sim) lidRoute(src int32, srcPort uint8, dlid uint16, data bool, hops *[
 	var out uint8
 	if s.nodes[src].typ == mad.NodeSwitch {
 		out = s.lftLookup(src, dlid)
+		if data {
+			out = s.skewed(src, out)
+		}
 	} else {
 		out = srcPort
 	}
@@ -330,5 +333,17 @@ func (s *Sim) lidRoute(src int32, srcPort uint8, dlid uint16, data bool, hops *[
 			return -1, 0, crossed, drop(fmt.Sprintf("LID %d: more than %d hops (routing loop through %s)", dlid, s.opts.LIDHopLimit, s.nodeName(ni)))
 		}
 		ci, in, out = ni, pin, s.lftLookup(ni, dlid)
+		if data {
+			out = s.skewed(ci, out)
+		}
 	}
+}
+
+// skewed applies the skew fault to a data flow's egress at switch ni.
+func (s *Sim) skewed(ni int32, out uint8) uint8 {
+	sw := s.nodes[ni].sw
+	if sw == nil || sw.skewUp == nil || int(out) >= len(sw.skewUp) || !sw.skewUp[out] {
+		return out
+	}
+	return sw.skewTo
 }

@@ -166,6 +166,11 @@ type switchState struct {
 	lifeTime  uint8
 	defPort   uint8
 	enhanced0 bool
+	// skewUp, when set, lists the uplinks whose data flows leave by
+	// skewTo instead (the skew fault: a hash or adaptive-routing bug the
+	// tables do not show). Management MADs follow the tables.
+	skewUp []bool
+	skewTo uint8
 }
 
 type port struct {

@@ -248,3 +248,29 @@ func TestSMUnansweredIsNotStale(t *testing.T) {
 		t.Errorf("%d findings from an unanswered SMInfo, want none", len(res.Findings))
 	}
 }
+
+// TestSMInfoUnansweredIsUnreached: the master's SMInfo goes unanswered
+// (the simulator's drop fault). The SM port is listed as unreached, the
+// sweep is incomplete, and no sm.* check turns that into "no SM", a
+// stale master LID or anything else.
+func TestSMInfoUnansweredIsUnreached(t *testing.T) {
+	sw, res := smSweep(t, `drop "gpu001 mlx5_0" attr=SMInfo`+"\n", 20*time.Millisecond)
+	for _, f := range res.Findings {
+		if strings.HasPrefix(f.Check, "sm.") {
+			t.Errorf("%s %s: %s", f.Severity, f.Check, f.Title)
+		}
+	}
+	if sw.Complete {
+		t.Error("sweep complete although SMInfo went unanswered")
+	}
+	found := false
+	for _, u := range sw.Unreached {
+		found = found || (u.What == "SMInfo" && strings.Contains(u.Where, "gpu001 mlx5_0"))
+	}
+	if !found {
+		t.Errorf("SMInfo not listed as unreached: %+v", sw.Unreached)
+	}
+	if len(sw.SM.Readings) != 1 || sw.SM.Readings[0].Reason == "" {
+		t.Errorf("readings %+v", sw.SM.Readings)
+	}
+}

@@ -106,8 +106,10 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 		switch strings.ToLower(key) {
 		case "ber", "xmitwait.warn", "xmitwait.info", "utilization":
 			f, err := strconv.ParseFloat(val, 64)
-			if err != nil || f < 0 {
-				return nil, fail(fmt.Errorf("want a non-negative number, got %q", val))
+			// Each is a rate or a share: NaN or Inf would silently turn
+			// the check off (NaN compares false) or on.
+			if err != nil || !(f >= 0 && f <= 1) {
+				return nil, fail(fmt.Errorf("want a number from 0 to 1 (a rate or a share of time), got %q", val))
 			}
 			switch strings.ToLower(key) {
 			case "ber":

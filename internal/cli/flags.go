@@ -31,10 +31,10 @@ func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.IntVarP(&o.Port, "port", "P", 0, "local port number on --ca")
 
 	fs.StringVar(&o.Pcap, "pcap", "", "record every MAD exchanged into this pcap file (opens in Wireshark)")
-	fs.DurationVarP(&o.Timeout, "timeout", "t", time.Second, "how long to wait for each MAD's response before retrying")
-	fs.IntVar(&o.Retries, "retries", 3, "retries after a MAD times out")
-	fs.IntVarP(&o.Window, "outstanding", "o", 64, "most MADs in flight at once")
-	fs.IntVar(&o.PerDest, "per-node", 2, "most MADs in flight to one node (its management CPU answers one at a time)")
+	fs.DurationVarP(&o.Timeout, "timeout", "t", time.Second, "how long to wait for each MAD's response before retrying (1ms to 5m)")
+	fs.IntVar(&o.Retries, "retries", 3, "retries after a MAD times out (0 to 20)")
+	fs.IntVarP(&o.Window, "outstanding", "o", 64, "most MADs in flight at once (1 to 4096)")
+	fs.IntVar(&o.PerDest, "per-node", 2, "most MADs in flight to one node (1 to 256; its management CPU answers one at a time)")
 }
 
 // commandNames are the words a bare --sim or --ibsim never swallows.

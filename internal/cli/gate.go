@@ -60,6 +60,9 @@ not look.`,
 			if err != nil {
 				return withExit(ExitUndecided, fmt.Errorf("--nodes: %w", err))
 			}
+			if len(hosts) == 0 {
+				return withExit(ExitUndecided, fmt.Errorf("--nodes %q names no host: give e.g. gpu[001-064] or gpu001,gpu002", nodes))
+			}
 			failOn, err := checks.ParseSeverity(o.failOn)
 			if err != nil {
 				return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))

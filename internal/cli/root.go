@@ -71,6 +71,12 @@ read every port's counters and every switch's forwarding table, and rank what
 is wrong by what it costs.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := validateFlags(cmd); err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			return nil
+		},
 	}
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
@@ -101,9 +107,24 @@ func Command(stdout, stderr io.Writer) *cobra.Command {
 
 // Main runs ibdoctor with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{io: iostreams.New(stdin, stdout, stderr), stdin: stdin, stdout: stdout, stderr: stderr}
+	// The terminal is detected on the real stdout; commands write through
+	// out, which remembers a write error.
+	out := &errWriter{w: stdout}
+	a := &app{io: iostreams.New(stdin, stdout, stderr), stdin: stdin, stdout: out, stderr: stderr}
+	a.io.Out = out
 	root := newRootCmd(a)
 	root.SetArgs(normalizeArgs(args))
+	code := execute(root, stderr)
+	if out.err != nil && code != ExitUndecided {
+		// Output that did not reach its reader (a full disk, a closed
+		// pipe) is no answer: never 0, 1 or 3 on it.
+		fmt.Fprintf(stderr, "ibdoctor: %v: %v\n", errOutput, out.err)
+		return ExitUndecided
+	}
+	return code
+}
+
+func execute(root *cobra.Command, stderr io.Writer) int {
 	err := root.Execute()
 	if err == nil {
 		return ExitHealthy

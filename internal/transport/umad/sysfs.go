@@ -26,7 +26,8 @@ import (
 const DefaultSysfsRoot = "/sys"
 
 // ErrNoDevice is returned when the host has no RDMA device at all.
-var ErrNoDevice = errors.New("no InfiniBand device on this host; try `--sim` for the built-in sample fabric")
+// The message says how to get the device as well as how to do without.
+var ErrNoDevice = errors.New("no InfiniBand device on this host (/sys/class/infiniband is empty): load the HCA's driver (e.g. modprobe mlx5_ib) and the MAD device module (modprobe ib_umad), and give yourself read-write access to /dev/infiniband/umad* (root, or a udev rule for your group); or try `--sim` for the built-in sample fabric")
 
 // CA is one RDMA device (an HCA, a switch's management device, a soft
 // device such as rxe) as sysfs describes it.

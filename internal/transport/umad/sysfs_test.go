@@ -109,6 +109,12 @@ func TestEnumerateNoDevice(t *testing.T) {
 	if !errors.Is(err, ErrNoDevice) {
 		t.Fatalf("empty root: got %v, want ErrNoDevice", err)
 	}
+	// It says how to get the device, not only how to do without one.
+	for _, w := range []string{"--sim", "ib_umad", "driver", "/dev/infiniband/umad"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("no-device message lacks %q: %v", w, err)
+		}
+	}
 	if !strings.Contains(err.Error(), "--sim") {
 		t.Errorf("message %q does not suggest --sim", err)
 	}

@@ -183,7 +183,7 @@ func (s *Snapshot) oversubscribed() []Finding {
 		out = append(out, Finding{
 			Check:    "topology.oversubscribed",
 			Severity: sev,
-			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d hosts, %d uplinks)", nodeName(l.n), r, l.hosts, l.ups),
+			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d host%s, %d uplink%s)", nodeName(l.n), r, l.hosts, plural(l.hosts), l.ups, plural(l.ups)),
 			Entities: []Entity{nodeEntity(l.n, "switch")},
 			Evidence: []Evidence{{Name: "oversubscription", Value: r, Threshold: ratio,
 				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtNum(l.host), fmtNum(l.up), why)}},

@@ -236,7 +236,7 @@ func TestGateOwnSweepPartial(t *testing.T) {
 	if code != ExitHealthy {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
-	if strings.Contains(out, "everything") || !strings.Contains(out, "1 things could not be read") || !strings.Contains(out, "behind leaf008 port 8") {
+	if strings.Contains(out, "everything") || !strings.Contains(out, "1 thing could not be read") || !strings.Contains(out, "behind leaf008 port 8") {
 		t.Errorf("the gate's partial sweep is not reported:\n%s", out)
 	}
 }

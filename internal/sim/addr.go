@@ -116,21 +116,14 @@ func (s *Sim) Skew(sw string, port uint8) error {
 	if err != nil {
 		return err
 	}
-	n := &s.nodes[ni]
-	if port == 0 || int(port) > n.numPorts() {
-		return fmt.Errorf("sim: %s has no port %d", s.nodeName(ni), port)
+	up, err := s.uplinkPorts(ni, port)
+	if err != nil {
+		return err
 	}
-	lv := s.levels()
-	up := make([]bool, len(n.ports))
-	any := false
-	for pi := 1; pi < len(n.ports); pi++ {
-		if r := n.ports[pi].remote; r >= 0 && lv[r] > lv[ni] {
-			up[pi], any = true, true
-		}
-	}
-	if !any || !up[port] {
+	if !up[port] {
 		return fmt.Errorf("sim: port %d of %s is not one of its uplinks (ports cabled to a higher-level switch)", port, s.nodeName(ni))
 	}
+	n := &s.nodes[ni]
 	n.sw.skewUp, n.sw.skewTo = up, port
 	s.rerouteLocked()
 	return nil

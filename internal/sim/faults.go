@@ -319,9 +319,28 @@ func (s *Sim) UplinksTo(sw string, port uint8) error {
 	if err != nil {
 		return err
 	}
+	up, err := s.uplinkPorts(ni, port)
+	if err != nil {
+		return err
+	}
+	n := &s.nodes[ni]
+	lft := s.ownLFT(ni, len(n.sw.lft))
+	for l, p := range lft {
+		if int(p) < len(up) && up[p] {
+			lft[l] = port
+		}
+	}
+	s.rerouteLocked()
+	return nil
+}
+
+// uplinkPorts marks switch ni's uplinks (ports cabled to a switch one
+// level higher), after checking that port is one of its ports and that it
+// has uplinks at all.
+func (s *Sim) uplinkPorts(ni int32, port uint8) ([]bool, error) {
 	n := &s.nodes[ni]
 	if port == 0 || int(port) > n.numPorts() {
-		return fmt.Errorf("sim: %s has no port %d", s.nodeName(ni), port)
+		return nil, fmt.Errorf("sim: %s has no port %d", s.nodeName(ni), port)
 	}
 	lv := s.levels()
 	up := make([]bool, len(n.ports))
@@ -332,16 +351,9 @@ func (s *Sim) UplinksTo(sw string, port uint8) error {
 		}
 	}
 	if !any {
-		return fmt.Errorf("sim: %s has no uplinks (no port cabled to a higher-level switch)", s.nodeName(ni))
+		return nil, fmt.Errorf("sim: %s has no uplinks (no port cabled to a higher-level switch)", s.nodeName(ni))
 	}
-	lft := s.ownLFT(ni, len(n.sw.lft))
-	for l, p := range lft {
-		if int(p) < len(up) && up[p] {
-			lft[l] = port
-		}
-	}
-	s.rerouteLocked()
-	return nil
+	return up, nil
 }
 
 // cableBetween returns the first port of a cabled to b, or 0.

@@ -181,7 +181,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"missing thresholds", []string{"--thresholds", missing}, []string{"--thresholds", missing, "no such file", "Name=value"}},
 		{"missing topology file", []string{"--sim", missing}, []string{"--sim " + missing, "no such file", "give --sim an existing topology file"}},
 		{"missing topology file with =", []string{"--sim=" + missing}, []string{"--sim", missing, "no such file"}},
-		{"ibsim name with a space", []string{"--ibsim", "mysim"}, []string{`socket name "mysim"`, "ibsim -s NETFILE"}},
+		{"ibsim name with a space", []string{"--ibsim", "mysim"}, []string{"--ibsim=mysim"}},
 		{"stray argument", []string{"--json", "leaf01"}, []string{`"leaf01"`, "takes only flags", "ibdoctor check --help"}},
 	}
 	for _, c := range cases {

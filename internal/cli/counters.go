@@ -71,7 +71,7 @@ docs/counters.md explains the choices.`,
   ibdoctor counters --all --json > counters.json
   ibdoctor counters --thresholds /etc/infiniband-diags/error_thresholds
   ibdoctor counters --reset errors`,
-		Args: cobra.NoArgs,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("skip-clean-switches") {
 				// ibqueryerrors' plan whenever it changes nothing printed:

@@ -52,7 +52,7 @@ what was found is printed).`,
   ibdoctor discover --format json > fabric.json
   ibdoctor discover --diff fabric.json
   ibdoctor discover --start 0,1,33 --max-hops 2 -o 16 --timeout 2s --retries 5`,
-		Args: cobra.NoArgs,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
 			case "table", "json", "ibnetdiscover":

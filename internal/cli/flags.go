@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"strings"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/source"
@@ -12,14 +11,14 @@ import (
 // addSourceFlags declares the flags that choose and tune the fabric
 // connection; every command that talks to a fabric honours them.
 func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
-	fs.StringVar(&o.Sim, "sim", "", "use the in-process simulator: --sim alone for the built-in sample fabric, --sim FILE for a saved fabric (ibnetdiscover output incl. -p, ibdiagnet2 files or an ibdiagnet directory, ibsim net file or ibdoctor JSON; docs/schema-fabric.md)")
+	fs.StringVar(&o.Sim, "sim", "", "use the in-process simulator: --sim alone for the built-in sample fabric, --sim=FILE for a saved fabric (ibnetdiscover output incl. -p, ibdiagnet2 files or an ibdiagnet directory, ibsim net file or ibdoctor JSON; docs/schema-fabric.md)")
 	fs.Lookup("sim").NoOptDefVal = "sample"
 	fs.StringVar(&o.LFTs, "lfts", "", "forwarding tables for --sim FILE (dump_fts or ibroute output); without it the file's own, else computed min-hop routes, labelled as such")
 	fs.StringVar(&o.Faults, "faults", "", "faults file for --sim (docs/faults.md)")
 	fs.DurationVar(&o.SimServiceTime, "sim-service-time", 0, "simulated time each node's management agent takes per MAD (e.g. 20us)")
 	fs.DurationVar(&o.SimHopLatency, "sim-hop-latency", 0, "simulated latency per hop (e.g. 1us)")
 
-	fs.StringVar(&o.IBSim, "ibsim", "", "talk to an ibsim fabric simulator with this socket name (IBSIM_SOCKNAME; --ibsim alone uses $IBSIM_SOCKNAME or \"sim\")")
+	fs.StringVar(&o.IBSim, "ibsim", "", "talk to an ibsim fabric simulator with this socket name (--ibsim=NAME; --ibsim alone uses $IBSIM_SOCKNAME or \"sim\")")
 	def := os.Getenv("IBSIM_SOCKNAME")
 	if def == "" {
 		def = "sim"
@@ -35,41 +34,4 @@ func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.IntVar(&o.Retries, "retries", 3, "retries after a MAD times out (0 to 20)")
 	fs.IntVarP(&o.Window, "outstanding", "o", 64, "most MADs in flight at once (1 to 4096)")
 	fs.IntVar(&o.PerDest, "per-node", 2, "most MADs in flight to one node (1 to 256; its management CPU answers one at a time)")
-}
-
-// commandNames are the words a bare --sim or --ibsim never swallows.
-var commandNames = map[string]bool{
-	"check": true, "sweep": true, "gate": true, "discover": true, "links": true, "counters": true,
-	"routes": true, "trace": true, "top": true, "version": true, "help": true, "completion": true,
-}
-
-// normalizeArgs lets "--sim FILE" and "--ibsim NAME" work although both
-// flags may also stand alone: the next word becomes the flag's value when
-// it is not a flag or a command name and — for --sim — names an existing
-// file. ("--ibsim" followed by trace's SRC is ambiguous: write
-// --ibsim=NAME there.)
-func normalizeArgs(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			out = append(out, args[i:]...)
-			break
-		}
-		if (a == "--sim" || a == "--ibsim") && i+1 < len(args) {
-			next := args[i+1]
-			takes := !strings.HasPrefix(next, "-") && !commandNames[next]
-			if takes && a == "--sim" {
-				st, err := os.Stat(next)
-				takes = err == nil && !st.IsDir()
-			}
-			if takes {
-				out = append(out, a+"="+next)
-				i++
-				continue
-			}
-		}
-		out = append(out, a)
-	}
-	return out
 }

@@ -93,11 +93,11 @@ func TestGateReadsCounters(t *testing.T) {
 	net := writeFile(t, "rel.net", relNet())
 	ctr := writeFile(t, "ctr.txt", "counter spine001/3 PortRcvErrors=500 LinkDownedCounter=50\ncounter leaf001/9 SymbolErrorCounter=5000\n")
 	state := filepath.Join(dir, "S")
-	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim="+net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
 	pcap := filepath.Join(dir, "gate.pcap")
-	code, out, stderr := run("gate", "--sim", net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json", "--pcap", pcap)
+	code, out, stderr := run("gate", "--sim="+net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json", "--pcap", pcap)
 	if code != ExitFindings {
 		t.Fatalf("gate: exit %d, want %d\n%s\n%s", code, ExitFindings, out, stderr)
 	}
@@ -118,12 +118,12 @@ func TestGateReadsCounters(t *testing.T) {
 	}
 
 	// check on the same fabric agrees (the same verdict code).
-	if code, out, _ := run("check", "--sim", net, "--faults", ctr, "--fail-on", "warning"); code != ExitFindings {
+	if code, out, _ := run("check", "--sim="+net, "--faults", ctr, "--fail-on", "warning"); code != ExitFindings {
 		t.Errorf("check: exit %d\n%s", code, out)
 	}
 
 	// --no-counters: no PerfMgt MAD, and the report says counters were not read.
-	code, out, _ = run("gate", "--sim", net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json", "--no-counters", "--pcap", pcap)
+	code, out, _ = run("gate", "--sim="+net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json", "--no-counters", "--pcap", pcap)
 	if code != ExitHealthy || perfMADs(t, pcap) != 0 || !skippedCheck(chkParse(t, out), "counters.errors") {
 		t.Errorf("--no-counters: exit %d, %d PerfMgt MADs", code, perfMADs(t, pcap))
 	}
@@ -131,17 +131,17 @@ func TestGateReadsCounters(t *testing.T) {
 	// --thresholds is the same file check reads: raised over the values,
 	// nothing is over.
 	thr := writeFile(t, "thr.txt", "PortRcvErrors=1000\nLinkDownedCounter=1000\nSymbolErrorCounter=10000\ndelta.PortRcvErrors=1000\ndelta.LinkDownedCounter=1000\ndelta.SymbolErrorCounter=10000\nber=1\n")
-	if code, out, _ := run("gate", "--sim", net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--thresholds", thr); code != ExitHealthy {
+	if code, out, _ := run("gate", "--sim="+net, "--faults", ctr, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning", "--thresholds", thr); code != ExitHealthy {
 		t.Errorf("raised --thresholds: exit %d\n%s", code, out)
 	}
 
 	// A counter over its absolute threshold before the sweep and not
 	// growing since: still judged on its value, as check judges it.
 	old := filepath.Join(dir, "S2")
-	if code, _, stderr := run("sweep", "--sim", net, "--faults", ctr, "--state-dir", old, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim="+net, "--faults", ctr, "--state-dir", old, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep with the faults: exit %d: %s", code, stderr)
 	}
-	code, out, _ = run("gate", "--sim", net, "--faults", ctr, "--state-dir", old, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json")
+	code, out, _ = run("gate", "--sim="+net, "--faults", ctr, "--state-dir", old, "--nodes", "h0001,h0017", "--fail-on", "warning", "--json")
 	d = chkParse(t, out)
 	if code != ExitFindings || len(d.Findings) == 0 || d.Findings[0].Basis != "absolute" {
 		t.Errorf("old errors: exit %d findings %+v", code, d.Findings)
@@ -156,7 +156,7 @@ func TestGateWithoutSnapshotSweepsCounters(t *testing.T) {
 	net := writeFile(t, "rel.net", relNet())
 	ctr := writeFile(t, "ctr.txt", "counter spine001/3 PortRcvErrors=500\n")
 	pcap := filepath.Join(dir, "gate.pcap")
-	code, out, stderr := run("gate", "--sim", net, "--faults", ctr, "--state-dir", filepath.Join(dir, "none"), "--nodes", "h0001,h0017", "--json", "--pcap", pcap)
+	code, out, stderr := run("gate", "--sim="+net, "--faults", ctr, "--state-dir", filepath.Join(dir, "none"), "--nodes", "h0001,h0017", "--json", "--pcap", pcap)
 	if code != ExitFindings {
 		t.Fatalf("gate: exit %d, want %d\n%s\n%s", code, ExitFindings, out, stderr)
 	}
@@ -183,11 +183,11 @@ func TestGateLiveRoutes(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	net := writeFile(t, "rel.net", relNet())
 	state := filepath.Join(t.TempDir(), "S")
-	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim="+net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
 	moved := writeFile(t, "moved.txt", "lft leaf001 behind=leaf003 port=10\nlft spine002 behind=leaf003 port=3\nlft leaf003 behind=leaf001 port=10\nlft spine002 behind=leaf001 port=1\ndegrade leaf001/10 width=1x\n")
-	code, out, stderr := run("gate", "--sim", net, "--faults", moved, "--state-dir", state, "--nodes", "h0001,h0017", "--json")
+	code, out, stderr := run("gate", "--sim="+net, "--faults", moved, "--state-dir", state, "--nodes", "h0001,h0017", "--json")
 	if code != ExitFindings {
 		t.Fatalf("1X on the new route: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -195,7 +195,7 @@ func TestGateLiveRoutes(t *testing.T) {
 		t.Errorf("first finding %s %q", f.Check, f.Title)
 	}
 	around := writeFile(t, "around.txt", "down leaf001/9\nsweep\n")
-	code, out, stderr = run("gate", "--sim", net, "--faults", around, "--state-dir", state, "--nodes", "h0001,h0017", "--json")
+	code, out, stderr = run("gate", "--sim="+net, "--faults", around, "--state-dir", state, "--nodes", "h0001,h0017", "--json")
 	if code != ExitHealthy {
 		t.Fatalf("rerouted around a down link: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -208,18 +208,18 @@ func TestGateExitPrecedence(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	net := writeFile(t, "rel.net", relNet())
 	state := filepath.Join(t.TempDir(), "S")
-	if code, _, stderr := run("sweep", "--sim", net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
+	if code, _, stderr := run("sweep", "--sim="+net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
 	fast := []string{"--timeout", "20ms", "--retries", "0", "--json"}
 	both := writeFile(t, "both.txt", "dead h0017\ndegrade leaf001/1 width=1x\n")
-	code, out, stderr := run(append([]string{"gate", "--sim", net, "--faults", both, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
+	code, out, stderr := run(append([]string{"gate", "--sim=" + net, "--faults", both, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
 	d := chkParse(t, out)
 	if code != ExitFindings || d.Status != "unhealthy" || d.Complete || len(d.Unreached) == 0 {
 		t.Errorf("finding and unread port: exit %d status %q complete %v unreached %+v\n%s", code, d.Status, d.Complete, d.Unreached, stderr)
 	}
 	dead := writeFile(t, "dead.txt", "dead h0017\n")
-	code, out, _ = run(append([]string{"gate", "--sim", net, "--faults", dead, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
+	code, out, _ = run(append([]string{"gate", "--sim=" + net, "--faults", dead, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
 	if d := chkParse(t, out); code != ExitUndecided || d.Status != "undecided" {
 		t.Errorf("unread port only: exit %d status %q", code, d.Status)
 	}
@@ -232,7 +232,7 @@ func TestGateOwnSweepPartial(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	net := writeFile(t, "rel.net", relNet())
 	dead := writeFile(t, "dead.txt", "dead h0064\n")
-	code, out, stderr := run("gate", "--sim", net, "--faults", dead, "--state-dir", filepath.Join(t.TempDir(), "none"), "--nodes", "h0001,h0017", "--timeout", "20ms", "--retries", "0")
+	code, out, stderr := run("gate", "--sim="+net, "--faults", dead, "--state-dir", filepath.Join(t.TempDir(), "none"), "--nodes", "h0001,h0017", "--timeout", "20ms", "--retries", "0")
 	if code != ExitHealthy {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}

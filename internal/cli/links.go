@@ -44,7 +44,7 @@ Exit status: 0 no link marked and everything answered; 1 a link is marked;
 		Example: `  ibdoctor links --sim
   ibdoctor links --expect-rate 4xNDR --degraded
   ibdoctor links --expect-rate 4xHDR,4xNDR --json`,
-		Args: cobra.NoArgs,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rates, err := parseRates("--expect-rate", expect)
 			if err != nil {

@@ -113,7 +113,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{io: iostreams.New(stdin, stdout, stderr), stdin: stdin, stdout: out, stderr: stderr}
 	a.io.Out = out
 	root := newRootCmd(a)
-	root.SetArgs(normalizeArgs(args))
+	root.SetArgs(args)
 	code := execute(root, stderr)
 	if out.err != nil && code != ExitUndecided {
 		// Output that did not reach its reader (a full disk, a closed

@@ -39,7 +39,7 @@ read is printed.`,
 		Example: `  ibdoctor routes --sim
   ibdoctor routes --format dump_fts > lfts.dump && opensm -R file -U lfts.dump
   ibdoctor routes --switch leaf01 --switch 0x0002c90300a1b2c3 --switch 12`,
-		Args: cobra.NoArgs,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "table" && format != "dump_fts" {
 				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table or dump_fts", format))

@@ -103,22 +103,57 @@ func flagError(cmd *cobra.Command, err error) error {
 	return withExit(ExitUndecided, fmt.Errorf("%w (see '%s --help')", err, cmd.CommandPath()))
 }
 
-// noArgs is the Args check of check, sweep and gate: they take only
-// flags. A stray word is most often the value of a bare --sim or --ibsim
-// (both may stand alone, so "--sim FILE" only takes FILE when it exists):
-// say so, rather than cobra's "unknown command".
+// noArgs is the Args check of the commands that take only flags. A stray
+// word is most often the value of a bare --sim or --ibsim (both may stand
+// alone, so pflag gives them a value only with '='): say so, rather than
+// cobra's "unknown command".
 func (a *app) noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	fs := cmd.Flags()
-	if f := fs.Lookup("sim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal {
-		return withExit(ExitUndecided, fmt.Errorf("--sim %s: no such file: give --sim an existing topology file (ibnetdiscover text, an ibsim net file or ibdoctor JSON), or --sim alone for the built-in sample", args[0]))
-	}
-	if f := fs.Lookup("ibsim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal {
-		return withExit(ExitUndecided, fmt.Errorf("--ibsim %s: give the ibsim socket name with '=' (--ibsim=%s); a bare --ibsim uses $IBSIM_SOCKNAME or \"sim\"", args[0], args[0]))
+	if err := bareValueHint(cmd, args[0], true); err != nil {
+		return err
 	}
 	return withExit(ExitUndecided, fmt.Errorf("unexpected argument %q: %s takes only flags (see '%s --help')", args[0], cmd.Name(), cmd.CommandPath()))
+}
+
+// exactArgs is the Args check of a command that takes n arguments: a
+// wrong count names the usage line, and one word too many after a bare
+// --sim or --ibsim says to join them with '='.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		if len(args) > n {
+			if err := bareValueHint(cmd, args[0], true); err != nil {
+				return err
+			}
+		} else if err := bareValueHint(cmd, args[0], false); err != nil {
+			return err
+		}
+		return withExit(ExitUndecided, fmt.Errorf("%s takes %d arguments, got %d (%q): usage: %s", cmd.Name(), n, len(args), args, cmd.UseLine()))
+	}
+}
+
+// bareValueHint returns the error for word following a bare --sim or
+// --ibsim, or nil when neither stood alone. With any, a missing file is
+// said to be missing; without, only an existing file is taken for the
+// flag's value (the word may be an argument of the command).
+func bareValueHint(cmd *cobra.Command, word string, any bool) error {
+	fs := cmd.Flags()
+	if f := fs.Lookup("sim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal {
+		if _, err := os.Stat(word); err == nil {
+			return withExit(ExitUndecided, fmt.Errorf("--sim %s: write --sim=%s to read a fabric file (--sim alone is the built-in sample fabric)", word, word))
+		}
+		if any {
+			return withExit(ExitUndecided, fmt.Errorf("--sim %s: no such file: give --sim an existing topology file (ibnetdiscover text, an ibsim net file or ibdoctor JSON) as --sim=FILE, or --sim alone for the built-in sample", word))
+		}
+	}
+	if f := fs.Lookup("ibsim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal && any {
+		return withExit(ExitUndecided, fmt.Errorf("--ibsim %s: give the ibsim socket name with '=' (--ibsim=%s); a bare --ibsim uses $IBSIM_SOCKNAME or \"sim\"", word, word))
+	}
+	return nil
 }
 
 // notFound adds what to give when a file named by a flag does not exist.
@@ -159,7 +194,7 @@ func (a *app) openSource(ctx context.Context, need source.Need) (*source.Session
 	o := a.opts.source
 	o.Need = need
 	if o.LFTs != "" && (o.Sim == "" || o.Sim == "sample") {
-		return nil, withExit(ExitUndecided, fmt.Errorf("--lfts %s: give it beside --sim FILE (the fabric file whose tables they are)", o.LFTs))
+		return nil, withExit(ExitUndecided, fmt.Errorf("--lfts %s: give it beside --sim=FILE (the fabric file whose tables they are)", o.LFTs))
 	}
 	s, err := source.Open(ctx, ctx, o)
 	if err != nil {

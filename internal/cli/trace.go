@@ -36,7 +36,7 @@ Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
 		Example: `  ibdoctor trace --sim gpu001 gpu012
   ibdoctor trace 12 0x1f
   ibdoctor trace 0x0002c90300a1b2c3 "leaf03"`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()

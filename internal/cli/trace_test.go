@@ -93,7 +93,7 @@ func TestTraceBadArgs(t *testing.T) {
 	}{
 		{[]string{"gpu00", "gpu012"}, `SRC: "gpu00" matches 9 ports: gpu001 mlx5_0 port 1 (LID`},
 		{[]string{"gpu001", "nosuch"}, `DST: no node or port in the fabric has name nosuch`},
-		{[]string{"gpu001"}, "accepts 2 arg(s)"},
+		{[]string{"gpu001"}, "usage: ibdoctor trace SRC DST"},
 	} {
 		code, _, stderr := run(append([]string{"trace", "--sim=" + topo}, c.args...)...)
 		if code != ExitUndecided || !strings.Contains(stderr, c.want) {

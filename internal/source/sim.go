@@ -24,7 +24,7 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 	)
 	if o.Sim == "sample" {
 		if o.LFTs != "" {
-			return nil, fmt.Errorf("--lfts is for a fabric file given with --sim FILE, not the built-in sample")
+			return nil, fmt.Errorf("--lfts is for a fabric file given with --sim=FILE, not the built-in sample")
 		}
 		sm, err = sim.Sample(opts)
 		s.Name = "sim:sample"

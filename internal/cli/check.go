@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -12,15 +13,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newCheckCmd(a *app) *cobra.Command {
-	var (
-		o       checkOptions
-		asJSON  bool
-		list    bool
-		detail  int
-		verbose bool
-		html    string
-	)
+// checkCmdOptions are check's flags.
+type checkCmdOptions struct {
+	check   checkOptions
+	json    bool
+	list    bool
+	detail  int
+	verbose bool
+	html    string
+}
+
+// newCheckCmd builds check; runF, when not nil, runs instead of runCheck
+// (tests parse the flags without sweeping).
+func newCheckCmd(a *app, runF func(*checkCmdOptions) error) *cobra.Command {
+	var o checkCmdOptions
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Discover the fabric, read counters and routes, and rank what is wrong",
@@ -34,59 +40,68 @@ evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
   ibdoctor check --sim --html fabric.html     # a page with a drawing of the fabric`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if list {
-				return printCheckList(a)
+			if runF != nil {
+				return runF(&o)
 			}
-			if err := checkHTMLPath(html); err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			failOn, err := checks.ParseSeverity(o.failOn)
-			if err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))
-			}
-			expect, err := o.expectations()
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			baseline, err := a.loadBaseline(cmd.Context(), o.expectTopology)
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			sw, sess, err := a.runSweep(ctx, diagnose.Options{
-				Routes: true, Counters: !o.noCounters, Interval: o.interval,
-				SL: o.sl, PKeyIndex: o.pkeyIndex,
-			})
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-			snap := sw.Snapshot(expect, baseline, nil)
-			res, err := checks.Run(snap, o.only...)
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			doc := sw.Document("check", sess.Name, res, failOn)
-			if html != "" {
-				if err := writeHTML(html, doc, snap); err != nil {
-					return err
-				}
-			}
-			if err := a.printReport(doc, printOptions{json: asJSON, detail: detail, verbose: verbose}); err != nil {
-				return err
-			}
-			return exitForStatus(doc.Status)
+			return a.runCheck(cmd.Context(), &o)
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	o.flags(cmd.Flags(), "error")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/schema-report.md)")
-	cmd.Flags().BoolVar(&list, "list", false, "list the checks and exit")
-	htmlFlag(cmd.Flags(), &html)
-	cmd.Flags().IntVar(&detail, "detail", 10, "show evidence and next steps for the first N findings")
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also say why each check that did not run was skipped")
+	o.check.flags(cmd.Flags(), "error")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON (docs/schema-report.md)")
+	cmd.Flags().BoolVar(&o.list, "list", false, "list the checks and exit")
+	htmlFlag(cmd.Flags(), &o.html)
+	cmd.Flags().IntVar(&o.detail, "detail", 10, "show evidence and next steps for the first N findings")
+	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "also say why each check that did not run was skipped")
 	return cmd
+}
+
+// runCheck validates the flags, sweeps, runs the checks and prints.
+func (a *app) runCheck(parent context.Context, opts *checkCmdOptions) error {
+	o := &opts.check
+	if opts.list {
+		return printCheckList(a)
+	}
+	if err := checkHTMLPath(opts.html); err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	failOn, err := checks.ParseSeverity(o.failOn)
+	if err != nil {
+		return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))
+	}
+	expect, err := o.expectations()
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	baseline, err := a.loadBaseline(parent, o.expectTopology)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	ctx, stop := signalContext(parent)
+	defer stop()
+	sw, sess, err := a.runSweep(ctx, diagnose.Options{
+		Routes: true, Counters: !o.noCounters, Interval: o.interval,
+		SL: o.sl, PKeyIndex: o.pkeyIndex,
+	})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	snap := sw.Snapshot(expect, baseline, nil)
+	res, err := checks.Run(snap, o.only...)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	doc := sw.Document("check", sess.Name, res, failOn)
+	if opts.html != "" {
+		if err := writeHTML(opts.html, doc, snap); err != nil {
+			return err
+		}
+	}
+	if err := a.printReport(doc, printOptions{json: opts.json, detail: opts.detail, verbose: opts.verbose}); err != nil {
+		return err
+	}
+	return exitForStatus(doc.Status)
 }
 
 // printOptions say how to print a report.

@@ -63,6 +63,24 @@ type globalOptions struct {
 }
 
 func newRootCmd(a *app) *cobra.Command {
+	root := newBareRoot(a)
+	root.AddCommand(newVersionCmd(a))
+	root.AddCommand(newCheckCmd(a, nil))
+	root.AddCommand(newRoutesCmd(a))
+	root.AddCommand(newTraceCmd(a))
+	root.AddCommand(newSweepCmd(a))
+	root.AddCommand(newGateCmd(a))
+	root.AddCommand(newBaselineCmd(a))
+	root.AddCommand(newDiscoverCmd(a))
+	root.AddCommand(newLinksCmd(a))
+	root.AddCommand(newCountersCmd(a))
+	root.AddCommand(newTopCmd(a))
+	return root
+}
+
+// newBareRoot is the root command with the global flags and no commands;
+// tests add the one command whose flags they parse.
+func newBareRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ibdoctor",
 		Short: "Diagnose an InfiniBand fabric: discover it, read its counters and routes, rank what is wrong",
@@ -84,18 +102,6 @@ is wrong by what it costs.`,
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.opts.noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
 	addSourceFlags(pf, &a.opts.source)
-
-	root.AddCommand(newVersionCmd(a))
-	root.AddCommand(newCheckCmd(a))
-	root.AddCommand(newRoutesCmd(a))
-	root.AddCommand(newTraceCmd(a))
-	root.AddCommand(newSweepCmd(a))
-	root.AddCommand(newGateCmd(a))
-	root.AddCommand(newBaselineCmd(a))
-	root.AddCommand(newDiscoverCmd(a))
-	root.AddCommand(newLinksCmd(a))
-	root.AddCommand(newCountersCmd(a))
-	root.AddCommand(newTopCmd(a))
 	return root
 }
 

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/iostreams"
+	"github.com/spf13/cobra"
+)
+
+// parsed is what parseOnly saw: the options the run func would have got
+// (nil when it was not called), the global options, the exit code and
+// stderr.
+type parsed[T any] struct {
+	opts   *T
+	global globalOptions
+	code   int
+	stderr string
+}
+
+// parseOnly parses args for the command newCmd builds, under a root with
+// the global flags, with the run func replaced by one that keeps the
+// options: nothing is swept.
+func parseOnly[T any](newCmd func(*app, func(*T) error) *cobra.Command, args ...string) parsed[T] {
+	var out, errb bytes.Buffer
+	a := &app{io: iostreams.New(nil, &out, &errb), stdout: &out, stderr: &errb}
+	root := newBareRoot(a)
+	var got *T
+	root.AddCommand(newCmd(a, func(o *T) error { got = o; return nil }))
+	root.SetArgs(args)
+	code := execute(root, &errb)
+	return parsed[T]{opts: got, global: a.opts, code: code, stderr: errb.String()}
+}
+
+// flagCase is one row of a flag-parsing table: args, then either a check
+// of the parsed options or the words the one-line error must hold.
+type flagCase[T any] struct {
+	name    string
+	args    []string
+	check   func(t *testing.T, o *T, g globalOptions)
+	wantErr []string
+}
+
+func runFlagCases[T any](t *testing.T, newCmd func(*app, func(*T) error) *cobra.Command, cases []flagCase[T]) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := parseOnly(newCmd, c.args...)
+			if c.wantErr != nil {
+				if p.code != ExitUndecided || p.opts != nil {
+					t.Fatalf("exit %d, ran %v; want exit 2 before running\n%s", p.code, p.opts != nil, p.stderr)
+				}
+				for _, w := range c.wantErr {
+					if !strings.Contains(p.stderr, w) {
+						t.Errorf("stderr lacks %q:\n%s", w, p.stderr)
+					}
+				}
+				if strings.Count(strings.TrimSpace(p.stderr), "\n") > 0 {
+					t.Errorf("want one line:\n%s", p.stderr)
+				}
+				return
+			}
+			if p.code != 0 || p.opts == nil {
+				t.Fatalf("exit %d, ran %v:\n%s", p.code, p.opts != nil, p.stderr)
+			}
+			c.check(t, p.opts, p.global)
+		})
+	}
+}
+
+func TestCheckFlags(t *testing.T) {
+	runFlagCases(t, newCheckCmd, []flagCase[checkCmdOptions]{
+		{name: "defaults", args: []string{"check"}, check: func(t *testing.T, o *checkCmdOptions, g globalOptions) {
+			if o.check.failOn != "error" || o.detail != 10 || o.check.oversub != 2 || o.check.imbalance != 1.2 || o.json || o.verbose || o.check.interval != 0 || g.source.Sim != "" {
+				t.Errorf("%+v %+v", *o, g.source)
+			}
+		}},
+		{name: "bare --sim is the sample", args: []string{"check", "--sim", "--json"}, check: func(t *testing.T, o *checkCmdOptions, g globalOptions) {
+			if g.source.Sim != "sample" || !o.json {
+				t.Errorf("sim %q json %v", g.source.Sim, o.json)
+			}
+		}},
+		{name: "every flag", args: []string{"check", "--sim=f.txt", "--interval", "30s", "--fail-on", "warning", "--checks", "link,counters.errors", "-v", "--detail", "3", "--expect-rate", "4xNDR", "--html", "x.html", "--no-counters", "--sl", "1", "--pkey-index", "2", "--list"}, check: func(t *testing.T, o *checkCmdOptions, g globalOptions) {
+			c := o.check
+			if g.source.Sim != "f.txt" || c.interval.String() != "30s" || c.failOn != "warning" || strings.Join(c.only, "|") != "link|counters.errors" ||
+				!o.verbose || o.detail != 3 || c.expectRate != "4xNDR" || o.html != "x.html" || !c.noCounters || c.sl != 1 || c.pkeyIndex != 2 || !o.list {
+				t.Errorf("%+v %+v", *o, g.source)
+			}
+		}},
+		{name: "unknown flag", args: []string{"check", "--bogus"}, wantErr: []string{"--bogus", "see 'ibdoctor check --help'"}},
+		{name: "detail out of range", args: []string{"check", "--detail", "-1"}, wantErr: []string{"--detail -1", "from 0"}},
+		{name: "bad duration", args: []string{"check", "--interval", "30"}, wantErr: []string{"--interval", "30"}},
+		{name: "stray argument", args: []string{"check", "leaf01"}, wantErr: []string{`"leaf01"`, "takes only flags"}},
+	})
+}

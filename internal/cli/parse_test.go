@@ -94,3 +94,27 @@ func TestCheckFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"check", "leaf01"}, wantErr: []string{`"leaf01"`, "takes only flags"}},
 	})
 }
+
+func TestTraceFlags(t *testing.T) {
+	runFlagCases(t, newTraceCmd, []flagCase[traceOptions]{
+		{name: "two arguments", args: []string{"trace", "gpu001", "gpu012 mlx5_0"}, check: func(t *testing.T, o *traceOptions, g globalOptions) {
+			if o.src != "gpu001" || o.dst != "gpu012 mlx5_0" || g.source.Sim != "" {
+				t.Errorf("%+v %+v", *o, g.source)
+			}
+		}},
+		{name: "bare --sim before the arguments", args: []string{"trace", "--sim", "12", "0x1f"}, check: func(t *testing.T, o *traceOptions, g globalOptions) {
+			if o.src != "12" || o.dst != "0x1f" || g.source.Sim != "sample" {
+				t.Errorf("%+v sim %q", *o, g.source.Sim)
+			}
+		}},
+		{name: "--ibsim=NAME", args: []string{"trace", "--ibsim=mysim", "1", "2"}, check: func(t *testing.T, o *traceOptions, g globalOptions) {
+			if g.source.IBSim != "mysim" {
+				t.Errorf("ibsim %q", g.source.IBSim)
+			}
+		}},
+		{name: "one argument", args: []string{"trace", "gpu001"}, wantErr: []string{"2 arguments", "usage: ibdoctor trace SRC DST"}},
+		{name: "three arguments", args: []string{"trace", "a", "b", "c"}, wantErr: []string{"got 3", "usage: ibdoctor trace SRC DST"}},
+		{name: "unknown flag", args: []string{"trace", "--bogus", "a", "b"}, wantErr: []string{"--bogus", "see 'ibdoctor trace --help'"}},
+		{name: "timeout out of range", args: []string{"trace", "-t", "0", "a", "b"}, wantErr: []string{"-t/--timeout 0s", "from 1ms"}},
+	})
+}

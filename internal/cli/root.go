@@ -67,7 +67,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newVersionCmd(a))
 	root.AddCommand(newCheckCmd(a, nil))
 	root.AddCommand(newRoutesCmd(a))
-	root.AddCommand(newTraceCmd(a))
+	root.AddCommand(newTraceCmd(a, nil))
 	root.AddCommand(newSweepCmd(a))
 	root.AddCommand(newGateCmd(a))
 	root.AddCommand(newBaselineCmd(a))

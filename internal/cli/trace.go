@@ -17,7 +17,14 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newTraceCmd(a *app) *cobra.Command {
+// traceOptions are trace's arguments.
+type traceOptions struct {
+	src, dst string
+}
+
+// newTraceCmd builds trace; runF, when not nil, runs instead of runTrace.
+func newTraceCmd(a *app, runF func(*traceOptions) error) *cobra.Command {
+	var o traceOptions
 	cmd := &cobra.Command{
 		Use:   "trace SRC DST",
 		Short: "Follow the route from one port to another through the switches' forwarding tables",
@@ -38,32 +45,42 @@ Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
   ibdoctor trace 0x0002c90300a1b2c3 "leaf03"`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			sess, err := a.openSource(ctx, source.Need{SMP: true})
-			if err != nil {
-				return err
+			o.src, o.dst = args[0], args[1]
+			if runF != nil {
+				return runF(&o)
 			}
-			defer sess.Close()
-			lt, err := a.trace(ctx, sess.Engine, args[0], args[1])
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			w := bufio.NewWriter(a.stdout)
-			if sess.RoutesComputed {
-				fmt.Fprintf(w, "Routes: %s\n", report.RoutesComputedNote)
-			}
-			printTrace(w, a.style(), lt)
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			if lt.Outcome != route.Delivered {
-				return withExit(ExitFindings, nil)
-			}
-			return nil
+			return a.runTrace(cmd.Context(), &o)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	return cmd
+}
+
+// runTrace follows the route and prints it.
+func (a *app) runTrace(parent context.Context, o *traceOptions) error {
+	ctx, stop := signalContext(parent)
+	defer stop()
+	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	lt, err := a.trace(ctx, sess.Engine, o.src, o.dst)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	w := bufio.NewWriter(a.stdout)
+	if sess.RoutesComputed {
+		fmt.Fprintf(w, "Routes: %s\n", report.RoutesComputedNote)
+	}
+	printTrace(w, a.style(), lt)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if lt.Outcome != route.Delivered {
+		return withExit(ExitFindings, nil)
+	}
+	return nil
 }
 
 // trace resolves the endpoints and follows the route. Two LIDs are traced

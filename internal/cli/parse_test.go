@@ -118,3 +118,22 @@ func TestTraceFlags(t *testing.T) {
 		{name: "timeout out of range", args: []string{"trace", "-t", "0", "a", "b"}, wantErr: []string{"-t/--timeout 0s", "from 1ms"}},
 	})
 }
+
+func TestRoutesFlags(t *testing.T) {
+	runFlagCases(t, newRoutesCmd, []flagCase[routesOptions]{
+		{name: "defaults", args: []string{"routes"}, check: func(t *testing.T, o *routesOptions, g globalOptions) {
+			if o.format != "table" || o.all || o.switches != nil {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"routes", "--sim=f.net", "--lfts=f.dump", "--format", "dump_fts", "-a", "--switch", "leaf01", "--switch", "0x2,3"}, check: func(t *testing.T, o *routesOptions, g globalOptions) {
+			// --switch is an array: a comma stays in the value (no GUID list splitting).
+			if o.format != "dump_fts" || !o.all || strings.Join(o.switches, "|") != "leaf01|0x2,3" || g.source.Sim != "f.net" || g.source.LFTs != "f.dump" {
+				t.Errorf("%+v %+v", *o, g.source)
+			}
+		}},
+		{name: "bad format", args: []string{"routes", "--format", "csv"}, wantErr: []string{`--format "csv"`, "table or dump_fts"}},
+		{name: "unknown flag", args: []string{"routes", "--json"}, wantErr: []string{"--json", "see 'ibdoctor routes --help'"}},
+		{name: "outstanding out of range", args: []string{"routes", "-o", "0"}, wantErr: []string{"-o/--outstanding 0", "from 1 to 4096"}},
+	})
+}

@@ -66,7 +66,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root := newBareRoot(a)
 	root.AddCommand(newVersionCmd(a))
 	root.AddCommand(newCheckCmd(a, nil))
-	root.AddCommand(newRoutesCmd(a))
+	root.AddCommand(newRoutesCmd(a, nil))
 	root.AddCommand(newTraceCmd(a, nil))
 	root.AddCommand(newSweepCmd(a))
 	root.AddCommand(newGateCmd(a))

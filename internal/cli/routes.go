@@ -19,12 +19,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newRoutesCmd(a *app) *cobra.Command {
-	var (
-		format   string
-		switches []string
-		all      bool
-	)
+// routesOptions are routes' flags.
+type routesOptions struct {
+	format   string
+	switches []string
+	all      bool
+}
+
+// newRoutesCmd builds the command; runF, when not nil, runs instead of runRoutes
+// (tests parse the flags without reading the fabric).
+func newRoutesCmd(a *app, runF func(*routesOptions) error) *cobra.Command {
+	var o routesOptions
 	cmd := &cobra.Command{
 		Use:   "routes",
 		Short: "Read every switch's unicast forwarding table (LFT) and print it",
@@ -41,67 +46,76 @@ read is printed.`,
   ibdoctor routes --switch leaf01 --switch 0x0002c90300a1b2c3 --switch 12`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "table" && format != "dump_fts" {
-				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table or dump_fts", format))
+			if o.format != "table" && o.format != "dump_fts" {
+				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table or dump_fts", o.format))
 			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			sess, err := a.openSource(ctx, source.Need{SMP: true})
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(&o)
 			}
-			defer sess.Close()
-			f, err := a.discover(ctx, sess.Engine)
-			if err != nil {
-				return err
-			}
-			var sel []*fabric.Node
-			for _, s := range switches {
-				n, err := findSwitch(f, s)
-				if err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--switch: %w", err))
-				}
-				sel = append(sel, n)
-			}
-			if sel == nil {
-				for _, n := range f.Nodes {
-					if n.Type == mad.NodeSwitch {
-						sel = append(sel, n)
-					}
-				}
-			}
-			readErr := route.ReadLFTs(ctx, sess.Engine, f, route.ReadOptions{Parallel: a.opts.source.Window, Switches: sel})
-			w := bufio.NewWriter(a.stdout)
-			if sess.RoutesComputed {
-				// dump_fts output stays loadable (opensm -U): the note
-				// goes to stderr there, to the top of the table otherwise.
-				if format == "dump_fts" {
-					fmt.Fprintf(a.stderr, "warning: routes %s\n", report.RoutesComputedNote)
-				} else {
-					fmt.Fprintf(w, "Routes: %s\n\n", report.RoutesComputedNote)
-				}
-			}
-			if format == "dump_fts" {
-				for _, n := range sel {
-					if n.Switch != nil && n.Switch.LFT != nil {
-						if err := topology.WriteSwitchLFT(w, f, n, topology.DumpOptions{All: all}); err != nil {
-							return err
-						}
-					}
-				}
-			} else {
-				printLFTTables(w, a.style(), f, sel, all)
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			return a.notRead(f, readErr, ctx)
+			return a.runRoutes(cmd.Context(), &o)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "output: table (readable) or dump_fts (infiniband-diags format, loadable by opensm -R file -U)")
-	cmd.Flags().StringArrayVar(&switches, "switch", nil, "only this switch, by name, GUID or LID (repeatable)")
-	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list LIDs that have no route (dump_fts -a)")
+	cmd.SetFlagErrorFunc(flagError)
+	cmd.Flags().StringVar(&o.format, "format", "table", "output: table (readable) or dump_fts (infiniband-diags format, loadable by opensm -R file -U)")
+	cmd.Flags().StringArrayVar(&o.switches, "switch", nil, "only this switch, by name, GUID or LID (repeatable)")
+	cmd.Flags().BoolVarP(&o.all, "all", "a", false, "also list LIDs that have no route (dump_fts -a)")
 	return cmd
+}
+
+// runRoutes discovers, reads the selected switches' tables and prints them.
+func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
+	ctx, stop := signalContext(parent)
+	defer stop()
+	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	f, err := a.discover(ctx, sess.Engine)
+	if err != nil {
+		return err
+	}
+	var sel []*fabric.Node
+	for _, s := range o.switches {
+		n, err := findSwitch(f, s)
+		if err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--switch: %w", err))
+		}
+		sel = append(sel, n)
+	}
+	if sel == nil {
+		for _, n := range f.Nodes {
+			if n.Type == mad.NodeSwitch {
+				sel = append(sel, n)
+			}
+		}
+	}
+	readErr := route.ReadLFTs(ctx, sess.Engine, f, route.ReadOptions{Parallel: a.opts.source.Window, Switches: sel})
+	w := bufio.NewWriter(a.stdout)
+	if sess.RoutesComputed {
+		// dump_fts output stays loadable (opensm -U): the note
+		// goes to stderr there, to the top of the table otherwise.
+		if o.format == "dump_fts" {
+			fmt.Fprintf(a.stderr, "warning: routes %s\n", report.RoutesComputedNote)
+		} else {
+			fmt.Fprintf(w, "Routes: %s\n\n", report.RoutesComputedNote)
+		}
+	}
+	if o.format == "dump_fts" {
+		for _, n := range sel {
+			if n.Switch != nil && n.Switch.LFT != nil {
+				if err := topology.WriteSwitchLFT(w, f, n, topology.DumpOptions{All: o.all}); err != nil {
+					return err
+				}
+			}
+		}
+	} else {
+		printLFTTables(w, a.style(), f, sel, o.all)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return a.notRead(f, readErr, ctx)
 }
 
 // discover walks the fabric with a progress line on stderr. A discovery

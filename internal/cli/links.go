@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,15 +13,22 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/linkinfo"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
 )
 
-func newLinksCmd(a *app) *cobra.Command {
-	var (
-		expect   string
-		degraded bool
-		asJSON   bool
-	)
+// linksOptions are links' flags.
+type linksOptions struct {
+	expect   string
+	degraded bool
+	asJSON   bool
+	rates    []mad.Rate // expect, parsed
+}
+
+// newLinksCmd builds the command; runF, when not nil, runs instead of runLinks
+// (tests parse the flags without reading the fabric).
+func newLinksCmd(a *app, runF func(*linksOptions) error) *cobra.Command {
+	var o linksOptions
 	cmd := &cobra.Command{
 		Use:   "links",
 		Short: "List every link with both ends, width, speed and state; mark the ones running below their rate",
@@ -46,59 +54,68 @@ Exit status: 0 no link marked and everything answered; 1 a link is marked;
   ibdoctor links --expect-rate 4xHDR,4xNDR --json`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rates, err := parseRates("--expect-rate", expect)
-			if err != nil {
+			var err error
+			if o.rates, err = parseRates("--expect-rate", o.expect); err != nil {
 				return withExit(ExitUndecided, err)
 			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			sess, err := a.openSource(ctx, source.Need{SMP: true})
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(&o)
 			}
-			defer sess.Close()
-			f, err := a.discover(ctx, sess.Engine)
-			if err != nil {
-				return err
-			}
-			all := linkinfo.Rows(f, linkinfo.Options{Expect: rates})
-			rows := all[:0:0]
-			marked := 0
-			for _, r := range all {
-				if r.Degraded() {
-					marked++
-				}
-				if !degraded || r.Degraded() {
-					rows = append(rows, r)
-				}
-			}
-			w := bufio.NewWriter(a.stdout)
-			if asJSON {
-				err = writeLinksJSON(w, rows, len(f.Unreachable) == 0)
-			} else {
-				err = writeLinksTable(w, a.style(), rows, all, marked)
-			}
-			if err == nil {
-				err = w.Flush()
-			}
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			partial := a.notRead(f, nil, ctx)
-			if ctx.Err() != nil {
-				return partial // interrupted: exit 2
-			}
-			if marked > 0 {
-				return withExit(ExitFindings, nil)
-			}
-			return partial
+			return a.runLinks(cmd.Context(), &o)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
-	fs.StringVar(&expect, "expect-rate", "", "also mark links below these rates, e.g. 4xNDR or 4xHDR,4xNDR (a link at one of them, or faster than the slowest, passes)")
-	fs.BoolVar(&degraded, "degraded", false, "show only marked links")
-	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	fs.StringVar(&o.expect, "expect-rate", "", "also mark links below these rates, e.g. 4xNDR or 4xHDR,4xNDR (a link at one of them, or faster than the slowest, passes)")
+	fs.BoolVar(&o.degraded, "degraded", false, "show only marked links")
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// runLinks discovers the fabric and prints its links, marked.
+func (a *app) runLinks(parent context.Context, o *linksOptions) error {
+	ctx, stop := signalContext(parent)
+	defer stop()
+	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	f, err := a.discover(ctx, sess.Engine)
+	if err != nil {
+		return err
+	}
+	all := linkinfo.Rows(f, linkinfo.Options{Expect: o.rates})
+	rows := all[:0:0]
+	marked := 0
+	for _, r := range all {
+		if r.Degraded() {
+			marked++
+		}
+		if !o.degraded || r.Degraded() {
+			rows = append(rows, r)
+		}
+	}
+	w := bufio.NewWriter(a.stdout)
+	if o.asJSON {
+		err = writeLinksJSON(w, rows, len(f.Unreachable) == 0)
+	} else {
+		err = writeLinksTable(w, a.style(), rows, all, marked)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	partial := a.notRead(f, nil, ctx)
+	if ctx.Err() != nil {
+		return partial // interrupted: exit 2
+	}
+	if marked > 0 {
+		return withExit(ExitFindings, nil)
+	}
+	return partial
 }
 
 func endName(p *fabric.Port) string {

@@ -137,3 +137,21 @@ func TestRoutesFlags(t *testing.T) {
 		{name: "outstanding out of range", args: []string{"routes", "-o", "0"}, wantErr: []string{"-o/--outstanding 0", "from 1 to 4096"}},
 	})
 }
+
+func TestLinksFlags(t *testing.T) {
+	runFlagCases(t, newLinksCmd, []flagCase[linksOptions]{
+		{name: "defaults", args: []string{"links"}, check: func(t *testing.T, o *linksOptions, g globalOptions) {
+			if o.expect != "" || o.rates != nil || o.degraded || o.asJSON {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"links", "--sim", "--expect-rate", "4xHDR,4xNDR", "--degraded", "--json"}, check: func(t *testing.T, o *linksOptions, g globalOptions) {
+			if len(o.rates) != 2 || o.rates[1].String() != "4X NDR" || !o.degraded || !o.asJSON || g.source.Sim != "sample" {
+				t.Errorf("%+v %q", *o, g.source.Sim)
+			}
+		}},
+		{name: "bad rate", args: []string{"links", "--expect-rate", "4xFAST"}, wantErr: []string{"--expect-rate", `"4xFAST"`}},
+		{name: "unknown flag", args: []string{"links", "--interval", "1s"}, wantErr: []string{"--interval", "see 'ibdoctor links --help'"}},
+		{name: "stray argument", args: []string{"links", "leaf01"}, wantErr: []string{`"leaf01"`, "takes only flags"}},
+	})
+}

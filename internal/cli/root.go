@@ -72,7 +72,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newGateCmd(a))
 	root.AddCommand(newBaselineCmd(a))
 	root.AddCommand(newDiscoverCmd(a))
-	root.AddCommand(newLinksCmd(a))
+	root.AddCommand(newLinksCmd(a, nil))
 	root.AddCommand(newCountersCmd(a))
 	root.AddCommand(newTopCmd(a))
 	return root

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,13 +18,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newDiscoverCmd(a *app) *cobra.Command {
-	var (
-		format   string
-		diffFile string
-		start    string
-		maxHops  int
-	)
+// discoverOptions are discover's flags.
+type discoverOptions struct {
+	format   string
+	diffFile string
+	start    string
+	maxHops  int
+	path     mad.Path // start, parsed
+}
+
+// newDiscoverCmd builds the command; runF, when not nil, runs instead of runDiscover
+// (tests parse the flags without reading the fabric).
+func newDiscoverCmd(a *app, runF func(*discoverOptions) error) *cobra.Command {
+	var o discoverOptions
 	cmd := &cobra.Command{
 		Use:   "discover",
 		Short: "Walk the subnet with directed-route SMPs and list every node",
@@ -54,86 +61,107 @@ what was found is printed).`,
   ibdoctor discover --start 0,1,33 --max-hops 2 -o 16 --timeout 2s --retries 5`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch format {
-			case "table", "json", "ibnetdiscover":
-			default:
-				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table, json or ibnetdiscover", format))
-			}
-			path, err := mad.ParsePath(start)
-			if err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("--start: %w", err))
-			}
-			if maxHops < 0 || maxHops > mad.MaxHops {
-				return withExit(ExitUndecided, fmt.Errorf("--max-hops %d: want 1..%d (0: %d)", maxHops, mad.MaxHops, mad.MaxHops))
-			}
-			if maxHops > 0 && len(path) > maxHops {
-				return withExit(ExitUndecided, fmt.Errorf("--start %v has %d hops, more than --max-hops %d", path, len(path), maxHops))
-			}
-			var old *fabric.Fabric
-			if diffFile != "" {
-				if old, err = a.loadInterruptible(cmd.Context(), diffFile); err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--diff: %w", err))
-				}
-			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-			sess, err := a.openSource(ctx, source.Need{SMP: true})
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-
-			pr := newProgress(a.stderr)
-			pr.Stage("discovery")
-			began := time.Now()
-			f, runErr := discover.Run(ctx, sess.Engine, discover.Options{
-				MaxHops:  maxHops,
-				Start:    path,
-				Progress: func(p discover.Progress) { pr.Discover(p) },
-			})
-			took := time.Since(began)
-			pr.Done()
-			if f == nil {
-				return withExit(ExitUndecided, runErr)
-			}
-
-			w := bufio.NewWriter(a.stdout)
-			st := a.style()
-			var changes fabric.Changes
-			if old != nil {
-				changes = fabric.Diff(old, f)
-				err = printChanges(w, st, format, changes, diffFile)
-			} else {
-				err = printFabric(w, st, format, f, sess.Name, took)
-			}
-			if err == nil {
-				err = w.Flush()
-			}
-			if err != nil {
+			if err := o.validate(); err != nil {
 				return withExit(ExitUndecided, err)
 			}
-			if format != "table" || old != nil {
-				// The table lists what was not reached on stdout;
-				// machine formats keep stdout clean and say it here.
-				printUnreachable(a.stderr, f)
+			if runF != nil {
+				return runF(&o)
 			}
-			switch {
-			case runErr != nil:
-				return withExit(ExitUndecided, fmt.Errorf("%w; what was found is printed", runErr))
-			case len(changes) > 0:
-				return withExit(ExitFindings, nil)
-			case len(f.Unreachable) > 0:
-				return withExit(ExitPartial, fmt.Errorf("%d nodes or ports did not answer; what was found is printed", len(f.Unreachable)))
-			}
-			return nil
+			return a.runDiscover(cmd.Context(), &o)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
-	fs.StringVar(&format, "format", "table", "output: table, json (ibdoctor.fabric/v1) or ibnetdiscover (topology text)")
-	fs.StringVar(&diffFile, "diff", "", "compare with a saved fabric (JSON, ibnetdiscover text or ibsim net file) and print the changes")
-	fs.StringVar(&start, "start", "", `start at the node at this directed route, e.g. "0,1,3" (default: the local node)`)
-	fs.IntVar(&maxHops, "max-hops", 0, fmt.Sprintf("longest directed route followed (0: %d, the most a route can have)", mad.MaxHops))
+	fs.StringVar(&o.format, "format", "table", "output: table, json (ibdoctor.fabric/v1) or ibnetdiscover (topology text)")
+	fs.StringVar(&o.diffFile, "diff", "", "compare with a saved fabric (JSON, ibnetdiscover text or ibsim net file) and print the changes")
+	fs.StringVar(&o.start, "start", "", `start at the node at this directed route, e.g. "0,1,3" (default: the local node)`)
+	fs.IntVar(&o.maxHops, "max-hops", 0, fmt.Sprintf("longest directed route followed (0: %d, the most a route can have)", mad.MaxHops))
 	return cmd
+}
+
+// validate checks the flags before anything is sent.
+func (o *discoverOptions) validate() error {
+	switch o.format {
+	case "table", "json", "ibnetdiscover":
+	default:
+		return fmt.Errorf("--format %q: want table, json or ibnetdiscover", o.format)
+	}
+	var err error
+	o.path, err = mad.ParsePath(o.start)
+	if err != nil {
+		return fmt.Errorf("--start: %w", err)
+	}
+	if o.maxHops < 0 || o.maxHops > mad.MaxHops {
+		return fmt.Errorf("--max-hops %d: want 1..%d (0: %d)", o.maxHops, mad.MaxHops, mad.MaxHops)
+	}
+	if o.maxHops > 0 && len(o.path) > o.maxHops {
+		return fmt.Errorf("--start %v has %d hops, more than --max-hops %d", o.path, len(o.path), o.maxHops)
+	}
+	return nil
+}
+
+// runDiscover walks the fabric and prints it, or its changes from --diff.
+func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
+	var (
+		old *fabric.Fabric
+		err error
+	)
+	if o.diffFile != "" {
+		if old, err = a.loadInterruptible(parent, o.diffFile); err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--diff: %w", err))
+		}
+	}
+	ctx, stop := signalContext(parent)
+	defer stop()
+	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	pr := newProgress(a.stderr)
+	pr.Stage("discovery")
+	began := time.Now()
+	f, runErr := discover.Run(ctx, sess.Engine, discover.Options{
+		MaxHops:  o.maxHops,
+		Start:    o.path,
+		Progress: func(p discover.Progress) { pr.Discover(p) },
+	})
+	took := time.Since(began)
+	pr.Done()
+	if f == nil {
+		return withExit(ExitUndecided, runErr)
+	}
+
+	w := bufio.NewWriter(a.stdout)
+	st := a.style()
+	var changes fabric.Changes
+	if old != nil {
+		changes = fabric.Diff(old, f)
+		err = printChanges(w, st, o.format, changes, o.diffFile)
+	} else {
+		err = printFabric(w, st, o.format, f, sess.Name, took)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	if o.format != "table" || old != nil {
+		// The table lists what was not reached on stdout;
+		// machine formats keep stdout clean and say it here.
+		printUnreachable(a.stderr, f)
+	}
+	switch {
+	case runErr != nil:
+		return withExit(ExitUndecided, fmt.Errorf("%w; what was found is printed", runErr))
+	case len(changes) > 0:
+		return withExit(ExitFindings, nil)
+	case len(f.Unreachable) > 0:
+		return withExit(ExitPartial, fmt.Errorf("%d nodes or ports did not answer; what was found is printed", len(f.Unreachable)))
+	}
+	return nil
 }
 
 // printFabric writes the discovered fabric in format.

@@ -155,3 +155,24 @@ func TestLinksFlags(t *testing.T) {
 		{name: "stray argument", args: []string{"links", "leaf01"}, wantErr: []string{`"leaf01"`, "takes only flags"}},
 	})
 }
+
+func TestDiscoverFlags(t *testing.T) {
+	runFlagCases(t, newDiscoverCmd, []flagCase[discoverOptions]{
+		{name: "defaults", args: []string{"discover"}, check: func(t *testing.T, o *discoverOptions, g globalOptions) {
+			if o.format != "table" || o.diffFile != "" || len(o.path) != 0 || o.maxHops != 0 {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"discover", "--format", "ibnetdiscover", "--diff", "old.json", "--start", "0,1,33", "--max-hops", "2", "-o", "16", "-t", "2s", "--retries", "5"}, check: func(t *testing.T, o *discoverOptions, g globalOptions) {
+			if o.format != "ibnetdiscover" || o.diffFile != "old.json" || len(o.path) != 2 || o.maxHops != 2 ||
+				g.source.Window != 16 || g.source.Timeout.String() != "2s" || g.source.Retries != 5 {
+				t.Errorf("%+v %+v", *o, g.source)
+			}
+		}},
+		{name: "bad format", args: []string{"discover", "--format", "xml"}, wantErr: []string{`--format "xml"`, "table, json or ibnetdiscover"}},
+		{name: "bad start", args: []string{"discover", "--start", "0,x"}, wantErr: []string{"--start"}},
+		{name: "start longer than max-hops", args: []string{"discover", "--start", "0,1,2,3", "--max-hops", "2"}, wantErr: []string{"--start", "more than --max-hops 2"}},
+		{name: "max-hops out of range", args: []string{"discover", "--max-hops", "64"}, wantErr: []string{"--max-hops 64", "from 0 to 63"}},
+		{name: "unknown flag", args: []string{"discover", "--json"}, wantErr: []string{"--json", "see 'ibdoctor discover --help'"}},
+	})
+}

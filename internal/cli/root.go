@@ -71,7 +71,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newSweepCmd(a))
 	root.AddCommand(newGateCmd(a))
 	root.AddCommand(newBaselineCmd(a))
-	root.AddCommand(newDiscoverCmd(a))
+	root.AddCommand(newDiscoverCmd(a, nil))
 	root.AddCommand(newLinksCmd(a, nil))
 	root.AddCommand(newCountersCmd(a))
 	root.AddCommand(newTopCmd(a))

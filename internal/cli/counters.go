@@ -35,9 +35,12 @@ type countersOptions struct {
 	sl         uint8
 	pkeyIndex  uint16
 	skipClean  bool
+	mode       perf.ResetMode // reset, parsed
 }
 
-func newCountersCmd(a *app) *cobra.Command {
+// newCountersCmd builds counters; runF, when not nil, runs instead of
+// runCounters (tests parse the flags without reading counters).
+func newCountersCmd(a *app, runF func(*countersOptions) error) *cobra.Command {
 	var o countersOptions
 	cmd := &cobra.Command{
 		Use:   "counters",
@@ -79,9 +82,17 @@ docs/counters.md explains the choices.`,
 				// threshold makes its switch's sum non-zero.
 				o.skipClean = !o.all && o.interval == 0 && o.reset == ""
 			}
-			return a.runCounters(cmd.Context(), o)
+			var err error
+			if o.mode, err = parseReset(o.reset); err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			if runF != nil {
+				return runF(&o)
+			}
+			return a.runCounters(cmd.Context(), &o)
 		},
 	}
+	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
 	fs.BoolVarP(&o.all, "all", "a", false, "list every port read, not only those over threshold, with data counters (bytes, packets)")
 	fs.DurationVar(&o.interval, "interval", 0, "read twice this far apart and judge the increase: errors/s, bytes/s, utilization, stalled share, BER (e.g. 30s)")
@@ -124,11 +135,9 @@ func loadThresholds(path string) (*checks.Thresholds, error) {
 	return t, nil
 }
 
-func (a *app) runCounters(parent context.Context, o countersOptions) error {
-	mode, err := parseReset(o.reset)
-	if err != nil {
-		return withExit(ExitUndecided, err)
-	}
+// runCounters discovers, reads the counters, judges and prints them.
+func (a *app) runCounters(parent context.Context, o *countersOptions) error {
+	mode := o.mode
 	if o.interval < 0 {
 		return withExit(ExitUndecided, fmt.Errorf("--interval %v: must not be negative", o.interval))
 	}
@@ -178,7 +187,7 @@ func (a *app) runCounters(parent context.Context, o countersOptions) error {
 	v := judgeCounters(f, res, thr)
 	notRead := countersNotRead(f, res)
 	if o.json {
-		if err := writeCountersJSON(a.stdout, v, res, f, thr, o, sess.Name, notRead); err != nil {
+		if err := writeCountersJSON(a.stdout, v, res, f, thr, *o, sess.Name, notRead); err != nil {
 			return err
 		}
 	} else {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/iostreams"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/spf13/cobra"
 )
 
@@ -174,5 +175,43 @@ func TestDiscoverFlags(t *testing.T) {
 		{name: "start longer than max-hops", args: []string{"discover", "--start", "0,1,2,3", "--max-hops", "2"}, wantErr: []string{"--start", "more than --max-hops 2"}},
 		{name: "max-hops out of range", args: []string{"discover", "--max-hops", "64"}, wantErr: []string{"--max-hops 64", "from 0 to 63"}},
 		{name: "unknown flag", args: []string{"discover", "--json"}, wantErr: []string{"--json", "see 'ibdoctor discover --help'"}},
+	})
+}
+
+func TestCountersFlags(t *testing.T) {
+	runFlagCases(t, newCountersCmd, []flagCase[countersOptions]{
+		{name: "defaults skip clean switches", args: []string{"counters"}, check: func(t *testing.T, o *countersOptions, g globalOptions) {
+			if !o.skipClean || o.all || o.interval != 0 || o.mode != perf.ResetNone || o.json {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "--all reads every port", args: []string{"counters", "-a"}, check: func(t *testing.T, o *countersOptions, g globalOptions) {
+			if o.skipClean || !o.all {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "--interval reads every port", args: []string{"counters", "--interval", "5s"}, check: func(t *testing.T, o *countersOptions, g globalOptions) {
+			if o.skipClean || o.interval.String() != "5s" {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "reset errors", args: []string{"counters", "--reset", "errors"}, check: func(t *testing.T, o *countersOptions, g globalOptions) {
+			if o.mode != perf.ResetErrors || o.skipClean {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "skip-clean-switches given wins", args: []string{"counters", "-a", "--skip-clean-switches"}, check: func(t *testing.T, o *countersOptions, g globalOptions) {
+			if !o.skipClean {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every other flag", args: []string{"counters", "--reset", "all", "--json", "--thresholds", "t.conf", "--sl", "3", "--pkey-index", "1"}, check: func(t *testing.T, o *countersOptions, g globalOptions) {
+			if o.mode != perf.ResetAll || !o.json || o.thresholds != "t.conf" || o.sl != 3 || o.pkeyIndex != 1 {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "bad reset", args: []string{"counters", "--reset", "some"}, wantErr: []string{`--reset "some"`, "errors or all"}},
+		{name: "sl out of range", args: []string{"counters", "--sl", "16"}, wantErr: []string{"--sl 16", "from 0 to 15"}},
+		{name: "unknown flag", args: []string{"counters", "--verbose"}, wantErr: []string{"--verbose", "see 'ibdoctor counters --help'"}},
 	})
 }

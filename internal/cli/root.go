@@ -73,7 +73,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newBaselineCmd(a))
 	root.AddCommand(newDiscoverCmd(a, nil))
 	root.AddCommand(newLinksCmd(a, nil))
-	root.AddCommand(newCountersCmd(a))
+	root.AddCommand(newCountersCmd(a, nil))
 	root.AddCommand(newTopCmd(a))
 	return root
 }

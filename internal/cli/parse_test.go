@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/iostreams"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
+	"github.com/ibdoctor/ibdoctor/internal/top"
 	"github.com/spf13/cobra"
 )
 
@@ -213,5 +214,30 @@ func TestCountersFlags(t *testing.T) {
 		{name: "bad reset", args: []string{"counters", "--reset", "some"}, wantErr: []string{`--reset "some"`, "errors or all"}},
 		{name: "sl out of range", args: []string{"counters", "--sl", "16"}, wantErr: []string{"--sl 16", "from 0 to 15"}},
 		{name: "unknown flag", args: []string{"counters", "--verbose"}, wantErr: []string{"--verbose", "see 'ibdoctor counters --help'"}},
+	})
+}
+
+func TestTopFlags(t *testing.T) {
+	runFlagCases(t, newTopCmd, []flagCase[topOptions]{
+		{name: "defaults", args: []string{"top"}, check: func(t *testing.T, o *topOptions, g globalOptions) {
+			if o.interval.String() != "2s" || o.budget != 4096 || o.once || o.json || o.key != top.ByErrors || o.switches != nil || o.hosts != "" {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"top", "--sim", "-n", "5s", "--switch", "spine01,leaf02", "--hosts", "gpu[001-016]", "--budget", "0", "--once", "--json", "--sort", "wait", "--filter", "leaf", "--thresholds", "t.conf", "--sl", "2", "--pkey-index", "3"}, check: func(t *testing.T, o *topOptions, g globalOptions) {
+			if o.interval.String() != "5s" || strings.Join(o.switches, "|") != "spine01|leaf02" || o.hosts != "gpu[001-016]" || o.budget != 0 || !o.once || !o.json ||
+				o.key != top.ByXmitWait || o.filter != "leaf" || o.thresholds != "t.conf" || o.sl != 2 || o.pkeyIndex != 3 || g.source.Sim != "sample" {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "sort util", args: []string{"top", "--sort", "u"}, check: func(t *testing.T, o *topOptions, g globalOptions) {
+			if o.key != top.ByUtilization {
+				t.Errorf("%v", o.key)
+			}
+		}},
+		{name: "zero interval", args: []string{"top", "-n", "0s"}, wantErr: []string{"--interval 0s", "positive duration"}},
+		{name: "bad sort", args: []string{"top", "--sort", "name"}, wantErr: []string{`--sort "name"`, "errors, wait or util"}},
+		{name: "negative budget", args: []string{"top", "--budget", "-1"}, wantErr: []string{"--budget -1"}},
+		{name: "unknown flag", args: []string{"top", "--all"}, wantErr: []string{"--all", "see 'ibdoctor top --help'"}},
 	})
 }

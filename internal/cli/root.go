@@ -74,7 +74,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newDiscoverCmd(a, nil))
 	root.AddCommand(newLinksCmd(a, nil))
 	root.AddCommand(newCountersCmd(a, nil))
-	root.AddCommand(newTopCmd(a))
+	root.AddCommand(newTopCmd(a, nil))
 	return root
 }
 

@@ -37,9 +37,12 @@ type topOptions struct {
 	thresholds string
 	sl         uint8
 	pkeyIndex  uint16
+	key        top.SortKey // sort, parsed
 }
 
-func newTopCmd(a *app) *cobra.Command {
+// newTopCmd builds top; runF, when not nil, runs instead of runTop (tests
+// parse the flags without watching).
+func newTopCmd(a *app, runF func(*topOptions) error) *cobra.Command {
 	var o topOptions
 	cmd := &cobra.Command{
 		Use:   "top",
@@ -65,7 +68,13 @@ and prints one snapshot as a table or, with --json, as JSON.`,
   ibdoctor top --once --json > ports.json`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runTop(cmd.Context(), o)
+			if err := o.validate(); err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			if runF != nil {
+				return runF(&o)
+			}
+			return a.runTop(cmd.Context(), &o)
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
@@ -84,17 +93,23 @@ and prints one snapshot as a table or, with --json, as JSON.`,
 	return cmd
 }
 
-func (a *app) runTop(parent context.Context, o topOptions) error {
+// validate checks the flags before anything is sent.
+func (o *topOptions) validate() error {
 	if o.interval <= 0 {
-		return withExit(ExitUndecided, fmt.Errorf("--interval %v: give a positive duration, e.g. -n 2s", o.interval))
+		return fmt.Errorf("--interval %v: give a positive duration, e.g. -n 2s", o.interval)
 	}
 	if o.budget < 0 {
-		return withExit(ExitUndecided, fmt.Errorf("--budget %d: give a number of MADs, or 0 for no limit", o.budget))
+		return fmt.Errorf("--budget %d: give a number of MADs, or 0 for no limit", o.budget)
 	}
-	key, err := top.ParseSortKey(o.sort)
-	if err != nil {
-		return withExit(ExitUndecided, err)
-	}
+	var err error
+	o.key, err = top.ParseSortKey(o.sort)
+	return err
+}
+
+// runTop discovers, then samples and shows the watched ports until quit
+// (or once).
+func (a *app) runTop(parent context.Context, o *topOptions) error {
+	key := o.key
 	thr, err := loadThresholds(o.thresholds)
 	if err != nil {
 		return withExit(ExitUndecided, err)
@@ -131,7 +146,7 @@ func (a *app) runTop(parent context.Context, o topOptions) error {
 
 // topScope is the ports top watches: every port with a link, or the
 // --switch and --hosts ports.
-func topScope(f *fabric.Fabric, o topOptions) ([]*fabric.Port, error) {
+func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
 	var nodes []*fabric.Node
 	for _, s := range o.switches {
 		n, err := findSwitch(f, s)

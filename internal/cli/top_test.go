@@ -156,9 +156,9 @@ func TestTopIBSim(t *testing.T) {
 	}
 }
 
-// TestTopFlags: bad values are refused with one line naming the flag and
+// TestTopBadFlags: bad values are refused with one line naming the flag and
 // exit 2, before any fabric is opened (no --sim is needed to see them).
-func TestTopFlags(t *testing.T) {
+func TestTopBadFlags(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string

@@ -129,10 +129,16 @@ func missing(s *Snapshot, needs []string) string {
 				return "no topology was read"
 			}
 		case "counters":
+			if s.Counters == nil && s.CountersNotRead != "" {
+				return "counters were not read: " + s.CountersNotRead
+			}
 			if s.Counters == nil {
 				return "counters were not read"
 			}
 		case "interval":
+			if s.Counters == nil && s.CountersNotRead != "" {
+				return "counters were not read: " + s.CountersNotRead
+			}
 			if s.Counters == nil || s.Counters.Interval() == 0 {
 				return "needs two counter samples (--interval)"
 			}

@@ -18,6 +18,10 @@ type Snapshot struct {
 	Baseline *fabric.Fabric
 	// Counters holds the PerfMgt readings. Optional.
 	Counters Counters
+	// CountersNotRead, when Counters is nil, says why (a saved fabric
+	// file that carries none): the counter checks give it as their
+	// reason for not running.
+	CountersNotRead string
 	// RoutesComputed says the LFTs were computed by ibdoctor (min-hop,
 	// for a saved topology without tables), not read from the fabric or
 	// a file: checks that judge the routing engine's choices

@@ -292,9 +292,12 @@ func madsIn(t *testing.T, path string) (methods []mad.Method, sls []uint8) {
 // and that --sl reaches the PerfMgt packets.
 func TestCountersResetWrites(t *testing.T) {
 	topo := writeFile(t, "fabric.net", countersNet)
+	// A net file carries no counters: a --faults scenario plants some
+	// (below threshold), so there are counters to read and clear.
+	scenario := writeFile(t, "faults.txt", "counter \"host one HCA\" PortXmitWait=1\n")
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "plain.pcap")
-	if code, _, stderr := run("counters", "--sim="+topo, "--pcap", plain, "--sl", "3"); code != 0 {
+	if code, _, stderr := run("counters", "--sim="+topo, "--faults", scenario, "--pcap", plain, "--sl", "3"); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	methods, sls := madsIn(t, plain)
@@ -320,7 +323,7 @@ func TestCountersResetWrites(t *testing.T) {
 	}
 
 	reset := filepath.Join(dir, "reset.pcap")
-	code, out, stderr := run("counters", "--sim="+topo, "--pcap", reset, "--reset", "errors")
+	code, out, stderr := run("counters", "--sim="+topo, "--faults", scenario, "--pcap", reset, "--reset", "errors")
 	if code != 0 {
 		t.Fatalf("--reset errors: exit %d: %s", code, stderr)
 	}

@@ -212,6 +212,10 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	if err != nil {
 		return nil, nil, err
 	}
+	if sess.NoCounters != "" {
+		// The simulator would answer with zeros: not counters read.
+		o.Counters, o.Interval = false, 0
+	}
 	pr := newProgress(a.stderr)
 	o.Stage = pr.Stage
 	o.Discover.Progress = func(p discover.Progress) { pr.Discover(p) }
@@ -223,5 +227,6 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	}
 	// Planted tables (--faults that edit routes) are judged like the SM's.
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
+	sw.CountersNotRead = sess.NoCounters
 	return sw, sess, nil
 }

@@ -48,6 +48,9 @@ type Sweep struct {
 	// simulator whose tables ibdoctor computed (a topology file without
 	// them): see checks.Snapshot.RoutesComputed.
 	RoutesComputed bool
+	// CountersNotRead is set by the caller when the fabric has no
+	// counters to read (a saved file that carries none): why.
+	CountersNotRead string
 	// Unreached lists what could not be read, for the report.
 	Unreached []report.Unreached
 	// Complete is false when anything the sweep tried could not be read.
@@ -183,6 +186,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	}
 	snap.SM = s.SM
 	snap.RoutesComputed = s.RoutesComputed
+	snap.CountersNotRead = s.CountersNotRead
 	return snap
 }
 
@@ -203,7 +207,8 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		Unreached:   s.Unreached,
 		Timings:     map[string]string{},
 
-		RoutesComputed: s.RoutesComputed,
+		RoutesComputed:  s.RoutesComputed,
+		CountersNotRead: s.CountersNotRead,
 	}
 	if d.Unreached == nil {
 		d.Unreached = []report.Unreached{}

@@ -238,7 +238,7 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 	for _, s := range names {
 		switch s {
 		case "PM_INFO", "PM_DELTA":
-			notes = append(notes, fmt.Sprintf("the START_%s counters are not read yet: counters come from the simulator", s))
+			notes = append(notes, fmt.Sprintf("the START_%s counters are not read yet", s))
 		case "UNICAST_FWD_TBL", "LFTS":
 			notes = append(notes, fmt.Sprintf("the START_%s forwarding tables are not read yet", s))
 		}

@@ -71,6 +71,9 @@ type FileInfo struct {
 	FirstNoiseLine int
 	// Routes is true when the file carried forwarding tables.
 	Routes bool
+	// Counters is true when the file carried PerfMgt counters (an
+	// ibdiagnet2.db_csv's PM_INFO): the simulator then answers with them.
+	Counters bool
 	// Notes say what the format could not carry and how it was read
 	// instead (e.g. -p without -v names no CA node GUIDs).
 	Notes []string

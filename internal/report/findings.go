@@ -44,6 +44,9 @@ type Document struct {
 	// routes (a saved topology without tables), not the fabric's; routing
 	// findings are then what-if.
 	RoutesComputed bool `json:"routes_computed,omitempty"`
+	// CountersNotRead says why no counters were read when the fabric had
+	// none to read (a saved file that carries none).
+	CountersNotRead string `json:"counters_not_read,omitempty"`
 }
 
 // RoutesComputedNote is how every output says the routes are computed.
@@ -174,6 +177,9 @@ func Summary(w io.Writer, st Style, d *Document) {
 	}
 	if d.RoutesComputed {
 		summaryLine(w, st, "Routes", st.Yellow(RoutesComputedNote))
+	}
+	if d.CountersNotRead != "" {
+		summaryLine(w, st, "Counters", st.Yellow(d.CountersNotRead))
 	}
 	c := d.Counts
 	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",

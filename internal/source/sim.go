@@ -35,6 +35,15 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		if info != nil {
 			s.File = info
 			s.RoutesComputed = err == nil && !info.Routes
+			if err == nil && !info.Counters {
+				if o.Faults == "" {
+					s.NoCounters = fmt.Sprintf("%s (%s) carries no counters, so none were read", filepath.Base(o.Sim), info.Format)
+				} else {
+					// A --faults scenario plants its counters on the
+					// simulator's zeros: what-if values, said so.
+					info.Notes = append(info.Notes, "the file carries no counters: the counters read are the simulator's, zero but for what --faults plants")
+				}
+			}
 		}
 	}
 	if err != nil {

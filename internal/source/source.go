@@ -81,6 +81,10 @@ type Session struct {
 	// (lft, blackhole, loop, asym, sweep): computed or not, they are then
 	// a routing to judge, as if the SM had written them.
 	RoutesPlanted bool
+	// NoCounters, when not empty, says why the fabric has no counters to
+	// read: a --sim file whose format carries none. The simulator's zeros
+	// are then not counters read, and commands must not judge them.
+	NoCounters string
 
 	closers []func() error
 }

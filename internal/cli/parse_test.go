@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/iostreams"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/top"
@@ -239,5 +240,29 @@ func TestTopFlags(t *testing.T) {
 		{name: "bad sort", args: []string{"top", "--sort", "name"}, wantErr: []string{`--sort "name"`, "errors, wait or util"}},
 		{name: "negative budget", args: []string{"top", "--budget", "-1"}, wantErr: []string{"--budget -1"}},
 		{name: "unknown flag", args: []string{"top", "--all"}, wantErr: []string{"--all", "see 'ibdoctor top --help'"}},
+	})
+}
+
+func TestSweepFlags(t *testing.T) {
+	dir := t.TempDir()
+	runFlagCases(t, newSweepCmd, []flagCase[sweepOptions]{
+		{name: "defaults", args: []string{"sweep"}, check: func(t *testing.T, o *sweepOptions, g globalOptions) {
+			if o.out != "-" || o.prom != "" || o.failOn != -1 || o.promMin != checks.Warning || o.noSave || o.lockWait.String() != "1m0s" || o.stateDir != defaultStateDir() {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"sweep", "--sim", "--out", dir + "/r.json", "--prom", dir + "/p.prom", "--html", dir + "/f.html", "--prom-min-severity", "info", "--state-dir", dir,
+			"--no-save", "--lock-wait", "0s", "--fail-on", "critical", "--interval", "10s", "--expect-rate", "4xNDR"}, check: func(t *testing.T, o *sweepOptions, g globalOptions) {
+			if o.out != dir+"/r.json" || o.prom != dir+"/p.prom" || o.html != dir+"/f.html" || o.promMin != checks.Info || o.stateDir != dir || !o.noSave ||
+				o.lockWait != 0 || o.failOn != checks.Critical || o.check.interval.String() != "10s" || len(o.expectation.HostRates) != 1 || g.source.Sim != "sample" {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "prom on stdout", args: []string{"sweep", "--prom", "-"}, wantErr: []string{"--prom -", "node_exporter"}},
+		{name: "out is a directory", args: []string{"sweep", "--out", dir}, wantErr: []string{"--out"}},
+		{name: "bad prom severity", args: []string{"sweep", "--prom-min-severity", "loud"}, wantErr: []string{"--prom-min-severity", `"loud"`}},
+		{name: "bad fail-on", args: []string{"sweep", "--fail-on", "bad"}, wantErr: []string{"--fail-on", `"bad"`}},
+		{name: "lock-wait out of range", args: []string{"sweep", "--lock-wait", "-1s"}, wantErr: []string{"--lock-wait -1s"}},
+		{name: "unknown flag", args: []string{"sweep", "--verbose"}, wantErr: []string{"--verbose", "see 'ibdoctor sweep --help'"}},
 	})
 }

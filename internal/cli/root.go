@@ -68,7 +68,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newCheckCmd(a, nil))
 	root.AddCommand(newRoutesCmd(a, nil))
 	root.AddCommand(newTraceCmd(a, nil))
-	root.AddCommand(newSweepCmd(a))
+	root.AddCommand(newSweepCmd(a, nil))
 	root.AddCommand(newGateCmd(a))
 	root.AddCommand(newBaselineCmd(a))
 	root.AddCommand(newDiscoverCmd(a, nil))

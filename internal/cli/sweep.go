@@ -42,7 +42,10 @@ type sweepOptions struct {
 	expectation checks.Expectations
 }
 
-func newSweepCmd(a *app) *cobra.Command {
+// newSweepCmd builds sweep; runF, when not nil, runs instead of
+// runSweepCmd, after the flags were validated (tests parse them without
+// sweeping).
+func newSweepCmd(a *app, runF func(*sweepOptions) error) *cobra.Command {
 	var o sweepOptions
 	cmd := &cobra.Command{
 		Use:   "sweep",
@@ -70,6 +73,9 @@ at or above --fail-on when that is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(cmd.Context(), a); err != nil {
 				return withExit(ExitUndecided, err)
+			}
+			if runF != nil {
+				return runF(&o)
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()

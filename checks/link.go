@@ -228,6 +228,11 @@ func (s *Snapshot) downLinks() []Finding {
 				// is the finding, seen from the switch's end.
 				l = fabric.Link{A: l.B, B: l.A}
 				na, nb = nb, nil
+			} else if na != nil && nb != nil && !portKnown(na, l.A.Num) && portKnown(nb, l.B.Num) {
+				// One end could not be read (a host behind the down
+				// link cannot be): judge the link from the end that was.
+				l = fabric.Link{A: l.B, B: l.A}
+				na, nb = nb, na
 			}
 			if na == nil || (nb == nil && l.B.Node.Type == mad.NodeSwitch) {
 				continue // a missing switch is topology.changed's finding
@@ -239,12 +244,17 @@ func (s *Snapshot) downLinks() []Finding {
 			if pa != nil && (pa.PeerUnknown() || !pa.StateKnown()) {
 				continue // its state or far end was not read: could not look
 			}
-			if nb != nil {
-				if pb := portOf(nb, l.B.Num); pb != nil && !pb.StateKnown() {
+			// An end that was read and has no physical link is down
+			// whatever the far end would say; otherwise a far end that
+			// could not be read leaves the link undecided.
+			if !(pa != nil && pa.StateKnown() && pa.PhysState != mad.PhysLinkUp) {
+				if nb != nil {
+					if pb := portOf(nb, l.B.Num); pb != nil && !pb.StateKnown() {
+						continue
+					}
+				} else if unknown[l.B.Node.GUID] {
 					continue
 				}
-			} else if unknown[l.B.Node.GUID] {
-				continue
 			}
 			if pa != nil && pa.Remote != nil {
 				continue // cabled elsewhere: topology.miswired
@@ -275,6 +285,12 @@ func (s *Snapshot) downLinks() []Finding {
 		}
 	}
 	return out
+}
+
+// portKnown reports whether n's port num exists and its state was read.
+func portKnown(n *fabric.Node, num uint8) bool {
+	p := portOf(n, num)
+	return p != nil && p.StateKnown()
 }
 
 // reportedByPeer reports whether a link left in Init/Armed at p is

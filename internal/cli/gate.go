@@ -97,6 +97,23 @@ not look.`,
 			} else {
 				fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
 			}
+			// The accepted topology knows the job hosts' HCAs even when
+			// a link was down at the sweep; a designed one replaces it.
+			var base *snapshot.Index
+			if o.expectTopology != "" {
+				f, err := a.loadBaseline(ctx, o.expectTopology)
+				if err != nil {
+					return withExit(ExitUndecided, err)
+				}
+				if base, err = snapshot.IndexOf(f); err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("--expect-topology: %w", err))
+				}
+			} else if base, err = snapshot.OpenBaseline(stateDir); err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("--state-dir: %w", err))
+			}
+			if base != nil {
+				defer base.Close()
+			}
 			sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: !o.noCounters})
 			if err != nil {
 				return err
@@ -126,7 +143,7 @@ not look.`,
 				byLID = false // discovered from this very port
 			}
 			doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
-				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name, Swept: swept,
+				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,
 				Counters: !o.noCounters, Interval: o.interval, SL: o.sl, PKeyIndex: o.pkeyIndex,
 			})
 			if err != nil {

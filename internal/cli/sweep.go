@@ -253,6 +253,12 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snap
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
 	}
+	if acc != nil && !o.noSave {
+		// A baseline from before baseline.idx: the gates read that.
+		if err := snapshot.EnsureBaselineIndex(o.stateDir, acc); err != nil {
+			return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
+		}
+	}
 	if acc == nil && prev != nil && prev.Complete && !o.noSave {
 		if f, err := prev.FabricModel(); err == nil {
 			if err := snapshot.SaveBaseline(o.stateDir, f); err != nil {

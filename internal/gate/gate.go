@@ -51,6 +51,11 @@ type Options struct {
 	// out of a port with no known peer, or a port that cannot be
 	// re-read, and that does.
 	Swept *diagnose.Sweep
+	// Baseline is the accepted topology (the state dir's baseline.idx, or
+	// a designed one): it knows a job host's HCA that the snapshot lacks
+	// because its link was already down at the sweep. Without it the
+	// snapshot's own links are the reference.
+	Baseline *snapshot.Index
 	// Source names the live connection for the report.
 	Source string
 	// Now is the time of the gate (default time.Now()).
@@ -100,12 +105,41 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	f, err := snap.FabricFor(o.Hosts, o.NameMap)
+	// The job's part of the accepted topology: its hosts' HCAs and the
+	// switch ports they are cabled to, which the snapshot's part must
+	// hold too (an HCA whose link was down at the sweep is not in it).
+	var base *fabric.Fabric
+	if o.Baseline != nil {
+		b, err := o.Baseline.JobPart(o.Hosts, o.NameMap)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		base = b
+	}
+	var peers []uint64
+	if base != nil {
+		for _, n := range base.Nodes {
+			if n.Type == mad.NodeSwitch {
+				peers = append(peers, n.GUID)
+			}
+		}
+	}
+	f, err := snap.FabricFor(o.Hosts, o.NameMap, peers...)
 	if err != nil {
 		return nil, err
 	}
 	loaded := time.Since(start)
 	nodes, unmatched := Resolve(f, o.Hosts, o.NameMap)
+	if base == nil {
+		// Without an accepted topology the snapshot's links are the
+		// reference (a copy: the live re-read changes f).
+		base = jobLinks(f, nodes)
+	} else {
+		// A host the baseline has is known even when none of its HCAs
+		// is in the snapshot: its links are judged, not "no such host".
+		_, unknown := Resolve(base, unmatched, o.NameMap)
+		unmatched = unknown
+	}
 	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}}
 	for _, h := range unmatched {
 		sw.Complete = false
@@ -124,6 +158,25 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Unreached = append(sw.Unreached, unreached...)
 	}
 	sc := checks.ScopeFor(f, nodes)
+	// The switch ports the baseline has the job's HCAs cabled to are the
+	// job's too, cable or not: they are re-read and judged.
+	for _, l := range base.Links() {
+		if l.A.Node.Type != mad.NodeSwitch {
+			l.A, l.B = l.B, l.A
+		}
+		if l.A.Node.Type != mad.NodeSwitch || l.B.Node.Type == mad.NodeSwitch {
+			continue
+		}
+		if n := f.NodeByGUID(l.A.Node.GUID); n != nil {
+			if p := portOf(n, l.A.Num); p != nil {
+				sc.Ports[p] = true
+				sc.Switches[n] = true
+				if n.Ports[0] != nil {
+					sc.Ports[n.Ports[0]] = true
+				}
+			}
+		}
+	}
 	if snap.Widen(sc.Ports) {
 		// A live route left the part of the snapshot read for the job:
 		// start again on the whole of it.
@@ -144,14 +197,27 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 		return int(a.Num) - int(b.Num)
 	})
+	noLink := map[*fabric.Port]bool{} // no peer in the snapshot
+	for _, p := range ports {
+		if p.Remote == nil {
+			noLink[p] = true
+		}
+	}
 	t = time.Now()
 	bad := discover.Refresh(ctx, e, ports, o.ByLID, 0)
 	sw.Timings["refresh"] = time.Since(t)
+	unread := map[*fabric.Port]bool{}
 	for _, u := range bad {
 		sw.Complete = false
 		where := fmt.Sprintf("0x%016x port %d", u.FromGUID, u.FromPort)
 		if n := f.NodeByGUID(u.FromGUID); n != nil {
 			where = fmt.Sprintf("%s port %d", n.Description, u.FromPort)
+			// Its state now is unknown: the snapshot's is not judged
+			// as if it were read (could not look).
+			if p := portOf(n, u.FromPort); p != nil && u.What == fmt.Sprintf("PortInfo %d", u.FromPort) {
+				p.Unreached |= fabric.UnreachedInfo
+				unread[p] = true
+			}
 		}
 		sw.Unreached = append(sw.Unreached, report.Unreached{What: u.What, Where: where, Reason: u.Reason})
 	}
@@ -159,7 +225,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		return nil, ctx.Err()
 	}
 	for _, p := range ports {
-		if p.Remote == nil && p.PhysState == mad.PhysLinkUp {
+		if noLink[p] && !unread[p] && p.Remote == nil && p.PhysState == mad.PhysLinkUp {
 			// A live route goes out of a port the sweep saw without a
 			// cable: what is behind it was never read (the model's
 			// UnreachedPeer, so no check calls it a dead end).
@@ -171,7 +237,10 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	if o.Counters {
 		t := time.Now()
-		c, unreached, err := readCounters(ctx, e, f, ports, snap, o)
+		// A port whose PortInfo did not answer does not answer PerfMgt
+		// either (it is listed unread already): no timeouts for it.
+		read := slices.DeleteFunc(slices.Clone(ports), func(p *fabric.Port) bool { return unread[p] })
+		c, unreached, err := readCounters(ctx, e, f, read, snap, o)
 		sw.Timings["counters"] = time.Since(t)
 		if err != nil {
 			return nil, err // only when ctx ended
@@ -200,12 +269,29 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if hasLFT(f) {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
-	snapCheck := sw.Snapshot(o.Expect, nil, sc)
+	snapCheck := sw.Snapshot(o.Expect, base, sc)
 	res, err := checks.Run(snapCheck, o.Only...)
 	if err != nil {
 		return nil, err
 	}
 	sw.Timings["checks"] = time.Since(t)
+	// A job HCA the baseline has and the fabric lacks, that no finding
+	// accounts for (its switch port could not be read, or the switch is
+	// gone): the gate could not look at it, so it cannot pass.
+	named := map[uint64]bool{}
+	for _, fd := range res.Findings {
+		for _, en := range fd.Entities {
+			named[en.NodeGUID] = true
+		}
+	}
+	for _, n := range base.Nodes {
+		if n.Type == mad.NodeSwitch || f.NodeByGUID(n.GUID) != nil || named[n.GUID] {
+			continue
+		}
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, report.Unreached{What: "HCA", Where: n.Description,
+			Reason: "in the accepted topology but not in the snapshot, and the switch port it is cabled to could not be judged"})
+	}
 	sw.Stats = e.Stats()
 	total := swept + time.Since(start)
 	doc := sw.Document("gate", o.Source, res, o.FailOn)
@@ -222,4 +308,51 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		doc.Status = "undecided"
 	}
 	return doc, nil
+}
+
+// jobLinks copies the hosts' nodes and the nodes they are cabled to, with
+// just those links: the reference a gate judges the hosts' links against
+// when there is no accepted topology.
+func jobLinks(f *fabric.Fabric, hosts []*fabric.Node) *fabric.Fabric {
+	out := &fabric.Fabric{}
+	copies := map[*fabric.Node]*fabric.Node{}
+	cp := func(n *fabric.Node) *fabric.Node {
+		if c := copies[n]; c != nil {
+			return c
+		}
+		c := &fabric.Node{Type: n.Type, GUID: n.GUID, SystemImageGUID: n.SystemImageGUID, Description: n.Description, Ports: make([]*fabric.Port, len(n.Ports))}
+		copies[n] = c
+		out.Nodes = append(out.Nodes, c)
+		return c
+	}
+	port := func(c *fabric.Node, p *fabric.Port) *fabric.Port {
+		if c.Ports[p.Num] == nil {
+			q := *p
+			q.Node, q.Remote = c, nil
+			c.Ports[p.Num] = &q
+		}
+		return c.Ports[p.Num]
+	}
+	for _, h := range hosts {
+		hc := cp(h)
+		for _, p := range h.Ports {
+			if p == nil || int(p.Num) >= len(h.Ports) {
+				continue
+			}
+			a := port(hc, p)
+			if p.Remote != nil && int(p.Remote.Num) < len(p.Remote.Node.Ports) {
+				b := port(cp(p.Remote.Node), p.Remote)
+				a.Remote, b.Remote = b, a
+			}
+		}
+	}
+	out.Reindex()
+	return out
+}
+
+func portOf(n *fabric.Node, num uint8) *fabric.Port {
+	if int(num) < len(n.Ports) {
+		return n.Ports[num]
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
@@ -17,6 +18,11 @@ import (
 // `ibdoctor baseline accept`. It is ibdoctor.fabric/v1 without forwarding
 // tables.
 const BaselineName = "baseline.json"
+
+// BaselineIndexName is the accepted topology in gate.idx's layout, so a
+// gate reads only its hosts' part of it (which HCAs each host had, and
+// where they were cabled) instead of decoding baseline.json.
+const BaselineIndexName = "baseline.idx"
 
 // LoadBaseline reads the accepted topology in dir; nil, nil when there is
 // none yet.
@@ -46,5 +52,50 @@ func SaveBaseline(dir string, f *fabric.Fabric) error {
 	if err := outfile.WriteAtomic(filepath.Join(dir, BaselineName), data); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
+	return writeBaselineIndex(dir, f)
+}
+
+func writeBaselineIndex(dir string, f *fabric.Fabric) error {
+	idx, err := EncodeIndex(f, nil, time.Time{}, "baseline", true)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	if err := outfile.WriteAtomic(filepath.Join(dir, BaselineIndexName), idx); err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
 	return nil
+}
+
+// EnsureBaselineIndex writes baseline.idx beside a baseline.json from a
+// version that had none (f is that baseline). The caller holds dir's Lock.
+func EnsureBaselineIndex(dir string, f *fabric.Fabric) error {
+	if _, err := os.Stat(filepath.Join(dir, BaselineIndexName)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return writeBaselineIndex(dir, f)
+}
+
+// OpenBaseline opens the accepted topology in dir for a gate: baseline.idx
+// mapped, or (a state dir from before it existed) baseline.json decoded
+// and indexed. nil, nil when there is no baseline.
+func OpenBaseline(dir string) (*Index, error) {
+	x, err := openIndexFile(filepath.Join(dir, BaselineIndexName))
+	if err == nil || !errors.Is(err, ErrNone) {
+		return x, err
+	}
+	f, err := LoadBaseline(dir)
+	if f == nil || err != nil {
+		return nil, err
+	}
+	return IndexOf(f)
+}
+
+// IndexOf lays out a fabric in memory as an Index (a designed topology
+// given to a gate, or an old state dir's baseline.json).
+func IndexOf(f *fabric.Fabric) (*Index, error) {
+	data, err := EncodeIndex(f, nil, time.Time{}, "", true)
+	if err != nil {
+		return nil, err
+	}
+	return ParseIndex(data)
 }

@@ -352,7 +352,10 @@ var errCorrupt = errors.New("gate index is corrupt")
 // OpenIndex maps dir's gate.idx. The mapping stays valid when a sweep
 // renames a new file over it.
 func OpenIndex(dir string) (*Index, error) {
-	path := filepath.Join(dir, IndexName)
+	return openIndexFile(filepath.Join(dir, IndexName))
+}
+
+func openIndexFile(path string) (*Index, error) {
 	fh, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s", ErrNone, path)
@@ -595,8 +598,16 @@ func (x *Index) Resolve(hosts []string, names fabric.NodeNameMap) []uint32 {
 // among them, and the neighbours of all of those (so every port in the
 // scope has its peer, and a switch its siblings). Links to nodes left
 // out have no Remote. Node order is the snapshot's.
-func (x *Index) SubFabric(hostNodes []uint32) (*fabric.Fabric, error) {
+//
+// also are more nodes to include with their neighbours, off the routes: a
+// gate's switch ports that the baseline has a job host's HCA cabled to.
+func (x *Index) SubFabric(hostNodes []uint32, also ...uint32) (*fabric.Fabric, error) {
 	in := map[uint32]bool{}
+	for _, i := range also {
+		if i < x.nodes {
+			in[i] = true
+		}
+	}
 	type hp struct {
 		node uint32
 		port int
@@ -672,6 +683,25 @@ func (x *Index) SubFabric(hostNodes []uint32) (*fabric.Fabric, error) {
 		}
 	}
 	return x.build(in, routed)
+}
+
+// JobPart builds the nodes hosts name (as Resolve finds them) and their
+// neighbours, without forwarding tables: what a gate needs of the
+// accepted baseline — which HCAs each host has and where each is cabled.
+func (x *Index) JobPart(hosts []string, names fabric.NodeNameMap) (*fabric.Fabric, error) {
+	set := map[uint32]bool{}
+	for _, i := range x.Resolve(hosts, names) {
+		set[i] = true
+		r := x.node(i)
+		for p := 0; r != nil && p < int(r[45]); p++ {
+			if q := x.portRec(i, p); q != nil && q[0] == 1 {
+				if rn := le.Uint32(q[24:]); rn != noRef && rn < x.nodes {
+					set[rn] = true
+				}
+			}
+		}
+	}
+	return x.build(set, nil)
 }
 
 // build materializes the nodes in set, linking ports whose peers are in it.

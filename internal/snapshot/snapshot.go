@@ -145,15 +145,22 @@ func LoadForGate(dir string) (*Snapshot, error) {
 
 // FabricFor returns the fabric a gate for hosts looks at: from gate.idx
 // the hosts, the switches on the routes among them and the neighbours of
-// those (Index.SubFabric); from snapshot.json the whole fabric.
-func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap) (*fabric.Fabric, error) {
+// those (Index.SubFabric), and the nodes also names by GUID with their
+// neighbours; from snapshot.json the whole fabric.
+func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap, also ...uint64) (*fabric.Fabric, error) {
 	if s.idx == nil {
 		return s.FabricModel()
 	}
 	if s.sub != nil {
 		return s.sub, nil
 	}
-	f, err := s.idx.SubFabric(s.idx.Resolve(hosts, names))
+	var extra []uint32
+	for _, g := range also {
+		if i, ok := s.idx.nodeByGUID(g); ok {
+			extra = append(extra, i)
+		}
+	}
+	f, err := s.idx.SubFabric(s.idx.Resolve(hosts, names), extra...)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w (run 'ibdoctor sweep' again)", err)
 	}

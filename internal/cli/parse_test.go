@@ -266,3 +266,20 @@ func TestSweepFlags(t *testing.T) {
 		{name: "unknown flag", args: []string{"sweep", "--verbose"}, wantErr: []string{"--verbose", "see 'ibdoctor sweep --help'"}},
 	})
 }
+
+func TestVersionFlags(t *testing.T) {
+	runFlagCases(t, newVersionCmd, []flagCase[versionOptions]{
+		{name: "text", args: []string{"version"}, check: func(t *testing.T, o *versionOptions, g globalOptions) {
+			if o.json {
+				t.Error("json")
+			}
+		}},
+		{name: "json", args: []string{"version", "--json"}, check: func(t *testing.T, o *versionOptions, g globalOptions) {
+			if !o.json {
+				t.Error("not json")
+			}
+		}},
+		{name: "stray argument", args: []string{"version", "full"}, wantErr: []string{`"full"`, "takes only flags"}},
+		{name: "unknown flag", args: []string{"version", "--short"}, wantErr: []string{"--short", "see 'ibdoctor version --help'"}},
+	})
+}

@@ -64,7 +64,7 @@ type globalOptions struct {
 
 func newRootCmd(a *app) *cobra.Command {
 	root := newBareRoot(a)
-	root.AddCommand(newVersionCmd(a))
+	root.AddCommand(newVersionCmd(a, nil))
 	root.AddCommand(newCheckCmd(a, nil))
 	root.AddCommand(newRoutesCmd(a, nil))
 	root.AddCommand(newTraceCmd(a, nil))

@@ -26,11 +26,13 @@ by every sweep until it is fixed or accepted. The first complete sweep of a
 state dir is its first baseline.`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newBaselineAcceptCmd(a))
+	cmd.AddCommand(newBaselineAcceptCmd(a, nil))
 	return cmd
 }
 
-func newBaselineAcceptCmd(a *app) *cobra.Command {
+// newBaselineAcceptCmd builds baseline accept; runF, when not nil, runs
+// instead of runBaselineAccept (tests parse the flags).
+func newBaselineAcceptCmd(a *app, runF func(*baselineOptions) error) *cobra.Command {
 	var o baselineOptions
 	cmd := &cobra.Command{
 		Use:   "accept",
@@ -44,6 +46,9 @@ a planned change (a cable removed, a switch added), once a sweep has seen it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.lockWait < 0 {
 				return withExit(ExitUndecided, fmt.Errorf("--lock-wait %v: give a duration of 0 or more", o.lockWait))
+			}
+			if runF != nil {
+				return runF(&o)
 			}
 			return runBaselineAccept(cmd.Context(), a, &o)
 		},

@@ -283,3 +283,26 @@ func TestVersionFlags(t *testing.T) {
 		{name: "unknown flag", args: []string{"version", "--short"}, wantErr: []string{"--short", "see 'ibdoctor version --help'"}},
 	})
 }
+
+func TestBaselineAcceptFlags(t *testing.T) {
+	// accept is under baseline: the table's command is a baseline holding it.
+	newCmd := func(a *app, runF func(*baselineOptions) error) *cobra.Command {
+		b := &cobra.Command{Use: "baseline"}
+		b.AddCommand(newBaselineAcceptCmd(a, runF))
+		return b
+	}
+	runFlagCases(t, newCmd, []flagCase[baselineOptions]{
+		{name: "defaults", args: []string{"baseline", "accept"}, check: func(t *testing.T, o *baselineOptions, g globalOptions) {
+			if o.stateDir != defaultStateDir() || o.lockWait.String() != "1m0s" || o.partial {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"baseline", "accept", "--state-dir", "/srv/ib", "--lock-wait", "5s", "--partial"}, check: func(t *testing.T, o *baselineOptions, g globalOptions) {
+			if o.stateDir != "/srv/ib" || o.lockWait.String() != "5s" || !o.partial {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "lock-wait out of range", args: []string{"baseline", "accept", "--lock-wait", "-1s"}, wantErr: []string{"--lock-wait -1s"}},
+		{name: "unknown flag", args: []string{"baseline", "accept", "--force"}, wantErr: []string{"--force", "see 'ibdoctor baseline accept --help'"}},
+	})
+}

@@ -147,11 +147,16 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	}
 	var order []fail
 	hits := map[fail]*hit{}
+	var w *route.Walk
 	for _, dst := range g.hosts {
 		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
 			continue
 		}
-		w := g.a.WalkTo(dst)
+		if w == nil {
+			w = g.a.WalkTo(dst)
+		} else {
+			w.Reset(dst)
+		}
 		for _, leaf := range leafOrder {
 			o, at := w.From(leaf)
 			// NoTable and Unread: a table, a port's state or a far end

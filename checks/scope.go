@@ -2,6 +2,7 @@ package checks
 
 import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -40,8 +41,13 @@ func ScopeFor(f *fabric.Fabric, hosts []*fabric.Node) *Scope {
 	}
 	g := newRouteGraph(f)
 	leafOrder, _ := leaves(hostPorts)
+	var w *route.Walk
 	for _, dst := range hostPorts {
-		w := g.a.WalkTo(dst)
+		if w == nil {
+			w = g.a.WalkTo(dst)
+		} else {
+			w.Reset(dst)
+		}
 		for _, leaf := range leafOrder {
 			sc.Switches[leaf] = true
 			for _, p := range w.Path(leaf) {

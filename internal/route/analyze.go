@@ -24,6 +24,33 @@ type Analyzer struct {
 	// whether the port is live at all
 	next  []int32
 	alive []bool
+	// per slot: what a packet sent out of the port meets, judged once by
+	// the rules (the ports do not change during an analysis), and for a
+	// slot leading to a CA its far end. A walk then reads one byte per
+	// hop instead of following the port's pointers and calling PortUp
+	// again for every destination.
+	kind []slotKind
+	peer []*fabric.Port
+	// per switch: its LFT and LinearFDBTop
+	tabs []swTable
+}
+
+// slotKind is what lies beyond a switch port for a walk (see Rules.lookup
+// and Rules.step, which judge one port at a time the same way).
+type slotKind uint8
+
+const (
+	slotMissing  slotKind = iota // no record of the port (nil in Node.Ports)
+	slotUnread                   // not up, and its state or far end was not read
+	slotDown                     // not up
+	slotSwitch                   // up, to an indexed switch (next holds it)
+	slotNoTable                  // up, to a switch without SwitchInfo
+	slotEndpoint                 // up, to a CA or router port (peer holds it)
+)
+
+type swTable struct {
+	lft []uint8
+	top uint16
 }
 
 // NewAnalyzer indexes f's switches and links.
@@ -44,20 +71,87 @@ func NewAnalyzerWith(f *fabric.Fabric, r Rules) *Analyzer {
 	}
 	a.next = make([]int32, n)
 	a.alive = make([]bool, n)
+	a.kind = make([]slotKind, n)
+	a.peer = make([]*fabric.Port, n)
+	a.tabs = make([]swTable, len(a.sw))
 	for i, nd := range a.sw {
+		a.tabs[i] = swTable{lft: nd.Switch.LFT, top: nd.Switch.LinearFDBTop}
 		for p, port := range nd.Ports {
 			s := int(a.base[i]) + p
 			a.next[s] = -1
-			if p == 0 || !a.rules.up(port) {
+			if p == 0 || port == nil {
+				continue
+			}
+			if !a.rules.up(port) {
+				a.kind[s] = slotDown
+				if !port.StateKnown() || port.PeerUnknown() || (port.Remote != nil && !port.Remote.StateKnown()) {
+					a.kind[s] = slotUnread
+				}
 				continue
 			}
 			a.alive[s] = true
-			if j, ok := a.idx[port.Remote.Node]; ok {
-				a.next[s] = j
+			j, ok := a.idx[port.Remote.Node]
+			switch {
+			case ok:
+				a.next[s], a.kind[s] = j, slotSwitch
+			case port.Remote.Node.Type == mad.NodeSwitch:
+				a.kind[s] = slotNoTable
+			default:
+				a.kind[s], a.peer[s] = slotEndpoint, port.Remote
 			}
 		}
 	}
 	return a
+}
+
+// step is Rules.step over the index for switch i: the egress port, the
+// next switch (-1 when the route ends at i) and, when it ends, how. A
+// route that goes on to a switch without SwitchInfo ends at i with
+// NoTable.
+func (a *Analyzer) step(i int32, to uint16, dst *fabric.Port) (uint8, int32, Outcome) {
+	t := &a.tabs[i]
+	if int(to) >= len(t.lft) || (a.rules.Strict && to > t.top) {
+		if a.rules.Strict && t.lft != nil {
+			return fabric.NoRoute, -1, BeyondTop
+		}
+		return fabric.NoRoute, -1, NoTable
+	}
+	out := t.lft[to]
+	switch {
+	case out == 0:
+		if dst != nil && dst.Node == a.sw[i] {
+			return 0, -1, Delivered
+		}
+		if a.rules.Strict {
+			return 0, -1, Misdelivered
+		}
+		return 0, -1, NoRoute
+	case out == fabric.NoRoute:
+		return out, -1, NoRoute
+	case int(out) >= len(a.sw[i].Ports):
+		return out, -1, NoRoute
+	}
+	s := int(a.base[i]) + int(out)
+	switch a.kind[s] {
+	case slotSwitch:
+		return out, a.next[s], forward
+	case slotEndpoint:
+		rm := a.peer[s]
+		if rm == dst || (dst != nil && rm.Node == dst.Node && rm.LID == dst.LID) {
+			return out, -1, Delivered
+		}
+		return out, -1, Misdelivered
+	case slotNoTable:
+		return out, -1, NoTable
+	case slotUnread:
+		return out, -1, Unread
+	case slotDown:
+		return out, -1, DeadEnd
+	}
+	if a.rules.Strict { // slotMissing
+		return out, -1, DeadEnd
+	}
+	return out, -1, NoRoute
 }
 
 // Loads holds one count per switch port.
@@ -167,8 +261,10 @@ type destWork struct {
 // HostPaths follows the route from every host to every other host of
 // hosts (LIDs of CA ports) over the LFTs. It builds, for each
 // destination, the tree of next hops once for all switches the sources
-// enter by (memoised), so the cost is O(destinations × switches) rather
-// than O(pairs × hops). maxFailed bounds HostPaths.Failed.
+// enter by (memoised), and counts the sources by the switch they enter
+// at, so the cost is O(destinations × switches) rather than
+// O(pairs × hops) or O(pairs): all hosts on one leaf share one route to a
+// destination. maxFailed bounds HostPaths.Failed.
 func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) {
 	type src struct {
 		lid   uint16
@@ -176,6 +272,16 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 		port  *fabric.Port
 	}
 	srcs := make([]src, len(hosts))
+	// sources per entry switch (index into groups), and how many times
+	// each LID is listed: a destination skips every source with its LID
+	groupOf := map[int32]int{}
+	type group struct {
+		entry int32
+		n     int64
+	}
+	var groups []group
+	var down int64
+	mult := make(map[uint16]int64, len(hosts))
 	for i, lid := range hosts {
 		p := a.f.PortByLID(lid)
 		if p == nil {
@@ -189,6 +295,15 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 			if j, ok := a.idx[p.Remote.Node]; ok {
 				srcs[i].entry = j
 			}
+		}
+		mult[lid]++
+		if e := srcs[i].entry; e < 0 {
+			down++
+		} else if g, ok := groupOf[e]; ok {
+			groups[g].n++
+		} else {
+			groupOf[e] = len(groups)
+			groups = append(groups, group{entry: e, n: 1})
 		}
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), len(hosts)))
@@ -218,27 +333,40 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 					return
 				}
 				d := srcs[di]
-				for _, s := range srcs {
-					if s.lid == d.lid {
+				// the sources with d's LID are not routed to it
+				self := mult[d.lid]
+				failing := false
+				if n := down - self*b2i(d.entry < 0); n > 0 {
+					r.outcomes[SourceDown] += n
+					failing = true
+				}
+				for _, g := range groups {
+					n := g.n - self*b2i(g.entry == d.entry)
+					if n == 0 {
 						continue
 					}
-					if s.entry < 0 {
-						r.outcomes[SourceDown]++
-						if nfail < maxFailed {
-							r.failed[di] = append(r.failed[di], Pair{s.lid, d.lid, SourceDown})
-							nfail++
-						}
-						continue
+					if dw.state[g.entry] == unseen {
+						a.resolve(dw, g.entry, d.lid, d.port)
 					}
-					if dw.state[s.entry] == unseen {
-						a.resolve(dw, s.entry, d.lid, d.port)
-					}
-					o := dw.res[s.entry]
-					r.outcomes[o]++
+					o := dw.res[g.entry]
+					r.outcomes[o] += n
 					if o == Delivered {
-						dw.w[s.entry]++
-					} else if nfail < maxFailed {
-						r.failed[di] = append(r.failed[di], Pair{s.lid, d.lid, o})
+						dw.w[g.entry] += n
+					} else {
+						failing = true
+					}
+				}
+				// The pairs that fail, in source order, while the list
+				// has room: at most maxFailed destinations pass here.
+				for i := 0; failing && nfail < maxFailed && i < len(srcs); i++ {
+					s := srcs[i]
+					switch {
+					case s.lid == d.lid:
+					case s.entry < 0:
+						r.failed[di] = append(r.failed[di], Pair{s.lid, d.lid, SourceDown})
+						nfail++
+					case dw.res[s.entry] != Delivered:
+						r.failed[di] = append(r.failed[di], Pair{s.lid, d.lid, dw.res[s.entry]})
 						nfail++
 					}
 				}
@@ -270,6 +398,13 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 	return hp, nil
 }
 
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // resolve follows the LFTs from switch s towards LID to, memoising the
 // outcome, next switch and depth (and, for a Walk, the switch the route
 // ends at) of every switch it crosses.
@@ -293,21 +428,13 @@ func (a *Analyzer) resolve(dw *destWork, s int32, to uint16, dst *fabric.Port) {
 		dw.state[cur] = onStack
 		dw.touch = append(dw.touch, cur)
 		stack = append(stack, cur)
-		sw := a.sw[cur]
-		out, next, _, _, so := a.rules.step(sw, to, dst)
+		out, j, so := a.step(cur, to, dst)
 		dw.out[cur] = out
-		if next == nil {
+		if j < 0 {
 			// the route ends at cur
-			so = a.ended(dw, cur, so)
+			a.ended(dw, cur, so)
 			stack = stack[:len(stack)-1]
 			o, end = so, cur
-			break
-		}
-		j := a.next[int(a.base[cur])+int(out)]
-		if j < 0 { // a switch without a table
-			a.ended(dw, cur, NoTable)
-			stack = stack[:len(stack)-1]
-			o, end = NoTable, cur
 			break
 		}
 		dw.nxt[cur] = j
@@ -392,6 +519,16 @@ func (a *Analyzer) WalkTo(dst *fabric.Port) *Walk {
 		state: make([]uint8, ns), res: make([]Outcome, ns), depth: make([]int32, ns),
 		nxt: make([]int32, ns), out: make([]uint8, ns), end: make([]int32, ns),
 	}}
+}
+
+// Reset turns w into a walk towards dst, keeping its memory: a check that
+// walks to every host in turn allocates once instead of once per host.
+func (w *Walk) Reset(dst *fabric.Port) {
+	for _, u := range w.dw.touch {
+		w.dw.state[u] = unseen
+	}
+	w.dw.touch = w.dw.touch[:0]
+	w.dst = dst
 }
 
 // From returns how the route from switch sw to the destination ends and,

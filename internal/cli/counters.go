@@ -201,10 +201,11 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		}
 	}
 	if len(notRead) > 0 {
-		fmt.Fprintf(a.stderr, "Not read (%d):\n", len(notRead))
-		for _, u := range notRead {
-			fmt.Fprintf(a.stderr, "  %s of %s: %s\n", u.What, u.Where, u.Reason)
+		lines := make([]string, len(notRead))
+		for i, u := range notRead {
+			lines[i] = fmt.Sprintf("%s of %s: %s", u.What, u.Where, u.Reason)
 		}
+		a.listStderr(fmt.Sprintf("Not read (%d):", len(notRead)), lines)
 	}
 	if ctx.Err() != nil {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))

@@ -151,7 +151,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	if o.format != "table" || old != nil {
 		// The table lists what was not reached on stdout;
 		// machine formats keep stdout clean and say it here.
-		printUnreachable(a.stderr, f)
+		printUnreachable(a.stderr, f, a.io.ErrWidth())
 	}
 	switch {
 	case runErr != nil:
@@ -218,7 +218,7 @@ func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, 
 		return nil
 	}
 	fmt.Fprintf(w, "%s (%d):\n", st.Red("Not reached"), len(f.Unreachable))
-	writeUnreachable(w, f)
+	writeUnreachable(w, f, st.Width)
 	return nil
 }
 
@@ -240,20 +240,20 @@ func nodeLIDs(n *fabric.Node) string {
 	return strings.Join(lids, ",")
 }
 
-func printUnreachable(w io.Writer, f *fabric.Fabric) {
+func printUnreachable(w io.Writer, f *fabric.Fabric, width int) {
 	if len(f.Unreachable) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "Not reached (%d):\n", len(f.Unreachable))
-	writeUnreachable(w, f)
+	writeUnreachable(w, f, width)
 }
 
 // writeUnreachable lists what discovery could not read, one per line:
 // what, the directed route, the node and port it lies behind, and why.
-func writeUnreachable(w io.Writer, f *fabric.Fabric) {
+func writeUnreachable(w io.Writer, f *fabric.Fabric, width int) {
 	wheres := f.UnreachableWheres()
 	for i, u := range f.Unreachable {
-		fmt.Fprintf(w, "  %s at %s: %s\n", u.What, wheres[i], u.Reason)
+		io.WriteString(w, report.WrapString("  ", fmt.Sprintf("%s at %s: %s", u.What, wheres[i], u.Reason), width))
 	}
 }
 

@@ -32,7 +32,7 @@ func parseOnly[T any](newCmd func(*app, func(*T) error) *cobra.Command, args ...
 	var got *T
 	root.AddCommand(newCmd(a, func(o *T) error { got = o; return nil }))
 	root.SetArgs(args)
-	code := execute(root, &errb)
+	code := execute(root, &errb, 0)
 	return parsed[T]{opts: got, global: a.opts, code: code, stderr: errb.String()}
 }
 

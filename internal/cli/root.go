@@ -113,24 +113,34 @@ func Command(stdout, stderr io.Writer) *cobra.Command {
 
 // Main runs ibdoctor with args and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainWith(iostreams.New(stdin, stdout, stderr), args)
+}
+
+// mainWith runs ibdoctor on streams whose terminal-ness and width were
+// decided (by Main on the real streams; by tests, as a terminal of a
+// chosen width).
+func mainWith(ios *iostreams.IOStreams, args []string) int {
 	// The terminal is detected on the real stdout; commands write through
 	// out, which remembers a write error.
+	stdout, stderr := ios.Out, ios.ErrOut
 	out := &errWriter{w: stdout}
-	a := &app{io: iostreams.New(stdin, stdout, stderr), stdin: stdin, stdout: out, stderr: stderr}
+	a := &app{io: ios, stdin: ios.In, stdout: out, stderr: stderr}
 	a.io.Out = out
 	root := newRootCmd(a)
 	root.SetArgs(args)
-	code := execute(root, stderr)
+	code := execute(root, stderr, ios.ErrWidth())
 	if out.err != nil && code != ExitUndecided {
 		// Output that did not reach its reader (a full disk, a closed
 		// pipe) is no answer: never 0, 1 or 3 on it.
-		fmt.Fprintf(stderr, "ibdoctor: %v: %v\n", errOutput, out.err)
+		io.WriteString(stderr, report.WrapString("ibdoctor: ", fmt.Sprintf("%v: %v", errOutput, out.err), ios.ErrWidth()))
 		return ExitUndecided
 	}
 	return code
 }
 
-func execute(root *cobra.Command, stderr io.Writer) int {
+// execute runs root and prints its error on stderr, wrapped at width (0:
+// one line) under "ibdoctor: ".
+func execute(root *cobra.Command, stderr io.Writer, width int) int {
 	err := root.Execute()
 	if err == nil {
 		return ExitHealthy
@@ -138,10 +148,10 @@ func execute(root *cobra.Command, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "ibdoctor:", ee.err)
+			io.WriteString(stderr, report.WrapString("ibdoctor: ", ee.err.Error(), width))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "ibdoctor:", err)
+	io.WriteString(stderr, report.WrapString("ibdoctor: ", err.Error(), width))
 	return ExitUndecided
 }

@@ -96,7 +96,7 @@ func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 		// dump_fts output stays loadable (opensm -U): the note
 		// goes to stderr there, to the top of the table otherwise.
 		if o.format == "dump_fts" {
-			fmt.Fprintf(a.stderr, "warning: routes %s\n", report.RoutesComputedNote)
+			a.warnf("routes %s", report.RoutesComputedNote)
 		} else {
 			fmt.Fprintf(w, "Routes: %s\n\n", report.RoutesComputedNote)
 		}
@@ -170,10 +170,7 @@ func (a *app) notRead(f *fabric.Fabric, readErr error, ctx context.Context) erro
 	if len(lines) == 0 {
 		return nil
 	}
-	fmt.Fprintf(a.stderr, "Not read (%d):\n", len(lines))
-	for _, l := range lines {
-		fmt.Fprintln(a.stderr, "  "+l)
-	}
+	a.listStderr(fmt.Sprintf("Not read (%d):", len(lines)), lines)
 	if ctx.Err() != nil {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
 	}

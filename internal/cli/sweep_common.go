@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -15,6 +16,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
@@ -180,7 +182,7 @@ func (a *app) loadBaseline(parent context.Context, path string) (*fabric.Fabric,
 func (a *app) loadInterruptible(parent context.Context, path string) (*fabric.Fabric, error) {
 	ctx, stop := signalContext(parent)
 	defer stop()
-	return loadFabricFile(ctx, path, a.stderr)
+	return loadFabricFile(ctx, path, func(w string) { a.warnf("%s", w) })
 }
 
 // signalContext is cancelled on SIGINT/SIGTERM, so an interrupted sweep
@@ -201,9 +203,26 @@ func (a *app) openSource(ctx context.Context, need source.Need) (*source.Session
 		return nil, withExit(ExitUndecided, err)
 	}
 	for _, w := range s.File.Warnings() {
-		fmt.Fprintf(a.stderr, "warning: %s\n", w)
+		a.warnf("%s", w)
 	}
 	return s, nil
+}
+
+// warnf prints a warning on stderr: on a terminal wrapped at its width
+// under "warning: ", in a log one line.
+func (a *app) warnf(format string, args ...any) {
+	io.WriteString(a.stderr, report.WrapString("warning: ", fmt.Sprintf(format, args...), a.io.ErrWidth()))
+}
+
+// listStderr prints title and the lines under it on stderr, each indented
+// two spaces and, on a terminal, wrapped at its width.
+func (a *app) listStderr(title string, lines []string) {
+	var b strings.Builder
+	b.WriteString(title + "\n")
+	for _, l := range lines {
+		b.WriteString(report.WrapString("  ", l, a.io.ErrWidth()))
+	}
+	io.WriteString(a.stderr, b.String())
 }
 
 // runSweep opens the source and sweeps it with a progress line on stderr.

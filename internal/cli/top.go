@@ -238,10 +238,11 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 		return err
 	}
 	if len(fr.Errors) > 0 {
-		fmt.Fprintf(a.stderr, "Not read (%d):\n", len(fr.Errors))
-		for _, e := range fr.Errors {
-			fmt.Fprintf(a.stderr, "  %v\n", e)
+		lines := make([]string, len(fr.Errors))
+		for i, e := range fr.Errors {
+			lines[i] = fmt.Sprint(e)
 		}
+		a.listStderr(fmt.Sprintf("Not read (%d):", len(fr.Errors)), lines)
 		return withExit(ExitPartial, fmt.Errorf("%d ports could not be read; what was read is printed", len(fr.Errors)))
 	}
 	return nil

@@ -111,6 +111,15 @@ func (s *IOStreams) OutputWidth() int {
 	return s.TerminalWidth()
 }
 
+// ErrWidth is the width messages on stderr must fit: the terminal's when
+// stderr is one, 0 (one line each, for a log) otherwise.
+func (s *IOStreams) ErrWidth() int {
+	if !s.errTTY {
+		return 0
+	}
+	return s.TerminalWidth()
+}
+
 // ColorEnabled says whether stdout may be coloured: only a terminal,
 // never with --no-color or NO_COLOR set (to any value).
 func (s *IOStreams) ColorEnabled() bool {

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/iostreams"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+)
+
+// runAt runs ibdoctor as if stdout and stderr were a terminal width
+// columns wide (colour off), and returns its exit code and outputs.
+func runAt(width int, args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	ios := iostreams.New(strings.NewReader(""), &out, &errb)
+	ios.SetStdoutTTY(true)
+	ios.SetStderrTTY(true)
+	ios.SetWidth(width)
+	code := mainWith(ios, append(args, "--no-color"))
+	return code, out.String(), errb.String()
+}
+
+// wider returns the lines of text wider than width.
+func wider(text string, width int) []string {
+	var long []string
+	for _, l := range strings.Split(text, "\n") {
+		if report.VisibleWidth(l) > width {
+			long = append(long, l)
+		}
+	}
+	return long
+}
+
+// TestStderrFitsTerminal: warnings and errors on a terminal's stderr are
+// wrapped at its width under their "warning: "/"ibdoctor: " prefix (on a
+// pipe they stay one line each; TestCheckBadInput and the flag tables
+// check that).
+func TestStderrFitsTerminal(t *testing.T) {
+	topo := chkTopology(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"computed-routes warning", []string{"routes", "--sim=" + topo, "--format", "dump_fts"}, "warning: routes computed by ibdoctor"},
+		{"error", []string{"check", "--sim=" + topo, "--expect-rate", "4xNDR,3xHDR"}, `ibdoctor: --expect-rate: `},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, stderr := runAt(80, c.args...)
+			if !strings.Contains(stderr, c.want) {
+				t.Fatalf("stderr lacks %q:\n%s", c.want, stderr)
+			}
+			if long := wider(stderr, 80); len(long) > 0 {
+				t.Errorf("stderr lines wider than 80 columns:\n%s", strings.Join(long, "\n"))
+			}
+			if strings.Count(stderr, "\n") < 2 {
+				t.Errorf("expected the message wrapped onto several lines:\n%s", stderr)
+			}
+		})
+	}
+}

@@ -99,4 +99,15 @@ func TestREADMEPrologScript(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "could not verify the fabric") {
 		t.Errorf("a job host that does not answer: prolog exit %d: %s", code, stderr)
 	}
+	if !strings.Contains(stderr, "see "+log) {
+		t.Errorf("a report was written: the prolog should point at it: %s", stderr)
+	}
+	// A gate that stops before its report (here a flag it refuses; on a
+	// host, no device): the prolog says why instead of pointing at an
+	// empty log. (Failed before: "could not verify the fabric, see
+	// .../gate-42.json", an empty file.)
+	code, stderr = prologRun(dead + " --timeout=0")
+	if code != 1 || strings.Contains(stderr, "see "+log) || !strings.Contains(stderr, "--timeout") {
+		t.Errorf("gate stopped before its report: prolog exit %d: %s", code, stderr)
+	}
 }

@@ -300,8 +300,12 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	for _, n := range nodes {
 		hosts = append(hosts, n.Description)
 	}
+	jobHosts := map[string]bool{}
+	for _, h := range o.Hosts {
+		jobHosts[h] = true
+	}
 	doc.Scope = &report.ScopeSummary{
-		Hosts: hosts, Unmatched: unmatched, Ports: len(sc.Ports), Switches: len(sc.Switches),
+		Hosts: hosts, JobHosts: len(jobHosts) - len(unmatched), Unmatched: unmatched, Ports: len(sc.Ports), Switches: len(sc.Switches),
 		Snapshot: snap.Source, SnapshotAt: snap.TakenAt.Format(time.RFC3339), LiveReads: len(ports), LFTBlocks: blocks,
 	}
 	if len(o.Hosts) == 0 {

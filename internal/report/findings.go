@@ -85,7 +85,10 @@ type MADStats struct {
 
 // ScopeSummary says what a gate looked at.
 type ScopeSummary struct {
+	// Hosts are the job's HCAs (nodes) found, by description; JobHosts
+	// how many of the hosts the job names were found.
 	Hosts      []string `json:"hosts"`
+	JobHosts   int      `json:"job_hosts"`
 	Unmatched  []string `json:"unmatched_hosts,omitempty"`
 	Ports      int      `json:"ports"`
 	Switches   int      `json:"switches"`
@@ -151,7 +154,7 @@ func Summary(w io.Writer, st Style, d *Document) {
 	head := fmt.Sprintf("%s  %s  %s", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	io.WriteString(w, WrapString("", head, st.Width))
 	f := d.Fabric
-	fab := []string{fmt.Sprintf("%d nodes (%d switches, %d CAs), %d links", f.Nodes, f.Switches, f.CAs, f.Links)}
+	fab := []string{fmt.Sprintf("%s (%s, %s), %s", count(f.Nodes, "node", "nodes"), count(f.Switches, "switch", "switches"), count(f.CAs, "CA", "CAs"), count(f.Links, "link", "links"))}
 	if d.MADs != nil {
 		fab = append(fab, fmt.Sprintf("%d MADs, %d retried, %d timed out", d.MADs.Sent, d.MADs.Retried, d.MADs.TimedOut))
 	}
@@ -166,9 +169,11 @@ func Summary(w io.Writer, st Style, d *Document) {
 		summaryLine(w, st, "Timing", strings.Join(parts, ", "))
 	}
 	if d.Scope != nil {
-		sc := fmt.Sprintf("%d hosts, %d switches, %d ports on their routes", len(d.Scope.Hosts), d.Scope.Switches, d.Scope.Ports)
+		sc := fmt.Sprintf("%s (%s), %s, %s on their routes", count(d.Scope.JobHosts, "host", "hosts"), count(len(d.Scope.Hosts), "HCA", "HCAs"),
+			count(d.Scope.Switches, "switch", "switches"), count(d.Scope.Ports, "port", "ports"))
 		if d.Scope.Snapshot != "" {
-			sc += fmt.Sprintf(" (snapshot %s, %d ports and %d forwarding-table blocks re-read live)", d.Scope.SnapshotAt, d.Scope.LiveReads, d.Scope.LFTBlocks)
+			sc += fmt.Sprintf(" (snapshot %s, %s and %s re-read live)", d.Scope.SnapshotAt, count(d.Scope.LiveReads, "port", "ports"),
+				count(d.Scope.LFTBlocks, "forwarding-table block", "forwarding-table blocks"))
 		}
 		summaryLine(w, st, "Scope", sc)
 		if len(d.Scope.Unmatched) > 0 {
@@ -338,4 +343,12 @@ func unreadSummary(n int) string {
 		return "1 thing could not be read (listed below)"
 	}
 	return fmt.Sprintf("%d things could not be read (listed below)", n)
+}
+
+// count writes n with the noun in singular or plural.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -223,3 +223,27 @@ func TestWriteTableLastColumnBelow(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
+
+// TestSummaryGateCounts: a gate's scope counts the job's hosts, not their
+// HCAs, and one of a thing is singular. (Failed before: "7 hosts, 1
+// switches" for one host with 7 HCAs, "1 forwarding-table blocks".)
+func TestSummaryGateCounts(t *testing.T) {
+	d := &Document{Command: "gate", Fabric: FabricSummary{Nodes: 9, Switches: 1, CAs: 8, Links: 1}, Scope: &ScopeSummary{
+		Hosts:    []string{"gpu002 mlx5_1", "gpu002 mlx5_2", "gpu002 mlx5_3", "gpu002 mlx5_4", "gpu002 mlx5_5", "gpu002 mlx5_6", "gpu002 mlx5_7"},
+		JobHosts: 1, Switches: 1, Ports: 16, Snapshot: "sim:sample", SnapshotAt: "2026-11-24T00:00:00Z", LiveReads: 1, LFTBlocks: 1,
+	}}
+	var b bytes.Buffer
+	Summary(&b, Style{}, d)
+	out := b.String()
+	for _, want := range []string{"9 nodes (1 switch, 8 CAs), 1 link", "Scope:     1 host (7 HCAs), 1 switch, 16 ports on their routes", "1 port and 1 forwarding-table block re-read live"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	d.Scope.JobHosts, d.Scope.Hosts, d.Scope.Switches = 2, d.Scope.Hosts[:2], 3
+	b.Reset()
+	Summary(&b, Style{}, d)
+	if out := b.String(); !strings.Contains(out, "2 hosts (2 HCAs), 3 switches") {
+		t.Errorf("summary:\n%s", out)
+	}
+}

@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"time"
+
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -64,6 +66,7 @@ func SwitchTiers(f *fabric.Fabric) map[*fabric.Node]int {
 // interval (counters.utilization's measure); false without an interval or
 // a rate.
 func (r PortReading) Utilization(interval float64) (float64, bool) {
+	interval = r.span(interval)
 	if r.Port == nil || interval <= 0 {
 		return 0, false
 	}
@@ -79,8 +82,27 @@ func (r PortReading) Utilization(interval float64) (float64, bool) {
 // would count stalled all the time); false without an interval or
 // PortXmitWait.
 func (r PortReading) Stalled(interval float64) (float64, bool) {
+	interval = r.span(interval)
 	if r.XmitWait == nil || interval <= 0 || r.XmitWaitTicksPerSecond <= 0 {
 		return 0, false
 	}
 	return float64(r.XmitWait.Delta) / (r.XmitWaitTicksPerSecond * interval), true
+}
+
+// span is the seconds the port's deltas cover: its own Elapsed when
+// known, else the sweep's interval.
+func (r PortReading) span(interval float64) float64 {
+	if r.Elapsed > 0 && interval > 0 {
+		return r.Elapsed.Seconds()
+	}
+	return interval
+}
+
+// SpanOf is the time the port's deltas cover, given the sweep's
+// interval: its own Elapsed when known.
+func (r PortReading) SpanOf(interval time.Duration) time.Duration {
+	if r.Elapsed > 0 && interval > 0 {
+		return r.Elapsed
+	}
+	return interval
 }

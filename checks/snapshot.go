@@ -93,6 +93,10 @@ type PortReading struct {
 	XmitWait *CounterValue
 	// XmitBytes, RcvBytes: data over the interval (0 without one).
 	XmitBytes, RcvBytes uint64
+	// Elapsed is the time this port's deltas span (its own two readings
+	// are not exactly Interval apart); 0 when unknown, and then Interval
+	// stands for it.
+	Elapsed time.Duration
 	// XmitWaitTicksPerSecond is the rate at which PortXmitWait would
 	// count if the port were stalled all the time (the port's tick).
 	XmitWaitTicksPerSecond float64

@@ -22,7 +22,7 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 		ports = []*fabric.Port{}
 	}
 	res, err := perf.Sweep(ctx, e, f, perf.Options{
-		SL: o.SL, PKeyIndex: o.PKeyIndex, Interval: o.Interval, Sleep: o.Sleep,
+		SL: o.SL, PKeyIndex: o.PKeyIndex, Interval: o.Interval, Sleep: o.Sleep, Now: o.Clock,
 		// One sample judges error counters only (utilization needs two).
 		ErrorsOnly: o.Interval == 0,
 		// A switch whose PortSelect=0xFF sum of error and wait counters

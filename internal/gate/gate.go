@@ -38,12 +38,14 @@ type Options struct {
 	// routes (judged on their value and their increase since the
 	// snapshot); Interval > 0 reads them twice that far apart. SL and
 	// PKeyIndex address the PerfMgt MADs; Sleep waits out the interval
-	// (tests pass a fake clock's).
+	// and Clock times the readings (tests pass a fake clock's: the rates
+	// are over the measured time between a port's readings).
 	Counters  bool
 	Interval  time.Duration
 	SL        uint8
 	PKeyIndex uint16
 	Sleep     func(ctx context.Context, d time.Duration) error
+	Clock     func() time.Time
 	// Swept is the gate's own sweep of the whole fabric when it had no
 	// fresh snapshot: its timings count in the gate's, and what it could
 	// not read is reported. That does not by itself make the gate

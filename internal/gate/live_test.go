@@ -311,6 +311,7 @@ func TestGateInterval(t *testing.T) {
 	o := job()
 	o.Interval = 10 * time.Second
 	o.Sleep = func(ctx context.Context, d time.Duration) error { clk.Advance(d); return nil }
+	o.Clock = clk.Now
 	doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), o)
 	if err != nil {
 		t.Fatal(err)

@@ -201,6 +201,10 @@ type PortCounters struct {
 	LID uint16
 	// Time is when the reading arrived.
 	Time time.Time
+	// Sent is when its first request was handed to the transport: the
+	// device read its counters between Sent and Time (zero when unknown,
+	// as for FromAllPorts).
+	Sent time.Time
 	// Caps is the PMA's ClassPortInfo.
 	Caps *mad.ClassPortInfo
 	// Counters by IBA name: the error counters first (wire order), then
@@ -542,14 +546,16 @@ var errNotClean = errors.New("the sum shows errors")
 // PMA has it, PortCounters only for what the extended attribute does not
 // cover (everything, when the PMA lacks the 64-bit error counters).
 type portRead struct {
-	t      *target
-	p      *fabric.Port
-	sent   int // MADs sent for it
-	left   int // MADs not yet completed
-	ext    *mad.PortCountersExtended
-	extErr error
-	basic  *mad.PortCounters
-	bErr   error
+	t    *target
+	p    *fabric.Port
+	sent int // MADs sent for it
+	// firstSent is when the first of them was handed to the transport.
+	firstSent time.Time
+	left      int // MADs not yet completed
+	ext       *mad.PortCountersExtended
+	extErr    error
+	basic     *mad.PortCounters
+	bErr      error
 }
 
 // portsJob reads every port of t. When PortCounters is needed whatever
@@ -616,7 +622,7 @@ func (sp *sampler) portDone(pr *portRead) {
 		sp.fail(&PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: "PortCounters", Err: err})
 		return
 	}
-	pc := &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
+	pc := &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
 	pc.Counters = merge(t.caps, pr.basic, pr.ext)
 	sp.ports[k] = pc
 }

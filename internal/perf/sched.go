@@ -2,10 +2,11 @@ package perf
 
 import (
 	"context"
+	"sync"
+	"time"
+
 	"github.com/ibdoctor/ibdoctor/internal/fifo"
 	"github.com/ibdoctor/ibdoctor/internal/pump"
-	"sync"
-
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -19,6 +20,7 @@ type sched struct {
 	ctx   context.Context
 	g     Getter
 	async AsyncGetter // nil: GetPerf on a goroutine per MAD in flight
+	now   func() time.Time
 
 	window, per int
 
@@ -75,7 +77,10 @@ type perDestination interface {
 }
 
 func newSched(ctx context.Context, g Getter, o Options) *sched {
-	s := &sched{ctx: ctx, g: g, window: o.Workers, per: transport.DefaultPerDest}
+	s := &sched{ctx: ctx, g: g, window: o.Workers, per: transport.DefaultPerDest, now: o.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	s.async, _ = g.(AsyncGetter)
 	if pd, ok := g.(perDestination); ok && pd.Options().PerDest > 0 {
 		s.per = pd.Options().PerDest
@@ -165,6 +170,9 @@ func (s *sched) pump() {
 				continue
 			}
 			if o.port != nil {
+				if o.port.sent == 0 {
+					o.port.firstSent = s.now()
+				}
 				o.port.sent++
 			}
 			j.active++

@@ -59,7 +59,8 @@ type DeltaValue struct {
 type PortDelta struct {
 	Key
 	Port *fabric.Port
-	// Elapsed is the time between this port's two readings.
+	// Elapsed is the time between this port's two readings: from the
+	// first reading's request to the second's answer.
 	Elapsed  time.Duration
 	Counters []DeltaValue
 	// Backwards lists counters that went backwards: the counters were
@@ -109,6 +110,10 @@ func Sweep(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Result,
 		second, err := readWith(ctx, g, f, o, false, first.Caps)
 		r.Last = second
 		r.Errors = append(r.Errors, second.Errors...)
+		// The interval the checks judge by is the measured one, as in
+		// Compare: each sweep takes time, so a port's two readings are
+		// further apart than o.Interval.
+		var sum time.Duration
 		for _, b := range second.Ports {
 			a, ok := first.Port(b.Key)
 			if !ok {
@@ -117,6 +122,10 @@ func Sweep(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Result,
 			d := delta(a, b, o.XmitWaitTick)
 			r.Deltas = append(r.Deltas, d)
 			r.byKey[d.Key] = d
+			sum += d.Elapsed
+		}
+		if len(r.Deltas) > 0 && sum > 0 {
+			r.interval = sum / time.Duration(len(r.Deltas))
 		}
 		if err != nil {
 			return r, err
@@ -161,7 +170,16 @@ func Compare(prev func(Key) (*PortCounters, bool), last *Sample, tick time.Durat
 }
 
 func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
-	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time.Sub(a.Time), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
+	// The device read its counters somewhere between a request's sending
+	// and its answer: from the first reading's request to the second's
+	// answer is the longest the increase can span, so a link sending at
+	// its full rate reads at most 100% (the answers' times alone let a
+	// slow first answer or a queued second request push it over).
+	from := a.Time
+	if !a.Sent.IsZero() && a.Sent.Before(from) {
+		from = a.Sent
+	}
+	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time.Sub(from), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
 	secs := d.Elapsed.Seconds()
 	for _, vb := range b.Counters {
 		va, ok := a.Get(vb.Name)
@@ -297,6 +315,7 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 			}
 		}
 		if d != nil {
+			rd.Elapsed = d.Elapsed
 			if v, ok := d.Get("PortXmitData"); ok {
 				rd.XmitBytes = v.Delta
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -25,16 +26,18 @@ func init() {
 // flows down one path (an ECMP hash or adaptive-routing bug): only the
 // counters show it.
 func (s *Snapshot) trafficImbalance() []Finding {
-	sent := map[*fabric.Port]uint64{}
-	s.Counters.Ports(func(r PortReading) {
-		if !r.Reset {
-			sent[r.Port] = r.XmitBytes
-		}
-	})
-	iv := s.Counters.Interval().Seconds()
+	iv := s.Counters.Interval()
 	if iv <= 0 {
 		return nil
 	}
+	// Rates, not byte counts: each port's delta spans its own time
+	// between readings.
+	sent := map[*fabric.Port]float64{} // Gb/s
+	s.Counters.Ports(func(r PortReading) {
+		if span := r.SpanOf(iv).Seconds(); !r.Reset && span > 0 {
+			sent[r.Port] = float64(r.XmitBytes) * 8 / span / 1e9
+		}
+	})
 	tiers := SwitchTiers(s.Fabric)
 	ratioBar := s.Expect.ImbalanceRatio
 	if ratioBar == 0 {
@@ -58,7 +61,7 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		if len(group) < 2 {
 			continue
 		}
-		var total, most uint64
+		var total, most float64
 		var busiest *fabric.Port
 		for _, p := range group {
 			total += sent[p]
@@ -68,21 +71,21 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		}
 		// Too little traffic to judge: under 1% of the busiest link's
 		// rate over the interval.
-		if busiest == nil || float64(most)*8/iv < 0.01*busiest.Rate().Gbps()*1e9 {
+		if busiest == nil || most < 0.01*busiest.Rate().Gbps() {
 			continue
 		}
-		mean := float64(total) / float64(len(group))
-		ratio := float64(most) / mean
+		mean := total / float64(len(group))
+		ratio := most / mean
 		if ratio <= ratioBar {
 			continue
 		}
 		idle := 0
 		var parts []string
 		for _, p := range group {
-			if float64(sent[p]) < 0.1*float64(most) {
+			if sent[p] < 0.1*most {
 				idle++
 			}
-			parts = append(parts, fmt.Sprintf("%d:%.0f%%", p.Num, 100*float64(sent[p])/float64(total)))
+			parts = append(parts, fmt.Sprintf("%d:%s", p.Num, gbpsText(sent[p])))
 		}
 		sev := Warning
 		switch {
@@ -95,10 +98,16 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		out = append(out, Finding{
 			Check:    "routing.traffic-imbalance",
 			Severity: sev,
-			Title:    fmt.Sprintf("%s sends %.1fx the mean of its %d uplinks' data out of port %d, %d of them idle", nodeName(n), ratio, len(group), busiest.Num, idle),
+			Title:    fmt.Sprintf("%s sends %.1fx the mean of its %d uplinks' data out of port %d (%s Gb/s), %d of them idle", nodeName(n), ratio, len(group), busiest.Num, gbpsText(most), idle),
 			Entities: []Entity{entityOf(busiest, "end"), entityOf(busiest.Remote, "peer")},
-			Evidence: []Evidence{{Name: "max/mean", Value: ratio, Threshold: ratioBar,
-				Text: fmt.Sprintf("port:share of the uplinks' data sent over %s %s (max/mean %.2f, threshold %.2f); measured on the wire (PortXmitData), whatever the forwarding tables say", s.Counters.Interval(), strings.Join(parts, " "), ratio, ratioBar)}},
+			Evidence: []Evidence{
+				{Name: "max/mean", Value: ratio, Threshold: ratioBar,
+					Text: fmt.Sprintf("port:rate sent over %v %s Gb/s (max/mean %.2f, threshold %.2f); measured on the wire (PortXmitData), whatever the forwarding tables say", iv.Round(time.Millisecond), strings.Join(parts, " "), ratio, ratioBar)},
+				{Name: "busiest uplink", Value: most, Unit: "Gb/s", Threshold: busiest.Rate().Gbps(),
+					Text: fmt.Sprintf("port %d sent %s Gb/s of its %s Gb/s (%s)", busiest.Num, gbpsText(most), gbpsText(busiest.Rate().Gbps()), busiest.Rate())},
+				{Name: "uplinks' mean", Value: mean, Unit: "Gb/s",
+					Text: fmt.Sprintf("the %d uplinks sent %s Gb/s each on average", len(group), gbpsText(mean))},
+			},
 			Impact: Impact{PathShare: share, Slowdown: ratio, Score: share * (1 - 1/ratio),
 				Summary: fmt.Sprintf("collectives whose traffic crosses %s's uplinks run at the busiest link's pace: up to %.1fx slower", nodeName(n), ratio)},
 			Action: fmt.Sprintf("Compare with 'ibdoctor check' on the tables (routing.ecmp-imbalance): if the tables are balanced, the switch spreads flows unevenly itself — check adaptive routing and the ECMP hash settings of %s (and its firmware), and whether one job's flows all hash alike; then re-measure with --interval.", nodeName(n)),
@@ -107,4 +116,12 @@ func (s *Snapshot) trafficImbalance() []Finding {
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return strings.Compare(a.Title, b.Title) })
 	return out
+}
+
+// gbpsText prints a rate in Gb/s: whole numbers, one decimal below 10.
+func gbpsText(g float64) string {
+	if g != 0 && g < 9.95 {
+		return fmt.Sprintf("%.1f", g)
+	}
+	return fmt.Sprintf("%.0f", g)
 }

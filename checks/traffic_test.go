@@ -21,11 +21,27 @@ func TestTrafficImbalance(t *testing.T) {
 	}
 	_, res = smSweep(t, traffic+"skew leaf01 port=5\n", 100*time.Millisecond)
 	fs := byCheck(res.Findings, "routing.traffic-imbalance")
-	if len(fs) != 1 || fs[0].Severity != checks.Critical || !strings.HasPrefix(fs[0].Title, "leaf01 sends 2.0x the mean of its 2 uplinks' data out of port 5, 1 of them idle") {
+	if len(fs) != 1 || fs[0].Severity != checks.Critical || !strings.HasPrefix(fs[0].Title, "leaf01 sends 2.0x the mean of its 2 uplinks' data out of port 5") || !strings.HasSuffix(fs[0].Title, "1 of them idle") {
 		logFindings(t, res.Findings)
 		t.Fatalf("%d routing.traffic-imbalance findings", len(fs))
 	}
-	t.Logf("%s\n    %s", fs[0].Title, fs[0].Evidence[0])
+	t.Logf("%s\n    %s", fs[0].Title, fs[0].Evidence)
+	// In Gb/s: leaf01's four hosts offer 100 Gb/s each, all of it up
+	// port 5, a 4X NDR link (400 Gb/s); port 6 idles. (The evidence gave
+	// shares only, and a 100 ms sweep that took 0.9 s read 9x the rate.)
+	var busiest, mean *checks.Evidence
+	for i, e := range fs[0].Evidence {
+		switch e.Name {
+		case "busiest uplink":
+			busiest = &fs[0].Evidence[i]
+		case "uplinks' mean":
+			mean = &fs[0].Evidence[i]
+		}
+	}
+	if busiest == nil || mean == nil || busiest.Unit != "Gb/s" || busiest.Value < 390 || busiest.Value > 400 || busiest.Threshold != 400 ||
+		mean.Value < 195 || mean.Value > 200 || !strings.Contains(fs[0].Title, "(400 Gb/s)") || !strings.Contains(fs[0].Evidence[0].Text, "5:400 6:0 Gb/s") {
+		t.Errorf("rates in Gb/s: busiest %+v mean %+v, title %q, %s", busiest, mean, fs[0].Title, fs[0].Evidence[0].Text)
+	}
 	if n := len(byCheck(res.Findings, "routing.ecmp-imbalance")); n != 0 {
 		t.Errorf("the tables were not touched, yet %d routing.ecmp-imbalance findings", n)
 	}

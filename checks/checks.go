@@ -60,6 +60,9 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Findings = append(res.Findings, c.run(s)...)
 	}
 	res.Findings = foldSymptoms(res.Findings)
+	for i := range res.Findings {
+		res.Findings[i].heldBack = nil
+	}
 	res.Findings = mergeIdentical(res.Findings)
 	if s.RoutesComputed {
 		whatIf(res.Findings)

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 )
 
 // Severity of a finding.
@@ -135,6 +137,9 @@ type Finding struct {
 	// WhatIf marks a routing finding judged on forwarding tables ibdoctor
 	// computed, not read (Snapshot.RoutesComputed).
 	WhatIf bool `json:"what_if,omitempty"`
+	// heldBack names, for a routing.traffic-imbalance, the switches its
+	// lighter uplinks lead to (foldSymptoms' input; cleared by Run).
+	heldBack []*fabric.Node
 }
 
 // Rank orders findings worst first: severity, then impact score, then

@@ -192,10 +192,13 @@ func (s *Snapshot) noMasterSM() []Finding {
 	}}
 }
 
-// foldSymptoms folds the per-link findings that a root-cause finding
-// explains into its evidence: with no master SM, every Init link's
-// link.down says the same thing once per link.
+// foldSymptoms folds the findings that a root-cause finding explains
+// into its evidence: with no master SM, every Init link's link.down says
+// the same thing once per link; a traffic imbalance held back by a
+// misrouted switch downstream is that misroute's symptom
+// (foldHeldBack).
 func foldSymptoms(fs []Finding) []Finding {
+	fs = foldHeldBack(fs)
 	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })
 	if root < 0 {
 		return fs

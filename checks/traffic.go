@@ -81,7 +81,11 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		}
 		idle := 0
 		var parts []string
+		var heldBack []*fabric.Node
 		for _, p := range group {
+			if sent[p] < mean && !slices.Contains(heldBack, p.Remote.Node) {
+				heldBack = append(heldBack, p.Remote.Node)
+			}
 			if sent[p] < 0.1*most {
 				idle++
 			}
@@ -110,8 +114,9 @@ func (s *Snapshot) trafficImbalance() []Finding {
 			},
 			Impact: Impact{PathShare: share, Slowdown: ratio, Score: share * (1 - 1/ratio),
 				Summary: fmt.Sprintf("collectives whose traffic crosses %s's uplinks run at the busiest link's pace: up to %.1fx slower", nodeName(n), ratio)},
-			Action: fmt.Sprintf("Compare with 'ibdoctor check' on the tables (routing.ecmp-imbalance): if the tables are balanced, the switch spreads flows unevenly itself — check adaptive routing and the ECMP hash settings of %s (and its firmware), and whether one job's flows all hash alike; then re-measure with --interval.", nodeName(n)),
-			Basis:  "delta",
+			Action:   fmt.Sprintf("Compare with 'ibdoctor check' on the tables (routing.ecmp-imbalance): if the tables are balanced, the switch spreads flows unevenly itself — check adaptive routing and the ECMP hash settings of %s (and its firmware), and whether one job's flows all hash alike; then re-measure with --interval.", nodeName(n)),
+			Basis:    "delta",
+			heldBack: heldBack,
 		})
 	}
 	slices.SortFunc(out, func(a, b Finding) int { return strings.Compare(a.Title, b.Title) })
@@ -124,4 +129,72 @@ func gbpsText(g float64) string {
 		return fmt.Sprintf("%.1f", g)
 	}
 	return fmt.Sprintf("%.0f", g)
+}
+
+// foldHeldBack folds a routing.traffic-imbalance whose lighter uplinks
+// all lead to switches with a routing.ecmp-imbalance finding into the
+// first of those findings. Those uplinks carry less because the switch
+// they feed funnels the flows into one cable and credits hold them back
+// (lossless flow control): the tables' imbalance is the cause, the
+// measured one its symptom, and two independent errors would send the
+// operator after a second fault that is not there. An imbalance with
+// any lighter uplink into a switch without such a finding stays.
+func foldHeldBack(fs []Finding) []Finding {
+	roots := map[uint64]int{} // switch GUID -> index of its ecmp finding
+	for i, f := range fs {
+		if f.Check == "routing.ecmp-imbalance" && len(f.Entities) > 0 && f.Entities[0].Role == "switch" {
+			if _, ok := roots[f.Entities[0].NodeGUID]; !ok {
+				roots[f.Entities[0].NodeGUID] = i
+			}
+		}
+	}
+	if len(roots) == 0 {
+		return fs
+	}
+	into := map[int][]string{} // root index -> folded texts
+	drop := map[int]bool{}
+	for i, f := range fs {
+		if f.Check != "routing.traffic-imbalance" || len(f.heldBack) == 0 {
+			continue
+		}
+		root := -1
+		var names []string
+		for _, n := range f.heldBack {
+			r, ok := roots[n.GUID]
+			if !ok {
+				root = -1
+				break
+			}
+			if root < 0 || r < root {
+				root = r
+			}
+			names = append(names, nodeName(n))
+		}
+		if root < 0 {
+			continue
+		}
+		drop[i] = true
+		sw := "a switch"
+		if len(f.Entities) > 0 {
+			sw = f.Entities[0].Node
+		}
+		into[root] = append(into[root], fmt.Sprintf("%s's uplinks to %s carry less than its others (%s): held back by the funnel, a symptom of this finding, not reported apart",
+			sw, strings.Join(names, ", "), f.Evidence[0].Text))
+	}
+	if len(drop) == 0 {
+		return fs
+	}
+	out := fs[:0]
+	for i, f := range fs {
+		if drop[i] {
+			continue
+		}
+		if texts, ok := into[i]; ok {
+			for _, t := range texts {
+				f.Evidence = append(f.Evidence, Evidence{Name: "routing.traffic-imbalance folded", Text: t})
+			}
+		}
+		out = append(out, f)
+	}
+	return out
 }

@@ -60,3 +60,25 @@ func TestStderrFitsTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestCountersFitTerminal: at 80 columns counters' table fits and each
+// "[Name == value]" stays whole on one line (spine02/49 has three
+// counters over threshold, more than the column holds).
+func TestCountersFitTerminal(t *testing.T) {
+	code, out, stderr := runAt(80, "counters", "--sim")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if long := wider(out, 80); len(long) > 0 {
+		t.Errorf("lines wider than 80 columns:\n%s", strings.Join(long, "\n"))
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Count(l, "[") != strings.Count(l, "]") {
+			t.Errorf("a [Name == value] is split across lines:\n%s", out)
+			break
+		}
+	}
+	if !strings.Contains(out, "[PortXmitWait == ") {
+		t.Errorf("no PortXmitWait over threshold:\n%s", out)
+	}
+}

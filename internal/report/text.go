@@ -82,7 +82,8 @@ func Truncate(s string, width int) string {
 // Wrap breaks text into lines of at most width columns at spaces. The
 // first line starts with first, the others with an indent as wide as
 // first (a hanging indent), so continuation lines line up under the text.
-// A word longer than a line is put on a line of its own, never cut.
+// A word longer than a line is put on a line of its own, never cut; a
+// bracketed group ("[PortXmitWait == 617147]") is kept whole like a word.
 // width <= 0 means no limit: one line.
 func Wrap(first, text string, width int) []string {
 	if width <= 0 || VisibleWidth(first)+VisibleWidth(text) <= width {
@@ -97,7 +98,7 @@ func Wrap(first, text string, width int) []string {
 	)
 	line.WriteString(first)
 	lw = VisibleWidth(first)
-	for _, word := range strings.Fields(text) {
+	for _, word := range wrapUnits(text) {
 		ww := VisibleWidth(word)
 		if !empty && lw+1+ww > width {
 			lines = append(lines, line.String())
@@ -114,6 +115,40 @@ func Wrap(first, text string, width int) []string {
 		empty = false
 	}
 	return append(lines, line.String())
+}
+
+// wrapUnits splits text at spaces, except inside square brackets: the
+// counters' "[Name == value]" read as one item, and a line break inside
+// one leaves "==" at a line's end and the value orphaned below.
+func wrapUnits(text string) []string {
+	var units []string
+	open := 0
+	for _, f := range strings.Fields(text) {
+		if open > 0 {
+			units[len(units)-1] += " " + f
+		} else {
+			units = append(units, f)
+		}
+		open = max(0, open+bracketDepth(f))
+	}
+	return units
+}
+
+// bracketDepth is how many more '[' than ']' s shows, not counting those
+// of colour sequences (ESC [ 1 m).
+func bracketDepth(s string) int {
+	d := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 0x1b:
+			i += escapeLen(s[i:]) - 1
+		case '[':
+			d++
+		case ']':
+			d--
+		}
+	}
+	return d
 }
 
 // WrapString is Wrap joined with newlines, ending in one.

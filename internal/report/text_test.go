@@ -28,6 +28,16 @@ func TestWrapHangingIndent(t *testing.T) {
 	if strings.Join(got, "|") != "short|averyveryverylongword|end" {
 		t.Errorf("long word: %q", got)
 	}
+	// A bracketed group is one unit: never "[PortXmitWait ==" / "617147]".
+	got = Wrap("", "[SymbolErrorCounter == 4820] [PortXmitWait == 617147] LinkDownedCounter=1", 40)
+	if strings.Join(got, "|") != "[SymbolErrorCounter == 4820]|[PortXmitWait == 617147]|LinkDownedCounter=1" {
+		t.Errorf("bracketed groups: %q", got)
+	}
+	// The '[' of a colour sequence opens no group.
+	got = Wrap("", "\x1b[1mspine01 spreads 32 destinations\x1b[0m over 8 ports", 20)
+	if len(got) < 3 {
+		t.Errorf("coloured text was not wrapped: %q", got)
+	}
 }
 
 func TestTruncate(t *testing.T) {

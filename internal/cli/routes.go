@@ -98,7 +98,7 @@ func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 		if o.format == "dump_fts" {
 			a.warnf("routes %s", report.RoutesComputedNote)
 		} else {
-			fmt.Fprintf(w, "Routes: %s\n\n", report.RoutesComputedNote)
+			io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, a.style().Width)+"\n")
 		}
 	}
 	if o.format == "dump_fts" {

@@ -82,3 +82,22 @@ func TestCountersFitTerminal(t *testing.T) {
 		t.Errorf("no PortXmitWait over threshold:\n%s", out)
 	}
 }
+
+// TestTraceFitsTerminal: every line of trace at 80 columns fits, the
+// route's ending included (it names both GUIDs and LIDs), and so does the
+// computed-routes note of a file without tables.
+func TestTraceFitsTerminal(t *testing.T) {
+	topo := chkTopology(t)
+	for _, args := range [][]string{
+		{"trace", "--sim", "gpu001 mlx5_0", "gpu032 mlx5_7"},
+		{"trace", "--sim=" + topo, "gpu001", "gpu012"},
+	} {
+		code, out, stderr := runAt(80, args...)
+		if code != 0 || !strings.Contains(out, "delivered after") {
+			t.Fatalf("%q: exit %d: %s\n%s", args, code, stderr, out)
+		}
+		if long := wider(out, 80); len(long) > 0 {
+			t.Errorf("%q: lines wider than 80 columns:\n%s", args, strings.Join(long, "\n"))
+		}
+	}
+}

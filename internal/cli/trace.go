@@ -70,10 +70,11 @@ func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 		return withExit(ExitUndecided, err)
 	}
 	w := bufio.NewWriter(a.stdout)
+	st := a.style()
 	if sess.RoutesComputed {
-		fmt.Fprintf(w, "Routes: %s\n", report.RoutesComputedNote)
+		io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, st.Width))
 	}
-	printTrace(w, a.style(), lt)
+	printTrace(w, st, lt)
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func portText(p *fabric.Port) string {
 // printTrace prints the hops and the ending.
 func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 	if src := lt.Fabric.PortByLID(lt.From); src != nil {
-		fmt.Fprintf(w, "From %s\n", portText(src))
+		io.WriteString(w, report.WrapString("", "From "+portText(src), st.Width))
 	} else {
 		fmt.Fprintf(w, "From LID %d\n", lt.From)
 	}
@@ -150,7 +151,7 @@ func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 		}
 		st.Table(w, []string{"HOP", "SWITCH", "GUID", "LID", "IN -> OUT"}, rows)
 	}
-	fmt.Fprintln(w, endText(st, lt))
+	io.WriteString(w, report.WrapString("", endText(st, lt), st.Width))
 }
 
 // endText says how the route ended, naming where.

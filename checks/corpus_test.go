@@ -273,3 +273,31 @@ func dgxUnexpected(t *testing.T, res *checks.Result) []checks.Finding {
 	}
 	return bad
 }
+
+// TestCorpusUnlistedPortsNotPolling: a dump's default form lists only
+// ports with a link, and -p lists a port without one but not its
+// physical state. The simulator made every such port Polling, so
+// link.polling said "stuck in Polling" (24 on the DGX file, 12 on the
+// Voltaire one, 26 on plafrim's -p file) and a host's second port was
+// "a host port should carry a link". No finding may claim a state the
+// file does not hold: the gaps among host ports are reported as ports
+// without a link whose state the file does not give.
+func TestCorpusUnlistedPortsNotPolling(t *testing.T) {
+	for _, name := range []string{"dgx-ndr-2025.ibnetdiscover", "voltaire-sdr-2007.ibnetdiscover", "plafrim-voltaire-qdr.ibnetdiscover-p"} {
+		t.Run(name, func(t *testing.T) {
+			res := corpusCheck(t, name, false)
+			for _, f := range res.Findings {
+				text := f.Title
+				for _, e := range f.Evidence {
+					text += " " + e.Text
+				}
+				if strings.Contains(text, "Polling") || strings.Contains(text, "should carry a link") {
+					t.Errorf("%s claims a state the file does not hold: %s", f.Check, text)
+				}
+				if f.Check == "link.polling" && !strings.Contains(text, "not in the file") {
+					t.Errorf("link.polling does not say the port's state is not in the file: %s", text)
+				}
+			}
+		})
+	}
+}

@@ -100,10 +100,16 @@ func (s *Snapshot) pollingPorts() []Finding {
 			if p == nil || p.Num == 0 || !s.inScope(p) {
 				continue
 			}
+			// A saved file that does not list a port (or lists it
+			// without a link) does not give its physical state: the
+			// port has no link, but is not claimed to be polling.
+			unlisted := p.PhysState == mad.PhysNoChange && p.State == mad.PortStateDown
 			switch p.PhysState {
 			case mad.PhysPolling, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
 			default:
-				continue
+				if !unlisted {
+					continue
+				}
 			}
 			var why string
 			sev := Warning
@@ -113,6 +119,8 @@ func (s *Snapshot) pollingPorts() []Finding {
 				// link.down's finding (once per link, with this state);
 				// without one the port is unused.
 				continue
+			case unlisted && n.Type != mad.NodeSwitch:
+				continue // a host's unused second port, as often as not
 			case n.Type != mad.NodeSwitch:
 				why = "a host port should carry a link"
 				sev = Error
@@ -127,12 +135,18 @@ func (s *Snapshot) pollingPorts() []Finding {
 			default:
 				continue // an empty switch port polls too
 			}
+			title := fmt.Sprintf("Port %s is stuck in %s", entityOf(p, "").String(), p.PhysState)
+			state := fmt.Sprintf("physical state %s, port state %s", p.PhysState, p.State)
+			if unlisted {
+				title = fmt.Sprintf("Port %s has no link", entityOf(p, "").String())
+				state = "no link; its physical state is not in the file (a dump lists only ports with a link, or no state for one without)"
+			}
 			out = append(out, Finding{
 				Check:    "link.polling",
 				Severity: sev,
-				Title:    fmt.Sprintf("Port %s is stuck in %s", entityOf(p, "").String(), p.PhysState),
+				Title:    title,
 				Entities: []Entity{entityOf(p, "end")},
-				Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: fmt.Sprintf("physical state %s, port state %s; %s", p.PhysState, p.State, why)}},
+				Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: state + "; " + why}},
 				Impact:   Impact{Summary: "the host behind this port is cut off from the fabric (or runs on fewer rails)", Score: 1 / float64(max(1, s.hostCount()))},
 				Action:   fmt.Sprintf("Check the cable at %s and at the far end: reseat it, look at the far end's port (host powered, HCA link LED), then replace the cable. A port that keeps training is often a cable or transceiver fault.", entityOf(p, "").String()),
 				Basis:    "topology",

@@ -314,8 +314,9 @@ func buildPorts(rows []portsRow, drs []drEntry) (*Fabric, []string, error) {
 		p := portOf(n, r.self)
 		p.WidthActive, p.SpeedActive = r.w, r.s
 		if r.peer == nil {
-			// Listed without a peer: no cable, or the link is not up.
-			p.State, p.PhysState = mad.PortStateDown, mad.PhysPolling
+			// Listed without a peer: no cable, or the link is not up;
+			// -p does not say which (PhysState 0: unknown).
+			p.State, p.PhysState = mad.PortStateDown, mad.PhysNoChange
 			continue
 		}
 		p.State, p.PhysState = mad.PortStateActive, mad.PhysLinkUp

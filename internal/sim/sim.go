@@ -429,11 +429,13 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 		case p.state == 0 && (p.remote >= 0 || pi == 0):
 			p.state, p.phys = mad.PortStateActive, mad.PhysLinkUp
 		case p.state == 0:
-			p.state, p.phys = mad.PortStateDown, mad.PhysPolling
+			// Not in the file (ibnetdiscover lists only ports with a
+			// link): no link, but whether it polls or is disabled the
+			// file does not say. PhysState 0 answers "unknown" rather
+			// than invent Polling.
+			p.state = mad.PortStateDown
 		case p.phys == 0 && p.state != mad.PortStateDown:
 			p.phys = mad.PhysLinkUp
-		case p.phys == 0:
-			p.phys = mad.PhysPolling
 		}
 		if p.phys == mad.PhysLinkUp && p.remote < 0 && pi != 0 {
 			// Nothing at the other end: the port cannot be up.

@@ -152,9 +152,20 @@ func Rank(fs []Finding) {
 			cmp.Compare(a.Check, b.Check),
 			cmp.Compare(firstValue(b), firstValue(a)), // more errors first
 
-			cmp.Compare(firstEntity(a), firstEntity(b)),
+			compareFirstEntity(a, b),
 		)
 	})
+}
+
+// compareFirstEntity orders by the first entity's node name, then GUID,
+// then port number (as a number: port 9 before port 21).
+func compareFirstEntity(a, b Finding) int {
+	switch {
+	case len(a.Entities) == 0 || len(b.Entities) == 0:
+		return cmp.Compare(len(a.Entities), len(b.Entities))
+	}
+	x, y := a.Entities[0], b.Entities[0]
+	return cmp.Or(cmp.Compare(x.Node, y.Node), cmp.Compare(x.NodeGUID, y.NodeGUID), cmp.Compare(x.GUID, y.GUID), cmp.Compare(x.Port, y.Port))
 }
 
 func firstValue(f Finding) float64 {
@@ -162,13 +173,6 @@ func firstValue(f Finding) float64 {
 		return 0
 	}
 	return f.Evidence[0].Value
-}
-
-func firstEntity(f Finding) string {
-	if len(f.Entities) == 0 {
-		return ""
-	}
-	return f.Entities[0].String()
 }
 
 // Count tallies findings by severity.

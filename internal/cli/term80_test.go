@@ -101,3 +101,18 @@ func TestTraceFitsTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestTopOnceFitsTerminal: top --once at 80 columns fits and keeps the
+// verdict whole (it is the judgement; the rate and RX% go first).
+func TestTopOnceFitsTerminal(t *testing.T) {
+	code, out, stderr := runAt(80, "top", "--sim", "--once", "-n", "300ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if long := wider(out, 80); len(long) > 0 {
+		t.Errorf("lines wider than 80 columns:\n%s", strings.Join(long, "\n"))
+	}
+	if !strings.Contains(out, "VERDICT") || !strings.Contains(out, "warning congestion") || strings.Contains(out, "warning c"+report.Ellipsis) {
+		t.Errorf("the verdict is cut or gone:\n%s", out)
+	}
+}

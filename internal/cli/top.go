@@ -273,12 +273,13 @@ func (v *topView) header(fr *top.Frame) string {
 	return h
 }
 
-// topColumns: on a narrow terminal the verdict's text goes first, then
-// RX% and the rate; the port, its far end and the figures stay.
+// topColumns: on a narrow terminal RX% goes first, then the rate, and
+// the far end is cut; the verdict is the judgement and is never cut, nor
+// are the port and the figures.
 var topColumns = []report.Column{
-	{Header: "PORT"}, {Header: "FAR END", Min: 12}, {Header: "RATE", Drop: 3},
-	{Header: "ERR/s"}, {Header: "WAIT%"}, {Header: "TX%"}, {Header: "RX%", Drop: 2},
-	{Header: "VERDICT", Min: 8, Drop: 1},
+	{Header: "PORT"}, {Header: "FAR END", Min: 12}, {Header: "RATE", Drop: 2},
+	{Header: "ERR/s"}, {Header: "WAIT%"}, {Header: "TX%"}, {Header: "RX%", Drop: 1},
+	{Header: "VERDICT"},
 }
 
 func writeTopTable(w io.Writer, st report.Style, rows []*top.Row, limit int) {

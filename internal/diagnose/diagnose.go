@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -210,6 +211,7 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		RoutesComputed:  s.RoutesComputed,
 		CountersNotRead: s.CountersNotRead,
 	}
+	d.Unreached = foldNoLID(d.Unreached, res.Findings)
 	if d.Unreached == nil {
 		d.Unreached = []report.Unreached{}
 	}
@@ -274,4 +276,31 @@ func Summarize(f *fabric.Fabric) report.FabricSummary {
 	}
 	s.Links = len(f.Links())
 	return s
+}
+
+// foldNoLID: without a master SM no port has a LID, so no PerfMgt MAD
+// could be addressed. Those ports stay unread, but under sm.no-master's
+// root cause they are one entry, not one per port.
+func foldNoLID(un []report.Unreached, findings []checks.Finding) []report.Unreached {
+	if !slices.ContainsFunc(findings, func(f checks.Finding) bool { return f.Check == "sm.no-master" }) {
+		return un
+	}
+	n := 0
+	out := make([]report.Unreached, 0, len(un))
+	for _, u := range un {
+		if u.What == fabric.WhatNoLID {
+			n++
+			continue
+		}
+		out = append(out, u)
+	}
+	if n == 0 {
+		return un
+	}
+	noun := "ports"
+	if n == 1 {
+		noun = "port"
+	}
+	return append(out, report.Unreached{What: "LID-routed reads", Where: fmt.Sprintf("%d %s", n, noun),
+		Reason: "no LIDs, no master SM (see sm.no-master)"})
 }

@@ -147,3 +147,42 @@ func TestSweepPartialFabric(t *testing.T) {
 		t.Error("nothing listed as not read")
 	}
 }
+
+// TestSweepNoSMFoldsUnreadCounters: without a subnet manager no port has
+// a LID, so no PerfMgt MAD can be addressed. Those ports stay unread
+// (the sweep is incomplete) but are one entry under sm.no-master's root
+// cause, not one per port. (Failed before: 64 "address" entries here,
+// 767 on the sample fabric.)
+func TestSweepNoSMFoldsUnreadCounters(t *testing.T) {
+	sw, res := sweep(t, simFabric(t, func(s *sim.Sim, _ *fabric.Fabric) { s.NoSM() }))
+	hasRoot := false
+	for _, f := range res.Findings {
+		hasRoot = hasRoot || f.Check == "sm.no-master"
+	}
+	if !hasRoot {
+		t.Fatalf("no sm.no-master finding")
+	}
+	d := sw.Document("check", "sim:test", res, checks.Error)
+	if d.Complete || len(d.Unreached) != 1 {
+		t.Fatalf("complete %v, %d unreached entries, want 1: %+v", d.Complete, len(d.Unreached), d.Unreached[:min(3, len(d.Unreached))])
+	}
+	u := d.Unreached[0]
+	if u.What != "LID-routed reads" || !strings.HasSuffix(u.Where, " ports") || !strings.Contains(u.Reason, "no LIDs, no master SM") {
+		t.Errorf("folded entry %+v", u)
+	}
+
+	// With an SM, a port without a LID is its own entry (no root cause).
+	sw, res = sweep(t, simFabric(t, func(s *sim.Sim, _ *fabric.Fabric) {
+		if err := s.SetLID("gpu003 mlx5_0/1", 0, 0); err != nil {
+			t.Fatal(err)
+		}
+	}))
+	d = sw.Document("check", "sim:test", res, checks.Error)
+	found := false
+	for _, u := range d.Unreached {
+		found = found || (u.What == "address" && strings.HasPrefix(u.Where, "gpu003 mlx5_0 port 1"))
+	}
+	if !found {
+		t.Errorf("a port without a LID under a running SM is not listed: %+v", d.Unreached)
+	}
+}

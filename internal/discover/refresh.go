@@ -2,6 +2,7 @@ package discover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -53,7 +54,7 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 			lid = p.Node.Ports[0].LID
 		}
 		if lid == 0 {
-			return fmt.Errorf("node %q has no LID to address it by", p.Node.Description)
+			return fmt.Errorf("node %q has no LID to address it by: %w", p.Node.Description, errNoLID)
 		}
 		_, err := e.GetSMPByLID(ctx, lid, pi, uint32(num))
 		return err
@@ -76,7 +77,7 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 			defer func() { <-sem; wg.Done() }()
 			pi := new(mad.PortInfo)
 			if err := get(p, pi, 0); err != nil {
-				fail(p, "PortInfo 0", err)
+				fail(p, what(0, err), err)
 				return
 			}
 			mu.Lock()
@@ -92,7 +93,7 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 			defer func() { <-sem; wg.Done() }()
 			pi := new(mad.PortInfo)
 			if err := get(p, pi, p.Num); err != nil {
-				fail(p, fmt.Sprintf("PortInfo %d", p.Num), err)
+				fail(p, what(p.Num, err), err)
 				return
 			}
 			c := pi
@@ -109,6 +110,18 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 	}
 	wg.Wait()
 	return bad
+}
+
+// errNoLID: a by-LID read of a node without a LID sends nothing.
+var errNoLID = errors.New("no SM has assigned one")
+
+// what names a failed PortInfo read for the report: fabric.WhatNoLID when
+// nothing could be sent for want of a LID.
+func what(port uint8, err error) string {
+	if errors.Is(err, errNoLID) {
+		return fabric.WhatNoLID
+	}
+	return fmt.Sprintf("PortInfo %d", port)
 }
 
 // applyPortInfo copies what can change on a live port from pi into p.

@@ -182,6 +182,11 @@ type Switch struct {
 // NoRoute is the LFT entry for an unrouted LID.
 const NoRoute = 0xff
 
+// WhatNoLID is what an Unreachable (or a counter read's error) names when
+// nothing could be sent for want of a LID: no subnet manager assigned one.
+// A report folds these under sm.no-master when that is the cause.
+const WhatNoLID = "address"
+
 // Unreachable records a node or port discovery could not read.
 type Unreachable struct {
 	// Path is the directed route that was tried.

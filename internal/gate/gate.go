@@ -216,7 +216,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			where = fmt.Sprintf("%s port %d", n.Description, u.FromPort)
 			// Its state now is unknown: the snapshot's is not judged
 			// as if it were read (could not look).
-			if p := portOf(n, u.FromPort); p != nil && u.What == fmt.Sprintf("PortInfo %d", u.FromPort) {
+			if p := portOf(n, u.FromPort); p != nil && (u.What == fmt.Sprintf("PortInfo %d", u.FromPort) || u.What == fabric.WhatNoLID) {
 				p.Unreached |= fabric.UnreachedInfo
 				unread[p] = true
 			}

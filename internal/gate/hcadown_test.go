@@ -126,3 +126,20 @@ func TestGateHCADown(t *testing.T) {
 		})
 	}
 }
+
+// TestGateNoSMFolded: without a subnet manager nothing has a LID, so
+// nothing the gate re-reads by LID can be addressed: one entry under
+// sm.no-master, not one per port. (Before, a gate for two hosts on the
+// sample fabric listed 34.)
+func TestGateNoSMFolded(t *testing.T) {
+	s := liveSim(t)
+	s.NoSM()
+	snap, _ := stateOf(t, s, false)
+	doc, err := Run(context.Background(), snap, engineAt(t, s, "gpu016 mlx5_0"), Options{Hosts: []string{"gpu002", "gpu005"}, FailOn: checks.Error, ByLID: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" || len(doc.Unreached) != 1 || !strings.Contains(doc.Unreached[0].Reason, "no master SM") {
+		t.Errorf("status %q, unreached %+v", doc.Status, doc.Unreached)
+	}
+}

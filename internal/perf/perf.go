@@ -368,7 +368,7 @@ func targets(nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*Po
 			}
 			if t.lid == 0 || t.lid >= 0xc000 {
 				for _, p := range t.ports {
-					errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: "address",
+					errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: fabric.WhatNoLID,
 						Err: errors.New("the switch has no unicast LID for its PMA (port 0 not read or no SM has assigned LIDs)")})
 				}
 				continue
@@ -381,7 +381,7 @@ func targets(nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*Po
 				continue
 			}
 			if p.LID == 0 || p.LID >= 0xc000 {
-				errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: "address",
+				errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: fabric.WhatNoLID,
 					Err: errors.New("the port has no unicast LID (no SM has assigned one)")})
 				continue
 			}

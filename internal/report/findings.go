@@ -297,6 +297,10 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 	if err := WriteTable(w, st.Width, findingColumns, rows); err != nil {
 		return err
 	}
+	// Numbers are right-aligned to the widest shown (" 9." over "10.")
+	// and the labels start after it, under the title.
+	numWidth := len(fmt.Sprint(min(detail, len(fs)))) + 1
+	label := strings.Repeat(" ", numWidth+1)
 	for i, f := range fs {
 		if i >= detail {
 			if len(fs) > detail {
@@ -306,16 +310,16 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 			break
 		}
 		fmt.Fprintln(w)
-		num := fmt.Sprintf("%d.", i+1)
+		num := fmt.Sprintf("%*s", numWidth, fmt.Sprintf("%d.", i+1))
 		first := st.Bold(num) + " " + SeverityLabel(st, f.Severity) + " "
 		io.WriteString(w, WrapString(first, st.Bold(f.Title), st.Width))
 		for _, e := range f.Evidence {
-			io.WriteString(w, WrapString("   evidence: ", e.String(), st.Width))
+			io.WriteString(w, WrapString(label+"evidence: ", e.String(), st.Width))
 		}
 		if f.Impact.Summary != "" {
-			io.WriteString(w, WrapString("   impact:   ", f.Impact.Summary, st.Width))
+			io.WriteString(w, WrapString(label+"impact:   ", f.Impact.Summary, st.Width))
 		}
-		io.WriteString(w, WrapString("   do:       ", f.Action, st.Width))
+		io.WriteString(w, WrapString(label+"do:       ", f.Action, st.Width))
 	}
 	return nil
 }

@@ -257,3 +257,36 @@ func TestSummaryGateCounts(t *testing.T) {
 		t.Errorf("summary:\n%s", out)
 	}
 }
+
+// TestFindingsDetailsAlignPast9: with ten or more findings detailed the
+// numbers are right-aligned (" 9." over "10.") and every finding's
+// labels start in the same column, after the widest number.
+func TestFindingsDetailsAlignPast9(t *testing.T) {
+	d := sampleDoc()
+	var fs []checks.Finding
+	for len(fs) < 11 {
+		fs = append(fs, d.Findings...)
+	}
+	fs = fs[:11]
+	var b bytes.Buffer
+	Findings(&b, Style{}, fs, 11)
+	out := b.String()
+	for _, want := range []string{"\n 9. " + fs[8].Severity.String() + " " + fs[8].Title + "\n", "\n10. " + fs[9].Severity.String() + " " + fs[9].Title + "\n", "\n 1. "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("details lack %q:\n%s", want, out)
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		for _, label := range []string{"evidence:", "impact:", "do:"} {
+			if strings.HasPrefix(strings.TrimLeft(l, " "), label) && !strings.HasPrefix(l, "    "+label) {
+				t.Errorf("label not under the title (4 columns in):\n%q", l)
+			}
+		}
+	}
+	// Fewer than ten: the layout of one-digit numbers is unchanged.
+	b.Reset()
+	Findings(&b, Style{}, fs, 9)
+	if out := b.String(); !strings.Contains(out, "\n1. ") || !strings.Contains(out, "\n   do:       ") {
+		t.Errorf("one-digit layout changed:\n%s", out)
+	}
+}

@@ -51,6 +51,8 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Findings: []Finding{}}
+	s.memo = &runMemo{}
+	defer func() { s.memo = nil }()
 	for _, c := range selected {
 		if why := missing(s, c.Needs); why != "" {
 			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})

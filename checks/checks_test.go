@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -435,5 +436,36 @@ func TestWhatIfOnComputedRoutes(t *testing.T) {
 	}
 	if l := fs[1]; l.WhatIf || l.Severity != Error || l.Title != "slow" {
 		t.Errorf("link finding changed: %+v", l)
+	}
+}
+
+// TestRouteWalkShared: routing.unreachable and routing.loop share one walk
+// within a Run; run together they give what each gives alone, on a fabric
+// with a black hole, a loop and a dead end.
+func TestRouteWalkShared(t *testing.T) {
+	f := fatTree(t)
+	node(t, f, "leaf01").Switch.LFT[node(t, f, "gpu017").Ports[1].LID] = fabric.NoRoute
+	dst := node(t, f, "gpu030").Ports[1]
+	leaf := node(t, f, "leaf01")
+	spine := leaf.Ports[leaf.Switch.LFT[dst.LID]].Remote
+	spine.Node.Switch.LFT[dst.LID] = spine.Num
+	dead := node(t, f, "leaf02")
+	p := dead.Ports[dead.Switch.LFT[node(t, f, "gpu001").Ports[1].LID]]
+	p.State, p.Remote.State = mad.PortStateDown, mad.PortStateDown
+	only := func(ids ...string) []Finding {
+		res, err := Run(&Snapshot{Fabric: f}, ids...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Findings
+	}
+	both := only("routing.unreachable", "routing.loop")
+	alone := append(only("routing.unreachable"), only("routing.loop")...)
+	Rank(alone)
+	if len(byCheck(both, "routing.loop")) != 1 || len(byCheck(both, "routing.unreachable")) < 2 {
+		t.Fatalf("want a loop and two unreachable findings, got %+v", both)
+	}
+	if !reflect.DeepEqual(both, alone) {
+		t.Fatalf("together:\n%+v\nalone:\n%+v", both, alone)
 	}
 }

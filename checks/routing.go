@@ -127,26 +127,34 @@ func leafOf(h *fabric.Port) *fabric.Node {
 	return nil
 }
 
-func (s *Snapshot) routeFailures(loops bool) []Finding {
-	if !hasLFTs(s.Fabric) {
-		return nil
-	}
+// routeFail is one place routes fail: the switch, and for a dead end
+// the egress port.
+type routeFail struct {
+	why  route.Outcome
+	at   *fabric.Node
+	port uint8
+}
+
+// routeHit is who a routeFail cuts off.
+type routeHit struct {
+	dsts []*fabric.Port
+	srcs map[*fabric.Port]bool
+}
+
+// routeFails is every place routes among the hosts fail, found by one
+// walk to each host and shared by routing.unreachable and routing.loop.
+type routeFails struct {
+	hosts []*fabric.Port
+	// per kind (loops or not), the places in the order found
+	order [2][]routeFail
+	hits  [2]map[routeFail]*routeHit
+}
+
+// findRouteFails walks every host's routes from every leaf once.
+func (s *Snapshot) findRouteFails() *routeFails {
 	g := newRouteGraph(s.Fabric)
 	leafOrder, byLeaf := leaves(g.hosts)
-	// One finding per place routes fail (the switch, and for a dead end
-	// the egress port): a down link that routes still use, or one loop,
-	// breaks the routes to many destinations at once.
-	type fail struct {
-		why  route.Outcome
-		at   *fabric.Node
-		port uint8
-	}
-	type hit struct {
-		dsts []*fabric.Port
-		srcs map[*fabric.Port]bool
-	}
-	var order []fail
-	hits := map[fail]*hit{}
+	rf := &routeFails{hosts: g.hosts, hits: [2]map[routeFail]*routeHit{{}, {}}}
 	var w *route.Walk
 	for _, dst := range g.hosts {
 		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
@@ -162,10 +170,14 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			// NoTable and Unread: a table, a port's state or a far end
 			// on the route was not read. Could not look is not a black
 			// hole: the report lists what was not read.
-			if o == route.Delivered || o == route.NoTable || o == route.Unread || (o == route.Loop) != loops {
+			if o == route.Delivered || o == route.NoTable || o == route.Unread {
 				continue
 			}
-			k := fail{why: o, at: at}
+			kind := 0
+			if o == route.Loop {
+				kind = 1
+			}
+			k := routeFail{why: o, at: at}
 			if o == route.DeadEnd && at != nil && at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) {
 				k.port = at.Switch.LFT[dst.LID]
 			}
@@ -173,11 +185,11 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 				if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
 					continue
 				}
-				hh := hits[k]
+				hh := rf.hits[kind][k]
 				if hh == nil {
-					hh = &hit{srcs: map[*fabric.Port]bool{}}
-					hits[k] = hh
-					order = append(order, k)
+					hh = &routeHit{srcs: map[*fabric.Port]bool{}}
+					rf.hits[kind][k] = hh
+					rf.order[kind] = append(rf.order[kind], k)
 				}
 				if len(hh.dsts) == 0 || hh.dsts[len(hh.dsts)-1] != dst {
 					hh.dsts = append(hh.dsts, dst)
@@ -186,12 +198,37 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			}
 		}
 	}
+	return rf
+}
+
+func (s *Snapshot) routeFailures(loops bool) []Finding {
+	if !hasLFTs(s.Fabric) {
+		return nil
+	}
+	// One finding per place routes fail (the switch, and for a dead end
+	// the egress port): a down link that routes still use, or one loop,
+	// breaks the routes to many destinations at once.
+	var rf *routeFails
+	switch {
+	case s.memo == nil:
+		rf = s.findRouteFails()
+	case s.memo.routeFails == nil:
+		rf = s.findRouteFails()
+		s.memo.routeFails = rf
+	default:
+		rf = s.memo.routeFails
+	}
+	kind := 0
+	if loops {
+		kind = 1
+	}
+	order, hits := rf.order[kind], rf.hits[kind]
 	var out []Finding
-	hostsTotal := max(1, len(g.hosts))
+	hostsTotal := max(1, len(rf.hosts))
 	for _, f := range order {
 		hh := hits[f]
 		var srcs []*fabric.Port
-		for _, h := range g.hosts {
+		for _, h := range rf.hosts {
 			if hh.srcs[h] {
 				srcs = append(srcs, h)
 			}

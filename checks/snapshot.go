@@ -38,6 +38,19 @@ type Snapshot struct {
 	Scope *Scope
 	// Taken is when the snapshot was read.
 	Taken time.Time
+
+	// memo holds what several checks of one Run compute alike (set by
+	// Run for its duration; nil outside it, where each check computes
+	// its own).
+	memo *runMemo
+}
+
+// runMemo is what checks share within one Run.
+type runMemo struct {
+	// routeFails: routing.unreachable and routing.loop judge the same
+	// walk to every host from every leaf, the costliest part of a
+	// check at 49k nodes, so it is made once.
+	routeFails *routeFails
 }
 
 // Expectations are the operator's statements about the fabric.

@@ -82,7 +82,7 @@ func (s *Snapshot) duplicateLIDs() []Finding {
 		}
 		var names []string
 		for _, p := range ps {
-			names = append(names, entityOf(p, "").String()+fmt.Sprintf("@%x", p.Node.GUID))
+			names = append(names, s.entityOf(p, "").String()+fmt.Sprintf("@%x", p.Node.GUID))
 		}
 		slices.Sort(names)
 		k := strings.Join(names, ",")
@@ -105,8 +105,8 @@ func (s *Snapshot) duplicateLIDs() []Finding {
 		var ents []Entity
 		var names []string
 		for _, p := range g.ports {
-			ents = append(ents, entityOf(p, "end"))
-			names = append(names, entityOf(p, "").String())
+			ents = append(ents, s.entityOf(p, "end"))
+			names = append(names, s.entityOf(p, "").String())
 		}
 		lidText := fmt.Sprint(g.lids[0])
 		if len(g.lids) > 1 {
@@ -153,8 +153,8 @@ func (s *Snapshot) activeNoLID() []Finding {
 		out = append(out, Finding{
 			Check:    "addr.active-no-lid",
 			Severity: Error,
-			Title:    fmt.Sprintf("%s is Active without a LID", entityOf(p, "").String()),
-			Entities: []Entity{entityOf(p, "end")},
+			Title:    fmt.Sprintf("%s is Active without a LID", s.entityOf(p, "").String()),
+			Entities: []Entity{s.entityOf(p, "end")},
 			Evidence: []Evidence{{Name: "LID", Value: 0, Text: fmt.Sprintf("PortInfo LID 0, state Active, while %d other ports have LIDs", len(with))}},
 			Impact:   Impact{PathShare: 1 / float64(max(1, s.hostCount())), Score: 1 / float64(max(1, s.hostCount())), Summary: "nothing can address the port: no LID-routed traffic or MAD reaches it"},
 			Action:   "Have the SM re-sweep (opensm: kill -HUP) and check its log for this port GUID; a port Active with LID 0 was activated by a previous SM or has a firmware fault — bounce the port if the SM does not fix it.",
@@ -189,13 +189,13 @@ func (s *Snapshot) lmcMismatch() []Finding {
 		for _, k := range keys {
 			for _, p := range lmcs[k] {
 				parts = append(parts, fmt.Sprintf("port %d LMC %d", p.Num, k))
-				ents = append(ents, entityOf(p, "end"))
+				ents = append(ents, s.entityOf(p, "end"))
 			}
 		}
 		out = append(out, Finding{
 			Check:    "addr.lmc-mismatch",
 			Severity: Warning,
-			Title:    fmt.Sprintf("%s runs different LMCs on its ports: %s", nodeName(n), strings.Join(parts, ", ")),
+			Title:    fmt.Sprintf("%s runs different LMCs on its ports: %s", s.nodeName(n), strings.Join(parts, ", ")),
 			Entities: ents,
 			Evidence: []Evidence{{Name: "LMC", Value: float64(len(keys)), Text: strings.Join(parts, "; ")}},
 			Impact:   Impact{Score: 1 / float64(max(1, s.hostCount())), Summary: "multipath libraries (and the SM's LMC-based routing) see a different number of paths per port of one adapter"},
@@ -240,7 +240,7 @@ func (s *Snapshot) duplicateDescriptions() []Finding {
 		var ents []Entity
 		var guids []string
 		for _, n := range ns {
-			ents = append(ents, nodeEntity(n, "node"))
+			ents = append(ents, s.nodeEntity(n, "node"))
 			guids = append(guids, fmt.Sprintf("0x%016x", n.GUID))
 		}
 		out = append(out, Finding{
@@ -281,7 +281,7 @@ func (s *Snapshot) defaultDescriptions() []Finding {
 		if !s.nodeInScope(n) {
 			continue
 		}
-		ents = append(ents, nodeEntity(n, "node"))
+		ents = append(ents, s.nodeEntity(n, "node"))
 		if len(names) < 5 {
 			names = append(names, fmt.Sprintf("0x%016x %q", n.GUID, n.Description))
 		}

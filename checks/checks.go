@@ -61,7 +61,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Ran = append(res.Ran, c.ID)
 		res.Findings = append(res.Findings, c.run(s)...)
 	}
-	res.Findings = foldSymptoms(res.Findings)
+	res.Findings = s.foldSymptoms(res.Findings)
 	for i := range res.Findings {
 		res.Findings[i].heldBack = nil
 	}

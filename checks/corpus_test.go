@@ -203,7 +203,7 @@ func TestCorpusVoltaireSlowLinks(t *testing.T) {
 	got := slowLinks(res.Findings)
 	want := []string{
 		"link.degraded-width: Link ISR9024 Voltaire/10 <-> SW-6IB4 Voltaire/1 trained at 1X instead of 4X",
-		"link.degraded-width: Link MT23108 InfiniHost Mellanox Technologies/1 <-> ISR9024 Voltaire/12 trained at 1X instead of 4X",
+		"link.degraded-width: Link MT23108 InfiniHost Mellanox Technologies (0x0008f10403960558)/1 <-> ISR9024 Voltaire/12 trained at 1X instead of 4X",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("slow links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -299,5 +299,31 @@ func TestCorpusUnlistedPortsNotPolling(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCorpusNamesUnique: on the Quantum-2 db_csv eight switches share
+// the description "Quantum-2 Mellanox Technologies"; findings named them
+// by it alone, so two switches read the same and a merged finding said
+// "also at Quantum-2 Mellanox Technologies" seven times. Every name in
+// findings must identify one node.
+func TestCorpusNamesUnique(t *testing.T) {
+	res := corpusCheck(t, "quantum2-ndr-ibdiagnet2.db_csv", false)
+	guidOf := map[string]uint64{}
+	for _, f := range res.Findings {
+		for _, e := range f.Entities {
+			if g, ok := guidOf[e.Node]; ok && g != e.NodeGUID {
+				t.Errorf("%q names both %#x and %#x (in %q)", e.Node, g, e.NodeGUID, f.Title)
+			}
+			guidOf[e.Node] = e.NodeGUID
+		}
+		for _, ev := range f.Evidence {
+			if strings.Count(ev.Text, "Quantum-2 Mellanox Technologies,") > 0 {
+				t.Errorf("evidence names a switch by its shared description: %s", ev.Text)
+			}
+		}
+	}
+	if len(guidOf) == 0 {
+		t.Fatal("no finding named a node")
 	}
 }

@@ -142,13 +142,13 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	case "delta":
 		rate := float64(val) / span.Seconds()
 		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, span.Round(time.Millisecond), rate, thr)
-		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, portName(p), val, span.Round(time.Second))
+		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, span.Round(time.Second))
 	case "since-snapshot":
 		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, span.Round(time.Second), c.Value, thr)
-		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, portName(p), val)
+		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, s.portName(p), val)
 	default:
 		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
-		title = fmt.Sprintf("%s = %d on %s", c.Name, val, portName(p))
+		title = fmt.Sprintf("%s = %d on %s", c.Name, val, s.portName(p))
 	}
 	if c.Saturated {
 		ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})
@@ -175,11 +175,11 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Check:    "counters.errors",
 		Severity: sev,
 		Title:    title,
-		Entities: portAndPeer(p),
+		Entities: s.portAndPeer(p),
 		Evidence: ev,
 		Impact: Impact{PathShare: share, Score: share * weight,
 			Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
-		Action: fmt.Sprintf("%s (%s).", upperFirst(action), portName(p)),
+		Action: fmt.Sprintf("%s (%s).", upperFirst(action), s.portName(p)),
 		Basis:  basis,
 	}, true
 }
@@ -229,8 +229,8 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 			emit(p, Finding{
 				Check:    "counters.congestion",
 				Severity: sev,
-				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", portName(p), stalled*100),
-				Entities: portAndPeer(p),
+				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", s.portName(p), stalled*100),
+				Entities: s.portAndPeer(p),
 				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: t.XmitWaitWarn,
 					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, r.SpanOf(iv).Round(time.Millisecond), stalled*100, t.XmitWaitWarn*100)}},
 				Impact: Impact{PathShare: share, Score: share * stalled,
@@ -246,8 +246,8 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		emit(p, Finding{
 			Check:    "counters.congestion",
 			Severity: Info,
-			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", portName(p), r.XmitWait.Value),
-			Entities: portAndPeer(p),
+			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", s.portName(p), r.XmitWait.Value),
+			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Value), Threshold: float64(t.XmitWaitAbsolute),
 				Text: fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)}},
 			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "congestion at some time since the last clear; its rate is unknown without an interval"},
@@ -274,8 +274,8 @@ func (s *Snapshot) utilization() []Finding {
 		out = append(out, Finding{
 			Check:    "counters.utilization",
 			Severity: Info,
-			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", portName(p), util*100, p.Rate()),
-			Entities: portAndPeer(p),
+			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", s.portName(p), util*100, p.Rate()),
+			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "utilization", Value: util, Threshold: t.Utilization,
 				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, p.Rate())}},
 			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "a saturated link slows every flow routed over it"},
@@ -293,10 +293,10 @@ func (s *Snapshot) thresholds() *Thresholds {
 	return DefaultThresholds()
 }
 
-func portAndPeer(p *fabric.Port) []Entity {
-	es := []Entity{entityOf(p, "end")}
+func (s *Snapshot) portAndPeer(p *fabric.Port) []Entity {
+	es := []Entity{s.entityOf(p, "end")}
 	if p.Remote != nil {
-		es = append(es, entityOf(p.Remote, "peer"))
+		es = append(es, s.entityOf(p.Remote, "peer"))
 	}
 	return es
 }

@@ -301,8 +301,8 @@ func (s *Snapshot) creditLoops() []Finding {
 			if v, ok := s.pathShare(p); ok {
 				share = max(share, v)
 			}
-			hops = append(hops, entityOf(p, "").String())
-			ents = append(ents, entityOf(p, "end"))
+			hops = append(hops, s.entityOf(p, "").String())
+			ents = append(ents, s.entityOf(p, "end"))
 			switches[p.Node] = true
 		}
 		hops = append(hops, hops[0])

@@ -82,10 +82,10 @@ func (s *Snapshot) mixedRevision() []Finding {
 			var names []string
 			for i, n := range ns {
 				if s.nodeInScope(n) {
-					ents = append(ents, nodeEntity(n, "node"))
+					ents = append(ents, s.nodeEntity(n, "node"))
 				}
 				if i < 5 {
-					names = append(names, nodeName(n))
+					names = append(names, s.nodeName(n))
 				}
 			}
 			more := ""

@@ -143,16 +143,16 @@ func pct(v float64) string {
 	}
 }
 
-func entityOf(p *fabric.Port, role string) Entity {
+func (s *Snapshot) entityOf(p *fabric.Port, role string) Entity {
 	lid := p.LID
 	if p.Node.Type == mad.NodeSwitch && p.Num != 0 && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
 		lid = p.Node.Ports[0].LID
 	}
-	return Entity{NodeGUID: p.Node.GUID, Node: nodeName(p.Node), Port: int(p.Num), LID: lid, Role: role}
+	return Entity{NodeGUID: p.Node.GUID, Node: s.nodeName(p.Node), Port: int(p.Num), LID: lid, Role: role}
 }
 
-func nodeEntity(n *fabric.Node, role string) Entity {
-	e := Entity{NodeGUID: n.GUID, Node: nodeName(n), Role: role}
+func (s *Snapshot) nodeEntity(n *fabric.Node, role string) Entity {
+	e := Entity{NodeGUID: n.GUID, Node: s.nodeName(n), Role: role}
 	for _, p := range n.Ports {
 		if p != nil && p.LID != 0 {
 			e.LID = p.LID
@@ -162,11 +162,10 @@ func nodeEntity(n *fabric.Node, role string) Entity {
 	return e
 }
 
-func nodeName(n *fabric.Node) string {
-	if n.Description != "" {
-		return n.Description
-	}
-	return fmt.Sprintf("0x%016x", n.GUID)
+// nodeName names a node in findings: its description, with its GUID when
+// another node shares the description (fabric.NameOf).
+func (s *Snapshot) nodeName(n *fabric.Node) string {
+	return s.Fabric.NameOf(n)
 }
 
 // orient returns a link's ends in the order operators name them: a host
@@ -185,18 +184,18 @@ func orient(a, b *fabric.Port) (*fabric.Port, *fabric.Port) {
 
 // portName names one port and the far end of its link, for counters,
 // which belong to one end: "spine02/49 (to leaf07/41)".
-func portName(p *fabric.Port) string {
+func (s *Snapshot) portName(p *fabric.Port) string {
 	if p.Remote == nil {
-		return entityOf(p, "").String()
+		return s.entityOf(p, "").String()
 	}
-	return entityOf(p, "").String() + " (to " + entityOf(p.Remote, "").String() + ")"
+	return s.entityOf(p, "").String() + " (to " + s.entityOf(p.Remote, "").String() + ")"
 }
 
 // linkName names a link for titles and actions: "leaf07/23 <-> spine02/5".
-func linkName(p *fabric.Port) string {
+func (s *Snapshot) linkName(p *fabric.Port) string {
 	if p.Remote != nil {
 		a, b := orient(p, p.Remote)
-		return entityOf(a, "").String() + " <-> " + entityOf(b, "").String()
+		return s.entityOf(a, "").String() + " <-> " + s.entityOf(b, "").String()
 	}
-	return entityOf(p, "").String()
+	return s.entityOf(p, "").String()
 }

@@ -52,18 +52,18 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 		var ev []Evidence
 		if width {
 			wantRate.Width = v.Want.Width
-			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Width, v.Want.Width)
+			title = fmt.Sprintf("Link %s trained at %s instead of %s", s.linkName(a), active.Width, v.Want.Width)
 			ev = append(ev, Evidence{Name: "LinkWidthActive", Value: float64(active.Width.Lanes()), Unit: "lanes", Threshold: float64(v.Want.Width.Lanes()),
 				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, v.WidthWhy)})
 			action = fmt.Sprintf("Reseat or replace the cable between %s and %s: a link that trains below its width has a bad lane or connector. Check both ends for symbol errors (ibdoctor counters), then confirm with 'ibdoctor links' that it trains at %s.",
-				entityOf(a, "").String(), entityOf(b, "").String(), v.Want.Width)
+				s.entityOf(a, "").String(), s.entityOf(b, "").String(), v.Want.Width)
 		} else {
 			wantRate.Speed = v.Want.Speed
-			title = fmt.Sprintf("Link %s trained at %s instead of %s", linkName(a), active.Speed, v.Want.Speed)
+			title = fmt.Sprintf("Link %s trained at %s instead of %s", s.linkName(a), active.Speed, v.Want.Speed)
 			ev = append(ev, Evidence{Name: "LinkSpeedActive", Value: active.Speed.DataGbps(), Unit: "Gb/s per lane", Threshold: v.Want.Speed.DataGbps(),
 				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, v.SpeedWhy)})
 			action = fmt.Sprintf("Check the cable and transceivers between %s and %s: a link below what both ends can run usually has a marginal cable, a wrong cable type, a speed limited in the port's configuration or a firmware limit. Reseat, then replace the cable; confirm with 'ibdoctor links'.",
-				entityOf(a, "").String(), entityOf(b, "").String())
+				s.entityOf(a, "").String(), s.entityOf(b, "").String())
 		}
 		im := s.linkImpact(a, active, wantRate)
 		sev := Warning
@@ -82,7 +82,7 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			Check:    id,
 			Severity: sev,
 			Title:    title,
-			Entities: []Entity{entityOf(a, "end"), entityOf(b, "peer")},
+			Entities: []Entity{s.entityOf(a, "end"), s.entityOf(b, "peer")},
 			Evidence: ev,
 			Impact:   im,
 			Action:   action,
@@ -135,20 +135,20 @@ func (s *Snapshot) pollingPorts() []Finding {
 			default:
 				continue // an empty switch port polls too
 			}
-			title := fmt.Sprintf("Port %s is stuck in %s", entityOf(p, "").String(), p.PhysState)
+			title := fmt.Sprintf("Port %s is stuck in %s", s.entityOf(p, "").String(), p.PhysState)
 			state := fmt.Sprintf("physical state %s, port state %s", p.PhysState, p.State)
 			if unlisted {
-				title = fmt.Sprintf("Port %s has no link", entityOf(p, "").String())
+				title = fmt.Sprintf("Port %s has no link", s.entityOf(p, "").String())
 				state = "no link; its physical state is not in the file (a dump lists only ports with a link, or no state for one without)"
 			}
 			out = append(out, Finding{
 				Check:    "link.polling",
 				Severity: sev,
 				Title:    title,
-				Entities: []Entity{entityOf(p, "end")},
+				Entities: []Entity{s.entityOf(p, "end")},
 				Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: state + "; " + why}},
 				Impact:   Impact{Summary: "the host behind this port is cut off from the fabric (or runs on fewer rails)", Score: 1 / float64(max(1, s.hostCount()))},
-				Action:   fmt.Sprintf("Check the cable at %s and at the far end: reseat it, look at the far end's port (host powered, HCA link LED), then replace the cable. A port that keeps training is often a cable or transceiver fault.", entityOf(p, "").String()),
+				Action:   fmt.Sprintf("Check the cable at %s and at the far end: reseat it, look at the far end's port (host powered, HCA link LED), then replace the cable. A port that keeps training is often a cable or transceiver fault.", s.entityOf(p, "").String()),
 				Basis:    "topology",
 			})
 		}
@@ -211,8 +211,8 @@ func (s *Snapshot) downLinks() []Finding {
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,
-					Title:    fmt.Sprintf("Link at %s is physically up but %s: no traffic passes", linkName(p), p.State),
-					Entities: []Entity{entityOf(p, "end")},
+					Title:    fmt.Sprintf("Link at %s is physically up but %s: no traffic passes", s.linkName(p), p.State),
+					Entities: []Entity{s.entityOf(p, "end")},
 					Evidence: []Evidence{{Name: "PortState", Value: float64(p.State), Text: fmt.Sprintf("physical LinkUp, logical %s (should be Active)", p.State)}},
 					Impact:   Impact{Summary: "the link carries no data until the subnet manager activates it", Score: 1 / float64(max(1, s.hostCount()))},
 					Action:   "Check that the subnet manager is running and sweeping (sminfo, the SM's log); a port left in Init/Armed was never activated. Re-run a heavy sweep or bounce the port if the SM is healthy.",
@@ -223,8 +223,8 @@ func (s *Snapshot) downLinks() []Finding {
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,
-					Title:    fmt.Sprintf("Host port %s is %s", entityOf(p, "").String(), p.PhysState),
-					Entities: []Entity{entityOf(p, "end")},
+					Title:    fmt.Sprintf("Host port %s is %s", s.entityOf(p, "").String(), p.PhysState),
+					Entities: []Entity{s.entityOf(p, "end")},
 					Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: "physical state " + p.PhysState.String()}},
 					Impact:   Impact{Summary: "the host port carries no traffic", Score: 1 / float64(max(1, s.hostCount()))},
 					Action:   "Enable the port (ibportstate ... enable) if it was disabled on purpose for maintenance and is back in service; otherwise find who disabled it.",
@@ -276,8 +276,8 @@ func (s *Snapshot) downLinks() []Finding {
 			if pa != nil && !s.inScope(pa) {
 				continue
 			}
-			e := Entity{NodeGUID: na.GUID, Node: nodeName(na), Port: int(l.A.Num), Role: "end"}
-			f := Entity{NodeGUID: l.B.Node.GUID, Node: nodeName(l.B.Node), Port: int(l.B.Num), Role: "peer"}
+			e := Entity{NodeGUID: na.GUID, Node: s.nodeName(na), Port: int(l.A.Num), Role: "end"}
+			f := Entity{NodeGUID: l.B.Node.GUID, Node: s.nodeName(l.B.Node), Port: int(l.B.Num), Role: "peer"}
 			state := "not read"
 			if pa != nil {
 				state = fmt.Sprintf("%s/%s", pa.PhysState, pa.State)

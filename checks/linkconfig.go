@@ -69,7 +69,7 @@ func (s *Snapshot) mtuMismatch() []Finding {
 		capped := ""
 		for _, p := range []*fabric.Port{a, b} {
 			if p.MTUCap != 0 && p.MTUCap < fab {
-				capped = fmt.Sprintf("; %s can do no more than MTU %s (MTUCap)", entityOf(p, "").String(), p.MTUCap)
+				capped = fmt.Sprintf("; %s can do no more than MTU %s (MTUCap)", s.entityOf(p, "").String(), p.MTUCap)
 			}
 		}
 		if mtu >= fab && capped == "" {
@@ -82,8 +82,8 @@ func (s *Snapshot) mtuMismatch() []Finding {
 		out = append(out, Finding{
 			Check:    "config.mtu-mismatch",
 			Severity: sev,
-			Title:    fmt.Sprintf("Link %s runs MTU %s, below the fabric's %s", linkName(a), mtu, fab),
-			Entities: []Entity{entityOf(a, "end"), entityOf(b, "peer")},
+			Title:    fmt.Sprintf("Link %s runs MTU %s, below the fabric's %s", s.linkName(a), mtu, fab),
+			Entities: []Entity{s.entityOf(a, "end"), s.entityOf(b, "peer")},
 			Evidence: []Evidence{{Name: "NeighborMTU", Value: float64(mtu.Bytes()), Unit: "bytes", Threshold: float64(fab.Bytes()),
 				Text: fmt.Sprintf("NeighborMTU %s / %s, MTUCap %s / %s; %d of %d active links run %s%s", a.NeighborMTU, b.NeighborMTU, a.MTUCap, b.MTUCap, n, total, fab, capped)}},
 			Impact: Impact{Score: 0.1 / float64(max(1, s.hostCount())), Summary: "RDMA connections over this link are held to the smaller path MTU: more packets and headers per message, lower bandwidth for large transfers"},
@@ -132,16 +132,16 @@ func (s *Snapshot) vlMismatch() []Finding {
 		if a.OperVLs == b.OperVLs && a.OperVLs >= fab {
 			return
 		}
-		why := fmt.Sprintf("%s runs %s, %s runs %s", entityOf(a, "").String(), vlText(a.OperVLs), entityOf(b, "").String(), vlText(b.OperVLs))
-		title := fmt.Sprintf("Link %s: the ends run different data VLs (%s and %s)", linkName(a), vlText(a.OperVLs), vlText(b.OperVLs))
+		why := fmt.Sprintf("%s runs %s, %s runs %s", s.entityOf(a, "").String(), vlText(a.OperVLs), s.entityOf(b, "").String(), vlText(b.OperVLs))
+		title := fmt.Sprintf("Link %s: the ends run different data VLs (%s and %s)", s.linkName(a), vlText(a.OperVLs), vlText(b.OperVLs))
 		if a.OperVLs == b.OperVLs {
-			title = fmt.Sprintf("Link %s runs %s, fewer data VLs than the fabric's %s", linkName(a), vlText(a.OperVLs), vlText(fab))
+			title = fmt.Sprintf("Link %s runs %s, fewer data VLs than the fabric's %s", s.linkName(a), vlText(a.OperVLs), vlText(fab))
 		}
 		out = append(out, Finding{
 			Check:    "config.vl-mismatch",
 			Severity: Warning,
 			Title:    title,
-			Entities: []Entity{entityOf(a, "end"), entityOf(b, "peer")},
+			Entities: []Entity{s.entityOf(a, "end"), s.entityOf(b, "peer")},
 			Evidence: []Evidence{{Name: "OperationalVLs", Value: float64(min(a.OperVLs, b.OperVLs)), Threshold: float64(fab),
 				Text: fmt.Sprintf("%s (VLCap %s / %s); %d of %d active ports run %s", why, vlText(a.VLCap), vlText(b.VLCap), n, total, vlText(fab))}},
 			Impact: Impact{Score: 0.05 / float64(max(1, s.hostCount())), Summary: "traffic on the VLs the link lacks (QoS classes, a routing engine's deadlock-free VLs) is dropped or squeezed onto fewer VLs here: a deadlock-freedom or QoS assumption breaks on this hop"},

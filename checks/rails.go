@@ -145,7 +145,7 @@ func (s *Snapshot) railMiswired() []Finding {
 			done[a.dev] = true
 			ra := railOf[a.leaf]
 			var title, ev string
-			ents := []Entity{entityOf(a.port, "end"), nodeEntity(a.leaf, "switch")}
+			ents := []Entity{s.entityOf(a.port, "end"), s.nodeEntity(a.leaf, "switch")}
 			// The HCA whose rail a's leaf belongs to, if any: a swapped
 			// pair, or two HCAs of this host on one rail.
 			var b *railHCA
@@ -158,19 +158,19 @@ func (s *Snapshot) railMiswired() []Finding {
 			case b != nil && railOf[b.leaf] == a.dev:
 				done[b.dev] = true
 				title = fmt.Sprintf("%s: %s and %s are cabled to each other's rail: %s is on %s (rail %s), %s on %s (rail %s)",
-					h, a.dev, b.dev, a.dev, nodeName(a.leaf), ra, b.dev, nodeName(b.leaf), railOf[b.leaf])
+					h, a.dev, b.dev, a.dev, s.nodeName(a.leaf), ra, b.dev, s.nodeName(b.leaf), railOf[b.leaf])
 				ev = fmt.Sprintf("%s %s -> %s/%d, a leaf of rail %s; %s %s -> %s/%d, a leaf of rail %s",
-					h, a.dev, nodeName(a.leaf), a.port.Remote.Num, ra, h, b.dev, nodeName(b.leaf), b.port.Remote.Num, railOf[b.leaf])
-				ents = append(ents, entityOf(b.port, "end"), nodeEntity(b.leaf, "switch"))
+					h, a.dev, s.nodeName(a.leaf), a.port.Remote.Num, ra, h, b.dev, s.nodeName(b.leaf), b.port.Remote.Num, railOf[b.leaf])
+				ents = append(ents, s.entityOf(b.port, "end"), s.nodeEntity(b.leaf, "switch"))
 			case b != nil:
 				title = fmt.Sprintf("%s: %s is cabled to %s, a leaf of rail %s, where %s %s is: two HCAs of one host on one rail",
-					h, a.dev, nodeName(a.leaf), ra, h, b.dev)
+					h, a.dev, s.nodeName(a.leaf), ra, h, b.dev)
 				ev = fmt.Sprintf("%s %s -> %s/%d and %s %s -> %s/%d, both leaves of rail %s; no leaf of rail %s has %s's %s",
-					h, a.dev, nodeName(a.leaf), a.port.Remote.Num, h, b.dev, nodeName(b.leaf), b.port.Remote.Num, ra, a.dev, h, a.dev)
-				ents = append(ents, entityOf(b.port, "end"), nodeEntity(b.leaf, "switch"))
+					h, a.dev, s.nodeName(a.leaf), a.port.Remote.Num, h, b.dev, s.nodeName(b.leaf), b.port.Remote.Num, ra, a.dev, h, a.dev)
+				ents = append(ents, s.entityOf(b.port, "end"), s.nodeEntity(b.leaf, "switch"))
 			default:
-				title = fmt.Sprintf("%s: %s is cabled to %s, a leaf of rail %s", h, a.dev, nodeName(a.leaf), ra)
-				ev = fmt.Sprintf("%s %s -> %s/%d; the leaf's other HCAs are rail %s", h, a.dev, nodeName(a.leaf), a.port.Remote.Num, ra)
+				title = fmt.Sprintf("%s: %s is cabled to %s, a leaf of rail %s", h, a.dev, s.nodeName(a.leaf), ra)
+				ev = fmt.Sprintf("%s %s -> %s/%d; the leaf's other HCAs are rail %s", h, a.dev, s.nodeName(a.leaf), a.port.Remote.Num, ra)
 			}
 			out = append(out, Finding{
 				Check:    "topology.rail-miswired",

@@ -239,6 +239,7 @@ type peerRates struct {
 	modelCount map[string]map[mad.Rate]int
 	sibling    map[*fabric.Node]mad.Rate
 	swModels   map[string]mad.Rate
+	fab        *fabric.Fabric // for names
 }
 
 // norm returns the rate at least two thirds of at least three links run
@@ -273,7 +274,7 @@ func switchPairKey(x, y *fabric.Node) string {
 }
 
 func newPeerRates(f *fabric.Fabric) *peerRates {
-	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, swModels: map[string]mad.Rate{}}
+	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, swModels: map[string]mad.Rate{}, fab: f}
 	models := map[string]map[mad.Rate]int{}
 	pairs := map[string]map[mad.Rate]int{}
 	add := func(m map[string]map[mad.Rate]int, k string, r mad.Rate) {
@@ -360,7 +361,7 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 	case isSwitchLink(a) && !isLoopback(a):
 		for _, n := range []*fabric.Node{a.Node, b.Node} {
 			if r, ok := pr.sibling[n]; ok {
-				take(r, fmt.Sprintf("most of %s's other switch links run %s", nodeName(n), r))
+				take(r, fmt.Sprintf("most of %s's other switch links run %s", pr.fab.NameOf(n), r))
 			}
 		}
 		if r, ok := pr.swModels[switchPairKey(a.Node, b.Node)]; ok && switchPairKey(a.Node, b.Node) != "" {

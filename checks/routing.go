@@ -243,15 +243,15 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			if i == 5 {
 				break
 			}
-			ents = append(ents, entityOf(d, "destination"))
+			ents = append(ents, s.entityOf(d, "destination"))
 		}
 		if f.at != nil {
-			atName = nodeName(f.at)
-			ents = append(ents, nodeEntity(f.at, "switch"))
+			atName = s.nodeName(f.at)
+			ents = append(ents, s.nodeEntity(f.at, "switch"))
 			if f.port != 0 {
 				if p := portOf(f.at, f.port); p != nil {
-					ents = append(ents, entityOf(p, "egress"))
-					atName = entityOf(p, "").String()
+					ents = append(ents, s.entityOf(p, "egress"))
+					atName = s.entityOf(p, "").String()
 				}
 			}
 		}
@@ -266,14 +266,14 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		dst := hh.dsts[0]
 		var title, detail string
 		if len(hh.dsts) == 1 {
-			title = fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), nodeName(dst.Node), dst.LID, why(f.why))
+			title = fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), s.nodeName(dst.Node), dst.LID, why(f.why))
 			detail = fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
 			if f.at != nil && f.why == route.NoRoute {
-				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", nodeName(f.at), dst.LID)
+				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", s.nodeName(f.at), dst.LID)
 			}
 		} else {
 			title = fmt.Sprintf("%d hosts cannot reach %d destinations: %s at %s", len(srcs), len(hh.dsts), why(f.why), atName)
-			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atName, hostNames(hh.dsts, 5))
+			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atName, s.hostNames(hh.dsts, 5))
 		}
 		involved := len(srcs) + len(hh.dsts)
 		dstWord, entries := "destination", fmt.Sprintf("entry for LID %d", dst.LID)
@@ -285,7 +285,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			Severity: sev,
 			Title:    title,
 			Entities: ents,
-			Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + hostNames(srcs, 5)}},
+			Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + s.hostNames(srcs, 5)}},
 			// Lost, not slowed: a collective over any of the sources
 			// and the destination hangs, so the score is the share of
 			// hosts involved rather than of host pairs.
@@ -309,14 +309,14 @@ func allPortsRead(sw *fabric.Node) bool {
 	return true
 }
 
-func hostNames(ps []*fabric.Port, n int) string {
+func (s *Snapshot) hostNames(ps []*fabric.Port, n int) string {
 	var names []string
 	for i, p := range ps {
 		if i == n {
 			names = append(names, fmt.Sprintf("and %d more", len(ps)-n))
 			break
 		}
-		names = append(names, nodeName(p.Node))
+		names = append(names, s.nodeName(p.Node))
 	}
 	return strings.Join(names, ", ")
 }
@@ -562,7 +562,7 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 		}
 	}
 	share, _ := s.pathShare(busiest)
-	title := fmt.Sprintf("%s spreads %d destinations over %d equal-cost ports unevenly: busiest port %d carries %.1fx the mean", nodeName(grp.sw), total, n, busiest.Num, worst)
+	title := fmt.Sprintf("%s spreads %d destinations over %d equal-cost ports unevenly: busiest port %d carries %.1fx the mean", s.nodeName(grp.sw), total, n, busiest.Num, worst)
 	if idle > 0 {
 		title += fmt.Sprintf(", %d ports idle", idle)
 	}
@@ -576,10 +576,10 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	if grp.other > 0 {
 		ev = append(ev, Evidence{Name: "off-group", Value: float64(grp.other), Text: fmt.Sprintf("%d destinations are routed outside the equal-cost set (not a shortest path)", grp.other)})
 	}
-	ents := []Entity{nodeEntity(grp.sw, "switch")}
-	ents = append(ents, entityOf(busiest, "busiest"))
+	ents := []Entity{s.nodeEntity(grp.sw, "switch")}
+	ents = append(ents, s.entityOf(busiest, "busiest"))
 	if busiest.Remote != nil {
-		ents = append(ents, entityOf(busiest.Remote, "peer"))
+		ents = append(ents, s.entityOf(busiest.Remote, "peer"))
 	}
 	return Finding{
 		Check:    "routing.ecmp-imbalance",
@@ -588,7 +588,7 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 		Entities: ents,
 		Evidence: ev,
 		Impact: Impact{PathShare: share, Slowdown: worst, Score: share * (1 - 1/worst),
-			Summary: fmt.Sprintf("the most loaded link decides: collectives whose traffic leaves %s run up to %.1fx slower than with balanced routes", nodeName(grp.sw), worst)},
+			Summary: fmt.Sprintf("the most loaded link decides: collectives whose traffic leaves %s run up to %.1fx slower than with balanced routes", s.nodeName(grp.sw), worst)},
 		Action: "The subnet manager's routing is unbalanced here. Check for static or edited routes (opensm -R file, a routing_engine change) and re-run a heavy sweep; on a healthy fat tree min-hop/ftree routing spreads destinations evenly. 'ibdoctor routes' shows the table.",
 		Basis:  "routes",
 	}, true
@@ -694,9 +694,9 @@ func (s *Snapshot) asymmetric() []Finding {
 		Check:    "routing.asymmetric",
 		Severity: sev,
 		Title:    fmt.Sprintf("%.0f%% of sampled leaf pairs route A->B and B->A through different switches", share*100),
-		Entities: []Entity{entityOf(a, "source"), entityOf(b, "destination")},
+		Entities: []Entity{s.entityOf(a, "source"), s.entityOf(b, "destination")},
 		Evidence: []Evidence{
-			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, nodeName(a.Node), nodeName(b.Node))},
+			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, s.nodeName(a.Node), s.nodeName(b.Node))},
 			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
 			{Name: "busiest share", Value: busyShare, Threshold: ratio - 1, Text: fmt.Sprintf("the busiest switch carries the reverse paths of %s of the sampled pairs (warn above %s with a concentration above %.1fx, or when one direction takes more hops)", pct(busyShare), pct(ratio-1), 2*ratio)},
 		},

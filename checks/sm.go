@@ -73,8 +73,8 @@ func (v *SMView) readTwice() bool {
 }
 
 // smName names an SM by its port: "gpu001 mlx5_0/1 (LID 1)".
-func smName(p *fabric.Port) string {
-	e := entityOf(p, "")
+func (s *Snapshot) smName(p *fabric.Port) string {
+	e := s.entityOf(p, "")
 	if e.LID != 0 {
 		return fmt.Sprintf("%s (LID %d)", e, e.LID)
 	}
@@ -131,11 +131,11 @@ func (s *Snapshot) noMasterSM() []Finding {
 		for _, r := range s.SM.Readings {
 			switch {
 			case !r.answered():
-				unreached = append(unreached, smName(r.Port)+": "+r.Reason)
+				unreached = append(unreached, s.smName(r.Port)+": "+r.Reason)
 			case r.Info.State == mad.SMMaster:
-				masters = append(masters, smName(r.Port))
+				masters = append(masters, s.smName(r.Port))
 			default:
-				others = append(others, fmt.Sprintf("%s %s (priority %d)", smName(r.Port), r.Info.State, r.Info.Priority))
+				others = append(others, fmt.Sprintf("%s %s (priority %d)", s.smName(r.Port), r.Info.State, r.Info.Priority))
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func (s *Snapshot) noMasterSM() []Finding {
 	}
 	ev := []Evidence{
 		{Name: "ports in Init", Value: float64(c.init), Unit: "ports",
-			Text: fmt.Sprintf("%d of %d physically up ports are in Init or Armed, none Active (e.g. %s)", c.init, c.up, portList(c.sample))},
+			Text: fmt.Sprintf("%d of %d physically up ports are in Init or Armed, none Active (e.g. %s)", c.init, c.up, s.portList(c.sample))},
 		{Name: "ports without LID", Value: float64(c.noLID), Unit: "ports",
 			Text: fmt.Sprintf("%d of %d have no LID: no SM has assigned addresses", c.noLID, c.up)},
 	}
@@ -172,13 +172,13 @@ func (s *Snapshot) noMasterSM() []Finding {
 	if len(sms) > 0 {
 		names := make([]string, 0, len(sms))
 		for _, p := range sms {
-			names = append(names, entityOf(p, "").String())
+			names = append(names, s.entityOf(p, "").String())
 		}
 		where = "on " + strings.Join(names, ", ")
 	}
 	ents := make([]Entity, 0, len(sms))
 	for _, p := range sms {
-		ents = append(ents, entityOf(p, "sm"))
+		ents = append(ents, s.entityOf(p, "sm"))
 	}
 	return []Finding{{
 		Check:    "sm.no-master",
@@ -197,8 +197,8 @@ func (s *Snapshot) noMasterSM() []Finding {
 // the same thing once per link; a traffic imbalance held back by a
 // misrouted switch downstream is that misroute's symptom
 // (foldHeldBack).
-func foldSymptoms(fs []Finding) []Finding {
-	fs = foldHeldBack(fs)
+func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
+	fs = s.foldHeldBack(fs)
 	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })
 	if root < 0 {
 		return fs
@@ -228,10 +228,10 @@ func foldSymptoms(fs []Finding) []Finding {
 	return out
 }
 
-func portList(ps []*fabric.Port) string {
+func (s *Snapshot) portList(ps []*fabric.Port) string {
 	names := make([]string, 0, len(ps))
 	for _, p := range ps {
-		names = append(names, entityOf(p, "").String())
+		names = append(names, s.entityOf(p, "").String())
 	}
 	return strings.Join(names, ", ")
 }
@@ -295,11 +295,11 @@ func (s *Snapshot) multipleMasters() []Finding {
 	ev := make([]Evidence, 0, len(ms))
 	names := make([]string, 0, len(ms))
 	for _, r := range ms {
-		ents = append(ents, entityOf(r.Port, "sm"))
-		names = append(names, smName(r.Port))
-		lid := entityOf(r.Port, "").LID
+		ents = append(ents, s.entityOf(r.Port, "sm"))
+		names = append(names, s.smName(r.Port))
+		lid := s.entityOf(r.Port, "").LID
 		ev = append(ev, Evidence{Name: "master", Value: float64(r.Info.Priority),
-			Text: fmt.Sprintf("%s: SMInfo state Master, GUID 0x%016x, priority %d, ActCount %d; %d ports name it as their master", smName(r.Port), r.Info.GUID, r.Info.Priority, r.Info.ActCount, len(byLID[lid]))})
+			Text: fmt.Sprintf("%s: SMInfo state Master, GUID 0x%016x, priority %d, ActCount %d; %d ports name it as their master", s.smName(r.Port), r.Info.GUID, r.Info.Priority, r.Info.ActCount, len(byLID[lid]))})
 	}
 	return []Finding{{
 		Check:    "sm.multiple-masters",
@@ -322,8 +322,8 @@ func (s *Snapshot) stalledSM() []Finding {
 		out = append(out, Finding{
 			Check:    "sm.stalled",
 			Severity: Error,
-			Title:    fmt.Sprintf("Master SM %s did no work in %s: its ActCount stayed at %d", smName(r.Port), r.Between.Round(time.Second), r.Info.ActCount),
-			Entities: []Entity{entityOf(r.Port, "sm")},
+			Title:    fmt.Sprintf("Master SM %s did no work in %s: its ActCount stayed at %d", s.smName(r.Port), r.Between.Round(time.Second), r.Info.ActCount),
+			Entities: []Entity{s.entityOf(r.Port, "sm")},
 			Evidence: []Evidence{{Name: "ActCount", Value: float64(r.Info.ActCount),
 				Text: fmt.Sprintf("ActCount %d at both SMInfo reads, %s apart (a working SM's count advances with every MAD it sends)", r.Info.ActCount, r.Between.Round(time.Millisecond))}},
 			Impact: Impact{PathShare: 1, Score: 0.5, Summary: "the fabric runs on its last routes, but the SM will not react to a failed link, a new node or a port coming back, and SA queries may hang"},
@@ -346,7 +346,7 @@ func (s *Snapshot) staleMasterLID() []Finding {
 	ms := s.masters()
 	var masterNames []string
 	for _, r := range ms {
-		masterNames = append(masterNames, smName(r.Port))
+		masterNames = append(masterNames, s.smName(r.Port))
 	}
 	var out []Finding
 	byLID := masterCensus(s.Fabric)
@@ -371,7 +371,7 @@ func (s *Snapshot) staleMasterLID() []Finding {
 		case owner == nil:
 			why = "a LID no port of the fabric owns"
 		case owner.CapMask&mad.CapIsSM == 0:
-			why = fmt.Sprintf("%s, which runs no SM (IsSM is not set in its PortInfo)", entityOf(owner, "").String())
+			why = fmt.Sprintf("%s, which runs no SM (IsSM is not set in its PortInfo)", s.entityOf(owner, "").String())
 		default:
 			r, ok := read[owner]
 			switch {
@@ -380,7 +380,7 @@ func (s *Snapshot) staleMasterLID() []Finding {
 			case r.Info.State == mad.SMMaster:
 				continue
 			default:
-				why = fmt.Sprintf("%s, whose SM is %s, not master", entityOf(owner, "").String(), r.Info.State)
+				why = fmt.Sprintf("%s, whose SM is %s, not master", s.entityOf(owner, "").String(), r.Info.State)
 			}
 		}
 		sev := Error
@@ -389,14 +389,16 @@ func (s *Snapshot) staleMasterLID() []Finding {
 			sev = Warning
 			tail = "while the master is " + strings.Join(masterNames, ", ")
 		}
-		slices.SortFunc(ports, func(a, b *fabric.Port) int { return cmp.Compare(entityOf(a, "").String(), entityOf(b, "").String()) })
+		slices.SortFunc(ports, func(a, b *fabric.Port) int {
+			return cmp.Compare(s.entityOf(a, "").String(), s.entityOf(b, "").String())
+		})
 		sample := ports[:min(3, len(ports))]
 		ents := []Entity{}
 		if owner != nil {
-			ents = append(ents, entityOf(owner, "named-master"))
+			ents = append(ents, s.entityOf(owner, "named-master"))
 		}
 		for _, p := range sample {
-			ents = append(ents, entityOf(p, "end"))
+			ents = append(ents, s.entityOf(p, "end"))
 		}
 		out = append(out, Finding{
 			Check:    "sm.stale-master-lid",
@@ -404,7 +406,7 @@ func (s *Snapshot) staleMasterLID() []Finding {
 			Title:    fmt.Sprintf("%d active ports name master SM LID %d, %s", len(ports), lid, why),
 			Entities: ents,
 			Evidence: []Evidence{{Name: "ports", Value: float64(len(ports)), Unit: "ports",
-				Text: fmt.Sprintf("%d of %d Active ports have MasterSMLID %d (e.g. %s), %s", len(ports), total, lid, portList(sample), tail)}},
+				Text: fmt.Sprintf("%d of %d Active ports have MasterSMLID %d (e.g. %s), %s", len(ports), total, lid, s.portList(sample), tail)}},
 			Impact: Impact{PathShare: float64(len(ports)) / float64(max(1, total)), Score: 0.05 * float64(len(ports)) / float64(max(1, total)),
 				Summary: "traffic still flows on the programmed routes, but traps and SA queries (path records for rdma_cm and MPI connection set-up) go to an SM that is not there, and nothing repairs the fabric after a failure"},
 			Action: "Start the subnet manager again (systemctl start opensm on the SM hosts) or check that the standby took over ('sminfo'); once a master sweeps it rewrites MasterSMLID on every port. If an SM was moved on purpose, make it do a heavy sweep (kill -HUP the opensm process).",

@@ -183,8 +183,8 @@ func (s *Snapshot) oversubscribed() []Finding {
 		out = append(out, Finding{
 			Check:    "topology.oversubscribed",
 			Severity: sev,
-			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d host%s, %d uplink%s)", nodeName(l.n), r, l.hosts, plural(l.hosts), l.ups, plural(l.ups)),
-			Entities: []Entity{nodeEntity(l.n, "switch")},
+			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d host%s, %d uplink%s)", s.nodeName(l.n), r, l.hosts, plural(l.hosts), l.ups, plural(l.ups)),
+			Entities: []Entity{s.nodeEntity(l.n, "switch")},
 			Evidence: []Evidence{{Name: "oversubscription", Value: r, Threshold: ratio,
 				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtNum(l.host), fmtNum(l.up), why)}},
 			Impact: Impact{Score: float64(l.hosts) / float64(max(1, s.hostCount())) * (1 - l.up/l.host),
@@ -223,16 +223,16 @@ func (s *Snapshot) miswired() []Finding {
 					}
 				}
 			}
-			wantName := fmt.Sprintf("%s/%d", nodeName(peer.Node), peer.Num)
-			gotName := entityOf(got, "").String()
+			wantName := fmt.Sprintf("%s/%d", s.nodeName(peer.Node), peer.Num)
+			gotName := s.entityOf(got, "").String()
 			out = append(out, Finding{
 				Check:    "topology.miswired",
 				Severity: Error,
-				Title:    fmt.Sprintf("Cable at %s goes to %s, expected %s", entityOf(p, "").String(), gotName, wantName),
-				Entities: []Entity{entityOf(p, "end"), entityOf(got, "peer"), {NodeGUID: peer.Node.GUID, Node: nodeName(peer.Node), Port: int(peer.Num), Role: "expected-peer"}},
-				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s", entityOf(p, "").String(), wantName, entityOf(p, "").String(), gotName)}},
+				Title:    fmt.Sprintf("Cable at %s goes to %s, expected %s", s.entityOf(p, "").String(), gotName, wantName),
+				Entities: []Entity{s.entityOf(p, "end"), s.entityOf(got, "peer"), {NodeGUID: peer.Node.GUID, Node: s.nodeName(peer.Node), Port: int(peer.Num), Role: "expected-peer"}},
+				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName)}},
 				Impact:   s.miswireImpact(p),
-				Action:   fmt.Sprintf("Move the cable at %s to %s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", entityOf(p, "").String(), wantName),
+				Action:   fmt.Sprintf("Move the cable at %s to %s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", s.entityOf(p, "").String(), wantName),
 				Basis:    "baseline",
 			})
 		}
@@ -302,16 +302,16 @@ func (s *Snapshot) changed() []Finding {
 		if n.Type == mad.NodeSwitch {
 			sev = Critical
 		}
-		title := fmt.Sprintf("%s %s from the expected topology is missing", n.Type, nodeName(n))
+		title := fmt.Sprintf("%s %s from the expected topology is missing", n.Type, s.nodeName(n))
 		ev := []Evidence{{Name: "node", Text: fmt.Sprintf("NodeGUID 0x%016x is in the expected topology but was not discovered", n.GUID)}}
-		ents := []Entity{nodeEntity(n, "missing")}
+		ents := []Entity{s.nodeEntity(n, "missing")}
 		impact := "its links and hosts are out of the fabric"
 		if hs := behind[n]; len(hs) > 0 {
-			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %d hosts behind it", n.Type, nodeName(n), len(hs))
+			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %d hosts behind it", n.Type, s.nodeName(n), len(hs))
 			var names []string
 			for _, h := range hs {
-				names = append(names, nodeName(h))
-				ents = append(ents, nodeEntity(h, "behind"))
+				names = append(names, s.nodeName(h))
+				ents = append(ents, s.nodeEntity(h, "behind"))
 			}
 			ev = append(ev, Evidence{Name: "hosts behind", Value: float64(len(hs)), Text: "cabled only to it, not discovered either: " + strings.Join(names, ", ")})
 			impact = fmt.Sprintf("%d hosts are cut off (or could not be seen through it)", len(hs))
@@ -334,7 +334,7 @@ func (s *Snapshot) changed() []Finding {
 	var added []string
 	for _, n := range s.Fabric.Nodes {
 		if !base[n.GUID] {
-			added = append(added, nodeName(n))
+			added = append(added, s.nodeName(n))
 		}
 	}
 	if len(added) > 0 && s.Scope == nil {

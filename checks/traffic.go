@@ -102,8 +102,8 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		out = append(out, Finding{
 			Check:    "routing.traffic-imbalance",
 			Severity: sev,
-			Title:    fmt.Sprintf("%s sends %.1fx the mean of its %d uplinks' data out of port %d (%s Gb/s), %d of them idle", nodeName(n), ratio, len(group), busiest.Num, gbpsText(most), idle),
-			Entities: []Entity{entityOf(busiest, "end"), entityOf(busiest.Remote, "peer")},
+			Title:    fmt.Sprintf("%s sends %.1fx the mean of its %d uplinks' data out of port %d (%s Gb/s), %d of them idle", s.nodeName(n), ratio, len(group), busiest.Num, gbpsText(most), idle),
+			Entities: []Entity{s.entityOf(busiest, "end"), s.entityOf(busiest.Remote, "peer")},
 			Evidence: []Evidence{
 				{Name: "max/mean", Value: ratio, Threshold: ratioBar,
 					Text: fmt.Sprintf("port:rate sent over %v %s Gb/s (max/mean %.2f, threshold %.2f); measured on the wire (PortXmitData), whatever the forwarding tables say", iv.Round(time.Millisecond), strings.Join(parts, " "), ratio, ratioBar)},
@@ -113,8 +113,8 @@ func (s *Snapshot) trafficImbalance() []Finding {
 					Text: fmt.Sprintf("the %d uplinks sent %s Gb/s each on average", len(group), gbpsText(mean))},
 			},
 			Impact: Impact{PathShare: share, Slowdown: ratio, Score: share * (1 - 1/ratio),
-				Summary: fmt.Sprintf("collectives whose traffic crosses %s's uplinks run at the busiest link's pace: up to %.1fx slower", nodeName(n), ratio)},
-			Action:   fmt.Sprintf("Compare with 'ibdoctor check' on the tables (routing.ecmp-imbalance): if the tables are balanced, the switch spreads flows unevenly itself — check adaptive routing and the ECMP hash settings of %s (and its firmware), and whether one job's flows all hash alike; then re-measure with --interval.", nodeName(n)),
+				Summary: fmt.Sprintf("collectives whose traffic crosses %s's uplinks run at the busiest link's pace: up to %.1fx slower", s.nodeName(n), ratio)},
+			Action:   fmt.Sprintf("Compare with 'ibdoctor check' on the tables (routing.ecmp-imbalance): if the tables are balanced, the switch spreads flows unevenly itself — check adaptive routing and the ECMP hash settings of %s (and its firmware), and whether one job's flows all hash alike; then re-measure with --interval.", s.nodeName(n)),
 			Basis:    "delta",
 			heldBack: heldBack,
 		})
@@ -139,7 +139,7 @@ func gbpsText(g float64) string {
 // measured one its symptom, and two independent errors would send the
 // operator after a second fault that is not there. An imbalance with
 // any lighter uplink into a switch without such a finding stays.
-func foldHeldBack(fs []Finding) []Finding {
+func (s *Snapshot) foldHeldBack(fs []Finding) []Finding {
 	roots := map[uint64]int{} // switch GUID -> index of its ecmp finding
 	for i, f := range fs {
 		if f.Check == "routing.ecmp-imbalance" && len(f.Entities) > 0 && f.Entities[0].Role == "switch" {
@@ -168,7 +168,7 @@ func foldHeldBack(fs []Finding) []Finding {
 			if root < 0 || r < root {
 				root = r
 			}
-			names = append(names, nodeName(n))
+			names = append(names, s.nodeName(n))
 		}
 		if root < 0 {
 			continue

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -125,4 +126,23 @@ func (f *Fabric) Links() []Link {
 		return cmp.Or(cmp.Compare(a.A.Node.GUID, b.A.Node.GUID), cmp.Compare(a.A.Num, b.A.Num))
 	})
 	return links
+}
+
+// NameOf names n for people: its description when no other node of f
+// (another GUID) has the same one, else the description and its GUID ("Quantum-2
+// Mellanox Technologies (0xb0cf0e0300d33fc0)"); the GUID alone when the
+// description is empty. Findings and listings use it so that two names
+// never mean one node or one name two nodes.
+func (f *Fabric) NameOf(n *Node) string {
+	if n.Description == "" {
+		return fmt.Sprintf("0x%016x", n.GUID)
+	}
+	if f != nil {
+		for _, o := range f.NodesByName(n.Description) {
+			if o != n && o.GUID != n.GUID {
+				return fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID)
+			}
+		}
+	}
+	return n.Description
 }

@@ -87,3 +87,21 @@ func FuzzParseNodeNameMap(f *testing.F) {
 		}
 	})
 }
+
+// TestNameOf: a shared description gets the node's GUID; a unique one
+// stands alone; an empty one is the GUID.
+func TestNameOf(t *testing.T) {
+	a := &Node{GUID: 1, Description: "Quantum-2"}
+	b := &Node{GUID: 2, Description: "Quantum-2"}
+	c := &Node{GUID: 3, Description: "leaf01"}
+	d := &Node{GUID: 4}
+	f := &Fabric{Nodes: []*Node{a, b, c, d}}
+	for n, want := range map[*Node]string{a: "Quantum-2 (0x0000000000000001)", b: "Quantum-2 (0x0000000000000002)", c: "leaf01", d: "0x0000000000000004"} {
+		if got := f.NameOf(n); got != want {
+			t.Errorf("NameOf(%d) = %q, want %q", n.GUID, got, want)
+		}
+	}
+	if got := (*Fabric)(nil).NameOf(a); got != "Quantum-2" {
+		t.Errorf("without a fabric: %q", got)
+	}
+}

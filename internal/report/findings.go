@@ -313,8 +313,10 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 		num := fmt.Sprintf("%*s", numWidth, fmt.Sprintf("%d.", i+1))
 		first := st.Bold(num) + " " + SeverityLabel(st, f.Severity) + " "
 		io.WriteString(w, WrapString(first, st.Bold(f.Title), st.Width))
+		ev := "evidence: "
 		for _, e := range f.Evidence {
-			io.WriteString(w, WrapString(label+"evidence: ", e.String(), st.Width))
+			io.WriteString(w, WrapString(label+ev, e.String(), st.Width))
+			ev = "          " // one label, the rest under it
 		}
 		if f.Impact.Summary != "" {
 			io.WriteString(w, WrapString(label+"impact:   ", f.Impact.Summary, st.Width))

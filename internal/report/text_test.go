@@ -290,3 +290,19 @@ func TestFindingsDetailsAlignPast9(t *testing.T) {
 		t.Errorf("one-digit layout changed:\n%s", out)
 	}
 }
+
+// TestEvidenceLabelOnce: a finding with several pieces of evidence (a
+// merged one: its own and "seen N times; also at ...") has one
+// "evidence:" label, the other lines under it.
+func TestEvidenceLabelOnce(t *testing.T) {
+	f := checks.Finding{Check: "topology.oversubscribed", Severity: checks.Info, Title: "Leaf x is oversubscribed", Action: "Nothing.",
+		Evidence: []checks.Evidence{{Text: "host links 12800 Gb/s, uplinks 400 Gb/s"}, {Text: "seen 2 times; also at y"}}}
+	var b bytes.Buffer
+	if err := Findings(&b, Style{}, []checks.Finding{f}, 10); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "evidence:"); n != 1 || !strings.Contains(out, "   evidence: host links 12800 Gb/s, uplinks 400 Gb/s\n             seen 2 times; also at y\n") {
+		t.Errorf("%d evidence labels:\n%s", n, out)
+	}
+}

@@ -145,7 +145,7 @@ func missing(s *Snapshot, needs []string) string {
 				return "counters were not read: " + s.CountersNotRead
 			}
 			if s.Counters == nil || s.Counters.Interval() == 0 {
-				return "needs two counter samples (--interval)"
+				return "needs two counter samples (add --interval)"
 			}
 		case "lfts":
 			if s.Fabric == nil || !hasLFTs(s.Fabric) {
@@ -153,7 +153,7 @@ func missing(s *Snapshot, needs []string) string {
 			}
 		case "routes-read":
 			if s.RoutesComputed {
-				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's choices"
+				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's choices (add --lfts FILE with the fabric's tables)"
 			}
 		case "routes":
 			if s.Loads == nil {
@@ -165,11 +165,11 @@ func missing(s *Snapshot, needs []string) string {
 			}
 		case "sm-interval":
 			if s.SM == nil || !s.SM.readTwice() {
-				return "needs two SMInfo reads (--interval)"
+				return "needs two SMInfo reads (add --interval)"
 			}
 		case "baseline":
 			if s.Baseline == nil {
-				return "no expected topology given (--expect-topology FILE or a previous sweep)"
+				return "no expected topology given (add --expect-topology FILE, or sweep once to keep a baseline)"
 			}
 		}
 	}

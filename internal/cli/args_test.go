@@ -40,3 +40,28 @@ func TestFlagValueNeedsEquals(t *testing.T) {
 		})
 	}
 }
+
+// TestNotRunNamesFlags: the summary's not-run line names what to add to
+// run the skipped checks, never a check's ID: a fabric file without
+// forwarding tables needs --lfts for the routing checks.
+func TestNotRunNamesFlags(t *testing.T) {
+	topo := chkTopology(t)
+	_, out, stderr := run("check", "--sim="+topo, "--no-color")
+	var line string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Not run:") {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no Not run line:\n%s\n%s", out, stderr)
+	}
+	for _, w := range []string{"--interval", "--lfts", "--expect-topology"} {
+		if !strings.Contains(line, w) {
+			t.Errorf("not-run line lacks %s: %s", w, line)
+		}
+	}
+	if strings.Contains(line, "routing.") || strings.Contains(line, "counters.") {
+		t.Errorf("not-run line names check IDs: %s", line)
+	}
+}

@@ -866,9 +866,4 @@ func attrName(a mad.AttrID) string {
 	return a.String()
 }
 
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+func plural(n int, what string) string { return report.Plural(n, what) }

@@ -210,31 +210,38 @@ func Summary(w io.Writer, st Style, d *Document) {
 	summaryLine(w, st, "Status", fmt.Sprintf("%s (fail on %s)", status, d.FailOn))
 }
 
-// flagInReason finds the flag a skipped check's reason names ("needs two
-// counter samples (--interval)").
-var flagInReason = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+// flagInReason finds the flag a skipped check's reason says to add
+// ("needs two counter samples (add --interval)").
+var flagInReason = regexp.MustCompile(`\badd (--[a-z][a-z0-9-]*)`)
 
 // NotRunShort says in a few words which checks did not run and what
-// would run them: "3 checks (need --interval, --expect-topology; ...)". A
-// reason that names no flag is counted under the check's ID.
+// would run them: "3 checks (need --interval, --expect-topology; ...)".
+// Checks that no flag would run (their data could not be read, or the
+// source has none) are only counted: "2 lack their data".
 func NotRunShort(skipped []checks.Skipped) string {
 	var needs []string
 	seen := map[string]bool{}
+	lack := 0
 	for _, k := range skipped {
-		what := flagInReason.FindString(k.Reason)
-		if what == "" {
-			what = k.Check
+		m := flagInReason.FindStringSubmatch(k.Reason)
+		if m == nil {
+			lack++
+			continue
 		}
-		if !seen[what] {
-			seen[what] = true
-			needs = append(needs, what)
+		if !seen[m[1]] {
+			seen[m[1]] = true
+			needs = append(needs, m[1])
 		}
 	}
-	n := "1 check"
-	if len(skipped) != 1 {
-		n = fmt.Sprintf("%d checks", len(skipped))
+	var parts []string
+	if len(needs) > 0 {
+		parts = append(parts, "need "+strings.Join(needs, ", "))
 	}
-	return fmt.Sprintf("%s (need %s; --verbose says why)", n, strings.Join(needs, ", "))
+	if lack > 0 {
+		parts = append(parts, fmt.Sprintf("%d lack their data", lack))
+	}
+	parts = append(parts, "--verbose says why")
+	return fmt.Sprintf("%s (%s)", Plural(len(skipped), "check"), strings.Join(parts, "; "))
 }
 
 // NotRun writes every check that did not run with its reason (--verbose).

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -149,6 +150,15 @@ func bracketDepth(s string) int {
 		}
 	}
 	return d
+}
+
+// Plural is n and the word, with an "s" unless n is 1: "1 check",
+// "3 checks".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // WrapString is Wrap joined with newlines, ending in one.

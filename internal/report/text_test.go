@@ -72,9 +72,9 @@ func sampleDoc() *Document {
 		Status: "unhealthy", FailOn: "error", Fabric: FabricSummary{Nodes: 267, Switches: 12, CAs: 255, Links: 511},
 		MADs: &MADStats{Sent: 3432}, Timings: map[string]string{"discovery": "26ms", "total": "44ms"},
 		Skipped: []checks.Skipped{
-			{Check: "counters.utilization", Reason: "needs two counter samples (--interval)"},
-			{Check: "topology.changed", Reason: "no expected topology given (--expect-topology FILE or a previous sweep)"},
-			{Check: "topology.miswired", Reason: "no expected topology given (--expect-topology FILE or a previous sweep)"},
+			{Check: "counters.utilization", Reason: "needs two counter samples (add --interval)"},
+			{Check: "topology.changed", Reason: "no expected topology given (add --expect-topology FILE, or sweep once to keep a baseline)"},
+			{Check: "topology.miswired", Reason: "no expected topology given (add --expect-topology FILE, or sweep once to keep a baseline)"},
 		},
 		Findings: []checks.Finding{
 			{Check: "routing.ecmp-imbalance", Severity: checks.Critical, Title: "spine01 spreads 32 destinations over 8 equal-cost ports unevenly: busiest port 33 carries 8.0x the mean, 7 ports idle",
@@ -148,19 +148,37 @@ func TestFindingsTableNarrowDropsImpact(t *testing.T) {
 	}
 }
 
+// TestNotRunShort: the summary's line lists the flags the reasons say to
+// add, once each, and only counts the checks no flag would run.
+func TestNotRunShort(t *testing.T) {
+	got := NotRunShort([]checks.Skipped{
+		{Check: "counters.utilization", Reason: "needs two counter samples (add --interval)"},
+		{Check: "routing.ecmp-imbalance", Reason: "the forwarding tables were computed by ibdoctor (min-hop), not read (add --lfts FILE with the fabric's tables)"},
+		{Check: "sm.stalled", Reason: "needs two SMInfo reads (add --interval)"},
+		{Check: "counters.errors", Reason: "counters were not read: x.net carries no counters"},
+		{Check: "counters.congestion", Reason: "counters were not read (--no-counters)"},
+	})
+	if want := "5 checks (need --interval, --lfts; 2 lack their data; --verbose says why)"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := NotRunShort([]checks.Skipped{{Check: "x.y", Reason: "needs two counter samples (add --interval)"}}); got != "1 check (need --interval; --verbose says why)" {
+		t.Errorf("one: %q", got)
+	}
+}
+
 func TestNotRunVerbose(t *testing.T) {
 	var b bytes.Buffer
 	NotRun(&b, Style{Width: 60}, sampleDoc().Skipped)
 	want := `
 Checks not run (3):
-  counters.utilization  needs two counter samples
-                        (--interval)
-  topology.changed      no expected topology given
-                        (--expect-topology FILE or a
-                        previous sweep)
-  topology.miswired     no expected topology given
-                        (--expect-topology FILE or a
-                        previous sweep)
+  counters.utilization  needs two counter samples (add
+                        --interval)
+  topology.changed      no expected topology given (add
+                        --expect-topology FILE, or sweep
+                        once to keep a baseline)
+  topology.miswired     no expected topology given (add
+                        --expect-topology FILE, or sweep
+                        once to keep a baseline)
 `
 	if b.String() != want {
 		t.Errorf("NotRun:\n%s\nwant:\n%s", b.String(), want)

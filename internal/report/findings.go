@@ -312,7 +312,11 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 		if i >= detail {
 			if len(fs) > detail {
 				fmt.Fprintln(w)
-				io.WriteString(w, WrapString("", fmt.Sprintf("(evidence and next steps of the other %d findings: --detail N, or --json)", len(fs)-detail), st.Width))
+				others := "the other " + Plural(len(fs)-detail, "finding")
+				if len(fs)-detail == 1 {
+					others = "the other finding"
+				}
+				io.WriteString(w, WrapString("", fmt.Sprintf("(evidence and next steps of %s: --detail N, or --json)", others), st.Width))
 			}
 			break
 		}

@@ -324,3 +324,19 @@ func TestEvidenceLabelOnce(t *testing.T) {
 		t.Errorf("%d evidence labels:\n%s", n, out)
 	}
 }
+
+// TestFindingsOtherOneSingular: one finding beyond --detail is "the other
+// finding", not "the other 1 findings".
+func TestFindingsOtherOneSingular(t *testing.T) {
+	d := sampleDoc()
+	var b bytes.Buffer
+	Findings(&b, Style{}, d.Findings, len(d.Findings)-1)
+	if out := b.String(); !strings.Contains(out, "(evidence and next steps of the other finding: --detail N, or --json)") {
+		t.Errorf("one more finding:\n%s", out)
+	}
+	b.Reset()
+	Findings(&b, Style{}, d.Findings, len(d.Findings)-2)
+	if out := b.String(); !strings.Contains(out, "of the other 2 findings:") {
+		t.Errorf("two more findings:\n%s", out)
+	}
+}

@@ -152,12 +152,22 @@ func (s Speed) String() string {
 
 // ParseSpeed parses a speed name such as "NDR" (case-insensitive).
 func ParseSpeed(s string) (Speed, error) {
+	sp, err := parseSpeed(s)
+	if err != nil {
+		return 0, fmt.Errorf("mad: %w", err)
+	}
+	return sp, nil
+}
+
+// parseSpeed is ParseSpeed without the package's prefix, for ParseRate,
+// whose error has its own.
+func parseSpeed(s string) (Speed, error) {
 	for i, n := range speedNames {
 		if strings.EqualFold(s, n) {
 			return Speed(1) << i, nil
 		}
 	}
-	return 0, fmt.Errorf("mad: unknown link speed %q (want one of %s)", s, strings.Join(speedNames[:], ", "))
+	return 0, fmt.Errorf("unknown link speed %q (want one of %s)", s, strings.Join(speedNames[:], ", "))
 }
 
 // Rate is an active link rate: one width and one speed.
@@ -204,7 +214,7 @@ func ParseRate(s string) (Rate, error) {
 		}
 		t = t[i+1:]
 	}
-	sp, err := ParseSpeed(t)
+	sp, err := parseSpeed(t)
 	if err != nil {
 		return Rate{}, fmt.Errorf("mad: rate %q: %w", s, err)
 	}

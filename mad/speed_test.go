@@ -2,6 +2,7 @@ package mad
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -270,5 +271,19 @@ func TestPortInfoValidate(t *testing.T) {
 	sw := PortInfo{PortState: PortStateActive, LinkWidthActive: Width4X, LinkSpeedExtActive: 8}
 	if sw.Validate(nil) == nil || sw.Validate(&PortInfo{CapabilityMask: CapIsExtendedSpeedsSupported}) != nil {
 		t.Errorf("caps not applied")
+	}
+}
+
+// TestParseRateErrorSaysMadOnce: a bad speed inside a rate is reported
+// with one "mad:" prefix, naming the rate and the speed.
+func TestParseRateErrorSaysMadOnce(t *testing.T) {
+	for _, s := range []string{"4xFAST", "3xHDR", "QxNDR"} {
+		_, err := ParseRate(s)
+		if err == nil {
+			t.Fatalf("%q: no error", s)
+		}
+		if n := strings.Count(err.Error(), "mad:"); n != 1 || !strings.Contains(err.Error(), `rate "`+s+`"`) {
+			t.Errorf("%q: %v", s, err)
+		}
 	}
 }

@@ -168,12 +168,11 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, source string, took time.Duration) error {
 	switch format {
 	case "json":
-		b, err := fabric.MarshalWith(f, fabric.MarshalOptions{Indent: true})
-		if err != nil {
+		// Streamed: the document is never whole in memory.
+		if err := fabric.WriteJSON(w, f, fabric.MarshalOptions{Indent: true}); err != nil {
 			return err
 		}
-		b = append(b, '\n')
-		_, err = w.Write(b)
+		_, err := io.WriteString(w, "\n")
 		return err
 	case "ibnetdiscover":
 		return fabric.WriteIBNetDiscover(w, f)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,107 +137,233 @@ func Marshal(f *Fabric) ([]byte, error) {
 
 // MarshalWith is Marshal with options.
 func MarshalWith(f *Fabric, opt MarshalOptions) ([]byte, error) {
-	doc := jsonFabric{Schema: SchemaV1, Nodes: make([]jsonNode, 0, len(f.Nodes)), Links: []jsonLink{}}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, f, opt); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteJSON writes what MarshalWith returns to w, byte for byte, one node,
+// link or record at a time: the document is never whole in memory (at 49k
+// nodes with LFTs it is hundreds of MB). f is checked before anything is
+// written, so an error leaves w untouched unless w itself fails.
+func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 	index := make(map[*Node]int, len(f.Nodes))
 	for i, n := range f.Nodes {
 		index[n] = i
 	}
 	for _, n := range f.Nodes {
-		jn := jsonNode{
-			Type:              nodeTypeName(n.Type),
-			GUID:              hex64(n.GUID),
-			SystemImageGUID:   hex64(n.SystemImageGUID),
-			Description:       n.Description,
-			DescriptionUnread: n.DescriptionUnread,
-			VendorID:          fmt.Sprintf("0x%06x", n.VendorID),
-			DeviceID:          fmt.Sprintf("0x%04x", n.DeviceID),
-			Revision:          fmt.Sprintf("0x%08x", n.Revision),
-			NumPorts:          n.NumPorts(),
-			Ports:             []jsonPort{},
-		}
-		if len(n.Ports) == 0 {
-			jn.NumPorts = -1 // no Ports slice at all
-		}
-		if n.Path != nil {
-			s := n.Path.String()
-			jn.Path = &s
-		}
-		if s := n.Switch; s != nil {
-			js := &jsonSwitch{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0,
-				s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop, nil}
-			if s.LFT != nil && !opt.OmitLFT {
-				h := hex.EncodeToString(s.LFT)
-				js.LFT = &h
-			}
-			jn.Switch = js
-		}
 		for _, p := range n.Ports {
-			if p == nil {
-				continue
+			if p != nil && p.Node != n {
+				return fmt.Errorf("fabric: marshal: node %s port %d belongs to another node", hex64(n.GUID), p.Num)
 			}
-			if p.Node != n {
-				return nil, fmt.Errorf("fabric: marshal: node %s port %d belongs to another node", hex64(n.GUID), p.Num)
-			}
-			jp := jsonPort{
-				Num: p.Num, GUID: hex64(p.GUID), LID: p.LID, LMC: p.LMC,
-				State: p.State.String(), PhysState: p.PhysState.String(),
-				Width:       masks(p.WidthActive, p.WidthEnabled, p.WidthSupported),
-				Speed:       masks(p.SpeedActive, p.SpeedEnabled, p.SpeedSupported),
-				NeighborMTU: mtuJSON(p.NeighborMTU), MTUCap: mtuJSON(p.MTUCap),
-			}
-			if p.CapMask != 0 {
-				jp.CapMask = fmt.Sprintf("0x%08x", p.CapMask)
-			}
-			if p.CapMask2 != 0 {
-				jp.CapMask2 = fmt.Sprintf("0x%04x", p.CapMask2)
-			}
-			for _, u := range unreachedNames {
-				if p.Unreached&u.bit != 0 {
-					jp.Unreached = append(jp.Unreached, u.name)
-				}
-			}
-			jn.Ports = append(jn.Ports, jp)
 		}
-		doc.Nodes = append(doc.Nodes, jn)
 	}
-	for _, l := range f.Links() {
-		ia, oka := index[l.A.Node]
-		ib, okb := index[l.B.Node]
+	links := f.Links()
+	for _, l := range links {
+		_, oka := index[l.A.Node]
+		_, okb := index[l.B.Node]
 		if !oka || !okb {
-			return nil, fmt.Errorf("fabric: marshal: link %s[%d]-%s[%d] leads to a node not in Nodes",
+			return fmt.Errorf("fabric: marshal: link %s[%d]-%s[%d] leads to a node not in Nodes",
 				hex64(l.A.Node.GUID), l.A.Num, hex64(l.B.Node.GUID), l.B.Num)
 		}
-		jl := jsonLink{A: jsonEnd{ia, hex64(l.A.Node.GUID), l.A.Num}, B: jsonEnd{ib, hex64(l.B.Node.GUID), l.B.Num}}
-		if l.A.WidthActive != 0 || l.A.SpeedActive != 0 {
-			jl.Rate = l.A.Rate().String()
+	}
+	jw := newJSONWriter(w, opt.Indent)
+	jw.open()
+	jw.field("schema", SchemaV1, false)
+	jw.array("nodes", len(f.Nodes), false, func(i int) any { return jsonNodeOf(f.Nodes[i], opt) })
+	jw.array("links", len(links), false, func(i int) any { return jsonLinkOf(links[i], index) })
+	jw.array("unreachable", len(f.Unreachable), true, func(i int) any { return jsonUnreachOf(f.Unreachable[i]) })
+	jw.array("duplicate_guids", len(f.DuplicateGUIDs), true, func(i int) any { return jsonDuplicateOf(f.DuplicateGUIDs[i]) })
+	return jw.close()
+}
+
+func jsonNodeOf(n *Node, opt MarshalOptions) jsonNode {
+	jn := jsonNode{
+		Type:              nodeTypeName(n.Type),
+		GUID:              hex64(n.GUID),
+		SystemImageGUID:   hex64(n.SystemImageGUID),
+		Description:       n.Description,
+		DescriptionUnread: n.DescriptionUnread,
+		VendorID:          fmt.Sprintf("0x%06x", n.VendorID),
+		DeviceID:          fmt.Sprintf("0x%04x", n.DeviceID),
+		Revision:          fmt.Sprintf("0x%08x", n.Revision),
+		NumPorts:          n.NumPorts(),
+		Ports:             []jsonPort{},
+	}
+	if len(n.Ports) == 0 {
+		jn.NumPorts = -1 // no Ports slice at all
+	}
+	if n.Path != nil {
+		s := n.Path.String()
+		jn.Path = &s
+	}
+	if s := n.Switch; s != nil {
+		js := &jsonSwitch{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0,
+			s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop, nil}
+		if s.LFT != nil && !opt.OmitLFT {
+			h := hex.EncodeToString(s.LFT)
+			js.LFT = &h
 		}
-		doc.Links = append(doc.Links, jl)
+		jn.Switch = js
 	}
-	for _, u := range f.Unreachable {
-		ju := jsonUnreach{FromGUID: hex64(u.FromGUID), FromPort: u.FromPort, What: u.What, Reason: u.Reason}
-		if u.Path != nil {
-			s := u.Path.String()
-			ju.Path = &s
+	for _, p := range n.Ports {
+		if p == nil {
+			continue
 		}
-		doc.Unreachable = append(doc.Unreachable, ju)
-	}
-	for _, d := range f.DuplicateGUIDs {
-		jd := jsonDuplicate{GUID: hex64(d.GUID), Paths: []string{}, Descriptions: d.Descs}
-		for _, p := range d.Paths {
-			jd.Paths = append(jd.Paths, p.String())
+		jp := jsonPort{
+			Num: p.Num, GUID: hex64(p.GUID), LID: p.LID, LMC: p.LMC,
+			State: p.State.String(), PhysState: p.PhysState.String(),
+			Width:       masks(p.WidthActive, p.WidthEnabled, p.WidthSupported),
+			Speed:       masks(p.SpeedActive, p.SpeedEnabled, p.SpeedSupported),
+			NeighborMTU: mtuJSON(p.NeighborMTU), MTUCap: mtuJSON(p.MTUCap),
 		}
-		doc.DuplicateGUIDs = append(doc.DuplicateGUIDs, jd)
+		if p.CapMask != 0 {
+			jp.CapMask = fmt.Sprintf("0x%08x", p.CapMask)
+		}
+		if p.CapMask2 != 0 {
+			jp.CapMask2 = fmt.Sprintf("0x%04x", p.CapMask2)
+		}
+		for _, u := range unreachedNames {
+			if p.Unreached&u.bit != 0 {
+				jp.Unreached = append(jp.Unreached, u.name)
+			}
+		}
+		jn.Ports = append(jn.Ports, jp)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if opt.Indent {
-		enc.SetIndent("", "  ")
+	return jn
+}
+
+func jsonLinkOf(l Link, index map[*Node]int) jsonLink {
+	jl := jsonLink{A: jsonEnd{index[l.A.Node], hex64(l.A.Node.GUID), l.A.Num}, B: jsonEnd{index[l.B.Node], hex64(l.B.Node.GUID), l.B.Num}}
+	if l.A.WidthActive != 0 || l.A.SpeedActive != 0 {
+		jl.Rate = l.A.Rate().String()
 	}
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("fabric: marshal: %w", err)
+	return jl
+}
+
+func jsonUnreachOf(u Unreachable) jsonUnreach {
+	ju := jsonUnreach{FromGUID: hex64(u.FromGUID), FromPort: u.FromPort, What: u.What, Reason: u.Reason}
+	if u.Path != nil {
+		s := u.Path.String()
+		ju.Path = &s
 	}
-	return buf.Bytes(), nil
+	return ju
+}
+
+func jsonDuplicateOf(d DuplicateGUID) jsonDuplicate {
+	jd := jsonDuplicate{GUID: hex64(d.GUID), Paths: []string{}, Descriptions: d.Descs}
+	for _, p := range d.Paths {
+		jd.Paths = append(jd.Paths, p.String())
+	}
+	return jd
+}
+
+// jsonWriter writes one JSON object field by field, each value encoded
+// on its own, laid out as encoding/json's Encoder lays out the whole
+// object (SetIndent("", "  ") when indenting, no HTML escaping).
+type jsonWriter struct {
+	w      io.Writer
+	indent bool
+	buf    bytes.Buffer
+	enc    *json.Encoder // at the depth of an array's elements
+	key    *json.Encoder // at the depth of the object's fields
+	n      int           // fields written
+	err    error
+}
+
+func newJSONWriter(w io.Writer, indent bool) *jsonWriter {
+	jw := &jsonWriter{w: w, indent: indent}
+	jw.enc = json.NewEncoder(&jw.buf)
+	jw.enc.SetEscapeHTML(false)
+	jw.key = json.NewEncoder(&jw.buf)
+	jw.key.SetEscapeHTML(false)
+	if indent {
+		jw.enc.SetIndent("    ", "  ")
+		jw.key.SetIndent("  ", "  ")
+	}
+	return jw
+}
+
+func (jw *jsonWriter) write(s string) {
+	if jw.err == nil {
+		_, jw.err = io.WriteString(jw.w, s)
+	}
+}
+
+// value encodes v with e and writes it without Encode's newline.
+func (jw *jsonWriter) value(e *json.Encoder, v any) {
+	if jw.err != nil {
+		return
+	}
+	jw.buf.Reset()
+	if err := e.Encode(v); err != nil {
+		jw.err = fmt.Errorf("fabric: marshal: %w", err)
+		return
+	}
+	b := jw.buf.Bytes()
+	_, jw.err = jw.w.Write(b[:len(b)-1])
+}
+
+func (jw *jsonWriter) open() { jw.write("{") }
+
+// name starts field k.
+func (jw *jsonWriter) name(k string) {
+	if jw.n > 0 {
+		jw.write(",")
+	}
+	jw.n++
+	if jw.indent {
+		jw.write("\n  ")
+	}
+	jw.value(jw.key, k)
+	if jw.indent {
+		jw.write(": ")
+	} else {
+		jw.write(":")
+	}
+}
+
+// field writes one field (left out when omitEmpty and v is "").
+func (jw *jsonWriter) field(k string, v string, omitEmpty bool) {
+	if omitEmpty && v == "" {
+		return
+	}
+	jw.name(k)
+	jw.value(jw.key, v)
+}
+
+// array writes field k as an array of n elements made by elem (left out
+// when omitEmpty and n is 0).
+func (jw *jsonWriter) array(k string, n int, omitEmpty bool, elem func(int) any) {
+	if omitEmpty && n == 0 {
+		return
+	}
+	jw.name(k)
+	jw.write("[")
+	for i := 0; i < n && jw.err == nil; i++ {
+		if i > 0 {
+			jw.write(",")
+		}
+		if jw.indent {
+			jw.write("\n    ")
+		}
+		jw.value(jw.enc, elem(i))
+	}
+	if n > 0 && jw.indent {
+		jw.write("\n  ")
+	}
+	jw.write("]")
+}
+
+// close ends the object and the line, as Encode does.
+func (jw *jsonWriter) close() error {
+	if jw.indent && jw.n > 0 {
+		jw.write("\n")
+	}
+	jw.write("}\n")
+	return jw.err
 }
 
 func nodeTypeName(t mad.NodeType) string {

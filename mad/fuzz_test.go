@@ -142,6 +142,7 @@ func FuzzLFTBlock(f *testing.F)        { fuzzAttr(f, func() Attribute { return n
 func FuzzMlnxExtPortInfo(f *testing.F) { fuzzAttr(f, func() Attribute { return new(MlnxExtPortInfo) }) }
 func FuzzClassPortInfo(f *testing.F)   { fuzzAttr(f, func() Attribute { return new(ClassPortInfo) }) }
 func FuzzSMInfo(f *testing.F)          { fuzzAttr(f, func() Attribute { return new(SMInfo) }) }
+func FuzzPKeyTable(f *testing.F)       { fuzzAttr(f, func() Attribute { return new(PKeyTable) }) }
 func FuzzPortCounters(f *testing.F)    { fuzzAttr(f, func() Attribute { return new(PortCounters) }) }
 func FuzzPortCountersExtended(f *testing.F) {
 	fuzzAttr(f, func() Attribute { return new(PortCountersExtended) })

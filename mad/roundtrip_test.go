@@ -83,6 +83,7 @@ func allAttributes() []func() Attribute {
 		func() Attribute { return new(PortCounters) },
 		func() Attribute { return new(PortCountersExtended) },
 		func() Attribute { return new(SMInfo) },
+		func() Attribute { return new(PKeyTable) },
 	}
 }
 

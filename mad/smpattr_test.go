@@ -362,3 +362,36 @@ func TestGoldenHandSMInfo(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenHandPKeyTable(t *testing.T) {
+	var pk PKeyTable
+	raw := readHex(t, "hand_pkeytable.hex")
+	if err := pk.UnmarshalAttr(raw); err != nil {
+		t.Fatal(err)
+	}
+	var want PKeyTable
+	want.Keys[0], want.Keys[1], want.Keys[2], want.Keys[31] = 0xffff, 0x8001, 0x0002, 0x7abc
+	if pk != want {
+		t.Errorf("P_KeyTable\n got %v\nwant %v", pk.Keys, want.Keys)
+	}
+	out := make([]byte, SMPDataSize)
+	if err := pk.MarshalAttr(out); err != nil || !bytes.Equal(out, raw) {
+		t.Errorf("P_KeyTable re-encoded (%v)\n got % x\nwant % x", err, out, raw)
+	}
+	if err := pk.UnmarshalAttr(raw[:63]); err == nil {
+		t.Error("P_KeyTable decoded from 63 bytes")
+	}
+	k := pk.Keys
+	if !k[0].Full() || k[0].Partition() != 0x7fff || !k[1].Full() || k[1].Partition() != 1 || k[2].Full() || k[2].Partition() != 2 ||
+		k[3].Valid() || PKey(0x8000).Valid() || !k[31].Valid() || k[1].String() != "0x8001" {
+		t.Errorf("P_Key fields: %v", k[:4])
+	}
+	if m := PKeyTableMod(17, 3); m != 0x00110003 {
+		t.Errorf("PKeyTableMod(17, 3) = %#x", m)
+	}
+	for c, n := range map[uint16]int{0: 0, 1: 1, 16: 1, 32: 1, 33: 2, 128: 4} {
+		if PKeyBlocks(c) != n {
+			t.Errorf("PKeyBlocks(%d) = %d, want %d", c, PKeyBlocks(c), n)
+		}
+	}
+}

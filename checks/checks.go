@@ -159,6 +159,10 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Loads == nil {
 				return "forwarding tables were not read"
 			}
+		case "partitions":
+			if s.Partitions == nil {
+				return "P_Key tables were not read (a live sweep reads them)"
+			}
 		case "sm":
 			if s.SM == nil {
 				return "SMInfo was not read (a live sweep reads it)"

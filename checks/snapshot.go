@@ -34,6 +34,9 @@ type Snapshot struct {
 	// SM holds the SMInfo readings of the ports that advertise an SM.
 	// Optional: nil when SMInfo was not read.
 	SM *SMView
+	// Partitions holds the P_Key tables read with SMPs. Optional: nil
+	// when they were not read (a saved fabric carries none).
+	Partitions *PartitionView
 	// Scope limits the checks to what a job uses (gate). Nil: everything.
 	Scope *Scope
 	// Taken is when the snapshot was read.

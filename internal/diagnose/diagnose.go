@@ -5,6 +5,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/pkeyread"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/smread"
@@ -45,6 +47,9 @@ type Sweep struct {
 	Counters checks.Counters // nil when not read
 	Loads    checks.Loads    // nil when LFTs were not read
 	SM       *checks.SMView  // SMInfo of the SM ports; nil when not read
+	// Partitions holds the P_Key tables of the host ports and enforcing
+	// switch ports; nil when not read.
+	Partitions *checks.PartitionView
 	// RoutesComputed is set by the caller when the fabric swept is a
 	// simulator whose tables ibdoctor computed (a topology file without
 	// them): see checks.Snapshot.RoutesComputed.
@@ -102,6 +107,10 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 			s.Unreached = append(s.Unreached, report.Unreached{What: "SMInfo", Where: smWhere(r.Port), Reason: r.Reason})
 		}
 	}
+	done = stage("partitions")
+	s.Partitions = pkeyread.Read(ctx, e, f, pkeyread.Ports(f, nil), e.Local().PortNum, false)
+	done()
+	s.NotePartitionsUnread()
 	if o.Routes {
 		done := stage("routes")
 		if err := route.ReadLFTs(ctx, e, f, route.ReadOptions{}); err != nil {
@@ -186,6 +195,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 		snap.Loads = s.Loads
 	}
 	snap.SM = s.SM
+	snap.Partitions = s.Partitions
 	snap.RoutesComputed = s.RoutesComputed
 	snap.CountersNotRead = s.CountersNotRead
 	return snap
@@ -303,4 +313,24 @@ func foldNoLID(un []report.Unreached, findings []checks.Finding) []report.Unreac
 	}
 	return append(out, report.Unreached{What: "LID-routed reads", Where: fmt.Sprintf("%d %s", n, noun),
 		Reason: "no LIDs, no master SM (see sm.no-master)"})
+}
+
+// NotePartitionsUnread lists the ports whose P_Key table did not answer
+// as unreached: their partitions are unknown, and the sweep is
+// incomplete.
+func (s *Sweep) NotePartitionsUnread() {
+	if s.Partitions == nil {
+		return
+	}
+	ports := make([]*fabric.Port, 0, len(s.Partitions.Unread))
+	for p := range s.Partitions.Unread {
+		ports = append(ports, p)
+	}
+	slices.SortFunc(ports, func(a, b *fabric.Port) int {
+		return cmp.Or(cmp.Compare(a.Node.GUID, b.Node.GUID), cmp.Compare(a.Num, b.Num))
+	})
+	for _, p := range ports {
+		s.Complete = false
+		s.Unreached = append(s.Unreached, report.Unreached{What: "P_KeyTable", Where: smWhere(p), Reason: s.Partitions.Unread[p]})
+	}
 }

@@ -196,6 +196,7 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 		fp.MasterSMLID = pi.MasterSMLID
 		fp.VLCap = pi.VLCap
 		fp.OperVLs = pi.OperationalVLs
+		fp.PKeyEnforce = pkeyEnforce(pi)
 		if n.ni.NodeType == mad.NodeSwitch && p != 0 && caps == nil {
 			// Port 0's CapabilityMask says how to read the extended
 			// speed fields; without it HDR would read as QDR. Unknown
@@ -268,4 +269,17 @@ func (d *discovery) canonicalPaths() {
 			queue = append(queue, m)
 		}
 	}
+}
+
+// pkeyEnforce is PortInfo's partition enforcement bits as
+// fabric.Port.PKeyEnforce.
+func pkeyEnforce(pi *mad.PortInfo) uint8 {
+	var e uint8
+	if pi.PartitionEnforcementInbound {
+		e |= fabric.PKeyEnforceIn
+	}
+	if pi.PartitionEnforcementOutbound {
+		e |= fabric.PKeyEnforceOut
+	}
+	return e
 }

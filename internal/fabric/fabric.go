@@ -97,12 +97,22 @@ type Port struct {
 	// (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14; 0: not read).
 	VLCap   uint8
 	OperVLs uint8
+	// PKeyEnforce is PortInfo's partition enforcement on a switch port
+	// (PKeyEnforceIn, PKeyEnforceOut): the port drops packets whose
+	// P_Key its table lacks. Set by live discovery only.
+	PKeyEnforce uint8
 
 	// Remote is the port at the other end of the cable; nil if none is
 	// known (down, not followed, or leading to a node that did not answer:
 	// see UnreachedPeer).
 	Remote *Port
 }
+
+// PortInfo partition enforcement bits (Port.PKeyEnforce).
+const (
+	PKeyEnforceIn  uint8 = 1
+	PKeyEnforceOut uint8 = 2
+)
 
 // Unreached flags what could not be read about a port because a MAD
 // went unanswered (timed out after the engine's retries). It is a state

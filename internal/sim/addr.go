@@ -128,3 +128,34 @@ func (s *Sim) Skew(sw string, port uint8) error {
 	s.rerouteLocked()
 	return nil
 }
+
+// SetPKeys replaces a port's P_Key table (keys nil: leave it) and, on a
+// switch port, turns its partition enforcement on or off (enforce nil:
+// leave it): the partitions an SM's partitions.conf would give it.
+func (s *Sim) SetPKeys(portRef string, keys []mad.PKey, enforce *bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, pn, err := s.resolvePort(portRef)
+	if err != nil {
+		return err
+	}
+	n := &s.nodes[ni]
+	capacity := n.partCap
+	if n.typ == mad.NodeSwitch && pn != 0 {
+		capacity = n.sw.partCap
+	}
+	if len(keys) > int(capacity) {
+		return fmt.Errorf("sim: %d P_Keys on %s, whose table holds %d", len(keys), portRef, capacity)
+	}
+	p := &n.ports[pn]
+	if keys != nil {
+		p.pkeys = append(make([]mad.PKey, 0, len(keys)), keys...)
+	}
+	if enforce != nil {
+		if n.typ != mad.NodeSwitch || pn == 0 {
+			return fmt.Errorf("sim: %s: partition enforcement is a switch port's (PortInfo of an external port)", portRef)
+		}
+		p.pkeyEnforce = *enforce
+	}
+	return nil
+}

@@ -92,6 +92,7 @@ var faultKinds = map[string]struct {
 	"revision":  {refs: -1, required: []string{"rev"}},
 	"skew":      {refs: -1, required: []string{"port"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
+	"pkey":      {refs: -1, allowed: []string{"keys", "enforce"}},
 }
 
 // ParseFaults reads a faults file: one fault per line, '#' starts a
@@ -114,7 +115,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew)", line, toks[0].s)
+			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew, pkey)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -381,6 +382,10 @@ func checkFaultValues(f Fault) error {
 			}
 		case "mtu":
 			_, err = parseMTU(o.Value)
+		case "keys":
+			_, err = parsePKeys(o.Value)
+		case "enforce":
+			_, err = parseOnOff(o.Value)
 		case "rev":
 			_, err = strconv.ParseUint(o.Value, 0, 32)
 		case "vls":
@@ -679,6 +684,20 @@ func (s *Sim) applyFault(f Fault) error {
 		v, _ := f.opt("mtu")
 		m, _ := parseMTU(v)
 		return s.SetMTU(ref, m)
+	case "pkey":
+		var keys []mad.PKey
+		if v, ok := f.opt("keys"); ok {
+			keys, _ = parsePKeys(v)
+		}
+		var enforce *bool
+		if v, ok := f.opt("enforce"); ok {
+			on, _ := parseOnOff(v)
+			enforce = &on
+		}
+		if keys == nil && enforce == nil {
+			return fmt.Errorf("pkey needs keys= and/or enforce=")
+		}
+		return s.SetPKeys(ref, keys, enforce)
 	case "skew":
 		v, _ := f.opt("port")
 		p, _ := parsePortNum(v)
@@ -777,4 +796,31 @@ func parseMTU(v string) (mad.MTU, error) {
 		}
 	}
 	return 0, fmt.Errorf("mtu=%s: want 256, 512, 1024, 2048 or 4096", v)
+}
+
+// parsePKeys reads a comma-separated P_Key list ("0xffff,0x8001"; "none"
+// for an empty table).
+func parsePKeys(v string) ([]mad.PKey, error) {
+	if strings.EqualFold(strings.TrimSpace(v), "none") {
+		return []mad.PKey{}, nil
+	}
+	var out []mad.PKey
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseUint(strings.TrimSpace(f), 0, 16)
+		if err != nil {
+			return nil, fmt.Errorf("keys=%s: want P_Keys such as 0xffff,0x8001 (top bit: full member), or none", v)
+		}
+		out = append(out, mad.PKey(x))
+	}
+	return out, nil
+}
+
+func parseOnOff(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "on", "yes", "true", "1":
+		return true, nil
+	case "off", "no", "false", "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("enforce=%s: want on or off", v)
 }

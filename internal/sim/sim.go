@@ -193,6 +193,12 @@ type port struct {
 	remote     int32 // node index, -1 when uncabled
 	remotePort uint8
 	ctr        *counters // nil until a counter moves
+	// pkeys is the port's P_Key table (nil: the default partition, full
+	// member, as an SM leaves it without partitions.conf); pkeyEnforce
+	// sets a switch port's PortInfo partition enforcement bits (the pkey
+	// fault).
+	pkeys       []mad.PKey
+	pkeyEnforce bool
 }
 
 // linkUp reports whether the port's physical link is up: what a

@@ -92,6 +92,22 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 			return statusAttrUnsupported
 		}
 		a = si
+	case mad.AttrPKeyTable:
+		if set {
+			return statusAttrUnsupported
+		}
+		pn, block := in, req.AttrMod&0xffff
+		capacity := n.partCap
+		if n.typ == mad.NodeSwitch {
+			pn = uint8(req.AttrMod >> 16)
+			if pn != 0 {
+				capacity = n.sw.partCap
+			}
+		}
+		if req.AttrMod>>16 > 0xff || int(pn) > n.numPorts() || int(block) >= mad.PKeyBlocks(capacity) {
+			return statusInvalidField
+		}
+		a = n.ports[pn].pkeyBlock(int(block))
 	case mad.AttrPortInfoExtended:
 		// Advertised by CapabilityMask2 IsPortInfoExtendedSupported (on
 		// port 0 of a switch). The simulator models no FEC, so it answers
@@ -244,6 +260,9 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 	}
 	if p.state == mad.PortStateActive {
 		pi.OperationalVLs = pi.VLCap
+	}
+	if n.typ == mad.NodeSwitch && pn != 0 {
+		pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = p.pkeyEnforce, p.pkeyEnforce
 	}
 	if p.linkUp() || pn == 0 {
 		switch {
@@ -411,4 +430,17 @@ func (s *Sim) bounceCount(ni int32, pn uint8, now int64) {
 	if p.remote >= 0 {
 		s.ctrs(p.remote, p.remotePort, now).val[ctrLinkDowned]++
 	}
+}
+
+// pkeyBlock is block b of the port's P_Key table.
+func (p *port) pkeyBlock(b int) *mad.PKeyTable {
+	keys := p.pkeys
+	if keys == nil {
+		keys = []mad.PKey{0xffff}
+	}
+	t := &mad.PKeyTable{}
+	if lo := b * mad.PKeyBlockSize; lo < len(keys) {
+		copy(t.Keys[:], keys[lo:])
+	}
+	return t
 }

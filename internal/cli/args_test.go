@@ -65,3 +65,30 @@ func TestNotRunNamesFlags(t *testing.T) {
 		t.Errorf("not-run line names check IDs: %s", line)
 	}
 }
+
+// TestFaultsErrorsNameFileOnce: a bad or missing --faults file is one line
+// that names the file once, with the line and the fault, and no package
+// prefix ("sim:").
+func TestFaultsErrorsNameFileOnce(t *testing.T) {
+	unknownNode := writeFile(t, "node.faults", "# planted\ndegrade leaf99/1 width=1x\n")
+	unknownFault := writeFile(t, "kind.faults", "wobble leaf01\n")
+	missing := t.TempDir() + "/none.faults"
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{unknownNode, []string{"line 2 (degrade)", `"leaf99"`}},
+		{unknownFault, []string{"line 1", `unknown fault "wobble"`}},
+		{missing, []string{"no such file", "docs/faults.md"}},
+	} {
+		code, _, stderr := run("check", "--sim", "--faults", c.path)
+		if code != ExitUndecided || strings.Count(stderr, c.path) != 1 || strings.Contains(stderr, "sim:") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("exit %d; want 2 and one line naming %s once, without 'sim:':\n%s", code, c.path, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("lacks %q:\n%s", w, stderr)
+			}
+		}
+	}
+}

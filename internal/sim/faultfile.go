@@ -2,8 +2,10 @@ package sim
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -107,7 +109,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		line++
 		toks, err := tokenize(sc.Text())
 		if err != nil {
-			return nil, fmt.Errorf("faults line %d: %w", line, err)
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		if len(toks) == 0 {
 			continue
@@ -115,7 +117,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("faults line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew, pkey)", line, toks[0].s)
+			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew, pkey)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -123,51 +125,51 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 				continue
 			}
 			if len(f.Opts) > 0 {
-				return nil, fmt.Errorf("faults line %d: %q after options: put node names before key=value options", line, t.s)
+				return nil, fmt.Errorf("line %d: %q after options: put node names before key=value options", line, t.s)
 			}
 			if strings.TrimSpace(t.s) == "" {
-				return nil, fmt.Errorf("faults line %d: empty name", line)
+				return nil, fmt.Errorf("line %d: empty name", line)
 			}
 			f.Args = append(f.Args, t.s)
 		}
 		if f.Kind == "traffic" {
 			if len(f.Args) != 1 {
-				return nil, fmt.Errorf("faults line %d: traffic takes one pattern (ring-allreduce, pairs, all-to-all)", line)
+				return nil, fmt.Errorf("line %d: traffic takes one pattern (ring-allreduce, pairs, all-to-all)", line)
 			}
 			if _, err := parsePattern(f.Args[0]); err != nil {
-				return nil, fmt.Errorf("faults line %d: %w", line, err)
+				return nil, fmt.Errorf("line %d: %w", line, err)
 			}
 		} else if k.refs == 0 {
 			if len(f.Args) != 0 {
-				return nil, fmt.Errorf("faults line %d: %s takes no node or port", line, f.Kind)
+				return nil, fmt.Errorf("line %d: %s takes no node or port", line, f.Kind)
 			}
 		} else if len(f.Args) == 0 {
-			return nil, fmt.Errorf("faults line %d: %s needs a node or port", line, f.Kind)
+			return nil, fmt.Errorf("line %d: %s needs a node or port", line, f.Kind)
 		}
 		if k.refs == 2 && len(f.Args) < 2 {
-			return nil, fmt.Errorf("faults line %d: %s needs two nodes or ports (quote names with spaces)", line, f.Kind)
+			return nil, fmt.Errorf("line %d: %s needs two nodes or ports (quote names with spaces)", line, f.Kind)
 		}
 		for _, req := range k.required {
 			if _, ok := f.opt(req); !ok {
-				return nil, fmt.Errorf("faults line %d: %s needs %s=", line, f.Kind, req)
+				return nil, fmt.Errorf("line %d: %s needs %s=", line, f.Kind, req)
 			}
 		}
 		if !k.anyOpt {
 			for _, o := range f.Opts {
 				if !contains(k.required, o.Key) && !contains(k.allowed, o.Key) {
-					return nil, fmt.Errorf("faults line %d: %s does not take %s=", line, f.Kind, o.Key)
+					return nil, fmt.Errorf("line %d: %s does not take %s=", line, f.Kind, o.Key)
 				}
 			}
 		} else if len(f.Opts) == 0 {
-			return nil, fmt.Errorf("faults line %d: counter needs NAME=VALUE (e.g. SymbolErrorCounter=+50/s)", line)
+			return nil, fmt.Errorf("line %d: counter needs NAME=VALUE (e.g. SymbolErrorCounter=+50/s)", line)
 		}
 		if err := checkFaultValues(f); err != nil {
-			return nil, fmt.Errorf("faults line %d: %w", line, err)
+			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, f)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("faults: %w", err)
+		return nil, fmt.Errorf("reading: %w", err)
 	}
 	return out, nil
 }
@@ -451,19 +453,25 @@ func (s *Sim) ApplyFaultsFileRoutes(path string) (editedRoutes bool, err error) 
 }
 
 func (s *Sim) applyFaultsFile(path string) (bool, error) {
+	// The caller names the file (--faults FILE): errors here say only
+	// where in it and what.
 	f, err := os.Open(path)
 	if err != nil {
-		return false, fmt.Errorf("sim: faults file: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return false, pe.Err
+		}
+		return false, err
 	}
 	defer f.Close()
-	fs, err := ParseFaults(f)
+	faults, err := ParseFaults(f)
 	if err != nil {
-		return false, fmt.Errorf("sim: %s: %w", path, err)
+		return false, err
 	}
-	if err := s.ApplyFaults(fs); err != nil {
-		return false, fmt.Errorf("%s: %w", path, err)
+	if err := s.ApplyFaults(faults); err != nil {
+		return false, err
 	}
-	for _, f := range fs {
+	for _, f := range faults {
 		switch f.Kind {
 		case "lft", "blackhole", "loop", "asym", "sweep":
 			return true, nil
@@ -477,11 +485,19 @@ func (s *Sim) applyFaultsFile(path string) (bool, error) {
 func (s *Sim) ApplyFaults(fs []Fault) error {
 	for _, f := range fs {
 		if err := s.applyFault(f); err != nil {
-			return fmt.Errorf("faults line %d (%s): %w", f.Line, f.Kind, err)
+			return fmt.Errorf("line %d (%s): %w", f.Line, f.Kind, faultError{err})
 		}
 	}
 	return nil
 }
+
+// faultError is an error a fault of a file caused, without this package's
+// "sim: " prefix: its reader knows the simulator is meant, and wants the
+// line and the reason.
+type faultError struct{ err error }
+
+func (e faultError) Error() string { return strings.TrimPrefix(e.err.Error(), "sim: ") }
+func (e faultError) Unwrap() error { return e.err }
 
 // oneRef joins the positional words of a single-reference fault: node
 // descriptions may contain blanks ("gpu012 mlx5_0/1").

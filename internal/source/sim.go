@@ -2,7 +2,9 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -51,6 +53,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 	}
 	if o.Faults != "" {
 		edited, err := sm.ApplyFaultsFileRoutes(o.Faults)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--faults %s: no such file: give a faults file (docs/faults.md), or leave --faults out", o.Faults)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--faults %s: %w", o.Faults, err)
 		}

@@ -154,6 +154,9 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		return err
 	}
 	defer sess.Close()
+	if err := intervalOnFile(sess, o.interval); err != nil {
+		return err
+	}
 	if sess.NoCounters != "" {
 		return withExit(ExitUndecided, fmt.Errorf("counters: %s: nothing to judge (an ibdiagnet2.db_csv with PM counters has them, or run on the fabric)", sess.NoCounters))
 	}

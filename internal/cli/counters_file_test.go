@@ -55,3 +55,70 @@ func TestCountersNotInFile(t *testing.T) {
 		t.Errorf("check's header does not say the counters were not in the file:\n%s", out)
 	}
 }
+
+// TestCountersFromDBCSV: an ibdiagnet2.db_csv carries PM_INFO, the
+// counters ibdiagnet read: counters and check judge those (they were not
+// read, and the simulator's zeros stood in). One reading has no
+// increase: --interval is refused rather than showing zero deltas.
+func TestCountersFromDBCSV(t *testing.T) {
+	db := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	code, out, stderr := run("counters", "--sim="+db, "--json", "--all")
+	if code != ExitFindings {
+		t.Fatalf("counters: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Summary struct {
+			PortsRead int `json:"ports_read"`
+		} `json:"summary"`
+		Ports []struct {
+			GUID     string `json:"node_guid"`
+			Port     int    `json:"port"`
+			Counters []struct {
+				Name  string `json:"name"`
+				Value uint64 `json:"value"`
+			} `json:"counters"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Summary.PortsRead < 500 {
+		t.Errorf("%d ports read, want PM_INFO's", doc.Summary.PortsRead)
+	}
+	found := false
+	for _, p := range doc.Ports {
+		if p.GUID == "0xb0cf0e0300d33fc0" && p.Port == 2 {
+			for _, c := range p.Counters {
+				if c.Name == "PortRcvSwitchRelayErrors" {
+					found = c.Value == 158
+				}
+			}
+		}
+	}
+	if !found {
+		t.Error("0xb0cf0e0300d33fc0 port 2: PortRcvSwitchRelayErrors is not the file's 158")
+	}
+	code, out, stderr = run("check", "--sim="+db, "--json")
+	if code == ExitUndecided {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Fabric struct {
+			PortsRead int `json:"ports_counters_read"`
+		} `json:"fabric"`
+		CountersNotRead string   `json:"counters_not_read"`
+		Ran             []string `json:"checks_run"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Fabric.PortsRead < 500 || rep.CountersNotRead != "" || !strings.Contains(strings.Join(rep.Ran, " "), "counters.errors") {
+		t.Errorf("check: %d ports' counters read, counters_not_read %q, ran %v", rep.Fabric.PortsRead, rep.CountersNotRead, rep.Ran)
+	}
+	for _, cmd := range []string{"counters", "check"} {
+		code, _, stderr = run(cmd, "--sim="+db, "--interval", "1s")
+		if code != ExitUndecided || !strings.Contains(stderr, "one reading") {
+			t.Errorf("%s --interval on a file's one reading: exit %d, %q", cmd, code, stderr)
+		}
+	}
+}

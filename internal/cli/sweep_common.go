@@ -235,6 +235,10 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		// The simulator would answer with zeros: not counters read.
 		o.Counters, o.Interval = false, 0
 	}
+	if err := intervalOnFile(sess, o.Interval); err != nil {
+		sess.Close()
+		return nil, nil, err
+	}
 	pr := newProgress(a.stderr)
 	o.Stage = pr.Stage
 	o.Discover.Progress = func(p discover.Progress) { pr.Discover(p) }
@@ -248,4 +252,13 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	sw.CountersNotRead = sess.NoCounters
 	return sw, sess, nil
+}
+
+// intervalOnFile refuses --interval over counters a file recorded once:
+// they do not move, so every increase would read zero.
+func intervalOnFile(sess *source.Session, interval time.Duration) error {
+	if interval <= 0 || sess.CountersOnce == "" {
+		return nil
+	}
+	return withExit(ExitUndecided, fmt.Errorf("--interval %v: %s: there is no second sample to compare; drop --interval to judge the values as read", interval, sess.CountersOnce))
 }

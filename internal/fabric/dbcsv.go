@@ -19,9 +19,10 @@ import (
 // extended speed bits shifted by 8 (0x804: QDR legacy, NDR extended).
 //
 // Read: nodes, every port (unconnected ones too) with its state, widths,
-// speeds, LID, LMC, MTUs and capability masks, and the cables. Not read
-// yet (FileInfo.Notes says so when the file has them): the PM counters
-// and the forwarding tables.
+// speeds, LID, LMC, MTUs and capability masks, the cables, and PM_INFO's
+// counters (Fabric.Counters). Not read (FileInfo.Notes says so when the
+// file has them): PM_DELTA (an increase over an interval the file does
+// not give) and forwarding tables.
 
 type csvTable struct {
 	line int // line of the header row
@@ -131,7 +132,7 @@ func dbSpeed(v uint64) mad.Speed {
 // ParseDBCSV reads the topology of an ibdiagnet2.db_csv file; notes say
 // what it holds that is not read.
 func ParseDBCSV(data []byte) (*Fabric, []string, error) {
-	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true})
+	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,11 +235,16 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 		}
 		ends[0].Remote, ends[1].Remote = ends[1], ends[0]
 	}
+	if pm := tabs["PM_INFO"]; pm != nil {
+		if err := dbCounters(f, nodes, pm, fail); err != nil {
+			return nil, nil, err
+		}
+	}
 	var notes []string
 	for _, s := range names {
 		switch s {
-		case "PM_INFO", "PM_DELTA":
-			notes = append(notes, fmt.Sprintf("the START_%s counters are not read yet", s))
+		case "PM_DELTA":
+			notes = append(notes, "the START_PM_DELTA counters (an increase over an interval the file does not give) are not read: counters are the START_PM_INFO reading")
 		case "UNICAST_FWD_TBL", "LFTS":
 			notes = append(notes, fmt.Sprintf("the START_%s forwarding tables are not read yet", s))
 		}
@@ -253,4 +259,75 @@ func decodeDBCSV(data []byte, info *FileInfo) (*Fabric, error) {
 	}
 	info.Notes = append(info.Notes, notes...)
 	return f, nil
+}
+
+// pmColumns maps PM_INFO's columns to PortCounters names: the first
+// column present and not N/A wins, the extended (64-bit) one first.
+var pmColumns = []struct {
+	name string
+	cols []string
+}{
+	{"SymbolErrorCounter", []string{"SymbolErrorCounterExt", "SymbolErrorCounter"}},
+	{"LinkErrorRecoveryCounter", []string{"LinkErrorRecoveryCounterExt", "LinkErrorRecoveryCounter"}},
+	{"LinkDownedCounter", []string{"LinkDownedCounterExt", "LinkDownedCounter"}},
+	{"PortRcvErrors", []string{"PortRcvErrorsExt", "PortRcvErrors"}},
+	{"PortRcvRemotePhysicalErrors", []string{"PortRcvRemotePhysicalErrorsExt", "PortRcvRemotePhysicalErrors"}},
+	{"PortRcvSwitchRelayErrors", []string{"PortRcvSwitchRelayErrorsExt", "PortRcvSwitchRelayErrors"}},
+	{"PortXmitDiscards", []string{"PortXmitDiscardsExt", "PortXmitDiscards"}},
+	{"PortXmitConstraintErrors", []string{"PortXmitConstraintErrorsExt", "PortXmitConstraintErrors"}},
+	{"PortRcvConstraintErrors", []string{"PortRcvConstraintErrorsExt", "PortRcvConstraintErrors"}},
+	{"LocalLinkIntegrityErrors", []string{"LocalLinkIntegrityErrorsExt", "LocalLinkIntegrityErrors"}},
+	{"ExcessiveBufferOverrunErrors", []string{"ExcessiveBufferOverrunErrorsExt", "ExcessiveBufferOverrunErrors"}},
+	{"VL15Dropped", []string{"VL15DroppedExt", "VL15Dropped"}},
+	{"PortXmitData", []string{"PortXmitDataExtended", "PortXmitData"}},
+	{"PortRcvData", []string{"PortRcvDataExtended", "PortRcvData"}},
+	{"PortXmitPkts", []string{"PortXmitPktsExtended", "PortXmitPkts"}},
+	{"PortRcvPkts", []string{"PortRcvPktsExtended", "PortRcvPkts"}},
+	{"PortXmitWait", []string{"PortXmitWaitExt", "PortXmitWait"}},
+	{"QP1Dropped", []string{"QP1DroppedExt"}},
+	{"PortUnicastXmitPkts", []string{"PortUniCastXmitPkts"}},
+	{"PortUnicastRcvPkts", []string{"PortUniCastRcvPkts"}},
+	{"PortMulticastXmitPkts", []string{"PortMultiCastXmitPkts"}},
+	{"PortMulticastRcvPkts", []string{"PortMultiCastRcvPkts"}},
+}
+
+// dbCounters reads PM_INFO into f.Counters: one row per port read, keyed
+// by NodeGUID and PortNumber, which START_PORTS must list.
+func dbCounters(f *Fabric, nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) error {
+	f.Counters = make(map[*Port]map[string]uint64, len(t.rows))
+	for i, row := range t.rows {
+		guid, err := csvUint(t, row, "NodeGUID", 64)
+		if err != nil {
+			return fail(t, i, err)
+		}
+		num, err := csvUint(t, row, "PortNumber", 8)
+		if err != nil {
+			return fail(t, i, err)
+		}
+		n := nodes[guid]
+		if n == nil || num >= uint64(len(n.Ports)) || n.Ports[num] == nil {
+			return fail(t, i, fmt.Errorf("counters of node 0x%016x port %d, which START_NODES/START_PORTS do not list", guid, num))
+		}
+		p := n.Ports[num]
+		if f.Counters[p] != nil {
+			return fail(t, i, fmt.Errorf("counters of node 0x%016x port %d listed twice", guid, num))
+		}
+		m := make(map[string]uint64, len(pmColumns))
+		for _, c := range pmColumns {
+			for _, col := range c.cols {
+				v, ok := t.get(row, col)
+				if !ok || v == "N/A" || v == "" {
+					continue
+				}
+				x, err := strconv.ParseUint(v, 0, 64)
+				if err != nil {
+					return fail(t, i, fmt.Errorf("%s %q is not a counter value", col, v))
+				}
+				m[c.name] = x
+				break
+			}
+		}
+		f.Counters[p] = m
+	}
+	return nil
 }

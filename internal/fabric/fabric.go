@@ -26,6 +26,14 @@ type Fabric struct {
 	// WriteIBNetDiscover.
 	PortLabels map[*Port]string
 
+	// Counters are ports' PerfMgt counters as a file recorded them
+	// (ibdiagnet2.db_csv's PM_INFO), by their PortCounters names
+	// ("SymbolErrorCounter", "PortXmitData" in 4-octet words, ...), 64-bit
+	// from the extended counters where the file has them; a counter the
+	// file gives as N/A is absent. Nil when the source had none. The
+	// simulator answers PortCounters with them.
+	Counters map[*Port]map[string]uint64
+
 	idx *index // built lazily by the lookup methods; Reindex resets it
 }
 

@@ -200,6 +200,7 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 			break
 		}
 	}
+	info.Counters = len(f.Counters) > 0
 	return f, info, nil
 }
 

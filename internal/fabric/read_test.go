@@ -495,10 +495,18 @@ func TestReadFileDBCSVMatchesSibling(t *testing.T) {
 // FuzzParseDBCSV: any bytes give a consistent fabric or an error.
 func FuzzParseDBCSV(f *testing.F) {
 	f.Add([]byte("START_NODES\nNodeDesc,NumPorts,NodeType,ClassVersion,BaseVersion,SystemImageGUID,NodeGUID,PortGUID,DeviceID,PartitionCap,revision,VendorID,LocalPortNum\n\"s\",2,2,1,1,0x1,0x1,0x1,54002,8,160,713,0\n\"h\",1,1,1,1,0x2,0x2,0x2,4129,8,0,713,1\nEND_NODES\nSTART_PORTS\nNodeGuid,PortGuid,PortNum,LID,LMC,LinkWidthActv,LinkWidthEn,LinkWidthSup,LinkSpeedActv,LinkSpeedEn,LinkSpeedSup,PortState,PortPhyState,NMTU,MTUCap,CapMsk,CapMsk2\n0x1,0x1,0,1,0,2,3,3,1,1,1,4,5,5,5,0,0\n0x1,0x1,1,0,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\n0x2,0x2,1,2,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\nEND_PORTS\nSTART_LINKS\nNodeGuid1,PortNum1,NodeGuid2,PortNum2\n0x1,1,0x2,1\nEND_LINKS\n"))
+	if pm, err := os.ReadFile(filepath.Join("testdata", "pm.db_csv")); err == nil {
+		f.Add(pm)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fab, _, err := ParseDBCSV(data)
 		if err != nil {
 			return
+		}
+		for p := range fab.Counters {
+			if p == nil || p.Node == nil || int(p.Num) >= len(p.Node.Ports) || p.Node.Ports[p.Num] != p || fab.NodeByGUID(p.Node.GUID) == nil {
+				t.Fatalf("counters of a port not in the fabric: %+v", p)
+			}
 		}
 		for _, n := range fab.Nodes {
 			for i, p := range n.Ports {
@@ -529,7 +537,7 @@ func TestReadFileCorpus(t *testing.T) {
 		{"plafrim2-is5030.ibnetdiscover-p", FormatIBNetDiscoverPorts, 24, 23, 0, 0, ""},
 		{"plafrim2-qlogic-ts.ibnetdiscover-p", FormatIBNetDiscoverPorts, 103, 155, 0, 0, ""},
 		{"qnib-netlist.clos5", FormatNetFile, 23, 22, 0, 0, ""},
-		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 2, ""},
+		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 1, ""},
 		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", FormatIBDiagnetTopo, 272, 271, 0, 0, ""},
 		{"quantum2-ndr-ibdiagnet2.lst", FormatIBDiagnetLst, 272, 271, 0, 0, ""},
 		{"quantum2-ndr-ibdiagnet2.net_dump", "", 0, 0, 0, 0, "ibdiagnet2.net_dump"},
@@ -571,5 +579,69 @@ func TestReadFileIBDiagnetDir(t *testing.T) {
 	}
 	if _, _, err := ReadFile(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "ibdiagnet output directory") {
 		t.Errorf("empty directory: %v", err)
+	}
+}
+
+// The Quantum-2 db_csv carries PM_INFO: every port's counters as
+// ibdiagnet read them. They are kept (64-bit values from the extended
+// counters where the file has them) and FileInfo says so.
+func TestReadFileDBCSVCounters(t *testing.T) {
+	f, info := readCorpus(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	if !info.Counters {
+		t.Errorf("FileInfo.Counters false; notes %q", info.Notes)
+	}
+	sw := f.NodeByGUID(0xb0cf0e0300d33fc0)
+	for _, c := range []struct {
+		port  int
+		name  string
+		value uint64
+	}{
+		{1, "PortXmitData", 299195507523}, // PortXmitData 4294967295 (saturated), PortXmitDataExtended 299195507523
+		{1, "PortXmitWait", 9463628588},
+		{2, "PortRcvSwitchRelayErrors", 158},
+		{2, "PortXmitDiscards", 0},
+		{2, "PortRcvPkts", 1321729},
+		{2, "SymbolErrorCounter", 0},
+	} {
+		got, ok := f.Counters[sw.Ports[c.port]][c.name]
+		if !ok || got != c.value {
+			t.Errorf("port %d %s = %d (present %v), want %d", c.port, c.name, got, ok, c.value)
+		}
+	}
+	n := 0
+	for range f.Counters {
+		n++
+	}
+	if n < 500 {
+		t.Errorf("counters of %d ports kept, want every PM_INFO row's (546)", n)
+	}
+}
+
+// A small db_csv written for this test (testdata/pm.db_csv): PM_INFO of
+// an older ibdiagnet without the extended columns, an N/A value (not
+// read by ibdiagnet: left out, not zero), and a row for a port that
+// START_PORTS does not list (an error naming the line).
+func TestParseDBCSVCountersSynthetic(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "pm.db_csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, info, err := Decode(data, "pm.db_csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Counters {
+		t.Error("FileInfo.Counters false")
+	}
+	h := f.NodeByGUID(0x2).Ports[1]
+	if got := f.Counters[h]; got["SymbolErrorCounter"] != 7 || got["PortXmitData"] != 1000 {
+		t.Errorf("host counters %v", got)
+	}
+	if _, ok := f.Counters[h]["PortXmitWait"]; ok {
+		t.Error("an N/A counter was kept as a value")
+	}
+	bad := bytes.Replace(data, []byte("0x2,0x2,1,7,"), []byte("0x2,0x2,9,7,"), 1)
+	if _, _, err := Decode(bad, "pm.db_csv"); err == nil || !strings.Contains(err.Error(), "line ") {
+		t.Errorf("a PM_INFO row for a port not in START_PORTS: %v", err)
 	}
 }

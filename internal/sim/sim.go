@@ -316,6 +316,22 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 		}
 	}
 	s.index(maxLID)
+	// Counters a file recorded (ibdiagnet's PM_INFO) are where the
+	// ports' counters start; they do not grow without traffic.
+	for fp, ctrs := range f.Counters {
+		ni, ok := idx[fp.Node]
+		if !ok || int(fp.Num) >= len(s.nodes[ni].ports) {
+			return nil, fmt.Errorf("sim: counters of a port that is not in the fabric (%q port %d)", fp.Node.Description, fp.Num)
+		}
+		c := s.ctrs(ni, fp.Num, 0)
+		for name, v := range ctrs {
+			id, err := counterByName(name)
+			if err != nil {
+				return nil, fmt.Errorf("sim: counters of %q port %d: %w", fp.Node.Description, fp.Num, err)
+			}
+			c.val[id] = float64(v)
+		}
+	}
 	s.smLID = opts.SMLID
 	// A fabric read from a capture (ibdiagnet's db_csv, a discovery's
 	// JSON) says where its SM ran: IsSM in a port's CapabilityMask. The

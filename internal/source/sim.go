@@ -37,6 +37,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		if info != nil {
 			s.File = info
 			s.RoutesComputed = err == nil && !info.Routes
+			if err == nil && info.Counters && o.Faults == "" {
+				s.CountersOnce = fmt.Sprintf("%s's counters are one reading (%s)", filepath.Base(o.Sim), info.Format)
+			}
 			if err == nil && !info.Counters {
 				if o.Faults == "" {
 					s.NoCounters = fmt.Sprintf("%s (%s) carries no counters, so none were read", filepath.Base(o.Sim), info.Format)

@@ -85,6 +85,10 @@ type Session struct {
 	// read: a --sim file whose format carries none. The simulator's zeros
 	// are then not counters read, and commands must not judge them.
 	NoCounters string
+	// CountersOnce, when not empty, says the counters are one reading a
+	// file recorded (ibdiagnet's PM_INFO): they do not move, so an
+	// interval would measure no increase that the fabric did not have.
+	CountersOnce string
 
 	closers []func() error
 }

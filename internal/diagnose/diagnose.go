@@ -331,6 +331,10 @@ func (s *Sweep) NotePartitionsUnread() {
 	})
 	for _, p := range ports {
 		s.Complete = false
-		s.Unreached = append(s.Unreached, report.Unreached{What: "P_KeyTable", Where: smWhere(p), Reason: s.Partitions.Unread[p]})
+		what := "P_KeyTable"
+		if s.Partitions.Unread[p] == pkeyread.NoLID {
+			what = fabric.WhatNoLID // folded under sm.no-master (foldNoLID)
+		}
+		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: smWhere(p), Reason: s.Partitions.Unread[p]})
 	}
 }

@@ -7,6 +7,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/pkeyread"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
@@ -237,6 +239,14 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 				Reason: "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"})
 		}
 	}
+	// The job's P_Key tables as they are now: hosts that share no
+	// partition cannot talk, and the job must not start.
+	t = time.Now()
+	inScope := maps.Clone(sc.Ports)
+	maps.DeleteFunc(inScope, func(p *fabric.Port, _ bool) bool { return unread[p] })
+	sw.Partitions = pkeyread.Read(ctx, e, f, pkeyread.Ports(f, inScope), e.Local().PortNum, o.ByLID)
+	sw.Timings["partitions"] = time.Since(t)
+	sw.NotePartitionsUnread()
 	if o.Counters {
 		t := time.Now()
 		// A port whose PortInfo did not answer does not answer PerfMgt

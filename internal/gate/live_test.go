@@ -323,3 +323,29 @@ func TestGateInterval(t *testing.T) {
 		t.Errorf("interval %q", doc.Interval)
 	}
 }
+
+// TestGatePartitions: the job's two hosts are in different partitions
+// now (their P_Key tables share none): they cannot talk, so the job must
+// not start. The gate reads the job's P_Key tables live and fails with
+// partition.isolated; it passed before (it read no P_Keys).
+func TestGatePartitions(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	live, err := sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.SetPKeys("gpu001 mlx5_0/1", []mad.PKey{0x8001}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.SetPKeys("gpu009 mlx5_0/1", []mad.PKey{0x8002}, nil); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), job())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" || len(doc.Findings) != 1 || doc.Findings[0].Check != "partition.isolated" || doc.Findings[0].Severity != checks.Critical {
+		t.Fatalf("status %q, findings %+v", doc.Status, doc.Findings)
+	}
+	t.Log(doc.Findings[0].Title)
+}

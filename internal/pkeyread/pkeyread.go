@@ -23,6 +23,10 @@ type Getter interface {
 	GetSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, mod uint32) (*mad.SMP, error)
 }
 
+// NoLID is the reason a port without a LID was not read by LID (no
+// master SM has assigned one).
+const NoLID = "no LID to address the port by"
+
 // workers bounds the ports read at once; the engine's own window and
 // per-destination limit still apply.
 const workers = 32
@@ -124,7 +128,7 @@ func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node,
 			lid, modPort = p.Node.Ports[0].LID, p.Num
 		}
 		if lid == 0 {
-			return nil, "no LID to address the port by"
+			return nil, NoLID
 		}
 		get = func(t *mad.PKeyTable, block uint16) error {
 			_, err := g.GetSMPByLID(ctx, lid, t, mad.PKeyTableMod(modPort, block))

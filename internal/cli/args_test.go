@@ -92,3 +92,21 @@ func TestFaultsErrorsNameFileOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestSimMissingFileNamesFormats: a --sim file that does not exist, with
+// or without '=', is one line that names it once, says it is missing and
+// lists every format --sim reads (the ibdiagnet db_csv and directory too).
+func TestSimMissingFileNamesFormats(t *testing.T) {
+	missing := t.TempDir() + "/nonexistent"
+	for _, args := range [][]string{{"check", "--sim", missing}, {"check", "--sim=" + missing}, {"links", "--sim=" + missing}} {
+		code, _, stderr := run(args...)
+		if code != ExitUndecided || strings.Count(stderr, missing) != 1 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%q: exit %d; want 2 and one line naming the file once:\n%s", args, code, stderr)
+		}
+		for _, w := range []string{"no such file", ".db_csv", "ibdiagnet directory", "ibsim net file", "--sim alone"} {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%q: lacks %q:\n%s", args, w, stderr)
+			}
+		}
+	}
+}

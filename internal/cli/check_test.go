@@ -179,7 +179,7 @@ func TestCheckBadInput(t *testing.T) {
 		{"unknown check", []string{"--checks", "link.wobbly"}, []string{"--checks", `"link.wobbly"`, "ibdoctor check --list"}},
 		{"missing expected topology", []string{"--expect-topology", missing}, []string{"--expect-topology", missing, "no such file", "give a designed or saved fabric"}},
 		{"missing thresholds", []string{"--thresholds", missing}, []string{"--thresholds", missing, "no such file", "Name=value"}},
-		{"missing topology file", []string{"--sim", missing}, []string{"--sim " + missing, "no such file", "give --sim an existing topology file"}},
+		{"missing topology file", []string{"--sim", missing}, []string{"--sim " + missing, "no such file", "ibdiagnet directory", "--sim=FILE"}},
 		{"missing topology file with =", []string{"--sim=" + missing}, []string{"--sim", missing, "no such file"}},
 		{"ibsim name with a space", []string{"--ibsim", "mysim"}, []string{"--ibsim=mysim"}},
 		{"stray argument", []string{"--json", "leaf01"}, []string{`"leaf01"`, "takes only flags", "ibdoctor check --help"}},

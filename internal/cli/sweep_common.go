@@ -149,7 +149,7 @@ func bareValueHint(cmd *cobra.Command, word string, any bool) error {
 			return withExit(ExitUndecided, fmt.Errorf("--sim %s: write --sim=%s to read a fabric file (--sim alone is the built-in sample fabric)", word, word))
 		}
 		if any {
-			return withExit(ExitUndecided, fmt.Errorf("--sim %s: no such file: give --sim an existing topology file (ibnetdiscover text, an ibsim net file or ibdoctor JSON) as --sim=FILE, or --sim alone for the built-in sample", word))
+			return withExit(ExitUndecided, fmt.Errorf("--sim %s: no such file: give %s as --sim=FILE, or --sim alone for the built-in sample", word, fabric.TopologyFormats))
 		}
 	}
 	if f := fs.Lookup("ibsim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal && any {

@@ -40,9 +40,9 @@ const (
 	FormatOpenSMLFTs Format = "OpenSM LFT dump"
 )
 
-// topologyFormats is what --sim and --expect-topology accept, for error
+// TopologyFormats is what --sim and --expect-topology accept, for error
 // messages.
-const topologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), an ibdiagnet2 file (.ibnetdiscover, .lst, .db_csv) or ibdiagnet directory, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
+const TopologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), an ibdiagnet2 file (.ibnetdiscover, .lst, .db_csv) or ibdiagnet directory, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
 
 // maxBytes bounds how much of a file ReadFile reads, per format: text
 // topologies of the largest fabrics are tens of MB; JSON and db_csv can
@@ -186,13 +186,13 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 	case FormatLFTs, FormatOpenSMLFTs:
 		return nil, info, fmt.Errorf("%s: this is a forwarding-table dump (%s), which has no topology: give it with --lfts %s beside --sim=TOPOLOGY", name, format, name)
 	default:
-		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give %s", name, format, topologyFormats)
+		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give %s", name, format, TopologyFormats)
 	}
 	if err != nil {
 		return nil, info, fmt.Errorf("%s: read as %s: %w%s", name, format, err, hint(format))
 	}
 	if len(f.Nodes) == 0 {
-		return nil, info, fmt.Errorf("%s: read as %s, but it lists no nodes: give %s", name, format, topologyFormats)
+		return nil, info, fmt.Errorf("%s: read as %s, but it lists no nodes: give %s", name, format, TopologyFormats)
 	}
 	for _, n := range f.Nodes {
 		if n.Switch != nil && len(n.Switch.LFT) > 0 {
@@ -329,7 +329,7 @@ func detect(data []byte, name string) (Format, error) {
 		head = head[:headSize]
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
-		return "", fmt.Errorf("%s: binary data (a NUL byte in the first %d bytes), not a fabric file: give %s", name, len(head), topologyFormats)
+		return "", fmt.Errorf("%s: binary data (a NUL byte in the first %d bytes), not a fabric file: give %s", name, len(head), TopologyFormats)
 	}
 	lines := strings.Split(string(head), "\n")
 	if len(data) > len(head) && len(lines) > 1 {
@@ -415,16 +415,16 @@ func detect(data []byte, name string) (Format, error) {
 		if len(rest) == 0 {
 			return "", errOnlyDR
 		}
-		return "", fmt.Errorf("%s: `ibnetdiscover -v` \"DR path\" lines, then something else: give %s", name, topologyFormats)
+		return "", fmt.Errorf("%s: `ibnetdiscover -v` \"DR path\" lines, then something else: give %s", name, TopologyFormats)
 	case sawVerbose:
 		return "", errOnlyDR
 	case first == "":
-		return "", fmt.Errorf("%s: empty (nothing but blank lines, comments or tool messages): give %s", name, topologyFormats)
+		return "", fmt.Errorf("%s: empty (nothing but blank lines, comments or tool messages): give %s", name, TopologyFormats)
 	}
 	if len(first) > 80 {
 		first = first[:77] + "..."
 	}
-	return "", fmt.Errorf("%s: not a fabric file ibdoctor knows (line %d: %q): give %s", name, firstNo, first, topologyFormats)
+	return "", fmt.Errorf("%s: not a fabric file ibdoctor knows (line %d: %q): give %s", name, firstNo, first, TopologyFormats)
 }
 
 // readBounded reads path, detecting its format from the first headSize
@@ -546,7 +546,7 @@ func openCtx(ctx context.Context, path string) (*os.File, error) {
 }
 
 func onlyDR(name string) error {
-	return fmt.Errorf("%s: only `ibnetdiscover -v` \"DR path\" lines, no topology (the run stopped early?): give %s", name, topologyFormats)
+	return fmt.Errorf("%s: only `ibnetdiscover -v` \"DR path\" lines, no topology (the run stopped early?): give %s", name, TopologyFormats)
 }
 
 // errOnlyDR: all of data so far is -v's DR path lines; read more.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -31,6 +32,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		sm, err = sim.Sample(opts)
 		s.Name = "sim:sample"
 	} else {
+		if _, err := os.Stat(o.Sim); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("--sim %s: no such file: give %s, or --sim alone for the built-in sample", o.Sim, fabric.TopologyFormats)
+		}
 		var info *fabric.FileInfo
 		sm, info, err = sim.Load(ctx, o.Sim, o.LFTs, opts)
 		s.Name = "sim:" + filepath.Base(o.Sim)

@@ -3,13 +3,13 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/jsonstream"
 	"github.com/ibdoctor/ibdoctor/internal/linkinfo"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
@@ -203,12 +203,14 @@ func endJSON(p *fabric.Port) linkEndJSON {
 		LID: linkinfo.LID(p), State: p.State.String(), PhysState: p.PhysState.String()}
 }
 
+// writeLinksJSON writes {"complete": ..., "links": [...]} one link at a
+// time (jsonstream): every link of a big fabric is not built as Go values
+// and bytes at once.
 func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool) error {
-	out := struct {
-		Complete bool       `json:"complete"`
-		Links    []linkJSON `json:"links"`
-	}{Complete: complete, Links: make([]linkJSON, 0, len(rows))}
-	for _, r := range rows {
+	jw := jsonstream.New(w, jsonstream.Options{Indent: true, EscapeHTML: true})
+	jw.Field("complete", complete)
+	jw.Array("links", len(rows), func(i int) any {
+		r := rows[i]
 		j := linkJSON{A: endJSON(r.A), Width: r.Rate.Width.String(), Speed: r.Rate.Speed.String(),
 			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons}
 		if j.Reasons == nil {
@@ -221,9 +223,7 @@ func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool) error {
 		if r.Enabled.Width != 0 && r.Enabled.Speed != 0 {
 			j.Enabled = r.Enabled.String()
 		}
-		out.Links = append(out.Links, j)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+		return j
+	})
+	return jw.Close()
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ibdoctor/ibdoctor/internal/jsonstream"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -169,14 +170,20 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 				hex64(l.A.Node.GUID), l.A.Num, hex64(l.B.Node.GUID), l.B.Num)
 		}
 	}
-	jw := newJSONWriter(w, opt.Indent)
-	jw.open()
-	jw.field("schema", SchemaV1, false)
-	jw.array("nodes", len(f.Nodes), false, func(i int) any { return jsonNodeOf(f.Nodes[i], opt) })
-	jw.array("links", len(links), false, func(i int) any { return jsonLinkOf(links[i], index) })
-	jw.array("unreachable", len(f.Unreachable), true, func(i int) any { return jsonUnreachOf(f.Unreachable[i]) })
-	jw.array("duplicate_guids", len(f.DuplicateGUIDs), true, func(i int) any { return jsonDuplicateOf(f.DuplicateGUIDs[i]) })
-	return jw.close()
+	jw := jsonstream.New(w, jsonstream.Options{Indent: opt.Indent})
+	jw.Field("schema", SchemaV1)
+	jw.Array("nodes", len(f.Nodes), func(i int) any { return jsonNodeOf(f.Nodes[i], opt) })
+	jw.Array("links", len(links), func(i int) any { return jsonLinkOf(links[i], index) })
+	if len(f.Unreachable) > 0 {
+		jw.Array("unreachable", len(f.Unreachable), func(i int) any { return jsonUnreachOf(f.Unreachable[i]) })
+	}
+	if len(f.DuplicateGUIDs) > 0 {
+		jw.Array("duplicate_guids", len(f.DuplicateGUIDs), func(i int) any { return jsonDuplicateOf(f.DuplicateGUIDs[i]) })
+	}
+	if err := jw.Close(); err != nil {
+		return fmt.Errorf("fabric: writing JSON: %w", err)
+	}
+	return nil
 }
 
 func jsonNodeOf(n *Node, opt MarshalOptions) jsonNode {
@@ -258,112 +265,6 @@ func jsonDuplicateOf(d DuplicateGUID) jsonDuplicate {
 		jd.Paths = append(jd.Paths, p.String())
 	}
 	return jd
-}
-
-// jsonWriter writes one JSON object field by field, each value encoded
-// on its own, laid out as encoding/json's Encoder lays out the whole
-// object (SetIndent("", "  ") when indenting, no HTML escaping).
-type jsonWriter struct {
-	w      io.Writer
-	indent bool
-	buf    bytes.Buffer
-	enc    *json.Encoder // at the depth of an array's elements
-	key    *json.Encoder // at the depth of the object's fields
-	n      int           // fields written
-	err    error
-}
-
-func newJSONWriter(w io.Writer, indent bool) *jsonWriter {
-	jw := &jsonWriter{w: w, indent: indent}
-	jw.enc = json.NewEncoder(&jw.buf)
-	jw.enc.SetEscapeHTML(false)
-	jw.key = json.NewEncoder(&jw.buf)
-	jw.key.SetEscapeHTML(false)
-	if indent {
-		jw.enc.SetIndent("    ", "  ")
-		jw.key.SetIndent("  ", "  ")
-	}
-	return jw
-}
-
-func (jw *jsonWriter) write(s string) {
-	if jw.err == nil {
-		_, jw.err = io.WriteString(jw.w, s)
-	}
-}
-
-// value encodes v with e and writes it without Encode's newline.
-func (jw *jsonWriter) value(e *json.Encoder, v any) {
-	if jw.err != nil {
-		return
-	}
-	jw.buf.Reset()
-	if err := e.Encode(v); err != nil {
-		jw.err = fmt.Errorf("fabric: marshal: %w", err)
-		return
-	}
-	b := jw.buf.Bytes()
-	_, jw.err = jw.w.Write(b[:len(b)-1])
-}
-
-func (jw *jsonWriter) open() { jw.write("{") }
-
-// name starts field k.
-func (jw *jsonWriter) name(k string) {
-	if jw.n > 0 {
-		jw.write(",")
-	}
-	jw.n++
-	if jw.indent {
-		jw.write("\n  ")
-	}
-	jw.value(jw.key, k)
-	if jw.indent {
-		jw.write(": ")
-	} else {
-		jw.write(":")
-	}
-}
-
-// field writes one field (left out when omitEmpty and v is "").
-func (jw *jsonWriter) field(k string, v string, omitEmpty bool) {
-	if omitEmpty && v == "" {
-		return
-	}
-	jw.name(k)
-	jw.value(jw.key, v)
-}
-
-// array writes field k as an array of n elements made by elem (left out
-// when omitEmpty and n is 0).
-func (jw *jsonWriter) array(k string, n int, omitEmpty bool, elem func(int) any) {
-	if omitEmpty && n == 0 {
-		return
-	}
-	jw.name(k)
-	jw.write("[")
-	for i := 0; i < n && jw.err == nil; i++ {
-		if i > 0 {
-			jw.write(",")
-		}
-		if jw.indent {
-			jw.write("\n    ")
-		}
-		jw.value(jw.enc, elem(i))
-	}
-	if n > 0 && jw.indent {
-		jw.write("\n  ")
-	}
-	jw.write("]")
-}
-
-// close ends the object and the line, as Encode does.
-func (jw *jsonWriter) close() error {
-	if jw.indent && jw.n > 0 {
-		jw.write("\n")
-	}
-	jw.write("}\n")
-	return jw.err
 }
 
 func nodeTypeName(t mad.NodeType) string {

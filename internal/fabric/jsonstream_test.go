@@ -73,11 +73,13 @@ func TestWriteJSONMatchesWholeDocument(t *testing.T) {
 	}
 }
 
+var errDiskFull = errors.New("disk full")
+
 type failWriter struct{ n int }
 
 func (w *failWriter) Write(p []byte) (int, error) {
 	if w.n <= 0 {
-		return 0, errors.New("disk full")
+		return 0, errDiskFull
 	}
 	w.n--
 	return len(p), nil
@@ -92,7 +94,7 @@ func TestWriteJSONErrors(t *testing.T) {
 	if err := WriteJSON(&buf, f, MarshalOptions{}); err == nil || buf.Len() != 0 {
 		t.Fatalf("bad fabric: err %v, %d bytes written", err, buf.Len())
 	}
-	if err := WriteJSON(&failWriter{n: 5}, fullFabric(), MarshalOptions{Indent: true}); err == nil || err.Error() != "disk full" {
+	if err := WriteJSON(&failWriter{n: 5}, fullFabric(), MarshalOptions{Indent: true}); !errors.Is(err, errDiskFull) {
 		t.Fatalf("failing writer: %v", err)
 	}
 }

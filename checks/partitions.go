@@ -208,7 +208,11 @@ func (s *Snapshot) jobIsolated(ports []*fabric.Port, sets map[*fabric.Port]pkeyS
 			if a == b {
 				pairs = len(a.ports) * (len(a.ports) - 1) / 2
 			}
-			title := fmt.Sprintf("%d pairs of the job's hosts cannot talk: %s and %s share no partition", pairs, s.hostNames(a.ports, 3), s.hostNames(b.ports, 3))
+			what := fmt.Sprintf("%d pairs of the job's hosts cannot talk", pairs)
+			if pairs == 1 {
+				what = "Two of the job's hosts cannot talk"
+			}
+			title := fmt.Sprintf("%s: %s and %s share no partition", what, s.hostNames(a.ports, 3), s.hostNames(b.ports, 3))
 			if a == b {
 				title = fmt.Sprintf("The job's hosts %s cannot talk to each other: they are limited members of every partition they hold", s.hostNames(a.ports, 3))
 			}

@@ -239,7 +239,7 @@ func decodeJSON(data []byte) (*Fabric, error) {
 // stderr, which land in a file saved with 2>&1: "ibwarn: [123] ...",
 // "iberror: ...", "ibnetdiscover: iberror: ...", and libibumad/libibmad's
 // "src/query_smp.c:195; umad (...) bad status 110".
-var noiseRE = regexp.MustCompile(`^\s*(?:[\w.-]+:\s+)?(?:ibwarn|iberror|ibpanic|ibdebug)\b|^\s*[\w./-]+\.c:\d+;\s`)
+var noiseRE = regexp.MustCompile(`^\s*(?:[\w./-]+:\s+)?(?:ibwarn|iberror|ibpanic|ibdebug)\b|^\s*[\w./-]+\.c:\d+;\s`)
 
 func isNoise(line []byte) bool { return noiseRE.Match(line) }
 
@@ -553,3 +553,24 @@ func onlyDR(name string) error {
 var errOnlyDR = errors.New("only DR path lines so far")
 
 var errIsDir = errors.New("is a directory: give a file (ibnetdiscover output, an ibdiagnet2 file, ibsim net file or ibdoctor JSON)")
+
+// ReadLFTFile reads a forwarding-table dump given with --lfts (dump_fts,
+// ibroute, dump_lfts.sh output), bounded and interruptible as ReadFile
+// is. Tool messages (ibwarn:, "/usr/sbin/ibroute: iberror: ...") are
+// turned into comments and counted in the FileInfo; a file of another
+// format is refused naming it.
+func ReadLFTFile(ctx context.Context, path string) ([]byte, *FileInfo, error) {
+	data, format, err := readBounded(ctx, path, maxBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := &FileInfo{Name: path, Format: format}
+	switch format {
+	case FormatLFTs:
+	case FormatOpenSMLFTs:
+		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give dump_fts or ibroute output (`dump_fts > FILE` on the fabric)", path, format)
+	default:
+		return nil, info, fmt.Errorf("%s: this is %s, not a forwarding-table dump: give it with --sim=%s, and with --lfts the output of dump_fts or ibroute", path, format, path)
+	}
+	return skipNoise(data, info), info, nil
+}

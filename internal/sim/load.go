@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/ibdoctor/ibdoctor/fixtures"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -84,14 +83,16 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	}
 	var lfts []topology.DumpedLFT
 	if lftPath != "" {
-		fh, err := os.Open(lftPath)
+		data, li, err := fabric.ReadLFTFile(ctx, lftPath)
 		if err != nil {
 			return nil, info, fmt.Errorf("--lfts: %w", err)
 		}
-		lfts, err = topology.ParseDumpFTS(fh)
-		fh.Close()
+		lfts, err = topology.ParseDumpFTS(bytes.NewReader(data))
 		if err != nil {
 			return nil, info, fmt.Errorf("--lfts %s: %w", lftPath, err)
+		}
+		if w := li.Warning(); w != "" {
+			info.Notes = append(info.Notes, "--lfts "+w)
 		}
 	}
 	computed, err := Prepare(f, lfts)

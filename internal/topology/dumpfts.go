@@ -231,9 +231,16 @@ func ParseDumpFTS(r io.Reader) ([]DumpedLFT, error) {
 				return nil, fmt.Errorf("topology: dump_fts line %d: %w", lineno, err)
 			}
 			cur.Entries = append(cur.Entries, e)
+		case dumpFTSChrome(line):
+			// Column headings and the count line: not table content.
 		default:
-			// "Lid Out Destination", "Port Info", "N valid lids dumped",
-			// tool warnings: not table content.
+			// Anything else is not this format: a wrong file, or one
+			// edited or cut; skipping it could drop routes unseen.
+			// (Tool messages are taken out before: fabric.ReadLFTFile.)
+			if len(line) > 80 {
+				line = line[:77] + "..."
+			}
+			return nil, fmt.Errorf("topology: dump_fts line %d: %q is not dump_fts/ibroute output (a \"Unicast lids\" header, a \"0xLID PORT\" entry, the column headings or the count line): give the file dump_fts or ibroute wrote, unedited", lineno, line)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -369,4 +376,21 @@ func LoadLFTs(f *fabric.Fabric, tables []DumpedLFT) error {
 		return fmt.Errorf("topology: none of the %d switch GUIDs in the dump (first %#016x) is in the fabric; was the dump taken on another subnet?", len(tables), tables[0].GUID)
 	}
 	return nil
+}
+
+// dumpFTSChrome reports the lines dump_fts, ibroute and OpenSM's LFT dump
+// print around a table: "Lid  Out   Destination", "Port     Info",
+// "N valid lids dumped" / "N lids dumped".
+func dumpFTSChrome(line string) bool {
+	f := strings.Fields(line)
+	switch {
+	case len(f) == 3 && f[0] == "Lid" && f[1] == "Out" && f[2] == "Destination":
+		return true
+	case len(f) == 2 && f[0] == "Port" && f[1] == "Info":
+		return true
+	case len(f) >= 3 && f[len(f)-2] == "lids" && f[len(f)-1] == "dumped":
+		_, err := strconv.ParseUint(f[0], 10, 32)
+		return err == nil && (len(f) == 3 || len(f) == 4 && f[1] == "valid")
+	}
+	return false
 }

@@ -204,6 +204,12 @@ func TestParseDumpFTSErrors(t *testing.T) {
 			t.Errorf("%q: no error", in)
 		}
 	}
+	// A line that is not dump_fts/ibroute output was skipped silently;
+	// it is an error naming its line.
+	in := "Unicast lids [0x0-0x1] of switch Lid 1 guid 0x1 (x):\n  Lid  Out   Destination\n       Port     Info \n0x0001 000 : (x)\nsomething else\n1 valid lids dumped\n"
+	if _, err := ParseDumpFTS(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "something else") {
+		t.Errorf("an unknown line: %v", err)
+	}
 }
 
 func FuzzParseDumpFTS(f *testing.F) {

@@ -23,8 +23,8 @@ func init() {
 }
 
 // activeLinks calls fn for every link whose two ends are Active.
-func activeLinks(f *fabric.Fabric, fn func(a, b *fabric.Port)) {
-	for _, l := range f.Links() {
+func activeLinks(links []fabric.Link, fn func(a, b *fabric.Port)) {
+	for _, l := range links {
 		if l.A.State != mad.PortStateActive || l.B.State != mad.PortStateActive || isLoopback(l.A) {
 			continue
 		}
@@ -49,7 +49,7 @@ func mode[K ~uint8](count map[K]int) (K, int, int) {
 
 func (s *Snapshot) mtuMismatch() []Finding {
 	count := map[mad.MTU]int{}
-	activeLinks(s.Fabric, func(a, b *fabric.Port) {
+	activeLinks(s.links(), func(a, b *fabric.Port) {
 		if a.NeighborMTU != 0 && b.NeighborMTU != 0 {
 			count[min(a.NeighborMTU, b.NeighborMTU)]++
 		}
@@ -61,7 +61,7 @@ func (s *Snapshot) mtuMismatch() []Finding {
 		return nil
 	}
 	var out []Finding
-	activeLinks(s.Fabric, func(a, b *fabric.Port) {
+	activeLinks(s.links(), func(a, b *fabric.Port) {
 		if a.NeighborMTU == 0 || b.NeighborMTU == 0 || !s.inScope(a) {
 			return
 		}
@@ -125,7 +125,7 @@ func (s *Snapshot) vlMismatch() []Finding {
 		return nil
 	}
 	var out []Finding
-	activeLinks(s.Fabric, func(a, b *fabric.Port) {
+	activeLinks(s.links(), func(a, b *fabric.Port) {
 		if a.OperVLs == 0 || b.OperVLs == 0 || !s.inScope(a) {
 			return
 		}

@@ -40,14 +40,25 @@ func (v LinkVerdict) Degraded() bool { return v.SlowWidth() || v.SlowSpeed() }
 // LinkVerdicts judges every active link in scope (both ends physically up)
 // and returns them in the fabric's link order.
 func (s *Snapshot) LinkVerdicts() []LinkVerdict {
-	peers := newPeerRates(s.Fabric)
+	if s.memo != nil && s.memo.judged {
+		return s.memo.verdicts
+	}
+	peers := newPeerRates(s.Fabric, s.links())
 	var out []LinkVerdict
-	for _, l := range s.Fabric.Links() {
+	for _, l := range s.links() {
+		// In scope or not is the same from either end: ask before
+		// orienting (which counts both switches' host ports).
+		if !s.inScope(l.A) {
+			continue
+		}
 		a, b := orient(l.A, l.B)
-		if !linkUp(a) || !linkUp(b) || !s.inScope(a) {
+		if !linkUp(a) || !linkUp(b) {
 			continue
 		}
 		out = append(out, s.judgeLink(a, b, peers))
+	}
+	if s.memo != nil {
+		s.memo.verdicts, s.memo.judged = out, true
 	}
 	return out
 }
@@ -273,7 +284,7 @@ func switchPairKey(x, y *fabric.Node) string {
 	return kx + " - " + ky
 }
 
-func newPeerRates(f *fabric.Fabric) *peerRates {
+func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, swModels: map[string]mad.Rate{}, fab: f}
 	models := map[string]map[mad.Rate]int{}
 	pairs := map[string]map[mad.Rate]int{}
@@ -283,7 +294,7 @@ func newPeerRates(f *fabric.Fabric) *peerRates {
 		}
 		m[k][r]++
 	}
-	for _, l := range f.Links() {
+	for _, l := range links {
 		a, b := l.A, l.B
 		if !linkUp(a) || !linkUp(b) || isLoopback(a) {
 			continue

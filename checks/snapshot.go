@@ -44,7 +44,7 @@ type Snapshot struct {
 
 	// memo holds what several checks of one Run compute alike (set by
 	// Run for its duration; nil outside it, where each check computes
-	// its own).
+	// its own; the fabric does not change during a Run).
 	memo *runMemo
 }
 
@@ -54,6 +54,23 @@ type runMemo struct {
 	// walk to every host from every leaf, the costliest part of a
 	// check at 49k nodes, so it is made once.
 	routeFails *routeFails
+	// links and the link verdicts: each a pass over every link (sorted)
+	// that several checks made again, most of a gate's checks time on
+	// a 49k-node fabric.
+	links    []fabric.Link
+	verdicts []LinkVerdict
+	judged   bool
+}
+
+// links returns s.Fabric.Links(), once per Run.
+func (s *Snapshot) links() []fabric.Link {
+	if s.memo == nil {
+		return s.Fabric.Links()
+	}
+	if s.memo.links == nil {
+		s.memo.links = s.Fabric.Links()
+	}
+	return s.memo.links
 }
 
 // Expectations are the operator's statements about the fabric.

@@ -49,10 +49,24 @@ type sinceSnapshot struct {
 	*perf.Result
 	snap *snapshot.Snapshot
 	ago  time.Duration
+	// paired: the readings with their saved counters, paired on the
+	// first call (every counter check walks them; the saved side is
+	// decoded from gate.idx).
+	paired []checks.PortReading
 }
 
 // Ports implements checks.Counters.
 func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
+	if s.paired == nil {
+		s.paired = []checks.PortReading{}
+		s.pair(func(r checks.PortReading) { s.paired = append(s.paired, r) })
+	}
+	for _, r := range s.paired {
+		fn(r)
+	}
+}
+
+func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 	s.Result.Ports(func(r checks.PortReading) {
 		saved, ok := s.snap.SavedCounters(r.Port)
 		if ok && saved.Errors != nil {

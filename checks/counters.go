@@ -179,7 +179,7 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Evidence: ev,
 		Impact: Impact{PathShare: share, Score: share * weight,
 			Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
-		Action: fmt.Sprintf("%s (%s).", upperFirst(action), s.portName(p)),
+		Action: fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p)),
 		Basis:  basis,
 	}, true
 }

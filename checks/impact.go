@@ -191,6 +191,15 @@ func (s *Snapshot) portName(p *fabric.Port) string {
 	return s.entityOf(p, "").String() + " (to " + s.entityOf(p.Remote, "").String() + ")"
 }
 
+// portAt names a port and its far end for a parenthesis, without one of
+// its own: "spine02/49, cabled to leaf07/41".
+func (s *Snapshot) portAt(p *fabric.Port) string {
+	if p.Remote == nil {
+		return s.entityOf(p, "").String()
+	}
+	return s.entityOf(p, "").String() + ", cabled to " + s.entityOf(p.Remote, "").String()
+}
+
 // linkName names a link for titles and actions: "leaf07/23 <-> spine02/5".
 func (s *Snapshot) linkName(p *fabric.Port) string {
 	if p.Remote != nil {

@@ -31,6 +31,12 @@ func init() {
 		run:     (*Snapshot).stalledSM,
 	})
 	register(Check{
+		ID:      "sm.priority",
+		Summary: "a standby subnet manager outranks the master (higher SMInfo priority: it should have taken over), or shares the master's priority (failover falls to the GUIDs)",
+		Needs:   []string{"sm"},
+		run:     (*Snapshot).smPriority,
+	})
+	register(Check{
 		ID:      "sm.stale-master-lid",
 		Summary: "active ports name a master SM LID (PortInfo MasterSMLID) where no master subnet manager runs",
 		Needs:   []string{"sm"},
@@ -410,6 +416,59 @@ func (s *Snapshot) staleMasterLID() []Finding {
 			Impact: Impact{PathShare: float64(len(ports)) / float64(max(1, total)), Score: 0.05 * float64(len(ports)) / float64(max(1, total)),
 				Summary: "traffic still flows on the programmed routes, but traps and SA queries (path records for rdma_cm and MPI connection set-up) go to an SM that is not there, and nothing repairs the fabric after a failure"},
 			Action: "Start the subnet manager again (systemctl start opensm on the SM hosts) or check that the standby took over ('sminfo'); once a master sweeps it rewrites MasterSMLID on every port. If an SM was moved on purpose, make it do a heavy sweep (kill -HUP the opensm process).",
+			Basis:  "sminfo",
+		})
+	}
+	return out
+}
+
+// smPriority compares the priorities of the SMs that answered with the
+// master's. IBA 14.4.1: an SM that finds a master of lower priority asks
+// it to hand over, so a standby above the master means the handover
+// fails (or the two see different subnets); one at the master's
+// priority is legal, but the order of failover is then the GUIDs', not
+// the operator's.
+func (s *Snapshot) smPriority() []Finding {
+	ms := s.masters()
+	if len(ms) != 1 {
+		return nil // none: sm.no-master; several: sm.multiple-masters
+	}
+	m := ms[0]
+	var out []Finding
+	var ties []string
+	var tieEnts []Entity
+	for _, r := range s.SM.Readings {
+		if !r.answered() || r.Info.GUID == m.Info.GUID || r.Info.State == mad.SMMaster {
+			continue
+		}
+		switch {
+		case r.Info.Priority > m.Info.Priority:
+			out = append(out, Finding{
+				Check:    "sm.priority",
+				Severity: Warning,
+				Title:    fmt.Sprintf("%s SM %s (priority %d) outranks master %s (priority %d) but has not taken over", r.Info.State, s.smName(r.Port), r.Info.Priority, s.smName(m.Port), m.Info.Priority),
+				Entities: []Entity{s.entityOf(r.Port, "sm"), s.entityOf(m.Port, "master")},
+				Evidence: []Evidence{{Name: "priority", Value: float64(r.Info.Priority), Threshold: float64(m.Info.Priority),
+					Text: fmt.Sprintf("SMInfo: %s is %s at priority %d (GUID 0x%016x); the master %s is at priority %d (GUID 0x%016x)", s.smName(r.Port), r.Info.State, r.Info.Priority, r.Info.GUID, s.smName(m.Port), m.Info.Priority, m.Info.GUID)}},
+				Impact: Impact{PathShare: 1, Score: 0.05, Summary: "the SMs disagree on who should be master: a handover that keeps failing, or a restart of either, moves mastership (and may reprogram the fabric) when nobody expects it"},
+				Action: "Decide which SM should be master and give it the highest priority (opensm -p / sm_priority), the others lower ones; if the higher one is meant to lead, look at its log for a failed handover (SM_Key mismatch, the master unreachable), then 'sminfo' against both.",
+				Basis:  "sminfo",
+			})
+		case r.Info.Priority == m.Info.Priority:
+			ties = append(ties, s.smName(r.Port))
+			tieEnts = append(tieEnts, s.entityOf(r.Port, "sm"))
+		}
+	}
+	if len(ties) > 0 {
+		out = append(out, Finding{
+			Check:    "sm.priority",
+			Severity: Info,
+			Title:    fmt.Sprintf("Master SM %s and %s have the same priority %d: which takes over on failover falls to their GUIDs", s.smName(m.Port), strings.Join(ties, ", "), m.Info.Priority),
+			Entities: append([]Entity{s.entityOf(m.Port, "master")}, tieEnts...),
+			Evidence: []Evidence{{Name: "priority", Value: float64(m.Info.Priority),
+				Text: fmt.Sprintf("SMInfo priority %d on the master and %d other SMs (the lowest GUID wins a tie)", m.Info.Priority, len(ties))}},
+			Impact: Impact{Score: 0.001, Summary: "none now; the failover order is not the one an operator set"},
+			Action: "Give the SMs distinct priorities (opensm -p / sm_priority) in the order they should take over.",
 			Basis:  "sminfo",
 		})
 	}

@@ -121,7 +121,7 @@ func contains(xs []string, x string) bool {
 // TestSMStandbyIsQuiet: a second SM in Standby is how a fabric should be
 // run, not a finding.
 func TestSMStandbyIsQuiet(t *testing.T) {
-	sw, res := smSweep(t, `sm "gpu005 mlx5_0" state=standby priority=2`+"\n", 0)
+	sw, res := smSweep(t, `sm "gpu001 mlx5_0" state=master priority=5`+"\n"+`sm "gpu005 mlx5_0" state=standby priority=2`+"\n", 0)
 	onlySM(t, res)
 	if len(sw.SM.Readings) != 2 {
 		t.Fatalf("%d SM readings, want 2 (master and standby)", len(sw.SM.Readings))
@@ -272,5 +272,23 @@ func TestSMInfoUnansweredIsUnreached(t *testing.T) {
 	}
 	if len(sw.SM.Readings) != 1 || sw.SM.Readings[0].Reason == "" {
 		t.Errorf("readings %+v", sw.SM.Readings)
+	}
+}
+
+// TestSMPriorityOrder: a standby SM whose priority is above the master's
+// should have taken over (warning, naming both); a standby at the
+// master's priority leaves failover to the GUIDs (info); one below is
+// how SMs should be set up (nothing).
+func TestSMPriorityOrder(t *testing.T) {
+	_, res := smSweep(t, `sm "gpu005 mlx5_0" state=standby priority=12`+"\n", 0)
+	fs := onlySM(t, res, "sm.priority")
+	if len(fs) == 1 && (!strings.Contains(fs[0].Title, "gpu005 mlx5_0") || !strings.Contains(fs[0].Title, "priority 12") || fs[0].Severity != checks.Warning) {
+		t.Errorf("outranking standby: %s %s", fs[0].Severity, fs[0].Title)
+	}
+	_, res = smSweep(t, `sm "gpu005 mlx5_0" state=standby priority=0`+"\n", 0)
+	onlySM(t, res)
+	if tie := byCheck(res.Findings, "sm.priority"); len(tie) != 1 || tie[0].Severity != checks.Info || !strings.Contains(tie[0].Title, "same priority") {
+		t.Errorf("tie: %d sm.priority findings", len(tie))
+		logFindings(t, res.Findings)
 	}
 }

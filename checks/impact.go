@@ -124,6 +124,9 @@ func (s *Snapshot) linkImpact(p *fabric.Port, active, want mad.Rate) Impact {
 	basis := "estimated"
 	if measured {
 		basis = "per the forwarding tables"
+		if s.RoutesComputed {
+			basis = "per ibdoctor's computed min-hop routes, not the fabric's tables"
+		}
 	}
 	im.Summary = fmt.Sprintf("runs at %s of %s Gb/s (%.0f%% lost); carries %s of host-to-host paths (%s); a ring all-reduce crossing it runs up to %.1fx slower",
 		fmtNum(active.Gbps()), fmtNum(want.Gbps()), frac*100, pct(share), basis, im.Slowdown)

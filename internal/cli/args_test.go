@@ -110,3 +110,24 @@ func TestSimMissingFileNamesFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestComputedRoutesImpactSaysComputed: on a fabric file without tables
+// the routes are ibdoctor's own, and a degraded link's impact says its
+// path share is per those computed routes, never "per the forwarding
+// tables".
+func TestComputedRoutesImpactSaysComputed(t *testing.T) {
+	topo := chkTopology(t)
+	faults := writeFile(t, "deg.faults", "degrade leaf01/5 width=1x\n")
+	_, out, stderr := run("check", "--sim="+topo, "--faults", faults, "--no-color", "--detail", "100")
+	if !strings.Contains(out, "link.degraded-width") {
+		t.Fatalf("no degraded link:\n%s\n%s", out, stderr)
+	}
+	i := strings.Index(out, "of host-to-host paths (")
+	if i < 0 {
+		t.Fatalf("no path share in the impact:\n%s", out)
+	}
+	basis := out[i : i+strings.Index(out[i:], ")")]
+	if strings.Contains(out, "per the forwarding tables") || !strings.Contains(basis, "computed") {
+		t.Errorf("impact on computed routes says %q:\n%s", basis, out)
+	}
+}

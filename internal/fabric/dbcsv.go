@@ -25,7 +25,8 @@ import (
 // not give) and forwarding tables.
 
 type csvTable struct {
-	line int // line of the header row
+	name string // section, without START_
+	line int    // line of the header row
 	cols map[string]int
 	rows [][]string
 }
@@ -71,7 +72,7 @@ func dbSections(data []byte, want map[string]bool) (map[string]*csvTable, []stri
 				if len(recs) == 0 {
 					return nil, nil, &lineError{format: string(FormatDBCSV), line: start, text: "START_" + cur, err: fmt.Errorf("section %s has no header row", cur)}
 				}
-				t := &csvTable{line: start, cols: make(map[string]int), rows: recs[1:]}
+				t := &csvTable{name: cur, line: start, cols: make(map[string]int), rows: recs[1:]}
 				for i, c := range recs[0] {
 					t.cols[c] = i
 				}
@@ -235,12 +236,17 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 		}
 		ends[0].Remote, ends[1].Remote = ends[1], ends[0]
 	}
+	var notes []string
 	if pm := tabs["PM_INFO"]; pm != nil {
-		if err := dbCounters(f, nodes, pm, fail); err != nil {
+		ctrs, note, err := dbCounters(nodes, pm, fail)
+		if err != nil {
 			return nil, nil, err
 		}
+		f.Counters = ctrs
+		if note != "" {
+			notes = append(notes, note)
+		}
 	}
-	var notes []string
 	for _, s := range names {
 		switch s {
 		case "PM_DELTA":
@@ -262,72 +268,107 @@ func decodeDBCSV(data []byte, info *FileInfo) (*Fabric, error) {
 }
 
 // pmColumns maps PM_INFO's columns to PortCounters names: the first
-// column present and not N/A wins, the extended (64-bit) one first.
+// column present and not N/A wins, the extended (64-bit) one first. bits
+// is the width of the last (narrow) column, for saying it saturated.
 var pmColumns = []struct {
 	name string
 	cols []string
+	bits int
 }{
-	{"SymbolErrorCounter", []string{"SymbolErrorCounterExt", "SymbolErrorCounter"}},
-	{"LinkErrorRecoveryCounter", []string{"LinkErrorRecoveryCounterExt", "LinkErrorRecoveryCounter"}},
-	{"LinkDownedCounter", []string{"LinkDownedCounterExt", "LinkDownedCounter"}},
-	{"PortRcvErrors", []string{"PortRcvErrorsExt", "PortRcvErrors"}},
-	{"PortRcvRemotePhysicalErrors", []string{"PortRcvRemotePhysicalErrorsExt", "PortRcvRemotePhysicalErrors"}},
-	{"PortRcvSwitchRelayErrors", []string{"PortRcvSwitchRelayErrorsExt", "PortRcvSwitchRelayErrors"}},
-	{"PortXmitDiscards", []string{"PortXmitDiscardsExt", "PortXmitDiscards"}},
-	{"PortXmitConstraintErrors", []string{"PortXmitConstraintErrorsExt", "PortXmitConstraintErrors"}},
-	{"PortRcvConstraintErrors", []string{"PortRcvConstraintErrorsExt", "PortRcvConstraintErrors"}},
-	{"LocalLinkIntegrityErrors", []string{"LocalLinkIntegrityErrorsExt", "LocalLinkIntegrityErrors"}},
-	{"ExcessiveBufferOverrunErrors", []string{"ExcessiveBufferOverrunErrorsExt", "ExcessiveBufferOverrunErrors"}},
-	{"VL15Dropped", []string{"VL15DroppedExt", "VL15Dropped"}},
-	{"PortXmitData", []string{"PortXmitDataExtended", "PortXmitData"}},
-	{"PortRcvData", []string{"PortRcvDataExtended", "PortRcvData"}},
-	{"PortXmitPkts", []string{"PortXmitPktsExtended", "PortXmitPkts"}},
-	{"PortRcvPkts", []string{"PortRcvPktsExtended", "PortRcvPkts"}},
-	{"PortXmitWait", []string{"PortXmitWaitExt", "PortXmitWait"}},
-	{"QP1Dropped", []string{"QP1DroppedExt"}},
-	{"PortUnicastXmitPkts", []string{"PortUniCastXmitPkts"}},
-	{"PortUnicastRcvPkts", []string{"PortUniCastRcvPkts"}},
-	{"PortMulticastXmitPkts", []string{"PortMultiCastXmitPkts"}},
-	{"PortMulticastRcvPkts", []string{"PortMultiCastRcvPkts"}},
+	{"SymbolErrorCounter", []string{"SymbolErrorCounterExt", "SymbolErrorCounter"}, 16},
+	{"LinkErrorRecoveryCounter", []string{"LinkErrorRecoveryCounterExt", "LinkErrorRecoveryCounter"}, 8},
+	{"LinkDownedCounter", []string{"LinkDownedCounterExt", "LinkDownedCounter"}, 8},
+	{"PortRcvErrors", []string{"PortRcvErrorsExt", "PortRcvErrors"}, 16},
+	{"PortRcvRemotePhysicalErrors", []string{"PortRcvRemotePhysicalErrorsExt", "PortRcvRemotePhysicalErrors"}, 16},
+	{"PortRcvSwitchRelayErrors", []string{"PortRcvSwitchRelayErrorsExt", "PortRcvSwitchRelayErrors"}, 16},
+	{"PortXmitDiscards", []string{"PortXmitDiscardsExt", "PortXmitDiscards"}, 16},
+	{"PortXmitConstraintErrors", []string{"PortXmitConstraintErrorsExt", "PortXmitConstraintErrors"}, 8},
+	{"PortRcvConstraintErrors", []string{"PortRcvConstraintErrorsExt", "PortRcvConstraintErrors"}, 8},
+	{"LocalLinkIntegrityErrors", []string{"LocalLinkIntegrityErrorsExt", "LocalLinkIntegrityErrors"}, 4},
+	{"ExcessiveBufferOverrunErrors", []string{"ExcessiveBufferOverrunErrorsExt", "ExcessiveBufferOverrunErrors"}, 4},
+	{"VL15Dropped", []string{"VL15DroppedExt", "VL15Dropped"}, 16},
+	{"PortXmitData", []string{"PortXmitDataExtended", "PortXmitData"}, 32},
+	{"PortRcvData", []string{"PortRcvDataExtended", "PortRcvData"}, 32},
+	{"PortXmitPkts", []string{"PortXmitPktsExtended", "PortXmitPkts"}, 32},
+	{"PortRcvPkts", []string{"PortRcvPktsExtended", "PortRcvPkts"}, 32},
+	{"PortXmitWait", []string{"PortXmitWaitExt", "PortXmitWait"}, 32},
+	{"QP1Dropped", []string{"QP1DroppedExt"}, 64},
+	{"PortUnicastXmitPkts", []string{"PortUniCastXmitPkts"}, 64},
+	{"PortUnicastRcvPkts", []string{"PortUniCastRcvPkts"}, 64},
+	{"PortMulticastXmitPkts", []string{"PortMultiCastXmitPkts"}, 64},
+	{"PortMulticastRcvPkts", []string{"PortMultiCastRcvPkts"}, 64},
 }
 
-// dbCounters reads PM_INFO into f.Counters: one row per port read, keyed
-// by NodeGUID and PortNumber, which START_PORTS must list.
-func dbCounters(f *Fabric, nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) error {
-	f.Counters = make(map[*Port]map[string]uint64, len(t.rows))
+// implausible is where a counter column holds a value no port counts to:
+// 2^63 or more is a negative number printed unsigned (ibdiagnet writes
+// 2^64-40 for a PortRcvErrorsExt it computed wrongly), not a count.
+const implausible = 1 << 63
+
+// dbCounters reads a PM table (PM_INFO) into one map per port, keyed by
+// NodeGUID and PortNumber, which START_PORTS must list. An implausible
+// value is not read: the next (narrower) column is, and the returned note
+// names the first such value, its line and column.
+func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) (map[*Port]map[string]uint64, string, error) {
+	out := make(map[*Port]map[string]uint64, len(t.rows))
+	var (
+		note string
+		more int
+	)
 	for i, row := range t.rows {
 		guid, err := csvUint(t, row, "NodeGUID", 64)
 		if err != nil {
-			return fail(t, i, err)
+			return nil, "", fail(t, i, err)
 		}
 		num, err := csvUint(t, row, "PortNumber", 8)
 		if err != nil {
-			return fail(t, i, err)
+			return nil, "", fail(t, i, err)
 		}
 		n := nodes[guid]
 		if n == nil || num >= uint64(len(n.Ports)) || n.Ports[num] == nil {
-			return fail(t, i, fmt.Errorf("counters of node 0x%016x port %d, which START_NODES/START_PORTS do not list", guid, num))
+			return nil, "", fail(t, i, fmt.Errorf("counters of node 0x%016x port %d, which START_NODES/START_PORTS do not list", guid, num))
 		}
 		p := n.Ports[num]
-		if f.Counters[p] != nil {
-			return fail(t, i, fmt.Errorf("counters of node 0x%016x port %d listed twice", guid, num))
+		if out[p] != nil {
+			return nil, "", fail(t, i, fmt.Errorf("counters of node 0x%016x port %d listed twice", guid, num))
 		}
 		m := make(map[string]uint64, len(pmColumns))
 		for _, c := range pmColumns {
-			for _, col := range c.cols {
+			var skipped string // the implausible column passed over
+			read := c.name + " left out"
+			for k, col := range c.cols {
 				v, ok := t.get(row, col)
 				if !ok || v == "N/A" || v == "" {
 					continue
 				}
 				x, err := strconv.ParseUint(v, 0, 64)
 				if err != nil {
-					return fail(t, i, fmt.Errorf("%s %q is not a counter value", col, v))
+					return nil, "", fail(t, i, fmt.Errorf("%s %q is not a counter value", col, v))
+				}
+				if x >= implausible {
+					if skipped == "" {
+						skipped = col + " " + v
+					}
+					continue
 				}
 				m[c.name] = x
+				read = fmt.Sprintf("%s %d read instead", col, x)
+				if k == len(c.cols)-1 && c.bits < 64 && x == 1<<c.bits-1 {
+					read += fmt.Sprintf(" (the %d-bit counter's maximum: saturated, the true count is larger)", c.bits)
+				}
 				break
 			}
+			switch {
+			case skipped == "":
+			case note == "":
+				note = fmt.Sprintf("line %d: START_%s %s (node 0x%016x port %d) is not a count (2^63 or more: a negative number printed unsigned); %s", t.line+1+i, t.name, skipped, guid, num, read)
+			default:
+				more++
+			}
 		}
-		f.Counters[p] = m
+		out[p] = m
 	}
-	return nil
+	if more > 0 {
+		note += fmt.Sprintf(" (and %d more such values, read the same way)", more)
+	}
+	return out, note, nil
 }

@@ -507,6 +507,11 @@ func FuzzParseDBCSV(f *testing.F) {
 			if p == nil || p.Node == nil || int(p.Num) >= len(p.Node.Ports) || p.Node.Ports[p.Num] != p || fab.NodeByGUID(p.Node.GUID) == nil {
 				t.Fatalf("counters of a port not in the fabric: %+v", p)
 			}
+			for name, v := range fab.Counters[p] {
+				if v >= implausible {
+					t.Fatalf("%s = %d read as a count", name, v)
+				}
+			}
 		}
 		for _, n := range fab.Nodes {
 			for i, p := range n.Ports {
@@ -537,7 +542,7 @@ func TestReadFileCorpus(t *testing.T) {
 		{"plafrim2-is5030.ibnetdiscover-p", FormatIBNetDiscoverPorts, 24, 23, 0, 0, ""},
 		{"plafrim2-qlogic-ts.ibnetdiscover-p", FormatIBNetDiscoverPorts, 103, 155, 0, 0, ""},
 		{"qnib-netlist.clos5", FormatNetFile, 23, 22, 0, 0, ""},
-		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 1, ""},
+		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 2, ""},
 		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", FormatIBDiagnetTopo, 272, 271, 0, 0, ""},
 		{"quantum2-ndr-ibdiagnet2.lst", FormatIBDiagnetLst, 272, 271, 0, 0, ""},
 		{"quantum2-ndr-ibdiagnet2.net_dump", "", 0, 0, 0, 0, "ibdiagnet2.net_dump"},

@@ -282,3 +282,21 @@ func htmlEscape(s string) string {
 	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;")
 	return r.Replace(s)
 }
+
+// TestSummarySingular: one unread thing and one skipped check are "1
+// thing could not be read" and "1 check", as in the text summary.
+func TestSummarySingular(t *testing.T) {
+	doc0, snap := sampleReport(t)
+	doc := *doc0
+	doc.Unreached = []report.Unreached{{What: "PortCounters", Where: "gpu007 mlx5_0 port 1 (LID 14)", Reason: "timed out after 3 retries"}}
+	doc.Skipped = []checks.Skipped{{Check: "counters.utilization", Reason: "needs two counter samples (add --interval)"}}
+	page := render(t, &doc, snap)
+	for _, want := range []string{"1 thing could not be read (listed below)", "<summary>1 check: counters.utilization</summary>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "1 things") || strings.Contains(page, "1 checks") {
+		t.Error("page says '1 things' or '1 checks'")
+	}
+}

@@ -26,6 +26,8 @@ var pageJS string
 var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"impact": report.ImpactShort,
 	"inc":    func(i int) int { return i + 1 },
+	"plural": report.Plural,
+	"unread": report.UnreadSummary,
 	"verdict": func(f checks.Finding) string {
 		return verdictOf(f.Check).String()
 	},

@@ -193,7 +193,7 @@ func Summary(w io.Writer, st Style, d *Document) {
 	if len(d.Unreached) == 0 {
 		summaryLine(w, st, "Reached", "everything")
 	} else {
-		summaryLine(w, st, "Reached", st.Yellow(unreadSummary(len(d.Unreached))))
+		summaryLine(w, st, "Reached", st.Yellow(UnreadSummary(len(d.Unreached))))
 	}
 	if len(d.Skipped) > 0 {
 		summaryLine(w, st, "Not run", NotRunShort(d.Skipped))
@@ -354,8 +354,8 @@ func impactShort(im checks.Impact) string {
 	return strings.Join(parts, ", ")
 }
 
-// unreadSummary is the Reached line when some reads went unanswered.
-func unreadSummary(n int) string {
+// UnreadSummary is the Reached line when some reads went unanswered.
+func UnreadSummary(n int) string {
 	if n == 1 {
 		return "1 thing could not be read (listed below)"
 	}

@@ -368,6 +368,13 @@ func (g *switchGraph) distances(leaf *fabric.Node) []int16 {
 	return dist
 }
 
+// ecmpCand is a switch's up port to another switch, with that switch's
+// index in the switchGraph.
+type ecmpCand struct {
+	p  *fabric.Port
+	to int32
+}
+
 // ecmpGroup is a set of equal-cost egress ports of one switch.
 type ecmpGroup struct {
 	sw    *fabric.Node
@@ -409,12 +416,22 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	}
 	var out []Finding
 	var set []*fabric.Port
+	var cands []ecmpCand
 	key := make([]byte, 0, 64)
 	for _, sw := range s.Fabric.Nodes {
 		if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil || !s.nodeInScope(sw) || !allPortsRead(sw) {
 			continue
 		}
 		si := sg.idx[sw]
+		eg, _ := g.a.EgressFrom(sw)
+		// the ports that can be in a group, with the switch each leads
+		// to, found once for all leaves
+		cands = cands[:0]
+		for _, p := range sw.Ports {
+			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
+				cands = append(cands, ecmpCand{p, sg.idx[p.Remote.Node]})
+			}
+		}
 		groups := map[string]*ecmpGroup{}
 		// What the routing engine balanced: every CA destination the
 		// switch forwards, per egress port. Counted only for a group
@@ -425,7 +442,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				loadMemo = map[*fabric.Port]int{}
 				for _, h := range g.hosts {
 					for lid := range lids(h) {
-						if p := g.a.Egress(sw, lid); p != nil {
+						if p := eg.To(lid); p != nil {
 							loadMemo[p]++
 						}
 					}
@@ -440,10 +457,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				continue
 			}
 			set, key = set[:0], key[:0]
-			for _, p := range sw.Ports {
-				if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) && d[sg.idx[p.Remote.Node]] == ds-1 {
-					set = append(set, p)
-					key = append(key, p.Num)
+			for _, c := range cands {
+				if d[c.to] == ds-1 {
+					set = append(set, c.p)
+					key = append(key, c.p.Num)
 				}
 			}
 			if len(set) < 2 {
@@ -456,7 +473,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			}
 			for _, h := range byLeaf[leaf] {
 				for lid := range lids(h) {
-					p := g.a.Egress(sw, lid)
+					p := eg.To(lid)
 					if p == nil || !slices.Contains(grp.ports, p) {
 						grp.other++
 						continue

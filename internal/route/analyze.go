@@ -589,6 +589,42 @@ func (w *Walk) Path(sw *fabric.Node) []*fabric.Port {
 	}
 }
 
+// SwitchEgress is Egress for one switch, found in the index once: a
+// check asking one switch about every LID does no map lookup per LID.
+type SwitchEgress struct {
+	a *Analyzer
+	i int32
+}
+
+// EgressFrom returns sw's SwitchEgress (false for a node that is not an
+// indexed switch).
+func (a *Analyzer) EgressFrom(sw *fabric.Node) (SwitchEgress, bool) {
+	i, ok := a.idx[sw]
+	return SwitchEgress{a, i}, ok
+}
+
+// To is Egress(sw, to) for the switch e was made for.
+func (e SwitchEgress) To(to uint16) *fabric.Port {
+	a := e.a
+	t := &a.tabs[e.i]
+	if int(to) >= len(t.lft) || (a.rules.Strict && to > t.top) {
+		return nil
+	}
+	out := t.lft[to]
+	sw := a.sw[e.i]
+	switch {
+	case out == 0:
+		return portOf(sw, 0)
+	case out == fabric.NoRoute || int(out) >= len(sw.Ports):
+		return nil
+	}
+	switch a.kind[int(a.base[e.i])+int(out)] {
+	case slotSwitch, slotNoTable, slotEndpoint: // up
+		return sw.Ports[out]
+	}
+	return nil
+}
+
 // Egress returns the port switch sw's LFT sends LID to out of (port 0
 // where the switch keeps the packet itself), or nil where the table has
 // no usable entry or the port is not up, under a's rules.

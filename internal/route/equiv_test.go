@@ -187,6 +187,17 @@ func TestAnalyzerMatchesStepByStep(t *testing.T) {
 						}
 					}
 				}
+				for _, sw := range f.Nodes {
+					e, ok := a.EgressFrom(sw)
+					if ok != (sw.Type == mad.NodeSwitch && sw.Switch != nil) {
+						t.Fatalf("%s: EgressFrom(%s) %v", name, sw.Description, ok)
+					}
+					for lid := 0; ok && lid < len(sw.Switch.LFT)+2; lid++ {
+						if got, want := e.To(uint16(lid)), a.Egress(sw, uint16(lid)); got != want {
+							t.Fatalf("%s: %s LID %d: egress %v, Egress %v", name, sw.Description, lid, got, want)
+						}
+					}
+				}
 				var w *Walk
 				for _, d := range hosts {
 					dst := f.PortByLID(d)

@@ -37,6 +37,12 @@ func init() {
 		run:     (*Snapshot).smPriority,
 	})
 	register(Check{
+		ID:      "sm.mkey-policy",
+		Summary: "ports show different M_Key policies (PortInfo protection bits and lease period): SMs configured differently have swept the fabric",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).mkeyPolicies,
+	})
+	register(Check{
 		ID:      "sm.stale-master-lid",
 		Summary: "active ports name a master SM LID (PortInfo MasterSMLID) where no master subnet manager runs",
 		Needs:   []string{"sm"},
@@ -473,4 +479,93 @@ func (s *Snapshot) smPriority() []Finding {
 		})
 	}
 	return out
+}
+
+// mkeyPolicy is one M_Key policy as PortInfo shows it.
+type mkeyPolicy struct {
+	protect uint8
+	lease   uint16
+}
+
+func (m mkeyPolicy) String() string {
+	return fmt.Sprintf("protection bits %d, lease %d s", m.protect, m.lease)
+}
+
+// mkeyPolicies compares the M_Key policy (PortInfo protection bits and
+// lease period) of every Active CA port and switch (port 0, which its
+// ports share): the master SM sets one policy everywhere, so ports with
+// another were swept by an SM configured otherwise (a second SM, an old
+// master's leftovers) or never updated. The M_Key itself is hidden once
+// protected, so two SMs with different keys and one protection level are
+// not told apart.
+func (s *Snapshot) mkeyPolicies() []Finding {
+	by := map[mkeyPolicy][]*fabric.Port{}
+	total := 0
+	for _, n := range s.Fabric.Nodes {
+		for i, p := range n.Ports {
+			if p == nil || (n.Type == mad.NodeSwitch) != (i == 0) || p.State != mad.PortStateActive || p.Unreached&fabric.UnreachedInfo != 0 {
+				continue
+			}
+			k := mkeyPolicy{p.MKeyProtect, p.MKeyLease}
+			by[k] = append(by[k], p)
+			total++
+		}
+	}
+	if len(by) < 2 {
+		return nil
+	}
+	var norm mkeyPolicy
+	for k, ps := range by {
+		if len(ps) > len(by[norm]) || (len(ps) == len(by[norm]) && k.protect > norm.protect) {
+			norm = k
+		}
+	}
+	var odd []*fabric.Port
+	var parts []string
+	keys := make([]mkeyPolicy, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b mkeyPolicy) int { return cmp.Compare(len(by[b]), len(by[a])) })
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d ports: %s", len(by[k]), k))
+		if k != norm {
+			odd = append(odd, by[k]...)
+		}
+	}
+	slices.SortFunc(odd, func(a, b *fabric.Port) int {
+		return cmp.Or(strings.Compare(s.nodeName(a.Node), s.nodeName(b.Node)), cmp.Compare(a.Num, b.Num))
+	})
+	ents := make([]Entity, 0, len(odd))
+	names := make([]string, 0, len(odd))
+	for _, p := range odd {
+		e := s.entityOf(p, "end")
+		if p.Num == 0 {
+			e = s.nodeEntity(p.Node, "switch")
+		}
+		ents = append(ents, e)
+		if len(names) < 5 {
+			names = append(names, e.String())
+		}
+	}
+	more := ""
+	if len(odd) > len(names) {
+		more = fmt.Sprintf(" and %d more", len(odd)-len(names))
+	}
+	other := mkeyPolicy{odd[0].MKeyProtect, odd[0].MKeyLease}.String()
+	if len(keys) > 2 {
+		other = "other policies"
+	}
+	return []Finding{{
+		Check:    "sm.mkey-policy",
+		Severity: Warning,
+		Title:    fmt.Sprintf("%d of %d ports run another M_Key policy (%s) than the fabric's (%s): %s%s", len(odd), total, other, norm, strings.Join(names, ", "), more),
+		Entities: ents,
+		Evidence: []Evidence{{Name: "policies", Value: float64(len(by)),
+			Text: "PortInfo M_Key policy: " + strings.Join(parts, "; ")}},
+		Impact: Impact{PathShare: float64(len(odd)) / float64(total), Score: 0.01,
+			Summary: "SMs configured with different M_Key policies: the master may be unable to reprogram the odd ports (a Set without their M_Key is refused), so a failover or repair stalls there"},
+		Action: "Give every SM the same m_key, m_key_protect_bits and m_key_lease_period (opensm.conf) and let the master re-sweep; find which SM swept the odd ports ('sminfo', the SMs' logs).",
+		Basis:  "topology",
+	}}
 }

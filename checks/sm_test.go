@@ -292,3 +292,27 @@ func TestSMPriorityOrder(t *testing.T) {
 		logFindings(t, res.Findings)
 	}
 }
+
+// TestSMMKeyPolicy: most ports run the fabric's M_Key policy (OpenSM
+// default: no protection) and three an SM with another policy set
+// (protection bits 2, lease 60 s): a warning naming the three; the same
+// policy everywhere gives nothing.
+func TestSMMKeyPolicy(t *testing.T) {
+	_, res := smSweep(t, "mkey \"gpu002 mlx5_0\"/1 protect=2 lease=60\nmkey \"gpu003 mlx5_0\"/1 protect=2 lease=60\nmkey leaf02/1 protect=2 lease=60\n", 0)
+	fs := onlySM(t, res, "sm.mkey-policy")
+	if len(fs) == 1 {
+		f := fs[0]
+		t.Logf("%s\n    %s", f.Title, f.Evidence)
+		var names []string
+		for _, e := range f.Entities {
+			names = append(names, e.String())
+		}
+		if strings.Join(names, ",") != "gpu002 mlx5_0/1,gpu003 mlx5_0/1,leaf02" || !strings.Contains(f.Title, "protection bits 2, lease 60 s") {
+			t.Errorf("entities %v, title %q", names, f.Title)
+		}
+	}
+	_, res = smSweep(t, "", 0)
+	if n := len(byCheck(res.Findings, "sm.mkey-policy")); n != 0 {
+		t.Errorf("%d sm.mkey-policy findings on a uniform fabric", n)
+	}
+}

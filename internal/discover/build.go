@@ -197,6 +197,7 @@ func (d *discovery) port(n *node, p uint8, a *arrival) *fabric.Port {
 		fp.VLCap = pi.VLCap
 		fp.OperVLs = pi.OperationalVLs
 		fp.PKeyEnforce = pkeyEnforce(pi)
+		fp.MKeyProtect, fp.MKeyLease = pi.MKeyProtectBits, pi.MKeyLeasePeriod
 		if n.ni.NodeType == mad.NodeSwitch && p != 0 && caps == nil {
 			// Port 0's CapabilityMask says how to read the extended
 			// speed fields; without it HDR would read as QDR. Unknown

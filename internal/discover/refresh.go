@@ -142,6 +142,7 @@ func applyPortInfo(p *fabric.Port, pi, caps *mad.PortInfo) {
 	p.SpeedSupported = pi.SpeedSupported(caps) | (p.SpeedSupported & mad.SpeedFDR10)
 	p.NeighborMTU, p.MTUCap = pi.NeighborMTU, pi.MTUCap
 	p.PKeyEnforce = pkeyEnforce(pi)
+	p.MKeyProtect, p.MKeyLease = pi.MKeyProtectBits, pi.MKeyLeasePeriod
 	if p.State == mad.PortStateDown && p.Remote != nil {
 		// the cable is gone or the link dropped: no peer any more
 		p.Remote.Remote = nil

@@ -109,6 +109,11 @@ type Port struct {
 	// (PKeyEnforceIn, PKeyEnforceOut): the port drops packets whose
 	// P_Key its table lacks. Set by live discovery only.
 	PKeyEnforce uint8
+	// MKeyProtect and MKeyLease are PortInfo's M_Key protection bits and
+	// lease period (seconds): the M_Key policy the SM set (a CA port's,
+	// a switch's port 0's). Set by live discovery only.
+	MKeyProtect uint8
+	MKeyLease   uint16
 
 	// Remote is the port at the other end of the cable; nil if none is
 	// known (down, not followed, or leading to a node that did not answer:

@@ -159,3 +159,24 @@ func (s *Sim) SetPKeys(portRef string, keys []mad.PKey, enforce *bool) error {
 	}
 	return nil
 }
+
+// SetMKeyPolicy sets the M_Key protection bits and lease period a port's
+// PortInfo reports (a switch's: port 0's, which all its ports share): an
+// SM with another M_Key policy swept it.
+func (s *Sim) SetMKeyPolicy(portRef string, protect uint8, lease uint16) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if protect > 3 {
+		return fmt.Errorf("sim: M_Key protection bits %d (want 0..3)", protect)
+	}
+	ni, pn, err := s.resolvePort(portRef)
+	if err != nil {
+		return err
+	}
+	if s.nodes[ni].typ == mad.NodeSwitch {
+		pn = 0
+	}
+	p := &s.nodes[ni].ports[pn]
+	p.mkeyProtect, p.mkeyLease = protect, lease
+	return nil
+}

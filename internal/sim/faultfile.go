@@ -95,6 +95,7 @@ var faultKinds = map[string]struct {
 	"skew":      {refs: -1, required: []string{"port"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 	"pkey":      {refs: -1, allowed: []string{"keys", "enforce"}},
+	"mkey":      {refs: -1, required: []string{"protect"}, allowed: []string{"lease"}},
 }
 
 // ParseFaults reads a faults file: one fault per line, '#' starts a
@@ -117,7 +118,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew, pkey)", line, toks[0].s)
+			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew, pkey, mkey)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -388,6 +389,12 @@ func checkFaultValues(f Fault) error {
 			_, err = parsePKeys(o.Value)
 		case "enforce":
 			_, err = parseOnOff(o.Value)
+		case "protect":
+			if v, e := strconv.Atoi(o.Value); e != nil || v < 0 || v > 3 {
+				err = fmt.Errorf("protect=%s: want M_Key protection bits 0..3", o.Value)
+			}
+		case "lease":
+			_, err = strconv.ParseUint(o.Value, 0, 16)
 		case "rev":
 			_, err = strconv.ParseUint(o.Value, 0, 32)
 		case "vls":
@@ -700,6 +707,14 @@ func (s *Sim) applyFault(f Fault) error {
 		v, _ := f.opt("mtu")
 		m, _ := parseMTU(v)
 		return s.SetMTU(ref, m)
+	case "mkey":
+		v, _ := f.opt("protect")
+		protect, _ := strconv.Atoi(v)
+		var lease uint64
+		if v, ok := f.opt("lease"); ok {
+			lease, _ = strconv.ParseUint(v, 0, 16)
+		}
+		return s.SetMKeyPolicy(ref, uint8(protect), uint16(lease))
 	case "pkey":
 		var keys []mad.PKey
 		if v, ok := f.opt("keys"); ok {

@@ -199,6 +199,10 @@ type port struct {
 	// fault).
 	pkeys       []mad.PKey
 	pkeyEnforce bool
+	// mkeyProtect and mkeyLease are the M_Key policy PortInfo reports
+	// (the mkey fault; zero: no protection, as OpenSM's default).
+	mkeyProtect uint8
+	mkeyLease   uint16
 }
 
 // linkUp reports whether the port's physical link is up: what a

@@ -264,6 +264,12 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 	if n.typ == mad.NodeSwitch && pn != 0 {
 		pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = p.pkeyEnforce, p.pkeyEnforce
 	}
+	// A switch's ports share port 0's M_Key fields.
+	mk := p
+	if n.typ == mad.NodeSwitch {
+		mk = &n.ports[0]
+	}
+	pi.MKeyProtectBits, pi.MKeyLeasePeriod = mk.mkeyProtect, mk.mkeyLease
 	if p.linkUp() || pn == 0 {
 		switch {
 		case p.sAct >= mad.SpeedXDR:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,24 @@ func TestTopIBSim(t *testing.T) {
 		if got := p.FarEnd + " " + p.Rate; got != want[k] {
 			t.Errorf("%s: far end and rate %q, want %q", k, got, want[k])
 		}
+	}
+	// The text snapshot, as on an 80-column terminal: a row per watched
+	// port, each with its far end, and nothing wider than the screen.
+	code, text, stderr := runAt(80, "top", "--ibsim="+s.SockName, "--ibsim-host", host, "--once", "-n", "300ms")
+	if code != 0 {
+		t.Fatalf("text: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(text, "ibdoctor top") || !strings.Contains(text, "VERDICT") {
+		t.Errorf("text snapshot lacks its header:\n%s", text)
+	}
+	for k, w := range want {
+		far := strings.Fields(w)[0]
+		if !regexp.MustCompile(`(?m)^ ` + regexp.QuoteMeta(k) + ` +` + regexp.QuoteMeta(far) + ` `).MatchString(text) {
+			t.Errorf("text snapshot has no row for %s (to %s):\n%s", k, far, text)
+		}
+	}
+	if long := wider(text, 80); len(long) > 0 {
+		t.Errorf("text lines wider than 80:\n%s", strings.Join(long, "\n"))
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -16,15 +17,24 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func newGateCmd(a *app) *cobra.Command {
-	var (
-		o        checkOptions
-		nodes    string
-		nameMap  string
-		stateDir string
-		maxAge   time.Duration
-		asJSON   bool
-	)
+// gateOptions are gate's flags, and what validate makes of them.
+type gateOptions struct {
+	check    checkOptions
+	nodes    string
+	nameMap  string
+	stateDir string
+	maxAge   time.Duration
+	json     bool
+
+	hosts  []string // nodes (or $SLURM_JOB_NODELIST), expanded
+	failOn checks.Severity
+	expect checks.Expectations
+}
+
+// newGateCmd builds gate; runF, when not nil, runs instead of runGate once
+// the flags are validated (tests parse them without a fabric).
+func newGateCmd(a *app, runF func(*gateOptions) error) *cobra.Command {
+	var o gateOptions
 	cmd := &cobra.Command{
 		Use:   "gate",
 		Short: "Pre-job check for a scheduler prolog: only the job's hosts and the links and switches on their routes",
@@ -47,123 +57,141 @@ not look.`,
   ibdoctor gate --nodes "gpu[001-064]" --json`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if maxAge < 0 {
-				return withExit(ExitUndecided, fmt.Errorf("--max-age %v: give a duration of 0 or more (e.g. 30m; 0 always sweeps)", maxAge))
-			}
-			if nodes == "" {
-				nodes = os.Getenv("SLURM_JOB_NODELIST")
-			}
-			if nodes == "" {
-				return withExit(ExitUndecided, fmt.Errorf("no hosts: give --nodes \"gpu[001-064]\" or run inside a Slurm job (SLURM_JOB_NODELIST)"))
-			}
-			hosts, err := hostlist.Expand(nodes)
-			if err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("--nodes: %w", err))
-			}
-			if len(hosts) == 0 {
-				return withExit(ExitUndecided, fmt.Errorf("--nodes %q names no host: give e.g. gpu[001-064] or gpu001,gpu002", nodes))
-			}
-			failOn, err := checks.ParseSeverity(o.failOn)
-			if err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))
-			}
-			expect, err := o.expectations()
-			if err != nil {
+			if err := o.validate(); err != nil {
 				return withExit(ExitUndecided, err)
 			}
-			var names fabric.NodeNameMap
-			if nameMap != "" {
-				fh, err := os.Open(nameMap)
-				if err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--node-name-map: %w", err))
-				}
-				names, err = fabric.ParseNodeNameMap(fh)
-				fh.Close()
-				if err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--node-name-map %s: %w", nameMap, err))
-				}
+			if runF != nil {
+				return runF(&o)
 			}
-			ctx, stop := signalContext(cmd.Context())
-			defer stop()
-
-			snap, err := snapshot.LoadForGate(stateDir)
-			if err == nil {
-				defer snap.Close()
-				if why := snap.Fresh(time.Now(), maxAge); why != nil {
-					fmt.Fprintf(a.stderr, "ibdoctor: snapshot in %s %v: sweeping the fabric\n", stateDir, why)
-					snap.Close()
-					snap = nil
-				}
-			} else {
-				fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
-			}
-			// The accepted topology knows the job hosts' HCAs even when
-			// a link was down at the sweep; a designed one replaces it.
-			var base *snapshot.Index
-			if o.expectTopology != "" {
-				f, err := a.loadBaseline(ctx, o.expectTopology)
-				if err != nil {
-					return withExit(ExitUndecided, err)
-				}
-				if base, err = snapshot.IndexOf(f); err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("--expect-topology: %w", err))
-				}
-			} else if base, err = snapshot.OpenBaseline(stateDir); err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("--state-dir: %w", err))
-			}
-			if base != nil {
-				defer base.Close()
-			}
-			sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: !o.noCounters})
-			if err != nil {
-				return err
-			}
-			defer sess.Close()
-			// The snapshot's directed routes start at the sweep's port and
-			// cross links that may be down now: a gate addresses nodes by
-			// LID, as its PerfMgt MADs are anyway, unless it just swept.
-			byLID := true
-			var swept *diagnose.Sweep
-			if snap == nil {
-				// The whole sweep, counters included: they are the
-				// baseline the scope's re-read is judged against.
-				sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
-					Routes: true, Counters: !o.noCounters, SL: o.sl, PKeyIndex: o.pkeyIndex,
-				})
-				if sw == nil {
-					return withExit(ExitUndecided, err)
-				}
-				if err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("sweeping the fabric: %w", err))
-				}
-				swept = sw
-				if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
-					return withExit(ExitUndecided, err)
-				}
-				byLID = false // discovered from this very port
-			}
-			doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
-				Hosts: hosts, NameMap: names, Expect: expect, FailOn: failOn, Only: o.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,
-				Counters: !o.noCounters, Interval: o.interval, SL: o.sl, PKeyIndex: o.pkeyIndex,
-			})
-			if err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
-				fmt.Fprintf(a.stderr, "ibdoctor: hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)\n", strings.Join(doc.Scope.Unmatched, ", "))
-			}
-			if err := a.printDocument(doc, asJSON, 5); err != nil {
-				return err
-			}
-			return exitForStatus(doc.Status)
+			return a.runGate(cmd.Context(), &o)
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	o.flags(cmd.Flags(), "error")
-	cmd.Flags().StringVar(&nodes, "nodes", "", "the job's hosts in Slurm hostlist syntax, e.g. gpu[001-064] (default $SLURM_JOB_NODELIST)")
-	cmd.Flags().StringVar(&nameMap, "node-name-map", "", "map node GUIDs to host names (ibnetdiscover's node-name-map format)")
-	cmd.Flags().StringVar(&stateDir, "state-dir", defaultStateDir(), "where sweep keeps its snapshot ($IBDOCTOR_STATE_DIR)")
-	cmd.Flags().DurationVar(&maxAge, "max-age", time.Hour, "oldest snapshot to trust; older ones are replaced by a live sweep")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	o.check.flags(cmd.Flags(), "error")
+	cmd.Flags().StringVar(&o.nodes, "nodes", "", "the job's hosts in Slurm hostlist syntax, e.g. gpu[001-064] (default $SLURM_JOB_NODELIST)")
+	cmd.Flags().StringVar(&o.nameMap, "node-name-map", "", "map node GUIDs to host names (ibnetdiscover's node-name-map format)")
+	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where sweep keeps its snapshot ($IBDOCTOR_STATE_DIR)")
+	cmd.Flags().DurationVar(&o.maxAge, "max-age", time.Hour, "oldest snapshot to trust; older ones are replaced by a live sweep")
+	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// validate checks the flags and expands the host list before anything
+// is read.
+func (o *gateOptions) validate() error {
+	if o.maxAge < 0 {
+		return fmt.Errorf("--max-age %v: give a duration of 0 or more (e.g. 30m; 0 always sweeps)", o.maxAge)
+	}
+	if o.nodes == "" {
+		o.nodes = os.Getenv("SLURM_JOB_NODELIST")
+	}
+	if o.nodes == "" {
+		return fmt.Errorf("no hosts: give --nodes \"gpu[001-064]\" or run inside a Slurm job (SLURM_JOB_NODELIST)")
+	}
+	hosts, err := hostlist.Expand(o.nodes)
+	if err != nil {
+		return fmt.Errorf("--nodes: %w", err)
+	}
+	if len(hosts) == 0 {
+		return fmt.Errorf("--nodes %q names no host: give e.g. gpu[001-064] or gpu001,gpu002", o.nodes)
+	}
+	failOn, err := checks.ParseSeverity(o.check.failOn)
+	if err != nil {
+		return fmt.Errorf("--fail-on: %w", err)
+	}
+	expect, err := o.check.expectations()
+	if err != nil {
+		return err
+	}
+	o.hosts, o.failOn, o.expect = hosts, failOn, expect
+	return nil
+}
+
+// runGate judges the job's hosts: from a fresh snapshot, or after a sweep.
+func (a *app) runGate(parent context.Context, o *gateOptions) error {
+	var names fabric.NodeNameMap
+	if o.nameMap != "" {
+		fh, err := os.Open(o.nameMap)
+		if err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--node-name-map: %w", err))
+		}
+		names, err = fabric.ParseNodeNameMap(fh)
+		fh.Close()
+		if err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--node-name-map %s: %w", o.nameMap, err))
+		}
+	}
+	ctx, stop := signalContext(parent)
+	defer stop()
+
+	snap, err := snapshot.LoadForGate(o.stateDir)
+	if err == nil {
+		defer snap.Close()
+		if why := snap.Fresh(time.Now(), o.maxAge); why != nil {
+			fmt.Fprintf(a.stderr, "ibdoctor: snapshot in %s %v: sweeping the fabric\n", o.stateDir, why)
+			snap.Close()
+			snap = nil
+		}
+	} else {
+		fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
+	}
+	// The accepted topology knows the job hosts' HCAs even when
+	// a link was down at the sweep; a designed one replaces it.
+	var base *snapshot.Index
+	if o.check.expectTopology != "" {
+		f, err := a.loadBaseline(ctx, o.check.expectTopology)
+		if err != nil {
+			return withExit(ExitUndecided, err)
+		}
+		if base, err = snapshot.IndexOf(f); err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--expect-topology: %w", err))
+		}
+	} else if base, err = snapshot.OpenBaseline(o.stateDir); err != nil {
+		return withExit(ExitUndecided, fmt.Errorf("--state-dir: %w", err))
+	}
+	if base != nil {
+		defer base.Close()
+	}
+	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: !o.check.noCounters})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	// The snapshot's directed routes start at the sweep's port and
+	// cross links that may be down now: a gate addresses nodes by
+	// LID, as its PerfMgt MADs are anyway, unless it just swept.
+	byLID := true
+	var swept *diagnose.Sweep
+	if snap == nil {
+		// The whole sweep, counters included: they are the
+		// baseline the scope's re-read is judged against.
+		sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
+			Routes: true, Counters: !o.check.noCounters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+		})
+		if sw == nil {
+			return withExit(ExitUndecided, err)
+		}
+		if err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("sweeping the fabric: %w", err))
+		}
+		swept = sw
+		if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
+			return withExit(ExitUndecided, err)
+		}
+		byLID = false // discovered from this very port
+	}
+	doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
+		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,
+		Counters: !o.check.noCounters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+	})
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
+		fmt.Fprintf(a.stderr, "ibdoctor: hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)\n", strings.Join(doc.Scope.Unmatched, ", "))
+	}
+	if err := a.printDocument(doc, o.json, 5); err != nil {
+		return err
+	}
+	return exitForStatus(doc.Status)
 }

@@ -306,3 +306,34 @@ func TestBaselineAcceptFlags(t *testing.T) {
 		{name: "unknown flag", args: []string{"baseline", "accept", "--force"}, wantErr: []string{"--force", "see 'ibdoctor baseline accept --help'"}},
 	})
 }
+
+func TestGateFlags(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	runFlagCases(t, newGateCmd, []flagCase[gateOptions]{
+		{name: "nodes expanded, defaults", args: []string{"gate", "--nodes", "gpu[001-003],gpu010"}, check: func(t *testing.T, o *gateOptions, g globalOptions) {
+			if strings.Join(o.hosts, ",") != "gpu001,gpu002,gpu003,gpu010" || o.failOn != checks.Error || o.maxAge.String() != "1h0m0s" || o.json || o.stateDir != defaultStateDir() {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "every flag", args: []string{"gate", "--sim", "--nodes", "h1", "--node-name-map", "m.txt", "--state-dir", "/srv/ib", "--max-age", "0s", "--json", "--fail-on", "warning", "--interval", "5s", "--no-counters", "--expect-rate", "4xNDR", "--checks", "link"}, check: func(t *testing.T, o *gateOptions, g globalOptions) {
+			if strings.Join(o.hosts, ",") != "h1" || o.nameMap != "m.txt" || o.stateDir != "/srv/ib" || o.maxAge != 0 || !o.json || o.failOn != checks.Warning ||
+				o.check.interval.String() != "5s" || !o.check.noCounters || len(o.expect.HostRates) != 1 || strings.Join(o.check.only, ",") != "link" || g.source.Sim != "sample" {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "no hosts", args: []string{"gate"}, wantErr: []string{"no hosts", "--nodes", "SLURM_JOB_NODELIST"}},
+		{name: "empty host list", args: []string{"gate", "--nodes", ",,,"}, wantErr: []string{"names no host"}},
+		{name: "bad hostlist", args: []string{"gate", "--nodes", "gpu[001-"}, wantErr: []string{"--nodes"}},
+		{name: "bad fail-on", args: []string{"gate", "--nodes", "h1", "--fail-on", "never"}, wantErr: []string{"--fail-on", `"never"`}},
+		{name: "bad check", args: []string{"gate", "--nodes", "h1", "--checks", "link.wobbly"}, wantErr: []string{"--checks", "link.wobbly"}},
+		{name: "negative max-age", args: []string{"gate", "--nodes", "h1", "--max-age", "-1m"}, wantErr: []string{"--max-age -1m0s"}},
+		{name: "unknown flag", args: []string{"gate", "--hosts", "h1"}, wantErr: []string{"--hosts", "see 'ibdoctor gate --help'"}},
+	})
+	t.Run("hosts from Slurm", func(t *testing.T) {
+		t.Setenv("SLURM_JOB_NODELIST", "node[07-08]")
+		p := parseOnly(newGateCmd, "gate")
+		if p.opts == nil || strings.Join(p.opts.hosts, ",") != "node07,node08" {
+			t.Errorf("exit %d: %s", p.code, p.stderr)
+		}
+	})
+}

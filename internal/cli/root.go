@@ -69,7 +69,7 @@ func newRootCmd(a *app) *cobra.Command {
 	root.AddCommand(newRoutesCmd(a, nil))
 	root.AddCommand(newTraceCmd(a, nil))
 	root.AddCommand(newSweepCmd(a, nil))
-	root.AddCommand(newGateCmd(a))
+	root.AddCommand(newGateCmd(a, nil))
 	root.AddCommand(newBaselineCmd(a))
 	root.AddCommand(newDiscoverCmd(a, nil))
 	root.AddCommand(newLinksCmd(a, nil))

@@ -22,10 +22,12 @@ func init() {
 	})
 }
 
-// activeLinks calls fn for every link whose two ends are Active.
-func activeLinks(links []fabric.Link, fn func(a, b *fabric.Port)) {
-	for _, l := range links {
-		if l.A.State != mad.PortStateActive || l.B.State != mad.PortStateActive || isLoopback(l.A) {
+// activeLinksInScope is activeLinks over the links in s's scope, asked
+// before orienting (which counts both switches' host ports: on a gate's
+// part of a 49k-node fabric most links are out of scope).
+func (s *Snapshot) activeLinksInScope(fn func(a, b *fabric.Port)) {
+	for _, l := range s.links() {
+		if !s.inScope(l.A) || l.A.State != mad.PortStateActive || l.B.State != mad.PortStateActive || isLoopback(l.A) {
 			continue
 		}
 		a, b := orient(l.A, l.B)
@@ -49,11 +51,12 @@ func mode[K ~uint8](count map[K]int) (K, int, int) {
 
 func (s *Snapshot) mtuMismatch() []Finding {
 	count := map[mad.MTU]int{}
-	activeLinks(s.links(), func(a, b *fabric.Port) {
-		if a.NeighborMTU != 0 && b.NeighborMTU != 0 {
+	for _, l := range s.links() {
+		a, b := l.A, l.B // the fabric's norm: every link, either way round
+		if a.State == mad.PortStateActive && b.State == mad.PortStateActive && !isLoopback(a) && a.NeighborMTU != 0 && b.NeighborMTU != 0 {
 			count[min(a.NeighborMTU, b.NeighborMTU)]++
 		}
-	})
+	}
 	fab, n, total := mode(count)
 	// A fabric MTU needs a clear majority: a fabric split half and half
 	// has no norm to fall below.
@@ -61,8 +64,8 @@ func (s *Snapshot) mtuMismatch() []Finding {
 		return nil
 	}
 	var out []Finding
-	activeLinks(s.links(), func(a, b *fabric.Port) {
-		if a.NeighborMTU == 0 || b.NeighborMTU == 0 || !s.inScope(a) {
+	s.activeLinksInScope(func(a, b *fabric.Port) {
+		if a.NeighborMTU == 0 || b.NeighborMTU == 0 {
 			return
 		}
 		mtu := min(a.NeighborMTU, b.NeighborMTU)
@@ -125,8 +128,8 @@ func (s *Snapshot) vlMismatch() []Finding {
 		return nil
 	}
 	var out []Finding
-	activeLinks(s.links(), func(a, b *fabric.Port) {
-		if a.OperVLs == 0 || b.OperVLs == 0 || !s.inScope(a) {
+	s.activeLinksInScope(func(a, b *fabric.Port) {
+		if a.OperVLs == 0 || b.OperVLs == 0 {
 			return
 		}
 		if a.OperVLs == b.OperVLs && a.OperVLs >= fab {

@@ -46,6 +46,18 @@ type routeGraph struct {
 	hosts []*fabric.Port // CA ports with a LID and an active link
 }
 
+// routeGraph is newRouteGraph(s.Fabric), made once per Run: three checks
+// walk the same tables.
+func (s *Snapshot) routeGraph() *routeGraph {
+	if s.memo == nil {
+		return newRouteGraph(s.Fabric)
+	}
+	if s.memo.routeGraph == nil {
+		s.memo.routeGraph = newRouteGraph(s.Fabric)
+	}
+	return s.memo.routeGraph
+}
+
 func newRouteGraph(f *fabric.Fabric) *routeGraph {
 	g := &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: linkUp, Strict: true})}
 	for _, n := range f.Nodes {
@@ -152,7 +164,7 @@ type routeFails struct {
 
 // findRouteFails walks every host's routes from every leaf once.
 func (s *Snapshot) findRouteFails() *routeFails {
-	g := newRouteGraph(s.Fabric)
+	g := s.routeGraph()
 	leafOrder, byLeaf := leaves(g.hosts)
 	rf := &routeFails{hosts: g.hosts, hits: [2]map[routeFail]*routeHit{{}, {}}}
 	var w *route.Walk
@@ -394,7 +406,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	if ratio <= 0 {
 		ratio = 1.2
 	}
-	g := newRouteGraph(s.Fabric)
+	g := s.routeGraph()
 	byLeaf := map[*fabric.Node][]*fabric.Port{}
 	var leaves []*fabric.Node
 	for _, h := range g.hosts {
@@ -616,7 +628,7 @@ func (s *Snapshot) asymmetric() []Finding {
 	if !hasLFTs(s.Fabric) {
 		return nil
 	}
-	g := newRouteGraph(s.Fabric)
+	g := s.routeGraph()
 	hosts := g.hosts
 	if s.Scope != nil {
 		hosts = slices.DeleteFunc(slices.Clone(hosts), func(p *fabric.Port) bool { return !s.Scope.Hosts[p.Node] })

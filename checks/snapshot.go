@@ -60,6 +60,8 @@ type runMemo struct {
 	links    []fabric.Link
 	verdicts []LinkVerdict
 	judged   bool
+	// routeGraph: the route analyzer over the tables and the hosts.
+	routeGraph *routeGraph
 }
 
 // links returns s.Fabric.Links(), once per Run.

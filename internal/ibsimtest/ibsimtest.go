@@ -450,6 +450,9 @@ type OpenSMOptions struct {
 	// Standby waits for "Entering STANDBY state" instead of SUBNET UP:
 	// a second OpenSM that loses the election to a running master.
 	Standby bool
+	// Timeout bounds the wait for SUBNET UP (default one minute; a
+	// 9,472-node fabric on a loaded host takes longer).
+	Timeout time.Duration
 }
 
 // OpenSM is a running (or, with Once, finished) OpenSM.
@@ -498,14 +501,18 @@ func (s *Sim) StartOpenSM(opt OpenSMOptions) *OpenSM {
 	if opt.Standby {
 		want = "Entering STANDBY state"
 	}
-	if err := o.waitSubnetUp(want, opt.Once); err != nil {
+	timeout := opt.Timeout
+	if timeout <= 0 {
+		timeout = startTimeout
+	}
+	if err := o.waitSubnetUp(want, opt.Once, timeout); err != nil {
 		t.Fatal(err)
 	}
 	return o
 }
 
-func (o *OpenSM) waitSubnetUp(want string, once bool) error {
-	deadline := time.Now().Add(startTimeout)
+func (o *OpenSM) waitSubnetUp(want string, once bool, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -526,7 +533,7 @@ func (o *OpenSM) waitSubnetUp(want string, once bool) error {
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(o.LogFile)
-			return fmt.Errorf("ibsimtest: no %s in opensm log after %v\nlog tail:\n%s", want, startTimeout, tail(string(b), 30))
+			return fmt.Errorf("ibsimtest: no %s in opensm log after %v\nlog tail:\n%s", want, timeout, tail(string(b), 30))
 		}
 	}
 }

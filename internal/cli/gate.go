@@ -128,12 +128,12 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	if err == nil {
 		defer snap.Close()
 		if why := snap.Fresh(time.Now(), o.maxAge); why != nil {
-			fmt.Fprintf(a.stderr, "ibdoctor: snapshot in %s %v: sweeping the fabric\n", o.stateDir, why)
+			a.notef("snapshot in %s %v: sweeping the fabric", o.stateDir, why)
 			snap.Close()
 			snap = nil
 		}
 	} else {
-		fmt.Fprintf(a.stderr, "ibdoctor: %v; sweeping the fabric\n", err)
+		a.notef("%v; sweeping the fabric", err)
 	}
 	// The accepted topology knows the job hosts' HCAs even when
 	// a link was down at the sweep; a designed one replaces it.
@@ -188,7 +188,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		return withExit(ExitUndecided, err)
 	}
 	if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
-		fmt.Fprintf(a.stderr, "ibdoctor: hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)\n", strings.Join(doc.Scope.Unmatched, ", "))
+		a.notef("hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)", strings.Join(doc.Scope.Unmatched, ", "))
 	}
 	if err := a.printDocument(doc, o.json, 5); err != nil {
 		return err

@@ -247,7 +247,7 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snap
 		prev = p
 		defer p.Close()
 	} else if !errors.Is(err, snapshot.ErrNone) {
-		fmt.Fprintf(a.stderr, "ibdoctor: ignoring the previous snapshot: %v\n", err)
+		a.notef("ignoring the previous snapshot: %v", err)
 	}
 	acc, err := snapshot.LoadBaseline(o.stateDir)
 	if err != nil {

@@ -214,6 +214,11 @@ func (a *app) warnf(format string, args ...any) {
 	io.WriteString(a.stderr, report.WrapString("warning: ", fmt.Sprintf(format, args...), a.io.ErrWidth()))
 }
 
+// notef prints a note on stderr under "ibdoctor: ", wrapped like warnf.
+func (a *app) notef(format string, args ...any) {
+	io.WriteString(a.stderr, report.WrapString("ibdoctor: ", fmt.Sprintf(format, args...), a.io.ErrWidth()))
+}
+
 // listStderr prints title and the lines under it on stderr, each indented
 // two spaces and, on a terminal, wrapped at its width.
 func (a *app) listStderr(title string, lines []string) {

@@ -45,6 +45,7 @@ func TestStderrFitsTerminal(t *testing.T) {
 	}{
 		{"computed-routes warning", []string{"routes", "--sim=" + topo, "--format", "dump_fts"}, "warning: routes computed by ibdoctor"},
 		{"error", []string{"check", "--sim=" + topo, "--expect-rate", "4xNDR,3xHDR"}, `ibdoctor: --expect-rate: `},
+		{"gate's notes", []string{"gate", "--sim", "--nodes", "gpu001,nosuch", "--state-dir", t.TempDir()}, "ibdoctor: hosts not found in the fabric: nosuch"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, stderr := runAt(80, c.args...)

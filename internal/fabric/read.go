@@ -32,6 +32,7 @@ const (
 	FormatNetDump       Format = "ibdiagnet2.net_dump"
 	FormatDBCSV         Format = "ibdiagnet2.db_csv"
 	FormatNetFile       Format = "ibsim net file"
+	FormatIBLinkInfo    Format = "iblinkinfo"
 	// FormatLFTs is a forwarding-table dump (dump_fts, ibroute,
 	// dump_lfts.sh): no topology, given with --lfts.
 	FormatLFTs Format = "forwarding tables (dump_fts/ibroute)"
@@ -42,7 +43,7 @@ const (
 
 // TopologyFormats is what --sim and --expect-topology accept, for error
 // messages.
-const TopologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), an ibdiagnet2 file (.ibnetdiscover, .lst, .db_csv) or ibdiagnet directory, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
+const TopologyFormats = "ibnetdiscover output (default, -g, -p or -v -p), iblinkinfo output (default or -l), an ibdiagnet2 file (.ibnetdiscover, .lst, .db_csv) or ibdiagnet directory, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"
 
 // maxBytes bounds how much of a file ReadFile reads, per format: text
 // topologies of the largest fabrics are tens of MB; JSON and db_csv can
@@ -181,6 +182,10 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 		f, err = decodeLst(data)
 	case FormatDBCSV:
 		f, err = decodeDBCSV(data, info)
+	case FormatIBLinkInfo:
+		var notes []string
+		f, notes, err = ParseIBLinkInfo(data)
+		info.Notes = append(info.Notes, notes...)
 	case FormatNetDump:
 		return nil, info, fmt.Errorf("%s: this is ibdiagnet's ibdiagnet2.net_dump (each switch's port table with FEC modes and neighbours), which names the far end's port by label, not number, so it is not read as a topology: give ibdiagnet2.lst, ibdiagnet2.ibnetdiscover or ibdiagnet2.db_csv from the same ibdiagnet directory", name)
 	case FormatLFTs, FormatOpenSMLFTs:
@@ -320,6 +325,8 @@ var (
 	// OpenSM's LFT dump: "Unicast lids [0x0-0x..] of switch Lid N guid ..." is dump_fts';
 	// opensm-lfts.dump has "Switch 0x<guid>" then "0x<lid> : <port> : ..." lines.
 	openSMSwitchRE = regexp.MustCompile(`^Switch\s+0x[0-9a-fA-F]+\s*$`)
+	// iblinkinfo -l: `0x<16 hex> "desc"  LID PORT[..] ==(`
+	iblLineRE = regexp.MustCompile(`^0x[0-9a-fA-F]{16}\s+".*"\s+\d+\s+\d+\[.*==\(`)
 )
 
 // detect names data's format from its first significant lines.
@@ -371,6 +378,8 @@ func detect(data []byte, name string) (Format, error) {
 			return FormatIBNetDiscoverPorts, nil
 		case strings.HasPrefix(t, "START_"):
 			return FormatDBCSV, nil
+		case iblSwitchHead.MatchString(t), iblCAHead.MatchString(t), iblLineRE.MatchString(t):
+			return FormatIBLinkInfo, nil
 		case strings.HasPrefix(t, "Unicast lids ["), strings.HasPrefix(t, "Multicast mlids"):
 			return FormatLFTs, nil
 		case openSMSwitchRE.MatchString(t):

@@ -257,7 +257,7 @@ func TestCheckPartial(t *testing.T) {
 	topo := chkTopology(t)
 	dead := writeFile(t, "dead.faults", "dead \"gpu016 mlx5_0\"\n")
 	deadSpine := writeFile(t, "dead-spine.faults", "dead \"gpu016 mlx5_0\"\n"+faultSpine1X)
-	fast := []string{"--timeout", "20ms", "--retries", "0", "--fail-on", "critical", "--json"}
+	fast := []string{"--timeout", deadTimeout, "--retries", "0", "--fail-on", "critical", "--json"}
 
 	code, out, stderr := run(append([]string{"check", "--sim=" + topo, "--faults", dead}, fast...)...)
 	if code != ExitUndecided {

@@ -363,7 +363,7 @@ func TestCountersBadInput(t *testing.T) {
 func TestCountersPartial(t *testing.T) {
 	topo := writeFile(t, "fabric.net", countersNet)
 	faults := writeFile(t, "faults.txt", "dead \"host three HCA\"\n")
-	code, out, stderr := run("counters", "--sim="+topo, "--faults", faults, "--timeout", "30ms", "--retries", "0", "--json")
+	code, out, stderr := run("counters", "--sim="+topo, "--faults", faults, "--timeout", deadTimeout, "--retries", "0", "--json")
 	if code != ExitPartial {
 		t.Fatalf("exit %d, want 3: %s", code, stderr)
 	}

@@ -81,7 +81,7 @@ func TestDiscoverFormatsAndDiff(t *testing.T) {
 	faults := writeFile(t, "faults", "degrade leaf02/6 width=1x\ndead gpu012\n")
 	leaf2 := model.NodesByName("leaf02")[0]
 	gpu12 := model.NodesByName("gpu012 mlx5_0")[0]
-	code, out, stderr := run("discover", "--sim="+topo, "--faults", faults, "--diff", saved["json"], "--format", "json", "--timeout", "20ms", "--retries", "0")
+	code, out, stderr := run("discover", "--sim="+topo, "--faults", faults, "--diff", saved["json"], "--format", "json", "--timeout", deadTimeout, "--retries", "0")
 	if code != ExitFindings {
 		t.Fatalf("exit %d, want 1 (changes): %s", code, stderr)
 	}
@@ -128,7 +128,7 @@ func TestDiscoverFormatsAndDiff(t *testing.T) {
 		t.Errorf("stderr: %s", stderr)
 	}
 	// Text form of the same diff.
-	code, out, _ = run("discover", "--sim="+topo, "--faults", faults, "--diff", saved["ibnetdiscover"], "--no-color", "--timeout", "20ms", "--retries", "0")
+	code, out, _ = run("discover", "--sim="+topo, "--faults", faults, "--diff", saved["ibnetdiscover"], "--no-color", "--timeout", deadTimeout, "--retries", "0")
 	if code != ExitFindings || !strings.Contains(out, "3 changes against") || !strings.Contains(out, "rate-changed") {
 		t.Errorf("table diff: exit %d\n%s", code, out)
 	}
@@ -139,7 +139,7 @@ func TestDiscoverFormatsAndDiff(t *testing.T) {
 func TestDiscoverPartial(t *testing.T) {
 	topo, model := simTopology(t)
 	faults := writeFile(t, "faults", "dead spine02\n")
-	code, out, stderr := run("discover", "--sim="+topo, "--faults", faults, "--timeout", "20ms", "--retries", "1", "--no-color")
+	code, out, stderr := run("discover", "--sim="+topo, "--faults", faults, "--timeout", deadTimeout, "--retries", "1", "--no-color")
 	if code != ExitPartial {
 		t.Fatalf("exit %d, want 3: %s", code, stderr)
 	}
@@ -220,7 +220,7 @@ func TestDiscoverBadInput(t *testing.T) {
 		}
 	}
 	// A start node that does not answer: nothing to print, exit 2.
-	code, out, stderr := run("discover", "--sim="+topo, "--start", "0,9", "--timeout", "20ms", "--retries", "0")
+	code, out, stderr := run("discover", "--sim="+topo, "--start", "0,9", "--timeout", deadTimeout, "--retries", "0")
 	if code != ExitUndecided || out != "" || !strings.Contains(stderr, "did not answer") {
 		t.Errorf("dead start: exit %d, out %q, stderr %q", code, out, stderr)
 	}

@@ -40,7 +40,7 @@ func TestExitCodesDoc(t *testing.T) {
 	topo := chkTopology(t)
 	dead := writeFile(t, "dead.faults", "dead \"gpu016 mlx5_0\"\n")
 	spine1X := writeFile(t, "1x.faults", faultSpine1X)
-	fast := []string{"--timeout", "20ms", "--retries", "0"}
+	fast := []string{"--timeout", deadTimeout, "--retries", "0"}
 	for _, c := range []struct {
 		row  string
 		args []string

@@ -59,7 +59,7 @@ func TestGateHCADown(t *testing.T) {
 		{"down after the sweep", clean},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			code, out, stderr := run("gate", "--sim", "--faults", down, "--state-dir", c.state, "--nodes", "gpu002", "--json", "--timeout", "50ms", "--retries", "0")
+			code, out, stderr := run("gate", "--sim", "--faults", down, "--state-dir", c.state, "--nodes", "gpu002", "--json", "--timeout", deadTimeout, "--retries", "0")
 			d := chkParse(t, out)
 			if code != ExitFindings || d.Status != "unhealthy" || !hasLinkDown(d, "leaf01", 9, "gpu002 mlx5_0", 1) {
 				t.Fatalf("exit %d status %q, want 1 with link.down leaf01/9 <-> gpu002 mlx5_0/1\nfindings %+v\nunreached %+v\n%s", code, d.Status, d.Findings, d.Unreached, stderr)
@@ -79,7 +79,7 @@ func TestGateHCADown(t *testing.T) {
 
 	// A host the fabric does not have, beside the one with the down HCA:
 	// named as unknown, and never healthy.
-	code, out, stderr := run("gate", "--sim", "--faults", down, "--state-dir", before, "--nodes", "gpu002,gpu999", "--json", "--timeout", "50ms", "--retries", "0")
+	code, out, stderr := run("gate", "--sim", "--faults", down, "--state-dir", before, "--nodes", "gpu002,gpu999", "--json", "--timeout", deadTimeout, "--retries", "0")
 	d := chkParse(t, out)
 	if code == ExitHealthy || d.Scope == nil || len(d.Scope.Unmatched) != 1 || d.Scope.Unmatched[0] != "gpu999" || !strings.Contains(stderr, "gpu999") {
 		t.Errorf("unknown host: exit %d scope %+v stderr %q", code, d.Scope, stderr)

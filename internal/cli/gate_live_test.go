@@ -211,7 +211,7 @@ func TestGateExitPrecedence(t *testing.T) {
 	if code, _, stderr := run("sweep", "--sim="+net, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
-	fast := []string{"--timeout", "20ms", "--retries", "0", "--json"}
+	fast := []string{"--timeout", deadTimeout, "--retries", "0", "--json"}
 	both := writeFile(t, "both.txt", "dead h0017\ndegrade leaf001/1 width=1x\n")
 	code, out, stderr := run(append([]string{"gate", "--sim=" + net, "--faults", both, "--state-dir", state, "--nodes", "h0001,h0017"}, fast...)...)
 	d := chkParse(t, out)
@@ -232,7 +232,7 @@ func TestGateOwnSweepPartial(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	net := writeFile(t, "rel.net", relNet())
 	dead := writeFile(t, "dead.txt", "dead h0064\n")
-	code, out, stderr := run("gate", "--sim="+net, "--faults", dead, "--state-dir", filepath.Join(t.TempDir(), "none"), "--nodes", "h0001,h0017", "--timeout", "20ms", "--retries", "0")
+	code, out, stderr := run("gate", "--sim="+net, "--faults", dead, "--state-dir", filepath.Join(t.TempDir(), "none"), "--nodes", "h0001,h0017", "--timeout", deadTimeout, "--retries", "0")
 	if code != ExitHealthy {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}

@@ -120,7 +120,7 @@ func TestGateCannotLook(t *testing.T) {
 	topo := chkTopology(t)
 	state := gateState(t, topo)
 	dead := writeFile(t, "dead.faults", "dead \"gpu003 mlx5_0\"\n")
-	code, out, stderr := run("gate", "--sim="+topo, "--faults", dead, "--state-dir", state, "--nodes", "gpu[001-004]", "--json", "--timeout", "20ms", "--retries", "0")
+	code, out, stderr := run("gate", "--sim="+topo, "--faults", dead, "--state-dir", state, "--nodes", "gpu[001-004]", "--json", "--timeout", deadTimeout, "--retries", "0")
 	if code != ExitUndecided {
 		t.Fatalf("exit %d, want 2\n%s\n%s", code, out, stderr)
 	}

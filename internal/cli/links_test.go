@@ -159,7 +159,7 @@ func TestLinksExpectRate(t *testing.T) {
 func TestLinksPartial(t *testing.T) {
 	topo, _ := simTopology(t)
 	faults := writeFile(t, "faults", "dead spine02\n")
-	code, out, stderr := run("links", "--sim="+topo, "--faults", faults, "--timeout", "20ms", "--retries", "0", "--no-color")
+	code, out, stderr := run("links", "--sim="+topo, "--faults", faults, "--timeout", deadTimeout, "--retries", "0", "--no-color")
 	if code != ExitPartial {
 		t.Fatalf("exit %d, want 3: %s", code, stderr)
 	}

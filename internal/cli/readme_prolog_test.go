@@ -95,7 +95,7 @@ func TestREADMEPrologScript(t *testing.T) {
 		t.Errorf("counter errors on the route: prolog exit %d: %s", code, stderr)
 	}
 	dead := writeFile(t, "dead.txt", "dead h0017\n")
-	code, stderr = prologRun(dead + " --timeout=20ms --retries=0")
+	code, stderr = prologRun(dead + " --timeout=" + deadTimeout + " --retries=0")
 	if code != 1 || !strings.Contains(stderr, "could not verify the fabric") {
 		t.Errorf("a job host that does not answer: prolog exit %d: %s", code, stderr)
 	}

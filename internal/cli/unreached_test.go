@@ -42,7 +42,7 @@ func findingKeys(fs []checks.Finding) []string {
 func TestCheckUnderMADLoss(t *testing.T) {
 	dir := filepath.Join("..", "..", "fixtures", "sample")
 	topo, incident := filepath.Join(dir, "fabric.txt"), filepath.Join(dir, "faults.txt")
-	args := []string{"check", "--sim=" + topo, "--timeout", "50ms", "--json"}
+	args := []string{"check", "--sim=" + topo, "--timeout", deadTimeout, "--json"}
 	code, out, stderr := run(append(args, "--faults", incident)...)
 	if code != ExitFindings {
 		t.Fatalf("clean: exit %d\n%s", code, stderr)
@@ -98,7 +98,7 @@ func TestCheckUnderMADLoss(t *testing.T) {
 // gives no finding, is listed, and check exits 2 (could not decide).
 func TestCheckUnansweredNotBroken(t *testing.T) {
 	topo := chkTopology(t) // 4 leaves x 4 hosts, 4 spines
-	fast := []string{"--timeout", "20ms", "--json"}
+	fast := []string{"--timeout", deadTimeout, "--json"}
 	for _, c := range []struct{ name, faults, unreached string }{
 		// The spine's agent is dead but its switching hardware forwards:
 		// before, every route through it "could not reach" (critical).
@@ -143,7 +143,7 @@ func TestCheckFlakyAgentNoFalseRate(t *testing.T) {
 	topo := chkTopology(t)
 	faults := writeFile(t, "flaky.faults", "flaky leaf01 answer=40%\nflaky leaf02 answer=40%\nflaky spine01 answer=40%\n")
 	for i := range 3 {
-		code, out, _ := run("check", "--sim="+topo, "--faults", faults, "--timeout", "20ms", "--retries", "1", "--json")
+		code, out, _ := run("check", "--sim="+topo, "--faults", faults, "--timeout", deadTimeout, "--retries", "1", "--json")
 		d := chkParse(t, out)
 		for _, f := range d.Findings {
 			t.Errorf("run %d: %s %s: %s", i, f.Severity, f.Check, f.Title)

@@ -34,10 +34,10 @@ func newCheckCmd(a *app, runF func(*checkCmdOptions) error) *cobra.Command {
 port's counters), runs every check, and prints the findings worst first with their
 evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
 --fail-on, 2 could not decide (see docs/exit-codes.md).`,
-		Example: `  ibdoctor check --sim                       # the built-in sample fabric
+		Example: `  ibdoctor check --sim                    # the built-in sample fabric
   ibdoctor check --interval 30s --expect-rate 4xNDR
   ibdoctor check --json --fail-on warning
-  ibdoctor check --sim --html fabric.html     # a page with a drawing of the fabric`,
+  ibdoctor check --sim --html fabric.html  # a page drawing the fabric`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {

@@ -13,7 +13,7 @@ import (
 func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.StringVar(&o.Sim, "sim", "", "use the in-process simulator: --sim alone for the built-in sample fabric, --sim=FILE for a saved fabric (ibnetdiscover output incl. -p, ibdiagnet2 files or an ibdiagnet directory, ibsim net file or ibdoctor JSON; docs/schema-fabric.md)")
 	fs.Lookup("sim").NoOptDefVal = "sample"
-	fs.StringVar(&o.LFTs, "lfts", "", "forwarding tables for --sim FILE (dump_fts or ibroute output); without it the file's own, else computed min-hop routes, labelled as such")
+	fs.StringVar(&o.LFTs, "lfts", "", "forwarding tables for --sim=FILE (dump_fts or ibroute output); without it the file's own, else computed min-hop routes, labelled as such")
 	fs.StringVar(&o.Faults, "faults", "", "faults file for --sim (docs/faults.md)")
 	fs.DurationVar(&o.SimServiceTime, "sim-service-time", 0, "simulated time each node's management agent takes per MAD (e.g. 20us)")
 	fs.DurationVar(&o.SimHopLatency, "sim-hop-latency", 0, "simulated latency per hop (e.g. 1us)")

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/iostreams"
 	"github.com/ibdoctor/ibdoctor/internal/report"
@@ -96,6 +98,13 @@ is wrong by what it costs.`,
 			return nil
 		},
 	}
+	// Help fits the terminal: pflag wraps the flags' descriptions at its
+	// width (0, a pipe: one line each), and helpText the rest.
+	width := a.io.OutputWidth()
+	root.SetUsageTemplate(strings.ReplaceAll(root.UsageTemplate(), "FlagUsages |", fmt.Sprintf("FlagUsagesWrapped %d |", width)))
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
+		io.WriteString(c.OutOrStdout(), helpText(c, width))
+	})
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -103,6 +112,38 @@ is wrong by what it costs.`,
 	pf.BoolVar(&a.opts.noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
 	addSourceFlags(pf, &a.opts.source)
 	return root
+}
+
+// listItem is the head of a line of a two-column list ("  gate   Pre-job
+// check ..."): continuation lines are indented under its second column.
+var listItem = regexp.MustCompile(`^ +\S+ {2,}`)
+
+// helpText is cobra's help (the long description, then the usage) with
+// every line wider than width wrapped at words, under its own indent or,
+// in a two-column list, under the second column. width 0: as written.
+func helpText(c *cobra.Command, width int) string {
+	text := strings.TrimRight(c.Long, " \n")
+	if text == "" {
+		text = c.Short
+	}
+	text += "\n\n" + c.UsageString()
+	if width <= 0 {
+		return text
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		if report.VisibleWidth(line) <= width {
+			b.WriteString(line + "\n")
+			continue
+		}
+		head := listItem.FindString(line)
+		if head == "" {
+			head = line[:len(line)-len(strings.TrimLeft(line, " "))]
+		}
+		lines := report.Wrap(head, strings.TrimPrefix(line, head), width)
+		b.WriteString(strings.Join(lines, "\n") + "\n")
+	}
+	return b.String()
 }
 
 // Command returns ibdoctor's command tree, for tools that document it

@@ -68,8 +68,12 @@ or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
 writes ibdoctor_sweep_success 0 to the textfile and exits 2.
 Exit status: 0 done, 3 done but parts could not be read, 2 failed, 1 findings
 at or above --fail-on when that is given.`,
-		Example: `  */15 * * * * root ibdoctor sweep --state-dir /var/lib/ibdoctor --out /var/lib/ibdoctor/report.json --prom /var/lib/node_exporter/textfile/ibdoctor.prom`,
-		Args:    a.noArgs,
+		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor \
+    --out /var/lib/ibdoctor/report.json \
+    --prom /var/lib/node_exporter/textfile/ibdoctor.prom
+  # every 15 minutes from cron, a script holding the command above:
+  */15 * * * * root /usr/local/sbin/ibdoctor-sweep`,
+		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(cmd.Context(), a); err != nil {
 				return withExit(ExitUndecided, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/iostreams"
 	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/spf13/cobra"
 )
 
 // runAt runs ibdoctor as if stdout and stderr were a terminal width
@@ -115,5 +116,44 @@ func TestTopOnceFitsTerminal(t *testing.T) {
 	}
 	if !strings.Contains(out, "VERDICT") || !strings.Contains(out, "warning congestion") || strings.Contains(out, "warning c"+report.Ellipsis) {
 		t.Errorf("the verdict is cut or gone:\n%s", out)
+	}
+}
+
+// TestHelpFitsTerminal: every command's --help fits an 80-column
+// terminal: its text is written within 80 columns and the flag list wraps
+// its descriptions at the terminal's width (piped, they stay one line).
+func TestHelpFitsTerminal(t *testing.T) {
+	root := Command(&bytes.Buffer{}, &bytes.Buffer{})
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if !c.IsAvailableCommand() && c != root {
+			return
+		}
+		paths = append(paths, path)
+		// An example is a command to copy: it is written to fit, never
+		// wrapped.
+		for _, l := range strings.Split(c.Example, "\n") {
+			if report.VisibleWidth(l) > 80 {
+				t.Errorf("ibdoctor %s: example wider than 80 columns: %s", strings.Join(path, " "), l)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub, append(append([]string(nil), path...), sub.Name()))
+		}
+	}
+	walk(root, nil)
+	for _, p := range paths {
+		code, out, stderr := runAt(80, append(p, "--help")...)
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Fatalf("%q: exit %d: %s", p, code, stderr)
+		}
+		if long := wider(out, 80); len(long) > 0 {
+			t.Errorf("ibdoctor %s --help: lines wider than 80 columns:\n%s", strings.Join(p, " "), strings.Join(long, "\n"))
+		}
+	}
+	_, piped, _ := run("check", "--help")
+	if !strings.Contains(piped, "--interval duration           read counters twice this far apart and judge their increase (e.g. 30s); 0 reads once") {
+		t.Errorf("piped help is wrapped:\n%s", piped)
 	}
 }

@@ -25,8 +25,19 @@ import (
 // It skips without ibsim and opensm (fails with CI=true).
 func BenchmarkGateProcess8k(b *testing.B) {
 	ibsimtest.RequireNamedBench(b, "Process8k", "-bench GateProcess8k -benchtime 1x -timeout 30m")
+	benchGateProcess(b, topology.FatTree8k())
+}
+
+// BenchmarkGateProcess10k is the same on BenchmarkGate10k's 10,816-node
+// tree (64-port switches, 9,216 HCAs).
+func BenchmarkGateProcess10k(b *testing.B) {
+	ibsimtest.RequireNamedBench(b, "Process10k", "-bench GateProcess10k -benchtime 1x -timeout 30m")
+	benchGateProcess(b, topology.FatTree3{Pods: 9, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 1024})
+}
+
+func benchGateProcess(b *testing.B, tree topology.FatTree3) {
 	ibsimtest.Require(b, "opensm")
-	f, net, host := ibsimtest.NetFile(b, topology.FatTree8k())
+	f, net, host := ibsimtest.NetFile(b, tree)
 	s := ibsimtest.Start(b, net)
 	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true, Timeout: 15 * time.Minute})
 	bin := ibsimtest.BuildIbdoctor(b)

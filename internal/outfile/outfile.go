@@ -6,6 +6,7 @@
 package outfile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -40,6 +41,16 @@ func Write(path string, data []byte, stdout io.Writer) error {
 // then renamed over the target. An existing file keeps its permissions;
 // a new one is 0644 (node_exporter must read it).
 func WriteAtomic(path string, data []byte) error {
+	return WriteAtomicFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomicFunc is WriteAtomic with the data written by write, through
+// a buffer, so a big document (a 49k-node fabric) need not be whole in
+// memory first. An error from write leaves the target as it was.
+func WriteAtomicFunc(path string, write func(io.Writer) error) error {
 	final, mode, err := Resolve(path)
 	if err != nil {
 		return err
@@ -58,7 +69,11 @@ func WriteAtomic(path string, data []byte) error {
 		os.Remove(name)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	if err := write(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := tmp.Chmod(mode); err != nil {

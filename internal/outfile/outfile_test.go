@@ -2,6 +2,8 @@ package outfile
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,4 +201,43 @@ func TestWriteAtomic(t *testing.T) {
 		t.Errorf("files left: %v", es)
 	}
 	t.Logf("%d reads during 40 rewrites", reads)
+}
+
+// TestWriteAtomicFuncError: a writer that fails half way leaves the old
+// file whole and no temporary file; one that succeeds replaces it with
+// everything it wrote, past the buffer's size.
+func TestWriteAtomicFuncError(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fabric.json")
+	if err := WriteAtomic(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("encoding failed")
+	err := WriteAtomicFunc(path, func(w io.Writer) error {
+		w.Write(bytes.Repeat([]byte("x"), 1<<17))
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("file is %d bytes after a failed write", len(got))
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Fatalf("files left: %v", es)
+	}
+	big := bytes.Repeat([]byte("0123456789"), 20000)
+	if err := WriteAtomicFunc(path, func(w io.Writer) error {
+		for i := 0; i < len(big); i += 777 {
+			if _, err := w.Write(big[i:min(i+777, len(big))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, big) {
+		t.Fatalf("file is %d bytes, want %d", len(got), len(big))
+	}
 }

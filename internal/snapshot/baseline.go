@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -45,11 +46,9 @@ func LoadBaseline(dir string) (*fabric.Fabric, error) {
 // SaveBaseline makes f the accepted topology in dir. The caller holds
 // dir's Lock.
 func SaveBaseline(dir string, f *fabric.Fabric) error {
-	data, err := fabric.MarshalWith(f, fabric.MarshalOptions{OmitLFT: true, Indent: true})
-	if err != nil {
-		return fmt.Errorf("baseline: %w", err)
-	}
-	if err := outfile.WriteAtomic(filepath.Join(dir, BaselineName), data); err != nil {
+	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
+		return fabric.WriteJSON(w, f, fabric.MarshalOptions{OmitLFT: true, Indent: true})
+	}); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	return writeBaselineIndex(dir, f)

@@ -41,7 +41,6 @@ type Snapshot struct {
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
 	fab  *fabric.Fabric
-	raw  []byte         // encoded fabric, until saved or decoded
 	file *os.File       // the fabric file, opened by Load, until decoded
 	idx  *Index         // gate.idx, when opened by LoadForGate
 	sub  *fabric.Fabric // the part of it FabricFor built
@@ -62,11 +61,11 @@ func Key(p *fabric.Port) string { return fmt.Sprintf("0x%016x/%d", p.Node.GUID, 
 
 // New builds a snapshot of a fabric and (optionally) its counters.
 func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version string, complete bool) (*Snapshot, error) {
-	raw, err := fabric.MarshalWith(f, fabric.MarshalOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: encoding the fabric: %w", err)
-	}
-	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, raw: raw, fab: f}
+	// The fabric is encoded when saved, streamed into its file: a gate
+	// that sweeps without a state dir never writes it, and a 49k-node
+	// fabric's document (hundreds of MB with its tables) is never whole
+	// in memory.
+	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f}
 	if c != nil {
 		s.Counters = make(map[string]PortCounters)
 		c.Ports(func(r checks.PortReading) {
@@ -95,23 +94,19 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	if s.idx != nil {
 		return nil, fmt.Errorf("snapshot: opened from %s, which holds only what a gate asks for (FabricFor)", IndexName)
 	}
-	data := s.raw
-	if data == nil {
-		if s.file == nil {
-			return nil, fmt.Errorf("snapshot: the fabric file %s was not opened (run 'ibdoctor sweep' again)", s.FabricFile)
-		}
-		var err error
-		data, err = io.ReadAll(s.file)
-		s.Close()
-		if err != nil {
-			return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", err)
-		}
+	if s.file == nil {
+		return nil, fmt.Errorf("snapshot: the fabric file %s was not opened (run 'ibdoctor sweep' again)", s.FabricFile)
+	}
+	data, err := io.ReadAll(s.file)
+	s.Close()
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", err)
 	}
 	f, err := fabric.Unmarshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: decoding the fabric in %s: %w", s.FabricFile, err)
 	}
-	s.fab, s.raw = f, nil
+	s.fab = f
 	return f, nil
 }
 
@@ -212,18 +207,14 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
-	raw := s.raw
-	if raw == nil {
-		f, err := s.FabricModel()
-		if err != nil {
-			return "", err
-		}
-		if raw, err = fabric.MarshalWith(f, fabric.MarshalOptions{}); err != nil {
-			return "", fmt.Errorf("snapshot: encoding the fabric: %w", err)
-		}
+	f, err := s.FabricModel()
+	if err != nil {
+		return "", err
 	}
 	s.FabricFile = fmt.Sprintf("fabric-%d.json", s.TakenAt.UnixNano())
-	if err := outfile.WriteAtomic(filepath.Join(dir, s.FabricFile), raw); err != nil {
+	if err := outfile.WriteAtomicFunc(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
+		return fabric.WriteJSON(w, f, fabric.MarshalOptions{})
+	}); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	// The gate's index of the same sweep. A fabric it cannot hold (a port

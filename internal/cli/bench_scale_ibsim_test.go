@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+// BenchmarkScaleVsIbnetdiscover8k measures issue 13's rows on ibsim: the
+// fabric topology.FatTree8k (9,472 nodes) routed once by OpenSM (min-hop,
+// opensm -o: the tables stay, the SM is gone), then, each a child process
+// timed by GNU time in the same run: ibnetdiscover, ibdoctor check (every
+// counter and forwarding table), sweep (and its state on disk per node),
+// discover --format json and links --json. It reports each one's wall
+// time and peak RSS against ibnetdiscover's, and check's MADs. Minutes of
+// CPU, so it runs only when named:
+//
+//	IBDOCTOR_BENCH_RUNS=1 go test -run '^$' -bench ScaleVsIbnetdiscover8k -benchtime 1x -timeout 60m ./internal/cli/
+func BenchmarkScaleVsIbnetdiscover8k(b *testing.B) {
+	ibsimtest.RequireNamedBench(b, "8k", "-bench ScaleVsIbnetdiscover8k -benchtime 1x -timeout 60m")
+	benchScale(b, topology.FatTree8k())
+}
+
+// BenchmarkScaleVsIbnetdiscover49k is the same on topology.FatTree50k
+// (48,896 nodes: 45,056 HCAs, 3,840 switches, just under the unicast LID
+// limit). Tens of minutes of CPU:
+//
+//	IBDOCTOR_BENCH_RUNS=1 nice go test -run '^$' -bench ScaleVsIbnetdiscover49k -benchtime 1x -timeout 180m ./internal/cli/
+func BenchmarkScaleVsIbnetdiscover49k(b *testing.B) {
+	ibsimtest.RequireNamedBench(b, "49k", "-bench ScaleVsIbnetdiscover49k -benchtime 1x -timeout 180m")
+	benchScale(b, topology.FatTree50k())
+}
+
+var madsLine = regexp.MustCompile(`(\d+) MADs`)
+
+func benchScale(b *testing.B, ft topology.FatTree3) {
+	ibsimtest.Require(b, "ibnetdiscover", "opensm")
+	f, net, host := ibsimtest.NetFile(b, ft)
+	s := ibsimtest.Start(b, net)
+	t0 := time.Now()
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true, Extra: []string{"-R", "minhop"}, Timeout: 30 * time.Minute})
+	b.Logf("%d nodes; OpenSM routed them in %v", len(f.Nodes), time.Since(t0).Round(time.Second))
+	bin := ibsimtest.BuildIbdoctor(b)
+	at := []string{"--ibsim=" + s.SockName, "--ibsim-host", host}
+	state := b.TempDir()
+	type tool struct {
+		name    string
+		args    []string
+		preload bool
+	}
+	tools := []tool{
+		{"ibnetdiscover", []string{"ibnetdiscover"}, true},
+		{"check", append([]string{bin, "check"}, at...), false},
+		{"sweep", append([]string{bin, "sweep", "--state-dir", state}, at...), false},
+		{"discover-json", append([]string{bin, "discover", "--format", "json"}, at...), false},
+		{"links-json", append([]string{bin, "links", "--json"}, at...), false},
+	}
+	runs := ibsimtest.BenchRuns()
+	got := map[string][]ibsimtest.Child{}
+	b.ResetTimer()
+	for i := range runs {
+		for _, t := range tools {
+			r := s.MeasureChild(b, t.args, ibsimtest.ChildOptions{Host: host, Preload: t.preload, GNUTime: true, ExitOK: []int{1, 3}})
+			got[t.name] = append(got[t.name], r)
+			extra := ""
+			if t.name == "check" {
+				out, _ := os.ReadFile(r.Output)
+				if m := madsLine.FindSubmatch(out); m != nil {
+					extra = ", " + string(m[0])
+					n, _ := strconv.Atoi(string(m[1]))
+					b.ReportMetric(float64(n), "check-MADs")
+				}
+			}
+			b.Logf("run %d: %s %v %.1f MB (CPU %v, ibsim's %v, exit %d%s)", i+1, t.name, r.Wall.Round(time.Millisecond),
+				float64(r.MaxRSS)/(1<<20), r.CPU.Round(time.Millisecond), r.SimCPU.Round(10*time.Millisecond), r.Exit, extra)
+		}
+	}
+	b.StopTimer()
+	wall := func(r ibsimtest.Child) float64 { return r.Wall.Seconds() }
+	rss := func(r ibsimtest.Child) float64 { return float64(r.MaxRSS) }
+	refT, refM := ibsimtest.MedianOf(got["ibnetdiscover"], wall), ibsimtest.MedianOf(got["ibnetdiscover"], rss)
+	b.ReportMetric(refT, "ibnetdiscover-s")
+	b.ReportMetric(refM/(1<<20), "ibnetdiscover-MB")
+	for _, t := range tools[1:] {
+		tt, tm := ibsimtest.MedianOf(got[t.name], wall), ibsimtest.MedianOf(got[t.name], rss)
+		b.ReportMetric(tt, t.name+"-s")
+		b.ReportMetric(tm/(1<<20), t.name+"-MB")
+		b.ReportMetric(tt/refT, t.name+"-time-ratio")
+		b.ReportMetric(tm/refM, t.name+"-mem-ratio")
+		b.Logf("%s: median %.2f s %.1f MB; %.2f× ibnetdiscover's wall, %.2f× its RSS", t.name, tt, tm/(1<<20), tt/refT, tm/refM)
+	}
+	var size int64
+	ents, _ := os.ReadDir(state)
+	for _, e := range ents {
+		if fi, err := os.Stat(filepath.Join(state, e.Name())); err == nil && fi.Mode().IsRegular() {
+			size += fi.Size()
+			b.Logf("state: %s %d bytes", e.Name(), fi.Size())
+		}
+	}
+	b.ReportMetric(float64(size)/float64(len(f.Nodes)), "state-B/node")
+	b.Logf("sweep state: %s, %.0f B per node", fmt.Sprintf("%.1f MB", float64(size)/(1<<20)), float64(size)/float64(len(f.Nodes)))
+}

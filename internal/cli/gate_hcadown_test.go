@@ -90,3 +90,28 @@ func TestGateHCADown(t *testing.T) {
 		t.Errorf("only an unknown host: exit %d\n%s\n%s", code, out, stderr)
 	}
 }
+
+// TestGateExpectTopology: a state dir whose first sweep already had the
+// host's link down accepted a baseline without that host, so the gate
+// cannot know it ("not found", exit 2 — never healthy); a designed
+// topology given with --expect-topology knows it: link.down, exit 1.
+// (--expect-topology was accepted by gate and ignored before.)
+func TestGateExpectTopology(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	down := writeFile(t, "down.faults", "down \"gpu002 mlx5_0\"/1\n")
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--faults", down, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy && code != ExitFindings {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	gate := []string{"gate", "--sim=" + topo, "--faults", down, "--state-dir", state, "--nodes", "gpu002", "--json", "--timeout", "50ms", "--retries", "0"}
+	code, out, _ := run(gate...)
+	if d := chkParse(t, out); code != ExitUndecided || d.Scope == nil || len(d.Scope.Unmatched) != 1 {
+		t.Errorf("without a baseline that knows the host: exit %d status %q scope %+v", code, d.Status, d.Scope)
+	}
+	code, out, stderr := run(append(gate, "--expect-topology", topo)...)
+	d := chkParse(t, out)
+	if code != ExitFindings || len(d.Findings) == 0 || d.Findings[0].Check != "link.down" || !strings.Contains(d.Findings[0].Title, "gpu002 mlx5_0/1") {
+		t.Errorf("--expect-topology: exit %d findings %+v unreached %+v\n%s", code, d.Findings, d.Unreached, stderr)
+	}
+}

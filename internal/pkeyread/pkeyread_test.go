@@ -3,6 +3,7 @@ package pkeyread
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -14,6 +15,7 @@ import (
 // past the list's capacity is refused with a status (as an SMA past its
 // PartitionCap), a LID in dead does not answer.
 type fakeTables struct {
+	mu    sync.Mutex // Read asks from several goroutines
 	keys  map[uint16][]mad.PKey
 	cap   map[uint16]int
 	dead  map[uint16]bool
@@ -25,6 +27,8 @@ func (f *fakeTables) GetSMP(context.Context, mad.Path, mad.Attribute, uint32) (*
 }
 
 func (f *fakeTables) GetSMPByLID(_ context.Context, lid uint16, a mad.Attribute, mod uint32) (*mad.SMP, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.asked[lid] = append(f.asked[lid], mod)
 	if f.dead[lid] {
 		return nil, transport.ErrTimeout

@@ -36,8 +36,9 @@ const (
 	// FormatLFTs is a forwarding-table dump (dump_fts, ibroute,
 	// dump_lfts.sh): no topology, given with --lfts.
 	FormatLFTs Format = "forwarding tables (dump_fts/ibroute)"
-	// FormatOpenSMLFTs is OpenSM's LFT dump (opensm -U's input, what
-	// `opensm --dump_lfts`/opensm-lfts.dump holds): no topology either.
+	// FormatOpenSMLFTs is OpenSM's fdbs dump (opensm.fdbs: "dump_ucast_routes:
+	// Switch 0x..." then "0xLID : PORT : HOPS : yes"); its opensm-lfts.dump
+	// (what opensm -U reads) is dump_fts' form. No topology either.
 	FormatOpenSMLFTs Format = "OpenSM LFT dump"
 )
 
@@ -382,7 +383,7 @@ func detect(data []byte, name string) (Format, error) {
 			return FormatIBLinkInfo, nil
 		case strings.HasPrefix(t, "Unicast lids ["), strings.HasPrefix(t, "Multicast mlids"):
 			return FormatLFTs, nil
-		case openSMSwitchRE.MatchString(t):
+		case openSMSwitchRE.MatchString(t), strings.HasPrefix(t, "dump_ucast_routes: Switch 0x"):
 			return FormatOpenSMLFTs, nil
 		case netDumpHeadRE.MatchString(t):
 			return FormatNetDump, nil
@@ -575,9 +576,7 @@ func ReadLFTFile(ctx context.Context, path string) ([]byte, *FileInfo, error) {
 	}
 	info := &FileInfo{Name: path, Format: format}
 	switch format {
-	case FormatLFTs:
-	case FormatOpenSMLFTs:
-		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give dump_fts or ibroute output (`dump_fts > FILE` on the fabric)", path, format)
+	case FormatLFTs, FormatOpenSMLFTs:
 	default:
 		return nil, info, fmt.Errorf("%s: this is %s, not a forwarding-table dump: give it with --sim=%s, and with --lfts the output of dump_fts or ibroute", path, format, path)
 	}

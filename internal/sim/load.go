@@ -56,6 +56,11 @@ func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) (computed bool, err er
 		haveLFT = false // old tables name old LIDs
 	}
 	f.Reindex()
+	if lfts != nil && needLIDs && lidOnly(lfts) {
+		// The tables' LIDs are the SM's; these are ibdoctor's. Entries
+		// naming a port GUID can be moved onto its LID, these cannot.
+		return false, fmt.Errorf("sim: the forwarding tables name destinations by LID only (OpenSM's fdbs, dump_fts -n) and the topology file carries no LIDs (ibdoctor assigned its own), so they cannot be matched: give tables that name each destination's port (dump_fts, ibroute, opensm-lfts.dump) or a topology with LIDs (ibnetdiscover)")
+	}
 	if lfts != nil {
 		if err := topology.LoadLFTs(f, lfts); err != nil {
 			return false, fmt.Errorf("sim: loading forwarding tables: %w", err)
@@ -164,4 +169,17 @@ func SampleFabric() (*fabric.Fabric, []byte, error) {
 		return nil, nil, err
 	}
 	return f, fixtures.SampleFaults(), nil
+}
+
+// lidOnly reports whether no table entry names its destination's port
+// GUID (LID 0 and switch-own entries aside, all do in dump_fts).
+func lidOnly(lfts []topology.DumpedLFT) bool {
+	for _, d := range lfts {
+		for _, e := range d.Entries {
+			if e.PortGUID != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -174,3 +174,34 @@ func TestLoadDBCSVSMWhereTheFileSays(t *testing.T) {
 		}
 	}
 }
+
+// OpenSM's dumps as --lfts on the ibsim net file they came from: the net
+// file has no LIDs, so ibdoctor assigns its own. opensm-lfts.dump names
+// each destination's port GUID and is moved onto those LIDs; opensm.fdbs
+// names LIDs only, and was installed as if they matched (11 hosts could
+// not reach gpu001): it is refused, saying why.
+func TestLoadOpenSMDumpLFTs(t *testing.T) {
+	net := filepath.Join("..", "topology", "testdata", "dump_fts_ibsim.net")
+	s, info, err := Load(context.Background(), net, filepath.Join("..", "topology", "testdata", "opensm-lfts_ibsim.dump"), Options{Clock: NewManualClock(t0)})
+	if err != nil || !info.Routes {
+		t.Fatalf("opensm-lfts.dump: %v (routes %v)", err, info != nil && info.Routes)
+	}
+	f := s.Fabric()
+	for _, n := range f.Nodes {
+		if n.Switch == nil {
+			continue
+		}
+		for _, m := range f.Nodes {
+			if m.Switch != nil || m.Ports[1] == nil {
+				continue
+			}
+			if out := n.Switch.LFT[m.Ports[1].LID]; out == fabric.NoRoute {
+				t.Errorf("%s has no route to %s (LID %d)", n.Description, m.Description, m.Ports[1].LID)
+			}
+		}
+	}
+	_, _, err = Load(context.Background(), net, filepath.Join("..", "topology", "testdata", "opensm_ibsim.fdbs"), Options{Clock: NewManualClock(t0)})
+	if err == nil || !strings.Contains(err.Error(), "LID") || !strings.Contains(err.Error(), "opensm-lfts.dump") {
+		t.Errorf("opensm.fdbs on a topology without LIDs: %v", err)
+	}
+}

@@ -215,6 +215,14 @@ func ParseDumpFTS(r io.Reader) ([]DumpedLFT, error) {
 		case line == "" || line[0] == '#':
 		case strings.HasPrefix(line, "Multicast mlids"):
 			return nil, fmt.Errorf("topology: dump_fts line %d: a multicast table; give unicast output (dump_fts without -M)", lineno)
+		case strings.HasPrefix(line, "dump_ucast_routes: Switch 0x"):
+			// OpenSM's fdbs dump (opensm.fdbs; ibdiagnet2.fdbs is alike).
+			g, err := strconv.ParseUint(strings.TrimSpace(line[len("dump_ucast_routes: Switch 0x"):]), 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("topology: dump_fts line %d: switch GUID in %q: %w", lineno, line, err)
+			}
+			out = append(out, DumpedLFT{GUID: g})
+			cur = &out[len(out)-1]
 		case strings.HasPrefix(line, "Unicast lids"):
 			d, err := parseHeader(line)
 			if err != nil {
@@ -269,6 +277,9 @@ func parseHeader(line string) (DumpedLFT, error) {
 		desc := rest[k+1:]
 		desc = strings.TrimSuffix(desc, ":")
 		desc = strings.TrimSuffix(desc, ")")
+		if len(desc) >= 2 && desc[0] == '\'' && desc[len(desc)-1] == '\'' {
+			desc = desc[1 : len(desc)-1] // OpenSM's LFT dump quotes it
+		}
 		d.Description = desc
 	}
 	sw := line[:i]
@@ -297,7 +308,11 @@ func parseEntry(line string) (DumpedEntry, error) {
 	if err != nil {
 		return e, fmt.Errorf("entry %q: LID: %w", line, err)
 	}
-	port, err := strconv.ParseUint(f[1], 10, 8)
+	pf := f[1]
+	if pf == ":" && len(f) >= 3 {
+		pf = f[2] // OpenSM's fdbs: "0x000F : 006  : 03   : yes"
+	}
+	port, err := strconv.ParseUint(pf, 10, 8)
 	if err != nil {
 		return e, fmt.Errorf("entry %q: port: %w", line, err)
 	}
@@ -378,15 +393,17 @@ func LoadLFTs(f *fabric.Fabric, tables []DumpedLFT) error {
 	return nil
 }
 
-// dumpFTSChrome reports the lines dump_fts, ibroute and OpenSM's LFT dump
+// dumpFTSChrome reports the lines dump_fts, ibroute and OpenSM's dumps
 // print around a table: "Lid  Out   Destination", "Port     Info",
-// "N valid lids dumped" / "N lids dumped".
+// "LID : Port : Hops : Optimal", "N valid lids dumped" / "N lids dumped".
 func dumpFTSChrome(line string) bool {
 	f := strings.Fields(line)
 	switch {
 	case len(f) == 3 && f[0] == "Lid" && f[1] == "Out" && f[2] == "Destination":
 		return true
 	case len(f) == 2 && f[0] == "Port" && f[1] == "Info":
+		return true
+	case strings.Join(f, " ") == "LID : Port : Hops : Optimal":
 		return true
 	case len(f) >= 3 && f[len(f)-2] == "lids" && f[len(f)-1] == "dumped":
 		_, err := strconv.ParseUint(f[0], 10, 32)

@@ -239,3 +239,33 @@ func FuzzParseDumpFTS(f *testing.F) {
 		}
 	})
 }
+
+// OpenSM's own dumps of the tables it wrote (opensm-lfts.dump, the form
+// `opensm -U` reads, and opensm.fdbs), captured on ibsim with dump_fts
+// run after the same sweep: all three give the same table per switch.
+// The fdbs form ("dump_ucast_routes: Switch 0x...", "0x000F : 006 : 03 :
+// yes") was refused; the lfts form's quoted description was kept with
+// its quotes.
+func TestParseOpenSMDumps(t *testing.T) {
+	want := map[uint64][]uint8{}
+	for _, d := range parseFile(t, "testdata/dump_fts_same_run_ibsim.txt") {
+		want[d.GUID] = d.LFT()
+	}
+	if len(want) != 5 {
+		t.Fatalf("dump_fts: %d switches", len(want))
+	}
+	for _, name := range []string{"testdata/opensm-lfts_ibsim.dump", "testdata/opensm_ibsim.fdbs"} {
+		got := parseFile(t, name)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d switches, want %d", name, len(got), len(want))
+		}
+		for _, d := range got {
+			if w, ok := want[d.GUID]; !ok || !slices.Equal(d.LFT(), w) {
+				t.Errorf("%s: switch %#x: %v, dump_fts has %v", name, d.GUID, d.LFT(), w)
+			}
+			if strings.Contains(d.Description, "'") {
+				t.Errorf("%s: description %q keeps its quotes", name, d.Description)
+			}
+		}
+	}
+}

@@ -86,6 +86,30 @@ func TestTopLiveInTmux(t *testing.T) {
 	}
 }
 
+// TestTopLiveAt80: in an 80x24 pane the live view fits (no line wider,
+// so the terminal wraps nothing), keeps the verdicts whole and quits on
+// q with exit 0.
+func TestTopLiveAt80(t *testing.T) {
+	tmuxtest.Require(t)
+	bin := ibdoctorBinary(t)
+	p := tmuxtest.Start(t, 80, 24, t.TempDir(), bin, "top", "--sim", "-n", "1s")
+	s := p.WaitFor("the ports with rates", 20*time.Second, func(s string) bool {
+		return strings.Contains(s, "VERDICT") && strings.Contains(s, "congestion")
+	})
+	for _, l := range strings.Split(s, "\n") {
+		if report.VisibleWidth(l) > 80 {
+			t.Errorf("line wider than the pane: %q", l)
+		}
+	}
+	if !strings.Contains(s, "VERDICT") || strings.Contains(s, report.Ellipsis+"\n") && strings.Contains(s, "warning c"+report.Ellipsis) {
+		t.Errorf("the verdict column is cut or gone:\n%s", s)
+	}
+	p.SendKeys("q")
+	if code, after := p.WaitExit(10 * time.Second); code != 0 {
+		t.Errorf("q: exit %d, want 0\n%s", code, after)
+	}
+}
+
 // TestTopOnceJSON: without a terminal top prints one snapshot; --json's
 // ports carry the far end, the rate and the checks' verdicts.
 func TestTopOnceJSON(t *testing.T) {

@@ -650,3 +650,24 @@ func TestParseDBCSVCountersSynthetic(t *testing.T) {
 		t.Errorf("a PM_INFO row for a port not in START_PORTS: %v", err)
 	}
 }
+
+// `ibnetdiscover -s` (--show) prints its DR path progress before the
+// topology (fixtures/ibnetdiscover/hdr-s.txt, captured by generate.sh):
+// read as ibnetdiscover, it gives exactly the default form's fabric,
+// initiator included.
+func TestReadFileShowForm(t *testing.T) {
+	read := func(name string) (*Fabric, *FileInfo) {
+		t.Helper()
+		f, info, err := ReadFile(context.Background(), filepath.Join(fixtureDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f, info
+	}
+	want, _ := read("hdr.txt")
+	got, info := read("hdr-s.txt")
+	if info.Format != FormatIBNetDiscover {
+		t.Errorf("format %q", info.Format)
+	}
+	diffText(t, "-s against default", sameFacts(want), sameFacts(got))
+}

@@ -440,7 +440,15 @@ func (x *Index) node(i uint32) []byte {
 	return x.sec[secNodes][i*nodeRecSize : (i+1)*nodeRecSize]
 }
 
-func (x *Index) nodeGUID(i uint32) uint64 { return le.Uint64(x.node(i)) }
+// nodeGUID is node i's GUID; 0 for an index out of range (a corrupt
+// GUID section: a lookup then finds nothing instead of panicking).
+func (x *Index) nodeGUID(i uint32) uint64 {
+	r := x.node(i)
+	if r == nil {
+		return 0
+	}
+	return le.Uint64(r)
+}
 
 // nodesByHost returns the nodes whose description's first word is host.
 func (x *Index) nodesByHost(host string) []uint32 {
@@ -479,7 +487,7 @@ func (x *Index) nodeByGUID(g uint64) (uint32, bool) {
 		}
 	}
 	if lo < int(x.nodes) {
-		if i := le.Uint32(gs[4*lo:]); x.nodeGUID(i) == g {
+		if i := le.Uint32(gs[4*lo:]); i < x.nodes && x.nodeGUID(i) == g {
 			return i, true
 		}
 	}

@@ -170,7 +170,8 @@ func FuzzIndex(f *testing.F) {
 			return
 		}
 		seeds := x.Resolve([]string{"gpu001", "gpu016", "leaf01"}, fabric.NodeNameMap{fab.Nodes[0].GUID: "gpu001"})
-		x.SubFabric(append(seeds, 0, 1, 1<<30))
+		x.SubFabric(append(seeds, 0, 1, 1<<30), 2, 1<<30)
+		x.JobPart([]string{"gpu001", "gpu016"}, nil)
 		x.SavedCounters(fab.Nodes[3].GUID, 1)
 		x.NodeByLID(5)
 	})

@@ -38,8 +38,9 @@ func newBaselineAcceptCmd(a *app, runF func(*baselineOptions) error) *cobra.Comm
 		Use:   "accept",
 		Short: "Accept the fabric of the last sweep as the baseline",
 		Long: `accept makes the fabric of the last sweep (snapshot.json in --state-dir) the
-accepted baseline: what it lacks or has moved is no longer reported. Run it after
-a planned change (a cable removed, a switch added), once a sweep has seen it.`,
+accepted baseline: what it lacks or has moved is no longer reported. Run it
+after a planned change (a cable removed, a switch added), once a sweep has seen
+it.`,
 		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor --out report.json
   ibdoctor baseline accept --state-dir /var/lib/ibdoctor`,
 		Args: a.noArgs,

@@ -31,9 +31,9 @@ func newCheckCmd(a *app, runF func(*checkCmdOptions) error) *cobra.Command {
 		Use:   "check",
 		Short: "Discover the fabric, read counters and routes, and rank what is wrong",
 		Long: `check sweeps the whole fabric (discovery, every switch's forwarding table, every
-port's counters), runs every check, and prints the findings worst first with their
-evidence, impact and next step. Exit status: 0 healthy, 1 findings at or above
---fail-on, 2 could not decide (see docs/exit-codes.md).`,
+port's counters), runs every check, and prints the findings worst first with
+their evidence, impact and next step. Exit status: 0 healthy, 1 findings at or
+above --fail-on, 2 could not decide (see docs/exit-codes.md).`,
 		Example: `  ibdoctor check --sim                    # the built-in sample fabric
   ibdoctor check --interval 30s --expect-rate 4xNDR
   ibdoctor check --json --fail-on warning

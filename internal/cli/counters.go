@@ -45,9 +45,9 @@ func newCountersCmd(a *app, runF func(*countersOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "counters",
 		Short: "Read every port's PerfMgt counters and list the ports over threshold (like ibqueryerrors)",
-		Long: `counters discovers the fabric and reads the PerfMgt counters of every port with a
-link (PortCounters, and PortCountersExtended where the PMA has it), many MADs in
-flight. It lists the ports whose error counters are over their thresholds, as
+		Long: `counters discovers the fabric and reads the PerfMgt counters of every port with
+a link (PortCounters, and PortCountersExtended where the PMA has it), many MADs
+in flight. It lists the ports whose error counters are over their thresholds, as
 ibqueryerrors does: node, port, LID, the peer, and [Name == value] for each
 counter over threshold (a counter stuck at its field's maximum is marked
 saturated: its true count is larger). --all lists every port, with its data

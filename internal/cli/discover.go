@@ -34,27 +34,28 @@ func newDiscoverCmd(a *app, runF func(*discoverOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "discover",
 		Short: "Walk the subnet with directed-route SMPs and list every node",
-		Long: `discover walks the subnet from the local port like ibnetdiscover — NodeInfo, then
-NodeDescription, SwitchInfo and PortInfo of each new node, then the neighbours behind
-every port that is physically up — with many SMPs in flight (-o/--outstanding, default
-64; ibnetdiscover sends 2), each timing out after -t/--timeout and retried --retries
-times.
+		Long: `discover walks the subnet from the local port like ibnetdiscover — NodeInfo,
+then NodeDescription, SwitchInfo and PortInfo of each new node, then the
+neighbours behind every port that is physically up — with many SMPs in flight
+(-o/--outstanding, default 64; ibnetdiscover sends 2), each timing out after
+-t/--timeout and retried --retries times.
 
 Output (--format):
-  table          nodes (type, GUID, LID, ports, links, description), a summary, and
-                 what could not be reached (the default)
-  json           the fabric as an ibdoctor.fabric/v1 document (docs/schema-fabric.md)
-  ibnetdiscover  ibnetdiscover's topology text, which ibsim and ibdoctor --sim read
+  table          nodes (type, GUID, LID, ports, links, description), a
+                 summary, and what could not be reached (the default)
+  json           the fabric as an ibdoctor.fabric/v1 document
+                 (docs/schema-fabric.md)
+  ibnetdiscover  ibnetdiscover's topology text, which ibsim and --sim read
 
-With --diff FILE the fabric found is compared with a saved one (a discover --format
-json file, a sweep's fabric file, ibnetdiscover text or an ibsim net file) and the
-changes are printed instead: nodes added or removed, cables added, removed or moved,
-link rates, LIDs and descriptions that changed.
+With --diff FILE the fabric found is compared with a saved one (a discover
+--format json file, a sweep's fabric file, ibnetdiscover text or an ibsim net
+file) and the changes are printed instead: nodes added or removed, cables added,
+removed or moved, link rates, LIDs and descriptions that changed.
 
-Exit status: 0 everything answered (and, with --diff, nothing changed); 1 --diff found
-changes; 2 could not discover (no device, the start node did not answer, bad flags,
-interrupted); 3 discovery finished but some nodes or ports did not answer (listed;
-what was found is printed).`,
+Exit status: 0 everything answered (and, with --diff, nothing changed); 1 --diff
+found changes; 2 could not discover (no device, the start node did not answer,
+bad flags, interrupted); 3 discovery finished but some nodes or ports did not
+answer (listed; what was found is printed).`,
 		Example: `  ibdoctor discover --sim
   ibdoctor discover --format json > fabric.json
   ibdoctor discover --diff fabric.json

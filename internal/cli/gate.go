@@ -39,13 +39,13 @@ func newGateCmd(a *app, runF func(*gateOptions) error) *cobra.Command {
 		Use:   "gate",
 		Short: "Pre-job check for a scheduler prolog: only the job's hosts and the links and switches on their routes",
 		Long: `gate decides whether the fabric is fit for a job on the given hosts. It uses the
-last sweep's snapshot (ibdoctor sweep) for the topology and forwarding tables when
-it is fresher than --max-age. It follows the routes among the job's hosts as the
-switches' forwarding tables hold them now (re-reading the table blocks that hold
-the job's LIDs), re-reads live the ports those routes use (their PortInfo and
-their PerfMgt counters, judged on their value and on their increase since the
-sweep, as check judges them), and runs the checks on that scope. Without a fresh
-snapshot it sweeps the whole fabric first, counters included.
+last sweep's snapshot (ibdoctor sweep) for the topology and forwarding tables
+when it is fresher than --max-age. It follows the routes among the job's hosts
+as the switches' forwarding tables hold them now (re-reading the table blocks
+that hold the job's LIDs), re-reads live the ports those routes use (their
+PortInfo and their PerfMgt counters, judged on their value and on their increase
+since the sweep, as check judges them), and runs the checks on that scope.
+Without a fresh snapshot it sweeps the whole fabric first, counters included.
 
 Exit status: 0 healthy; 1 a finding at or above --fail-on in what it read (the
 fabric is bad for this job, even if some of it could not be read); 2 could not

@@ -32,8 +32,9 @@ func newLinksCmd(a *app, runF func(*linksOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "links",
 		Short: "List every link with both ends, width, speed and state; mark the ones running below their rate",
-		Long: `links discovers the fabric and prints one line per link, like iblinkinfo -l: both
-ends' names, ports and LIDs, the active width and speed, and the ports' states.
+		Long: `links discovers the fabric and prints one line per link, like iblinkinfo -l:
+both ends' names, ports and LIDs, the active width and speed, and the ports'
+states.
 
 A link is marked DEGRADED when it runs below the best width or speed both of its
 ends have enabled (a bad lane, a marginal cable or transceiver), or, with
@@ -43,9 +44,9 @@ at it. A port that is physically up whose far end did not answer is listed with
 "(not reached)".
 
 --json prints {"links": [...], "complete": bool}; each link has "a" and "b"
-(node, guid, port_guid, port, lid, state, phys_state; "b" is null when not reached), "width",
-"speed", "rate", "gbps", "enabled" (best rate both ends enable), "degraded" and
-"reasons".
+(node, guid, port_guid, port, lid, state, phys_state; "b" is null when not
+reached), "width", "speed", "rate", "gbps", "enabled" (best rate both ends
+enable), "degraded" and "reasons".
 
 Exit status: 0 no link marked and everything answered; 1 a link is marked;
 2 could not discover; 3 some nodes or ports did not answer (listed on stderr).`,

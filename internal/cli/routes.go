@@ -34,13 +34,14 @@ func newRoutesCmd(a *app, runF func(*routesOptions) error) *cobra.Command {
 		Use:   "routes",
 		Short: "Read every switch's unicast forwarding table (LFT) and print it",
 		Long: `routes discovers the fabric, reads every switch's linear forwarding table with
-many SMPs in flight, and prints it switch by switch: by default as a table that names
-each destination and where each egress port leads (unrouted destinations shown as
-NO ROUTE), or with --format dump_fts exactly as infiniband-diags' dump_fts prints it,
-which OpenSM's file routing engine loads (opensm -R file -U FILE).
+many SMPs in flight, and prints it switch by switch: by default as a table that
+names each destination and where each egress port leads (unrouted destinations
+shown as NO ROUTE), or with --format dump_fts exactly as infiniband-diags'
+dump_fts prints it, which OpenSM's file routing engine loads (opensm -R file -U
+FILE).
 
-Switches that do not answer are listed on stderr and the exit status is 3; what was
-read is printed.`,
+Switches that do not answer are listed on stderr and the exit status is 3; what
+was read is printed.`,
 		Example: `  ibdoctor routes --sim
   ibdoctor routes --format dump_fts > lfts.dump && opensm -R file -U lfts.dump
   ibdoctor routes --switch leaf01 --switch 0x0002c90300a1b2c3 --switch 12`,

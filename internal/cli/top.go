@@ -47,18 +47,19 @@ func newTopCmd(a *app, runF func(*topOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "top",
 		Short: "Watch the ports live: error rate, XmitWait share and utilisation, worst first",
-		Long: `top discovers the fabric, then re-reads the PerfMgt counters of the watched ports
-every refresh (-n/--interval, default 2s) and shows them sorted by error rate,
-XmitWait share (time the port could not send) or utilisation, with the link's far
-end, its rate, and the verdict of ibdoctor's counter checks over the last interval.
+		Long: `top discovers the fabric, then re-reads the PerfMgt counters of the watched
+ports every refresh (-n/--interval, default 2s) and shows them sorted by error
+rate, XmitWait share (time the port could not send) or utilisation, with the
+link's far end, its rate, and the verdict of ibdoctor's counter checks over the
+last interval.
 
 It watches every port with a link, or only --switch's ports or --hosts' ports.
 Each refresh sends at most --budget MADs (2 per port): a larger scope is read in
 turns, a slice per refresh, and each port's rates are over the time between its
 own two readings.
 
-Keys: s cycles the sort (e errors, w xmit-wait, u utilisation); / filters by node
-name (Enter keeps it, Esc clears); p or space pauses; q or Ctrl-C quits.
+Keys: s cycles the sort (e errors, w xmit-wait, u utilisation); / filters by
+node name (Enter keeps it, Esc clears); p or space pauses; q or Ctrl-C quits.
 
 With --once, or when stdout is not a terminal, top reads twice --interval apart
 and prints one snapshot as a table or, with --json, as JSON.`,

@@ -28,16 +28,17 @@ func newTraceCmd(a *app, runF func(*traceOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "trace SRC DST",
 		Short: "Follow the route from one port to another through the switches' forwarding tables",
-		Long: `trace follows the unicast route from SRC to DST hop by hop, like ibtracert: at each
-switch it reads only the forwarding-table block that holds DST's LID and the egress
-port's state, then steps through that port. It prints each switch crossed (name, GUID,
-LID, in-port -> out-port) and how the route ends: delivered, no route (0xFF) at a
-switch, a dead end (egress port down), a loop, or delivered to the wrong port.
+		Long: `trace follows the unicast route from SRC to DST hop by hop, like ibtracert: at
+each switch it reads only the forwarding-table block that holds DST's LID and
+the egress port's state, then steps through that port. It prints each switch
+crossed (name, GUID, LID, in-port -> out-port) and how the route ends:
+delivered, no route (0xFF) at a switch, a dead end (egress port down), a loop,
+or delivered to the wrong port.
 
-SRC and DST are LIDs (decimal or 0x hex), node or port GUIDs (0x and more than four
-hex digits), node descriptions, or host names ("gpu042" for "gpu042 mlx5_0") when
-they name one port. With two LIDs no discovery is needed; names and GUIDs are looked
-up by discovering the fabric first.
+SRC and DST are LIDs (decimal or 0x hex), node or port GUIDs (0x and more than
+four hex digits), node descriptions, or host names ("gpu042" for "gpu042
+mlx5_0") when they name one port. With two LIDs no discovery is needed; names
+and GUIDs are looked up by discovering the fabric first.
 
 Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
 		Example: `  ibdoctor trace --sim gpu001 gpu012

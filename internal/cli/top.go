@@ -232,7 +232,7 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 	}
 	w := bufio.NewWriter(a.stdout)
 	st := a.style()
-	io.WriteString(w, report.WrapString("", v.header(fr), st.Width))
+	io.WriteString(w, report.WrapString("", v.header(fr, st.Width), st.Width))
 	fmt.Fprintln(w)
 	writeTopTable(w, st, rows, 0)
 	if err := w.Flush(); err != nil {
@@ -260,16 +260,24 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// header is the view's first line.
-func (v *topView) header(fr *top.Frame) string {
-	h := fmt.Sprintf("ibdoctor top  %s  %s  every %v, sorted by %s", v.source, fr.At.UTC().Format("15:04:05"), v.interval, v.sort)
+// header is the view's first line; when it is wider than width (0: no
+// limit) a shorter form keeps the clock, the sort, the scope and the
+// rates' interval, and drops the program's name and the refresh period.
+func (v *topView) header(fr *top.Frame, width int) string {
+	at := fr.At.UTC().Format("15:04:05")
+	scope := fmt.Sprintf("%d ports", fr.Watched)
+	short := scope
 	if fr.Cycle > 1 {
-		h += fmt.Sprintf("; %d of %d ports per refresh (budget)", fr.ReadNow, fr.Watched)
-	} else {
-		h += fmt.Sprintf("; %d ports", fr.Watched)
+		scope = fmt.Sprintf("%d of %d ports per refresh (budget)", fr.ReadNow, fr.Watched)
+		short = fmt.Sprintf("%d/%d ports a refresh", fr.ReadNow, fr.Watched)
 	}
+	over := ""
 	if fr.Interval > 0 {
-		h += fmt.Sprintf(", rates over %v", fr.Interval.Round(10*time.Millisecond))
+		over = fmt.Sprintf(", rates over %v", fr.Interval.Round(10*time.Millisecond))
+	}
+	h := fmt.Sprintf("ibdoctor top  %s  %s  every %v, sorted by %s; %s%s", v.source, at, v.interval, v.sort, scope, over)
+	if width > 0 && report.VisibleWidth(h) > width {
+		h = fmt.Sprintf("top  %s  %s  by %s; %s%s", v.source, at, v.sort, short, over)
 	}
 	return h
 }
@@ -512,7 +520,7 @@ func (v *topView) draw(a *app) {
 	if v.frame == nil {
 		line(fmt.Sprintf("ibdoctor top  %s  reading counters...", v.source))
 	} else {
-		line(st.Bold(v.header(v.frame)))
+		line(st.Bold(v.header(v.frame, width-1)))
 	}
 	status := "keys: s sort  e/w/u errors/wait/util  / filter  p pause  q quit"
 	switch {

@@ -101,6 +101,10 @@ func TestTopLiveAt80(t *testing.T) {
 			t.Errorf("line wider than the pane: %q", l)
 		}
 	}
+	// The header keeps the sort, the scope and the rates' interval.
+	if head := strings.SplitN(s, "\n", 2)[0]; !strings.Contains(head, "by errors/s; 1022 ports, rates over") || strings.Contains(head, report.Ellipsis) {
+		t.Errorf("the header is cut: %q", head)
+	}
 	if !strings.Contains(s, "VERDICT") || strings.Contains(s, report.Ellipsis+"\n") && strings.Contains(s, "warning c"+report.Ellipsis) {
 		t.Errorf("the verdict column is cut or gone:\n%s", s)
 	}

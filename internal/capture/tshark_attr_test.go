@@ -38,6 +38,13 @@ func TestTsharkAttributeEncoders(t *testing.T) {
 				"infiniband.sminfo.priority": 14,
 				"infiniband.sminfo.smstate":  uint64(mad.SMStandby),
 			}},
+		// tshark shows the first entry's fields (occurrence=f): its
+		// membership bit and partition, split where the encoder puts them.
+		{"P_KeyTable", &mad.PKeyTable{Keys: [mad.PKeyBlockSize]mad.PKey{0x8abc, 0x0002}}, 0,
+			map[string]uint64{
+				"infiniband.p_keytable.membershiptype": 1,
+				"infiniband.p_keytable.p_keybase":      0x0abc,
+			}},
 	}
 	var fields []string
 	for _, m := range mads {

@@ -56,7 +56,7 @@ const DefaultControlTimeout = 2 * time.Second
 
 // Options configure Dial.
 type Options struct {
-	// SockName is ibsim's socket base name (--ibsim NAME). Empty: the
+	// SockName is ibsim's socket base name (--ibsim=NAME). Empty: the
 	// IBSIM_SOCKNAME environment variable, else "sim".
 	SockName string
 	// Host is the node to attach to (--ibsim-host NODE): an ibsim node id

@@ -20,9 +20,10 @@ import (
 //
 // Read: nodes, every port (unconnected ones too) with its state, widths,
 // speeds, LID, LMC, MTUs and capability masks, the cables, and PM_INFO's
-// counters (Fabric.Counters). Not read (FileInfo.Notes says so when the
-// file has them): PM_DELTA (an increase over an interval the file does
-// not give) and forwarding tables.
+// counters (Fabric.Counters) and PM_DELTA's increases during ibdiagnet's
+// run (Fabric.CounterIncreases; the file does not say how long the run
+// was). Not read (FileInfo.Notes says so when the file has them):
+// forwarding tables.
 
 type csvTable struct {
 	name string // section, without START_
@@ -133,7 +134,7 @@ func dbSpeed(v uint64) mad.Speed {
 // ParseDBCSV reads the topology of an ibdiagnet2.db_csv file; notes say
 // what it holds that is not read.
 func ParseDBCSV(data []byte) (*Fabric, []string, error) {
-	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true})
+	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true, "PM_DELTA": true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -247,10 +248,20 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 			notes = append(notes, note)
 		}
 	}
+	if pm := tabs["PM_DELTA"]; pm != nil {
+		// ibdiagnet reads the counters at the start of its run and again
+		// at the end; PM_DELTA is the difference, same columns.
+		incs, note, err := dbCounters(nodes, pm, fail)
+		if err != nil {
+			return nil, nil, err
+		}
+		f.CounterIncreases = incs
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
 	for _, s := range names {
 		switch s {
-		case "PM_DELTA":
-			notes = append(notes, "the START_PM_DELTA counters (an increase over an interval the file does not give) are not read: counters are the START_PM_INFO reading")
 		case "UNICAST_FWD_TBL", "LFTS":
 			notes = append(notes, fmt.Sprintf("the START_%s forwarding tables are not read yet", s))
 		}
@@ -264,6 +275,12 @@ func decodeDBCSV(data []byte, info *FileInfo) (*Fabric, error) {
 		return nil, err
 	}
 	info.Notes = append(info.Notes, notes...)
+	if f.CounterIncreases != nil {
+		info.Increases = make(map[PortID]map[string]uint64, len(f.CounterIncreases))
+		for p, m := range f.CounterIncreases {
+			info.Increases[PortID{GUID: p.Node.GUID, Port: p.Num}] = m
+		}
+	}
 	return f, nil
 }
 
@@ -304,7 +321,7 @@ var pmColumns = []struct {
 // 2^64-40 for a PortRcvErrorsExt it computed wrongly), not a count.
 const implausible = 1 << 63
 
-// dbCounters reads a PM table (PM_INFO) into one map per port, keyed by
+// dbCounters reads a PM table (PM_INFO, PM_DELTA) into one map per port, keyed by
 // NodeGUID and PortNumber, which START_PORTS must list. An implausible
 // value is not read: the next (narrower) column is, and the returned note
 // names the first such value, its line and column.

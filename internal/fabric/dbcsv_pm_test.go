@@ -1,6 +1,8 @@
 package fabric
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -42,5 +44,86 @@ func TestDBCSVImplausibleExtendedCounter(t *testing.T) {
 		if !strings.Contains(notes[0], want) {
 			t.Errorf("note %q does not say %q", notes[0], want)
 		}
+	}
+}
+
+// testdata/pmdelta.db_csv (written for it) has PM_DELTA, what each
+// counter grew during ibdiagnet's run: it is read as the increases
+// (Fabric.CounterIncreases, and FileInfo.Increases by GUID and port for
+// the counter sweep over the simulator), with the same columns and the
+// same care as PM_INFO: PM_DELTA's implausible PortRcvErrorsExt is not
+// read (the narrow column's 0 is), the retransmission_per_sec sentinel
+// is no counter. It was not read at all (a note said so).
+func TestParseDBCSVIncreases(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "pmdelta.db_csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, info, err := Decode(data, "pmdelta.db_csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, h := f.NodeByGUID(0x1).Ports[1], f.NodeByGUID(0x2).Ports[1]
+	for _, c := range []struct {
+		p     *Port
+		name  string
+		value uint64
+	}{
+		{h, "SymbolErrorCounter", 5},
+		{h, "PortRcvErrors", 0},
+		{sw, "LinkDownedCounter", 0},
+		{sw, "PortXmitWait", 3000},
+		{sw, "PortRcvErrors", 0},
+		{sw, "PortXmitData", 21000},
+	} {
+		got, ok := f.CounterIncreases[c.p][c.name]
+		if !ok || got != c.value {
+			t.Errorf("%s port %d: %s increase %d (present %v), want %d", c.p.Node.Description, c.p.Num, c.name, got, ok, c.value)
+		}
+	}
+	if f.Counters[sw]["LinkDownedCounter"] != 40 {
+		t.Errorf("PM_INFO's LinkDownedCounter = %d, want 40", f.Counters[sw]["LinkDownedCounter"])
+	}
+	if got := info.Increases[PortID{GUID: 0x2, Port: 1}]["SymbolErrorCounter"]; got != 5 {
+		t.Errorf("FileInfo.Increases: host SymbolErrorCounter %d, want 5", got)
+	}
+	for _, m := range f.CounterIncreases {
+		if len(m) > 0 {
+			for name := range m {
+				if strings.Contains(name, "retransmission") {
+					t.Errorf("%s read as a counter", name)
+				}
+			}
+		}
+	}
+	joined := strings.Join(info.Notes, "\n")
+	if !strings.Contains(joined, "START_PM_DELTA PortRcvErrorsExt 18446744073709551576") {
+		t.Errorf("notes %q: want PM_DELTA's implausible value named", info.Notes)
+	}
+	if strings.Contains(joined, "not read") {
+		t.Errorf("notes %q still say PM_DELTA is not read", info.Notes)
+	}
+}
+
+// On the Quantum-2 file every port PM_INFO lists has its PM_DELTA row,
+// and no error counter grew during ibdiagnet's run.
+func TestReadFileDBCSVIncreases(t *testing.T) {
+	f, info := readCorpus(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	if len(f.CounterIncreases) != 542 || len(info.Increases) != 542 {
+		t.Fatalf("increases of %d ports (FileInfo %d), want PM_DELTA's 542", len(f.CounterIncreases), len(info.Increases))
+	}
+	grew := 0
+	for p, m := range f.CounterIncreases {
+		if m["PortXmitWait"] > 0 {
+			grew++
+		}
+		for _, name := range []string{"LinkDownedCounter", "PortRcvErrors", "SymbolErrorCounter", "PortXmitDiscards", "PortRcvSwitchRelayErrors"} {
+			if v, ok := m[name]; !ok || v != 0 {
+				t.Errorf("%s port %d: %s increase %d (present %v), want 0", p.Node.Description, p.Num, name, v, ok)
+			}
+		}
+	}
+	if grew != 200 {
+		t.Errorf("%d ports' PortXmitWait grew, want 200", grew)
 	}
 }

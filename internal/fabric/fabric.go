@@ -33,6 +33,12 @@ type Fabric struct {
 	// file gives as N/A is absent. Nil when the source had none. The
 	// simulator answers PortCounters with them.
 	Counters map[*Port]map[string]uint64
+	// CounterIncreases are what those counters grew by while the file's
+	// tool sampled them, over a span the file does not give
+	// (ibdiagnet2.db_csv's PM_DELTA: ibdiagnet reads the counters at the
+	// start and the end of its run), by the same names. Nil when the
+	// source had none.
+	CounterIncreases map[*Port]map[string]uint64
 
 	idx *index // built lazily by the lookup methods; Reindex resets it
 }

@@ -76,9 +76,20 @@ type FileInfo struct {
 	// Counters is true when the file carried PerfMgt counters (an
 	// ibdiagnet2.db_csv's PM_INFO): the simulator then answers with them.
 	Counters bool
+	// Increases are the counters' increases the file recorded over a span
+	// it does not give (Fabric.CounterIncreases), by node GUID and port
+	// number: the fabric a sweep discovers over the simulator has its own
+	// ports. Nil when the file has none.
+	Increases map[PortID]map[string]uint64
 	// Notes say what the format could not carry and how it was read
 	// instead (e.g. -p without -v names no CA node GUIDs).
 	Notes []string
+}
+
+// PortID names a port by its node's GUID and its number.
+type PortID struct {
+	GUID uint64
+	Port uint8
 }
 
 // Warnings are the lines to show about how the file was read: skipped

@@ -144,6 +144,9 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Counters == nil && s.CountersNotRead != "" {
 				return "counters were not read: " + s.CountersNotRead
 			}
+			if s.Counters != nil && s.CountersBasis != "" {
+				return "needs the span the counters were sampled over: " + s.CountersBasis
+			}
 			if s.Counters == nil || s.Counters.Interval() == 0 {
 				return "needs two counter samples (add --interval)"
 			}

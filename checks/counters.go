@@ -11,7 +11,7 @@ import (
 func init() {
 	register(Check{
 		ID:      "counters.errors",
-		Summary: "an error counter is over its threshold (on its increase over --interval when sampled, on its absolute value otherwise); symbol errors also as a bit error rate",
+		Summary: "an error counter is over its threshold (on its increase when sampled: over --interval, or during ibdiagnet's run in a db_csv's PM_DELTA; on its absolute value otherwise); symbol errors also as a bit error rate",
 		Needs:   []string{"topology", "counters"},
 		run:     (*Snapshot).counterErrors,
 	})
@@ -86,7 +86,7 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 			// threshold: the interval's increase (climbing now), the
 			// increase since the saved sweep (new since then), the value
 			// since the last clear.
-			if iv > 0 {
+			if iv > 0 || r.SpanUnknown {
 				if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
 					emit(p, f)
 					continue
@@ -98,7 +98,7 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 					continue
 				}
 			}
-			if iv == 0 || r.Saved {
+			if iv == 0 && !r.SpanUnknown || r.Saved {
 				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
 					emit(p, f)
 				}
@@ -140,6 +140,11 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	title := ""
 	switch basis {
 	case "delta":
+		if span <= 0 {
+			ev[0].Text = fmt.Sprintf("%s grew by %d while the counters were sampled (the span is not recorded; threshold %d per interval; now %d)", c.Name, val, thr, c.Value)
+			title = fmt.Sprintf("%s climbing on %s: +%d while sampled", c.Name, s.portName(p), val)
+			break
+		}
 		rate := float64(val) / span.Seconds()
 		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, span.Round(time.Millisecond), rate, thr)
 		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, span.Round(time.Second))
@@ -236,6 +241,25 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 				Impact: Impact{PathShare: share, Score: share * stalled,
 					Summary: fmt.Sprintf("flows leaving this port wait for credits %.0f%% of the time; it carries %s of host-to-host paths", stalled*100, pct(share))},
 				Action: "Congestion, not a fault: find what converges on this port (ibdoctor trace, the routing.ecmp-imbalance findings); rebalance routes or spread the job. If the downstream link is degraded, fix that first.",
+				Basis:  "delta",
+			})
+			return
+		}
+		if r.SpanUnknown {
+			// An increase without its span: no share of time, so the
+			// count threshold judges it, as it judges a value.
+			if r.XmitWait.Delta <= t.XmitWaitAbsolute {
+				return
+			}
+			emit(p, Finding{
+				Check:    "counters.congestion",
+				Severity: Info,
+				Title:    fmt.Sprintf("Port %s waited to send %d ticks while its counters were sampled", s.portName(p), r.XmitWait.Delta),
+				Entities: s.portAndPeer(p),
+				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: float64(t.XmitWaitAbsolute),
+					Text: fmt.Sprintf("PortXmitWait +%d ticks while sampled (the span is not recorded, so the share of time stalled is unknown; %d since the last clear)", r.XmitWait.Delta, r.XmitWait.Value)}},
+				Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "congestion while the counters were sampled; its share of the time is unknown without the span"},
+				Action: "Run 'ibdoctor check --interval 30s' on the fabric to see the share of time this port is stalled.",
 				Basis:  "delta",
 			})
 			return

@@ -22,6 +22,11 @@ type Snapshot struct {
 	// file that carries none): the counter checks give it as their
 	// reason for not running.
 	CountersNotRead string
+	// CountersBasis, when not empty, says what the counters are when
+	// they are not a live reading: a file's increases over a span it
+	// does not give (see PortReading.SpanUnknown). Checks that need a
+	// span give it as their reason for not running.
+	CountersBasis string
 	// RoutesComputed says the LFTs were computed by ibdoctor (min-hop,
 	// for a saved topology without tables), not read from the fabric or
 	// a file: checks that judge the routing engine's choices
@@ -143,6 +148,13 @@ type PortReading struct {
 	// besides the value (or the interval's increase).
 	Saved    bool
 	SavedAgo time.Duration
+	// SpanUnknown is set when each counter's Delta (XmitWait's too) is an
+	// increase over a span that is not known: a file's record of what
+	// the counters grew while its tool sampled them (ibdiagnet2.db_csv's
+	// PM_DELTA, over ibdiagnet's run). The increase is judged, not the
+	// value; nothing per second (BER, utilisation, share of time
+	// stalled) can be computed.
+	SpanUnknown bool
 }
 
 // CounterValue is one counter.

@@ -190,7 +190,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 	if res == nil || res.Last == nil {
 		return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", sweepErr))
 	}
-	v := judgeCounters(f, res, thr)
+	v := judgeCounters(f, res, sess.Increases, thr)
 	notRead := countersNotRead(f, res)
 	if o.json {
 		if err := writeCountersJSON(a.stdout, v, res, f, thr, *o, sess.Name, notRead); err != nil {
@@ -255,6 +255,9 @@ type portVerdict struct {
 	d     *perf.PortDelta // nil without an interval
 	over  []exceeded
 	below []exceeded // non-zero error counters (or increases) within threshold
+	// increase: over is judged on the file's increases (PM_DELTA), below
+	// lists the values since the clear.
+	increase bool
 }
 
 type verdicts struct {
@@ -263,6 +266,9 @@ type verdicts struct {
 	overNodes int
 	nodes     int
 	basis     string // "absolute" or "delta"
+	// increases: judged on a file's increases over a span it does not
+	// give (ibdiagnet's PM_DELTA), the values listed are since the clear.
+	increases bool
 }
 
 // judgeCounters lays out checks' verdict on every port of the last sample
@@ -271,17 +277,23 @@ type verdicts struct {
 // threshold exactly when check has a finding on it. The counters behind
 // those findings are listed as over; other non-zero error counters (or
 // increases) as below, for the operator's eye only.
-func judgeCounters(f *fabric.Fabric, res *perf.Result, t *checks.Thresholds) *verdicts {
+func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map[string]uint64, t *checks.Thresholds) *verdicts {
 	v := &verdicts{basis: "absolute"}
 	if res.Interval() > 0 {
 		v.basis = "delta"
 	}
-	snap := &checks.Snapshot{Fabric: f, Counters: res, Expect: checks.Expectations{Thresholds: t}}
+	var c checks.Counters = res
+	if inc != nil {
+		// The file's increases are judged, as check judges them.
+		c = diagnose.WithIncreases(res, inc)
+		v.basis, v.increases = "delta", true
+	}
+	snap := &checks.Snapshot{Fabric: f, Counters: c, Expect: checks.Expectations{Thresholds: t}}
 	judged := snap.CounterVerdicts()
 	nodes := map[uint64]bool{}
 	overNodes := map[uint64]bool{}
 	for _, pc := range res.Last.Ports {
-		pv := &portVerdict{pc: pc}
+		pv := &portVerdict{pc: pc, increase: v.increases}
 		if res.Interval() > 0 {
 			d, ok := res.Delta(pc.Key)
 			if !ok {
@@ -487,6 +499,11 @@ func humanCount(n uint64) string {
 func counterCell(st report.Style, pv *portVerdict, delta bool) string {
 	var parts []string
 	for _, e := range pv.over {
+		if pv.increase {
+			// Judged on a file's increase (no span, no rate): "+N".
+			parts = append(parts, st.Red(fmt.Sprintf("[%s +%d while sampled]", e.Name, e.Value)))
+			continue
+		}
 		parts = append(parts, exceededText(st, e, true, delta))
 	}
 	for _, e := range pv.below {
@@ -568,6 +585,9 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		rows = append(rows, append(row, counterCell(st, pv, delta)))
 	}
 	what := "absolute values since the counters were last cleared"
+	if v.increases {
+		what += "; judged on the increase during ibdiagnet's run (PM_DELTA), span not in the file"
+	}
 	if delta {
 		what = fmt.Sprintf("increase over %v", res.Interval())
 	}
@@ -733,9 +753,13 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 	if doc.NotRead == nil {
 		doc.NotRead = []report.Unreached{}
 	}
-	if v.basis == "delta" {
+	switch {
+	case v.increases:
+		// No span: no share of time or BER, the wait count judges.
+		doc.Thresholds.Delta, doc.Thresholds.XmitWaitAbsolute = t.Delta, t.XmitWaitAbsolute
+	case v.basis == "delta":
 		doc.Thresholds.Delta, doc.Thresholds.XmitWaitShare, doc.Thresholds.BER = t.Delta, t.XmitWaitWarn, t.BER
-	} else {
+	default:
 		doc.Thresholds.Absolute, doc.Thresholds.XmitWaitAbsolute = t.Absolute, t.XmitWaitAbsolute
 	}
 	for guid, c := range res.Last.Caps {

@@ -256,6 +256,10 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	// Planted tables (--faults that edit routes) are judged like the SM's.
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	sw.CountersNotRead = sess.NoCounters
+	if sess.Increases != nil && sw.Counters != nil {
+		sw.Counters = diagnose.WithIncreases(sw.Counters, sess.Increases)
+		sw.CountersBasis = sess.IncreasesBasis
+	}
 	return sw, sess, nil
 }
 

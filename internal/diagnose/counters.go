@@ -45,3 +45,52 @@ func UnreachedCounter(pe *perf.PortError) report.Unreached {
 	}
 	return report.Unreached{What: pe.What, Where: where, Reason: pe.Err.Error()}
 }
+
+// WithIncreases pairs a reading of a file's counters with the increases
+// the file recorded (fabric.FileInfo.Increases: ibdiagnet's PM_DELTA),
+// so that the checks judge what grew while the file's tool sampled, not
+// the values since an unknown clear. A port the file gives no increases
+// for is not judged (as a port read once in an interval's sweep); a
+// counter without an increase is left out of the port's errors.
+func WithIncreases(c checks.Counters, inc map[fabric.PortID]map[string]uint64) checks.Counters {
+	return &fileIncreases{Counters: c, inc: inc}
+}
+
+type fileIncreases struct {
+	checks.Counters
+	inc map[fabric.PortID]map[string]uint64
+}
+
+// Ports implements checks.Counters.
+func (f *fileIncreases) Ports(fn func(checks.PortReading)) {
+	f.Counters.Ports(func(r checks.PortReading) {
+		if r.Port == nil || r.Port.Node == nil {
+			return
+		}
+		inc, ok := f.inc[fabric.PortID{GUID: r.Port.Node.GUID, Port: r.Port.Num}]
+		if !ok {
+			return
+		}
+		r.SpanUnknown = true
+		errs := make([]checks.CounterValue, 0, len(r.Errors))
+		for _, c := range r.Errors {
+			d, ok := inc[c.Name]
+			if !ok {
+				continue
+			}
+			c.Delta = d
+			errs = append(errs, c)
+		}
+		r.Errors = errs
+		if r.XmitWait != nil {
+			w := *r.XmitWait
+			d, ok := inc["PortXmitWait"]
+			w.Delta = d
+			r.XmitWait = &w
+			if !ok {
+				r.XmitWait = nil
+			}
+		}
+		fn(r)
+	})
+}

@@ -57,6 +57,10 @@ type Sweep struct {
 	// CountersNotRead is set by the caller when the fabric has no
 	// counters to read (a saved file that carries none): why.
 	CountersNotRead string
+	// CountersBasis is set by the caller when the counters are a file's
+	// increases over a span it does not give (WithIncreases): what they
+	// are, for the report and the checks that need a span.
+	CountersBasis string
 	// Unreached lists what could not be read, for the report.
 	Unreached []report.Unreached
 	// Complete is false when anything the sweep tried could not be read.
@@ -198,6 +202,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.Partitions = s.Partitions
 	snap.RoutesComputed = s.RoutesComputed
 	snap.CountersNotRead = s.CountersNotRead
+	snap.CountersBasis = s.CountersBasis
 	return snap
 }
 
@@ -220,6 +225,7 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 
 		RoutesComputed:  s.RoutesComputed,
 		CountersNotRead: s.CountersNotRead,
+		CountersBasis:   s.CountersBasis,
 	}
 	d.Unreached = foldNoLID(d.Unreached, res.Findings)
 	if d.Unreached == nil {

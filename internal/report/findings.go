@@ -47,6 +47,9 @@ type Document struct {
 	// CountersNotRead says why no counters were read when the fabric had
 	// none to read (a saved file that carries none).
 	CountersNotRead string `json:"counters_not_read,omitempty"`
+	// CountersBasis says what the counters judged are when they are not
+	// a live reading (a file's increases over a span it does not give).
+	CountersBasis string `json:"counters_basis,omitempty"`
 }
 
 // RoutesComputedNote is how every output says the routes are computed.
@@ -185,6 +188,9 @@ func Summary(w io.Writer, st Style, d *Document) {
 	}
 	if d.CountersNotRead != "" {
 		summaryLine(w, st, "Counters", st.Yellow(d.CountersNotRead))
+	}
+	if d.CountersBasis != "" {
+		summaryLine(w, st, "Counters", d.CountersBasis)
 	}
 	c := d.Counts
 	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",

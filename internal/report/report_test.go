@@ -74,6 +74,8 @@ func goldenDoc() *Document {
 		RoutesComputed: true,
 		// Not with counters read: here to cover the field.
 		CountersNotRead: "fabric.txt (ibnetdiscover) carries no counters, so none were read",
+		// Not with the above either (a db_csv with PM_DELTA): the field.
+		CountersBasis: "the increase during ibdiagnet's run (PM_DELTA), span not in the file",
 	}
 	d.Findings = append(d.Findings, checks.Finding{
 		Check: "routing.ecmp-imbalance", Severity: checks.Info, WhatIf: true,

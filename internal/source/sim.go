@@ -43,6 +43,10 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 			s.RoutesComputed = err == nil && !info.Routes
 			if err == nil && info.Counters && o.Faults == "" {
 				s.CountersOnce = fmt.Sprintf("%s's counters are one reading (%s)", filepath.Base(o.Sim), info.Format)
+				if info.Increases != nil {
+					s.Increases = info.Increases
+					s.IncreasesBasis = "the increase during ibdiagnet's run (PM_DELTA), span not in the file: no BER, utilisation or share of time stalled; 'ibdoctor counters --all' lists the values since the last clear (PM_INFO)"
+				}
 			}
 			if err == nil && !info.Counters {
 				if o.Faults == "" {

@@ -89,6 +89,12 @@ type Session struct {
 	// file recorded (ibdiagnet's PM_INFO): they do not move, so an
 	// interval would measure no increase that the fabric did not have.
 	CountersOnce string
+	// Increases, when not nil, are the increases the --sim file recorded
+	// for its counters (fabric.FileInfo.Increases: ibdiagnet's PM_DELTA),
+	// to judge instead of the values (diagnose.WithIncreases);
+	// IncreasesBasis says what they are, for the report.
+	Increases      map[fabric.PortID]map[string]uint64
+	IncreasesBasis string
 
 	closers []func() error
 }

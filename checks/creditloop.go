@@ -311,7 +311,7 @@ func (s *Snapshot) creditLoops() []Finding {
 				Text: fmt.Sprintf("dependency cycle over %d switches: %s (each arrow: a packet holding the first port's buffer waits for the next)", len(switches), strings.Join(hops, " -> "))},
 			{Name: "channels in cycles", Value: float64(len(comp)), Unit: "channels",
 				Text: fmt.Sprintf("%d inter-switch channels in this strongly connected set; %d in %d such sets fabric-wide", len(comp), totalChans, len(comps))},
-			{Name: "VL", Text: "every flow taken to be on VL0: SL2VL tables and per-path SLs not read"},
+			cycleVLs(cyc, g),
 		}
 		out = append(out, Finding{
 			Check:    "routing.credit-loop",
@@ -332,4 +332,30 @@ func ellipsis(more bool) string {
 		return " -> …"
 	}
 	return ""
+}
+
+// cycleVLs says what the data VLs of the cycle's ports (PortInfo
+// OperationalVLs, both ends of each channel) allow: with one data VL
+// everywhere every SL runs on VL0, so no routing engine's VL assignment
+// can break the cycle; with more, one that spreads paths over SLs and
+// VLs (DFSSSP, LASH) might, which this check cannot see.
+func cycleVLs(cyc []int32, g *chanGraph) Evidence {
+	most, unread := uint8(0), false
+	for _, c := range cyc {
+		p := g.port(c)
+		for _, q := range []*fabric.Port{p, p.Remote} {
+			if q == nil || q.OperVLs == 0 {
+				unread = true
+				continue
+			}
+			most = max(most, q.OperVLs)
+		}
+	}
+	switch {
+	case unread || most == 0:
+		return Evidence{Name: "VL", Text: "every flow taken to be on VL0: SL2VL tables and per-path SLs not read"}
+	case most == 1:
+		return Evidence{Name: "VL", Value: 1, Text: "every port on the cycle runs one data VL (OperationalVLs VL0): every SL maps to VL0, no VL assignment can break the cycle"}
+	}
+	return Evidence{Name: "VL", Value: float64(most), Text: fmt.Sprintf("ports on the cycle run up to %s (OperationalVLs): an engine that puts paths on several SLs and VLs (DFSSSP, LASH) could break the cycle; SL2VL tables and per-path SLs are not read, so it is judged on VL0", vlText(most))}
 }

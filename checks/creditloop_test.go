@@ -199,3 +199,40 @@ func BenchmarkCreditLoops50k(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e9, "cpu-s/op")
 }
+
+// TestCreditLoopVLs: the VL evidence says what the ports on the cycle
+// run. One data VL on every one (OperationalVLs VL0): no VL assignment
+// can break the cycle. Several: an engine that spreads paths over SLs
+// and VLs could, and the cycle is judged on VL0 (SL2VL and the paths'
+// SLs are not read). Not read: as before.
+func TestCreditLoopVLs(t *testing.T) {
+	vlText := func(code uint8) string {
+		f := ring(t, 5)
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				if p != nil {
+					p.OperVLs = code
+				}
+			}
+		}
+		fs := byCheck(run(t, &Snapshot{Fabric: f}), "routing.credit-loop")
+		if len(fs) == 0 {
+			t.Fatal("no credit loop")
+		}
+		for _, e := range fs[0].Evidence {
+			if e.Name == "VL" {
+				return e.Text
+			}
+		}
+		return ""
+	}
+	if got := vlText(1); !strings.Contains(got, "one data VL") {
+		t.Errorf("VL0 only: %q", got)
+	}
+	if got := vlText(4); !strings.Contains(got, "VL0-7") || !strings.Contains(got, "judged on VL0") {
+		t.Errorf("VL0-7: %q", got)
+	}
+	if got := vlText(0); !strings.Contains(got, "not read") {
+		t.Errorf("not read: %q", got)
+	}
+}

@@ -104,7 +104,7 @@ func TestGateExpectTopology(t *testing.T) {
 	if code, _, stderr := run("sweep", "--sim="+topo, "--faults", down, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy && code != ExitFindings {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
-	gate := []string{"gate", "--sim=" + topo, "--faults", down, "--state-dir", state, "--nodes", "gpu002", "--json", "--timeout", "50ms", "--retries", "0"}
+	gate := []string{"gate", "--sim=" + topo, "--faults", down, "--state-dir", state, "--nodes", "gpu002", "--json", "--timeout", deadTimeout, "--retries", "0"}
 	code, out, _ := run(gate...)
 	if d := chkParse(t, out); code != ExitUndecided || d.Scope == nil || len(d.Scope.Unmatched) != 1 {
 		t.Errorf("without a baseline that knows the host: exit %d status %q scope %+v", code, d.Status, d.Scope)

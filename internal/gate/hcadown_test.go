@@ -80,7 +80,7 @@ func TestGateHCADown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := transport.NewEngine(c, transport.Options{Timeout: 20 * time.Millisecond, Retries: -1})
+		e := transport.NewEngine(c, transport.Options{Timeout: 250 * time.Millisecond, Retries: -1})
 		t.Cleanup(func() { e.Close(); c.Close() })
 		return e
 	}

@@ -1,17 +1,28 @@
 package diagnose
 
 import (
+	"sync"
+
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
-// loads adapts the route analysis to checks.Loads.
+// loads adapts the route analysis to checks.Loads. The per-port counts
+// are computed on first use: only a finding's impact reads them, so a
+// healthy fabric never follows its host pairs (at 49k nodes, seconds of
+// CPU). The Analyzer is built at once, so they judge the fabric as it was
+// then.
 type loads struct {
 	hosts  int
 	isHost map[*fabric.Port]bool
-	paths  *route.Loads
-	dlids  route.Loads
+	a      *route.Analyzer
+	lids   []uint16
+
+	pathsOnce sync.Once
+	paths     *route.Loads // nil when HostPaths failed
+	dlidsOnce sync.Once
+	dlids     route.Loads
 }
 
 // NewLoads follows every host-to-host route over f's LFTs (per-destination
@@ -31,22 +42,27 @@ func NewLoads(f *fabric.Fabric) *loads {
 // NewLoadsFor is NewLoads over the given hosts only (a job's), so path
 // shares are shares of the job's host pairs.
 func NewLoadsFor(f *fabric.Fabric, hosts []*fabric.Node) *loads {
-	a := route.NewAnalyzer(f)
-	l := &loads{isHost: map[*fabric.Port]bool{}, dlids: a.LIDLoads()}
-	var lids []uint16
+	l := &loads{isHost: map[*fabric.Port]bool{}, a: route.NewAnalyzer(f)}
 	for _, n := range hosts {
 		for _, p := range n.Ports {
 			if p != nil && p.Num != 0 && p.LID != 0 && p.Remote != nil && p.PhysState == mad.PhysLinkUp && p.State == mad.PortStateActive {
-				lids = append(lids, p.LID)
+				l.lids = append(l.lids, p.LID)
 				l.isHost[p] = true
 			}
 		}
 	}
-	l.hosts = len(lids)
-	if hp, err := a.HostPaths(lids, 0); err == nil {
-		l.paths = &hp.Loads
-	}
+	l.hosts = len(l.lids)
 	return l
+}
+
+// hostPaths follows the host pairs once.
+func (l *loads) hostPaths() *route.Loads {
+	l.pathsOnce.Do(func() {
+		if hp, err := l.a.HostPaths(l.lids, 0); err == nil {
+			l.paths = &hp.Loads
+		}
+	})
+	return l.paths
 }
 
 func (l *loads) Hosts() int { return l.hosts }
@@ -60,10 +76,14 @@ func (l *loads) PortPaths(p *fabric.Port) (int, bool) {
 		}
 		return 0, false
 	}
-	if l.paths == nil {
+	paths := l.hostPaths()
+	if paths == nil {
 		return 0, false
 	}
-	return int(l.paths.Of(p)), true
+	return int(paths.Of(p)), true
 }
 
-func (l *loads) PortDLIDs(p *fabric.Port) int { return int(l.dlids.Of(p)) }
+func (l *loads) PortDLIDs(p *fabric.Port) int {
+	l.dlidsOnce.Do(func() { l.dlids = l.a.LIDLoads() })
+	return int(l.dlids.Of(p))
+}

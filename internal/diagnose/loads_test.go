@@ -1,0 +1,55 @@
+package diagnose
+
+import (
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// TestLoadsLazy: the host-pair loads (every host to every other, the
+// costliest analysis at 49k nodes) are followed only when a finding's
+// impact asks for them, and then equal route.HostPaths' and LIDLoads'.
+func TestLoadsLazy(t *testing.T) {
+	f, err := topology.Routed(topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a black hole, so the loads are not those of a healthy tree
+	var sw *fabric.Node
+	var lids []uint16
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch && sw == nil {
+			sw = n
+		}
+		if n.Type != mad.NodeSwitch {
+			lids = append(lids, n.Ports[1].LID)
+		}
+	}
+	sw.Switch.LFT[lids[20]] = fabric.NoRoute
+	l := NewLoads(f)
+	if l.paths != nil {
+		t.Fatal("host-pair loads followed before anything asked for them")
+	}
+	a := route.NewAnalyzer(f)
+	hp, err := a.HostPaths(lids, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl := a.LIDLoads()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || n.Type != mad.NodeSwitch {
+				continue
+			}
+			if got, ok := l.PortPaths(p); !ok || int64(got) != hp.Loads.Of(p) {
+				t.Fatalf("%s/%d: %d paths (%v), HostPaths %d", n.Description, p.Num, got, ok, hp.Loads.Of(p))
+			}
+			if got := l.PortDLIDs(p); int64(got) != dl.Of(p) {
+				t.Fatalf("%s/%d: %d destinations, LIDLoads %d", n.Description, p.Num, got, dl.Of(p))
+			}
+		}
+	}
+}

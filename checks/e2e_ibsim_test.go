@@ -79,7 +79,7 @@ func startE2E(t *testing.T) *e2eFabric {
 
 	// Edit OpenSM's tables and have a new OpenSM load them.
 	dump := s.MustRun(e2eAttach, "dump_fts")
-	tables, err := topology.ParseDumpFTS(strings.NewReader(dump))
+	tables, err := fabric.ParseDumpFTS(strings.NewReader(dump))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func startE2E(t *testing.T) *e2eFabric {
 		t.Fatal(err)
 	}
 	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: e2eAttach, LFTFile: file, Once: true})
-	after, err := topology.ParseDumpFTS(strings.NewReader(s.MustRun(e2eAttach, "dump_fts")))
+	after, err := fabric.ParseDumpFTS(strings.NewReader(s.MustRun(e2eAttach, "dump_fts")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/source"
-	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
@@ -105,7 +104,7 @@ func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 	if o.format == "dump_fts" {
 		for _, n := range sel {
 			if n.Switch != nil && n.Switch.LFT != nil {
-				if err := topology.WriteSwitchLFT(w, f, n, topology.DumpOptions{All: o.all}); err != nil {
+				if err := fabric.WriteSwitchLFT(w, f, n, fabric.DumpOptions{All: o.all}); err != nil {
 					return err
 				}
 			}

@@ -72,7 +72,7 @@ func TestRoutesDumpFTS(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	tables, err := topology.ParseDumpFTS(strings.NewReader(out))
+	tables, err := fabric.ParseDumpFTS(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestRoutesPartial(t *testing.T) {
 	if code != ExitPartial {
 		t.Fatalf("exit %d, want %d: %s", code, ExitPartial, stderr)
 	}
-	tables, err := topology.ParseDumpFTS(strings.NewReader(out))
+	tables, err := fabric.ParseDumpFTS(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +201,11 @@ func TestRoutesIBSimLoadsIntoOpenSM(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	real := s.MustRun(host, "dump_fts")
-	ours, err := topology.ParseDumpFTS(strings.NewReader(out))
+	ours, err := fabric.ParseDumpFTS(strings.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := topology.ParseDumpFTS(strings.NewReader(real))
+	theirs, err := fabric.ParseDumpFTS(strings.NewReader(real))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestRoutesIBSimLoadsIntoOpenSM(t *testing.T) {
 		t.Fatalf("routes --format dump_fts differs from dump_fts:\n%s\nvs\n%s", out, real)
 	}
 	// Remove h0016's entry from the first spine's table.
-	var spine topology.DumpedLFT
+	var spine fabric.DumpedLFT
 	for _, d := range ours {
 		if d.Description == "spine001" {
 			spine = d
@@ -244,11 +244,11 @@ func TestRoutesIBSimLoadsIntoOpenSM(t *testing.T) {
 	if log, _ := os.ReadFile(osm.LogFile); strings.Contains(string(log), "cannot build fwd tables") {
 		t.Fatalf("OpenSM did not load our dump:\n%s", log)
 	}
-	after, err := topology.ParseDumpFTS(strings.NewReader(s.MustRun(host, "dump_fts")))
+	after, err := fabric.ParseDumpFTS(strings.NewReader(s.MustRun(host, "dump_fts")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := topology.ParseDumpFTS(strings.NewReader(edited.String()))
+	want, err := fabric.ParseDumpFTS(strings.NewReader(edited.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,9 +273,9 @@ func TestRoutesIBSimLoadsIntoOpenSM(t *testing.T) {
 
 // tablesText renders parsed tables by switch GUID, without the directed
 // routes in their headers (each tool picks its own).
-func tablesText(ds []topology.DumpedLFT) string {
+func tablesText(ds []fabric.DumpedLFT) string {
 	ds = slices.Clone(ds)
-	slices.SortFunc(ds, func(a, b topology.DumpedLFT) int { return cmp.Compare(a.GUID, b.GUID) })
+	slices.SortFunc(ds, func(a, b fabric.DumpedLFT) int { return cmp.Compare(a.GUID, b.GUID) })
 	var b strings.Builder
 	for _, d := range ds {
 		fmt.Fprintf(&b, "%#016x %q\n", d.GUID, d.Description)

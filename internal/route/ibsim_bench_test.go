@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 )
@@ -58,7 +59,7 @@ func benchLFTDump(b *testing.B, net, host string) {
 				b.Fatal(err)
 			}
 			reads = append(reads, time.Since(lftStart))
-			if err := topology.WriteDumpFTS(io.Discard, f, topology.DumpOptions{}); err != nil {
+			if err := fabric.WriteDumpFTS(io.Discard, f, fabric.DumpOptions{}); err != nil {
 				b.Fatal(err)
 			}
 			ours = append(ours, time.Since(start))

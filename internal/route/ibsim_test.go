@@ -16,7 +16,6 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
-	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -66,7 +65,7 @@ func (r *ibsimFabric) rediscover(t testing.TB) {
 // entry for entry, switch by switch (matched by GUID).
 func compareWithDumpFTS(t testing.TB, f *fabric.Fabric, text string) {
 	t.Helper()
-	real, err := topology.ParseDumpFTS(strings.NewReader(text))
+	real, err := fabric.ParseDumpFTS(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 // nil, are dump_fts tables to install instead of computing routes.
 // computed reports that the routes are ibdoctor's own min-hop ones, not
 // the file's.
-func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) (computed bool, err error) {
+func Prepare(f *fabric.Fabric, lfts []fabric.DumpedLFT) (computed bool, err error) {
 	needLIDs, haveLFT := false, false
 	for _, n := range f.Nodes {
 		for i, p := range n.Ports {
@@ -62,7 +62,7 @@ func Prepare(f *fabric.Fabric, lfts []topology.DumpedLFT) (computed bool, err er
 		return false, fmt.Errorf("sim: the forwarding tables name destinations by LID only (OpenSM's fdbs, dump_fts -n) and the topology file carries no LIDs (ibdoctor assigned its own), so they cannot be matched: give tables that name each destination's port (dump_fts, ibroute, opensm-lfts.dump) or a topology with LIDs (ibnetdiscover)")
 	}
 	if lfts != nil {
-		if err := topology.LoadLFTs(f, lfts); err != nil {
+		if err := fabric.LoadLFTs(f, lfts); err != nil {
 			return false, fmt.Errorf("sim: loading forwarding tables: %w", err)
 		}
 		return false, nil
@@ -86,13 +86,13 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	if err != nil {
 		return nil, info, err
 	}
-	var lfts []topology.DumpedLFT
+	var lfts []fabric.DumpedLFT
 	if lftPath != "" {
 		data, li, err := fabric.ReadLFTFile(ctx, lftPath)
 		if err != nil {
 			return nil, info, fmt.Errorf("--lfts: %w", err)
 		}
-		lfts, err = topology.ParseDumpFTS(bytes.NewReader(data))
+		lfts, err = fabric.ParseDumpFTS(bytes.NewReader(data))
 		if err != nil {
 			return nil, info, fmt.Errorf("--lfts %s: %w", lftPath, err)
 		}
@@ -173,7 +173,7 @@ func SampleFabric() (*fabric.Fabric, []byte, error) {
 
 // lidOnly reports whether no table entry names its destination's port
 // GUID (LID 0 and switch-own entries aside, all do in dump_fts).
-func lidOnly(lfts []topology.DumpedLFT) bool {
+func lidOnly(lfts []fabric.DumpedLFT) bool {
 	for _, d := range lfts {
 		for _, e := range d.Entries {
 			if e.PortGUID != 0 {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
-	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -80,7 +79,7 @@ func TestLoadFileWithDumpFTS(t *testing.T) {
 			n.Switch.LFT[g4] = 4
 		}
 	}
-	fts := writeFile(t, "fts.txt", func(b *bytes.Buffer) error { return topology.WriteDumpFTS(b, design, topology.DumpOptions{}) })
+	fts := writeFile(t, "fts.txt", func(b *bytes.Buffer) error { return fabric.WriteDumpFTS(b, design, fabric.DumpOptions{}) })
 	s, err := LoadFile(top, fts, Options{Clock: NewManualClock(t0)})
 	if err != nil {
 		t.Fatal(err)

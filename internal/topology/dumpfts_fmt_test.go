@@ -12,16 +12,27 @@ import (
 )
 
 // writeDumpFTSFmt is the dump_fts writer spelled with one fmt call per
-// entry (section header and trailer shared with WriteDumpFTS), the plain reading of dump_fts' own printf formats; WriteDumpFTS
+// entry (section header and trailer shared with fabric.WriteDumpFTS), the plain reading of dump_fts' own printf formats; fabric.WriteDumpFTS
 // must produce the same bytes.
-func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
+func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o fabric.DumpOptions) error {
 	bw := bufio.NewWriter(w)
 	for _, n := range f.Nodes {
 		if n.Type != mad.NodeSwitch || n.Switch == nil || n.Switch.LFT == nil {
 			continue
 		}
 		lft := n.Switch.LFT
-		top := writeSwitchHeader(bw, n)
+		top := len(lft) - 1
+		if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
+			top = t
+		}
+		addr := "Lid 0"
+		if n.Path != nil {
+			addr = "DR path slid 0; dlid 0; " + n.Path.String()
+		} else if p := n.Ports[0]; p != nil {
+			addr = fmt.Sprintf("Lid %d", p.LID)
+		}
+		fmt.Fprintf(bw, "Unicast lids [0x0-0x%x] of switch %s guid 0x%016x (%s):\n", max(top, 0), addr, n.GUID, n.Description)
+		fmt.Fprintf(bw, "  Lid  Out   Destination\n       Port     Info \n")
 		count := 0
 		for lid := 0; lid <= top; lid++ {
 			out := lft[lid]
@@ -43,15 +54,19 @@ func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
 			case p.LMC > 0 && uint16(lid) != p.LID:
 				fmt.Fprintf(bw, ": (path #%d out of %d: portguid 0x%016x)\n", uint16(lid)-p.LID, 1<<p.LMC, p.GUID)
 			default:
-				fmt.Fprintf(bw, ": (%s portguid 0x%016x: '%s')\n", nodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
+				fmt.Fprintf(bw, ": (%s portguid 0x%016x: '%s')\n", typeText(p.Node.Type), p.GUID, p.Node.Description)
 			}
 		}
-		writeSwitchTrailer(bw, count, o.All)
+		if o.All {
+			fmt.Fprintf(bw, "%d lids dumped \n", count)
+		} else {
+			fmt.Fprintf(bw, "%d valid lids dumped \n", count)
+		}
 	}
 	return bw.Flush()
 }
 
-// TestDumpFTSMatchesFmt compares WriteDumpFTS with the fmt spelling on a
+// TestDumpFTSMatchesFmt compares fabric.WriteDumpFTS with the fmt spelling on a
 // routed fat tree with edits that reach every branch: an LMC port (path
 // #k lines), a LID nobody has, an illegal port, NoRoute, a three-digit
 // port number, a switch without a directed route, in all four option
@@ -75,9 +90,9 @@ func TestDumpFTSMatchesFmt(t *testing.T) {
 	leaf.Switch.LFT = append(leaf.Switch.LFT[:top+1], 3, 3, 3, 5) // paths #1..#3, then a LID nobody has
 	leaf.Switch.LinearFDBTop = uint16(len(leaf.Switch.LFT) - 1)
 	leaf.Path = nil
-	for _, o := range []DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
+	for _, o := range []fabric.DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
 		var got, want bytes.Buffer
-		if err := WriteDumpFTS(&got, f, o); err != nil {
+		if err := fabric.WriteDumpFTS(&got, f, o); err != nil {
 			t.Fatal(err)
 		}
 		if err := writeDumpFTSFmt(&want, f, o); err != nil {
@@ -118,13 +133,13 @@ func BenchmarkWriteDumpFTS8k(b *testing.B) {
 	}
 	for _, bc := range []struct {
 		name  string
-		write func(io.Writer, *fabric.Fabric, DumpOptions) error
-	}{{"append", WriteDumpFTS}, {"fmt", writeDumpFTSFmt}} {
+		write func(io.Writer, *fabric.Fabric, fabric.DumpOptions) error
+	}{{"append", fabric.WriteDumpFTS}, {"fmt", writeDumpFTSFmt}} {
 		b.Run(bc.name, func(b *testing.B) {
 			var n int64
 			for b.Loop() {
 				cw := &countWriter{}
-				if err := bc.write(cw, f, DumpOptions{}); err != nil {
+				if err := bc.write(cw, f, fabric.DumpOptions{}); err != nil {
 					b.Fatal(err)
 				}
 				n = cw.n
@@ -137,3 +152,15 @@ func BenchmarkWriteDumpFTS8k(b *testing.B) {
 type countWriter struct{ n int64 }
 
 func (c *countWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+func typeText(t mad.NodeType) string {
+	switch t {
+	case mad.NodeCA:
+		return "Channel Adapter"
+	case mad.NodeSwitch:
+		return "Switch"
+	case mad.NodeRouter:
+		return "Router"
+	}
+	return "Unknown"
+}

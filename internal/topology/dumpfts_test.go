@@ -11,13 +11,13 @@ import (
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
-func parseFile(t *testing.T, name string) []DumpedLFT {
+func parseFile(t *testing.T, name string) []fabric.DumpedLFT {
 	t.Helper()
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ParseDumpFTS(bytes.NewReader(b))
+	d, err := fabric.ParseDumpFTS(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestLoadRealOpenSMRoutes(t *testing.T) {
 		}
 	}
 	f.Reindex()
-	if err := LoadLFTs(f, d); err != nil {
+	if err := fabric.LoadLFTs(f, d); err != nil {
 		t.Fatal(err)
 	}
 	checkRoutes(t, f, 0x11)
@@ -131,12 +131,12 @@ func TestDumpFTSRoundTrip(t *testing.T) {
 	leaf := f.NodesByName("MF0;leaf02:MQM9700/U1")[0]
 	leaf.Switch.LFT[3] = 12
 	leaf.Switch.LFT[top] = fabric.NoRoute
-	for _, o := range []DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
+	for _, o := range []fabric.DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
 		var buf bytes.Buffer
-		if err := WriteDumpFTS(&buf, f, o); err != nil {
+		if err := fabric.WriteDumpFTS(&buf, f, o); err != nil {
 			t.Fatal(err)
 		}
-		d, err := ParseDumpFTS(&buf)
+		d, err := fabric.ParseDumpFTS(&buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +148,7 @@ func TestDumpFTSRoundTrip(t *testing.T) {
 		if _, err := AssignLIDs(g); err != nil {
 			t.Fatal(err)
 		}
-		if err := LoadLFTs(g, d); err != nil {
+		if err := fabric.LoadLFTs(g, d); err != nil {
 			t.Fatal(err)
 		}
 		for i, n := range f.Nodes {
@@ -161,7 +161,7 @@ func TestDumpFTSRoundTrip(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteSwitchLFT(&buf, f, leaf, DumpOptions{}); err != nil {
+	if err := fabric.WriteSwitchLFT(&buf, f, leaf, fabric.DumpOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
@@ -200,14 +200,14 @@ func TestParseDumpFTSErrors(t *testing.T) {
 		"Unicast lids [0x0-0x1] of switch Lid 1 guid 0x1 (x):\n0xg001 001\n",
 		"Multicast mlids [0xc000-0xc3ff] of switch Lid 1 guid 0x1 (x):\n",
 	} {
-		if _, err := ParseDumpFTS(strings.NewReader(in)); err == nil {
+		if _, err := fabric.ParseDumpFTS(strings.NewReader(in)); err == nil {
 			t.Errorf("%q: no error", in)
 		}
 	}
 	// A line that is not dump_fts/ibroute output was skipped silently;
 	// it is an error naming its line.
 	in := "Unicast lids [0x0-0x1] of switch Lid 1 guid 0x1 (x):\n  Lid  Out   Destination\n       Port     Info \n0x0001 000 : (x)\nsomething else\n1 valid lids dumped\n"
-	if _, err := ParseDumpFTS(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "something else") {
+	if _, err := fabric.ParseDumpFTS(strings.NewReader(in)); err == nil || !strings.Contains(err.Error(), "line 5") || !strings.Contains(err.Error(), "something else") {
 		t.Errorf("an unknown line: %v", err)
 	}
 }
@@ -221,7 +221,7 @@ func FuzzParseDumpFTS(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, err := ParseDumpFTS(bytes.NewReader(b))
+		d, err := fabric.ParseDumpFTS(bytes.NewReader(b))
 		if err != nil {
 			return
 		}

@@ -76,14 +76,14 @@ func TestDumpFTSLoadsIntoOpenSM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteDumpFTS(out, f, DumpOptions{}); err != nil {
+	if err := fabric.WriteDumpFTS(out, f, fabric.DumpOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out.Close()
 	host := fmt.Sprintf("H-%016x", f.NodesByName("gpu005 mlx5_0")[0].GUID)
 	sim.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, LFTFile: lfts, Once: true})
 	text := sim.MustRun(host, "dump_fts")
-	real, err := ParseDumpFTS(strings.NewReader(text))
+	real, err := fabric.ParseDumpFTS(strings.NewReader(text))
 	if err != nil {
 		t.Fatal(err)
 	}

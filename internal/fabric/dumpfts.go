@@ -1,4 +1,4 @@
-package topology
+package fabric
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -22,7 +21,7 @@ type DumpOptions struct {
 // WriteDumpFTS writes the unicast LFT of every switch that has one, in
 // f.Nodes order, in the text format of infiniband-diags' dump_fts, which
 // OpenSM's file routing engine loads (opensm -R file -U FILE).
-func WriteDumpFTS(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
+func WriteDumpFTS(w io.Writer, f *Fabric, o DumpOptions) error {
 	d := &dumper{w: bufio.NewWriterSize(w, 64<<10), f: f, o: o}
 	for _, n := range f.Nodes {
 		if n.Type != mad.NodeSwitch || n.Switch == nil || n.Switch.LFT == nil {
@@ -34,7 +33,7 @@ func WriteDumpFTS(w io.Writer, f *fabric.Fabric, o DumpOptions) error {
 }
 
 // WriteSwitchLFT writes one switch's LFT in dump_fts format.
-func WriteSwitchLFT(w io.Writer, f *fabric.Fabric, sw *fabric.Node, o DumpOptions) error {
+func WriteSwitchLFT(w io.Writer, f *Fabric, sw *Node, o DumpOptions) error {
 	if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil {
 		return fmt.Errorf("topology: %q (GUID %#016x) is not a switch with a forwarding table", sw.Description, sw.GUID)
 	}
@@ -43,7 +42,7 @@ func WriteSwitchLFT(w io.Writer, f *fabric.Fabric, sw *fabric.Node, o DumpOption
 	return d.w.Flush()
 }
 
-func nodeTypeName(t mad.NodeType) string {
+func ftsNodeTypeName(t mad.NodeType) string {
 	switch t {
 	case mad.NodeCA:
 		return "Channel Adapter"
@@ -61,7 +60,7 @@ func nodeTypeName(t mad.NodeType) string {
 // then cost an append each, not a format and a LID lookup.
 type dumper struct {
 	w    *bufio.Writer
-	f    *fabric.Fabric
+	f    *Fabric
 	o    DumpOptions
 	dest [][]byte // by LID; nil until first needed
 	line []byte
@@ -81,7 +80,7 @@ func (d *dumper) destText(lid int) []byte {
 	case p.LMC > 0 && uint16(lid) != p.LID:
 		b = fmt.Appendf(nil, ": (path #%d out of %d: portguid 0x%016x)\n", uint16(lid)-p.LID, 1<<p.LMC, p.GUID)
 	default:
-		b = fmt.Appendf(nil, ": (%s portguid 0x%016x: '%s')\n", nodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
+		b = fmt.Appendf(nil, ": (%s portguid 0x%016x: '%s')\n", ftsNodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
 	}
 	d.dest[lid] = b
 	return b
@@ -91,7 +90,7 @@ const illegalPort = ": (path #0 - illegal port)\n"
 
 // writeSwitchHeader writes a switch's section header and returns the
 // highest LID its table lists.
-func writeSwitchHeader(w *bufio.Writer, n *fabric.Node) int {
+func writeSwitchHeader(w *bufio.Writer, n *Node) int {
 	top := len(n.Switch.LFT) - 1
 	if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
 		top = t
@@ -116,7 +115,7 @@ func writeSwitchTrailer(w *bufio.Writer, count int, all bool) {
 	}
 }
 
-func (d *dumper) writeSwitch(n *fabric.Node) {
+func (d *dumper) writeSwitch(n *Node) {
 	w := d.w
 	lft := n.Switch.LFT
 	top := writeSwitchHeader(w, n)
@@ -190,7 +189,7 @@ func (d *DumpedLFT) LFT() []uint8 {
 	}
 	lft := make([]uint8, top+1)
 	for i := range lft {
-		lft[i] = fabric.NoRoute
+		lft[i] = NoRoute
 	}
 	for _, e := range d.Entries {
 		lft[e.LID] = e.Port
@@ -244,7 +243,7 @@ func ParseDumpFTS(r io.Reader) ([]DumpedLFT, error) {
 		default:
 			// Anything else is not this format: a wrong file, or one
 			// edited or cut; skipping it could drop routes unseen.
-			// (Tool messages are taken out before: fabric.ReadLFTFile.)
+			// (Tool messages are taken out before: ReadLFTFile.)
 			if len(line) > 80 {
 				line = line[:77] + "..."
 			}
@@ -339,8 +338,8 @@ func parseEntry(line string) (DumpedEntry, error) {
 // whose port now has another LID is moved to that port's LID. Tables for
 // switches not in f are reported in the error only if none matched.
 // LinearFDBTop becomes the highest LID in the fabric or the tables.
-func LoadLFTs(f *fabric.Fabric, tables []DumpedLFT) error {
-	byGUID := map[uint64]*fabric.Port{}
+func LoadLFTs(f *Fabric, tables []DumpedLFT) error {
+	byGUID := map[uint64]*Port{}
 	top := 0
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -368,11 +367,11 @@ func LoadLFTs(f *fabric.Fabric, tables []DumpedLFT) error {
 		}
 		matched++
 		if n.Switch == nil {
-			n.Switch = &fabric.Switch{}
+			n.Switch = &Switch{}
 		}
 		lft := make([]uint8, top+1)
 		for i := range lft {
-			lft[i] = fabric.NoRoute
+			lft[i] = NoRoute
 		}
 		for _, e := range t.Entries {
 			lid := e.LID

@@ -239,26 +239,22 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 	}
 	var notes []string
 	if pm := tabs["PM_INFO"]; pm != nil {
-		ctrs, note, err := dbCounters(nodes, pm, fail)
+		ctrs, pmNotes, err := dbCounters(nodes, pm, fail)
 		if err != nil {
 			return nil, nil, err
 		}
 		f.Counters = ctrs
-		if note != "" {
-			notes = append(notes, note)
-		}
+		notes = append(notes, pmNotes...)
 	}
 	if pm := tabs["PM_DELTA"]; pm != nil {
 		// ibdiagnet reads the counters at the start of its run and again
 		// at the end; PM_DELTA is the difference, same columns.
-		incs, note, err := dbCounters(nodes, pm, fail)
+		incs, pmNotes, err := dbCounters(nodes, pm, fail)
 		if err != nil {
 			return nil, nil, err
 		}
 		f.CounterIncreases = incs
-		if note != "" {
-			notes = append(notes, note)
-		}
+		notes = append(notes, pmNotes...)
 	}
 	for _, s := range names {
 		switch s {
@@ -323,35 +319,37 @@ const implausible = 1 << 63
 
 // dbCounters reads a PM table (PM_INFO, PM_DELTA) into one map per port, keyed by
 // NodeGUID and PortNumber, which START_PORTS must list. An implausible
-// value is not read: the next (narrower) column is, and the returned note
-// names the first such value, its line and column.
-func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) (map[*Port]map[string]uint64, string, error) {
+// value is not read: the next (narrower) column is; an extended value
+// below its narrow twin's gives way to it. The notes name the first of
+// each, its line and columns.
+func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) (map[*Port]map[string]uint64, []string, error) {
 	out := make(map[*Port]map[string]uint64, len(t.rows))
 	var (
-		note string
-		more int
+		note, below     string
+		more, belowMore int
 	)
 	for i, row := range t.rows {
 		guid, err := csvUint(t, row, "NodeGUID", 64)
 		if err != nil {
-			return nil, "", fail(t, i, err)
+			return nil, nil, fail(t, i, err)
 		}
 		num, err := csvUint(t, row, "PortNumber", 8)
 		if err != nil {
-			return nil, "", fail(t, i, err)
+			return nil, nil, fail(t, i, err)
 		}
 		n := nodes[guid]
 		if n == nil || num >= uint64(len(n.Ports)) || n.Ports[num] == nil {
-			return nil, "", fail(t, i, fmt.Errorf("counters of node 0x%016x port %d, which START_NODES/START_PORTS do not list", guid, num))
+			return nil, nil, fail(t, i, fmt.Errorf("counters of node 0x%016x port %d, which START_NODES/START_PORTS do not list", guid, num))
 		}
 		p := n.Ports[num]
 		if out[p] != nil {
-			return nil, "", fail(t, i, fmt.Errorf("counters of node 0x%016x port %d listed twice", guid, num))
+			return nil, nil, fail(t, i, fmt.Errorf("counters of node 0x%016x port %d listed twice", guid, num))
 		}
 		m := make(map[string]uint64, len(pmColumns))
 		for _, c := range pmColumns {
 			var skipped string // the implausible column passed over
 			read := c.name + " left out"
+			chosen := -1
 			for k, col := range c.cols {
 				v, ok := t.get(row, col)
 				if !ok || v == "N/A" || v == "" {
@@ -359,7 +357,7 @@ func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, e
 				}
 				x, err := strconv.ParseUint(v, 0, 64)
 				if err != nil {
-					return nil, "", fail(t, i, fmt.Errorf("%s %q is not a counter value", col, v))
+					return nil, nil, fail(t, i, fmt.Errorf("%s %q is not a counter value", col, v))
 				}
 				if x >= implausible {
 					if skipped == "" {
@@ -367,7 +365,7 @@ func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, e
 					}
 					continue
 				}
-				m[c.name] = x
+				m[c.name], chosen = x, k
 				read = fmt.Sprintf("%s %d read instead", col, x)
 				if k == len(c.cols)-1 && c.bits < 64 && x == 1<<c.bits-1 {
 					read += fmt.Sprintf(" (the %d-bit counter's maximum: saturated, the true count is larger)", c.bits)
@@ -381,11 +379,40 @@ func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, e
 			default:
 				more++
 			}
+			if chosen < 0 || chosen == len(c.cols)-1 || c.bits > 16 {
+				continue
+			}
+			// An extended error counter counts every event its narrow
+			// twin counts: below it, it was not counting (or was cleared
+			// apart), and the narrow one's count is the port's. (Data,
+			// packet and wait counters, 32-bit, move between the two
+			// attributes' reads: they differ a little, and are left.)
+			narrow := c.cols[len(c.cols)-1]
+			v, _ := t.get(row, narrow)
+			y, err := strconv.ParseUint(v, 0, 64)
+			if err != nil || y >= implausible || y <= m[c.name] {
+				continue
+			}
+			if below == "" {
+				below = fmt.Sprintf("line %d: START_%s %s %d is below %s %d (node 0x%016x port %d): an extended counter counts what its narrow twin counts, so it was not counting or was cleared apart; the larger, %d, is read", t.line+1+i, t.name, c.cols[chosen], m[c.name], narrow, y, guid, num, y)
+			} else {
+				belowMore++
+			}
+			m[c.name] = y
 		}
 		out[p] = m
 	}
 	if more > 0 {
 		note += fmt.Sprintf(" (and %d more such values, read the same way)", more)
 	}
-	return out, note, nil
+	if belowMore > 0 {
+		below += fmt.Sprintf(" (and %d more such pairs, read the same way)", belowMore)
+	}
+	var notes []string
+	for _, n := range []string{note, below} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	return out, notes, nil
 }

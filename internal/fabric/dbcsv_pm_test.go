@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,42 @@ func TestReadFileDBCSVIncreases(t *testing.T) {
 	}
 	if grew != 200 {
 		t.Errorf("%d ports' PortXmitWait grew, want 200", grew)
+	}
+}
+
+// The Quantum-2 file gives 14 ports a SymbolErrorCounter (16-bit) above
+// their SymbolErrorCounterExt: is-north-7-compute-8 mlx5_0 (line 4400)
+// counted 11160 symbol errors in the one and 0 in the other. The 64-bit
+// column was read, so the port's symbol errors vanished. An extended
+// counter counts what its narrow twin counts: the larger is read, and
+// one note names the first such pair.
+func TestDBCSVExtendedBelowNarrow(t *testing.T) {
+	f, info := readCorpus(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	h := f.NodeByGUID(0x5c25730300e68e76)
+	if got := f.Counters[h.Ports[1]]["SymbolErrorCounter"]; got != 11160 {
+		t.Errorf("SymbolErrorCounter = %d, want the 16-bit column's 11160 (the Ext column says 0)", got)
+	}
+	var notes []string
+	for _, n := range info.Notes {
+		if strings.Contains(n, "SymbolErrorCounterExt") {
+			notes = append(notes, n)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "line ") || !strings.Contains(notes[0], "more") {
+		t.Errorf("want one note naming the first Ext column below its narrow twin and counting the others, got %q", info.Notes)
+	}
+	// Synthetic: testdata/pmdelta.db_csv with the host's
+	// SymbolErrorCounterExt set to 0 beside SymbolErrorCounter 500.
+	data, err := os.ReadFile(filepath.Join("testdata", "pmdelta.db_csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte(",500,0,20,0,50,0x0"), []byte(",0,0,20,0,50,0x0"), 1)
+	f, info, err = Decode(data, "pmdelta.db_csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Counters[f.NodeByGUID(0x2).Ports[1]]["SymbolErrorCounter"]; got != 500 {
+		t.Errorf("synthetic: SymbolErrorCounter = %d, want 500; notes %q", got, info.Notes)
 	}
 }

@@ -554,7 +554,7 @@ func TestReadFileCorpus(t *testing.T) {
 		{"plafrim2-is5030.ibnetdiscover-p", FormatIBNetDiscoverPorts, 24, 23, 0, 0, ""},
 		{"plafrim2-qlogic-ts.ibnetdiscover-p", FormatIBNetDiscoverPorts, 103, 155, 0, 0, ""},
 		{"qnib-netlist.clos5", FormatNetFile, 23, 22, 0, 0, ""},
-		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 1, ""},
+		{"quantum2-ndr-ibdiagnet2.db_csv", FormatDBCSV, 272, 271, 0, 2, ""},
 		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", FormatIBDiagnetTopo, 272, 271, 0, 0, ""},
 		{"quantum2-ndr-ibdiagnet2.lst", FormatIBDiagnetLst, 272, 271, 0, 0, ""},
 		{"quantum2-ndr-ibdiagnet2.net_dump", "", 0, 0, 0, 0, "ibdiagnet2.net_dump"},

@@ -189,7 +189,7 @@ func TestTopIBSim(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("text: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(text, "ibdoctor top") || !strings.Contains(text, "VERDICT") {
+	if !strings.Contains(text, "by errors/s;") || !strings.Contains(text, "VERDICT") {
 		t.Errorf("text snapshot lacks its header:\n%s", text)
 	}
 	for k, w := range want {

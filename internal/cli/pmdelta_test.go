@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -152,5 +153,37 @@ func TestCountersJudgesPMDelta(t *testing.T) {
 				t.Errorf("switch port's LinkDownedCounter listed as %d, want PM_INFO's 40", values["LinkDownedCounter"])
 			}
 		}
+	}
+}
+
+// Without PM_DELTA there is no increase: a db_csv's PM_INFO alone is
+// judged on its values, as before (testdata/pmdelta.db_csv with its
+// PM_DELTA section cut: the history is all there is to go on).
+func TestCheckPMInfoOnlyIsAbsolute(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "fabric", "testdata", "pmdelta.db_csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i := strings.Index(s, "START_PM_DELTA")
+	if i < 0 {
+		t.Fatal("no START_PM_DELTA in pmdelta.db_csv")
+	}
+	path := filepath.Join(t.TempDir(), "ibdiagnet2.db_csv")
+	if err := os.WriteFile(path, []byte(s[:i]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := checkJSON(t, path)
+	var got []string
+	for _, f := range rep.Findings {
+		if strings.HasPrefix(f.Check, "counters.") {
+			got = append(got, f.Basis+": "+f.Title)
+			if f.Basis != "absolute" {
+				t.Errorf("finding on the %s basis without PM_DELTA: %s", f.Basis, f.Title)
+			}
+		}
+	}
+	if len(got) != 4 || rep.CountersBasis != "" {
+		t.Errorf("counter findings %q, counters_basis %q: want 4 on the values (LinkDowned 40, PortRcvErrors 20, SymbolErrorCounter 500, PortXmitWait 5000000) and no basis note", got, rep.CountersBasis)
 	}
 }

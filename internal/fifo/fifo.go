@@ -12,10 +12,16 @@ type Queue[T comparable] struct {
 // Len is the number of items queued.
 func (f *Queue[T]) Len() int { return len(f.q) - f.head }
 
-// Push appends v.
+// Push appends v. When at least half the backing array is already
+// popped, the live items slide to its front first: a queue that never
+// empties (a round robin) would otherwise grow by every push it ever
+// had. Each item is moved at most once per pop of another, so a push
+// stays O(1) amortised.
 func (f *Queue[T]) Push(v T) {
-	if f.head > 0 && f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
+	if f.head > 0 && f.head >= len(f.q)/2 {
+		n := copy(f.q, f.q[f.head:])
+		clear(f.q[n:]) // let the garbage collector have what they held
+		f.q, f.head = f.q[:n], 0
 	}
 	f.q = append(f.q, v)
 }

@@ -78,3 +78,27 @@ func TestRemove(t *testing.T) {
 		t.Error("queue unusable after removing everything")
 	}
 }
+
+// TestRoundRobinStaysSmall: a queue that never empties (ReadLFTs puts a
+// switch back after each block it sends, millions of times at 49k nodes)
+// keeps a backing array the size of what it holds, not of everything
+// ever pushed, and still gives the items in order.
+func TestRoundRobinStaysSmall(t *testing.T) {
+	var f Queue[int]
+	for i := range 100 {
+		f.Push(i)
+	}
+	for i := range 1_000_000 {
+		v := f.Pop()
+		if v != i {
+			t.Fatalf("pop %d: got %d", i, v)
+		}
+		f.Push(i + 100)
+	}
+	if f.Len() != 100 || cap(f.q) > 1024 {
+		t.Fatalf("%d items in a backing array of %d", f.Len(), cap(f.q))
+	}
+	if got := slices.Collect(f.All); len(got) != 100 || got[0] != 1_000_000 || got[99] != 1_000_099 {
+		t.Fatalf("items %v...", got[:3])
+	}
+}

@@ -64,7 +64,7 @@ func goldenDoc() *Document {
 		ChecksRun: []string{"counters.errors", "link.degraded-width", "routing.ecmp-imbalance"},
 		Skipped:   []checks.Skipped{{Check: "counters.utilization", Reason: "needs two counter samples (--interval)"}},
 		Unreached: []Unreached{{What: "PortCounters", Where: "gpu007 mlx5_0 port 1 (LID 14)", Reason: "timed out after 3 retries"}},
-		Timings:   map[string]string{"discovery": "12ms", "routes": "8ms", "counters": "31ms", "total": "51ms"},
+		Timings:   map[string]string{"discovery": "12ms", "routes": "8ms", "counters": "31ms", "sm": "2ms", "partitions": "4ms", "total": "57ms"},
 		MADs:      &MADStats{Sent: 420, Answered: 417, Retried: 3, TimedOut: 3, Errors: 0, P50ms: 0.25, P99ms: 1.5},
 		Scope: &ScopeSummary{
 			Hosts: []string{"gpu005 mlx5_0", "gpu006 mlx5_0"}, JobHosts: 2, Unmatched: []string{"gpu099"}, Ports: 14, Switches: 5,

@@ -265,7 +265,8 @@ type verdicts struct {
 	overPorts int
 	overNodes int
 	nodes     int
-	basis     string // "absolute" or "delta"
+	basis     string         // "absolute" or "delta"
+	fab       *fabric.Fabric // for names
 	// increases: judged on a file's increases over a span it does not
 	// give (ibdiagnet's PM_DELTA), the values listed are since the clear.
 	increases bool
@@ -278,7 +279,7 @@ type verdicts struct {
 // those findings are listed as over; other non-zero error counters (or
 // increases) as below, for the operator's eye only.
 func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map[string]uint64, t *checks.Thresholds) *verdicts {
-	v := &verdicts{basis: "absolute"}
+	v := &verdicts{basis: "absolute", fab: f}
 	if res.Interval() > 0 {
 		v.basis = "delta"
 	}
@@ -314,7 +315,7 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 	}
 	v.nodes, v.overNodes = len(nodes), len(overNodes)
 	slices.SortStableFunc(v.ports, func(x, y *portVerdict) int {
-		return cmp.Or(strings.Compare(nodeName(x.pc.Port), nodeName(y.pc.Port)),
+		return cmp.Or(strings.Compare(nodeName(f, x.pc.Port), nodeName(f, y.pc.Port)),
 			cmp.Compare(x.pc.GUID, y.pc.GUID), cmp.Compare(x.pc.Key.Port, y.pc.Key.Port))
 	})
 	return v
@@ -420,18 +421,20 @@ func portBER(pv *portVerdict, iv time.Duration) (ber, bits float64) {
 	return checks.SymbolBER(pv.pc.Port, s.Delta, iv)
 }
 
-func nodeName(p *fabric.Port) string {
+// nodeName names p's node as findings do: its description, with its GUID
+// when another node of f shares it (f nil: the description).
+func nodeName(f *fabric.Fabric, p *fabric.Port) string {
 	if p == nil || p.Node == nil {
 		return ""
 	}
-	return p.Node.Description
+	return f.NameOf(p.Node)
 }
 
-func peerText(p *fabric.Port) string {
+func peerText(f *fabric.Fabric, p *fabric.Port) string {
 	if p == nil || p.Remote == nil || p.Remote.Node == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%s[%d]", p.Remote.Node.Description, p.Remote.Num)
+	return fmt.Sprintf("%s[%d]", f.NameOf(p.Remote.Node), p.Remote.Num)
 }
 
 // exceededText renders one counter the way ibqueryerrors does:
@@ -570,7 +573,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 			continue
 		}
 		pc := pv.pc
-		row := []string{nodeName(pc.Port), strconv.Itoa(int(pc.Key.Port)), strconv.Itoa(int(pc.LID)), peerText(pc.Port)}
+		row := []string{nodeName(v.fab, pc.Port), strconv.Itoa(int(pc.Key.Port)), strconv.Itoa(int(pc.LID)), peerText(v.fab, pc.Port)}
 		switch {
 		case delta:
 			d := pv.d
@@ -835,7 +838,7 @@ func writeCountersJSON(w io.Writer, v *verdicts, res *perf.Result, f *fabric.Fab
 func countersPortOf(pv *portVerdict, iv time.Duration) countersPort {
 	pc := pv.pc
 	p := countersPort{
-		Node: nodeName(pc.Port), NodeGUID: fmt.Sprintf("0x%016x", pc.GUID), Port: int(pc.Key.Port), LID: int(pc.LID),
+		Node: nodeName(nil, pc.Port), NodeGUID: fmt.Sprintf("0x%016x", pc.GUID), Port: int(pc.Key.Port), LID: int(pc.LID),
 		OverThreshold: len(pv.over) > 0, Exceeded: pv.over, FromAllPorts: pc.FromAllPorts, Counters: []countersValue{},
 	}
 	if p.Exceeded == nil {

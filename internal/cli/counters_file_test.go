@@ -122,3 +122,15 @@ func TestCountersFromDBCSV(t *testing.T) {
 		}
 	}
 }
+
+// TestCountersNamesUnique: in the counters table a node whose
+// description another node shares is named with its GUID (fabric.NameOf,
+// as findings are): the Quantum-2 db_csv's eight switches all read
+// "Quantum-2 Mellanox Technologies[8]" as the peer.
+func TestCountersNamesUnique(t *testing.T) {
+	db := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	_, out, stderr := run("counters", "--sim="+db, "--no-color")
+	if !strings.Contains(out, "Quantum-2 Mellanox Technologies (0x") || strings.Contains(out, "Quantum-2 Mellanox Technologies[") {
+		t.Errorf("peers named by a shared description:\n%.2000s%s", out, stderr)
+	}
+}

@@ -374,10 +374,17 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	if why != "" {
 		return outcome{lost: why}
 	}
+	// The answer is written straight into the response's bytes: handed
+	// to an attribute's MarshalAttr, resp.Data would move resp to the
+	// heap, one more allocation for each of the millions of SMPs of a
+	// 49k-node sweep.
+	b := make([]byte, mad.Size)
+	data := (*[mad.SMPDataSize]byte)(b[64:128])
+	*data = req.Data // what an attribute leaves unwritten, as before
 	resp := *req
-	resp.Status = s.smaAnswer(dst, in, req, &resp.Data)
-	if resp.Status != mad.StatusOK {
-		resp.Data = req.Data
+	resp.Status = s.smaAnswer(dst, in, req, data)
+	if resp.Status == mad.StatusOK {
+		resp.Data = *data
 	}
 	resp.Method = mad.ResponseMethod(req.Method)
 	resp.Direction = true
@@ -388,8 +395,9 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	if back != c.node {
 		return outcome{lost: drop(fmt.Sprintf("response reached %s instead of the requester", s.nodeName(back)))}
 	}
+	resp.MarshalTo(b)
 	return outcome{
-		mad:   resp.Marshal(),
+		mad:   b,
 		from:  transport.DirectedRoute(),
 		start: now,
 		delay: done + time.Duration(rhops)*s.opts.HopLatency,

@@ -18,7 +18,7 @@ import (
 //	Switch: 0x0000000000200002 leaf01:
 //	           4    1[  ] ==( 1X           2.5 Gbps Active/  LinkUp)==>       1    1[  ] "gpu001 mlx5_0" (Could be 12X Could be 10.0 Gbps)
 //	           4    9[  ] ==(                Down/ Polling)==>             [  ] "" ( )
-//	CA: gpu001 mlx5_0:
+//	CA: gpu001 mlx5_0:            (or Router: desc:)
 //	      0x0000000000100001      1    1[  ] ==( 1X           2.5 Gbps Active/  LinkUp)==>       4    1[  ] "leaf01" (...)
 //	0x0000000000200002 "                        leaf01"      4    1[  ] ==( 1X ... )==>  0x0000000000100001      1    1[  ] "gpu001 mlx5_0" (...)
 //
@@ -32,7 +32,7 @@ import (
 
 var (
 	iblSwitchHead = regexp.MustCompile(`^Switch:\s+0x([0-9a-fA-F]{1,16})\s(.*):$`)
-	iblCAHead     = regexp.MustCompile(`^CA:\s(.*):$`)
+	iblCAHead     = regexp.MustCompile(`^(CA|Router):\s(.*):$`)
 	// [0xGUID ["desc"]] LID PORT[ext] ==( link )==> rest
 	iblPort = regexp.MustCompile(`^(?:0x([0-9a-fA-F]{1,16})\s+(?:"(.*?)"\s+)?)?(\d+)\s+(\d+)\[[^\]]*\]\s+==\((.*)\)==>\s*(.*)$`)
 	// [0xGUID] LID PORT[ext] "desc" (...)
@@ -86,6 +86,7 @@ func ParseIBLinkInfo(data []byte) (*Fabric, []string, error) {
 		return n
 	}
 	var caDesc string
+	caType := mad.NodeCA
 	for off := 0; off < len(data); {
 		end := bytes.IndexByte(data[off:], '\n')
 		if end < 0 {
@@ -109,7 +110,10 @@ func ParseIBLinkInfo(data []byte) (*Fabric, []string, error) {
 			continue
 		}
 		if m := iblCAHead.FindStringSubmatch(t); m != nil {
-			cur, caDesc = nil, m[1]
+			cur, caDesc, caType = nil, m[2], mad.NodeCA
+			if m[1] == "Router" {
+				caType = mad.NodeRouter
+			}
 			continue
 		}
 		m := iblPort.FindStringSubmatch(t)
@@ -136,7 +140,7 @@ func ParseIBLinkInfo(data []byte) (*Fabric, []string, error) {
 			// for the node (the first port's, for every port of it).
 			g, _ := strconv.ParseUint(m[1], 16, 64)
 			if cur == nil {
-				cur = getNode(g, mad.NodeCA, caDesc)
+				cur = getNode(g, caType, caDesc)
 				caByPort = true
 			}
 			n = cur
@@ -270,14 +274,17 @@ func iblLink(p *Port, s string) error {
 		}
 		p.WidthActive, p.SpeedActive = w, sp
 		return nil
-	case 3:
-		if f[1] == "FDR10" {
-			w, err := parseWidthText(f[0])
-			if err == nil {
-				p.WidthActive, p.SpeedActive = w, mad.SpeedFDR10
-				return nil
-			}
+	case 5:
+		// FDR10: "4X  10.0 Gbps (FDR10) Active"
+		if f[2] != "Gbps" || f[3] != "(FDR10)" {
+			break
 		}
+		w, err := parseWidthText(f[0])
+		if err != nil {
+			break
+		}
+		p.WidthActive, p.SpeedActive = w, mad.SpeedFDR10
+		return nil
 	}
 	return fmt.Errorf("link %q: want WIDTH SPEED Gbps STATE/PHYSSTATE", strings.TrimSpace(s))
 }

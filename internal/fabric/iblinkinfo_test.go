@@ -68,7 +68,7 @@ func TestReadIBLinkInfo(t *testing.T) {
 
 // FuzzParseIBLinkInfo: any bytes give a consistent fabric or an error.
 func FuzzParseIBLinkInfo(f *testing.F) {
-	for _, name := range []string{"iblinkinfo_ibsim.txt", "iblinkinfo_l_ibsim.txt"} {
+	for _, name := range []string{"iblinkinfo_ibsim.txt", "iblinkinfo_l_ibsim.txt", "iblinkinfo_qdr_ibsim.txt", "iblinkinfo_l_qdr_ibsim.txt"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -88,4 +88,44 @@ func FuzzParseIBLinkInfo(f *testing.F) {
 			}
 		}
 	})
+}
+
+// iblinkinfo on fixtures/ibnetdiscover/qdr.net (captured on ibsim): a
+// "Router:" block, FDR10 printed "4X  10.0 Gbps (FDR10)", FDR "14.0625
+// Gbps", a 1X link. The router header and the FDR10 form were errors.
+func TestReadIBLinkInfoQDR(t *testing.T) {
+	for _, name := range []string{"iblinkinfo_qdr_ibsim.txt", "iblinkinfo_l_qdr_ibsim.txt"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _, err := Decode(data, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Nodes) != 6 || len(f.Links()) != 5 {
+				t.Errorf("%d nodes, %d links; want 6 and 5", len(f.Nodes), len(f.Links()))
+			}
+			port := func(desc string) *Port {
+				ns := f.NodesByName(desc)
+				if len(ns) != 1 || ns[0].Ports[1] == nil {
+					t.Fatalf("%s: %+v", desc, ns)
+				}
+				return ns[0].Ports[1]
+			}
+			if p := port("node02 mlx4_0"); p.SpeedActive != mad.SpeedFDR10 || p.WidthActive != mad.Width4X {
+				t.Errorf("node02: %v %v, want 4X FDR10", p.WidthActive, p.SpeedActive)
+			}
+			if p := port("node03 mlx5_0"); p.SpeedActive != mad.SpeedFDR {
+				t.Errorf("node03: %v, want FDR", p.SpeedActive)
+			}
+			if p := port("node04 mlx4_0"); p.WidthActive != mad.Width1X {
+				t.Errorf("node04: %v, want 1X", p.WidthActive)
+			}
+			if p := port("rtr01 ib-router"); name == "iblinkinfo_qdr_ibsim.txt" && p.Node.Type != mad.NodeRouter {
+				t.Errorf("rtr01: type %v, want a router", p.Node.Type)
+			}
+		})
+	}
 }

@@ -358,7 +358,9 @@ func (s *Sim) serve(ni int32, req *mad.Header, reqHops int, now time.Time) (time
 }
 
 func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
-	defer s.lockFor(req.Method)()
+	m := req.Method
+	s.lock(m)
+	defer s.unlock(m)
 	now := s.now()
 	if req.DrSLID != mad.PermissiveLID || req.DrDLID != mad.PermissiveLID {
 		return outcome{lost: "directed route with a LID-routed part is not simulated"}
@@ -441,20 +443,30 @@ func (s *Sim) lidExchange(c *Conn, req *mad.Header, dlid uint16, data bool, answ
 	return outcome{mad: b, start: now, delay: done + time.Duration(rhops)*s.opts.HopLatency}
 }
 
-// lockFor takes the simulator's lock for handling a MAD of method m: the
+// lock takes the simulator's lock for handling a MAD of method m: the
 // write lock for a Set (it changes node state), the read lock otherwise.
-// It returns the matching unlock.
-func (s *Sim) lockFor(m mad.Method) func() {
+// unlock(m) releases it. (A func returned to defer would be one heap
+// allocation per MAD.)
+func (s *Sim) lock(m mad.Method) {
 	if m == mad.MethodSet {
 		s.mu.Lock()
-		return s.mu.Unlock
+		return
 	}
 	s.mu.RLock()
-	return s.mu.RUnlock
+}
+
+func (s *Sim) unlock(m mad.Method) {
+	if m == mad.MethodSet {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.RUnlock()
 }
 
 func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
-	defer s.lockFor(req.Method)()
+	m := req.Method
+	s.lock(m)
+	defer s.unlock(m)
 	out := s.lidExchange(c, &req.Header, dlid, false, func(ni int32, in uint8) []byte {
 		resp := *req
 		resp.Status = s.smaAnswer(ni, in, req, &resp.Data)
@@ -469,7 +481,9 @@ func (s *Sim) handleLIDSMP(c *Conn, dlid uint16, req *mad.SMP) outcome {
 }
 
 func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
-	defer s.lockFor(req.Method)()
+	m := req.Method
+	s.lock(m)
+	defer s.unlock(m)
 	out := s.lidExchange(c, &req.Header, dlid, true, func(ni int32, in uint8) []byte {
 		resp := *req
 		resp.Status = s.pmaAnswer(ni, in, req, &resp.Data)

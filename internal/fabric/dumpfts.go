@@ -214,9 +214,11 @@ func ParseDumpFTS(r io.Reader) ([]DumpedLFT, error) {
 		case line == "" || line[0] == '#':
 		case strings.HasPrefix(line, "Multicast mlids"):
 			return nil, fmt.Errorf("topology: dump_fts line %d: a multicast table; give unicast output (dump_fts without -M)", lineno)
-		case strings.HasPrefix(line, "dump_ucast_routes: Switch 0x"):
-			// OpenSM's fdbs dump (opensm.fdbs; ibdiagnet2.fdbs is alike).
-			g, err := strconv.ParseUint(strings.TrimSpace(line[len("dump_ucast_routes: Switch 0x"):]), 16, 64)
+		case strings.HasPrefix(line, "dump_ucast_routes: Switch 0x"), strings.HasPrefix(line, "osm_ucast_mgr_dump_ucast_routes: Switch 0x"):
+			// OpenSM's fdbs dump (opensm.fdbs) and ibdiagnet's
+			// (ibdiagnet2.fdbs, the osm_ucast_mgr_ prefix).
+			_, hex, _ := strings.Cut(line, "Switch 0x")
+			g, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
 			if err != nil {
 				return nil, fmt.Errorf("topology: dump_fts line %d: switch GUID in %q: %w", lineno, line, err)
 			}
@@ -310,6 +312,15 @@ func parseEntry(line string) (DumpedEntry, error) {
 	pf := f[1]
 	if pf == ":" && len(f) >= 3 {
 		pf = f[2] // OpenSM's fdbs: "0x000F : 006  : 03   : yes"
+		if pf == "UNREACHABLE" {
+			// ibdiagnet's fdbs: "0x0001 : UNREACHABLE" (no route).
+			lid, err := strconv.ParseUint(f[0][2:], 16, 16)
+			if err != nil {
+				return e, fmt.Errorf("entry %q: LID: %w", line, err)
+			}
+			e.LID, e.Port = uint16(lid), NoRoute
+			return e, nil
+		}
 	}
 	port, err := strconv.ParseUint(pf, 10, 8)
 	if err != nil {

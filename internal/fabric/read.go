@@ -394,7 +394,7 @@ func detect(data []byte, name string) (Format, error) {
 			return FormatIBLinkInfo, nil
 		case strings.HasPrefix(t, "Unicast lids ["), strings.HasPrefix(t, "Multicast mlids"):
 			return FormatLFTs, nil
-		case openSMSwitchRE.MatchString(t), strings.HasPrefix(t, "dump_ucast_routes: Switch 0x"):
+		case openSMSwitchRE.MatchString(t), strings.HasPrefix(t, "dump_ucast_routes: Switch 0x"), strings.HasPrefix(t, "osm_ucast_mgr_dump_ucast_routes: Switch 0x"):
 			return FormatOpenSMLFTs, nil
 		case netDumpHeadRE.MatchString(t):
 			return FormatNetDump, nil

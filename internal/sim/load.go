@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/ibdoctor/ibdoctor/fixtures"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -85,6 +87,17 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	f, info, err := fabric.ReadFile(ctx, path)
 	if err != nil {
 		return nil, info, err
+	}
+	if lftPath == "" {
+		// An ibdiagnet directory keeps its forwarding tables beside the
+		// topology: ibdiagnet2.fdbs.
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			fdbs := filepath.Join(path, "ibdiagnet2.fdbs")
+			if _, err := os.Stat(fdbs); err == nil {
+				lftPath = fdbs
+				info.Notes = append(info.Notes, "forwarding tables from "+fdbs)
+			}
+		}
 	}
 	var lfts []fabric.DumpedLFT
 	if lftPath != "" {

@@ -204,3 +204,25 @@ func TestLoadOpenSMDumpLFTs(t *testing.T) {
 		t.Errorf("opensm.fdbs on a topology without LIDs: %v", err)
 	}
 }
+
+// --sim DIR: an ibdiagnet directory's ibdiagnet2.fdbs (its forwarding
+// tables, "osm_ucast_mgr_dump_ucast_routes: Switch 0x..." blocks with
+// "0x0003 : UNREACHABLE" lines) is used as --lfts, and a note says so;
+// the routes are then read, not computed. testdata/ibdiagnet was written
+// for this test in ibdiagnet's forms.
+func TestLoadIBDiagnetDirFDBs(t *testing.T) {
+	s, info, err := Load(context.Background(), filepath.Join("testdata", "ibdiagnet"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Routes || !strings.Contains(strings.Join(info.Notes, "\n"), "ibdiagnet2.fdbs") {
+		t.Errorf("routes read %v, notes %q", info.Routes, info.Notes)
+	}
+	sw := s.Fabric().NodeByGUID(1)
+	if sw == nil || len(sw.Switch.LFT) < 3 || sw.Switch.LFT[2] != 1 {
+		t.Fatalf("switch 0x1's table does not send LID 2 out of port 1: %+v", sw)
+	}
+	if len(sw.Switch.LFT) > 3 && sw.Switch.LFT[3] != fabric.NoRoute {
+		t.Errorf("LID 3 UNREACHABLE in the file, table says port %d", sw.Switch.LFT[3])
+	}
+}

@@ -105,10 +105,16 @@ func BenchmarkSimNew50k(b *testing.B) {
 }
 
 // BenchmarkDRNodeInfo is one directed-route NodeInfo over 4 hops.
-func BenchmarkDRNodeInfo(b *testing.B) {
+func BenchmarkDRNodeInfo(b *testing.B) { benchDR(b, mad.Path{1, 5, 2, 1}, mad.AttrNodeInfo) }
+
+// BenchmarkDRLFTBlock is one directed-route LinearForwardingTable block
+// read from a switch 3 hops away (a sweep's most frequent SMP).
+func BenchmarkDRLFTBlock(b *testing.B) { benchDR(b, mad.Path{1, 5, 2}, mad.AttrLinearForwardingTable) }
+
+func benchDR(b *testing.B, path mad.Path, attr mad.AttrID) {
 	s, _ := newSim(b, fatTree(b, 4, 4, 4), Options{})
 	c := attach(b, s, "gpu001 mlx5_0", 1)
-	smp, _ := mad.NewDRGet(mad.Path{1, 5, 2, 1}, mad.AttrNodeInfo, 0)
+	smp, _ := mad.NewDRGet(path, attr, 0)
 	raw := smp.Marshal()
 	pkt := &transport.Packet{Addr: transport.DirectedRoute(), MAD: raw}
 	ctx := context.Background()

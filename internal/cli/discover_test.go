@@ -203,6 +203,7 @@ func TestDiscoverStartMaxHops(t *testing.T) {
 func TestDiscoverBadInput(t *testing.T) {
 	topo, _ := simTopology(t)
 	snap := writeFile(t, "snapshot.json", `{"schema":"ibdoctor.snapshot/v1","fabric_file":"fabric-1.json"}`)
+	snap2 := writeFile(t, "snapshot.json", `{"schema":"ibdoctor.snapshot/v2","fabric_file":"fabric-2.json.gz","index_file":"gate.idx"}`)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -213,6 +214,7 @@ func TestDiscoverBadInput(t *testing.T) {
 		{[]string{"--start", "0,1,2", "--max-hops", "1"}, "more than --max-hops 1"},
 		{[]string{"--diff", filepath.Join(t.TempDir(), "none.json")}, "--diff"},
 		{[]string{"--diff", snap}, `its fabric is in "fabric-1.json" beside it`},
+		{[]string{"--diff", snap2}, "give `zcat fabric-2.json.gz > fabric.json`"},
 	} {
 		code, _, stderr := run(append([]string{"discover", "--sim=" + topo}, tc.args...)...)
 		if code != ExitUndecided || !strings.Contains(stderr, tc.want) {

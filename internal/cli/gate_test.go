@@ -173,12 +173,74 @@ func TestGateSnapshotDates(t *testing.T) {
 		if d := chkParse(t, out); d.Scope == nil || d.Scope.Snapshot != "sim:fabric.txt" || d.Scope.SnapshotAt == m["taken_at"] {
 			t.Errorf("future %s used: scope %+v", which, d.Scope)
 		}
-		os.Remove(filepath.Join(state, snapshot.IndexName))
+		if which == "gate.idx" {
+			v1State(t, state)
+		}
 	}
 
 	code, out, stderr := run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu001", "--max-age", "-5m")
 	if code != ExitUndecided || out != "" || !strings.Contains(stderr, "--max-age -5m0s") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("--max-age -5m: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// v1State rewrites the snapshot in state as a state dir of
+// ibdoctor.snapshot/v1 (no gate.idx: the whole fabric with its tables in
+// a plain fabric file, the counters in snapshot.json), so a gate answers
+// from the whole fabric; restore puts the files back as they were.
+func v1State(t *testing.T, state string) (restore func()) {
+	t.Helper()
+	ents, err := os.ReadDir(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := map[string][]byte{}
+	for _, e := range ents {
+		if e.Type().IsRegular() && e.Name() != "sweep.lock" {
+			orig[e.Name()], _ = os.ReadFile(filepath.Join(state, e.Name()))
+		}
+	}
+	snap, err := snapshot.Load(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := snap.FabricModel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := snapshot.Snapshot{Schema: snapshot.SchemaV1, TakenAt: snap.TakenAt, Source: snap.Source, Version: snap.Version,
+		Complete: snap.Complete, FabricFile: "fabric-1.json", Counters: map[string]snapshot.PortCounters{}}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if c, ok := snap.SavedCounters(p); ok {
+				v1.Counters[snapshot.Key(p)] = c
+			}
+		}
+	}
+	snap.Close()
+	fab, err := fabric.MarshalWith(f, fabric.MarshalOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := json.Marshal(&v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range orig {
+		if name != snapshot.BaselineName && name != snapshot.BaselineIndexName {
+			os.Remove(filepath.Join(state, name))
+		}
+	}
+	os.WriteFile(filepath.Join(state, v1.FabricFile), fab, 0o644)
+	os.WriteFile(filepath.Join(state, snapshot.FileName), doc, 0o644)
+	return func() {
+		os.Remove(filepath.Join(state, v1.FabricFile))
+		for name, data := range orig {
+			os.WriteFile(filepath.Join(state, name), data, 0o644)
+		}
 	}
 }
 
@@ -221,10 +283,9 @@ func TestGateIndexMatchesJSON(t *testing.T) {
 		}
 		for _, nodes := range []string{"gpu[001-004]", "gpu001,gpu016", "gpu[005-006],gpu009", "gpu[001-016]"} {
 			fromIndex := gateOnce(state, nodes, "--faults", faults)
-			idx, _ := os.ReadFile(filepath.Join(state, snapshot.IndexName))
-			os.Remove(filepath.Join(state, snapshot.IndexName))
+			restore := v1State(t, state)
 			fromJSON := gateOnce(state, nodes, "--faults", faults)
-			os.WriteFile(filepath.Join(state, snapshot.IndexName), idx, 0o644)
+			restore()
 			if fromIndex.code != fromJSON.code || fromIndex.status != fromJSON.status || !slices.Equal(fromIndex.findings, fromJSON.findings) ||
 				fromIndex.ports != fromJSON.ports || fromIndex.switches != fromJSON.switches {
 				t.Errorf("sweep faults %v, job %s:\nfrom gate.idx:      %+v\nfrom snapshot.json: %+v", sweepFaults != nil, nodes, fromIndex, fromJSON)
@@ -283,10 +344,9 @@ func TestGateIndexReroute(t *testing.T) {
 			return code, fmt.Sprintf("status %s scope %d ports %d switches, unreached %v, findings %q", d.Status, d.Scope.Ports, d.Scope.Switches, d.Unreached, fs)
 		}
 		ci, ai := gate()
-		idx, _ := os.ReadFile(filepath.Join(state, snapshot.IndexName))
-		os.Remove(filepath.Join(state, snapshot.IndexName))
+		restore := v1State(t, state)
 		cj, aj := gate()
-		os.WriteFile(filepath.Join(state, snapshot.IndexName), idx, 0o644)
+		restore()
 		if ci != cj || ai != aj {
 			t.Errorf("%s/%d down, job %s:\nfrom gate.idx:      exit %d %s\nfrom snapshot.json: exit %d %s", leaf.Description, p.Num, job, ci, ai, cj, aj)
 		}

@@ -246,6 +246,9 @@ func decodeJSON(data []byte) (*Fabric, error) {
 	switch {
 	case probe.Schema == SchemaV1:
 		return Unmarshal(data)
+	case probe.FabricFile != "" && strings.HasSuffix(probe.FabricFile, ".gz"):
+		// ibdoctor.snapshot/v2 compresses it (its tables are in gate.idx).
+		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it, compressed: give `zcat %s > fabric.json` (forwarding tables not included)", probe.Schema, probe.FabricFile, probe.FabricFile)
 	case probe.FabricFile != "":
 		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it: give that file", probe.Schema, probe.FabricFile)
 	}

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -17,18 +18,47 @@ import (
 // sweeps compare the fabric against (topology.changed, topology.miswired,
 // link.down) until the operator accepts a new one with
 // `ibdoctor baseline accept`. It is ibdoctor.fabric/v1 without forwarding
-// tables.
-const BaselineName = "baseline.json"
+// tables, gzip-compressed (`zcat` shows it).
+const BaselineName = "baseline.json.gz"
+
+// BaselineV1Name is the accepted topology as earlier versions kept it
+// (plain, indented JSON): still read; the next accept replaces it.
+const BaselineV1Name = "baseline.json"
 
 // BaselineIndexName is the accepted topology in gate.idx's layout, so a
 // gate reads only its hosts' part of it (which HCAs each host had, and
-// where they were cabled) instead of decoding baseline.json.
+// where they were cabled) instead of decoding baseline.json.gz.
 const BaselineIndexName = "baseline.idx"
 
 // LoadBaseline reads the accepted topology in dir; nil, nil when there is
 // none yet.
 func LoadBaseline(dir string) (*fabric.Fabric, error) {
 	path := filepath.Join(dir, BaselineName)
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return loadBaselineV1(dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	defer fh.Close()
+	z, err := gzip.NewReader(fh)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: %w (accept the current fabric again: ibdoctor baseline accept)", path, err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: %w (accept the current fabric again: ibdoctor baseline accept)", path, err)
+	}
+	f, err := fabric.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("baseline %s: %w (accept the current fabric again: ibdoctor baseline accept)", path, err)
+	}
+	return f, nil
+}
+
+func loadBaselineV1(dir string) (*fabric.Fabric, error) {
+	path := filepath.Join(dir, BaselineV1Name)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -47,15 +77,27 @@ func LoadBaseline(dir string) (*fabric.Fabric, error) {
 // dir's Lock.
 func SaveBaseline(dir string, f *fabric.Fabric) error {
 	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
-		return fabric.WriteJSON(w, f, fabric.MarshalOptions{OmitLFT: true, Indent: true})
+		z, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+		if err != nil {
+			return err
+		}
+		if err := fabric.WriteJSON(z, f, fabric.MarshalOptions{OmitLFT: true}); err != nil {
+			return err
+		}
+		return z.Close()
 	}); err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	// The v1 file would otherwise stay beside it, stale (the new one is
+	// read first, so a failed removal is harmless).
+	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	return writeBaselineIndex(dir, f)
 }
 
 func writeBaselineIndex(dir string, f *fabric.Fabric) error {
-	idx, err := EncodeIndex(f, nil, time.Time{}, "baseline", true)
+	idx, err := encodeIndex(f, nil, time.Time{}, "baseline", true, false)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}

@@ -60,6 +60,12 @@ var le = binary.LittleEndian
 
 // EncodeIndex lays f and the saved counters out as gate.idx.
 func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete bool) ([]byte, error) {
+	return encodeIndex(f, counters, taken, source, complete, true)
+}
+
+// encodeIndex is EncodeIndex; without withLFT the switches' tables are
+// left out (a baseline is a topology: no reader asks for its routes).
+func encodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete, withLFT bool) ([]byte, error) {
 	var (
 		strs    bytes.Buffer
 		strAt   = map[string]uint32{}
@@ -124,19 +130,23 @@ func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 			if x.EnhancedPort0 {
 				s[12] |= 1
 			}
-			if x.LFT != nil {
+			lft := x.LFT
+			if !withLFT {
+				lft = nil
+			}
+			if lft != nil {
 				s[12] |= 2
 			}
 			s[13] = x.LifeTimeValue
 			s[14] = x.DefaultPort
-			le.PutUint32(s[16:], uint32(len(x.LFT)))
+			le.PutUint32(s[16:], uint32(len(lft)))
 			le.PutUint32(s[20:], uint32(len(blockID)/4))
-			for i := 0; i < len(x.LFT); i += lftBlock {
+			for i := 0; i < len(lft); i += lftBlock {
 				var b [lftBlock]byte
 				for j := range b {
 					b[j] = fabric.NoRoute
 				}
-				copy(b[:], x.LFT[i:min(i+lftBlock, len(x.LFT))])
+				copy(b[:], lft[i:min(i+lftBlock, len(lft))])
 				id, ok := blockAt[b]
 				if !ok {
 					id = uint32(len(blocks) / lftBlock)
@@ -541,6 +551,39 @@ func (x *Index) lft(i uint32, lid uint16) (uint8, bool) {
 		return 0, false
 	}
 	return x.sec[secBlocks][b], true
+}
+
+// FillLFTs gives f's switches the forwarding tables the index holds for
+// them. f is the fabric the index was encoded from, decoded again (a
+// snapshot's fabric file written without tables): nodes are matched by
+// position, and a node whose GUID or kind differs there is an error.
+func (x *Index) FillLFTs(f *fabric.Fabric) error {
+	if uint32(len(f.Nodes)) != x.nodes {
+		return fmt.Errorf("%w: %d nodes, the fabric has %d", errCorrupt, x.nodes, len(f.Nodes))
+	}
+	for i, n := range f.Nodes {
+		r := x.node(uint32(i))
+		sw := le.Uint32(r[40:])
+		if le.Uint64(r[0:]) != n.GUID || (sw == noRef) != (n.Switch == nil) {
+			return fmt.Errorf("%w: node %d is not 0x%016x", errCorrupt, i, n.GUID)
+		}
+		if sw == noRef {
+			continue
+		}
+		if sw >= x.switches {
+			return fmt.Errorf("%w: switch %d", errCorrupt, sw)
+		}
+		s := x.sec[secSwitches][sw*swRecSize : (sw+1)*swRecSize]
+		if s[12]&2 == 0 {
+			continue
+		}
+		lft, err := x.lftOf(s)
+		if err != nil {
+			return fmt.Errorf("%w: forwarding table of node %d", err, i)
+		}
+		n.Switch.LFT = lft
+	}
+	return nil
 }
 
 // lftOf copies a switch record's whole forwarding table, block by block.

@@ -164,6 +164,16 @@ func FuzzIndex(f *testing.F) {
 	f.Add(data)
 	f.Add(data[:headerSize])
 	f.Add([]byte(indexMagic))
+	// The fabric a snapshot's fabric file decodes to (no tables), which
+	// FillLFTs completes from the index.
+	bare, err := fabric.MarshalWith(fab, fabric.MarshalOptions{OmitLFT: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	noLFT, err := fabric.Unmarshal(bare)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		x, err := ParseIndex(data)
 		if err != nil {
@@ -174,6 +184,7 @@ func FuzzIndex(f *testing.F) {
 		x.JobPart([]string{"gpu001", "gpu016"}, nil)
 		x.SavedCounters(fab.Nodes[3].GUID, 1)
 		x.NodeByLID(5)
+		x.FillLFTs(noLFT)
 	})
 }
 

@@ -5,6 +5,7 @@
 package snapshot
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,8 +20,14 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
 )
 
-// Schema identifies the snapshot file format.
-const Schema = "ibdoctor.snapshot/v1"
+// Schema identifies the snapshot file format. v2 keeps the fabric file
+// gzip-compressed and the saved counters in gate.idx (counters_file);
+// v1 state dirs (a plain fabric file, counters in snapshot.json) are
+// still read.
+const (
+	Schema   = "ibdoctor.snapshot/v2"
+	SchemaV1 = "ibdoctor.snapshot/v1"
+)
 
 // FileName is the snapshot's name inside the state directory.
 const FileName = "snapshot.json"
@@ -36,11 +43,18 @@ type Snapshot struct {
 	// fabric (ibdoctor.fabric/v1 with LFTs). It is kept apart so that a
 	// big fabric is parsed once, and only when needed.
 	FabricFile string `json:"fabric_file"`
+	// IndexFile names the file beside snapshot.json holding the saved
+	// counters and the forwarding tables (gate.idx); empty when they are
+	// in Counters and the fabric file (v1, or a fabric gate.idx cannot
+	// lay out).
+	IndexFile string `json:"index_file,omitempty"`
 	// Counters are the last sample of every port read, keyed
-	// "0x<node guid>/<port>".
+	// "0x<node guid>/<port>", when no gate.idx holds them (v1, or a
+	// fabric gate.idx cannot lay out).
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
 	fab  *fabric.Fabric
+	ctrs *Index         // IndexFile, opened by Load
 	file *os.File       // the fabric file, opened by Load, until decoded
 	idx  *Index         // gate.idx, when opened by LoadForGate
 	sub  *fabric.Fabric // the part of it FabricFor built
@@ -97,14 +111,28 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	if s.file == nil {
 		return nil, fmt.Errorf("snapshot: the fabric file %s was not opened (run 'ibdoctor sweep' again)", s.FabricFile)
 	}
-	data, err := io.ReadAll(s.file)
-	s.Close()
+	var r io.Reader = s.file
+	if filepath.Ext(s.FabricFile) == ".gz" {
+		z, err := gzip.NewReader(s.file)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("snapshot: reading the fabric in %s: %w (run 'ibdoctor sweep' again)", s.FabricFile, err)
+		}
+		r = z
+	}
+	data, err := io.ReadAll(r)
+	s.closeFabric()
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", err)
 	}
 	f, err := fabric.Unmarshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: decoding the fabric in %s: %w", s.FabricFile, err)
+	}
+	if s.ctrs != nil {
+		if err := s.ctrs.FillLFTs(f); err != nil {
+			return nil, fmt.Errorf("snapshot: the forwarding tables in %s: %w (run 'ibdoctor sweep' again)", s.IndexFile, err)
+		}
 	}
 	s.fab = f
 	return f, nil
@@ -113,15 +141,24 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 // Close lets go of the fabric file Load opened, if it was not decoded,
 // and of the gate index LoadForGate mapped.
 func (s *Snapshot) Close() error {
-	var err error
-	if s.file != nil {
-		err = s.file.Close()
-		s.file = nil
-	}
+	err := s.closeFabric()
 	if s.idx != nil {
 		err = errors.Join(err, s.idx.Close())
 		s.idx = nil
 	}
+	if s.ctrs != nil {
+		err = errors.Join(err, s.ctrs.Close())
+		s.ctrs = nil
+	}
+	return err
+}
+
+func (s *Snapshot) closeFabric() error {
+	if s.file == nil {
+		return nil
+	}
+	err := s.file.Close()
+	s.file = nil
 	return err
 }
 
@@ -190,6 +227,9 @@ func (s *Snapshot) SavedCounters(p *fabric.Port) (PortCounters, bool) {
 	if s.idx != nil {
 		return s.idx.SavedCounters(p.Node.GUID, p.Num)
 	}
+	if s.ctrs != nil {
+		return s.ctrs.SavedCounters(p.Node.GUID, p.Num)
+	}
 	c, ok := s.Counters[Key(p)]
 	return c, ok
 }
@@ -198,11 +238,13 @@ func (s *Snapshot) SavedCounters(p *fabric.Port) (PortCounters, bool) {
 func (s *Snapshot) Age(now time.Time) time.Duration { return now.Sub(s.TakenAt) }
 
 // Save writes the snapshot into dir (created if needed): first the fabric
-// under a new name, then snapshot.json pointing at it, both atomically,
-// then older fabric files are removed. The caller holds dir's Lock, so no
-// other sweep is writing a fabric file that this one would remove; a
-// reader that loaded the old snapshot.json holds its fabric file open (see
-// Load), so removing it does not pull it away from under the reader.
+// under a new name, gzip-compressed, then gate.idx (the fabric laid out
+// for a gate, with its tables and the saved counters), then snapshot.json
+// pointing at both, each atomically; then older fabric files are removed. The caller
+// holds dir's Lock, so no other sweep is writing a fabric file that this
+// one would remove; a reader that loaded the old snapshot.json holds its
+// fabric file open (see Load), so removing it does not pull it away from
+// under the reader.
 func (s *Snapshot) Save(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
@@ -211,26 +253,51 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.FabricFile = fmt.Sprintf("fabric-%d.json", s.TakenAt.UnixNano())
+	s.Schema = Schema
+	// The gate's index of the same sweep, which also keeps the counters
+	// and the forwarding tables (each distinct 64-entry block once). A
+	// fabric it cannot hold (a port with over 32 counters) leaves no
+	// index: the counters then stay in snapshot.json, the tables in the
+	// fabric file, and the gate reads those, slower but the same answer,
+	// never an older index.
+	idx, err := EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete)
+	s.IndexFile = ""
+	if err == nil {
+		s.IndexFile = IndexName
+	}
+	// The fabric JSON with its tables is 5.5 KB per node on FatTree8k,
+	// 3 KB without; gzip makes that about 2% (names, GUIDs and masks
+	// repeat), which with gate.idx keeps the state under 1 KB per node.
+	// It is written first, under a name of its own, so readers of the
+	// current snapshot.json are not disturbed.
+	s.FabricFile = fmt.Sprintf("fabric-%d.json.gz", s.TakenAt.UnixNano())
 	if err := outfile.WriteAtomicFunc(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
-		return fabric.WriteJSON(w, f, fabric.MarshalOptions{})
+		z, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+		if err != nil {
+			return err
+		}
+		if err := fabric.WriteJSON(z, f, fabric.MarshalOptions{OmitLFT: s.IndexFile != ""}); err != nil {
+			return err
+		}
+		return z.Close()
 	}); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
-	// The gate's index of the same sweep. A fabric it cannot hold (a port
-	// with over 32 counters) leaves no index: the gate then reads
-	// snapshot.json, slower but the same answer, never an older index.
+	// From here until snapshot.json is renamed, a reader of the old
+	// snapshot.json finds a newer gate.idx and reads again (Load).
 	idxPath := filepath.Join(dir, IndexName)
-	if f, err := s.FabricModel(); err != nil {
-		return "", err
-	} else if data, err := EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete); err != nil {
+	if idx == nil {
 		if err := os.Remove(idxPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
-	} else if err := outfile.WriteAtomic(idxPath, data); err != nil {
+	} else if err := outfile.WriteAtomic(idxPath, idx); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
-	data, err := json.Marshal(s)
+	doc := *s
+	if doc.IndexFile != "" {
+		doc.Counters = nil
+	}
+	data, err := json.Marshal(&doc)
 	if err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
@@ -238,7 +305,8 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	if err := outfile.WriteAtomic(path, data); err != nil {
 		return "", err
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "fabric-*.json"))
+	// fabric-*.json are v1's fabric files.
+	old, _ := filepath.Glob(filepath.Join(dir, "fabric-*.json*"))
 	for _, o := range old {
 		if filepath.Base(o) != s.FabricFile {
 			os.Remove(o)
@@ -252,9 +320,10 @@ func (s *Snapshot) Save(dir string) (string, error) {
 var ErrNone = errors.New("no snapshot")
 
 // loadTries bounds how often Load re-reads snapshot.json when the fabric
-// file it names was removed by a newer sweep in between (each try means a
-// whole sweep finished meanwhile, so a few are plenty).
-const loadTries = 8
+// file it names was removed by a newer sweep in between, or gate.idx is
+// already a newer sweep's (each try waits a little longer: about 3 s in
+// all, for a sweep to rename its snapshot.json).
+const loadTries = 20
 
 // Load reads the snapshot in dir (or the file dir names) and opens the
 // fabric file it names, keeping it open until FabricModel or Close: a
@@ -267,17 +336,19 @@ func Load(dir string) (*Snapshot, error) {
 		path = filepath.Join(dir, FileName)
 	}
 	var last error
-	for range loadTries {
+	for try := range loadTries {
 		s, err := loadOnce(path)
 		if err == nil || !errors.Is(err, errFabricGone) {
 			return s, err
 		}
 		last = err
+		// A sweep is between its gate.idx and its snapshot.json.
+		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
 	}
 	return nil, fmt.Errorf("snapshot %s: %w (sweeps replaced it %d times while it was read)", path, last, loadTries)
 }
 
-var errFabricGone = errors.New("the fabric file it names is gone")
+var errFabricGone = errors.New("the fabric file (or gate.idx) it names is gone or from a newer sweep")
 
 func loadOnce(path string) (*Snapshot, error) {
 	data, err := os.ReadFile(path)
@@ -291,8 +362,11 @@ func loadOnce(path string) (*Snapshot, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("snapshot %s is not valid JSON (truncated?): %w", path, err)
 	}
-	if s.Schema != Schema {
-		return nil, fmt.Errorf("snapshot %s has schema %q, this ibdoctor reads %q: run 'ibdoctor sweep' again", path, s.Schema, Schema)
+	if s.Schema != Schema && s.Schema != SchemaV1 {
+		return nil, fmt.Errorf("snapshot %s has schema %q, this ibdoctor reads %q and %q: run 'ibdoctor sweep' again", path, s.Schema, Schema, SchemaV1)
+	}
+	if s.IndexFile != "" && s.IndexFile != IndexName {
+		return nil, fmt.Errorf("snapshot %s keeps its counters in %q, not %s: run 'ibdoctor sweep' again", path, s.IndexFile, IndexName)
 	}
 	if s.FabricFile == "" || filepath.Base(s.FabricFile) != s.FabricFile {
 		return nil, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)
@@ -304,6 +378,22 @@ func loadOnce(path string) (*Snapshot, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if s.IndexFile != "" {
+		// A sweep may have replaced gate.idx since snapshot.json was
+		// read: its counters are then of a newer sweep, so read again.
+		x, err := openIndexFile(filepath.Join(s.dir, s.IndexFile))
+		if err == nil && !x.TakenAt.Equal(s.TakenAt) {
+			x.Close()
+			err = fmt.Errorf("%s: %w", s.IndexFile, errFabricGone)
+		} else if errors.Is(err, ErrNone) {
+			err = fmt.Errorf("%s: %w", s.IndexFile, errFabricGone)
+		}
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.ctrs = x
 	}
 	return &s, nil
 }

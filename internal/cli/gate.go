@@ -157,6 +157,15 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		return err
 	}
 	defer sess.Close()
+	// A --sim file without counters has none to read (the simulator's
+	// zeros are not counters read), and one that recorded them once has
+	// no second sample: as check.
+	counters := !o.check.noCounters && sess.NoCounters == ""
+	if counters {
+		if err := intervalOnFile(sess, o.check.interval); err != nil {
+			return err
+		}
+	}
 	// The snapshot's directed routes start at the sweep's port and
 	// cross links that may be down now: a gate addresses nodes by
 	// LID, as its PerfMgt MADs are anyway, unless it just swept.
@@ -166,7 +175,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		// The whole sweep, counters included: they are the
 		// baseline the scope's re-read is judged against.
 		sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
-			Routes: true, Counters: !o.check.noCounters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+			Routes: true, Counters: counters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 		})
 		if sw == nil {
 			return withExit(ExitUndecided, err)
@@ -182,7 +191,8 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	}
 	doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
 		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,
-		Counters: !o.check.noCounters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis,
 	})
 	if err != nil {
 		return withExit(ExitUndecided, err)

@@ -15,7 +15,8 @@ import (
 
 // readCounters reads the PerfMgt counters of ports (once, or twice
 // o.Interval apart) and pairs each with what the snapshot saved for it, so
-// that checks judges the value and the increase since the sweep.
+// that checks judges the value and the increase since the sweep; or, over
+// a file that recorded its increases (o.Increases), with those.
 func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, ports []*fabric.Port, snap *snapshot.Snapshot, o Options) (checks.Counters, []report.Unreached, error) {
 	if len(ports) == 0 {
 		// perf reads every port when given none.
@@ -39,6 +40,9 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 	}
 	if res == nil {
 		return nil, un, err
+	}
+	if o.Increases != nil {
+		return diagnose.WithIncreases(res, o.Increases), un, err
 	}
 	return &sinceSnapshot{Result: res, snap: snap, ago: o.Now.Sub(snap.TakenAt)}, un, err
 }

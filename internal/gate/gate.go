@@ -48,6 +48,19 @@ type Options struct {
 	PKeyIndex uint16
 	Sleep     func(ctx context.Context, d time.Duration) error
 	Clock     func() time.Time
+	// CountersNotRead, with Counters false, says why there are no
+	// counters to read (a --sim file that carries none: the simulator
+	// would answer zeros); the counter checks give it as their reason
+	// for not running, as check's do.
+	CountersNotRead string
+	// Increases, when set, are what a --sim file recorded its counters
+	// grew by over a span it does not give (source.Session.Increases:
+	// ibdiagnet's PM_DELTA). The counters read are then judged on them,
+	// as check judges them (diagnose.WithIncreases), not on their
+	// increase since the snapshot: a file's values do not move.
+	// CountersBasis says what they are, for the report.
+	Increases     map[fabric.PortID]map[string]uint64
+	CountersBasis string
 	// Swept is the gate's own sweep of the whole fabric when it had no
 	// fresh snapshot: its timings count in the gate's, and what it could
 	// not read is reported. That does not by itself make the gate
@@ -262,6 +275,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			sw.Unreached = append(sw.Unreached, unreached...)
 		}
 		sw.Counters = c
+		if o.Increases != nil {
+			sw.CountersBasis = o.CountersBasis
+		}
+	} else {
+		sw.CountersNotRead = o.CountersNotRead
 	}
 	var swept time.Duration
 	if o.Swept != nil {

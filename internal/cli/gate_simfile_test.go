@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// gateOnFile gates hosts on a --sim file twice: with no snapshot (the
+// gate sweeps the file itself) and after 'ibdoctor sweep' of the same
+// file kept one; it returns both reports.
+func gateOnFile(t *testing.T, file, nodes string, extra ...string) (own, fromSnap *chkDoc) {
+	t.Helper()
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	state := filepath.Join(t.TempDir(), "state")
+	gate := append([]string{"gate", "--sim=" + file, "--state-dir", state, "--nodes", nodes, "--json"}, extra...)
+	code, out, stderr := run(gate...)
+	if code == ExitUndecided {
+		t.Fatalf("gate (own sweep): exit %d: %s", code, stderr)
+	}
+	own = chkParse(t, out)
+	if code, _, stderr := run("sweep", "--sim="+file, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code == ExitUndecided {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	code, out, stderr = run(gate...)
+	if code == ExitUndecided {
+		t.Fatalf("gate (snapshot): exit %d: %s", code, stderr)
+	}
+	fromSnap = chkParse(t, out)
+	return own, fromSnap
+}
+
+// TestGateCountersNotInFile: an ibnetdiscover file carries no counters.
+// check, counters and sweep say so and run no counter check (a6f01cd);
+// gate read the simulator's zeros as counters ("ports_counters_read": 82
+// on the DGX dump) and judged them. It must leave the counter checks not
+// run with the file's reason, read no port's counters, and say so in its
+// header, whether it sweeps the file itself or answers from a snapshot.
+func TestGateCountersNotInFile(t *testing.T) {
+	files := []struct{ file, corpus, nodes string }{
+		{file: filepath.Join("..", "..", "fixtures", "ibnetdiscover", "hdr.txt"), nodes: "gpu001,gpu002"},
+		{corpus: "dgx-ndr-2025.ibnetdiscover", nodes: "a08-p1-dgx-04-c17,a08-p1-dgx-04-c16"},
+	}
+	for _, fc := range files {
+		t.Run(filepath.Base(fc.file+fc.corpus), func(t *testing.T) {
+			if fc.corpus != "" {
+				fc.file = corpusPath(t, fc.corpus)
+			}
+			own, fromSnap := gateOnFile(t, fc.file, fc.nodes)
+			for i, d := range []*chkDoc{own, fromSnap} {
+				how := []string{"own sweep", "snapshot"}[i]
+				if d.Fabric.PortsRead != 0 {
+					t.Errorf("%s: gate read the counters of %d ports from a file that has none", how, d.Fabric.PortsRead)
+				}
+				if !strings.Contains(d.CountersNotRead, "carries no counters") {
+					t.Errorf("%s: counters_not_read = %q, want why", how, d.CountersNotRead)
+				}
+				skipped := map[string]string{}
+				for _, s := range d.Skipped {
+					skipped[s.Check] = s.Reason
+				}
+				for _, c := range []string{"counters.errors", "counters.congestion"} {
+					if !strings.Contains(skipped[c], "carries no counters") {
+						t.Errorf("%s: %s skipped for %q, want the file's lack of counters", how, c, skipped[c])
+					}
+				}
+				if d.Scope == nil || d.Scope.LiveReads == 0 {
+					t.Errorf("%s: scope %+v: the ports are still re-read (PortInfo)", how, d.Scope)
+				}
+			}
+			_, out, _ := run("gate", "--sim="+fc.file, "--state-dir", filepath.Join(t.TempDir(), "s"), "--nodes", fc.nodes, "--no-color")
+			if !strings.Contains(out, "Counters:") || !strings.Contains(out, "carries no counters") {
+				t.Errorf("gate's header does not say the counters were not in the file:\n%s", out)
+			}
+		})
+	}
+}
+
+// counterTitles are the counters.* findings' check, basis and title.
+func counterTitles(d *chkDoc) []string {
+	var out []string
+	for _, f := range d.Findings {
+		if strings.HasPrefix(f.Check, "counters.") {
+			out = append(out, f.Check+" "+f.Severity.String()+" "+f.Basis+": "+f.Title)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestGateJudgesPMDelta: on an ibdiagnet2.db_csv check judges PM_DELTA,
+// the increase during ibdiagnet's run (f1b442d); gate judged PM_INFO's
+// values since an unknown clear (pmdelta.db_csv: 2 errors, 1 warning,
+// unhealthy, where check is healthy). The gate's counter findings must
+// be check's (one judgement), the report must say what the counters are,
+// and --interval over a file read once is refused as check refuses it.
+func TestGateJudgesPMDelta(t *testing.T) {
+	file := filepath.Join("..", "fabric", "testdata", "pmdelta.db_csv")
+	code, out, stderr := run("check", "--sim="+file, "--json")
+	if code == ExitUndecided {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	want := counterTitles(chkParse(t, out))
+	own, fromSnap := gateOnFile(t, file, "h")
+	for i, d := range []*chkDoc{own, fromSnap} {
+		how := []string{"own sweep", "snapshot"}[i]
+		if got := counterTitles(d); !slices.Equal(got, want) {
+			t.Errorf("%s: gate's counter findings\n  %s\nwant check's\n  %s", how, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+		if !strings.Contains(d.CountersBasis, "PM_DELTA") {
+			t.Errorf("%s: counters_basis %q, want the increase during the run (PM_DELTA)", how, d.CountersBasis)
+		}
+		if d.Status != "healthy" {
+			t.Errorf("%s: status %s, want healthy as check (a warning and an info on the increases)", how, d.Status)
+		}
+	}
+	code, _, stderr = run("gate", "--sim="+file, "--state-dir", filepath.Join(t.TempDir(), "s"), "--nodes", "h", "--interval", "1s")
+	if code != ExitUndecided || !strings.Contains(stderr, "--interval") {
+		t.Errorf("gate --interval on a db_csv: exit %d, stderr %q; want refused as check refuses it", code, stderr)
+	}
+
+	q := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	code, out, stderr = run("check", "--sim="+q, "--json")
+	if code == ExitUndecided {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	all := map[string]bool{}
+	for _, s := range counterTitles(chkParse(t, out)) {
+		all[s] = true
+	}
+	own, fromSnap = gateOnFile(t, q, "is-north-7-compute-7,is-north-7-compute-14")
+	for i, d := range []*chkDoc{own, fromSnap} {
+		how := []string{"own sweep", "snapshot"}[i]
+		got := counterTitles(d)
+		if len(got) == 0 {
+			t.Errorf("%s: no counter finding on the job's hosts (check has PortXmitWait increases on them)", how)
+		}
+		for _, s := range got {
+			if !all[s] {
+				t.Errorf("%s: gate finding not check's: %s", how, s)
+			}
+		}
+		if d.Counts["error"] != 0 || d.Counts["warning"] != 0 {
+			t.Errorf("%s: %d errors, %d warnings; check has none on the increases", how, d.Counts["error"], d.Counts["warning"])
+		}
+	}
+}

@@ -146,3 +146,45 @@ func TestGateJudgesPMDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestGateRoutesComputed: a file without forwarding tables gets min-hop
+// routes computed by ibdoctor; check says so and does not judge the
+// routing engine's choices on them (routing checks not run). gate judged
+// them as the fabric's: a critical routing.credit-loop on the DGX dump's
+// computed routes made a 2-host gate unhealthy. The gate must say the
+// routes are computed and run no routing-engine check, as check.
+func TestGateRoutesComputed(t *testing.T) {
+	for _, fc := range []struct{ file, corpus, nodes string }{
+		{file: filepath.Join("..", "..", "fixtures", "ibnetdiscover", "hdr.txt"), nodes: "gpu001,gpu002"},
+		{corpus: "dgx-ndr-2025.ibnetdiscover", nodes: "a08-p1-dgx-04-c17,a08-p1-dgx-04-c16"},
+	} {
+		t.Run(filepath.Base(fc.file+fc.corpus), func(t *testing.T) {
+			if fc.corpus != "" {
+				fc.file = corpusPath(t, fc.corpus)
+			}
+			own, fromSnap := gateOnFile(t, fc.file, fc.nodes)
+			for i, d := range []*chkDoc{own, fromSnap} {
+				how := []string{"own sweep", "snapshot"}[i]
+				if !d.RoutesComputed {
+					t.Errorf("%s: routes_computed false on a file without tables", how)
+				}
+				for _, f := range d.Findings {
+					if strings.HasPrefix(f.Check, "routing.") && !f.WhatIf {
+						t.Errorf("%s: %s %s judged on computed routes: %s", how, f.Severity, f.Check, f.Title)
+					}
+				}
+				skipped := map[string]string{}
+				for _, s := range d.Skipped {
+					skipped[s.Check] = s.Reason
+				}
+				if !strings.Contains(skipped["routing.credit-loop"], "computed by ibdoctor") {
+					t.Errorf("%s: routing.credit-loop skipped for %q, want the computed routes", how, skipped["routing.credit-loop"])
+				}
+			}
+			_, out, _ := run("gate", "--sim="+fc.file, "--state-dir", filepath.Join(t.TempDir(), "s"), "--nodes", fc.nodes, "--no-color")
+			if !strings.Contains(out, "Routes:") || !strings.Contains(out, "computed by ibdoctor") {
+				t.Errorf("gate's header does not say the routes are computed:\n%s", out)
+			}
+		})
+	}
+}

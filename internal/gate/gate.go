@@ -73,6 +73,10 @@ type Options struct {
 	// because its link was already down at the sweep. Without it the
 	// snapshot's own links are the reference.
 	Baseline *snapshot.Index
+	// RoutesComputed says the live tables are ibdoctor's own min-hop
+	// routes (a --sim file without them): the routing engine's choices
+	// are then not judged, as in check (checks.Snapshot.RoutesComputed).
+	RoutesComputed bool
 	// Source names the live connection for the report.
 	Source string
 	// Now is the time of the gate (default time.Now()).
@@ -157,7 +161,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		_, unknown := Resolve(base, unmatched, o.NameMap)
 		unmatched = unknown
 	}
-	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}}
+	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed}
 	for _, h := range unmatched {
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: "no node in the fabric has this name (check the node descriptions or --node-name-map)"})

@@ -97,7 +97,7 @@ func SaveBaseline(dir string, f *fabric.Fabric) error {
 }
 
 func writeBaselineIndex(dir string, f *fabric.Fabric) error {
-	idx, err := encodeIndex(f, nil, time.Time{}, "baseline", true, false)
+	idx, err := encodeIndex(f, newCtrEnc(), time.Time{}, "baseline", true, false)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}

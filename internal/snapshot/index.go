@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"golang.org/x/sys/unix"
@@ -60,12 +61,69 @@ var le = binary.LittleEndian
 
 // EncodeIndex lays f and the saved counters out as gate.idx.
 func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete bool) ([]byte, error) {
-	return encodeIndex(f, counters, taken, source, complete, true)
+	e := newCtrEnc()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if c, ok := counters[Key(p)]; ok && c.Errors != nil {
+				if err := e.add(p, c); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return encodeIndex(f, e, taken, source, complete, true)
 }
 
-// encodeIndex is EncodeIndex; without withLFT the switches' tables are
-// left out (a baseline is a topology: no reader asks for its routes).
-func encodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete, withLFT bool) ([]byte, error) {
+// encodeReadings is EncodeIndex from a sweep's readings, encoded port by
+// port as they come: no map of every port's counters is built (at 49k
+// nodes that map was over 100 MB of a sweep's peak).
+func encodeReadings(f *fabric.Fabric, c checks.Counters, taken time.Time, source string, complete bool) ([]byte, error) {
+	e := newCtrEnc()
+	var err error
+	c.Ports(func(r checks.PortReading) {
+		if err == nil {
+			err = e.add(r.Port, portCountersOf(r))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return encodeIndex(f, e, taken, source, complete, true)
+}
+
+// ctrEnc holds the counter sections being encoded and where each port's
+// record starts in the values.
+type ctrEnc struct {
+	sets  []byte
+	setAt map[string]uint32
+	vals  []byte
+	off   map[*fabric.Port]uint32
+}
+
+func newCtrEnc() *ctrEnc {
+	return &ctrEnc{setAt: map[string]uint32{}, vals: []byte{0} /* offset 0 means none */, off: map[*fabric.Port]uint32{}}
+}
+
+func (e *ctrEnc) add(p *fabric.Port, c PortCounters) error {
+	off, err := encodeCounters(c, &e.sets, e.setAt, &e.vals)
+	if err != nil {
+		return err
+	}
+	// The port record keeps the offset in 3 bytes.
+	if off >= 1<<24 {
+		return fmt.Errorf("gate index: counters exceed 16 MB")
+	}
+	e.off[p] = off
+	return nil
+}
+
+// encodeIndex lays out f with the counters in e; without withLFT the
+// switches' tables are left out (a baseline is a topology: no reader asks
+// for its routes).
+func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, complete, withLFT bool) ([]byte, error) {
 	var (
 		strs    bytes.Buffer
 		strAt   = map[string]uint32{}
@@ -75,9 +133,6 @@ func encodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 		blockID []byte
 		blocks  []byte
 		blockAt = map[[lftBlock]byte]uint32{}
-		ctrSets []byte
-		setAt   = map[string]uint32{}
-		ctrVals = []byte{0} // offset 0 means none
 		maxLID  uint32
 	)
 	str := func(s string) (uint32, uint32) {
@@ -196,16 +251,9 @@ func encodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 			}
 			le.PutUint32(q[24:], rn)
 			le.PutUint64(q[32:], p.GUID)
-			if c, ok := counters[Key(p)]; ok && c.Errors != nil {
-				off, err := encodeCounters(c, &ctrSets, setAt, &ctrVals)
-				if err != nil {
-					return nil, err
-				}
+			if off, ok := e.off[p]; ok {
 				// Bytes 29-31 of the record: offset of the port's saved
 				// counters in the counter values section (0: none).
-				if off >= 1<<24 {
-					return nil, fmt.Errorf("gate index: counters exceed 16 MB")
-				}
 				q[29], q[30], q[31] = byte(off), byte(off>>8), byte(off>>16)
 			}
 			ports = append(ports, q[:]...)
@@ -273,7 +321,7 @@ func encodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 	}
 	srcOff, srcLen := str(source)
 
-	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, blockID, blocks, hosts, guids, lids, ctrSets, ctrVals}
+	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, blockID, blocks, hosts, guids, lids, e.sets, e.vals}
 	out := make([]byte, headerSize)
 	copy(out, indexMagic)
 	le.PutUint64(out[8:], uint64(taken.UnixNano()))

@@ -89,3 +89,50 @@ func TestStateBytesPerNode(t *testing.T) {
 		t.Errorf("state is %.0f B per node, over 1 KB", per)
 	}
 }
+
+// BenchmarkSaveFatTree8k is a sweep's save on FatTree8k (9,472 nodes,
+// every table, every port's counters): snapshot.New from the readings,
+// then Save into a state dir. -benchmem gives what saving allocates (the
+// sweep's peak memory is reached around it); state-B/node the state it
+// leaves (without a baseline; TestStateBytesPerNode counts that too).
+func BenchmarkSaveFatTree8k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree8k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The readings are made once, as a sweep holds them: what is
+	// measured is the save's own allocation.
+	var rs readings
+	everyPort{f}.Ports(func(r checks.PortReading) { rs = append(rs, r) })
+	dir := b.TempDir()
+	taken := time.Now()
+	for b.Loop() {
+		taken = taken.Add(time.Second)
+		s, err := New(f, rs, taken, "sim:bench", "bench", true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Save(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	var total int64
+	for _, e := range ents {
+		if st, err := os.Stat(filepath.Join(dir, e.Name())); err == nil {
+			total += st.Size()
+		}
+	}
+	b.ReportMetric(float64(total)/float64(len(f.Nodes)), "state-B/node")
+}
+
+// readings are counters read once.
+type readings []checks.PortReading
+
+func (readings) Interval() time.Duration { return 0 }
+
+func (rs readings) Ports(fn func(checks.PortReading)) {
+	for _, r := range rs {
+		fn(r)
+	}
+}

@@ -54,10 +54,12 @@ type Snapshot struct {
 	Counters map[string]PortCounters `json:"counters,omitempty"`
 
 	fab  *fabric.Fabric
-	ctrs *Index         // IndexFile, opened by Load
-	file *os.File       // the fabric file, opened by Load, until decoded
-	idx  *Index         // gate.idx, when opened by LoadForGate
-	sub  *fabric.Fabric // the part of it FabricFor built
+	ctrs *Index // IndexFile, opened by Load
+	// readings are the counters New was given, until saved or asked for.
+	readings checks.Counters
+	file     *os.File       // the fabric file, opened by Load, until decoded
+	idx      *Index         // gate.idx, when opened by LoadForGate
+	sub      *fabric.Fabric // the part of it FabricFor built
 	// whole: sub is the whole fabric (Widen)
 	whole bool
 	dir   string // where it was loaded from
@@ -79,25 +81,36 @@ func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version s
 	// that sweeps without a state dir never writes it, and a 49k-node
 	// fabric's document (hundreds of MB with its tables) is never whole
 	// in memory.
-	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f}
-	if c != nil {
-		s.Counters = make(map[string]PortCounters)
-		c.Ports(func(r checks.PortReading) {
-			pc := PortCounters{Errors: make(map[string]uint64, len(r.Errors))}
-			for _, e := range r.Errors {
-				pc.Errors[e.Name] = e.Value
-				if e.Saturated {
-					pc.Saturated = append(pc.Saturated, e.Name)
-				}
-			}
-			if r.XmitWait != nil {
-				v := r.XmitWait.Value
-				pc.XmitWait = &v
-			}
-			s.Counters[Key(r.Port)] = pc
-		})
+	// The counters too are encoded when saved, from the readings (into
+	// gate.idx): a map of every port's counters is built only if asked
+	// for (SavedCounters on an unsaved snapshot, or a fabric gate.idx
+	// cannot hold).
+	return &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f, readings: c}, nil
+}
+
+// portCountersOf is what a snapshot keeps of one port's reading.
+func portCountersOf(r checks.PortReading) PortCounters {
+	pc := PortCounters{Errors: make(map[string]uint64, len(r.Errors))}
+	for _, e := range r.Errors {
+		pc.Errors[e.Name] = e.Value
+		if e.Saturated {
+			pc.Saturated = append(pc.Saturated, e.Name)
+		}
 	}
-	return s, nil
+	if r.XmitWait != nil {
+		v := r.XmitWait.Value
+		pc.XmitWait = &v
+	}
+	return pc
+}
+
+// countersMap fills Counters from the readings New was given, once.
+func (s *Snapshot) countersMap() map[string]PortCounters {
+	if s.Counters == nil && s.readings != nil {
+		s.Counters = make(map[string]PortCounters)
+		s.readings.Ports(func(r checks.PortReading) { s.Counters[Key(r.Port)] = portCountersOf(r) })
+	}
+	return s.Counters
 }
 
 // FabricModel decodes (once) and returns the saved fabric.
@@ -230,7 +243,7 @@ func (s *Snapshot) SavedCounters(p *fabric.Port) (PortCounters, bool) {
 	if s.ctrs != nil {
 		return s.ctrs.SavedCounters(p.Node.GUID, p.Num)
 	}
-	c, ok := s.Counters[Key(p)]
+	c, ok := s.countersMap()[Key(p)]
 	return c, ok
 }
 
@@ -260,7 +273,12 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// index: the counters then stay in snapshot.json, the tables in the
 	// fabric file, and the gate reads those, slower but the same answer,
 	// never an older index.
-	idx, err := EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete)
+	var idx []byte
+	if s.readings != nil && s.Counters == nil {
+		idx, err = encodeReadings(f, s.readings, s.TakenAt, s.Source, s.Complete)
+	} else {
+		idx, err = EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete)
+	}
 	s.IndexFile = ""
 	if err == nil {
 		s.IndexFile = IndexName
@@ -296,6 +314,8 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	doc := *s
 	if doc.IndexFile != "" {
 		doc.Counters = nil
+	} else {
+		doc.Counters = s.countersMap()
 	}
 	data, err := json.Marshal(&doc)
 	if err != nil {

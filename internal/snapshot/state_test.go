@@ -78,7 +78,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 				continue
 			}
 			saved, ok := l.SavedCounters(p)
-			if w, wok := s.Counters[Key(p)]; ok != wok || (ok && !reflect.DeepEqual(saved.Errors, w.Errors)) {
+			if w, wok := s.SavedCounters(p); ok != wok || (ok && !reflect.DeepEqual(saved.Errors, w.Errors)) {
 				t.Errorf("%s: saved %v %v, want %v %v", Key(p), saved, ok, w, wok)
 			}
 			n++
@@ -103,7 +103,7 @@ func TestLoadV1State(t *testing.T) {
 	dir := t.TempDir()
 	fabricV1, _ := fabric.MarshalWith(f, fabric.MarshalOptions{})
 	baseV1, _ := fabric.MarshalWith(f, fabric.MarshalOptions{OmitLFT: true, Indent: true})
-	s.Schema, s.FabricFile = SchemaV1, "fabric-1.json"
+	s.Schema, s.FabricFile, s.Counters = SchemaV1, "fabric-1.json", s.countersMap()
 	snapV1, _ := json.Marshal(s)
 	for name, data := range map[string][]byte{"fabric-1.json": fabricV1, FileName: snapV1, BaselineV1Name: baseV1} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {

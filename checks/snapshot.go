@@ -42,6 +42,10 @@ type Snapshot struct {
 	// Partitions holds the P_Key tables read with SMPs. Optional: nil
 	// when they were not read (a saved fabric carries none).
 	Partitions *PartitionView
+	// HCAs is the census of the whole fabric's host adapters when Fabric
+	// is only a part of it (a gate's): topology.missing-hca compares a
+	// host with its peers. Nil: taken from Fabric.
+	HCAs []HostHCA
 	// Scope limits the checks to what a job uses (gate). Nil: everything.
 	Scope *Scope
 	// Taken is when the snapshot was read.

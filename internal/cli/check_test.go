@@ -318,6 +318,7 @@ func checkSample(t *testing.T, args ...string) *chkDoc {
 		"critical routing.ecmp-imbalance spine01",
 		"critical routing.ecmp-imbalance spine02",
 		"critical link.degraded-width leaf07/41",
+		"error topology.missing-hca gpu012 mlx5_0",
 		"warning counters.errors spine02/49",
 		"warning counters.errors leaf02/35",
 	}
@@ -327,9 +328,11 @@ func checkSample(t *testing.T, args ...string) *chkDoc {
 	if im := d.Findings[0].Impact; im.Slowdown != 8 {
 		t.Errorf("misrouted spine: slowdown %v, want 8 (one of 8 cables)", im.Slowdown)
 	}
+	// The polling GPU port is where gpu012's missing mlx5_3 belongs: one
+	// finding, naming the port.
 	var polling bool
 	for _, f := range d.Findings {
-		polling = polling || f.Check == "link.polling" && f.Entities[0].String() == "leaf03/28"
+		polling = polling || f.Check == "topology.missing-hca" && len(f.Entities) > 1 && f.Entities[1].String() == "leaf03/28"
 	}
 	if !polling {
 		t.Errorf("the polling GPU port (leaf03/28) is not reported")

@@ -1,0 +1,316 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "topology.missing-hca",
+		Summary: "a host has fewer HCAs than the clear majority of its peers (same host name pattern and HCA naming): names the missing HCAs and, where the rails point at it, the leaf port stuck without a link where the cable belongs",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).missingHCAs,
+	})
+}
+
+// HostHCA is one host adapter in a census of the whole fabric's hosts:
+// the host and device of its description ("gpu042 mlx5_3") and the switch
+// port its first live link lands on (Leaf 0: none). A gate judges a part
+// of the fabric and hands the census of the whole (Snapshot.HCAs).
+type HostHCA struct {
+	Host, Dev string
+	Leaf      uint64
+	LeafPort  uint8
+}
+
+// HCACensus lists the hosts' adapters of f: CAs described "host device"
+// (not the firmware default).
+func HCACensus(f *fabric.Fabric) []HostHCA {
+	var out []HostHCA
+	for _, n := range f.Nodes {
+		if !isHostNode(n) {
+			continue
+		}
+		w := strings.Fields(n.Description)
+		if len(w) != 2 || isFirmwareDefault(n.Description) {
+			continue
+		}
+		h := HostHCA{Host: w[0], Dev: w[1]}
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && linkUp(p) {
+				h.Leaf, h.LeafPort = p.Remote.Node.GUID, p.Remote.Num
+				break
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// hostKind groups hosts that should look alike: the host name without
+// its trailing number ("gpu" for gpu042) and the device naming schemes
+// of its HCAs ("mlx5_"). Storage and login nodes named otherwise, or
+// adapters named otherwise, are other kinds.
+func hostKind(host string, devs []string) string {
+	schemes := make([]string, 0, len(devs))
+	for _, d := range devs {
+		schemes = append(schemes, devScheme(d))
+	}
+	slices.Sort(schemes)
+	return strings.TrimRight(host, "0123456789") + "|" + strings.Join(slices.Compact(schemes), ",")
+}
+
+func (s *Snapshot) missingHCAs() []Finding {
+	census := s.HCAs
+	if census == nil {
+		census = HCACensus(s.Fabric)
+	}
+	devs := map[string][]string{}
+	for _, h := range census {
+		devs[h.Host] = append(devs[h.Host], h.Dev)
+	}
+	kinds := map[string][]string{}
+	for h, ds := range devs {
+		k := hostKind(h, ds)
+		kinds[k] = append(kinds[k], h)
+	}
+	// Each rail's leaves: a leaf where three quarters or more of the
+	// HCAs cabled to it (two or more) carry one device name.
+	byLeaf := map[uint64]map[string]int{}
+	hostPortsAt := map[uint64][]uint8{}
+	for _, h := range census {
+		if h.Leaf == 0 {
+			continue
+		}
+		if byLeaf[h.Leaf] == nil {
+			byLeaf[h.Leaf] = map[string]int{}
+		}
+		byLeaf[h.Leaf][h.Dev]++
+		hostPortsAt[h.Leaf] = append(hostPortsAt[h.Leaf], h.LeafPort)
+	}
+	railLeaves := map[string][]uint64{}
+	for leaf, c := range byLeaf {
+		total, best, bestDev := 0, 0, ""
+		for d, k := range c {
+			total += k
+			if k > best || (k == best && d < bestDev) {
+				best, bestDev = k, d
+			}
+		}
+		if total >= 2 && 4*best >= 3*total {
+			railLeaves[bestDev] = append(railLeaves[bestDev], leaf)
+		}
+	}
+	// A switch with a port whose far end did not answer, or with a CA
+	// whose description was not read, may hold the missing HCA: could
+	// not look is not missing.
+	unknownAt := map[uint64]bool{}
+	for _, n := range s.Fabric.Nodes {
+		for i, p := range n.Ports {
+			if p == nil && i > 0 {
+				unknownAt[n.GUID] = true // its PortInfo was never read
+			}
+			if p == nil || p.Num == 0 {
+				continue
+			}
+			if p.PeerUnknown() {
+				unknownAt[n.GUID] = true
+			}
+			if isHostNode(n) && strings.TrimSpace(n.Description) == "" && p.Remote != nil {
+				unknownAt[p.Remote.Node.GUID] = true
+			}
+		}
+	}
+	nodesOf := map[string][]*fabric.Node{}
+	for _, n := range s.Fabric.Nodes {
+		if w := strings.Fields(n.Description); isHostNode(n) && len(w) == 2 {
+			nodesOf[w[0]] = append(nodesOf[w[0]], n)
+		}
+	}
+	hosts := make([]string, 0, len(devs))
+	for h := range devs {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	var out []Finding
+	for _, h := range hosts {
+		peers := kinds[hostKind(h, devs[h])]
+		others := len(peers) - 1
+		if others < 4 {
+			continue
+		}
+		have := map[string]bool{}
+		for _, d := range devs[h] {
+			have[d] = true
+		}
+		freq := map[string]int{}
+		for _, p := range peers {
+			if p == h {
+				continue
+			}
+			for _, d := range slices.Compact(slices.Sorted(slices.Values(devs[p]))) {
+				freq[d]++
+			}
+		}
+		var missing []string
+		clear := true
+		least := others
+		for d, k := range freq {
+			// An HCA the expected topology has is link.down's
+			// (topology.changed's) to report, against the plan.
+			if have[d] || 4*k < 3*others || s.baselineHas(h+" "+d) {
+				continue
+			}
+			missing = append(missing, d)
+			least = min(least, k)
+			if 10*k < 9*others {
+				clear = false
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		slices.Sort(missing)
+		var mine []*fabric.Port
+		for _, n := range nodesOf[h] {
+			for _, p := range n.Ports {
+				if p != nil && p.Num != 0 {
+					mine = append(mine, p)
+				}
+			}
+		}
+		if !slices.ContainsFunc(mine, s.inScope) {
+			continue
+		}
+		// Where each missing HCA's cable likely belongs: a port of its
+		// rail's leaves among the leaf's host ports, with no link.
+		var where []string
+		var spots []*fabric.Port
+		undecided := false
+		// h's other HCAs' leaves: where a host's adapters go when the
+		// leaves are not rails (a leaf per few hosts).
+		var ownLeaves []uint64
+		for _, x := range census {
+			if x.Host == h && x.Leaf != 0 && !slices.Contains(ownLeaves, x.Leaf) {
+				ownLeaves = append(ownLeaves, x.Leaf)
+			}
+		}
+		for _, d := range missing {
+			leaves, why := railLeaves[d], "a leaf of rail "+d
+			if len(leaves) == 0 {
+				leaves, why = ownLeaves, "where "+h+"'s other HCAs land"
+			}
+			if len(leaves) == 0 && len(unknownAt) > 0 {
+				undecided = true
+			}
+			for _, g := range leaves {
+				leaf := s.Fabric.NodeByGUID(g)
+				if unknownAt[g] {
+					undecided = true
+				}
+				if leaf == nil || len(hostPortsAt[g]) == 0 {
+					continue
+				}
+				ports := hostPortsAt[g]
+				lo, hi := slices.Min(ports), slices.Max(ports)
+				for _, p := range leaf.Ports {
+					if p == nil || p.Num == 0 || p.Num < lo || p.Num > hi || slices.Contains(ports, p.Num) || slices.Contains(spots, p) {
+						continue
+					}
+					switch p.PhysState {
+					case mad.PhysPolling, mad.PhysDisabled, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
+						if p.Remote == nil || !linkUp(p) {
+							spots = append(spots, p)
+							where = append(where, fmt.Sprintf("%s is %s, on %s (%s)", s.entityOf(p, "").String(), p.PhysState, s.nodeName(leaf), why))
+						}
+					}
+				}
+			}
+		}
+		if undecided {
+			continue
+		}
+		sev, basis := Error, fmt.Sprintf("at least %d of the %d other %s hosts have each of them", least, others, kindName(h))
+		if !clear {
+			// Without a clear majority the host may be of another kind
+			// (a login node with one HCA among two-HCA nodes): only a
+			// port without a link where the HCA would go says more.
+			if len(spots) == 0 {
+				continue
+			}
+			sev = Info
+			basis += " (no clear majority: under 90%, so this may be another kind of host)"
+		}
+		title := fmt.Sprintf("%s has %d HCAs where its peers have %d: %s missing", h, len(devs[h]), len(devs[h])+len(missing), strings.Join(missing, ", "))
+		ents := make([]Entity, 0, 1+len(spots))
+		if len(mine) > 0 {
+			ents = append(ents, s.nodeEntity(mine[0].Node, "host"))
+		}
+		for _, p := range spots {
+			ents = append(ents, s.entityOf(p, "end"))
+		}
+		ev := []Evidence{{Name: "HCAs", Value: float64(len(devs[h])), Threshold: float64(len(devs[h]) + len(missing)),
+			Text: fmt.Sprintf("%s has %s; %s", h, strings.Join(slices.Sorted(slices.Values(devs[h])), ", "), basis)}}
+		action := fmt.Sprintf("Check %s's %s: 'ibstat' on the host shows whether the HCA is there and its port's state. ", h, strings.Join(missing, ", "))
+		if len(spots) > 0 {
+			title += fmt.Sprintf("; %s without a link, likely where its cable belongs", s.portList(spots))
+			ev = append(ev, Evidence{Name: "rail", Text: strings.Join(where, "; ") + " (inferred from the host descriptions and where the peers' HCAs land; its link.polling is folded here)"})
+			action += fmt.Sprintf("If it is, reseat or replace the cable between it and %s, then confirm with 'ibdoctor check' that the finding is gone.", s.portList(spots))
+		} else {
+			action += "If it is, its cable is unplugged, bad or down at both ends: find its leaf port on the cabling plan, reseat or replace the cable, then confirm with 'ibdoctor check'."
+		}
+		out = append(out, Finding{
+			Check:    "topology.missing-hca",
+			Severity: sev,
+			Title:    title,
+			Entities: ents,
+			Evidence: ev,
+			Impact:   Impact{Score: float64(len(missing)) / float64(max(1, s.hostCount())), Summary: "a job on this host runs without a rail: NCCL's rail-optimized all-reduce is slower or fails for that GPU, while the host's other links look healthy"},
+			Action:   action,
+			Basis:    "topology",
+		})
+	}
+	return out
+}
+
+func kindName(host string) string {
+	if p := strings.TrimRight(host, "0123456789"); p != "" {
+		return p + "*"
+	}
+	return "such"
+}
+
+// foldMissingHCA folds a link.polling finding on a port that a
+// topology.missing-hca finding names as where the missing HCA's cable
+// belongs: one cable, one finding.
+func foldMissingHCA(fs []Finding) []Finding {
+	named := map[string]bool{}
+	for _, f := range fs {
+		if f.Check != "topology.missing-hca" {
+			continue
+		}
+		for _, e := range f.Entities[min(1, len(f.Entities)):] {
+			named[e.String()] = true
+		}
+	}
+	if len(named) == 0 {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(f Finding) bool {
+		return f.Check == "link.polling" && len(f.Entities) > 0 && named[f.Entities[0].String()]
+	})
+}
+
+// baselineHas reports whether the expected topology has a node with this
+// description.
+func (s *Snapshot) baselineHas(desc string) bool {
+	if s.Baseline == nil {
+		return false
+	}
+	return slices.ContainsFunc(s.Baseline.Nodes, func(n *fabric.Node) bool { return n.Description == desc })
+}

@@ -1,0 +1,80 @@
+package checks_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+)
+
+// TestMissingHCAFreshDeployment: gpu002's mlx5_0 cable was down from the
+// first sweep, so no baseline knows the host had 8 HCAs. Its 31 peers
+// have mlx5_0..7, it has 7, and leaf01/9 (rail mlx5_0's leaf, where
+// gpu001's and gpu003's mlx5_0 land beside it) is Polling. Before: only
+// an info link.polling on leaf01/9, and a gate for gpu002 said healthy.
+func TestMissingHCAFreshDeployment(t *testing.T) {
+	all := sampleWith(t, "down \"gpu002 mlx5_0\"/1\n", false)
+	fs := byCheck(all, "topology.missing-hca")
+	if len(fs) != 1 {
+		t.Fatalf("want 1 topology.missing-hca, got:%s", titles(fs))
+	}
+	f := fs[0]
+	t.Logf("%s\n    %v\n    %s", f.Title, f.Evidence, f.Action)
+	if f.Severity != checks.Error || !strings.Contains(f.Title, "gpu002") || !strings.Contains(f.Title, "mlx5_0 missing") || !strings.Contains(f.Title, "leaf01/9") {
+		t.Errorf("got %s %q, want an error naming gpu002, mlx5_0 and leaf01/9", f.Severity, f.Title)
+	}
+	// One cable, one finding: leaf01/9's Polling is this finding's evidence.
+	if p := byCheck(all, "link.polling"); len(p) > 0 {
+		t.Errorf("link.polling not folded:%s", titles(p))
+	}
+}
+
+// TestMissingHCAQuietOnHealthy: every host of the healthy sample has its
+// 8 HCAs.
+func TestMissingHCAQuietOnHealthy(t *testing.T) {
+	if fs := byCheck(sampleWith(t, "", false), "topology.missing-hca"); len(fs) > 0 {
+		t.Errorf("healthy sample:%s", titles(fs))
+	}
+}
+
+// TestMissingHCAMinority: with no clear majority (6 of 8 gpu hosts lack
+// mlx5_7: the others are a minority, not the rule) nothing is said
+// about the 6; a host lacking what 3/4-9/10 of its peers have is info.
+func TestMissingHCANoClearMajority(t *testing.T) {
+	var b bytes.Buffer
+	// Four hosts of 32 lose mlx5_7: 28 of 31 peers (90.3%) have it for
+	// each -> still clear. Eight hosts: 24 of 31 (77%) -> info.
+	for _, h := range []string{"gpu001", "gpu005", "gpu009", "gpu013", "gpu017", "gpu021", "gpu025", "gpu029"} {
+		b.WriteString("polling \"" + h + " mlx5_7\"/1\n")
+	}
+	fs := byCheck(sampleWith(t, b.String(), false), "topology.missing-hca")
+	if len(fs) != 8 {
+		t.Fatalf("want 8 findings, got:%s", titles(fs))
+	}
+	for _, f := range fs {
+		if f.Severity != checks.Info {
+			t.Errorf("%s %q: want info (24 of 31 peers is no clear majority)", f.Severity, f.Title)
+		}
+	}
+}
+
+// TestCorpusMissingHCAQuiet: the real dumps (mixed host kinds, hosts with
+// one or two HCAs, SHARP Aggregation Nodes) give no missing-hca finding.
+func TestCorpusMissingHCAQuiet(t *testing.T) {
+	for _, name := range []string{
+		"avakas-qlogic-qdr.ibnetdiscover-v-p", "dgx-ndr-2025.ibnetdiscover", "ibsim-net.2sw2path4hca2port",
+		"mt43132-sdr-2009.ibnetdiscover", "plafrim-voltaire-qdr.ibnetdiscover-p", "plafrim2-is5030.ibnetdiscover-p",
+		"plafrim2-qlogic-ts.ibnetdiscover-p", "qnib-netlist.clos5", "quantum2-ndr-ibdiagnet2.db_csv",
+		"quantum2-ndr-ibdiagnet2.ibnetdiscover", "quantum2-ndr-ibdiagnet2.lst",
+		"sun-dcs36-qdr.ibnetdiscover", "switchib-sx6012-mixed-2016.ibnetdiscover", "sx6036-fdr10-2014.ibnetdiscover",
+		"treydock-hdr.ibnetdiscover-p", "voltaire-sdr-2007.ibnetdiscover",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := corpusCheck(t, name, false)
+			if fs := byCheck(res.Findings, "topology.missing-hca"); len(fs) > 0 {
+				t.Errorf("%d findings:%s", len(fs), titles(fs))
+			}
+		})
+	}
+}

@@ -31,7 +31,7 @@ type HostHCA struct {
 // HCACensus lists the hosts' adapters of f: CAs described "host device"
 // (not the firmware default).
 func HCACensus(f *fabric.Fabric) []HostHCA {
-	var out []HostHCA
+	out := []HostHCA{} // not nil: a census of no host is still one
 	for _, n := range f.Nodes {
 		if !isHostNode(n) {
 			continue

@@ -44,7 +44,8 @@ type Snapshot struct {
 	Partitions *PartitionView
 	// HCAs is the census of the whole fabric's host adapters when Fabric
 	// is only a part of it (a gate's): topology.missing-hca compares a
-	// host with its peers. Nil: taken from Fabric.
+	// host with its peers. Nil: taken from Fabric; empty: the whole
+	// fabric was not all read, no host is compared.
 	HCAs []HostHCA
 	// Scope limits the checks to what a job uses (gate). Nil: everything.
 	Scope *Scope

@@ -304,6 +304,16 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
 	snapCheck := sw.Snapshot(o.Expect, base, sc)
+	// The job's hosts are compared with all their peers, not only the
+	// part of the fabric read for the job (topology.missing-hca); a
+	// sweep that did not read everything may lack an HCA it could not
+	// look at, so then none is compared (an empty census).
+	snapCheck.HCAs = []checks.HostHCA{}
+	if snap.Complete {
+		if snapCheck.HCAs, err = snap.HCACensus(); err != nil {
+			return nil, fmt.Errorf("snapshot: %w (run 'ibdoctor sweep' again)", err)
+		}
+	}
 	res, err := checks.Run(snapCheck, o.Only...)
 	if err != nil {
 		return nil, err

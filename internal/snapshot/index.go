@@ -953,3 +953,41 @@ func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
 	}
 	return pc, true
 }
+
+// HCACensus lists every host adapter of the snapshot with the switch
+// port its first live link lands on (checks.HCACensus on the whole
+// fabric), from the node and port records alone: a gate compares its
+// hosts with all their peers (topology.missing-hca) without building
+// the whole fabric.
+func (x *Index) HCACensus() []checks.HostHCA {
+	f := &fabric.Fabric{}
+	sws := map[uint32]*fabric.Node{}
+	for i := uint32(0); i < x.nodes; i++ {
+		r := x.node(i)
+		if mad.NodeType(r[44]) != mad.NodeCA {
+			continue
+		}
+		desc, _ := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
+		n := &fabric.Node{Type: mad.NodeCA, GUID: le.Uint64(r), Description: desc, Ports: make([]*fabric.Port, r[45])}
+		for p := 1; p < int(r[45]); p++ {
+			q := x.portRec(i, p)
+			if q == nil || q[0] == 0 {
+				continue
+			}
+			port := &fabric.Port{Node: n, Num: q[1], State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4])}
+			n.Ports[p] = port
+			rn := le.Uint32(q[24:])
+			if rn == noRef || rn >= x.nodes || mad.NodeType(x.node(rn)[44]) != mad.NodeSwitch {
+				continue
+			}
+			sw := sws[rn]
+			if sw == nil {
+				sw = &fabric.Node{Type: mad.NodeSwitch, GUID: x.nodeGUID(rn)}
+				sws[rn] = sw
+			}
+			port.Remote = &fabric.Port{Node: sw, Num: q[28]}
+		}
+		f.Nodes = append(f.Nodes, n)
+	}
+	return checks.HCACensus(f)
+}

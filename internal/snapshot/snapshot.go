@@ -435,3 +435,17 @@ func (s *Snapshot) Fresh(now time.Time, maxAge time.Duration) error {
 	}
 	return nil
 }
+
+// HCACensus lists the host adapters of the whole snapshot (not only the
+// part FabricFor built): what topology.missing-hca compares a gate's
+// hosts with.
+func (s *Snapshot) HCACensus() ([]checks.HostHCA, error) {
+	if s.idx != nil {
+		return s.idx.HCACensus(), nil
+	}
+	f, err := s.FabricModel()
+	if err != nil {
+		return nil, err
+	}
+	return checks.HCACensus(f), nil
+}

@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGateMissingHCAFreshDeployment: the very first sweep already had
+// gpu002's mlx5_0 cable down, so neither the snapshot nor the accepted
+// baseline knows the host had 8 HCAs. Its 31 peers have 8 and leaf01/9,
+// among its other HCAs' ports, is Polling: the gate judges the host
+// against the whole snapshot's hosts (topology.missing-hca), exit 1.
+// (Failed before: "1 host (7 HCAs) … healthy", exit 0.)
+func TestGateMissingHCAFreshDeployment(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	down := writeFile(t, "down.faults", "down \"gpu002 mlx5_0\"/1\n")
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim", "--faults", down, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code != ExitHealthy && code != ExitFindings {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	code, out, stderr := run("gate", "--sim", "--faults", down, "--state-dir", state, "--nodes", "gpu002", "--json", "--timeout", deadTimeout, "--retries", "0")
+	d := chkParse(t, out)
+	var got string
+	for _, f := range d.Findings {
+		if f.Check == "topology.missing-hca" {
+			got = f.Title
+		}
+	}
+	if code != ExitFindings || d.Status != "unhealthy" || !strings.Contains(got, "mlx5_0 missing") || !strings.Contains(got, "leaf01/9") {
+		t.Fatalf("exit %d status %q, want 1 with topology.missing-hca naming mlx5_0 and leaf01/9 (got %q)\nfindings %+v\nunreached %+v\n%s", code, d.Status, got, d.Findings, d.Unreached, stderr)
+	}
+	// A host of the same fabric with all its HCAs passes.
+	if code, out, stderr := run("gate", "--sim", "--faults", down, "--state-dir", state, "--nodes", "gpu005", "--timeout", deadTimeout, "--retries", "0"); code != ExitHealthy {
+		t.Errorf("gpu005: exit %d\n%s\n%s", code, out, stderr)
+	}
+}

@@ -130,7 +130,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 		nodes   = make([]byte, 0, len(f.Nodes)*nodeRecSize)
 		ports   []byte
 		sws     []byte
-		blockID []byte
+		blockID []uint32
 		blocks  []byte
 		blockAt = map[[lftBlock]byte]uint32{}
 		maxLID  uint32
@@ -195,7 +195,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 			s[13] = x.LifeTimeValue
 			s[14] = x.DefaultPort
 			le.PutUint32(s[16:], uint32(len(lft)))
-			le.PutUint32(s[20:], uint32(len(blockID)/4))
+			le.PutUint32(s[20:], uint32(len(blockID)))
 			for i := 0; i < len(lft); i += lftBlock {
 				var b [lftBlock]byte
 				for j := range b {
@@ -208,7 +208,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 					blockAt[b] = id
 					blocks = append(blocks, b[:]...)
 				}
-				blockID = le.AppendUint32(blockID, id)
+				blockID = append(blockID, id)
 			}
 			sws = append(sws, s[:]...)
 		}
@@ -219,9 +219,16 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 		if n.Path != nil {
 			r[47] = 1 // nil (not from a discovery) and empty (local) differ
 		}
+		ps := n.Ports
+		if len(ps) > 0 && ps[0] == nil {
+			// A CA's absent port 0 takes no record (a CA is most of a
+			// fabric's nodes: 40 bytes each, twice with baseline.idx).
+			r[47] |= noPort0
+			ps = ps[1:]
+		}
 		nodes = append(nodes, r[:]...)
 
-		for _, p := range n.Ports {
+		for _, p := range ps {
 			portSlot++
 			var q [portRecSize]byte
 			if p == nil {
@@ -321,12 +328,30 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	}
 	srcOff, srcLen := str(source)
 
-	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, blockID, blocks, hosts, guids, lids, e.sets, e.vals}
+	// Block numbers take 2 bytes while there are at most 65,536 distinct
+	// blocks (a 49k-node fat tree's are 4 bytes a block a switch, a
+	// quarter of its gate.idx otherwise).
+	idWidth := 4
+	if len(blocks)/lftBlock <= 1<<16 {
+		idWidth = 2
+	}
+	ids := make([]byte, 0, idWidth*len(blockID))
+	for _, id := range blockID {
+		if idWidth == 2 {
+			ids = le.AppendUint16(ids, uint16(id))
+		} else {
+			ids = le.AppendUint32(ids, id)
+		}
+	}
+	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, ids, blocks, hosts, guids, lids, e.sets, e.vals}
 	out := make([]byte, headerSize)
 	copy(out, indexMagic)
 	le.PutUint64(out[8:], uint64(taken.UnixNano()))
 	if complete {
 		out[16] = 1
+	}
+	if idWidth == 2 {
+		out[17] = 2 // 0: 4-byte block numbers (as files before this byte)
 	}
 	le.PutUint32(out[20:], uint32(len(f.Nodes)))
 	le.PutUint32(out[24:], portSlot)
@@ -403,6 +428,29 @@ type Index struct {
 	ports    uint32
 	switches uint32
 	maxLID   uint32
+	idWidth  int // bytes of a block number: 2 or 4
+}
+
+// noPort0 is a node record's flag (byte 47) for a node whose port 0 is
+// absent and has no port record: its port p is at slot first+p-1.
+const noPort0 = 2
+
+// absentPort is the record portRec gives for such a port 0: not
+// present, no peer (noRef). Only read.
+var absentPort = [portRecSize]byte{24: 0xff, 25: 0xff, 26: 0xff, 27: 0xff}
+
+// blockID is the number of the table block at position i of the block
+// numbers section.
+func (x *Index) blockID(i uint64) (uint64, bool) {
+	ids := x.sec[secBlockIDs]
+	w := uint64(x.idWidth)
+	if w*i+w > uint64(len(ids)) {
+		return 0, false
+	}
+	if w == 2 {
+		return uint64(le.Uint16(ids[2*i:])), true
+	}
+	return uint64(le.Uint32(ids[4*i:])), true
 }
 
 var errCorrupt = errors.New("gate index is corrupt")
@@ -451,6 +499,10 @@ func ParseIndex(data []byte) (*Index, error) {
 	x := &Index{data: data}
 	x.TakenAt = time.Unix(0, int64(le.Uint64(data[8:]))).UTC()
 	x.Complete = data[16] == 1
+	x.idWidth = 4
+	if data[17] == 2 {
+		x.idWidth = 2
+	}
 	x.nodes, x.ports, x.switches, x.maxLID = le.Uint32(data[20:]), le.Uint32(data[24:]), le.Uint32(data[28:]), le.Uint32(data[32:])
 	for i := range x.sec {
 		off, n := le.Uint64(data[headerFixed+16*i:]), le.Uint64(data[headerFixed+16*i+8:])
@@ -462,7 +514,7 @@ func ParseIndex(data []byte) (*Index, error) {
 	if uint64(len(x.sec[secNodes])) != uint64(x.nodes)*nodeRecSize || uint64(len(x.sec[secPorts])) != uint64(x.ports)*portRecSize ||
 		uint64(len(x.sec[secSwitches])) != uint64(x.switches)*swRecSize || uint64(len(x.sec[secLIDs])) != 8*(uint64(x.maxLID)+1) ||
 		uint64(len(x.sec[secGUIDs])) != 4*uint64(x.nodes) || len(x.sec[secHosts])%hostRecSize != 0 ||
-		len(x.sec[secBlocks])%lftBlock != 0 || len(x.sec[secBlockIDs])%4 != 0 {
+		len(x.sec[secBlocks])%lftBlock != 0 || len(x.sec[secBlockIDs])%x.idWidth != 0 {
 		return nil, fmt.Errorf("%w: section sizes disagree with the header", errCorrupt)
 	}
 	src, ok := x.str(le.Uint32(data[36:]), le.Uint32(data[40:]))
@@ -569,6 +621,12 @@ func (x *Index) portRec(i uint32, p int) []byte {
 		return nil
 	}
 	slot := uint64(le.Uint32(r[36:])) + uint64(p)
+	if r[47]&noPort0 != 0 {
+		if p == 0 {
+			return absentPort[:]
+		}
+		slot--
+	}
 	if slot >= uint64(x.ports) {
 		return nil
 	}
@@ -589,12 +647,11 @@ func (x *Index) lft(i uint32, lid uint16) (uint8, bool) {
 	if s[12]&2 == 0 || uint32(lid) >= le.Uint32(s[16:]) {
 		return 0, false
 	}
-	bi := uint64(le.Uint32(s[20:])) + uint64(lid)/lftBlock
-	ids := x.sec[secBlockIDs]
-	if 4*bi+4 > uint64(len(ids)) {
+	id, ok := x.blockID(uint64(le.Uint32(s[20:])) + uint64(lid)/lftBlock)
+	if !ok {
 		return 0, false
 	}
-	b := uint64(le.Uint32(ids[4*bi:]))*lftBlock + uint64(lid)%lftBlock
+	b := id*lftBlock + uint64(lid)%lftBlock
 	if b >= uint64(len(x.sec[secBlocks])) {
 		return 0, false
 	}
@@ -638,15 +695,15 @@ func (x *Index) FillLFTs(f *fabric.Fabric) error {
 func (x *Index) lftOf(s []byte) ([]uint8, error) {
 	n := uint64(le.Uint32(s[16:]))
 	first := uint64(le.Uint32(s[20:]))
-	ids, blocks := x.sec[secBlockIDs], x.sec[secBlocks]
+	blocks := x.sec[secBlocks]
 	nb := (n + lftBlock - 1) / lftBlock
-	if 4*(first+nb) > uint64(len(ids)) {
+	if _, ok := x.blockID(first + nb - 1); nb > 0 && !ok {
 		return nil, errCorrupt
 	}
 	lft := make([]uint8, n)
 	for b := range nb {
-		id := uint64(le.Uint32(ids[4*(first+b):]))
-		if (id+1)*lftBlock > uint64(len(blocks)) {
+		id, ok := x.blockID(first + b)
+		if !ok || (id+1)*lftBlock > uint64(len(blocks)) {
 			return nil, errCorrupt
 		}
 		copy(lft[b*lftBlock:], blocks[id*lftBlock:(id+1)*lftBlock])
@@ -827,7 +884,7 @@ func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 			VendorID: le.Uint32(r[16:]), Revision: le.Uint32(r[20:]), DeviceID: le.Uint16(r[30:]), Description: desc,
 			Ports: make([]*fabric.Port, r[45]),
 		}
-		if r[47] == 1 {
+		if r[47]&1 != 0 {
 			n.Path = mad.Path(path)
 		}
 		if sw := le.Uint32(r[40:]); sw != noRef {

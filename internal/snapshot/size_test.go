@@ -95,8 +95,20 @@ func TestStateBytesPerNode(t *testing.T) {
 // then Save into a state dir. -benchmem gives what saving allocates (the
 // sweep's peak memory is reached around it); state-B/node the state it
 // leaves (without a baseline; TestStateBytesPerNode counts that too).
-func BenchmarkSaveFatTree8k(b *testing.B) {
-	f, err := topology.Routed(topology.FatTree8k())
+func BenchmarkSaveFatTree8k(b *testing.B) { benchSave(b, topology.FatTree8k()) }
+
+// BenchmarkSaveFatTree50k is the same on FatTree50k (48,896 nodes, just
+// under the LID limit); routing it takes a minute and GBs, so it runs
+// only with IBDOCTOR_BENCH_BIG=1.
+func BenchmarkSaveFatTree50k(b *testing.B) {
+	if os.Getenv("IBDOCTOR_BENCH_BIG") != "1" {
+		b.Skip("set IBDOCTOR_BENCH_BIG=1 to build the 49k-node fabric")
+	}
+	benchSave(b, topology.FatTree50k())
+}
+
+func benchSave(b *testing.B, tree topology.FatTree3) {
+	f, err := topology.Routed(tree)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,6 +127,9 @@ func BenchmarkSaveFatTree8k(b *testing.B) {
 		if _, err := s.Save(dir); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if err := SaveBaseline(dir, f); err != nil {
+		b.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)
 	var total int64

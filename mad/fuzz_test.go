@@ -147,3 +147,4 @@ func FuzzPortCounters(f *testing.F)    { fuzzAttr(f, func() Attribute { return n
 func FuzzPortCountersExtended(f *testing.F) {
 	fuzzAttr(f, func() Attribute { return new(PortCountersExtended) })
 }
+func FuzzGeneralInfo(f *testing.F) { fuzzAttr(f, func() Attribute { return new(GeneralInfo) }) }

@@ -1,7 +1,9 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -205,11 +207,88 @@ func SymbolBER(p *fabric.Port, errs uint64, span time.Duration) (ber, bits float
 }
 
 func (s *Snapshot) congestion() []Finding {
-	var out []Finding
-	s.eachCongestion(func(_ *fabric.Port, f Finding) { out = append(out, f) })
+	var (
+		out      []Finding
+		spanless []Finding
+	)
+	s.eachCongestion(func(_ *fabric.Port, f Finding) {
+		if f.spanless != nil {
+			spanless = append(spanless, f)
+			return
+		}
+		out = append(out, f)
+	})
+	if len(spanless) > 0 {
+		out = append(out, s.spanlessCongestion(spanless))
+	}
 	return out
 }
 
+// spanlessWait is one port's PortXmitWait increase without its span.
+type spanlessWait struct {
+	port      string
+	ticks     uint64
+	perSecond float64 // the port's tick rate; 0 unknown
+}
+
+// about is the time the ticks stand for, "≈258 µs", when the tick is
+// known.
+func (w *spanlessWait) about() string {
+	if w.perSecond <= 0 {
+		return ""
+	}
+	return "≈" + fmtStall(float64(w.ticks)/w.perSecond)
+}
+
+// spanlessTop is how many of the ports waiting without a span a summary
+// names in its evidence (all are its entities).
+const spanlessTop = 5
+
+// spanlessCongestion folds the per-port verdicts on PortXmitWait
+// increases without their span (a db_csv's PM_DELTA) into one finding: no
+// share of time can be computed, so each port is only "waited more than
+// the floor", and a finding per port (192 on the Quantum-2 capture) is
+// noise. It names the count, the largest few, and every port as an entity,
+// largest first.
+func (s *Snapshot) spanlessCongestion(fs []Finding) Finding {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Compare(b.spanless.ticks, a.spanless.ticks)
+	})
+	top := fs[0]
+	floor := top.Evidence[0].Threshold
+	tickNote := ""
+	if top.spanless.perSecond > 0 {
+		tickNote = ", in time at " + fmtStall(1/top.spanless.perSecond) + " a tick"
+	}
+	ev := []Evidence{{Name: "ports", Value: float64(len(fs)), Unit: "ports", Threshold: floor,
+		Text: fmt.Sprintf("%s waited to send more than %.0f ticks (xmitwait.absolute) while the counters were sampled; the span is not recorded, so the share of time stalled is unknown; the largest below%s ('ibdoctor counters' lists each)", fmt.Sprintf("%d port%s", len(fs), plural(len(fs))), floor, tickNote)}}
+	var ents []Entity
+	share := 0.0
+	for i, f := range fs {
+		ents = append(ents, f.Entities[0])
+		share = max(share, f.Impact.PathShare)
+		if i < spanlessTop {
+			w := f.spanless
+			ev = append(ev, Evidence{Name: "PortXmitWait", Value: float64(w.ticks), Unit: "ticks", Text: fmt.Sprintf("%s +%d ticks%s", w.port, w.ticks, paren(w.about()))})
+		}
+	}
+	return Finding{
+		Check:    "counters.congestion",
+		Severity: Info,
+		Title: fmt.Sprintf("%d port%s waited to send while the counters were sampled (at most %d ticks%s); share of time unknown without the span",
+			len(fs), plural(len(fs)), top.spanless.ticks, prefixed(", ", top.spanless.about())),
+		Entities: ents,
+		Evidence: ev,
+		Impact: Impact{PathShare: share, Score: share * 0.001,
+			Summary: "congestion while the counters were sampled; how much of the time is unknown without the span"},
+		Action: "Congestion, not a fault. To see whether and how much these ports are stalled, sample the fabric: 'ibdoctor check --interval 30s' gives each port's share of time.",
+		Basis:  "delta",
+	}
+}
+
+// eachCongestion emits the per-port congestion verdicts. Those on an
+// increase without its span are marked spanless: the check folds them into
+// one finding (spanlessCongestion), 'counters' lists each.
 func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 	t := s.thresholds()
 	iv := s.Counters.Interval()
@@ -252,6 +331,7 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 				return
 			}
 			emit(p, Finding{
+				spanless: &spanlessWait{port: s.portName(p), ticks: r.XmitWait.Delta, perSecond: r.XmitWaitTicksPerSecond},
 				Check:    "counters.congestion",
 				Severity: Info,
 				Title:    fmt.Sprintf("Port %s waited to send %d ticks while its counters were sampled", s.portName(p), r.XmitWait.Delta),
@@ -330,4 +410,33 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// fmtStall prints a time stalled in the unit that reads best.
+func fmtStall(sec float64) string {
+	switch {
+	case sec < 1e-6:
+		return fmt.Sprintf("%.0f ns", sec*1e9)
+	case sec < 1e-3:
+		return fmt.Sprintf("%.0f µs", sec*1e6)
+	case sec < 1:
+		return fmt.Sprintf("%.1f ms", sec*1e3)
+	}
+	return fmt.Sprintf("%.1f s", sec)
+}
+
+// paren is " (s)", or "" for an empty s.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// prefixed is p+s, or "" for an empty s.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }

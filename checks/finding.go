@@ -140,6 +140,10 @@ type Finding struct {
 	// heldBack names, for a routing.traffic-imbalance, the switches its
 	// lighter uplinks lead to (foldSymptoms' input; cleared by Run).
 	heldBack []*fabric.Node
+	// spanless marks a per-port counters.congestion verdict on an
+	// increase without its span; the check folds those into one finding
+	// (spanlessCongestion).
+	spanless *spanlessWait
 }
 
 // Rank orders findings worst first: severity, then impact score, then

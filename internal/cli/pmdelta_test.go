@@ -10,10 +10,11 @@ import (
 )
 
 type pmFinding struct {
-	Check    string `json:"check"`
-	Severity string `json:"severity"`
-	Title    string `json:"title"`
-	Basis    string `json:"basis"`
+	Check    string         `json:"check"`
+	Severity string         `json:"severity"`
+	Title    string         `json:"title"`
+	Basis    string         `json:"basis"`
+	Entities []judgedEntity `json:"entities"`
 }
 
 type pmReport struct {
@@ -76,16 +77,24 @@ func TestCheckJudgesPMDelta(t *testing.T) {
 // failing during the run. check judged the history: 200 errors, 72
 // warnings, 791 info. On the increases no error counter grew: no
 // counters.errors finding; congestion is judged on the PortXmitWait
-// increases (192 ports over the count threshold), never on the absolute
-// values.
+// increases, never on the absolute values: 192 ports over the count
+// threshold, without the run's length, are one info finding naming them
+// all (it was 192 findings).
 func TestCheckQuantum2PMDelta(t *testing.T) {
 	rep := checkJSON(t, corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv"))
 	by := map[string]int{}
+	congested := 0
 	for _, f := range rep.Findings {
 		if !strings.HasPrefix(f.Check, "counters.") {
 			continue
 		}
 		by[f.Check]++
+		if f.Check == "counters.congestion" {
+			congested += len(f.Entities)
+			if f.Severity != "info" || !strings.Contains(f.Title, "192 ports") || !strings.Contains(f.Title, "4026 ticks") {
+				t.Errorf("congestion finding %s %q: want info, the 192 ports and the largest increase", f.Severity, f.Title)
+			}
+		}
 		if f.Basis != "delta" {
 			t.Errorf("a finding on the %s basis: %s", f.Basis, f.Title)
 		}
@@ -93,8 +102,8 @@ func TestCheckQuantum2PMDelta(t *testing.T) {
 	if by["counters.errors"] != 0 {
 		t.Errorf("%d counters.errors findings, want none (no error counter grew during the run)", by["counters.errors"])
 	}
-	if by["counters.congestion"] != 192 {
-		t.Errorf("%d counters.congestion findings, want 192 (PortXmitWait increases over 1000 ticks)", by["counters.congestion"])
+	if by["counters.congestion"] != 1 || congested != 192 {
+		t.Errorf("%d counters.congestion findings naming %d ports, want 1 naming 192 (PortXmitWait increases over 1000 ticks, no span)", by["counters.congestion"], congested)
 	}
 }
 

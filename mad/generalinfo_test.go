@@ -55,3 +55,22 @@ func TestGeneralInfoGolden(t *testing.T) {
 		t.Error("100 bytes decoded")
 	}
 }
+
+// TestVendorGetGolden: a GeneralInfo Get in the vendor class, byte by
+// byte: base version 1, class 0x0A, class version 1, method Get, the
+// attribute ID at 16-17, V_Key and reserved zero to byte 63.
+func TestVendorGetGolden(t *testing.T) {
+	g := NewVendorGet(AttrGeneralInfo, 0)
+	g.TID = 0x1122334455667788
+	want := make([]byte, Size)
+	want[0], want[1], want[2], want[3] = 1, 0x0a, 1, 0x01
+	copy(want[8:16], []byte{0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88})
+	want[16], want[17] = 0x00, 0x17
+	if got := g.Marshal(); !bytes.Equal(got, want) {
+		t.Errorf("got\n% x\nwant\n% x", got[:64], want[:64])
+	}
+	back, err := UnmarshalGMP(want)
+	if err != nil || back.Class != ClassMlnxVendor || back.AttrID != AttrGeneralInfo {
+		t.Errorf("decoded %+v, %v", back, err)
+	}
+}

@@ -39,6 +39,21 @@ func newPerf(m Method, attr AttrID, mod uint32, a Attribute) (*GMP, error) {
 	return g, nil
 }
 
+// NewVendorGet builds a Get of attr in Mellanox's vendor class (0x0A,
+// e.g. GeneralInfo). Its layout is a PerfMgt GMP's: the common header,
+// the V_Key (bytes 24-31, zero: no key is used) and reserved bytes to 63,
+// then 192 bytes of data.
+func NewVendorGet(attr AttrID, mod uint32) *GMP {
+	return &GMP{Header: Header{
+		BaseVersion:  BaseVersion,
+		Class:        ClassMlnxVendor,
+		ClassVersion: 1,
+		Method:       MethodGet,
+		AttrID:       attr,
+		AttrMod:      mod,
+	}}
+}
+
 // Marshal encodes the GMP into a new 256-byte slice.
 func (g *GMP) Marshal() []byte {
 	b := make([]byte, Size)
@@ -54,7 +69,7 @@ func (g *GMP) MarshalTo(b []byte) {
 	copy(b[64:256], g.Data[:])
 }
 
-// UnmarshalGMP decodes a PerfMgt GMP.
+// UnmarshalGMP decodes a PerfMgt GMP or a Mellanox vendor-class one.
 func UnmarshalGMP(b []byte) (*GMP, error) {
 	g := new(GMP)
 	if err := g.Unmarshal(b); err != nil {
@@ -71,8 +86,8 @@ func (g *GMP) Unmarshal(b []byte) error {
 	if err := g.Header.Unmarshal(b); err != nil {
 		return err
 	}
-	if g.Class != ClassPerfMgt {
-		return &FieldError{Field: "GMP.MgmtClass", Msg: fmt.Sprintf("%v is not PerfMgt", g.Class)}
+	if g.Class != ClassPerfMgt && g.Class != ClassMlnxVendor {
+		return &FieldError{Field: "GMP.MgmtClass", Msg: fmt.Sprintf("%v is not PerfMgt or the Mellanox vendor class", g.Class)}
 	}
 	copy(g.Data[:], b[64:256])
 	return nil

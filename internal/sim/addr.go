@@ -91,6 +91,19 @@ func (s *Sim) SetVLs(portRef string, code uint8) error {
 	return nil
 }
 
+// SetFirmware changes the firmware version the node's GeneralInfo
+// reports (a node left on an older release).
+func (s *Sim) SetFirmware(nodeRef string, fw [3]uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, err := s.resolveNode(nodeRef)
+	if err != nil {
+		return err
+	}
+	s.nodes[ni].fw = fw
+	return nil
+}
+
 // SetRevision changes the NodeInfo revision a node reports (a board from
 // another batch, a replaced part).
 func (s *Sim) SetRevision(nodeRef string, rev uint32) error {

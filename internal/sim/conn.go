@@ -286,6 +286,15 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 			return fmt.Errorf("sim: %w", err)
 		}
 		res = s.handlePerf(c, p.Addr.DLID, g)
+	case h.Class == mad.ClassMlnxVendor:
+		if p.Addr.QP != transport.QP1 {
+			return fmt.Errorf("sim: vendor MADs go to QP1, not QP%d", p.Addr.QP)
+		}
+		g, err := mad.UnmarshalGMP(p.MAD)
+		if err != nil {
+			return fmt.Errorf("sim: %w", err)
+		}
+		res = s.handleVendor(c, p.Addr.DLID, g)
 	default:
 		// No agent for the class in the simulated fabric.
 		res = outcome{lost: drop(fmt.Sprintf("no agent for %v", h.Class))}
@@ -495,6 +504,52 @@ func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
 	})
 	out.from = transport.PerfAt(dlid, 0, 0)
 	return out
+}
+
+// handleVendor answers Mellanox's vendor class (0x0A) as NVIDIA devices
+// do: GeneralInfo with the node's firmware version. A node of another
+// vendor has no agent for the class: the request is lost, as on a real
+// fabric where other vendors' devices do not answer it.
+func (s *Sim) handleVendor(c *Conn, dlid uint16, req *mad.GMP) outcome {
+	s.lock(req.Method)
+	defer s.unlock(req.Method)
+	if o := s.lidOwnerOf(dlid); o.node >= 0 && s.nodes[o.node].vendor != 0x0002c9 {
+		return outcome{lost: "no vendor-class agent on a device of another vendor"}
+	}
+	out := s.lidExchange(c, &req.Header, dlid, true, func(ni int32, in uint8) []byte {
+		n := &s.nodes[ni]
+		resp := *req
+		resp.Method = mad.ResponseMethod(req.Method)
+		switch {
+		case req.Method != mad.MethodGet:
+			resp.Status = statusMethodUnsupported
+		case req.AttrID != mad.AttrGeneralInfo:
+			resp.Status = statusAttrUnsupported
+		default:
+			fw := n.firmware()
+			gi := mad.GeneralInfo{DeviceID: n.devID, DeviceHWRevision: uint16(n.rev),
+				Major: uint8(fw[0]), Minor: uint8(fw[1]), SubMinor: uint8(fw[2]),
+				PSID: "MT_0000000000", ExtMajor: fw[0], ExtMinor: fw[1], ExtSubMinor: fw[2]}
+			resp.Data = [mad.GMPDataSize]byte{}
+			_ = gi.MarshalAttr(resp.Data[:]) // the PSID fits
+		}
+		return resp.Marshal()
+	})
+	out.from = transport.PerfAt(dlid, 0, 0)
+	return out
+}
+
+// firmware is the version the node's GeneralInfo reports: the firmware
+// fault's, else one version per node type (every switch alike, every
+// HCA alike).
+func (n *node) firmware() [3]uint32 {
+	switch {
+	case n.fw != [3]uint32{}:
+		return n.fw
+	case n.typ == mad.NodeSwitch:
+		return [3]uint32{31, 2012, 1068}
+	}
+	return [3]uint32{28, 39, 1002}
 }
 
 func (n *node) hasActivePort() bool {

@@ -92,6 +92,7 @@ var faultKinds = map[string]struct {
 	"mtu":       {refs: -1, required: []string{"mtu"}},
 	"vls":       {refs: -1, required: []string{"vls"}},
 	"revision":  {refs: -1, required: []string{"rev"}},
+	"firmware":  {refs: -1, required: []string{"version"}},
 	"skew":      {refs: -1, required: []string{"port"}},
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 	"pkey":      {refs: -1, allowed: []string{"keys", "enforce"}},
@@ -118,7 +119,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, skew, pkey, mkey)", line, toks[0].s)
+			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -733,6 +734,13 @@ func (s *Sim) applyFault(f Fault) error {
 		v, _ := f.opt("port")
 		p, _ := parsePortNum(v)
 		return s.Skew(ref, p)
+	case "firmware":
+		v, _ := f.opt("version")
+		fw, err := parseFirmware(v)
+		if err != nil {
+			return err
+		}
+		return s.SetFirmware(ref, fw)
 	case "revision":
 		v, _ := f.opt("rev")
 		x, _ := strconv.ParseUint(v, 0, 32)
@@ -854,4 +862,25 @@ func parseOnOff(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("enforce=%s: want on or off", v)
+}
+
+// parseFirmware reads a firmware version MAJOR.MINOR.SUBMINOR
+// (28.39.1002), each a 32-bit number as GeneralInfo's extended fields.
+func parseFirmware(v string) ([3]uint32, error) {
+	var fw [3]uint32
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return fw, fmt.Errorf("version=%q: want MAJOR.MINOR.SUBMINOR, e.g. version=28.39.1002", v)
+	}
+	for i, p := range parts {
+		x, err := strconv.ParseUint(p, 10, 32)
+		if err != nil {
+			return fw, fmt.Errorf("version=%q: %q is not a number (want MAJOR.MINOR.SUBMINOR, e.g. version=28.39.1002)", v, p)
+		}
+		fw[i] = uint32(x)
+	}
+	if fw == [3]uint32{} {
+		return fw, fmt.Errorf("version=%q: 0.0.0 is no version", v)
+	}
+	return fw, nil
 }

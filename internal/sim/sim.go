@@ -135,6 +135,7 @@ type node struct {
 	vendor   uint32
 	devID    uint16
 	rev      uint32
+	fw       [3]uint32 // firmware version GeneralInfo reports; zero: the default for the node type
 	partCap  uint16
 	ports    []port // NumPorts+1 entries; [0] is a switch's management port
 	sw       *switchState

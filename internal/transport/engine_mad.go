@@ -155,9 +155,18 @@ func (e *Engine) checkPerf(addr Addr, req *mad.GMP, a mad.Attribute, r *Response
 	return resp, nil
 }
 
-// validateGMP is ValidateResponse for PerfMgt.
+// GetVendor reads attribute a of Mellanox's vendor class (0x0A, e.g.
+// GeneralInfo) from the port at lid, over QP1 as PerfMgt is read. Devices
+// of other vendors do not answer it: a timeout says nothing about the node.
+func (e *Engine) GetVendor(ctx context.Context, lid uint16, a mad.Attribute, mod uint32) (*mad.GMP, error) {
+	return e.perf(ctx, PerfAt(lid, 0, 0), mad.NewVendorGet(a.AttributeID(), mod), a)
+}
+
+// validateGMP is ValidateResponse for PerfMgt and the vendor class.
 func validateGMP(req, resp *mad.GMP) error {
 	switch {
+	case resp.Class != req.Class:
+		return &mad.FieldError{Field: "GMP.MgmtClass", Msg: fmt.Sprintf("%v does not match request %v", resp.Class, req.Class)}
 	case !resp.Method.IsResponse():
 		return &mad.FieldError{Field: "GMP.Method", Msg: fmt.Sprintf("%v is not a response", resp.Method)}
 	case resp.Method != mad.MethodGetResp: // the answer to Get and to Set (IBA 13.4.5)

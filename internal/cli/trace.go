@@ -37,11 +37,14 @@ or delivered to the wrong port.
 
 SRC and DST are LIDs (decimal or 0x hex), node or port GUIDs (0x and more than
 four hex digits), node descriptions, or host names ("gpu042" for "gpu042
-mlx5_0") when they name one port. With two LIDs no discovery is needed; names
-and GUIDs are looked up by discovering the fabric first.
+mlx5_0") when they name one port. A host with several HCAs is named with its
+HCA ("gpu001 mlx5_0"): the host name alone is refused, listing its ports, as
+each HCA has its own route. With two LIDs no discovery is needed; names and
+GUIDs are looked up by discovering the fabric first.
 
 Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
-		Example: `  ibdoctor trace --sim gpu001 gpu012
+		Example: `  ibdoctor trace --sim "gpu001 mlx5_0" "gpu012 mlx5_0"
+  ibdoctor trace --sim 13 101
   ibdoctor trace 12 0x1f
   ibdoctor trace 0x0002c90300a1b2c3 "leaf03"`,
 		Args: exactArgs(2),

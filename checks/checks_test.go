@@ -342,6 +342,43 @@ func TestCounterErrorsSinceSnapshot(t *testing.T) {
 	}
 }
 
+// A counter below what the sweep saved was cleared (or reset, or wrapped)
+// since: its increase since the sweep is unknown, so it is never judged
+// as growth (nor as a BER over the time since the sweep); its value is an
+// absolute reading since the clear, and the finding says so.
+func TestCounterErrorsClearedSinceSnapshot(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf01").Ports[10]
+	low := node(t, f, "leaf01").Ports[11]
+	c := fakeCounters{rs: []PortReading{
+		// 5000 at the sweep, 182 now: over the absolute threshold 10
+		{Port: p, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 182, ClearedFrom: 5000, Bits: 16}}},
+		// 5000 at the sweep, 3 now: within the absolute threshold
+		{Port: low, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 3, ClearedFrom: 5000, Bits: 16}}},
+	}}
+	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.errors")
+	if len(fs) != 1 {
+		t.Fatalf("want 1 finding, got %+v", fs)
+	}
+	g := fs[0]
+	if g.Basis != "absolute" || g.Severity != Warning || len(g.Evidence) != 1 {
+		t.Errorf("want one warning on the absolute basis, no BER: %+v", g)
+	}
+	for _, w := range []string{"grew", "+182", "BER"} {
+		if strings.Contains(g.Title, w) || strings.Contains(g.Evidence[0].Text, w) {
+			t.Errorf("%q in a cleared counter's finding: %q / %q", w, g.Title, g.Evidence[0].Text)
+		}
+	}
+	for _, w := range []string{"cleared since the sweep", "5000", "now 182"} {
+		if !strings.Contains(g.Evidence[0].Text, w) {
+			t.Errorf("evidence lacks %q: %q", w, g.Evidence[0].Text)
+		}
+	}
+	if !strings.Contains(g.Title, "cleared since the sweep") {
+		t.Errorf("title does not say cleared: %q", g.Title)
+	}
+}
+
 func TestCongestionIsNotAnError(t *testing.T) {
 	f := fatTree(t)
 	p := node(t, f, "leaf01").Ports[9]

@@ -94,7 +94,9 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 					continue
 				}
 			}
-			if r.Saved {
+			// Cleared since the sweep: the increase since is unknown,
+			// only the value since the clear is known.
+			if r.Saved && c.ClearedFrom == 0 {
 				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
 					emit(p, f)
 					continue
@@ -156,6 +158,10 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	default:
 		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
 		title = fmt.Sprintf("%s = %d on %s", c.Name, val, s.portName(p))
+		if c.ClearedFrom > 0 {
+			ev[0].Text = fmt.Sprintf("%s cleared since the sweep (it read %d then; the increase since is unknown); now %d since the clear (threshold %d)", c.Name, c.ClearedFrom, val, thr)
+			title += ", cleared since the sweep"
+		}
 	}
 	if c.Saturated {
 		ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})

@@ -167,11 +167,15 @@ type CounterValue struct {
 	Name  string
 	Value uint64 // last sample
 	Delta uint64 // increase over the interval (when sampled)
-	// Growth is the increase since the saved reading (PortReading.Saved);
-	// when the counter went backwards (cleared since), the value itself.
-	Growth    uint64
-	Bits      int  // field width on the wire
-	Saturated bool // stuck at all-ones: the true value is larger
+	// Growth is the increase since the saved reading (PortReading.Saved).
+	Growth uint64
+	// ClearedFrom is the saved reading when the live value is below it:
+	// the counter was cleared (or reset, or wrapped) since the sweep, so
+	// the increase since is unknown and Value counts from the clear. 0
+	// otherwise (a saved 0 cannot be gone below).
+	ClearedFrom uint64
+	Bits        int  // field width on the wire
+	Saturated   bool // stuck at all-ones: the true value is larger
 }
 
 // Scope is the part of the fabric a job uses.

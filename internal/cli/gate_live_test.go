@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/capture"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -172,6 +173,69 @@ func TestGateWithoutSnapshotSweepsCounters(t *testing.T) {
 	if n := perfMADs(t, pcap); n < 224 {
 		t.Errorf("%d PerfMgt requests: the whole fabric's counters were not swept", n)
 	}
+}
+
+// TestGateCounterCleared: a sweep saved SymbolErrorCounter=5000 on
+// leaf001/9 (on h0001 -> h0017); the gate then reads it lower, the counter
+// cleared (or the simulator restarted) since. Its increase since the
+// sweep is unknown: never "+182 since the last sweep" (nor a BER over the
+// time since the sweep), but the value since the clear, judged on the
+// absolute threshold, and said to be that. Read as 0, nothing is over.
+func TestGateCounterCleared(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dir := t.TempDir()
+	net := writeFile(t, "rel.net", relNet())
+	state := filepath.Join(dir, "S")
+	swept := writeFile(t, "swept.txt", "counter leaf001/9 SymbolErrorCounter=5000\n")
+	if code, _, stderr := run("sweep", "--sim="+net, "--faults", swept, "--state-dir", state, "--out", filepath.Join(dir, "r.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	gate := func(extra ...string) (int, *chkDoc) {
+		t.Helper()
+		args := append([]string{"gate", "--sim=" + net, "--state-dir", state, "--nodes", "h0001,h0017", "--json"}, extra...)
+		code, out, stderr := run(args...)
+		if code == ExitUndecided {
+			t.Fatalf("gate %q: exit 2: %s", extra, stderr)
+		}
+		return code, chkParse(t, out)
+	}
+	if code, d := gate("--fail-on", "warning"); code != ExitHealthy || len(byCheckID(d, "counters.errors")) != 0 {
+		t.Errorf("cleared to 0: exit %d, counter findings %+v", code, byCheckID(d, "counters.errors"))
+	}
+	now := writeFile(t, "now.txt", "counter leaf001/9 SymbolErrorCounter=182\n")
+	// A warning (symbol errors over their absolute threshold), not the
+	// error a BER over the time since the sweep made of it.
+	code, d := gate("--faults", now, "--fail-on", "error")
+	fs := byCheckID(d, "counters.errors")
+	if code != ExitHealthy || len(fs) != 1 {
+		t.Fatalf("cleared to 182, --fail-on error: exit %d, counter findings %+v", code, fs)
+	}
+	f := fs[0]
+	if f.Basis != "absolute" || f.Severity != checks.Warning || f.Entities[0].Node != "leaf001" || f.Entities[0].Port != 9 {
+		t.Errorf("finding %+v", f)
+	}
+	text := f.Title + " | " + f.Evidence[0].Text
+	for _, bad := range []string{"grew", "+182", "BER", "4818"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("%q in %q", bad, text)
+		}
+	}
+	for _, want := range []string{"cleared since the sweep", "now 182"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q not in %q", want, text)
+		}
+	}
+}
+
+// byCheckID returns d's findings of check id.
+func byCheckID(d *chkDoc, id string) []checks.Finding {
+	var out []checks.Finding
+	for _, f := range d.Findings {
+		if f.Check == id {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // TestGateLiveRoutes is issue #17 item 2 on rel.net: h0001 -> h0017 goes

@@ -85,7 +85,11 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 				case c.Value >= was:
 					c.Growth = c.Value - was
 				default:
-					c.Growth = c.Value // cleared since: it grew at least this
+					// Below the saved value: cleared (or reset, or
+					// wrapped) since the sweep. How much it grew since
+					// is unknown; checks judges the value since the
+					// clear, never a growth.
+					c.ClearedFrom = was
 				}
 			}
 		}

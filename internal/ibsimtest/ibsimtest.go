@@ -98,6 +98,8 @@ type Sim struct {
 	errBuf syncBuffer // ibsim's stderr
 
 	scratch string // working directory of tools (libumad2sim writes sys-<pid>/ there)
+
+	readyWait time.Duration // how long ibsim may take to parse its net file
 }
 
 // Start runs `ibsim -s` on netText under a fresh socket name, raising its
@@ -123,6 +125,9 @@ func Start(t testing.TB, netText string) *Sim {
 		t.Fatal(err)
 	}
 	lim := countNet(netText)
+	// ibsim parses its net file before it listens; at the LID limit that
+	// takes minutes on a loaded 2-core machine, so the wait grows with it.
+	s.readyWait = max(startTimeout, time.Duration(lim.nodes)*20*time.Millisecond)
 	args := []string{"-s",
 		"-N", strconv.Itoa(max(2048, lim.nodes+64)),
 		"-S", strconv.Itoa(max(256, lim.switches+16)),
@@ -153,7 +158,7 @@ func Start(t testing.TB, netText string) *Sim {
 		t.Fatal(err)
 	}
 	// Drain the start-up banner and first prompt.
-	if _, err := s.waitPrompt(startTimeout); err != nil {
+	if _, err := s.waitPrompt(s.readyWait); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -195,7 +200,7 @@ func countNet(text string) netLimits {
 // waitReady polls ibsim's control socket with a real CONNECT/DISCONNECT
 // until it answers, ibsim exits, or startTimeout passes.
 func (s *Sim) waitReady() error {
-	deadline := time.Now().Add(startTimeout)
+	deadline := time.Now().Add(s.readyWait)
 	backoff := time.Millisecond
 	for {
 		c, err := ibsim.Dial(context.Background(), ibsim.Options{SockName: s.SockName, Host: "", ControlTimeout: 5 * time.Second})
@@ -211,7 +216,7 @@ func (s *Sim) waitReady() error {
 		case <-time.After(backoff):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("ibsimtest: ibsim socket %q not ready after %v\nstderr:\n%s", s.SockName, startTimeout, s.errBuf.String())
+			return fmt.Errorf("ibsimtest: ibsim socket %q not ready after %v\nstderr:\n%s", s.SockName, s.readyWait, s.errBuf.String())
 		}
 		backoff = min(2*backoff, 50*time.Millisecond)
 	}

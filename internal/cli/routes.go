@@ -240,11 +240,16 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 			}
 			rows = append(rows, row)
 		}
-		title := fmt.Sprintf("%s  GUID %#016x  LID %d  path %v  LinearFDBTop %d: %d LIDs routed", st.Bold(n.Description), n.GUID, lid, n.Path, n.Switch.LinearFDBTop, routed)
+		// Two short lines, not one: piped output is never wrapped by us,
+		// and one line was wider than an 80-column terminal, which then
+		// broke it inside a word.
+		title := fmt.Sprintf("%s  GUID %#016x  LID %d  path %v", st.Bold(n.Description), n.GUID, lid, n.Path)
+		count := fmt.Sprintf("LinearFDBTop %d: %d LIDs routed", n.Switch.LinearFDBTop, routed)
 		if holes > 0 {
-			title += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
+			count += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
 		}
 		io.WriteString(w, report.WrapString("", title, st.Width))
+		io.WriteString(w, report.WrapString("  ", count, st.Width))
 		st.Table(w, []string{"LID", "PORT", "DESTINATION", "VIA"}, rows)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -330,3 +331,30 @@ func TestComputedRoutesLabelled(t *testing.T) {
 // loaded 2-core CI runner, only the dead nodes time out: 20 ms made live
 // nodes "unreached" under load.
 const deadTimeout = "250ms"
+
+// TestRoutesPipedFits80: piped output is never cut, so a line wider than
+// the reader's terminal wraps wherever the terminal breaks it (in the
+// middle of a word). routes' lines are short by design: each switch's
+// title fits 80 columns on the sample even piped ("leaf08  GUID ...  path
+// 0,1,33,57  LinearFDBTop 268: 260 LIDs routed, 8 without a route" was
+// one line of 109 columns, wrapped mid-word in an 80-column pane).
+func TestRoutesPipedFits80(t *testing.T) {
+	faults := writeFile(t, "holes.faults", "lft leaf08 dlid=13-20 port=none\n")
+	for _, extra := range [][]string{nil, {"--faults", faults}} {
+		code, out, stderr := run(append([]string{"routes", "--sim", "--no-color"}, extra...)...)
+		if code != ExitHealthy {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if n := strings.Count(out, "LinearFDBTop"); n != 12 {
+			t.Fatalf("%d switch titles, want 12:\n%s", n, out)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if w := report.VisibleWidth(l); w > 80 {
+				t.Errorf("%d columns: %s", w, l)
+			}
+		}
+		if extra != nil && !strings.Contains(out, "8 without a route") {
+			t.Errorf("the holes are not counted:\n%s", out)
+		}
+	}
+}

@@ -105,3 +105,58 @@ func TestCheckFitsTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesLinksFitTerminal: routes and links on the sample (with a
+// route hole and a degraded link, and on the sample's file, whose routes
+// are computed and which warns on stderr), in tmux panes 80 and 120
+// columns wide, as TestCheckFitsTerminal does for check: no line wider
+// than the pane, and no word on the screen that is not a whole word of
+// the piped output (stdout and stderr). Piped, nothing is cut.
+func TestRoutesLinksFitTerminal(t *testing.T) {
+	tmuxtest.Require(t)
+	bin := ibdoctorBinary(t)
+	faults := writeFile(t, "holes.faults", "lft leaf01 dlid=13-20 port=none\ndegrade leaf02/6 width=1x\n")
+	file, err := filepath.Abs(filepath.Join("..", "..", "fixtures", "sample", "fabric.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"routes", "--sim", "--switch", "leaf01", "--switch", "spine01"},
+		{"routes", "--sim", "--faults", faults, "--switch", "leaf01", "--switch", "spine01"},
+		{"routes", "--sim=" + file, "--switch", "leaf01"},
+		{"links", "--sim"},
+		{"links", "--sim=" + file, "--faults", faults},
+	} {
+		piped, err := exec.Command(bin, args...).CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+			t.Fatalf("%q piped: %v\n%s", args, err, piped)
+		}
+		full := string(piped)
+		if strings.Contains(full, report.Ellipsis) {
+			t.Errorf("%q: piped output is cut (%q)", args, report.Ellipsis)
+		}
+		fullWords := words(full)
+		for _, width := range []int{80, 120} {
+			t.Run(fmt.Sprintf("%s/%dcols", args[0], width), func(t *testing.T) {
+				p := tmuxtest.Start(t, width, 50, t.TempDir(), append([]string{bin}, args...)...)
+				code, joined := p.WaitExit(30 * time.Second)
+				if code != ExitHealthy && code != ExitFindings {
+					t.Errorf("exit %d\n%s", code, joined)
+				}
+				if !strings.Contains(joined, "leaf01") {
+					t.Fatalf("the pane does not show the output:\n%s", joined)
+				}
+				for i, line := range strings.Split(joined, "\n") {
+					if w := report.VisibleWidth(line); w > width {
+						t.Errorf("line %d is %d columns wide in a %d-column terminal (it wrapped):\n%s", i+1, w, width, line)
+					}
+				}
+				for w := range words(joined) {
+					if !fullWords[w] && !strings.HasPrefix(w, report.Ellipsis) {
+						t.Errorf("%q on the %d-column screen is not a word of the full output: a word was cut", w, width)
+					}
+				}
+			})
+		}
+	}
+}

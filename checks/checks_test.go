@@ -151,18 +151,25 @@ func TestDegradedSpeed(t *testing.T) {
 	}
 }
 
-func TestPollingHostPortOnLeaf(t *testing.T) {
+// TestPollingSwitchPortOnlyWhereALinkIsExpected: an empty switch port
+// polls (nothing is attached), so a Polling switch port is no finding by
+// itself, even inside a leaf's host block: without an expected topology
+// an unplugged host cannot be told from an unused port, and on real
+// fabrics (the DGX SuperPOD dump) such gaps are part of the design. The
+// expected topology decides (link.down); a port training with a far end
+// (PortConfigurationTraining, LinkErrorRecovery) has a cable that does
+// not come up. Before: an info for leaf04/5, none for the training port.
+func TestPollingSwitchPortOnlyWhereALinkIsExpected(t *testing.T) {
 	f := fatTree(t)
 	p := node(t, f, "leaf04").Ports[5]
 	p.Remote.Remote = nil
 	p.Remote = nil
 	p.PhysState, p.State = mad.PhysPolling, mad.PortStateDown
-	fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling")
-	if len(fs) != 1 || fs[0].Entities[0].Port != 5 || fs[0].Severity != Info {
-		t.Fatalf("got %+v", fs)
+	if fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling"); len(fs) != 0 {
+		t.Fatalf("a polling switch port without an expected topology: %+v", fs)
 	}
 	// With the expected topology it decides: the link it has here is
-	// down (an error, reported once as link.down), not a guess.
+	// down (an error, reported once as link.down).
 	base := fatTree(t)
 	withBase := run(t, &Snapshot{Fabric: f, Baseline: base})
 	if fs := byCheck(withBase, "link.polling"); len(fs) != 0 {
@@ -171,11 +178,30 @@ func TestPollingHostPortOnLeaf(t *testing.T) {
 	if fs := byCheck(withBase, "link.down"); len(fs) != 1 || fs[0].Severity != Error || !strings.Contains(fs[0].Title, "leaf04/5") {
 		t.Fatalf("with a baseline, link.down: %+v", fs)
 	}
-	// An empty port at the end of the switch is not flagged.
-	q := node(t, f, "leaf04").Ports[40]
-	q.PhysState = mad.PhysPolling
-	if fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling"); len(fs) != 1 {
-		t.Fatalf("empty switch port flagged: %+v", fs)
+	// A port that sees a far end and does not finish training.
+	for _, st := range []mad.PhysState{mad.PhysConfigTraining, mad.PhysLinkErrorRecovery} {
+		q := node(t, f, "leaf04").Ports[40]
+		q.PhysState, q.State = st, mad.PortStateDown
+		fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling")
+		if len(fs) != 1 || fs[0].Entities[0].Port != 40 || fs[0].Severity != Warning || !strings.Contains(fs[0].Title, st.String()) {
+			t.Fatalf("leaf04/40 in %s: got %+v", st, fs)
+		}
+		q.PhysState = mad.PhysPolling
+	}
+}
+
+// TestPollingHostPort: a host's port that does not train is a link that
+// should be there (the host runs on fewer ports, or is cut off).
+func TestPollingHostPort(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf02").Ports[3]
+	h := p.Remote
+	h.PhysState, h.State = mad.PhysPolling, mad.PortStateDown
+	p.PhysState, p.State = mad.PhysPolling, mad.PortStateDown
+	h.Remote, p.Remote = nil, nil
+	fs := byCheck(run(t, &Snapshot{Fabric: f}), "link.polling")
+	if len(fs) != 1 || fs[0].Severity != Error || fs[0].Entities[0].NodeGUID != h.Node.GUID {
+		t.Fatalf("got %+v, want one error on the host port %s/%d", fs, h.Node.Description, h.Num)
 	}
 }
 

@@ -22,7 +22,7 @@ func init() {
 	})
 	register(Check{
 		ID:      "link.polling",
-		Summary: "a port that should carry a link is stuck training (Polling, configuration training, error recovery)",
+		Summary: "a port where a link is expected is stuck training: a host port (Polling, configuration training, error recovery), or a switch port that sees a far end and does not come up",
 		Needs:   []string{"topology"},
 		run:     (*Snapshot).pollingPorts,
 	})
@@ -92,61 +92,38 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 	return out
 }
 
+// pollingPorts reports ports that do not train where a link is expected.
+// An empty switch port polls with nothing attached, so a Polling switch
+// port alone says little: the expected topology decides (link.down), a
+// missing HCA's leaf port is topology.missing-hca's evidence, and only a
+// switch port that sees a far end and does not finish training is a cable
+// that should come up. Gaps in a leaf's host block are common on real
+// fabrics (removed or unused nodes), so the layout does not decide. A port
+// a saved file does not list (or lists without a state) has no physical
+// state to judge: never reported.
 func (s *Snapshot) pollingPorts() []Finding {
 	var out []Finding
-	hostAt, leaves := hostPortNumbers(s.Fabric)
 	for _, n := range s.Fabric.Nodes {
 		for _, p := range n.Ports {
-			if p == nil || p.Num == 0 || !s.inScope(p) {
+			if p == nil || p.Num == 0 || !s.inScope(p) || s.inBaseline(n) {
 				continue
-			}
-			// A saved file that does not list a port (or lists it
-			// without a link) does not give its physical state: the
-			// port has no link, but is not claimed to be polling.
-			unlisted := p.PhysState == mad.PhysNoChange && p.State == mad.PortStateDown
-			switch p.PhysState {
-			case mad.PhysPolling, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
-			default:
-				if !unlisted {
-					continue
-				}
 			}
 			var why string
-			sev := Warning
+			var sev Severity
 			switch {
-			case s.inBaseline(n):
-				// The expected topology decides: a link it has here is
-				// link.down's finding (once per link, with this state);
-				// without one the port is unused.
-				continue
-			case unlisted && n.Type != mad.NodeSwitch:
-				continue // a host's unused second port, as often as not
-			case n.Type != mad.NodeSwitch:
-				why = "a host port should carry a link"
-				sev = Error
-			case amongHostPorts(p):
-				why = "it sits among the switch's host ports: a host cable may be unplugged or bad, or the host down (without an expected topology an empty port cannot be told apart)"
-				sev = Info
-			case leaves >= 3 && hostPorts(n) > 0 && 3*hostAt[p.Num] >= 2*(leaves-1):
-				// The last port of a leaf's host block has no host
-				// port above it; the other leaves show the layout.
-				why = fmt.Sprintf("%d of the other %d leaves have a host on port %d: a host cable may be unplugged or bad, or the host down (without an expected topology an empty port cannot be told apart)", hostAt[p.Num], leaves-1, p.Num)
-				sev = Info
+			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysPolling || p.PhysState == mad.PhysConfigTraining || p.PhysState == mad.PhysLinkErrorRecovery):
+				why, sev = "a host port should carry a link", Error
+			case n.Type == mad.NodeSwitch && (p.PhysState == mad.PhysConfigTraining || p.PhysState == mad.PhysLinkErrorRecovery):
+				why, sev = "the port sees a far end (a cable and a powered port behind it) but the link does not come up", Warning
 			default:
-				continue // an empty switch port polls too
-			}
-			title := fmt.Sprintf("Port %s is stuck in %s", s.entityOf(p, "").String(), p.PhysState)
-			state := fmt.Sprintf("physical state %s, port state %s", p.PhysState, p.State)
-			if unlisted {
-				title = fmt.Sprintf("Port %s has no link", s.entityOf(p, "").String())
-				state = "no link; its physical state is not in the file (a dump lists only ports with a link, or no state for one without)"
+				continue
 			}
 			out = append(out, Finding{
 				Check:    "link.polling",
 				Severity: sev,
-				Title:    title,
+				Title:    fmt.Sprintf("Port %s is stuck in %s", s.entityOf(p, "").String(), p.PhysState),
 				Entities: []Entity{s.entityOf(p, "end")},
-				Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: state + "; " + why}},
+				Evidence: []Evidence{{Name: "PortPhysicalState", Value: float64(p.PhysState), Text: fmt.Sprintf("physical state %s, port state %s; %s", p.PhysState, p.State, why)}},
 				Impact:   Impact{Summary: "the host behind this port is cut off from the fabric (or runs on fewer rails)", Score: 1 / float64(max(1, s.hostCount()))},
 				Action:   fmt.Sprintf("Check the cable at %s and at the far end: reseat it, look at the far end's port (host powered, HCA link LED), then replace the cable. A port that keeps training is often a cable or transceiver fault.", s.entityOf(p, "").String()),
 				Basis:    "topology",
@@ -154,42 +131,6 @@ func (s *Snapshot) pollingPorts() []Finding {
 		}
 	}
 	return out
-}
-
-// hostPortNumbers counts, per port number, the switches with a host (CA)
-// cabled there, and the switches with any host (leaves).
-func hostPortNumbers(f *fabric.Fabric) (map[uint8]int, int) {
-	at := map[uint8]int{}
-	leaves := 0
-	for _, n := range f.Nodes {
-		if n.Type != mad.NodeSwitch || hostPorts(n) == 0 {
-			continue
-		}
-		leaves++
-		for _, q := range n.Ports {
-			if toHost(q) {
-				at[q.Num]++
-			}
-		}
-	}
-	return at, leaves
-}
-
-// amongHostPorts reports whether a switch port's number lies inside the
-// range of the switch's host-facing ports (host ports are cabled as a
-// block on leaf switches).
-func amongHostPorts(p *fabric.Port) bool {
-	lo, hi := 0, 0
-	for _, q := range p.Node.Ports {
-		if !toHost(q) {
-			continue
-		}
-		if lo == 0 || int(q.Num) < lo {
-			lo = int(q.Num)
-		}
-		hi = max(hi, int(q.Num))
-	}
-	return lo != 0 && int(p.Num) > lo && int(p.Num) < hi
 }
 
 // inBaseline reports whether the expected topology describes n: then it,

@@ -73,6 +73,7 @@ var faultKinds = map[string]struct {
 	"limit":     {refs: -1, allowed: []string{"width", "speed"}},
 	"down":      {refs: -1},
 	"polling":   {refs: -1},
+	"training":  {refs: -1},
 	"counter":   {refs: -1, anyOpt: true},
 	"lft":       {refs: -1, allowed: []string{"dlid", "port", "behind", "uplinks-to"}},
 	"blackhole": {refs: -1, required: []string{"dlid"}},
@@ -595,6 +596,8 @@ func (s *Sim) applyFault(f Fault) error {
 		return s.Down(ref)
 	case "polling":
 		return s.Polling(ref)
+	case "training":
+		return s.Training(ref)
 	case "counter":
 		for _, o := range f.Opts {
 			set, add, rate, kind, _ := parseCounterValue(o.Value)

@@ -116,16 +116,24 @@ func (s *Sim) train(ni int32, pi uint8) {
 // LinkDowned. The forwarding tables are not changed (no SM sweep), so
 // routes through the link break.
 func (s *Sim) Down(portRef string) error {
-	return s.linkDown(portRef, mad.PhysDisabled, true)
+	return s.linkDown(portRef, mad.PhysDisabled, mad.PhysPolling, true)
 }
 
 // Polling leaves the link at port stuck in training: both ends Down and
 // Polling (a bad cable or a dead far end).
 func (s *Sim) Polling(portRef string) error {
-	return s.linkDown(portRef, mad.PhysPolling, false)
+	return s.linkDown(portRef, mad.PhysPolling, mad.PhysPolling, false)
 }
 
-func (s *Sim) linkDown(portRef string, phys mad.PhysState, countDown bool) error {
+// Training leaves the link at port stuck in configuration training: both
+// ends see each other (a cable and powered ports) but never finish
+// training (a marginal cable or transceiver, a speed neither end can
+// hold), both Down and PortConfigurationTraining.
+func (s *Sim) Training(portRef string) error {
+	return s.linkDown(portRef, mad.PhysConfigTraining, mad.PhysConfigTraining, false)
+}
+
+func (s *Sim) linkDown(portRef string, phys, farPhys mad.PhysState, countDown bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ni, pi, err := s.resolvePort(portRef)
@@ -141,7 +149,7 @@ func (s *Sim) linkDown(portRef string, phys mad.PhysState, countDown bool) error
 	p.state, p.phys = mad.PortStateDown, phys
 	if p.remote >= 0 {
 		r := &s.nodes[p.remote].ports[p.remotePort]
-		r.state, r.phys = mad.PortStateDown, mad.PhysPolling
+		r.state, r.phys = mad.PortStateDown, farPhys
 		if countDown && wasUp {
 			s.ctrs(p.remote, p.remotePort, now).val[ctrLinkDowned]++
 		}

@@ -87,6 +87,12 @@ func TestFaultDownAndPolling(t *testing.T) {
 	if got := pcField(t, perf(t, c, leaf, mad.MethodGet, mad.AttrPortCounters, portSelect(3)), "LinkDownedCounter"); got != 1 {
 		t.Errorf("leaf01/3 LinkDowned %d", got)
 	}
+	// A link that sees its far end and never finishes training: leaf02/2
+	// (gpu004's cable), read through leaf01/4 and spine02.
+	applyText(t, s, "training gpu004 mlx5_0/1\n")
+	if pi := portInfo(t, c, mad.Path{1, 4, 2}, 2); pi.PortState != mad.PortStateDown || pi.PhysState != mad.PhysConfigTraining {
+		t.Errorf("leaf02/2 %v/%v, want Down/PortConfigurationTraining", pi.PortState, pi.PhysState)
+	}
 	// The polling host port never came up: nothing counted.
 	if got := pcField(t, perf(t, c, leaf, mad.MethodGet, mad.AttrPortCounters, portSelect(2)), "LinkDownedCounter"); got != 0 {
 		t.Errorf("leaf01/2 LinkDowned %d", got)
@@ -365,7 +371,7 @@ func TestParseFaultsErrors(t *testing.T) {
 }
 
 func FuzzParseFaults(f *testing.F) {
-	f.Add("degrade leaf07/23 width=1x\ndown leaf03/5\npolling gpu012 mlx5_0/1\n")
+	f.Add("degrade leaf07/23 width=1x\ndown leaf03/5\npolling gpu012 mlx5_0/1\ntraining leaf02/35\n")
 	f.Add("counter leaf07/23 SymbolErrorCounter=+50/s PortXmitDiscards=1200\nlft leaf04 dlid=57 port=33\n")
 	f.Add("lft leaf04 uplinks-to=33\nasym \"gpu001 mlx5_0\" \"gpu002 mlx5_0\"\nflaky leaf05 answer=70%\n")
 	f.Add("traffic ring-allreduce hosts=gpu* rate=200 stride=32 # x\n")

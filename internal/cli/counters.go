@@ -149,21 +149,15 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 	defer stop()
 	// Writes are allowed only when a reset was asked for: without it the
 	// engine refuses any Set, whatever a bug upstream might try.
-	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: true, Writes: mode != perf.ResetNone})
+	sess, err := a.open(ctx, openOptions{
+		need:     source.Need{SMP: true, Perf: true, Writes: mode != perf.ResetNone},
+		interval: o.interval, requireCounters: true, discover: true,
+	})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	if err := intervalOnFile(sess, o.interval); err != nil {
-		return err
-	}
-	if sess.NoCounters != "" {
-		return withExit(ExitUndecided, fmt.Errorf("counters: %s: nothing to judge (an ibdiagnet2.db_csv with PM counters has them, or run on the fabric)", sess.NoCounters))
-	}
-	f, err := a.discover(ctx, sess.Engine)
-	if err != nil {
-		return err
-	}
+	f := sess.fabric
 	pr := newProgress(a.stderr)
 	pr.Stage("counters")
 	popts := perf.Options{

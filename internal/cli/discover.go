@@ -114,7 +114,9 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	}
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	// Not open's discovery: --start and --max-hops, and an interrupted
+	// walk is exit 2 here.
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true}})
 	if err != nil {
 		return err
 	}

@@ -152,20 +152,20 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	if base != nil {
 		defer base.Close()
 	}
-	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: !o.check.noCounters})
+	// A file that recorded counters once has no second sample for
+	// --interval: as check (unless counters are not read at all).
+	interval := o.check.interval
+	if o.check.noCounters {
+		interval = 0
+	}
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: !o.check.noCounters}, interval: interval})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
 	// A --sim file without counters has none to read (the simulator's
-	// zeros are not counters read), and one that recorded them once has
-	// no second sample: as check.
+	// zeros are not counters read).
 	counters := !o.check.noCounters && sess.NoCounters == ""
-	if counters {
-		if err := intervalOnFile(sess, o.check.interval); err != nil {
-			return err
-		}
-	}
 	// The snapshot's directed routes start at the sweep's port and
 	// cross links that may be down now: a gate addresses nodes by
 	// LID, as its PerfMgt MADs are anyway, unless it just swept.

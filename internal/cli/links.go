@@ -77,15 +77,12 @@ Exit status: 0 no link marked and everything answered; 1 a link is marked;
 func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true}, discover: true})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	f, err := a.discover(ctx, sess.Engine)
-	if err != nil {
-		return err
-	}
+	f := sess.fabric
 	all := linkinfo.Rows(f, linkinfo.Options{Expect: o.rates})
 	rows := all[:0:0]
 	marked := 0

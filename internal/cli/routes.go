@@ -66,15 +66,12 @@ was read is printed.`,
 func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true}, discover: true})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	f, err := a.discover(ctx, sess.Engine)
-	if err != nil {
-		return err
-	}
+	f := sess.fabric
 	var sel []*fabric.Node
 	for _, s := range o.switches {
 		n, err := findSwitch(f, s)

@@ -191,19 +191,59 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 }
 
-// openSource opens the fabric the global flags select.
-func (a *app) openSource(ctx context.Context, need source.Need) (*source.Session, error) {
-	o := a.opts.source
-	o.Need = need
-	if o.LFTs != "" && (o.Sim == "" || o.Sim == "sample") {
-		return nil, withExit(ExitUndecided, fmt.Errorf("--lfts %s: give it beside --sim=FILE (the fabric file whose tables they are)", o.LFTs))
+// openOptions are what a command asks of the fabric it opens: what it
+// will do with it, what to refuse once it is open, and whether to walk it.
+type openOptions struct {
+	need source.Need
+	// interval is the command's --interval over counters: refused when a
+	// file recorded them once (intervalOnFile).
+	interval time.Duration
+	// requireCounters refuses a source without counters (a --sim file
+	// that carries none): the command has nothing else to show.
+	requireCounters bool
+	// discover walks the subnet, with a progress line on stderr, into
+	// session.fabric (discover semantics: an interrupted walk is kept).
+	discover bool
+}
+
+// session is an open fabric: the source's session and, when asked for,
+// the fabric discovered through it. Close releases the source.
+type session struct {
+	*source.Session
+	fabric *fabric.Fabric
+}
+
+// open is the one session opener of every command that talks to a
+// fabric: it opens the source the global flags select, prints the file's
+// warnings, refuses what o refuses, and discovers when o asks. Every
+// error is exit 2 and leaves nothing open.
+func (a *app) open(ctx context.Context, o openOptions) (*session, error) {
+	so := a.opts.source
+	so.Need = o.need
+	if so.LFTs != "" && (so.Sim == "" || so.Sim == "sample") {
+		return nil, withExit(ExitUndecided, fmt.Errorf("--lfts %s: give it beside --sim=FILE (the fabric file whose tables they are)", so.LFTs))
 	}
-	s, err := source.Open(ctx, ctx, o)
+	src, err := source.Open(ctx, ctx, so)
 	if err != nil {
 		return nil, withExit(ExitUndecided, err)
 	}
-	for _, w := range s.File.Warnings() {
+	for _, w := range src.File.Warnings() {
 		a.warnf("%s", w)
+	}
+	s := &session{Session: src}
+	if err := intervalOnFile(src, o.interval); err != nil {
+		src.Close()
+		return nil, err
+	}
+	if o.requireCounters && src.NoCounters != "" {
+		src.Close()
+		return nil, withExit(ExitUndecided, fmt.Errorf("counters: %s: nothing to judge (an ibdiagnet2.db_csv with PM counters has them, or run on the fabric)", src.NoCounters))
+	}
+	if o.discover {
+		if s.fabric, err = a.discover(ctx, src.Engine); err != nil {
+			src.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -231,18 +271,14 @@ func (a *app) listStderr(title string, lines []string) {
 }
 
 // runSweep opens the source and sweeps it with a progress line on stderr.
-func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep, *source.Session, error) {
-	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: o.Counters})
+func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep, *session, error) {
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: o.Counters}, interval: o.Interval})
 	if err != nil {
 		return nil, nil, err
 	}
 	if sess.NoCounters != "" {
 		// The simulator would answer with zeros: not counters read.
 		o.Counters, o.Interval = false, 0
-	}
-	if err := intervalOnFile(sess, o.Interval); err != nil {
-		sess.Close()
-		return nil, nil, err
 	}
 	pr := newProgress(a.stderr)
 	o.Stage = pr.Stage

@@ -117,15 +117,12 @@ func (a *app) runTop(parent context.Context, o *topOptions) error {
 	}
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.openSource(ctx, source.Need{SMP: true, Perf: true})
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: true}, discover: true})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	f, err := a.discover(ctx, sess.Engine)
-	if err != nil {
-		return err
-	}
+	f := sess.fabric
 	ports, err := topScope(f, o)
 	if err != nil {
 		return withExit(ExitUndecided, err)

@@ -64,7 +64,8 @@ Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
 func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.openSource(ctx, source.Need{SMP: true})
+	// Discovery only when the endpoints are not two LIDs (a.trace).
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true}})
 	if err != nil {
 		return err
 	}

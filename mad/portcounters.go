@@ -210,28 +210,36 @@ func (c Counter) Octets() uint64 {
 // SymbolErrorCounter through VL15Dropped (the twelve CounterSelect bits
 // 0..11). QP1Dropped is left out: it is only valid with
 // ClassPortInfo.QP1Dropped (see Counters).
-func (p *PortCounters) Errors() []Counter {
-	return []Counter{
-		{"SymbolErrorCounter", uint64(p.SymbolErrorCounter), 16, KindError},
-		{"LinkErrorRecoveryCounter", uint64(p.LinkErrorRecoveryCounter), 8, KindError},
-		{"LinkDownedCounter", uint64(p.LinkDownedCounter), 8, KindError},
-		{"PortRcvErrors", uint64(p.PortRcvErrors), 16, KindError},
-		{"PortRcvRemotePhysicalErrors", uint64(p.PortRcvRemotePhysicalErrors), 16, KindError},
-		{"PortRcvSwitchRelayErrors", uint64(p.PortRcvSwitchRelayErrors), 16, KindError},
-		{"PortXmitDiscards", uint64(p.PortXmitDiscards), 16, KindError},
-		{"PortXmitConstraintErrors", uint64(p.PortXmitConstraintErrors), 8, KindError},
-		{"PortRcvConstraintErrors", uint64(p.PortRcvConstraintErrors), 8, KindError},
-		{"LocalLinkIntegrityErrors", uint64(p.LocalLinkIntegrityErrors), 4, KindError},
-		{"ExcessiveBufferOverrunErrors", uint64(p.ExcessiveBufferOverrunErrors), 4, KindError},
-		{"VL15Dropped", uint64(p.VL15Dropped), 16, KindError},
-	}
+func (p *PortCounters) Errors() []Counter { return p.AppendErrors(nil) }
+
+// AppendErrors appends what Errors returns to dst: a caller that reads
+// every port's counters passes a buffer of its own, so reading them
+// allocates nothing.
+func (p *PortCounters) AppendErrors(dst []Counter) []Counter {
+	return append(dst,
+		Counter{"SymbolErrorCounter", uint64(p.SymbolErrorCounter), 16, KindError},
+		Counter{"LinkErrorRecoveryCounter", uint64(p.LinkErrorRecoveryCounter), 8, KindError},
+		Counter{"LinkDownedCounter", uint64(p.LinkDownedCounter), 8, KindError},
+		Counter{"PortRcvErrors", uint64(p.PortRcvErrors), 16, KindError},
+		Counter{"PortRcvRemotePhysicalErrors", uint64(p.PortRcvRemotePhysicalErrors), 16, KindError},
+		Counter{"PortRcvSwitchRelayErrors", uint64(p.PortRcvSwitchRelayErrors), 16, KindError},
+		Counter{"PortXmitDiscards", uint64(p.PortXmitDiscards), 16, KindError},
+		Counter{"PortXmitConstraintErrors", uint64(p.PortXmitConstraintErrors), 8, KindError},
+		Counter{"PortRcvConstraintErrors", uint64(p.PortRcvConstraintErrors), 8, KindError},
+		Counter{"LocalLinkIntegrityErrors", uint64(p.LocalLinkIntegrityErrors), 4, KindError},
+		Counter{"ExcessiveBufferOverrunErrors", uint64(p.ExcessiveBufferOverrunErrors), 4, KindError},
+		Counter{"VL15Dropped", uint64(p.VL15Dropped), 16, KindError},
+	)
 }
 
 // Counters returns every counter valid for a PMA with capabilities cpi:
 // the error counters, QP1Dropped when cpi.QP1Dropped, the data and packet
 // counters, and PortXmitWait when cpi.XmitWait. A nil cpi includes all.
-func (p *PortCounters) Counters(cpi *ClassPortInfo) []Counter {
-	cs := p.Errors()
+func (p *PortCounters) Counters(cpi *ClassPortInfo) []Counter { return p.AppendCounters(nil, cpi) }
+
+// AppendCounters appends what Counters returns to dst (see AppendErrors).
+func (p *PortCounters) AppendCounters(dst []Counter, cpi *ClassPortInfo) []Counter {
+	cs := p.AppendErrors(dst)
 	if cpi == nil || cpi.QP1Dropped() {
 		cs = append(cs, Counter{"QP1Dropped", uint64(p.QP1Dropped), 16, KindError})
 	}

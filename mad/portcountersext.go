@@ -116,22 +116,27 @@ func words2octets(w uint64) uint64 {
 // Errors returns the 64-bit error counters by IBA name, in wire order
 // (SymbolErrorCounter .. VL15Dropped, then QP1Dropped). They are only valid
 // with ClassPortInfo.AdditionalExtended.
-func (p *PortCountersExtended) Errors() []Counter {
-	return []Counter{
-		{"SymbolErrorCounter", p.SymbolErrorCounter, 64, KindError},
-		{"LinkErrorRecoveryCounter", p.LinkErrorRecoveryCounter, 64, KindError},
-		{"LinkDownedCounter", p.LinkDownedCounter, 64, KindError},
-		{"PortRcvErrors", p.PortRcvErrors, 64, KindError},
-		{"PortRcvRemotePhysicalErrors", p.PortRcvRemotePhysicalErrors, 64, KindError},
-		{"PortRcvSwitchRelayErrors", p.PortRcvSwitchRelayErrors, 64, KindError},
-		{"PortXmitDiscards", p.PortXmitDiscards, 64, KindError},
-		{"PortXmitConstraintErrors", p.PortXmitConstraintErrors, 64, KindError},
-		{"PortRcvConstraintErrors", p.PortRcvConstraintErrors, 64, KindError},
-		{"LocalLinkIntegrityErrors", p.LocalLinkIntegrityErrors, 64, KindError},
-		{"ExcessiveBufferOverrunErrors", p.ExcessiveBufferOverrunErrors, 64, KindError},
-		{"VL15Dropped", p.VL15Dropped, 64, KindError},
-		{"QP1Dropped", p.QP1Dropped, 64, KindError},
-	}
+func (p *PortCountersExtended) Errors() []Counter { return p.AppendErrors(nil) }
+
+// AppendErrors appends what Errors returns to dst: a caller that reads
+// every port's counters passes a buffer of its own, so reading them
+// allocates nothing.
+func (p *PortCountersExtended) AppendErrors(dst []Counter) []Counter {
+	return append(dst,
+		Counter{"SymbolErrorCounter", p.SymbolErrorCounter, 64, KindError},
+		Counter{"LinkErrorRecoveryCounter", p.LinkErrorRecoveryCounter, 64, KindError},
+		Counter{"LinkDownedCounter", p.LinkDownedCounter, 64, KindError},
+		Counter{"PortRcvErrors", p.PortRcvErrors, 64, KindError},
+		Counter{"PortRcvRemotePhysicalErrors", p.PortRcvRemotePhysicalErrors, 64, KindError},
+		Counter{"PortRcvSwitchRelayErrors", p.PortRcvSwitchRelayErrors, 64, KindError},
+		Counter{"PortXmitDiscards", p.PortXmitDiscards, 64, KindError},
+		Counter{"PortXmitConstraintErrors", p.PortXmitConstraintErrors, 64, KindError},
+		Counter{"PortRcvConstraintErrors", p.PortRcvConstraintErrors, 64, KindError},
+		Counter{"LocalLinkIntegrityErrors", p.LocalLinkIntegrityErrors, 64, KindError},
+		Counter{"ExcessiveBufferOverrunErrors", p.ExcessiveBufferOverrunErrors, 64, KindError},
+		Counter{"VL15Dropped", p.VL15Dropped, 64, KindError},
+		Counter{"QP1Dropped", p.QP1Dropped, 64, KindError},
+	)
 }
 
 // Counters returns the counters valid for a PMA with capabilities cpi
@@ -139,8 +144,13 @@ func (p *PortCountersExtended) Errors() []Counter {
 // ExtendedWidthNoIETF, unicast/multicast packets with ExtendedWidth, the
 // error counters and PortXmitWait with AdditionalExtended.
 func (p *PortCountersExtended) Counters(cpi *ClassPortInfo) []Counter {
+	return p.AppendCounters(nil, cpi)
+}
+
+// AppendCounters appends what Counters returns to dst (see AppendErrors).
+func (p *PortCountersExtended) AppendCounters(dst []Counter, cpi *ClassPortInfo) []Counter {
 	sup := cpi.Extended()
-	var cs []Counter
+	cs := dst
 	if sup.Data {
 		cs = append(cs,
 			Counter{"PortXmitData", p.XmitDataWords, 64, KindDataWords},
@@ -158,7 +168,7 @@ func (p *PortCountersExtended) Counters(cpi *ClassPortInfo) []Counter {
 		)
 	}
 	if sup.Errors {
-		cs = append(cs, p.Errors()...)
+		cs = p.AppendErrors(cs)
 		cs = append(cs, Counter{"PortXmitWait", p.PortXmitWait, 64, KindWait})
 	}
 	return cs

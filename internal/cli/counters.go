@@ -365,7 +365,7 @@ func belowOf(pv *portVerdict, t *checks.Thresholds) []exceeded {
 	}
 	var out []exceeded
 	if pv.d == nil {
-		for _, c := range pv.pc.Counters {
+		for _, c := range pv.pc.Counters() {
 			var thr uint64
 			switch c.Kind {
 			case mad.KindError:
@@ -849,7 +849,7 @@ func countersPortOf(pv *portVerdict, iv time.Duration) countersPort {
 			p.Peer = &countersPeer{Node: rp.Node.Description, NodeGUID: fmt.Sprintf("0x%016x", rp.Node.GUID), Port: int(rp.Num)}
 		}
 	}
-	for _, c := range pc.Counters {
+	for _, c := range pc.Counters() {
 		p.Counters = append(p.Counters, countersValue{Name: c.Name, Kind: kindName(c.Kind), Value: c.Value, Raw: c.Raw,
 			Bits: c.Bits, Saturated: c.Saturated, Source: attrName(c.Source)})
 	}

@@ -93,7 +93,7 @@ func TestIbsimAgainstPerfquery(t *testing.T) {
 			out = s.MustRun("h1", "perfquery", strconv.Itoa(int(pc.LID)), "1")
 		}
 		want := perfqueryValues(t, out)
-		for _, v := range pc.Counters {
+		for _, v := range pc.Counters() {
 			if v.Kind != mad.KindError && v.Kind != mad.KindWait {
 				continue // traffic counters grow with every MAD in ibsim
 			}

@@ -207,10 +207,8 @@ type PortCounters struct {
 	Sent time.Time
 	// Caps is the PMA's ClassPortInfo.
 	Caps *mad.ClassPortInfo
-	// Counters by IBA name: the error counters first (wire order), then
-	// QP1Dropped and PortXmitWait where valid, then data and packets.
-	Counters []Value
-	// Basic and Ext are the attributes as read (nil when not read).
+	// Basic and Ext are the attributes as read (nil when not read). They
+	// are the reading: Counters names their values.
 	Basic *mad.PortCounters
 	Ext   *mad.PortCountersExtended
 	// FromAllPorts is set when the port was not read itself: its
@@ -219,9 +217,35 @@ type PortCounters struct {
 	FromAllPorts bool
 }
 
+// maxValues bounds the counters of one port (22 from
+// PortCountersExtended with every capability).
+const maxValues = 32
+
+// Counters returns the counters by IBA name: the error counters first
+// (wire order), then QP1Dropped and PortXmitWait where valid, then data
+// and packets. They are named from Basic and Ext on each call, not kept
+// beside them: a sweep holds every port's reading, and the attributes
+// as read are a fifth of the size of their values by name.
+func (p *PortCounters) Counters() []Value {
+	var buf [maxValues]Value
+	if vs := p.values(&buf); len(vs) > 0 {
+		return slices.Clone(vs)
+	}
+	return nil
+}
+
+// values is Counters in buf (no allocation).
+func (p *PortCounters) values(buf *[maxValues]Value) []Value {
+	if p.FromAllPorts {
+		return cleanValues(buf, p.Caps)
+	}
+	return merge(buf, p.Caps, p.Basic, p.Ext)
+}
+
 // Get returns the counter called name.
 func (p *PortCounters) Get(name string) (Value, bool) {
-	for _, v := range p.Counters {
+	var buf [maxValues]Value
+	for _, v := range p.values(&buf) {
 		if v.Name == name {
 			return v, true
 		}
@@ -231,8 +255,9 @@ func (p *PortCounters) Get(name string) (Value, bool) {
 
 // Errors returns the error counters (mad.KindError).
 func (p *PortCounters) Errors() []Value {
+	var buf [maxValues]Value
 	var out []Value
-	for _, v := range p.Counters {
+	for _, v := range p.values(&buf) {
 		if v.Kind == mad.KindError {
 			out = append(out, v)
 		}
@@ -242,8 +267,9 @@ func (p *PortCounters) Errors() []Value {
 
 // Saturated returns the names of the saturated counters.
 func (p *PortCounters) Saturated() []string {
+	var buf [maxValues]Value
 	var out []string
-	for _, v := range p.Counters {
+	for _, v := range p.values(&buf) {
 		if v.Saturated {
 			out = append(out, v.Name)
 		}
@@ -518,7 +544,8 @@ func (sp *sampler) allPortsJob(t *target) *job {
 	j := &job{}
 	j.ops = []*op{{j: j, send: sp.sc.get(sp.addr(t.lid), pc), done: func(err error) {
 		if err == nil {
-			for _, c := range pc.Counters(t.caps) {
+			var buf [maxValues]mad.Counter
+			for _, c := range pc.AppendCounters(buf[:0], t.caps) {
 				if (c.Kind == mad.KindError || c.Kind == mad.KindWait) && c.Value != 0 {
 					err = errNotClean
 					break
@@ -531,9 +558,8 @@ func (sp *sampler) allPortsJob(t *target) *job {
 		}
 		t.clean = true
 		now := sp.o.Now()
-		vals := cleanValues(t.caps)
 		for _, p := range t.ports {
-			pc := &PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Time: now, Caps: t.caps, FromAllPorts: true, Counters: vals}
+			pc := &PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Time: now, Caps: t.caps, FromAllPorts: true}
 			sp.ports[pc.Key] = pc
 		}
 	}}}
@@ -622,9 +648,7 @@ func (sp *sampler) portDone(pr *portRead) {
 		sp.fail(&PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: "PortCounters", Err: err})
 		return
 	}
-	pc := &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
-	pc.Counters = merge(t.caps, pr.basic, pr.ext)
-	sp.ports[k] = pc
+	sp.ports[k] = &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
 }
 
 func sortErrors(errs []*PortError) {
@@ -636,13 +660,13 @@ func sortErrors(errs []*PortError) {
 	})
 }
 
-// cleanValues is the error and wait counters of a port on a clean switch:
-// all zero, as the PortSelect=0xFF sum showed. Every port of the switch
-// shares the one slice (nobody writes a sample's values).
-func cleanValues(caps *mad.ClassPortInfo) []Value {
+// cleanValues is the error and wait counters of a port on a clean switch,
+// in buf: all zero, as the PortSelect=0xFF sum showed.
+func cleanValues(buf *[maxValues]Value, caps *mad.ClassPortInfo) []Value {
 	var zero mad.PortCounters
-	var vals []Value
-	for _, c := range zero.Counters(caps) {
+	var cbuf [maxValues]mad.Counter
+	vals := buf[:0]
+	for _, c := range zero.AppendCounters(cbuf[:0], caps) {
 		if c.Kind == mad.KindError || c.Kind == mad.KindWait {
 			vals = append(vals, value(c, mad.AttrPortCounters))
 		}
@@ -654,23 +678,21 @@ func value(c mad.Counter, src mad.AttrID) Value {
 	return Value{Name: c.Name, Value: c.Octets(), Raw: c.Value, Bits: c.Bits, Kind: c.Kind, Saturated: c.Saturated(), Source: src}
 }
 
-// merge picks each counter from the widest valid source: the 64-bit
-// PortCountersExtended fields where ClassPortInfo says they are filled in,
-// else PortCounters.
-func merge(caps *mad.ClassPortInfo, basic *mad.PortCounters, ext *mad.PortCountersExtended) []Value {
+// merge picks each counter from the widest valid source, in buf: the
+// 64-bit PortCountersExtended fields where ClassPortInfo says they are
+// filled in, else PortCounters.
+func merge(buf *[maxValues]Value, caps *mad.ClassPortInfo, basic *mad.PortCounters, ext *mad.PortCountersExtended) []Value {
 	sup := caps.Extended()
 	extErrors := ext != nil && sup.Errors
 	extData := ext != nil && sup.Data
+	var bbuf, xbuf [maxValues]mad.Counter
 	var bc []mad.Counter
 	if basic != nil && (!extErrors || !extData) {
-		bc = basic.Counters(caps)
+		bc = basic.AppendCounters(bbuf[:0], caps)
 	}
-	// Collected on the stack, returned in one allocation of the right
-	// size: a sweep keeps one slice per port.
-	var buf [32]Value
 	out := buf[:0]
 	if extErrors {
-		for _, c := range ext.Errors() {
+		for _, c := range ext.AppendErrors(xbuf[:0]) {
 			out = append(out, value(c, mad.AttrPortCountersExtended))
 		}
 		out = append(out, value(mad.Counter{Name: "PortXmitWait", Value: ext.PortXmitWait, Bits: 64, Kind: mad.KindWait}, mad.AttrPortCountersExtended))
@@ -682,7 +704,7 @@ func merge(caps *mad.ClassPortInfo, basic *mad.PortCounters, ext *mad.PortCounte
 		}
 	}
 	if extData {
-		for _, c := range ext.Counters(caps) {
+		for _, c := range ext.AppendCounters(xbuf[:0], caps) {
 			if c.Kind == mad.KindDataWords || c.Kind == mad.KindPackets {
 				out = append(out, value(c, mad.AttrPortCountersExtended))
 			}
@@ -694,8 +716,5 @@ func merge(caps *mad.ClassPortInfo, basic *mad.PortCounters, ext *mad.PortCounte
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	return slices.Clone(out)
+	return out
 }

@@ -384,7 +384,7 @@ func TestSkipCleanSwitches(t *testing.T) {
 	if !l1.FromAllPorts || l2.FromAllPorts {
 		t.Errorf("leaf01 clean %v, leaf02 with an error %v", l1.FromAllPorts, l2.FromAllPorts)
 	}
-	for _, v := range l1.Counters {
+	for _, v := range l1.Counters() {
 		if v.Value != 0 || v.Kind == mad.KindDataWords {
 			t.Errorf("clean port counter %+v", v)
 		}

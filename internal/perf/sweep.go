@@ -181,7 +181,8 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 	}
 	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time.Sub(from), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
 	secs := d.Elapsed.Seconds()
-	for _, vb := range b.Counters {
+	var buf [maxValues]Value
+	for _, vb := range b.values(&buf) {
 		va, ok := a.Get(vb.Name)
 		if !ok {
 			continue
@@ -293,13 +294,14 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 	if r.tick > 0 {
 		perSec = 1 / r.tick.Seconds()
 	}
+	var buf [maxValues]Value
 	for _, p := range r.Last.Ports {
 		rd := checks.PortReading{Port: p.Port, XmitWaitTicksPerSecond: perSec}
 		d := r.byKey[p.Key]
 		if r.interval > 0 && d == nil {
 			continue // not read in both samples: no delta to judge
 		}
-		for _, v := range p.Counters {
+		for _, v := range p.values(&buf) {
 			cv := checks.CounterValue{Name: v.Name, Value: v.Value, Bits: v.Bits, Saturated: v.Saturated}
 			if d != nil {
 				if dv, ok := d.Get(v.Name); ok {

@@ -1,0 +1,138 @@
+package diagnose
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"runtime/pprof"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+)
+
+// peakHeap samples the heap's object bytes (live and not yet swept) every
+// 2 ms until stopped and returns the highest value seen.
+func peakHeap() (stop func() uint64) {
+	var mu sync.Mutex
+	var peak uint64
+	done, finished := make(chan struct{}), make(chan struct{})
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			mu.Lock()
+			peak = max(peak, s[0].Value.Uint64())
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-finished
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
+}
+
+// liveHeap is the heap after a collection: what is reachable.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// BenchmarkCheckFatTree8k is `ibdoctor check` (discovery, SMInfo, P_Key
+// tables, every forwarding table, every port's counters, every check, the
+// report) over topology.FatTree8k (9,472 nodes) in the in-process
+// simulator, which shares the process: sim-heap-MB is what the simulator
+// holds before the sweep, live-MB what is reachable once the report is
+// built (the simulator included), peak-heap-MB the highest heap seen
+// during the run (garbage included), and ibdoctor-peak-MB that peak less
+// the simulator's share. IBDOCTOR_HEAPPROFILE=DIR writes DIR/sweep.pprof
+// (after the sweep) and DIR/checks.pprof (report built) for
+// `go tool pprof -sample_index=inuse_space`.
+func BenchmarkCheckFatTree8k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree8k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := sim.New(f, sim.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f = nil // the simulator keeps what it needs
+	simHeap := liveHeap()
+	profDir := os.Getenv("IBDOCTOR_HEAPPROFILE")
+	writeProfile := func(name string) {
+		if profDir == "" {
+			return
+		}
+		runtime.GC()
+		out, err := os.Create(filepath.Join(profDir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer out.Close()
+		if err := pprof.Lookup("heap").WriteTo(out, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var peak, live uint64
+	var findings int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		b.StartTimer()
+		stop := peakHeap()
+		c, err := s.Attach("", 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e := transport.NewEngine(c, transport.Options{})
+		sw, err := Run(context.Background(), e, Options{Routes: true, Counters: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !sw.Complete {
+			b.Fatalf("sweep incomplete: %v", sw.Unreached[:min(3, len(sw.Unreached))])
+		}
+		writeProfile("sweep.pprof")
+		res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+		if err != nil {
+			b.Fatal(err)
+		}
+		doc := sw.Document("check", "sim:FatTree8k", res, checks.Error)
+		peak = max(peak, stop())
+		b.StopTimer()
+		writeProfile("checks.pprof")
+		live = liveHeap()
+		findings = len(doc.Findings)
+		runtime.KeepAlive(doc)
+		e.Close()
+		c.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(simHeap)/(1<<20), "sim-heap-MB")
+	b.ReportMetric(float64(live)/(1<<20), "live-MB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak-min(peak, simHeap))/(1<<20), "ibdoctor-peak-MB")
+	b.ReportMetric(float64(findings), "findings")
+}

@@ -74,10 +74,29 @@ func (s *Snapshot) missingHCAs() []Finding {
 	for _, h := range census {
 		devs[h.Host] = append(devs[h.Host], h.Dev)
 	}
-	kinds := map[string][]string{}
+	// Per kind, how many of its hosts have each device: a host's peers
+	// are its kind less itself, so counting once per kind, not once per
+	// host over its peers, keeps this linear in the hosts.
+	kindOf := make(map[string]string, len(devs))
+	kindSize := map[string]int{}
+	kindHave := map[string]map[string]int{}
 	for h, ds := range devs {
 		k := hostKind(h, ds)
-		kinds[k] = append(kinds[k], h)
+		kindOf[h] = k
+		kindSize[k]++
+		if kindHave[k] == nil {
+			kindHave[k] = map[string]int{}
+		}
+		for _, d := range slices.Compact(slices.Sorted(slices.Values(ds))) {
+			kindHave[k][d]++
+		}
+	}
+	// Where each host's HCAs land, in census order.
+	ownLeavesOf := map[string][]uint64{}
+	for _, x := range census {
+		if x.Leaf != 0 && !slices.Contains(ownLeavesOf[x.Host], x.Leaf) {
+			ownLeavesOf[x.Host] = append(ownLeavesOf[x.Host], x.Leaf)
+		}
 	}
 	// Each rail's leaves: a leaf where three quarters or more of the
 	// HCAs cabled to it (two or more) carry one device name.
@@ -139,8 +158,8 @@ func (s *Snapshot) missingHCAs() []Finding {
 	slices.Sort(hosts)
 	var out []Finding
 	for _, h := range hosts {
-		peers := kinds[hostKind(h, devs[h])]
-		others := len(peers) - 1
+		kind := kindOf[h]
+		others := kindSize[kind] - 1
 		if others < 4 {
 			continue
 		}
@@ -148,21 +167,14 @@ func (s *Snapshot) missingHCAs() []Finding {
 		for _, d := range devs[h] {
 			have[d] = true
 		}
-		freq := map[string]int{}
-		for _, p := range peers {
-			if p == h {
-				continue
-			}
-			for _, d := range slices.Compact(slices.Sorted(slices.Values(devs[p]))) {
-				freq[d]++
-			}
-		}
 		var missing []string
 		clear := true
 		least := others
-		for d, k := range freq {
-			// An HCA the expected topology has is link.down's
-			// (topology.changed's) to report, against the plan.
+		for d, k := range kindHave[kind] {
+			// A device h has is not missing; one it lacks is counted
+			// among its peers alone (k). An HCA the expected topology
+			// has is link.down's (topology.changed's) to report,
+			// against the plan.
 			if have[d] || 4*k < 3*others || s.baselineHas(h+" "+d) {
 				continue
 			}
@@ -194,12 +206,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 		undecided := false
 		// h's other HCAs' leaves: where a host's adapters go when the
 		// leaves are not rails (a leaf per few hosts).
-		var ownLeaves []uint64
-		for _, x := range census {
-			if x.Host == h && x.Leaf != 0 && !slices.Contains(ownLeaves, x.Leaf) {
-				ownLeaves = append(ownLeaves, x.Leaf)
-			}
-		}
+		ownLeaves := ownLeavesOf[h]
 		for _, d := range missing {
 			leaves, why := railLeaves[d], "a leaf of rail "+d
 			if len(leaves) == 0 {

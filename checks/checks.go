@@ -40,6 +40,9 @@ type Result struct {
 	Findings []Finding `json:"findings"`
 	Ran      []string  `json:"checks_run"`
 	Skipped  []Skipped `json:"checks_skipped,omitempty"`
+	// Undecided lists the subjects a check that ran could not judge
+	// because what it needs there was not read.
+	Undecided []Undecided `json:"undecided,omitempty"`
 }
 
 // Run runs the selected checks (all when ids is empty) over s and returns
@@ -52,6 +55,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	}
 	res := &Result{Findings: []Finding{}}
 	s.memo = &runMemo{}
+	s.undecided = nil
 	defer func() { s.memo = nil }()
 	for _, c := range selected {
 		if why := missing(s, c.Needs); why != "" {
@@ -61,6 +65,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Ran = append(res.Ran, c.ID)
 		res.Findings = append(res.Findings, c.run(s)...)
 	}
+	res.Undecided = s.takeUndecided()
 	res.Findings = s.foldSymptoms(res.Findings)
 	for i := range res.Findings {
 		res.Findings[i].heldBack = nil

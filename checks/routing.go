@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -309,16 +310,17 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	return out
 }
 
-// allPortsRead reports whether every port of sw was read and leads to a
-// known far end or none: where one did not answer, how the switch
-// spreads its routes cannot be judged.
-func allPortsRead(sw *fabric.Node) bool {
+// unreadPorts lists sw's ports whose state or far end was not read: a
+// route that leaves by one goes where could not be looked at, and such a
+// port may lead anywhere (one more equal-cost port, or none).
+func unreadPorts(sw *fabric.Node) []*fabric.Port {
+	var out []*fabric.Port
 	for _, p := range sw.Ports {
 		if p != nil && p.Num != 0 && (!p.StateKnown() || p.PeerUnknown()) {
-			return false
+			out = append(out, p)
 		}
 	}
-	return true
+	return out
 }
 
 func (s *Snapshot) hostNames(ps []*fabric.Port, n int) string {
@@ -393,6 +395,11 @@ type ecmpGroup struct {
 	ports []*fabric.Port
 	dlids map[*fabric.Port]int // CA destinations routed through each port
 	other int                  // destinations of the group routed elsewhere
+	// unread counts the group's destinations the table sends out of a
+	// port whose state or far end was not read; maybe are the ports not
+	// read that may be more equal-cost ports of the group.
+	unread int
+	maybe  []*fabric.Port
 	// load counts every CA destination the switch forwards through each
 	// port, whichever group it belongs to.
 	load func() map[*fabric.Port]int
@@ -426,16 +433,33 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	for i, leaf := range leaves {
 		dist[i] = sg.distances(leaf)
 	}
+	// LIDs the tables route that belong to no port read: where the sweep
+	// could not read everything, destinations it did not find (a host
+	// whose NodeInfo or PortInfo went unanswered) are still in the
+	// tables, and may be any group's. A job's gate counts only the job's
+	// destinations.
+	var unknown []uint16
+	if s.Scope == nil && partlyRead(s.Fabric) {
+		unknown = unknownLIDs(s.Fabric)
+	}
 	var out []Finding
 	var set []*fabric.Port
 	var cands []ecmpCand
 	key := make([]byte, 0, 64)
+	const id = "routing.ecmp-imbalance"
 	for _, sw := range s.Fabric.Nodes {
-		if sw.Type != mad.NodeSwitch || sw.Switch == nil || sw.Switch.LFT == nil || !s.nodeInScope(sw) || !allPortsRead(sw) {
+		if sw.Type != mad.NodeSwitch || !s.nodeInScope(sw) {
+			continue
+		}
+		if sw.Switch == nil || sw.Switch.LFT == nil {
+			// Some switches' tables were read (hasLFTs), not this one's.
+			s.couldNotDecide(id, "its forwarding table was not read", s.nodeEntity(sw, "switch"))
 			continue
 		}
 		si := sg.idx[sw]
 		eg, _ := g.a.EgressFrom(sw)
+		lft := sw.Switch.LFT
+		unread := unreadPorts(sw)
 		// the ports that can be in a group, with the switch each leads
 		// to, found once for all leaves
 		cands = cands[:0]
@@ -444,9 +468,21 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				cands = append(cands, ecmpCand{p, sg.idx[p.Remote.Node]})
 			}
 		}
+		var unk map[*fabric.Port]int
+		for _, lid := range unknown {
+			if int(lid) < len(lft) {
+				if p := portOf(sw, lft[lid]); p != nil && p.Num != 0 {
+					if unk == nil {
+						unk = map[*fabric.Port]int{}
+					}
+					unk[p]++
+				}
+			}
+		}
 		groups := map[string]*ecmpGroup{}
 		// What the routing engine balanced: every CA destination the
-		// switch forwards, per egress port. Counted only for a group
+		// switch forwards, per egress port (by the table's entry, so a
+		// port that was not read counts too). Counted only for a group
 		// that is uneven on its own (rare on a healthy fabric).
 		var loadMemo map[*fabric.Port]int
 		load := func() map[*fabric.Port]int {
@@ -454,8 +490,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				loadMemo = map[*fabric.Port]int{}
 				for _, h := range g.hosts {
 					for lid := range lids(h) {
-						if p := eg.To(lid); p != nil {
-							loadMemo[p]++
+						if int(lid) < len(lft) {
+							if p := portOf(sw, lft[lid]); p != nil {
+								loadMemo[p]++
+							}
 						}
 					}
 				}
@@ -475,7 +513,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 					key = append(key, c.p.Num)
 				}
 			}
-			if len(set) < 2 {
+			if len(set)+len(unread) < 2 {
 				continue
 			}
 			grp := groups[string(key)]
@@ -483,9 +521,21 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
 				groups[string(key)] = grp
 			}
+			for _, p := range unread {
+				if (ds > 1 || mayLeadTo(p, leaf)) && !slices.Contains(grp.maybe, p) {
+					grp.maybe = append(grp.maybe, p)
+				}
+			}
 			for _, h := range byLeaf[leaf] {
 				for lid := range lids(h) {
 					p := eg.To(lid)
+					if p == nil && int(lid) < len(lft) {
+						if q := portOf(sw, lft[lid]); q != nil && slices.Contains(unread, q) {
+							grp.dlids[q]++
+							grp.unread++
+							continue
+						}
+					}
 					if p == nil || !slices.Contains(grp.ports, p) {
 						grp.other++
 						continue
@@ -500,12 +550,147 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if f, ok := s.judgeGroup(groups[k], ratio); ok {
+			grp := groups[k]
+			f, ok := s.judgeGroup(grp, ratio)
+			all := *grp
+			all.ports = append(slices.Clone(grp.ports), grp.maybe...)
+			nUnk := 0
+			for _, p := range all.ports {
+				nUnk += unk[p]
+			}
+			if len(grp.maybe) == 0 && grp.unread == 0 && nUnk == 0 {
+				if ok {
+					out = append(out, f)
+				}
+				continue
+			}
+			// Judge what was read. The ports not read (state or far
+			// end) may or may not be more of the group's equal-cost
+			// ports, and the LIDs of no port read that the table sends
+			// out of the group's ports may or may not be its
+			// destinations. The verdict stands when it is the same
+			// either way: on what was read alone, and with all of them
+			// counted in. Otherwise it depends on what was not read.
+			if nUnk > 0 {
+				all.dlids = maps.Clone(grp.dlids)
+				for p, c := range unk {
+					all.dlids[p] += c
+				}
+				all.load = func() map[*fabric.Port]int {
+					m := maps.Clone(grp.load())
+					for p, c := range unk {
+						m[p] += c
+					}
+					return m
+				}
+			}
+			_, okAll := s.judgeGroup(&all, ratio)
+			if ok != okAll {
+				s.couldNotDecide(id, undecidedGroup(grp, nUnk), s.nodeEntity(sw, "switch"))
+				continue
+			}
+			if ok {
+				f.Evidence = append(f.Evidence, Evidence{Name: "not read", Value: float64(len(grp.maybe) + nUnk),
+					Text: "uneven on what was read and with what was not read counted in: " + undecidedParts(grp, nUnk)})
 				out = append(out, f)
 			}
 		}
 	}
 	return out
+}
+
+// undecidedGroup says why a group's verdict depends on what was not read.
+func undecidedGroup(grp *ecmpGroup, nUnk int) string {
+	return fmt.Sprintf("its spread over ports %s is uneven or not depending on what was not read: %s", portNums(grp.ports), undecidedParts(grp, nUnk))
+}
+
+func undecidedParts(grp *ecmpGroup, nUnk int) string {
+	var parts []string
+	if len(grp.maybe) > 0 {
+		parts = append(parts, fmt.Sprintf("ports %s (state or far end not read) may be more equal-cost ports", portNums(grp.maybe)))
+	}
+	if grp.unread > 0 {
+		parts = append(parts, fmt.Sprintf("the table sends %d of the group's destinations out of ports not read", grp.unread))
+	}
+	if nUnk > 0 {
+		parts = append(parts, fmt.Sprintf("it sends %d LIDs of no port read (destinations the sweep did not find) out of these ports", nUnk))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// partlyRead reports whether some MAD of the sweep went unanswered: a
+// port's state or far end, a node, or a switch's table not read.
+func partlyRead(f *fabric.Fabric) bool {
+	if len(f.Unreachable) > 0 {
+		return true
+	}
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch && (n.Switch == nil || n.Switch.LFT == nil) {
+			return true
+		}
+		for _, p := range n.Ports {
+			if p != nil && !p.Reached() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unknownLIDs lists the unicast LIDs some switch's table routes that no
+// port read holds.
+func unknownLIDs(f *fabric.Fabric) []uint16 {
+	top := 0
+	for _, n := range f.Nodes {
+		if n.Switch != nil {
+			top = max(top, len(n.Switch.LFT))
+		}
+	}
+	top = min(top, 0xc000)
+	known := make([]bool, top)
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 {
+				continue
+			}
+			for lid := range lids(p) {
+				if int(lid) < top {
+					known[lid] = true
+				}
+			}
+		}
+	}
+	var out []uint16
+	for lid := 1; lid < top; lid++ {
+		if !known[lid] {
+			out = append(out, uint16(lid))
+		}
+	}
+	return out
+}
+
+// mayLeadTo reports whether p, a port whose state or far end was not
+// read, may be cabled to leaf: not when every port of leaf was read and
+// leads elsewhere.
+func mayLeadTo(p *fabric.Port, leaf *fabric.Node) bool {
+	for _, q := range leaf.Ports {
+		if q != nil && q.Num != 0 && (q.Remote == p || !q.StateKnown() || q.PeerUnknown()) {
+			return true
+		}
+	}
+	return false
+}
+
+// portNums lists ports' numbers, "33,34,57".
+func portNums(ps []*fabric.Port) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, p.Num)
+	}
+	return b.String()
 }
 
 func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {

@@ -56,6 +56,9 @@ type Snapshot struct {
 	// Run for its duration; nil outside it, where each check computes
 	// its own; the fabric does not change during a Run).
 	memo *runMemo
+	// undecided collects what the checks of one Run could not decide
+	// (couldNotDecide); Run hands it over in Result.Undecided.
+	undecided []Undecided
 }
 
 // runMemo is what checks share within one Run.

@@ -153,6 +153,16 @@ func exitForStatus(status string) error {
 }
 
 func printUnreached(w io.Writer, st report.Style, d *report.Document) {
+	if len(d.Undecided) > 0 {
+		fmt.Fprintf(w, "\nCould not decide (%d):\n", len(d.Undecided))
+		for i, u := range d.Undecided {
+			if i == 20 {
+				fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(d.Undecided)-20)
+				break
+			}
+			io.WriteString(w, report.WrapString("  ", fmt.Sprintf("%s on %s: %s", u.Check, u, u.Reason), st.Width))
+		}
+	}
 	if len(d.Unreached) == 0 {
 		return
 	}

@@ -162,3 +162,37 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestCheckUndecidedListed: spine01 sends all of leaf05's destinations out
+// of port 33, whose PortInfo went unanswered: routing.ecmp-imbalance cannot
+// decide for spine01 (port 33 up, it is uneven; down, the routes are
+// broken). Nothing else is wrong, so check exits 2, and both the text and
+// the JSON report name the check and the switch under "could not decide".
+// Before, the switch was skipped without a word.
+func TestCheckUndecidedListed(t *testing.T) {
+	topo := filepath.Join("..", "..", "fixtures", "sample", "fabric.txt")
+	faults := writeFile(t, "f.faults", "lft spine01 behind=leaf05 port=33\ndrop spine01/33 attr=PortInfo\n")
+	args := []string{"check", "--sim=" + topo, "--faults", faults, "--timeout", deadTimeout, "--no-color"}
+	code, out, stderr := run(args...)
+	if code != ExitUndecided {
+		t.Fatalf("exit %d, want 2 (could not decide)\n%s%s", code, out, stderr)
+	}
+	for _, want := range []string{
+		"Undecided: 1 subject could not be decided for what was not read (routing.ecmp-imbalance; listed below)",
+		"Could not decide (1):\n  routing.ecmp-imbalance on spine01: its spread over ports 34,35,36,37,38,39,40 is uneven or not depending on what was not read: ports 33",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(append(args, "--json")...)
+	d := chkParse(t, out)
+	if code != ExitUndecided || d.Status != "undecided" || len(d.Undecided) != 1 || d.Undecided[0].Check != "routing.ecmp-imbalance" || d.Undecided[0].String() != "spine01" {
+		t.Errorf("--json: exit %d status %q undecided %+v", code, d.Status, d.Undecided)
+	}
+	for _, f := range d.Findings {
+		if f.Severity >= checks.Warning {
+			t.Errorf("finding %s %s: %s", f.Severity, f.Check, f.Title)
+		}
+	}
+}

@@ -221,6 +221,7 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		ChecksRun:   res.Ran,
 		Skipped:     res.Skipped,
 		Unreached:   s.Unreached,
+		Undecided:   res.Undecided,
 		Timings:     map[string]string{},
 
 		RoutesComputed:  s.RoutesComputed,
@@ -257,7 +258,9 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		}
 	}
 	d.CountBySeverity()
-	d.Status = Status(res.Findings, failOn, s.Complete)
+	// A check that could not decide a subject leaves the run undecided
+	// even where the sweep's own list is empty.
+	d.Status = Status(res.Findings, failOn, s.Complete && len(res.Undecided) == 0)
 	return d
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,19 +28,22 @@ type Document struct {
 	// Status is "healthy", "unhealthy" (findings at or above the
 	// threshold) or "undecided" (the sweep could not look at everything
 	// it needed).
-	Status    string            `json:"status"`
-	FailOn    string            `json:"fail_on"`
-	Complete  bool              `json:"complete"`
-	Fabric    FabricSummary     `json:"fabric"`
-	Counts    map[string]int    `json:"findings_by_severity"`
-	Findings  []checks.Finding  `json:"findings"`
-	ChecksRun []string          `json:"checks_run"`
-	Skipped   []checks.Skipped  `json:"checks_skipped"`
-	Unreached []Unreached       `json:"unreached"`
-	Timings   map[string]string `json:"timings,omitempty"`
-	MADs      *MADStats         `json:"mads,omitempty"`
-	Scope     *ScopeSummary     `json:"scope,omitempty"`
-	Interval  string            `json:"counter_interval,omitempty"`
+	Status    string           `json:"status"`
+	FailOn    string           `json:"fail_on"`
+	Complete  bool             `json:"complete"`
+	Fabric    FabricSummary    `json:"fabric"`
+	Counts    map[string]int   `json:"findings_by_severity"`
+	Findings  []checks.Finding `json:"findings"`
+	ChecksRun []string         `json:"checks_run"`
+	Skipped   []checks.Skipped `json:"checks_skipped"`
+	Unreached []Unreached      `json:"unreached"`
+	// Undecided lists the subjects a check that ran could not judge
+	// because what it needs there was not read ("could not decide").
+	Undecided []checks.Undecided `json:"undecided,omitempty"`
+	Timings   map[string]string  `json:"timings,omitempty"`
+	MADs      *MADStats          `json:"mads,omitempty"`
+	Scope     *ScopeSummary      `json:"scope,omitempty"`
+	Interval  string             `json:"counter_interval,omitempty"`
 	// RoutesComputed: the forwarding tables are ibdoctor's own min-hop
 	// routes (a saved topology without tables), not the fabric's; routing
 	// findings are then what-if.
@@ -200,6 +204,9 @@ func Summary(w io.Writer, st Style, d *Document) {
 		summaryLine(w, st, "Reached", "everything")
 	} else {
 		summaryLine(w, st, "Reached", st.Yellow(UnreadSummary(len(d.Unreached))))
+	}
+	if len(d.Undecided) > 0 {
+		summaryLine(w, st, "Undecided", st.Yellow(UndecidedSummary(d.Undecided)))
 	}
 	if len(d.Skipped) > 0 {
 		summaryLine(w, st, "Not run", NotRunShort(d.Skipped))
@@ -366,6 +373,18 @@ func UnreadSummary(n int) string {
 		return "1 thing could not be read (listed below)"
 	}
 	return fmt.Sprintf("%d things could not be read (listed below)", n)
+}
+
+// UndecidedSummary is the Undecided line: how many subjects checks could
+// not decide, and by which checks.
+func UndecidedSummary(us []checks.Undecided) string {
+	var ids []string
+	for _, u := range us {
+		if !slices.Contains(ids, u.Check) {
+			ids = append(ids, u.Check)
+		}
+	}
+	return fmt.Sprintf("%s could not be decided for what was not read (%s; listed below)", count(len(us), "subject", "subjects"), strings.Join(ids, ", "))
 }
 
 // count writes n with the noun in singular or plural.

@@ -240,6 +240,8 @@ func AttrName(c Class, a AttrID) string {
 			return "PortInfo"
 		case AttrPKeyTable:
 			return "P_KeyTable"
+		case AttrSLtoVLMappingTable:
+			return "SLtoVLMappingTable"
 		case AttrLinearForwardingTable:
 			return "LinearForwardingTable"
 		case AttrSMInfo:

@@ -30,6 +30,13 @@ var narrowFields = map[string]map[string]int{
 	"PortCounters":  {"LocalLinkIntegrityErrors": 4, "ExcessiveBufferOverrunErrors": 4},
 }
 
+// narrowArrays lists, per attribute, the arrays whose elements are
+// narrower than their Go type (TestGoldenHandSLtoVL checks the encoder
+// refuses a wider element).
+var narrowArrays = map[string]map[string]int{
+	"SLtoVLTable": {"VL": 4},
+}
+
 // randomFill sets every exported field of the struct v points to to a
 // random value that fits its wire width.
 func randomFill(r *rand.Rand, v any) {
@@ -47,8 +54,12 @@ func randomFill(r *rand.Rand, v any) {
 			}
 			f.SetUint(x) // SetUint truncates to the field's size
 		case reflect.Array:
+			mask := ^uint64(0)
+			if n, ok := narrowArrays[rv.Type().Name()][sf.Name]; ok {
+				mask = 1<<uint(n) - 1
+			}
 			for j := 0; j < f.Len(); j++ {
-				f.Index(j).SetUint(r.Uint64())
+				f.Index(j).SetUint(r.Uint64() & mask)
 			}
 		case reflect.String:
 			f.SetString(randomText(r))
@@ -84,6 +95,7 @@ func allAttributes() []func() Attribute {
 		func() Attribute { return new(PortCountersExtended) },
 		func() Attribute { return new(SMInfo) },
 		func() Attribute { return new(PKeyTable) },
+		func() Attribute { return new(SLtoVLTable) },
 	}
 }
 

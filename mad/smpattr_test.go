@@ -395,3 +395,44 @@ func TestGoldenHandPKeyTable(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenHandSLtoVL(t *testing.T) {
+	var tb SLtoVLTable
+	raw := readHex(t, "hand_sl2vl.hex")
+	if err := tb.UnmarshalAttr(raw); err != nil {
+		t.Fatal(err)
+	}
+	want := SLtoVLTable{VL: [16]uint8{3, 10, 0, 15, 1, 2, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14}}
+	if tb != want {
+		t.Errorf("SLtoVLMappingTable\n got %v\nwant %v", tb.VL, want.VL)
+	}
+	out := make([]byte, SMPDataSize)
+	if err := tb.MarshalAttr(out); err != nil || !bytes.Equal(out, raw) {
+		t.Errorf("SLtoVLMappingTable re-encoded (%v)\n got % x\nwant % x", err, out, raw)
+	}
+	if err := tb.UnmarshalAttr(raw[:SLtoVLSize-1]); err == nil {
+		t.Error("SLtoVLMappingTable decoded from 7 bytes")
+	}
+	// VL15 (SL3) carries no data: it is not in the set.
+	if got := tb.VLs(); got != 0x7fff {
+		t.Errorf("VLs() = %#x, want 0x7fff (VL0-14, VL15 dropped)", got)
+	}
+	if got := (&SLtoVLTable{}).VLs(); got != 1 {
+		t.Errorf("all-zero table: VLs() = %#x, want VL0 only", got)
+	}
+	bad := want
+	bad.VL[9] = 16
+	var fe *FieldError
+	if err := bad.MarshalAttr(out); !errors.As(err, &fe) || fe.Field != "SLtoVLMappingTable.SL9toVL" {
+		t.Errorf("VL 16 for SL9: %v", err)
+	}
+	if m := SLtoVLMod(17, 3); m != 0x1103 {
+		t.Errorf("SLtoVLMod(17, 3) = %#x, want 0x1103", m)
+	}
+	if n := AttrName(ClassSubnDR, AttrSLtoVLMappingTable); n != "SLtoVLMappingTable" {
+		t.Errorf("AttrName = %q", n)
+	}
+	if s := (&SLtoVLTable{VL: [16]uint8{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7}}).String(); s != "| 0| 1| 2| 3| 4| 5| 6| 7| 8| 9|10|11|12|13|14| 7|" {
+		t.Errorf("String() = %q", s)
+	}
+}

@@ -45,6 +45,14 @@ func TestTsharkAttributeEncoders(t *testing.T) {
 				"infiniband.p_keytable.membershiptype": 1,
 				"infiniband.p_keytable.p_keybase":      0x0abc,
 			}},
+		// SL0 is the first byte's high nibble, SL1 its low one: tshark
+		// shows the first byte's (occurrence=f), split where the
+		// encoder puts them.
+		{"SLtoVLMappingTable", &mad.SLtoVLTable{VL: [16]uint8{5, 10, 1, 2, 3, 4, 6, 7, 8, 9, 11, 12, 13, 14, 0, 15}}, mad.SLtoVLMod(3, 7),
+			map[string]uint64{
+				"infiniband.sltovlmappingtable.sltovlhighbits": 5,
+				"infiniband.sltovlmappingtable.sltovllowbits":  10,
+			}},
 	}
 	var fields []string
 	for _, m := range mads {

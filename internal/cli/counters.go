@@ -35,6 +35,7 @@ type countersOptions struct {
 	sl         uint8
 	pkeyIndex  uint16
 	skipClean  bool
+	failOn     string
 	mode       perf.ResetMode // reset, parsed
 }
 
@@ -66,8 +67,15 @@ is strictly greater, as in ibqueryerrors. Defaults are docs/checks.md's.
 -k / -k -K. It is the only command that writes to the fabric, and only with
 this flag: otherwise the MAD engine refuses every Set.
 
-Exit status: 1 when a port is over threshold, 3 when some ports or PMAs could
-not be read (listed on stderr), 2 when nothing could be decided, 0 otherwise.
+Which ports are over threshold is check's judgement (its counters.errors and
+counters.congestion findings, with their severities): the exit status follows
+the worst of them as check's does. --fail-on (default warning: an error
+counter over its threshold, as ibqueryerrors) sets the lowest severity that
+fails; ports judged below it (congestion, VL15 drops: info) are still listed.
+
+Exit status: 1 when a port's verdict is at or above --fail-on, 3 when some
+ports or PMAs could not be read (listed on stderr), 2 when nothing could be
+decided, 0 otherwise.
 docs/counters.md explains the choices.`,
 		Example: `  ibdoctor counters --sim
   ibdoctor counters --sim --interval 5s
@@ -101,6 +109,7 @@ docs/counters.md explains the choices.`,
 	fs.StringVar(&o.thresholds, "thresholds", "", "counter thresholds file: Name=value as ibqueryerrors' --threshold-file, delta.Name=value for --interval (docs/checks.md)")
 	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs (default 0, as ibqueryerrors --skip-sl; docs/counters.md)")
 	fs.Uint16Var(&o.pkeyIndex, "pkey-index", 0, "local P_Key table index of PerfMgt MADs (0: the default partition)")
+	fs.StringVar(&o.failOn, "fail-on", "warning", "lowest severity of a port's verdict (as check judges it) that makes the exit status 1: info, warning, error or critical")
 	fs.BoolVar(&o.skipClean, "skip-clean-switches", false, "read a switch's ports one by one only when its all-ports sum (PortSelect 0xFF) shows an error or PortXmitWait; its clean ports then have no data counters (default: on unless --all, --interval or --reset; =false reads every port)")
 	return cmd
 }
@@ -145,6 +154,10 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}
+	failOn, err := checks.ParseSeverity(o.failOn)
+	if err != nil {
+		return withExit(ExitUndecided, fmt.Errorf("--fail-on: %w", err))
+	}
 	ctx, stop := signalContext(parent)
 	defer stop()
 	// Writes are allowed only when a reset was asked for: without it the
@@ -184,7 +197,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 	if res == nil || res.Last == nil {
 		return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", sweepErr))
 	}
-	v := judgeCounters(f, res, sess.Increases, thr)
+	v := judgeCounters(f, res, sess.Increases, thr, failOn)
 	notRead := countersNotRead(f, res)
 	if o.json {
 		if err := writeCountersJSON(a.stdout, v, res, f, thr, *o, sess.Name, notRead); err != nil {
@@ -208,7 +221,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
 	}
 	switch {
-	case v.overPorts > 0:
+	case v.failing > 0:
 		return withExit(ExitFindings, nil)
 	case len(notRead) > 0:
 		return withExit(ExitPartial, fmt.Errorf("%d ports or nodes could not be read; what was read is printed", len(notRead)))
@@ -252,12 +265,15 @@ type portVerdict struct {
 	// increase: over is judged on the file's increases (PM_DELTA), below
 	// lists the values since the clear.
 	increase bool
+	sev      checks.Severity // the worst verdict on the port (with over)
 }
 
 type verdicts struct {
 	ports     []*portVerdict
 	overPorts int
 	overNodes int
+	failOn    checks.Severity
+	failing   int // ports whose verdict is at or above failOn
 	nodes     int
 	basis     string         // "absolute" or "delta"
 	fab       *fabric.Fabric // for names
@@ -272,8 +288,8 @@ type verdicts struct {
 // threshold exactly when check has a finding on it. The counters behind
 // those findings are listed as over; other non-zero error counters (or
 // increases) as below, for the operator's eye only.
-func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map[string]uint64, t *checks.Thresholds) *verdicts {
-	v := &verdicts{basis: "absolute", fab: f}
+func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map[string]uint64, t *checks.Thresholds, failOn checks.Severity) *verdicts {
+	v := &verdicts{basis: "absolute", fab: f, failOn: failOn}
 	if res.Interval() > 0 {
 		v.basis = "delta"
 	}
@@ -298,12 +314,18 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 		}
 		if pc.Port != nil {
 			pv.over = overOf(judged[pc.Port], pv)
+			for _, fd := range judged[pc.Port] {
+				pv.sev = max(pv.sev, fd.Severity)
+			}
 		}
 		pv.below = belowOf(pv, t)
 		nodes[pc.GUID] = true
 		if len(pv.over) > 0 {
 			v.overPorts++
 			overNodes[pc.GUID] = true
+			if pv.sev >= failOn {
+				v.failing++
+			}
 		}
 		v.ports = append(v.ports, pv)
 	}
@@ -601,10 +623,17 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		fmt.Fprintln(w)
 	}
 	summary := fmt.Sprintf("%s read on %s (%s): ", plural(len(v.ports), "port"), plural(v.nodes, "node"), what)
-	if v.overPorts == 0 {
+	switch {
+	case v.overPorts == 0:
 		summary += st.Green("no port over threshold")
-	} else {
+	case v.failing == 0:
+		summary += fmt.Sprintf("%s over threshold on %s, ", plural(v.overPorts, "port"), plural(v.overNodes, "node")) +
+			st.Green(fmt.Sprintf("none at or above --fail-on %s", v.failOn))
+	default:
 		summary += st.Red(fmt.Sprintf("%s over threshold on %s", plural(v.overPorts, "port"), plural(v.overNodes, "node")))
+		if v.failing < v.overPorts {
+			summary += fmt.Sprintf(", %d at or above --fail-on %s", v.failing, v.failOn)
+		}
 	}
 	io.WriteString(w, report.WrapString("", summary, st.Width))
 	if res.Reset != perf.ResetNone {
@@ -647,6 +676,7 @@ type countersDoc struct {
 	PKeyIndex       uint16              `json:"pkey_index"`
 	Reset           string              `json:"reset"`
 	Thresholds      countersThresholds  `json:"thresholds"`
+	FailOn          checks.Severity     `json:"fail_on"`
 	Summary         countersSummary     `json:"summary"`
 	Ports           []countersPort      `json:"ports"`
 	NotRead         []report.Unreached  `json:"not_read"`
@@ -668,6 +698,7 @@ type countersSummary struct {
 	PortsRead          int `json:"ports_read"`
 	PortsOverThreshold int `json:"ports_over_threshold"`
 	NodesOverThreshold int `json:"nodes_over_threshold"`
+	PortsAtFailOn      int `json:"ports_at_fail_on"`
 	NotRead            int `json:"not_read"`
 }
 
@@ -714,18 +745,19 @@ type countersDelta struct {
 }
 
 type countersPort struct {
-	Node          string          `json:"node"`
-	NodeGUID      string          `json:"node_guid"`
-	NodeType      string          `json:"node_type"`
-	Port          int             `json:"port"`
-	LID           int             `json:"lid"`
-	Peer          *countersPeer   `json:"peer,omitempty"`
-	Rate          string          `json:"rate,omitempty"`
-	OverThreshold bool            `json:"over_threshold"`
-	Exceeded      []exceeded      `json:"exceeded"`
-	FromAllPorts  bool            `json:"from_all_ports_sum,omitempty"`
-	Counters      []countersValue `json:"counters"`
-	Delta         *countersDelta  `json:"delta,omitempty"`
+	Node          string           `json:"node"`
+	NodeGUID      string           `json:"node_guid"`
+	NodeType      string           `json:"node_type"`
+	Port          int              `json:"port"`
+	LID           int              `json:"lid"`
+	Peer          *countersPeer    `json:"peer,omitempty"`
+	Rate          string           `json:"rate,omitempty"`
+	OverThreshold bool             `json:"over_threshold"`
+	Severity      *checks.Severity `json:"severity,omitempty"`
+	Exceeded      []exceeded       `json:"exceeded"`
+	FromAllPorts  bool             `json:"from_all_ports_sum,omitempty"`
+	Counters      []countersValue  `json:"counters"`
+	Delta         *countersDelta   `json:"delta,omitempty"`
 }
 
 func optShare(f float64) *float64 {
@@ -741,8 +773,9 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 		Source: source, Basis: v.basis, IntervalSeconds: res.Interval().Seconds(),
 		SL: o.sl, PKeyIndex: o.pkeyIndex, Reset: res.Reset.String(),
 		Thresholds: countersThresholds{File: o.thresholds},
+		FailOn:     v.failOn,
 		Summary: countersSummary{NodesRead: v.nodes, PortsRead: len(v.ports), PortsOverThreshold: v.overPorts,
-			NodesOverThreshold: v.overNodes, NotRead: len(notRead)},
+			NodesOverThreshold: v.overNodes, PortsAtFailOn: v.failing, NotRead: len(notRead)},
 		Ports:   []countersPort{},
 		NotRead: notRead,
 		PMACaps: map[string]capsInfo{},
@@ -765,7 +798,7 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 		}
 	}
 	switch {
-	case v.overPorts > 0:
+	case v.failing > 0:
 		doc.Status = "over_threshold"
 	case len(notRead) > 0:
 		doc.Status = "partial"
@@ -837,6 +870,9 @@ func countersPortOf(pv *portVerdict, iv time.Duration) countersPort {
 	}
 	if p.Exceeded == nil {
 		p.Exceeded = []exceeded{}
+	} else {
+		sev := pv.sev
+		p.Severity = &sev
 	}
 	if pc.Port != nil {
 		if pc.Port.Node != nil {

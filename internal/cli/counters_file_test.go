@@ -63,8 +63,8 @@ func TestCountersNotInFile(t *testing.T) {
 func TestCountersFromDBCSV(t *testing.T) {
 	db := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
 	code, out, stderr := run("counters", "--sim="+db, "--json", "--all")
-	if code != ExitFindings {
-		t.Fatalf("counters: exit %d: %s", code, stderr)
+	if code != ExitHealthy {
+		t.Fatalf("counters: exit %d (its verdicts are info, as check's): %s", code, stderr)
 	}
 	var doc struct {
 		Summary struct {
@@ -132,5 +132,42 @@ func TestCountersNamesUnique(t *testing.T) {
 	_, out, stderr := run("counters", "--sim="+db, "--no-color")
 	if !strings.Contains(out, "Quantum-2 Mellanox Technologies (0x") || strings.Contains(out, "Quantum-2 Mellanox Technologies[") {
 		t.Errorf("peers named by a shared description:\n%.2000s%s", out, stderr)
+	}
+}
+
+// TestCountersExitIsChecks: one judgement, one exit rule. counters exits
+// 1 when a port has a verdict (checks' counters.errors or
+// counters.congestion finding) at or above --fail-on, as check does with
+// the same --fail-on over the same checks. The Quantum-2 db_csv's
+// PortXmitWait increases without their span are info (check folds them
+// into one info finding and exits 0); counters exited 1 on them ("192
+// ports over threshold"), with no way to say otherwise.
+func TestCountersExitIsChecks(t *testing.T) {
+	topo, _ := simTopology(t)
+	faults := writeFile(t, "faults", "counter leaf02/5 SymbolErrorCounter=500\ncounter leaf01/3 VL15Dropped=500\n")
+	sources := map[string][]string{
+		"db_csv":        {"--sim=" + corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")},
+		"sample":        {"--sim"},
+		"sim faults":    {"--sim=" + topo, "--faults", faults},
+		"sample faults": {"--sim", "--faults", faults},
+	}
+	for name, src := range sources {
+		for _, sev := range []string{"info", "warning", "error", "critical"} {
+			ck, _, cerr := run(append([]string{"check", "--checks", "counters.errors,counters.congestion", "--fail-on", sev}, src...)...)
+			cn, _, nerr := run(append([]string{"counters", "--fail-on", sev}, src...)...)
+			if ck != cn {
+				t.Errorf("%s --fail-on %s: check exits %d, counters %d\ncheck: %.300s\ncounters: %.300s", name, sev, ck, cn, cerr, nerr)
+			}
+		}
+	}
+	// Without --fail-on counters fails on a warning: a counter over its
+	// threshold, as ibqueryerrors; info (congestion, VL15 drops) is
+	// listed and does not fail.
+	db := sources["db_csv"]
+	if code, out, stderr := run(append([]string{"counters", "--no-color"}, db...)...); code != ExitHealthy || !strings.Contains(out, "192 ports over threshold") || !strings.Contains(out, "none at or above --fail-on warning") {
+		t.Errorf("counters db_csv: exit %d, want 0 listing 192 ports, none failing\n%.300s\n%s", code, out[max(0, len(out)-400):], stderr)
+	}
+	if code, _, stderr := run(append([]string{"counters"}, sources["sim faults"]...)...); code != ExitFindings {
+		t.Errorf("counters with a symbol-error warning: exit %d, want 1: %s", code, stderr)
 	}
 }

@@ -98,6 +98,7 @@ var faultKinds = map[string]struct {
 	"sm":        {refs: -1, required: []string{"state"}, allowed: []string{"priority"}},
 	"pkey":      {refs: -1, allowed: []string{"keys", "enforce"}},
 	"mkey":      {refs: -1, required: []string{"protect"}, allowed: []string{"lease"}},
+	"sl2vl":     {refs: -1, required: []string{"map"}},
 }
 
 // ParseFaults reads a faults file: one fault per line, '#' starts a
@@ -120,7 +121,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey)", line, toks[0].s)
+			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey, sl2vl)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -389,6 +390,8 @@ func checkFaultValues(f Fault) error {
 			_, err = parseMTU(o.Value)
 		case "keys":
 			_, err = parsePKeys(o.Value)
+		case "map":
+			_, err = parseSLtoVL(o.Value)
 		case "enforce":
 			_, err = parseOnOff(o.Value)
 		case "protect":
@@ -733,6 +736,10 @@ func (s *Sim) applyFault(f Fault) error {
 			return fmt.Errorf("pkey needs keys= and/or enforce=")
 		}
 		return s.SetPKeys(ref, keys, enforce)
+	case "sl2vl":
+		v, _ := f.opt("map")
+		vl, _ := parseSLtoVL(v)
+		return s.SetSLtoVL(ref, vl)
 	case "skew":
 		v, _ := f.opt("port")
 		p, _ := parsePortNum(v)
@@ -886,4 +893,22 @@ func parseFirmware(v string) ([3]uint32, error) {
 		return fw, fmt.Errorf("version=%q: 0.0.0 is no version", v)
 	}
 	return fw, nil
+}
+
+// parseSLtoVL reads the VLs of SL0..SL15, comma-separated
+// ("0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,7").
+func parseSLtoVL(v string) ([16]uint8, error) {
+	var out [16]uint8
+	parts := strings.Split(v, ",")
+	if len(parts) != len(out) {
+		return out, fmt.Errorf("map=%s: want 16 comma-separated VLs, one per SL (SL0 first), e.g. 0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,7", v)
+	}
+	for i, p := range parts {
+		x, err := strconv.ParseUint(strings.TrimSpace(p), 10, 8)
+		if err != nil || x > 15 {
+			return out, fmt.Errorf("map=%s: SL%d's VL %q: want 0..15 (15 drops the SL)", v, i, p)
+		}
+		out[i] = uint8(x)
+	}
+	return out, nil
 }

@@ -509,7 +509,7 @@ func (s *Sim) Flaky(nodeRef string, share float64) error {
 // droppable are the attributes the drop fault accepts, as mad.AttrName
 // names them.
 var droppable = []string{"NodeInfo", "NodeDescription", "SwitchInfo", "PortInfo", "LinearForwardingTable",
-	"MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended"}
+	"MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended", "SLtoVLMappingTable"}
 
 // Drop makes a node's agents never answer one attribute: ref is a node
 // (every modifier) or NODE/N (only modifier N: PortInfo of port N, an
@@ -628,5 +628,24 @@ func (s *Sim) Miswire(a, b string) error {
 		unplug(xb, xpb)
 	}
 	s.rerouteLocked()
+	return nil
+}
+
+// SetSLtoVL makes every SLtoVLMappingTable of switch ref (each pair of
+// input and output port) map SL i to vl[i]: an SM that spread the SLs
+// over VLs (QoS on, or a VL-aware engine such as DFSSSP or LASH
+// programming them). VL15 drops the SL.
+func (s *Sim) SetSLtoVL(ref string, vl [16]uint8) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, err := s.resolveSwitch(ref)
+	if err != nil {
+		return err
+	}
+	t := &mad.SLtoVLTable{VL: vl}
+	if err := t.MarshalAttr(make([]byte, mad.SLtoVLSize)); err != nil {
+		return fmt.Errorf("sim: sl2vl %s: %w", ref, err)
+	}
+	s.nodes[ni].sw.sl2vl = t
 	return nil
 }

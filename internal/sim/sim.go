@@ -167,6 +167,10 @@ type switchState struct {
 	lifeTime  uint8
 	defPort   uint8
 	enhanced0 bool
+	// sl2vl, when set (the sl2vl fault), is the SLtoVLMappingTable every
+	// pair of the switch's ports answers; nil: every SL on VL0 (see
+	// SLtoVL).
+	sl2vl *mad.SLtoVLTable
 	// skewUp, when set, lists the uplinks whose data flows leave by
 	// skewTo instead (the skew fault: a hash or adaptive-routing bug the
 	// tables do not show). Management MADs follow the tables.

@@ -111,6 +111,18 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 			return statusInvalidField
 		}
 		a = n.ports[pn].pkeyBlock(int(block))
+	case mad.AttrSLtoVLMappingTable:
+		if set {
+			return statusAttrUnsupported
+		}
+		in, out := in, uint8(0)
+		if n.typ == mad.NodeSwitch {
+			in, out = uint8(req.AttrMod>>8), uint8(req.AttrMod)
+		}
+		if int(in) > n.numPorts() || int(out) > n.numPorts() || (n.typ == mad.NodeSwitch && req.AttrMod>>16 != 0) {
+			return statusInvalidField
+		}
+		a = s.slToVL(n)
 	case mad.AttrPortInfoExtended:
 		// Advertised by CapabilityMask2 IsPortInfoExtendedSupported (on
 		// port 0 of a switch). The simulator models no FEC, so it answers
@@ -161,6 +173,18 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 		return statusInvalidField
 	}
 	return mad.StatusOK
+}
+
+// slToVL is the table node n answers for every pair of its ports. The
+// simulator's default maps every SL to VL0: the fabric an SM leaves with
+// QoS off on hardware whose tables start so, and the one its own
+// min-hop routes (VL-unaware) assume. ibsim's default differs (SL i to
+// VL i, SL15 to VL7); OpenSM programs the tables only with QoS on (-Q).
+func (s *Sim) slToVL(n *node) *mad.SLtoVLTable {
+	if n.sw != nil && n.sw.sl2vl != nil {
+		return n.sw.sl2vl
+	}
+	return &mad.SLtoVLTable{}
 }
 
 // validText makes a description encodable (valid UTF-8, no NULs).

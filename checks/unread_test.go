@@ -93,3 +93,16 @@ func TestECMPImbalanceUndecided(t *testing.T) {
 		t.Errorf("undecided %q, want spine01 naming port 33", und)
 	}
 }
+
+// TestCableUnreadAtBothEnds: the PortInfo of both ends of one cable went
+// unanswered (leaf03/33 and spine01/17), so discovery never crossed it:
+// nothing says whether it is there. Routes out of those ports are "not
+// read", not a black hole. Before, the ports were absent from the model
+// and every route over the cable "could not reach" its destinations
+// (routing.unreachable, critical: "egress port is down or uncabled").
+func TestCableUnreadAtBothEnds(t *testing.T) {
+	fs := sampleWith(t, "drop leaf03/33 attr=PortInfo\ndrop spine01/17 attr=PortInfo\n", false)
+	if bad := atOrAbove(fs, checks.Warning); len(bad) != 0 {
+		t.Errorf("want nothing at warning or above, got %d:%s", len(bad), titles(bad[:min(10, len(bad))]))
+	}
+}

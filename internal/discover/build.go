@@ -137,9 +137,18 @@ func (d *discovery) fabricNode(n *node) {
 	if n.creator == nil && n.ni.LocalPortNum != 0 {
 		d.port(n, n.ni.LocalPortNum, nil) // the start node's own port
 	}
+	// A port whose PortInfo went unanswered is there, state unknown: a
+	// port missing from the model reads as one that does not exist, and
+	// a route the table sends out of it as a dead end, where it is one
+	// that could not be looked at.
+	for p, lost := range n.piLost {
+		if lost {
+			d.port(n, uint8(p), nil)
+		}
+	}
 	// Every port read has its fabric.Port now; ports made later (by
 	// links) were not read.
-	n.pi, n.fdr10, n.fdr10Lost = nil, nil, nil
+	n.pi, n.fdr10, n.fdr10Lost, n.piLost = nil, nil, nil, nil
 }
 
 // port returns the fabric port p of n, making it if needed; a is the

@@ -103,10 +103,13 @@ type node struct {
 	// fdr10Lost marks ports whose FDR10 read went unanswered: their
 	// speed is unknown (QDR or FDR10), not QDR.
 	fdr10Lost []bool
-	out       []*arrival // by port: what exploring it found; nil until resolve
-	claimed   []*arrival // by port: the accepted arrival that came in on it
-	canon     mad.Path   // canonical path, set by build
-	fn        *fabric.Node
+	// piLost marks ports whose PortInfo went unanswered: the port is in
+	// the model, its state unknown (not absent, not down).
+	piLost  []bool
+	out     []*arrival // by port: what exploring it found; nil until resolve
+	claimed []*arrival // by port: the accepted arrival that came in on it
+	canon   mad.Path   // canonical path, set by build
+	fn      *fabric.Node
 }
 
 // arrival is one NodeInfo answer: the node at path, entered through its
@@ -390,6 +393,10 @@ func (d *discovery) nodeJob(n *node) *job {
 					what := r.what
 					if r.port >= 0 {
 						what = fmt.Sprintf("PortInfo %d", r.port)
+						if n.piLost == nil {
+							n.piLost = make([]bool, len(n.pi))
+						}
+						n.piLost[r.port] = true
 					}
 					fails = append(fails, failure{path: n.path, target: n, what: what, err: r.err})
 				}

@@ -61,6 +61,9 @@ type Options struct {
 // write (counters --reset): without Writes the engine refuses every Set.
 type Need struct {
 	SMP, Perf, Writes bool
+	// Vendor asks for NVIDIA's vendor-specific class (GeneralInfo, the
+	// firmware version) as well.
+	Vendor bool
 }
 
 // Session is an open fabric.

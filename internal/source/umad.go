@@ -9,7 +9,7 @@ import (
 
 // openUmad opens the kernel umad device of the selected local port.
 func openUmad(_ context.Context, o Options, s *Session) (transport.Conn, error) {
-	c, err := umad.Open(umad.Options{CA: o.CA, Port: o.Port, SMP: o.Need.SMP, Perf: o.Need.Perf})
+	c, err := umad.Open(umad.Options{CA: o.CA, Port: o.Port, SMP: o.Need.SMP, Perf: o.Need.Perf, Vendor: o.Need.Vendor})
 	if err != nil {
 		return nil, err
 	}

@@ -111,6 +111,11 @@ type LocalPort struct {
 	LID       uint16 // 0 when no SM has assigned one
 	SMLID     uint16
 	LinkLayer string // "InfiniBand" or "Ethernet"
+	// NoVendorMADs, when not empty, says why NVIDIA's vendor-specific
+	// class (0x0A, GeneralInfo) cannot be asked through this port: ibsim
+	// implements no vendor class, or no agent for it was registered.
+	// Nodes not asked are not unreached; the firmware check says why.
+	NoVendorMADs string
 }
 
 // Errors.

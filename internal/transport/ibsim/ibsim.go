@@ -260,7 +260,7 @@ func (c *Conn) connect(ctx context.Context, host string) error {
 		return fmt.Errorf("ibsim: CONNECT reply gives slot %d, want 0..%d", got.ID, maxSlots-1)
 	}
 	c.slot = got.ID
-	c.local.Store(&transport.LocalPort{Name: "ibsim:" + c.base + "/" + got.NodeID})
+	c.local.Store(&transport.LocalPort{Name: "ibsim:" + c.base + "/" + got.NodeID, NoVendorMADs: NoVendorMADs})
 	return nil
 }
 
@@ -420,6 +420,12 @@ func (c *Conn) localNodeInfoSMP() (uint64, uint8, error) {
 		return binary.BigEndian.Uint64(resp.Data[20:28]), resp.Data[36], nil
 	}
 }
+
+// NoVendorMADs is why ibsim's fabric has no firmware versions to read:
+// ibsim answers only the SMP classes and PerfMgt (sim_mad.c's table) and
+// forwards any other class to a client that registered it, so a
+// GeneralInfo Get (class 0x0A) only comes back with status 110.
+const NoVendorMADs = "ibsim implements no vendor-specific MAD class (GeneralInfo, 0x0A): its devices have no firmware to report"
 
 // Local describes the attached port as read at Dial (see RefreshLocal).
 func (c *Conn) Local() transport.LocalPort { return *c.local.Load() }

@@ -32,6 +32,15 @@ type Options struct {
 	// Get and Set requests, i.e. act as a performance management agent.
 	// Only tests need this; it implies Perf.
 	PerfServe bool
+	// Vendor registers an agent on QP1 for NVIDIA's vendor-specific class
+	// 0x0A (GeneralInfo). The class is in vendor range 1 (0x09-0x0F),
+	// which the kernel registers without an OUI (only range 2,
+	// 0x30-0x4F, needs one). A refusal does not fail Open: the port's
+	// Local().NoVendorMADs says why, and firmware is not read.
+	Vendor bool
+	// VendorServe makes the vendor agent receive unsolicited Gets (tests
+	// answer GeneralInfo with it); it implies Vendor.
+	VendorServe bool
 }
 
 // Open selects a local port from sysfs, opens its umad device and
@@ -40,8 +49,11 @@ func Open(o Options) (*Conn, error) {
 	if o.PerfServe {
 		o.Perf = true
 	}
-	if !o.SMP && !o.Perf {
-		return nil, errors.New("umad: nothing to open: ask for SMP and/or PerfMgt agents")
+	if o.VendorServe {
+		o.Vendor = true
+	}
+	if !o.SMP && !o.Perf && !o.Vendor {
+		return nil, errors.New("umad: nothing to open: ask for SMP, PerfMgt and/or vendor agents")
 	}
 	if o.SysfsRoot == "" {
 		o.SysfsRoot = DefaultSysfsRoot
@@ -53,7 +65,7 @@ func Open(o Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ca, port, err := Select(cas, Selection{CA: o.CA, Port: o.Port, SMP: o.SMP, Perf: o.Perf})
+	ca, port, err := Select(cas, Selection{CA: o.CA, Port: o.Port, SMP: o.SMP, Perf: o.Perf || o.Vendor})
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +113,21 @@ func Open(o Options) (*Conn, error) {
 		}
 		agents[w.class] = id
 	}
+	noVendor := "no agent for the vendor-specific class (0x0A) was registered on this port"
+	if o.Vendor {
+		var m []uint8
+		if o.VendorServe {
+			m = []uint8{uint8(mad.MethodGet)}
+		}
+		id, err := r.register(1, uint8(mad.ClassMlnxVendor), 1, m)
+		if err != nil {
+			noVendor = registerError(path, port, mad.ClassMlnxVendor, err).Error()
+		} else {
+			agents[mad.ClassMlnxVendor], noVendor = id, ""
+		}
+	}
 	c := newConn(f, path, *port, ca.NodeGUID, r.hdrLen(), agents)
+	c.local.NoVendorMADs = noVendor
 	c.raw = raw
 	return c, nil
 }

@@ -350,3 +350,58 @@ func TestKernelEngine(t *testing.T) {
 		t.Errorf("PMA served %d requests, want 5", n)
 	}
 }
+
+// TestKernelVendorGeneralInfo: the kernel registers an agent for
+// NVIDIA's vendor class 0x0A without an OUI (vendor range 1), routes an
+// unsolicited GeneralInfo Get to the agent that registered the class
+// with the Get method, and the answer back to the requester's agent. The
+// responder here stands in for a ConnectX's firmware (rxe has none).
+func TestKernelVendorGeneralInfo(t *testing.T) {
+	requireVM(t)
+	agent, err := Open(Options{CA: "rxe1", Port: 1, VendorServe: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Close() })
+	if why := agent.Local().NoVendorMADs; why != "" {
+		t.Fatalf("vendor agent on rxe1: %s", why)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	go func() {
+		for {
+			in, err := agent.Recv(ctx)
+			if err != nil {
+				return
+			}
+			if in.Status != 0 || mad.Class(in.MAD[1]) != mad.ClassMlnxVendor || mad.Method(in.MAD[3]) != mad.MethodGet {
+				continue
+			}
+			out := append([]byte(nil), in.MAD...)
+			out[3] = byte(mad.MethodGetResp)
+			gi := mad.GeneralInfo{DeviceID: 0x1021, PSID: "MT_0000000970", ExtMajor: 28, ExtMinor: 41, ExtSubMinor: 1000}
+			if err := gi.MarshalAttr(out[64:]); err != nil {
+				return
+			}
+			agent.Send(ctx, &transport.Packet{Addr: in.Addr, MAD: out})
+		}
+	}()
+	req, err := Open(Options{CA: "rxe0", Port: 1, Perf: true, Vendor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := req.Local().NoVendorMADs; why != "" {
+		t.Fatalf("vendor agent on rxe0: %s", why)
+	}
+	e := transport.NewEngine(req, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
+	defer e.Close()
+	resp, err := e.Do(ctx, transport.Addr{QP: transport.QP1, QKey: transport.GSIQKey, GRH: grhTo(gid1)}, mad.NewVendorGet(mad.AttrGeneralInfo, 0).Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gi mad.GeneralInfo
+	if err := gi.UnmarshalAttr(resp.MAD[64:]); err != nil || gi.Version() != "28.41.1000" || gi.PSID != "MT_0000000970" {
+		t.Fatalf("GeneralInfo %+v (%v), want 28.41.1000 MT_0000000970", gi, err)
+	}
+	t.Logf("GeneralInfo over class 0x0A from %s: %s %s, rtt %v", resp.Addr, gi.Version(), gi.PSID, resp.RTT.Round(time.Microsecond))
+}

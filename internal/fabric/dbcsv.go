@@ -20,9 +20,9 @@ import (
 //
 // Read: nodes, every port (unconnected ones too) with its state, widths,
 // speeds, LID, LMC, MTUs and capability masks, the cables, and PM_INFO's
-// counters (Fabric.Counters) and PM_DELTA's increases during ibdiagnet's
+// counters (Fabric.Counters), PM_DELTA's increases during ibdiagnet's
 // run (Fabric.CounterIncreases; the file does not say how long the run
-// was). Not read (FileInfo.Notes says so when the file has them):
+// was) and NODES_INFO's firmware versions (Fabric.Firmware). Not read (FileInfo.Notes says so when the file has them):
 // forwarding tables.
 
 type csvTable struct {
@@ -134,7 +134,7 @@ func dbSpeed(v uint64) mad.Speed {
 // ParseDBCSV reads the topology of an ibdiagnet2.db_csv file; notes say
 // what it holds that is not read.
 func ParseDBCSV(data []byte) (*Fabric, []string, error) {
-	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true, "PM_DELTA": true})
+	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true, "PM_DELTA": true, "NODES_INFO": true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,6 +256,13 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 		f.CounterIncreases = incs
 		notes = append(notes, pmNotes...)
 	}
+	if t := tabs["NODES_INFO"]; t != nil {
+		fw, err := dbFirmware(nodes, t, fail)
+		if err != nil {
+			return nil, nil, err
+		}
+		f.Firmware = fw
+	}
 	for _, s := range names {
 		switch s {
 		case "UNICAST_FWD_TBL", "LFTS":
@@ -278,6 +285,47 @@ func decodeDBCSV(data []byte, info *FileInfo) (*Fabric, error) {
 		}
 	}
 	return f, nil
+}
+
+// dbFirmware reads NODES_INFO, ibdiagnet's record of each node's
+// GeneralInfo answer: the extended 32-bit version (what flint prints)
+// when set, else the 8-bit one, and the PSID. A node ibdiagnet got no
+// answer from has no row; a row whose version is 0.0.0 is left out too.
+func dbFirmware(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) (map[*Node]Firmware, error) {
+	out := make(map[*Node]Firmware)
+	cols := []string{"NodeGUID", "FWInfo_Major", "FWInfo_Minor", "FWInfo_SubMinor", "FWInfo_Extended_Major", "FWInfo_Extended_Minor", "FWInfo_Extended_SubMinor"}
+	for i, row := range t.rows {
+		var v [7]uint64
+		for j, c := range cols {
+			bits := 32
+			switch {
+			case j == 0:
+				bits = 64
+			case j < 4:
+				bits = 8
+			}
+			var err error
+			if v[j], err = csvUint(t, row, c, bits); err != nil {
+				return nil, fail(t, i, err)
+			}
+		}
+		n := nodes[v[0]]
+		if n == nil {
+			return nil, fail(t, i, fmt.Errorf("firmware of node 0x%016x, which START_NODES does not list", v[0]))
+		}
+		fw := Firmware{Major: uint32(v[4]), Minor: uint32(v[5]), SubMinor: uint32(v[6])}
+		if fw == (Firmware{}) {
+			fw = Firmware{Major: uint32(v[1]), Minor: uint32(v[2]), SubMinor: uint32(v[3])}
+		}
+		if fw == (Firmware{}) {
+			continue
+		}
+		if psid, ok := t.get(row, "FWInfo_PSID"); ok && psid != "N/A" {
+			fw.PSID = psid
+		}
+		out[n] = fw
+	}
+	return out, nil
 }
 
 // pmColumns maps PM_INFO's columns to PortCounters names: the first

@@ -165,3 +165,37 @@ func TestDBCSVExtendedBelowNarrow(t *testing.T) {
 		t.Errorf("synthetic: SymbolErrorCounter = %d, want 500; notes %q", got, info.Notes)
 	}
 }
+
+// TestParseDBCSVFirmware: NODES_INFO gives each node's firmware version
+// as flint prints it: the extended 32-bit fields (31.2012.1024), else the
+// 8-bit ones on old firmware (a ConnectX-3's 2.40.0100), and the PSID; a
+// row whose version is all zero is no version. The Quantum-2 capture
+// records 265 nodes (its 7 aggregation nodes did not answer ibdiagnet).
+func TestParseDBCSVFirmware(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "nodesinfo.db_csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := ParseDBCSV(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[uint64]string{1: "31.2012.1024 MT_0000000577", 2: "28.41.1000 MT_0000000970", 3: "2.40.0100 MT_1090110018"}
+	if len(f.Firmware) != len(want) {
+		t.Errorf("%d versions, want %d: %v", len(f.Firmware), len(want), f.Firmware)
+	}
+	for g, w := range want {
+		fw, ok := f.Firmware[f.NodeByGUID(g)]
+		if got := fw.String() + " " + fw.PSID; !ok || got != w {
+			t.Errorf("node %#x: %q, want %q", g, got, w)
+		}
+	}
+	bad := strings.Replace(string(data), "\n0x4,0xcf09", "\n0x9,0xcf09", 1)
+	if _, _, err := ParseDBCSV([]byte(bad)); err == nil || !strings.Contains(err.Error(), "START_NODES does not list") || !strings.Contains(err.Error(), "line 29") {
+		t.Errorf("row of an unknown node: %v, want an error naming the line", err)
+	}
+	q2, _ := readCorpus(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	if len(q2.Firmware) != 265 {
+		t.Errorf("Quantum-2 capture: %d firmware versions, want 265", len(q2.Firmware))
+	}
+}

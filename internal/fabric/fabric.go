@@ -6,6 +6,8 @@
 package fabric
 
 import (
+	"cmp"
+	"fmt"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -39,6 +41,12 @@ type Fabric struct {
 	// start and the end of its run), by the same names. Nil when the
 	// source had none.
 	CounterIncreases map[*Port]map[string]uint64
+	// Firmware is the nodes' firmware versions as a file recorded them
+	// from NVIDIA's vendor GeneralInfo MAD (ibdiagnet2.db_csv's
+	// NODES_INFO); a node the tool got no answer from is absent. Nil
+	// when the source had none. The simulator answers GeneralInfo with
+	// them, and only for those nodes.
+	Firmware map[*Node]Firmware
 
 	idx *index // built lazily by the lookup methods; Reindex resets it
 }
@@ -241,4 +249,19 @@ type DuplicateGUID struct {
 // with the smaller (GUID, port) so every link has one canonical form.
 type Link struct {
 	A, B *Port
+}
+
+// Firmware is a node's firmware version as flint prints it
+// (Major.Minor.SubMinor, 28.39.1002) and the PSID, the ID of the board's
+// firmware image.
+type Firmware struct {
+	Major, Minor, SubMinor uint32
+	PSID                   string
+}
+
+func (f Firmware) String() string { return fmt.Sprintf("%d.%d.%04d", f.Major, f.Minor, f.SubMinor) }
+
+// Compare orders versions by Major, Minor, then SubMinor (not PSID).
+func (f Firmware) Compare(g Firmware) int {
+	return cmp.Or(cmp.Compare(f.Major, g.Major), cmp.Compare(f.Minor, g.Minor), cmp.Compare(f.SubMinor, g.SubMinor))
 }

@@ -495,7 +495,7 @@ func TestReadFileDBCSVMatchesSibling(t *testing.T) {
 // FuzzParseDBCSV: any bytes give a consistent fabric or an error.
 func FuzzParseDBCSV(f *testing.F) {
 	f.Add([]byte("START_NODES\nNodeDesc,NumPorts,NodeType,ClassVersion,BaseVersion,SystemImageGUID,NodeGUID,PortGUID,DeviceID,PartitionCap,revision,VendorID,LocalPortNum\n\"s\",2,2,1,1,0x1,0x1,0x1,54002,8,160,713,0\n\"h\",1,1,1,1,0x2,0x2,0x2,4129,8,0,713,1\nEND_NODES\nSTART_PORTS\nNodeGuid,PortGuid,PortNum,LID,LMC,LinkWidthActv,LinkWidthEn,LinkWidthSup,LinkSpeedActv,LinkSpeedEn,LinkSpeedSup,PortState,PortPhyState,NMTU,MTUCap,CapMsk,CapMsk2\n0x1,0x1,0,1,0,2,3,3,1,1,1,4,5,5,5,0,0\n0x1,0x1,1,0,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\n0x2,0x2,1,2,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\nEND_PORTS\nSTART_LINKS\nNodeGuid1,PortNum1,NodeGuid2,PortNum2\n0x1,1,0x2,1\nEND_LINKS\n"))
-	for _, name := range []string{"pm.db_csv", "pmdelta.db_csv"} {
+	for _, name := range []string{"pm.db_csv", "pmdelta.db_csv", "nodesinfo.db_csv"} {
 		if pm, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(pm)
 		}
@@ -504,6 +504,11 @@ func FuzzParseDBCSV(f *testing.F) {
 		fab, _, err := ParseDBCSV(data)
 		if err != nil {
 			return
+		}
+		for n, fw := range fab.Firmware {
+			if n == nil || fab.NodeByGUID(n.GUID) != n || fw == (Firmware{PSID: fw.PSID}) {
+				t.Fatalf("firmware %v of a node not in the fabric, or version 0.0.0: %+v", fw, n)
+			}
 		}
 		for p := range fab.CounterIncreases {
 			if p == nil || p.Node == nil || int(p.Num) >= len(p.Node.Ports) || p.Node.Ports[p.Num] != p {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -108,6 +109,8 @@ func (s *Sim) attach(ni int32, portNum uint8) (*Conn, error) {
 			LID:       lid,
 			SMLID:     s.smLID,
 			LinkLayer: "InfiniBand",
+
+			NoVendorMADs: s.noFirmware,
 		},
 	}
 	c.head.Store(math.MaxInt64)
@@ -513,8 +516,15 @@ func (s *Sim) handlePerf(c *Conn, dlid uint16, req *mad.GMP) outcome {
 func (s *Sim) handleVendor(c *Conn, dlid uint16, req *mad.GMP) outcome {
 	s.lock(req.Method)
 	defer s.unlock(req.Method)
-	if o := s.lidOwnerOf(dlid); o.node >= 0 && s.nodes[o.node].vendor != 0x0002c9 {
-		return outcome{lost: "no vendor-class agent on a device of another vendor"}
+	if o := s.lidOwnerOf(dlid); o.node >= 0 {
+		switch n := &s.nodes[o.node]; {
+		case n.vendor != 0x0002c9:
+			return outcome{lost: "no vendor-class agent on a device of another vendor"}
+		case s.noFirmware != "":
+			return outcome{lost: drop(s.noFirmware)}
+		case s.fwListed && n.fw == [3]uint32{}:
+			return outcome{lost: "the fabric's file recorded no GeneralInfo answer from this node"}
+		}
 	}
 	out := s.lidExchange(c, &req.Header, dlid, true, func(ni int32, in uint8) []byte {
 		n := &s.nodes[ni]
@@ -529,7 +539,7 @@ func (s *Sim) handleVendor(c *Conn, dlid uint16, req *mad.GMP) outcome {
 			fw := n.firmware()
 			gi := mad.GeneralInfo{DeviceID: n.devID, DeviceHWRevision: uint16(n.rev),
 				Major: uint8(fw[0]), Minor: uint8(fw[1]), SubMinor: uint8(fw[2]),
-				PSID: "MT_0000000000", ExtMajor: fw[0], ExtMinor: fw[1], ExtSubMinor: fw[2]}
+				PSID: cmp.Or(n.psid, "MT_0000000000"), ExtMajor: fw[0], ExtMinor: fw[1], ExtSubMinor: fw[2]}
 			resp.Data = [mad.GMPDataSize]byte{}
 			_ = gi.MarshalAttr(resp.Data[:]) // the PSID fits
 		}

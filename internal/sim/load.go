@@ -133,6 +133,9 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 		}
 	}
 	s, err := New(f, opts)
+	if err == nil && f.Firmware == nil {
+		s.noFirmware = fmt.Sprintf("%s (%s) carries no firmware versions", filepath.Base(path), info.Format)
+	}
 	return s, info, err
 }
 

@@ -120,6 +120,14 @@ type Sim struct {
 	loss float64
 
 	traceDR func(drHop) // tests: every receive step of a directed-route SMP
+
+	// noFirmware, when not empty, says why no node answers GeneralInfo:
+	// the fabric came from a file that recorded no firmware versions, so
+	// the simulator has none to give (Attach's NoVendorMADs says so).
+	noFirmware string
+	// fwListed: the fabric's file recorded the firmware versions
+	// (Fabric.Firmware); a node it has none for does not answer.
+	fwListed bool
 }
 
 type lidOwner struct {
@@ -136,6 +144,7 @@ type node struct {
 	devID    uint16
 	rev      uint32
 	fw       [3]uint32 // firmware version GeneralInfo reports; zero: the default for the node type
+	psid     string    // PSID GeneralInfo reports; empty: a placeholder
 	partCap  uint16
 	ports    []port // NumPorts+1 entries; [0] is a switch's management port
 	sw       *switchState
@@ -325,6 +334,17 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 		}
 	}
 	s.index(maxLID)
+	if f.Firmware != nil {
+		s.fwListed = true
+		for fn, fw := range f.Firmware {
+			ni, ok := idx[fn]
+			if !ok {
+				return nil, fmt.Errorf("sim: firmware of a node that is not in the fabric (%q)", fn.Description)
+			}
+			s.nodes[ni].fw = [3]uint32{fw.Major, fw.Minor, fw.SubMinor}
+			s.nodes[ni].psid = fw.PSID
+		}
+	}
 	// Counters a file recorded (ibdiagnet's PM_INFO) are where the
 	// ports' counters start; they do not grow without traffic.
 	for fp, ctrs := range f.Counters {

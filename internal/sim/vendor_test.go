@@ -69,3 +69,47 @@ func TestVendorGeneralInfo(t *testing.T) {
 		t.Errorf("another vendor's node: %v, want a timeout", err)
 	}
 }
+
+// TestVendorGeneralInfoFromFile: a fabric file that recorded firmware
+// versions (an ibdiagnet2.db_csv's NODES_INFO) is answered with them,
+// PSID included, and only for the nodes it lists; a file without them
+// answers nobody, and the attached port says why (NoVendorMADs), so no
+// version is made up.
+func TestVendorGeneralInfoFromFile(t *testing.T) {
+	s, _, err := Load(context.Background(), "../fabric/testdata/nodesinfo.db_csv", "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Attach("h", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := c.Local().NoVendorMADs; why != "" {
+		t.Errorf("NoVendorMADs %q on a file with NODES_INFO", why)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 50 * time.Millisecond, Retries: 0})
+	defer func() { e.Close(); c.Close() }()
+	for lid, want := range map[uint16]string{1: "31.2012.1024 MT_0000000577", 3: "2.40.0100 MT_1090110018"} {
+		var gi mad.GeneralInfo
+		if _, err := e.GetVendor(context.Background(), lid, &gi, 0); err != nil || gi.Version()+" "+gi.PSID != want {
+			t.Errorf("LID %d: %s %s (%v), want %s", lid, gi.Version(), gi.PSID, err, want)
+		}
+	}
+	var gi mad.GeneralInfo
+	if _, err := e.GetVendor(context.Background(), 4, &gi, 0); !errors.Is(err, transport.ErrTimeout) {
+		t.Errorf("node the file has no version for: %v, want a timeout", err)
+	}
+
+	s, _, err = Load(context.Background(), "../../fixtures/ibnetdiscover/chassis.txt", "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if why := c2.Local().NoVendorMADs; !strings.Contains(why, "carries no firmware versions") {
+		t.Errorf("NoVendorMADs %q on an ibnetdiscover file", why)
+	}
+}

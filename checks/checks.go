@@ -171,6 +171,13 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Partitions == nil {
 				return "P_Key tables were not read (a live sweep reads them)"
 			}
+		case "firmware":
+			if s.Firmware == nil && s.FirmwareNotRead != "" {
+				return "firmware versions were not read: " + s.FirmwareNotRead
+			}
+			if s.Firmware == nil {
+				return "firmware versions were not read (a live sweep reads them)"
+			}
 		case "sm":
 			if s.SM == nil {
 				return "SMInfo was not read (a live sweep reads it)"

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 func init() {
@@ -22,8 +24,7 @@ func init() {
 // it: on NVIDIA switches it moves with the hardware stepping, on HCAs it
 // is often 0. A minority on another revision is worth knowing (a board
 // from another batch, a part replaced), not a fault by itself: info. The
-// firmware version proper is in the vendor-specific GeneralInfo MAD,
-// which ibdoctor does not read yet.
+// firmware version proper is firmware.mixed-version's.
 func (s *Snapshot) mixedRevision() []Finding {
 	type model struct {
 		vendor uint32
@@ -106,6 +107,152 @@ func (s *Snapshot) mixedRevision() []Finding {
 			Impact:   Impact{Summary: "nodes of one model that differ: look here first when only some of them misbehave"},
 			Action:   "Compare the firmware of these nodes with the others (flint -d <dev> query on hosts; the switch's 'show version'); bring them to the fabric's version in a maintenance window if they differ.",
 			Basis:    "topology",
+		})
+	}
+	return out
+}
+
+func init() {
+	register(Check{
+		ID:      "firmware.mixed-version",
+		Summary: "a minority of the nodes of one device model (vendor and device ID) run another firmware version (vendor GeneralInfo MAD)",
+		Needs:   []string{"firmware"},
+		run:     (*Snapshot).mixedVersion,
+	})
+}
+
+// FirmwareView is the firmware versions read with the vendor-specific
+// GeneralInfo MAD (class 0x0A), which only NVIDIA/Mellanox devices
+// answer. A node missing from Versions was not read: Unread says why
+// when it was asked (could not decide, never "no firmware"); nodes of
+// other vendors are not asked and only counted in NotAsked.
+type FirmwareView struct {
+	Versions map[*fabric.Node]fabric.Firmware
+	Unread   map[*fabric.Node]string
+	// NotAsked counts the nodes not sent the MAD: other vendors'
+	// devices and NVIDIA's SHARP aggregation nodes, which do not answer it.
+	NotAsked int
+}
+
+// FirmwareOf returns the version a GeneralInfo answer reports: the
+// extended 32-bit fields when set, else the 8-bit ones (old firmware).
+func FirmwareOf(g *mad.GeneralInfo) fabric.Firmware {
+	if g.ExtMajor != 0 || g.ExtMinor != 0 || g.ExtSubMinor != 0 {
+		return fabric.Firmware{Major: g.ExtMajor, Minor: g.ExtMinor, SubMinor: g.ExtSubMinor, PSID: g.PSID}
+	}
+	return fabric.Firmware{Major: uint32(g.Major), Minor: uint32(g.Minor), SubMinor: uint32(g.SubMinor), PSID: g.PSID}
+}
+
+// mixedVersion: nodes of one model (vendor, device ID, node type) should
+// run one firmware release. One left behind (or upgraded alone) is the
+// usual cause of "only these nodes misbehave": adaptive routing,
+// congestion control and link tuning are firmware features, and release
+// notes fix bugs on one version that the others still have. A warning
+// naming the minority when one version is a clear majority; an info
+// when the nodes are split with no majority (an upgrade half done).
+func (s *Snapshot) mixedVersion() []Finding {
+	type model struct {
+		vendor uint32
+		device uint16
+		typ    uint8
+	}
+	type version struct {
+		fw    fabric.Firmware
+		nodes []*fabric.Node
+	}
+	by := map[model]map[[3]uint32]*version{}
+	for n, fw := range s.Firmware.Versions {
+		m := model{n.VendorID, n.DeviceID, uint8(n.Type)}
+		if by[m] == nil {
+			by[m] = map[[3]uint32]*version{}
+		}
+		k := [3]uint32{fw.Major, fw.Minor, fw.SubMinor}
+		v := by[m][k]
+		if v == nil {
+			v = &version{fw: fw}
+			by[m][k] = v
+		}
+		v.nodes = append(v.nodes, n)
+	}
+	models := make([]model, 0, len(by))
+	for m, vs := range by {
+		if len(vs) > 1 {
+			models = append(models, m)
+		}
+	}
+	slices.SortFunc(models, func(a, b model) int {
+		return cmp.Or(cmp.Compare(a.vendor, b.vendor), cmp.Compare(a.device, b.device), cmp.Compare(a.typ, b.typ))
+	})
+	var out []Finding
+	for _, m := range models {
+		vs := make([]*version, 0, len(by[m]))
+		total := 0
+		for _, v := range by[m] {
+			slices.SortFunc(v.nodes, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+			vs = append(vs, v)
+			total += len(v.nodes)
+		}
+		// Most nodes first; on a tie the newer version is the reference.
+		slices.SortFunc(vs, func(a, b *version) int {
+			return cmp.Or(cmp.Compare(len(b.nodes), len(a.nodes)), b.fw.Compare(a.fw))
+		})
+		major := vs[0]
+		clear := 2*len(major.nodes) > total
+		var ents []Entity
+		var parts []string
+		minority := 0
+		for _, v := range vs[1:] {
+			minority += len(v.nodes)
+			var names []string
+			for i, n := range v.nodes {
+				if s.nodeInScope(n) {
+					ents = append(ents, s.nodeEntity(n, "node"))
+				}
+				if i < 5 {
+					names = append(names, s.nodeName(n))
+				}
+			}
+			more := ""
+			if len(v.nodes) > len(names) {
+				more = fmt.Sprintf(" and %d more", len(v.nodes)-len(names))
+			}
+			var notes []string
+			if v.fw.Compare(major.fw) > 0 {
+				notes = append(notes, "newer")
+			}
+			if v.fw.PSID != "" && v.fw.PSID != major.fw.PSID {
+				notes = append(notes, "PSID "+v.fw.PSID)
+			}
+			note := ""
+			if len(notes) > 0 {
+				note = " (" + strings.Join(notes, ", ") + ")"
+			}
+			parts = append(parts, fmt.Sprintf("%s%s: %s%s", v.fw, note, strings.Join(names, ", "), more))
+		}
+		if len(ents) == 0 {
+			continue
+		}
+		name := devices.Model(major.nodes[0])
+		ref := major.fw.String()
+		if major.fw.PSID != "" {
+			ref += " (PSID " + major.fw.PSID + ")"
+		}
+		sev, title := Warning, fmt.Sprintf("%d of %d %s nodes run another firmware version than the other %d (%s)", minority, total, name, len(major.nodes), major.fw)
+		if !clear {
+			sev, title = Info, fmt.Sprintf("the %d %s nodes are split between %d firmware versions, none a clear majority (most: %d on %s)", total, name, len(vs), len(major.nodes), major.fw)
+		}
+		out = append(out, Finding{
+			Check:    "firmware.mixed-version",
+			Severity: sev,
+			Title:    title,
+			Entities: ents,
+			Evidence: []Evidence{
+				{Name: "majority", Value: float64(len(major.nodes)), Text: fmt.Sprintf("%d nodes on %s", len(major.nodes), ref)},
+				{Name: "others", Value: float64(minority), Text: strings.Join(parts, "; ")},
+			},
+			Impact: Impact{Summary: "nodes of one model on different firmware behave differently (adaptive routing, congestion control, link tuning, fixed bugs): look here first when only some of them misbehave"},
+			Action: "Query these nodes' firmware (on a host: flint -d <device> q, or mlxfwmanager --query; on a managed switch: show version; on an unmanaged switch: flint -d lid-<LID> q) and bring them to the fabric's release with mlxfwmanager (mlxfwmanager -u, or -d lid-<LID> for a switch in band) in a maintenance window; a node that runs a newer release alone was upgraded on purpose or by a replacement part: decide which release the fabric should run.",
+			Basis:  "firmware",
 		})
 	}
 	return out

@@ -42,6 +42,12 @@ type Snapshot struct {
 	// Partitions holds the P_Key tables read with SMPs. Optional: nil
 	// when they were not read (a saved fabric carries none).
 	Partitions *PartitionView
+	// Firmware holds the firmware versions read with the vendor
+	// GeneralInfo MAD. Optional: nil when they were not read;
+	// FirmwareNotRead then says why (a saved fabric file carries none,
+	// ibsim implements no vendor class).
+	Firmware        *FirmwareView
+	FirmwareNotRead string
 	// HCAs is the census of the whole fabric's host adapters when Fabric
 	// is only a part of it (a gate's): topology.missing-hca compares a
 	// host with its peers. Nil: taken from Fabric; empty: the whole

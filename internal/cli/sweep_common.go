@@ -272,7 +272,7 @@ func (a *app) listStderr(title string, lines []string) {
 
 // runSweep opens the source and sweeps it with a progress line on stderr.
 func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep, *session, error) {
-	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: o.Counters}, interval: o.Interval})
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: o.Counters, Vendor: true}, interval: o.Interval})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/firmread"
 	"github.com/ibdoctor/ibdoctor/internal/pkeyread"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/route"
@@ -35,6 +36,10 @@ type Options struct {
 	// Counter sweep tuning: SL and P_Key index for PerfMgt MADs.
 	SL        uint8
 	PKeyIndex uint16
+	// NoFirmware, when not empty, says why the fabric has no firmware
+	// versions to read (a saved file that carries none, ibsim): the
+	// GeneralInfo stage is left out and the check says why.
+	NoFirmware string
 	// Stage, if set, is told when a stage starts ("discovery", ...).
 	Stage func(name string)
 	// Sleep waits out the interval (tests pass a fake clock's).
@@ -50,6 +55,10 @@ type Sweep struct {
 	// Partitions holds the P_Key tables of the host ports and enforcing
 	// switch ports; nil when not read.
 	Partitions *checks.PartitionView
+	// Firmware holds the GeneralInfo firmware versions; nil when not
+	// read, and FirmwareNotRead then says why.
+	Firmware        *checks.FirmwareView
+	FirmwareNotRead string
 	// RoutesComputed is set by the caller when the fabric swept is a
 	// simulator whose tables ibdoctor computed (a topology file without
 	// them): see checks.Snapshot.RoutesComputed.
@@ -115,6 +124,14 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 	s.Partitions = pkeyread.Read(ctx, e, f, pkeyread.Ports(f, nil), e.Local().PortNum, false)
 	done()
 	s.NotePartitionsUnread()
+	if why := cmp.Or(o.NoFirmware, e.Local().NoVendorMADs); why != "" {
+		s.FirmwareNotRead = why
+	} else {
+		done = stage("firmware")
+		s.Firmware = firmread.Read(ctx, e, f)
+		done()
+		s.noteFirmwareUnread()
+	}
 	if o.Routes {
 		done := stage("routes")
 		if err := route.ReadLFTs(ctx, e, f, route.ReadOptions{}); err != nil {
@@ -199,6 +216,8 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 		snap.Loads = s.Loads
 	}
 	snap.SM = s.SM
+	snap.Firmware = s.Firmware
+	snap.FirmwareNotRead = s.FirmwareNotRead
 	snap.Partitions = s.Partitions
 	snap.RoutesComputed = s.RoutesComputed
 	snap.CountersNotRead = s.CountersNotRead
@@ -345,5 +364,24 @@ func (s *Sweep) NotePartitionsUnread() {
 			what = fabric.WhatNoLID // folded under sm.no-master (foldNoLID)
 		}
 		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: smWhere(p), Reason: s.Partitions.Unread[p]})
+	}
+}
+
+// noteFirmwareUnread lists the nodes asked for GeneralInfo that did not
+// answer as unreached: their firmware is unknown, and the sweep is
+// incomplete. One without a LID is folded under sm.no-master.
+func (s *Sweep) noteFirmwareUnread() {
+	nodes := make([]*fabric.Node, 0, len(s.Firmware.Unread))
+	for n := range s.Firmware.Unread {
+		nodes = append(nodes, n)
+	}
+	slices.SortFunc(nodes, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+	for _, n := range nodes {
+		s.Complete = false
+		what := "GeneralInfo"
+		if s.Firmware.Unread[n] == firmread.NoLID {
+			what = fabric.WhatNoLID
+		}
+		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: s.Firmware.Unread[n]})
 	}
 }

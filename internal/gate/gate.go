@@ -23,6 +23,11 @@ import (
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
+// NoFirmware is why a gate judges no firmware versions: GeneralInfo is
+// one MAD per node of the whole fabric (the majority a node is compared
+// with), more than a job's start should wait for; 'ibdoctor check' reads them.
+const NoFirmware = "a gate does not read firmware versions (one MAD per node of the whole fabric); 'ibdoctor check' does"
+
 // Options describe one gate.
 type Options struct {
 	// Hosts are the job's host names (expanded from a hostlist).
@@ -264,6 +269,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	sw.Partitions = pkeyread.Read(ctx, e, f, pkeyread.Ports(f, inScope), e.Local().PortNum, o.ByLID)
 	sw.Timings["partitions"] = time.Since(t)
 	sw.NotePartitionsUnread()
+	sw.FirmwareNotRead = NoFirmware
 	if o.Counters {
 		t := time.Now()
 		// A port whose PortInfo did not answer does not answer PerfMgt

@@ -63,7 +63,9 @@ func liveHeap() uint64 {
 // simulator, which shares the process: sim-heap-MB is what the simulator
 // holds before the sweep, live-MB what is reachable once the report is
 // built (the simulator included), peak-heap-MB the highest heap seen
-// during the run (garbage included), and ibdoctor-peak-MB that peak less
+// during the run (garbage included), ibdoctor-peak-MB that peak less
+// the simulator's share, and sweep-peak-MB / checks-peak-MB the peaks of
+// the sweep (discovery to counters) and of the checks and report, less
 // the simulator's share. IBDOCTOR_HEAPPROFILE=DIR writes DIR/sweep.pprof
 // (after the sweep) and DIR/checks.pprof (report built) for
 // `go tool pprof -sample_index=inuse_space`.
@@ -93,7 +95,7 @@ func BenchmarkCheckFatTree8k(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	var peak, live uint64
+	var peak, sweepPeak, checksPeak, live uint64
 	var findings int
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -101,7 +103,7 @@ func BenchmarkCheckFatTree8k(b *testing.B) {
 		b.StopTimer()
 		runtime.GC()
 		b.StartTimer()
-		stop := peakHeap()
+		stop, stopSweep := peakHeap(), peakHeap()
 		c, err := s.Attach("", 0)
 		if err != nil {
 			b.Fatal(err)
@@ -111,15 +113,18 @@ func BenchmarkCheckFatTree8k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		sweepPeak = max(sweepPeak, stopSweep())
 		if !sw.Complete {
 			b.Fatalf("sweep incomplete: %v", sw.Unreached[:min(3, len(sw.Unreached))])
 		}
+		stopChecks := peakHeap()
 		writeProfile("sweep.pprof")
 		res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
 		if err != nil {
 			b.Fatal(err)
 		}
 		doc := sw.Document("check", "sim:FatTree8k", res, checks.Error)
+		checksPeak = max(checksPeak, stopChecks())
 		peak = max(peak, stop())
 		b.StopTimer()
 		writeProfile("checks.pprof")
@@ -134,5 +139,7 @@ func BenchmarkCheckFatTree8k(b *testing.B) {
 	b.ReportMetric(float64(live)/(1<<20), "live-MB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peak-min(peak, simHeap))/(1<<20), "ibdoctor-peak-MB")
+	b.ReportMetric(float64(sweepPeak-min(sweepPeak, simHeap))/(1<<20), "sweep-peak-MB")
+	b.ReportMetric(float64(checksPeak-min(checksPeak, simHeap))/(1<<20), "checks-peak-MB")
 	b.ReportMetric(float64(findings), "findings")
 }

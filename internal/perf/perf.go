@@ -586,15 +586,19 @@ type portRead struct {
 
 // portsJob reads every port of t. When PortCounters is needed whatever
 // PortCountersExtended answers, both go at once; when it is needed only
-// if the extended read fails, it follows that failure.
+// if the extended read fails, it follows that failure. A port's MADs are
+// made when the job comes to it.
 func (sp *sampler) portsJob(t *target) *job {
 	o := sp.o
 	sup := t.caps.Extended()
 	wantExt := !o.NoExtended && sup.Any() && (!o.ErrorsOnly || sup.Errors)
 	basicAlways := !wantExt || !sup.Errors || (!sup.Data && !o.ErrorsOnly)
 	a := sp.addr(t.lid)
-	j := &job{}
-	for _, p := range t.ports {
+	j := &job{left: len(t.ports)}
+	i := 0
+	j.gen = func() {
+		p := t.ports[i]
+		i++
 		pr := &portRead{t: t, p: p}
 		if wantExt {
 			x := &mad.PortCountersExtended{PortSelect: p.Num}

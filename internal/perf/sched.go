@@ -38,6 +38,12 @@ type job struct {
 	head   int // ops[head] is the next to send
 	active int // ops in flight
 	queued bool
+	// left, when above zero, is how many more times gen adds ops (a
+	// port's) once ops are all sent: a sweep's ops, their closures and
+	// the attributes they fill are made as they go out, not for every
+	// port of the fabric before the first is sent.
+	left int
+	gen  func()
 }
 
 // pushFront makes o the next op of j (a follow-up of one just completed).
@@ -50,7 +56,24 @@ func (j *job) pushFront(o *op) {
 	j.ops = append([]*op{o}, j.ops...)
 }
 
-func (j *job) finished() bool { return j.head == len(j.ops) && j.active == 0 }
+func (j *job) finished() bool { return !j.more() && j.active == 0 }
+
+// more reports whether j has ops to send, made or still to make.
+func (j *job) more() bool { return j.head < len(j.ops) || j.left > 0 }
+
+// next returns the next op to send, making it if it is still to make.
+func (j *job) next() *op {
+	if j.head == len(j.ops) {
+		clear(j.ops)
+		j.ops, j.head = j.ops[:0], 0
+		j.left--
+		j.gen()
+	}
+	o := j.ops[j.head]
+	j.ops[j.head] = nil
+	j.head++
+	return o
+}
 
 // op is one MAD.
 type op struct {
@@ -121,7 +144,7 @@ func (s *sched) set(addr transport.Addr, a mad.Attribute) func(func(error)) {
 
 // addLocked queues job j.
 func (s *sched) addLocked(j *job) {
-	if len(j.ops) == 0 {
+	if !j.more() {
 		return
 	}
 	s.busy++
@@ -156,11 +179,9 @@ func (s *sched) pump() {
 		ended := s.ctx.Err() != nil
 		for s.inFlight < s.window && s.queue.Len() > 0 {
 			j := s.queue.Peek()
-			o := j.ops[j.head]
-			j.ops[j.head] = nil
-			j.head++
+			o := j.next()
 			if ended && o.fresh() {
-				if j.head == len(j.ops) {
+				if !j.more() {
 					s.queue.Pop()
 					j.queued = false
 					if j.active == 0 {
@@ -177,7 +198,7 @@ func (s *sched) pump() {
 			}
 			j.active++
 			s.inFlight++
-			if j.head == len(j.ops) || j.active >= s.per {
+			if !j.more() || j.active >= s.per {
 				s.queue.Pop()
 				j.queued = false
 			}
@@ -194,7 +215,7 @@ func (s *sched) completed(o *op, err error) {
 	s.inFlight--
 	j.active--
 	o.done(err)
-	if j.head < len(j.ops) && !j.queued {
+	if j.more() && !j.queued {
 		j.queued = true
 		s.queue.Push(j)
 	}

@@ -29,34 +29,11 @@ var ErrInvalidRoute = errors.New("sim: invalid directed route")
 func (s *Sim) Attach(nodeRef string, portNum uint8) (transport.Conn, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	ni := int32(-1)
-	if nodeRef == "" && s.initiator >= 0 && s.nodes[s.initiator].hasActivePort() {
-		// Where the file was written from: the fabric as seen from there.
-		ni = s.initiator
-	} else if nodeRef == "" {
-		// An Active port first; else one whose link is up but in Init
-		// (no SM has swept: directed-route SMPs still work from it).
-		for _, ok := range []func(*port) bool{(*port).active, (*port).linkUp} {
-			for i := range s.nodes {
-				if s.nodes[i].typ == mad.NodeSwitch {
-					continue
-				}
-				for pi := 1; pi < len(s.nodes[i].ports); pi++ {
-					if ok(&s.nodes[i].ports[pi]) {
-						ni = int32(i)
-						break
-					}
-				}
-				if ni >= 0 {
-					break
-				}
-			}
-			if ni >= 0 {
-				break
-			}
-		}
-		if ni < 0 {
-			return nil, fmt.Errorf("sim: no CA has a port whose link is up to attach to; name a node")
+	var ni int32
+	if nodeRef == "" {
+		var err error
+		if ni, err = s.defaultAttachLocked(); err != nil {
+			return nil, err
 		}
 	} else {
 		var err error
@@ -65,6 +42,61 @@ func (s *Sim) Attach(nodeRef string, portNum uint8) (transport.Conn, error) {
 		}
 	}
 	return s.attach(ni, portNum)
+}
+
+// defaultAttachLocked is where Attach("", ...) attaches: the file's
+// initiator when it is a CA with an Active port, else the first CA with an
+// Active port, else one whose link is up but in Init (no SM has swept:
+// directed-route SMPs still work from it). s.mu is held.
+func (s *Sim) defaultAttachLocked() (int32, error) {
+	if s.initiator >= 0 && s.nodes[s.initiator].hasActivePort() {
+		return s.initiator, nil
+	}
+	for _, ok := range []func(*port) bool{(*port).active, (*port).linkUp} {
+		for i := range s.nodes {
+			if s.nodes[i].typ == mad.NodeSwitch {
+				continue
+			}
+			for pi := 1; pi < len(s.nodes[i].ports); pi++ {
+				if ok(&s.nodes[i].ports[pi]) {
+					return int32(i), nil
+				}
+			}
+		}
+	}
+	return -1, fmt.Errorf("sim: no CA has a port whose link is up to attach to; name a node")
+}
+
+// unconnected lists the descriptions of the nodes no cable path joins to
+// where Attach("", ...) attaches: a sweep from there cannot reach them.
+// Nil when there is nowhere to attach.
+func (s *Sim) unconnected() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	start, err := s.defaultAttachLocked()
+	if err != nil {
+		return nil
+	}
+	seen := make([]bool, len(s.nodes))
+	seen[start] = true
+	queue := []int32{start}
+	for len(queue) > 0 {
+		n := &s.nodes[queue[0]]
+		queue = queue[1:]
+		for pi := range n.ports {
+			if r := n.ports[pi].remote; n.ports[pi].linkUp() && !seen[r] {
+				seen[r] = true
+				queue = append(queue, r)
+			}
+		}
+	}
+	var out []string
+	for i := range s.nodes {
+		if !seen[i] {
+			out = append(out, strings.TrimSpace(s.nodes[i].desc))
+		}
+	}
+	return out
 }
 
 // AttachGUID is Attach by node GUID.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/fixtures"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -133,10 +134,47 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 		}
 	}
 	s, err := New(f, opts)
-	if err == nil && f.Firmware == nil {
+	if err != nil {
+		return s, info, err
+	}
+	if f.Firmware == nil {
 		s.noFirmware = fmt.Sprintf("%s (%s) carries no firmware versions", filepath.Base(path), info.Format)
 	}
-	return s, info, err
+	// A dump holds what its tool reached, all of it connected; a file
+	// whose nodes are not (several subnets, an edited fixture) loses the
+	// others from every sweep, which would otherwise say it reached
+	// everything.
+	if off := s.unconnected(); len(off) > 0 {
+		info.Notes = append(info.Notes, fmt.Sprintf("%d of the file's %d nodes are not connected to where the sweep starts (%s), so no command sees them: %s; give each subnet as its own file",
+			len(off), len(f.Nodes), s.attachName(), quoteSome(off, 3)))
+	}
+	return s, info, nil
+}
+
+// attachName describes where Attach("", ...) attaches.
+func (s *Sim) attachName() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ni, err := s.defaultAttachLocked()
+	if err != nil {
+		return "nowhere"
+	}
+	return strings.TrimSpace(s.nodes[ni].desc)
+}
+
+// quoteSome quotes the first n of names and counts the rest.
+func quoteSome(names []string, n int) string {
+	var b strings.Builder
+	for i, x := range names[:min(n, len(names))] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", x)
+	}
+	if len(names) > n {
+		fmt.Fprintf(&b, " and %d more", len(names)-n)
+	}
+	return b.String()
 }
 
 // LoadFile is Load without a context or the FileInfo.

@@ -226,3 +226,36 @@ func TestLoadIBDiagnetDirFDBs(t *testing.T) {
 		t.Errorf("LID 3 UNREACHABLE in the file, table says port %d", sw.Switch.LFT[3])
 	}
 }
+
+// TestLoadSaysWhatTheSweepCannotReach: treydock's -p fixture holds 8
+// nodes in 4 unconnected parts (two spines without a link, a spine with
+// an Aggregation Node, a leaf with a host and the other AN). A sweep
+// attached to the first host reaches 3 of them, and check said "Reached:
+// everything", "healthy" with nothing telling the other 5 were in the
+// file. A note says so; a connected dump has none.
+func TestLoadSaysWhatTheSweepCannotReach(t *testing.T) {
+	_, info, err := Load(context.Background(), corpusFile(t, "treydock-hdr.ibnetdiscover-p"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note string
+	for _, n := range info.Notes {
+		if strings.Contains(n, "not connected") {
+			note = n
+		}
+	}
+	if !strings.Contains(note, "5 of the file's 8 nodes") || !strings.Contains(note, "5FB0406-spine-IB01") {
+		t.Errorf("notes %q: want one saying 5 of the 8 nodes are not connected to where the sweep starts, naming one", info.Notes)
+	}
+	for _, name := range []string{"dgx-ndr-2025.ibnetdiscover", "qnib-netlist.clos5", "plafrim2-is5030.ibnetdiscover-p"} {
+		_, info, err := Load(context.Background(), corpusFile(t, name), "", Options{Clock: NewManualClock(t0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range info.Notes {
+			if strings.Contains(n, "not connected") {
+				t.Errorf("%s: %s", name, n)
+			}
+		}
+	}
+}

@@ -201,7 +201,11 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 	case FormatNetDump:
 		return nil, info, fmt.Errorf("%s: this is ibdiagnet's ibdiagnet2.net_dump (each switch's port table with FEC modes and neighbours), which names the far end's port by label, not number, so it is not read as a topology: give ibdiagnet2.lst, ibdiagnet2.ibnetdiscover or ibdiagnet2.db_csv from the same ibdiagnet directory", name)
 	case FormatLFTs, FormatOpenSMLFTs:
-		return nil, info, fmt.Errorf("%s: this is a forwarding-table dump (%s), which has no topology: give it with --lfts %s beside --sim=TOPOLOGY", name, format, name)
+		what := "dump_fts or ibroute output"
+		if format == FormatOpenSMLFTs {
+			what = "OpenSM's LFT dump"
+		}
+		return nil, info, fmt.Errorf("%s: this is a forwarding-table dump (%s), with no topology: give it with --lfts %s beside --sim=TOPOLOGY (an ibnetdiscover, ibdiagnet or ibdoctor JSON file of the same fabric)", name, what, name)
 	default:
 		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give %s", name, format, TopologyFormats)
 	}

@@ -157,6 +157,11 @@ func TestReadFileForwardingTablesRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "forwarding-table dump") || !strings.Contains(err.Error(), "--lfts") {
 		t.Errorf("ibroute output: %v", err)
 	}
+	// It said "a forwarding-table dump (forwarding tables
+	// (dump_fts/ibroute))": what the file is, once, and what to give.
+	if err != nil && (strings.Count(err.Error(), "forwarding") != 1 || !strings.Contains(err.Error(), "ibroute output") || !strings.Contains(err.Error(), "--sim=TOPOLOGY")) {
+		t.Errorf("ibroute output: %v", err)
+	}
 }
 
 // defaultFormatCorpus are the dumps in ibnetdiscover's default format.

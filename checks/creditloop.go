@@ -13,7 +13,7 @@ import (
 func init() {
 	register(Check{
 		ID:      "routing.credit-loop",
-		Summary: "the unicast routes make a cycle in the channel dependency graph (on VL0): a deadlock risk under load",
+		Summary: "the unicast routes make a cycle in the channel dependency graph (confirmed by the SL2VL tables, or on VL0 when they were not read): a deadlock risk under load",
 		Needs:   []string{"lfts", "routes-read"},
 		run:     (*Snapshot).creditLoops,
 	})
@@ -27,10 +27,11 @@ func init() {
 // be on a cycle: a host's receive buffer is always drained, and a host
 // only starts routes.
 //
-// Every flow is taken to be on VL0: SL2VL tables and the SL the SA hands
-// each path are not read. OpenSM's default (no QoS, min-hop, up/down,
-// fat-tree) puts all data on SL0/VL0; engines that break cycles with VLs
-// (DFSSSP, LASH, Torus-2QoS) are what this check then wrongly flags.
+// The graph is built on VL0. The SL2VL tables of the ports on a cycle,
+// when a sweep read them, then confirm it (one VL per channel) or leave
+// it undecided (SLs spread over VLs: the SL the SA hands each path, not
+// read, decides whether a VL-aware engine such as DFSSSP or LASH broke
+// it).
 type chanGraph struct {
 	sw     []*fabric.Node // switches, by index
 	base   []int32        // first channel id of switch i (its port 0)
@@ -276,9 +277,93 @@ func (g *chanGraph) port(c int32) *fabric.Port {
 	return g.sw[i].Ports[c-g.base[i]]
 }
 
+// CreditCycles is what the dependency graph of a fabric's routes holds
+// before any SL2VL is read: the strongly connected sets of channels
+// (at most the first ten are named) and a shortest cycle of each. A
+// sweep finds them once, reads the SLtoVLMappingTables of their ports
+// (SL2VLPairs), and hands them to the check in the Snapshot.
+type CreditCycles struct {
+	f      *fabric.Fabric
+	g      *chanGraph
+	comps  [][]int32
+	cycles [][]int32 // cycles[k]: a shortest cycle of comps[k], k < 10
+}
+
+// maxNamedCycles bounds the cycles named (and their SL2VL read): the
+// first ten name enough; the count says the rest.
+const maxNamedCycles = 10
+
+// FindCreditCycles builds the channel dependency graph of f's unicast
+// routes and finds its cycles.
+func FindCreditCycles(f *fabric.Fabric) *CreditCycles {
+	g := buildChanGraph(f)
+	cc := &CreditCycles{f: f, g: g, comps: g.cycles()}
+	for k, comp := range cc.comps {
+		if k == maxNamedCycles {
+			break
+		}
+		cc.cycles = append(cc.cycles, g.oneCycle(comp))
+	}
+	return cc
+}
+
+// SL2VLPair is one SLtoVLMappingTable of a switch: packets that come in
+// by port In and leave by port Out.
+type SL2VLPair struct {
+	Switch  *fabric.Node
+	In, Out uint8
+}
+
+// SL2VLView is the SLtoVLMappingTables read for the credit-loop check:
+// those of the port pairs of each cycle it names. A pair is in Tables
+// when read, in Unread with the reason when not.
+type SL2VLView struct {
+	Tables map[SL2VLPair]mad.SLtoVLTable
+	Unread map[SL2VLPair]string
+}
+
+// SL2VLPairs returns the tables that decide which VLs the packets on
+// the named cycles' channels use, each once. The VL a packet takes on a
+// channel is chosen by the switch it leaves, from its SL and the port
+// it came in by; a packet may join the cycle from any port of that
+// switch (on a ring routed min-hop, from the host port: two-hop routes
+// make every dependency), so every port with a link up is an In, the
+// channel's port the Out.
+func (cc *CreditCycles) SL2VLPairs() []SL2VLPair {
+	var out []SL2VLPair
+	seen := map[SL2VLPair]bool{}
+	for _, cyc := range cc.cycles {
+		for _, c := range cyc {
+			for _, pr := range cc.g.channelPairs(c) {
+				if !seen[pr] {
+					seen[pr] = true
+					out = append(out, pr)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// channelPairs lists the SL2VL tables that map packets onto channel c.
+func (g *chanGraph) channelPairs(c int32) []SL2VLPair {
+	p := g.port(c)
+	var out []SL2VLPair
+	for _, in := range p.Node.Ports {
+		if in == nil || in.Num == 0 || in == p || in.Remote == nil || !linkUp(in) {
+			continue
+		}
+		out = append(out, SL2VLPair{Switch: p.Node, In: in.Num, Out: p.Num})
+	}
+	return out
+}
+
 func (s *Snapshot) creditLoops() []Finding {
-	g := buildChanGraph(s.Fabric)
-	comps := g.cycles()
+	cc := s.CreditCycles
+	if cc == nil || cc.f != s.Fabric {
+		cc = FindCreditCycles(s.Fabric)
+	}
+	g, comps := cc.g, cc.comps
 	if len(comps) == 0 {
 		return nil
 	}
@@ -288,10 +373,10 @@ func (s *Snapshot) creditLoops() []Finding {
 		totalChans += len(c)
 	}
 	for k, comp := range comps {
-		if k == 10 {
-			break // the first ten cycles name enough; the count says the rest
+		if k == len(cc.cycles) {
+			break
 		}
-		cyc := g.oneCycle(comp)
+		cyc := cc.cycles[k]
 		var hops []string
 		var ents []Entity
 		switches := map[*fabric.Node]bool{}
@@ -306,25 +391,143 @@ func (s *Snapshot) creditLoops() []Finding {
 			switches[p.Node] = true
 		}
 		hops = append(hops, hops[0])
+		vl := s.cycleSL2VL(cyc, g)
 		ev := []Evidence{
 			{Name: "cycle", Value: float64(len(cyc)), Unit: "channels",
 				Text: fmt.Sprintf("dependency cycle over %d switches: %s (each arrow: a packet holding the first port's buffer waits for the next)", len(switches), strings.Join(hops, " -> "))},
 			{Name: "channels in cycles", Value: float64(len(comp)), Unit: "channels",
 				Text: fmt.Sprintf("%d inter-switch channels in this strongly connected set; %d in %d such sets fabric-wide", len(comp), totalChans, len(comps))},
-			cycleVLs(cyc, g),
+			vl.ev,
 		}
-		out = append(out, Finding{
+		if vl.verdict == sl2vlNotRead {
+			ev = append(ev, cycleVLs(cyc, g))
+		}
+		path := strings.Join(hops[:min(4, len(hops)-1)], " -> ") + ellipsis(len(hops)-1 > 4)
+		f := Finding{
 			Check:    "routing.credit-loop",
 			Severity: Critical,
-			Title:    fmt.Sprintf("Credit loop (deadlock risk): the routes make a dependency cycle through %d switches, %s", len(switches), strings.Join(hops[:min(4, len(hops)-1)], " -> ")+ellipsis(len(hops)-1 > 4)),
+			Title:    fmt.Sprintf("Credit loop (deadlock risk): the routes make a dependency cycle through %d switches, %s", len(switches), path),
 			Entities: ents,
 			Evidence: ev,
 			Impact:   Impact{PathShare: share, Score: max(0.5, share), Summary: "under load the buffers on the cycle can fill and wait on each other for ever: traffic through them stops until links are reset (a fabric-wide hang of the jobs crossing it)"},
-			Action:   "Route with a deadlock-free engine for this topology: up/down (opensm -R updn, with the root switches given in root_guid_file) or ftree on fat trees, DFSSSP/LASH (which separate paths onto VLs) on rings, tori and dragonflies. If such an engine already runs, check that its SL2VL tables and QoS are applied (the cycle is judged on VL0). Then re-run 'ibdoctor check'.",
+			Action:   "Route with a deadlock-free engine for this topology: up/down (opensm -R updn, with the root switches given in root_guid_file) or ftree on fat trees, DFSSSP/LASH (which separate paths onto VLs, with QoS on so OpenSM programs the SL2VL tables) on rings, tori and dragonflies. Then re-run 'ibdoctor check'.",
 			Basis:    "routes",
-		})
+		}
+		if vl.verdict == sl2vlSpread {
+			f.Severity = Warning
+			f.Title = fmt.Sprintf("Credit loop undecided (SLs spread over VLs): the routes make a dependency cycle through %d switches, %s", len(switches), path)
+			f.Impact.Score /= 2
+			f.Impact.Summary = "if the paths crossing the cycle share a VL, under load its buffers can fill and wait on each other for ever (a hang of the jobs crossing it); a VL-aware engine puts them on different VLs, which the tables alone cannot show"
+			f.Action = "Check which SLs the SM gives the paths crossing this cycle ('saquery -p' PathRecord SL, or ibdiagnet -r, which checks credit loops per VL from the SM's path SLs): a VL-aware engine (DFSSSP, LASH) breaks the cycle when the paths that close it are on SLs mapped to different VLs. If every path gets SL0 (QoS off, min-hop), it is a credit loop: route with up/down or ftree, or DFSSSP/LASH with QoS on. Then re-run 'ibdoctor check'."
+		}
+		out = append(out, f)
 	}
 	return out
+}
+
+type sl2vlVerdict int
+
+const (
+	sl2vlNotRead sl2vlVerdict = iota // not read (or not all): judged on VL0
+	sl2vlOneVL                       // every SL on one VL per channel: confirmed
+	sl2vlSpread                      // SLs on several VLs: undecided
+)
+
+type cycleVL struct {
+	verdict sl2vlVerdict
+	ev      Evidence
+}
+
+// cycleSL2VL judges the cycle from the SL2VL tables read for it. When
+// every SL maps to one VL on each channel (whatever port the packet came
+// in by), every packet on a channel is on that channel's VL, so the
+// cycle is a cycle on those VLs too: confirmed. When some channel
+// spreads the SLs over several VLs, whether the cycle closes depends on
+// the SL of each path, which the SA assigns and the sweep does not read.
+// Tables not read (a saved file, an unanswered MAD): judged on VL0, as
+// before any were read.
+func (s *Snapshot) cycleSL2VL(cyc []int32, g *chanGraph) cycleVL {
+	v := s.SL2VL
+	if v == nil {
+		return cycleVL{sl2vlNotRead, Evidence{Name: "SL2VL", Text: "SL2VL not read (a saved fabric, or no live sweep of the tables): every flow taken to be on VL0"}}
+	}
+	pairs, unread, why := 0, 0, ""
+	var all uint16 // every data VL seen on the cycle
+	spread, dropped := []string{}, []string{}
+	for _, c := range cyc {
+		var set uint16
+		for _, pr := range g.channelPairs(c) {
+			pairs++
+			t, ok := v.Tables[pr]
+			if !ok {
+				unread++
+				if why == "" {
+					why = fmt.Sprintf("%s in %d out %d: %s", s.nodeName(pr.Switch), pr.In, pr.Out, cmpOr(v.Unread[pr], "not read"))
+				}
+				continue
+			}
+			set |= t.VLs()
+		}
+		// An SL mapped to a VL the port does not run is dropped there
+		// (ibsim maps SL8-14 to VL8-14 on ports running VL0-7).
+		p := g.port(c)
+		if n := operVLCount(p.OperVLs); n > 0 {
+			set &= 1<<n - 1
+		}
+		all |= set
+		switch {
+		case bits.OnesCount16(set) > 1:
+			spread = append(spread, s.entityOf(p, "").String())
+		case set == 0 && unread == 0:
+			dropped = append(dropped, s.entityOf(p, "").String())
+		}
+	}
+	if unread > 0 {
+		return cycleVL{sl2vlNotRead, Evidence{Name: "SL2VL", Value: float64(unread), Unit: "tables",
+			Text: fmt.Sprintf("SL2VL not read for %d of the cycle's %d port pairs (%s): every flow taken to be on VL0", unread, pairs, why)}}
+	}
+	if len(spread) > 0 || len(dropped) > 0 {
+		lo, hi := bits.TrailingZeros16(all), 15-bits.LeadingZeros16(all)
+		text := fmt.Sprintf("SLs spread over VLs %d..%d on this cycle (a VL-aware engine such as DFSSSP/LASH); per-path SLs not read, so the cycle may be broken by VLs (SL2VL read on its %d port pairs; several VLs leaving %s)", lo, hi, pairs, strings.Join(spread, ", "))
+		if len(spread) == 0 {
+			text = fmt.Sprintf("SL2VL maps every SL to VL15 (dropped) leaving %s: no data crosses there, so the cycle cannot fill; per-path SLs not read (SL2VL read on its %d port pairs)", strings.Join(dropped, ", "), pairs)
+		}
+		return cycleVL{sl2vlSpread, Evidence{Name: "SL2VL", Value: float64(bits.OnesCount16(all)), Unit: "VLs", Text: text}}
+	}
+	text := fmt.Sprintf("SL2VL read on the cycle's %d port pairs and trivial: every SL maps to VL%d, so every path crossing the cycle shares its buffers", pairs, bits.TrailingZeros16(all))
+	if bits.OnesCount16(all) > 1 {
+		text = fmt.Sprintf("SL2VL read on the cycle's %d port pairs: every SL maps to one VL on each channel (VLs %s), so every path crossing a channel shares its buffers and the cycle holds on those VLs", pairs, vlList(all))
+	}
+	return cycleVL{sl2vlOneVL, Evidence{Name: "SL2VL", Value: float64(bits.OnesCount16(all)), Unit: "VLs", Text: text}}
+}
+
+// operVLCount is how many data VLs PortInfo OperationalVLs code v runs
+// (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14); 0 when unknown.
+func operVLCount(v uint8) int {
+	switch v {
+	case 1, 2, 3, 4:
+		return 1 << (v - 1)
+	case 5:
+		return 15
+	}
+	return 0
+}
+
+func vlList(set uint16) string {
+	var out []string
+	for vl := 0; vl < 16; vl++ {
+		if set&(1<<vl) != 0 {
+			out = append(out, fmt.Sprint(vl))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func ellipsis(more bool) string {

@@ -48,6 +48,14 @@ type Snapshot struct {
 	// ibsim implements no vendor class).
 	Firmware        *FirmwareView
 	FirmwareNotRead string
+	// SL2VL holds the SLtoVLMappingTables read for the port pairs of the
+	// credit-loop candidates (CreditCycles.SL2VLPairs). Optional: nil
+	// when not read; routing.credit-loop then judges on VL0.
+	SL2VL *SL2VLView
+	// CreditCycles, when set, are the dependency cycles the sweep found
+	// (FindCreditCycles over Fabric) to read SL2VL for; nil: the check
+	// finds them.
+	CreditCycles *CreditCycles
 	// HCAs is the census of the whole fabric's host adapters when Fabric
 	// is only a part of it (a gate's): topology.missing-hca compares a
 	// host with its peers. Nil: taken from Fabric; empty: the whole

@@ -20,6 +20,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/pkeyread"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/sl2vlread"
 	"github.com/ibdoctor/ibdoctor/internal/smread"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -59,6 +60,11 @@ type Sweep struct {
 	// read, and FirmwareNotRead then says why.
 	Firmware        *checks.FirmwareView
 	FirmwareNotRead string
+	// CreditCycles are the dependency cycles of the routes read, and
+	// SL2VL the SLtoVLMappingTables of their port pairs (nil when no
+	// cycle, or no routes, was read).
+	CreditCycles *checks.CreditCycles
+	SL2VL        *checks.SL2VLView
 	// RoutesComputed is set by the caller when the fabric swept is a
 	// simulator whose tables ibdoctor computed (a topology file without
 	// them): see checks.Snapshot.RoutesComputed.
@@ -142,6 +148,17 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 			s.Loads = NewLoads(f)
 		}
 		done()
+		if hasLFT(f) {
+			// Only the port pairs of a cycle's channels are read: a
+			// fabric whose routes make none costs no MAD here.
+			s.CreditCycles = checks.FindCreditCycles(f)
+			if pairs := s.CreditCycles.SL2VLPairs(); len(pairs) > 0 {
+				done := stage("sl2vl")
+				s.SL2VL = sl2vlread.Read(ctx, e, pairs)
+				done()
+				s.noteSL2VLUnread(pairs)
+			}
+		}
 	}
 	if o.Counters {
 		done := stage("counters")
@@ -219,6 +236,8 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.Firmware = s.Firmware
 	snap.FirmwareNotRead = s.FirmwareNotRead
 	snap.Partitions = s.Partitions
+	snap.SL2VL = s.SL2VL
+	snap.CreditCycles = s.CreditCycles
 	snap.RoutesComputed = s.RoutesComputed
 	snap.CountersNotRead = s.CountersNotRead
 	snap.CountersBasis = s.CountersBasis
@@ -383,5 +402,19 @@ func (s *Sweep) noteFirmwareUnread() {
 			what = fabric.WhatNoLID
 		}
 		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: s.Firmware.Unread[n]})
+	}
+}
+
+// noteSL2VLUnread lists the port pairs whose SLtoVLMappingTable did not
+// answer as unreached: routing.credit-loop judges their cycles on VL0.
+func (s *Sweep) noteSL2VLUnread(pairs []checks.SL2VLPair) {
+	for _, pr := range pairs {
+		why, ok := s.SL2VL.Unread[pr]
+		if !ok {
+			continue
+		}
+		s.Complete = false
+		s.Unreached = append(s.Unreached, report.Unreached{What: "SLtoVLMappingTable",
+			Where: fmt.Sprintf("%s in port %d out port %d (0x%016x)", pr.Switch.Description, pr.In, pr.Out, pr.Switch.GUID), Reason: why})
 	}
 }

@@ -452,6 +452,9 @@ type OpenSMOptions struct {
 	Once bool
 	// Extra are additional opensm arguments.
 	Extra []string
+	// Config are extra opensm.conf lines ("qos_sl2vl 0,0,..."): options
+	// OpenSM takes only from its configuration file.
+	Config []string
 	// Standby waits for "Entering STANDBY state" instead of SUBNET UP:
 	// a second OpenSM that loses the election to a running master.
 	Standby bool
@@ -480,7 +483,11 @@ func (s *Sim) StartOpenSM(opt OpenSMOptions) *OpenSM {
 		t.Fatal(err)
 	}
 	conf := filepath.Join(dir, "opensm.conf")
-	if err := os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
+	confText := "force_log_flush TRUE\n"
+	for _, l := range opt.Config {
+		confText += l + "\n"
+	}
+	if err := os.WriteFile(conf, []byte(confText), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o := &OpenSM{LogFile: filepath.Join(dir, "opensm.log"), exited: make(chan struct{})}

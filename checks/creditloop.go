@@ -560,5 +560,5 @@ func cycleVLs(cyc []int32, g *chanGraph) Evidence {
 	case most == 1:
 		return Evidence{Name: "VL", Value: 1, Text: "every port on the cycle runs one data VL (OperationalVLs VL0): every SL maps to VL0, no VL assignment can break the cycle"}
 	}
-	return Evidence{Name: "VL", Value: float64(most), Text: fmt.Sprintf("ports on the cycle run up to %s (OperationalVLs): an engine that puts paths on several SLs and VLs (DFSSSP, LASH) could break the cycle; SL2VL tables and per-path SLs are not read, so it is judged on VL0", vlText(most))}
+	return Evidence{Name: "VL", Value: float64(most), Text: fmt.Sprintf("ports on the cycle run up to %s (OperationalVLs): an engine that puts paths on several SLs and VLs (DFSSSP, LASH) could break the cycle; without the SL2VL tables and the per-path SLs it is judged on VL0", vlText(most))}
 }

@@ -365,15 +365,17 @@ type outcome struct {
 // serve queues a MAD at node ni's agent: it arrives after reqHops cables
 // and is served after the MADs ahead of it. It returns when the agent
 // is done (relative to now), or a loss if the agent does not answer.
-func (s *Sim) serve(ni int32, req *mad.Header, reqHops int, now time.Time) (time.Duration, drop) {
+func (s *Sim) serve(ni int32, req *mad.Header, reqHops int, route uint64, now time.Time) (time.Duration, drop) {
 	n := &s.nodes[ni]
 	if n.dead {
 		return 0, drop(fmt.Sprintf("%s does not answer (dead)", s.nodeName(ni)))
 	}
-	if n.answer < 1 && s.random() >= n.answer {
+	k := drawKey{node: ni, class: req.Class, method: req.Method, attr: req.AttrID, mod: req.AttrMod, route: route}
+	if n.answer < 1 && s.draw(k) >= n.answer {
 		return 0, drop(fmt.Sprintf("%s did not answer (flaky)", s.nodeName(ni)))
 	}
-	if s.loss > 0 && s.random() < s.loss {
+	k.fault = 1
+	if s.loss > 0 && s.draw(k) < s.loss {
 		return 0, drop("lost (loss fault)")
 	}
 	for _, d := range n.drops {
@@ -416,7 +418,13 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	if why != "" {
 		return outcome{lost: why}
 	}
-	done, why := s.serve(dst, &req.Header, hops, now)
+	// The route of a directed-route SMP is its hops (a retry takes the
+	// same; two paths to one node are two requests).
+	route := uint64(req.HopCount) << 56
+	for _, b := range req.InitialPath[1 : int(req.HopCount)+1] {
+		route = mix64(route ^ uint64(b))
+	}
+	done, why := s.serve(dst, &req.Header, hops, route, now)
 	if why != "" {
 		return outcome{lost: why}
 	}
@@ -472,7 +480,7 @@ func (s *Sim) lidExchange(c *Conn, req *mad.Header, dlid uint16, data bool, answ
 	if why != "" {
 		return outcome{lost: why}
 	}
-	done, why := s.serve(dst, req, hops, now)
+	done, why := s.serve(dst, req, hops, uint64(dlid)|1<<63, now)
 	if why != "" {
 		return outcome{lost: why}
 	}

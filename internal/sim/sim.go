@@ -48,7 +48,9 @@ type Options struct {
 	// arriving at a fuller queue is dropped (as a hardware receive queue
 	// overflows). 0 means no limit. Only meaningful with ServiceTime.
 	QueueLimit int
-	// Seed makes the flaky-agent fault's choices reproducible.
+	// Seed makes the flaky and loss faults' choices reproducible: each
+	// is drawn from the seed and the request it is made for, not from
+	// the order MADs arrive in.
 	Seed uint64
 	// SMLID is reported as MasterSMLID in every PortInfo; 0 picks the LID
 	// of the first CA port that has one.
@@ -114,7 +116,12 @@ type Sim struct {
 	trafficID int
 	flowState *flowState // current routed traffic, nil without traffic
 
-	rnd atomic.Uint64
+	// draws counts, per request (drawKey), the choices the flaky and
+	// loss faults have made for it: the nth attempt of one MAD gets the
+	// same choice for a seed whatever order concurrent MADs arrive in,
+	// so a lossy sweep is reproducible.
+	drawMu sync.Mutex
+	draws  map[drawKey]uint32
 	// loss is the share of MAD exchanges lost anywhere in the fabric
 	// (the loss fault); 0 normally.
 	loss float64
@@ -283,7 +290,6 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 	}
 	s.epoch = s.clock.Now()
 	s.wall = isRealClock(s.clock)
-	s.rnd.Store(opts.Seed)
 
 	idx := make(map[*fabric.Node]int32, len(f.Nodes))
 	s.initiator = -1
@@ -704,13 +710,43 @@ func (s *Sim) Now() time.Time { return s.clock.Now() }
 // NumNodes returns the number of nodes.
 func (s *Sim) NumNodes() int { return len(s.nodes) }
 
-// random returns a reproducible pseudo-random number in [0,1).
-func (s *Sim) random() float64 {
-	x := s.rnd.Add(0x9e3779b97f4a7c15)
+// drawKey names one request for the flaky and loss faults: the agent, the
+// MAD's class, method, attribute and modifier, and its route (a hash of a
+// directed route's hops, or the DLID), and which fault draws.
+type drawKey struct {
+	node   int32
+	class  mad.Class
+	method mad.Method
+	attr   mad.AttrID
+	mod    uint32
+	route  uint64
+	fault  uint8
+}
+
+// draw returns a pseudo-random number in [0,1) for the nth draw of k,
+// from the seed and k alone.
+func (s *Sim) draw(k drawKey) float64 {
+	s.drawMu.Lock()
+	if s.draws == nil {
+		s.draws = map[drawKey]uint32{}
+	}
+	n := s.draws[k]
+	s.draws[k] = n + 1
+	s.drawMu.Unlock()
+	x := s.opts.Seed
+	for _, v := range []uint64{uint64(uint32(k.node)), uint64(k.class), uint64(k.method), uint64(k.attr), uint64(k.mod), k.route, uint64(k.fault), uint64(n)} {
+		x = mix64(x ^ v)
+	}
+	return float64(x>>11) / (1 << 53)
+}
+
+// mix64 is splitmix64's finaliser: every input bit moves every output bit.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
 	x ^= x >> 30
 	x *= 0xbf58476d1ce4e5b9
 	x ^= x >> 27
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
-	return float64(x>>11) / (1 << 53)
+	return x
 }

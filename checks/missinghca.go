@@ -240,6 +240,9 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 		}
 		if undecided {
+			if len(mine) > 0 {
+				s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %d HCAs where its peers have %d (%s not found), but a leaf it may be cabled to has a port or a host that was not read: the HCA may be there", h, len(devs[h]), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
+			}
 			continue
 		}
 		sev, basis := Error, fmt.Sprintf("at least %d of the %d other %s hosts have each of them", least, others, kindName(h))

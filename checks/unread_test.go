@@ -8,17 +8,25 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
 // incidentWith sweeps the sample fabric with its incident and the extra
-// faults, with a short timeout (the simulator answers at once or never,
-// so the timeout only sets how long a dead agent costs), and runs every
-// check.
+// faults (one retry), and runs every check.
 func incidentWith(t *testing.T, faults string) (*checks.Result, *diagnose.Sweep) {
 	t.Helper()
-	s, err := sim.Sample(sim.Options{})
+	return incidentSweep(t, faults, sim.Options{}, 1, 250*time.Millisecond)
+}
+
+// incidentSweep sweeps the sample fabric with its incident and the extra
+// faults, with a short timeout (the simulator answers at once or never,
+// so the timeout only sets how long an unanswered MAD costs), and runs
+// every check.
+func incidentSweep(t *testing.T, faults string, opts sim.Options, retries int, timeout time.Duration) (*checks.Result, *diagnose.Sweep) {
+	t.Helper()
+	s, err := sim.Sample(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +41,7 @@ func incidentWith(t *testing.T, faults string) (*checks.Result, *diagnose.Sweep)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 250 * time.Millisecond, Retries: 1})
+	e := transport.NewEngine(c, transport.Options{Timeout: timeout, Retries: retries})
 	t.Cleanup(func() { e.Close(); c.Close() })
 	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
 	if err != nil {
@@ -105,4 +113,124 @@ func TestCableUnreadAtBothEnds(t *testing.T) {
 	if bad := atOrAbove(fs, checks.Warning); len(bad) != 0 {
 		t.Errorf("want nothing at warning or above, got %d:%s", len(bad), titles(bad[:min(10, len(bad))]))
 	}
+}
+
+// TestMissingHCAUndecided: gpu012's mlx5_3 is missing (the incident) and
+// a port of leaf03, where its cable would land, was not read (both ends
+// of one leaf03 uplink unanswered). The HCA may be there: the check does
+// not report it missing, and says it could not decide for gpu012. Before,
+// the finding vanished without a word.
+func TestMissingHCAUndecided(t *testing.T) {
+	res, _ := incidentWith(t, "drop leaf03/33 attr=PortInfo\ndrop spine01/17 attr=PortInfo\n")
+	if fs := byCheck(res.Findings, "topology.missing-hca"); len(fs) != 0 {
+		t.Errorf("missing-hca reported beside an unread port of its leaf:%s", titles(fs))
+	}
+	found := false
+	for _, u := range res.Undecided {
+		found = found || (u.Check == "topology.missing-hca" && strings.HasPrefix(u.Subject.Node, "gpu012 ") && strings.Contains(u.Reason, "mlx5_3"))
+	}
+	if !found {
+		t.Errorf("gpu012 not undecided for topology.missing-hca: %+v", res.Undecided)
+	}
+}
+
+// TestIncidentUnderMADLoss: with 20% of all MAD exchanges lost (seeded)
+// and the engine's default retries (3: a MAD is given up after four
+// losses, 0.2^4 = 0.16%, a few per sweep), check on the sample incident
+// gives the clean run's findings, by check and subject. A clean finding
+// may be missing only where the check said it could not decide for that
+// subject (Result.Undecided), or — for a link or counter finding — where
+// the finding's own port was not read (the report's unreached list names
+// it); none may be added. The lossy runs' timeout is 25 ms: the
+// simulator answers at once or never, so it sets only how long each of
+// the ~950 retries waits (250 ms: 13-15 s a sweep); an answer slower than
+// that on a loaded machine is one more loss, which the test allows.
+func TestIncidentUnderMADLoss(t *testing.T) {
+	start := time.Now()
+	clean, csw := incidentSweep(t, "", sim.Options{Seed: 1}, 3, 250*time.Millisecond)
+	t.Logf("clean sweep %v", time.Since(start))
+	if !csw.Complete {
+		t.Fatalf("clean sweep incomplete: %+v", csw.Unreached)
+	}
+	for run, seed := range []uint64{1, 17} {
+		start := time.Now()
+		lossy, sw := incidentSweep(t, "loss share=20%\n", sim.Options{Seed: seed}, 3, 25*time.Millisecond)
+		t.Logf("lossy sweep %v", time.Since(start))
+		if sw.Stats.Retried == 0 {
+			t.Fatalf("seed %d: no MAD retried: the loss fault did nothing", seed)
+		}
+		got := map[string]bool{}
+		for _, f := range lossy.Findings {
+			got[findingKey(f)] = true
+		}
+		want := map[string]bool{}
+		for _, f := range clean.Findings {
+			k := findingKey(f)
+			want[k] = true
+			if got[k] {
+				continue
+			}
+			switch {
+			case undecidedFor(lossy.Undecided, f):
+			case (strings.HasPrefix(f.Check, "link.") || strings.HasPrefix(f.Check, "counters.")) && ownPortUnread(sw, f):
+			default:
+				t.Errorf("seed %d: clean finding %q missing, neither undecided nor its port unread (undecided %v)", seed, k, lossy.Undecided)
+			}
+		}
+		for k := range got {
+			if !want[k] {
+				t.Errorf("seed %d: finding %q is not in the clean run's", seed, k)
+			}
+		}
+		for _, u := range lossy.Undecided {
+			t.Logf("undecided %s on %s: %s", u.Check, u, u.Reason)
+		}
+		t.Logf("run %d seed %d: %d findings (clean %d), %d undecided, %d unreached, MADs sent %d retried %d timed out %d",
+			run, seed, len(lossy.Findings), len(clean.Findings), len(lossy.Undecided), len(sw.Unreached), sw.Stats.Sent, sw.Stats.Retried, sw.Stats.TimedOut)
+	}
+}
+
+// findingKey names a finding by check and subject (its first entity):
+// titles carry counter values that move with the simulated clock.
+func findingKey(f checks.Finding) string {
+	if len(f.Entities) == 0 {
+		return f.Check
+	}
+	return f.Check + " " + f.Entities[0].String()
+}
+
+func undecidedFor(us []checks.Undecided, f checks.Finding) bool {
+	for _, u := range us {
+		if u.Check == f.Check && len(f.Entities) > 0 && u.Subject.NodeGUID == f.Entities[0].NodeGUID && (u.Subject.Port == 0 || u.Subject.Port == f.Entities[0].Port) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownPortUnread reports whether one of the finding's ports was not read
+// in sw: its node not found, its PortInfo or far end not read, or (a
+// counter finding) its counters not read.
+func ownPortUnread(sw *diagnose.Sweep, f checks.Finding) bool {
+	read := map[*fabric.Port]bool{}
+	if sw.Counters != nil {
+		sw.Counters.Ports(func(r checks.PortReading) { read[r.Port] = true })
+	}
+	for _, e := range f.Entities {
+		n := sw.Fabric.NodeByGUID(e.NodeGUID)
+		if n == nil {
+			return true
+		}
+		if e.Port == 0 || e.Port >= len(n.Ports) {
+			continue
+		}
+		p := n.Ports[e.Port]
+		if p == nil || !p.Reached() || (p.Remote != nil && !p.Remote.Reached()) {
+			return true
+		}
+		if strings.HasPrefix(f.Check, "counters.") && !read[p] {
+			return true
+		}
+	}
+	return false
 }

@@ -33,6 +33,19 @@ func corpusFile(t testing.TB, name string) string {
 	return p
 }
 
+// topologyCorpus is every file of ../shared/external-fabrics/ that holds
+// a topology (the net_dump and the ibroute dump do not; SOURCES.md says
+// where each comes from). A check that must stay quiet on real fabrics
+// runs over all of them.
+var topologyCorpus = []string{
+	"avakas-qlogic-qdr.ibnetdiscover-v-p", "dgx-ndr-2025.ibnetdiscover", "ibsim-net.2sw2path4hca2port",
+	"mt43132-sdr-2009.ibnetdiscover", "plafrim-voltaire-qdr.ibnetdiscover-p", "plafrim2-is5030.ibnetdiscover-p",
+	"plafrim2-qlogic-ts.ibnetdiscover-p", "qnib-netlist.clos5", "quantum2-ndr-ibdiagnet2.db_csv",
+	"quantum2-ndr-ibdiagnet2.ibnetdiscover", "quantum2-ndr-ibdiagnet2.lst",
+	"sun-dcs36-qdr.ibnetdiscover", "switchib-sx6012-mixed-2016.ibnetdiscover", "sx6036-fdr10-2014.ibnetdiscover",
+	"treydock-hdr.ibnetdiscover-p", "voltaire-sdr-2007.ibnetdiscover",
+}
+
 // corpusSweep does what 'ibdoctor check --sim FILE' does: builds the
 // simulator from the file (min-hop routes computed when the file has no
 // tables), attaches at the first host port that is up, and sweeps

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 
+	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -19,6 +20,12 @@ func init() {
 		Summary: "an active link runs at a lower lane speed than both ends have enabled, than its parallel siblings, or than the expected rate",
 		Needs:   []string{"topology"},
 		run:     func(s *Snapshot) []Finding { return s.degradedLinks(false) },
+	})
+	register(Check{
+		ID:      "link.slower-hardware",
+		Summary: "an active link runs as fast as one end's hardware supports, below what its peers run (a lone slower HCA or port, not a sub-fleet)",
+		Needs:   []string{"topology"},
+		run:     (*Snapshot).slowerHardware,
 	})
 	register(Check{
 		ID:      "link.polling",
@@ -87,6 +94,54 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			Impact:   im,
 			Action:   action,
 			Basis:    "topology",
+		})
+	}
+	return out
+}
+
+// slowerHardware reports each link that is not degraded (it trained at
+// the best both ends support) but runs below its peers because one end's
+// hardware supports no more: a 200 Gb/s HCA in a 400 Gb/s fleet slows
+// every collective crossing it, and no other check names it.
+func (s *Snapshot) slowerHardware() []Finding {
+	var out []Finding
+	for _, v := range s.LinkVerdicts() {
+		if !v.SlowerHardware() {
+			continue
+		}
+		slow, other := v.Slow, v.Slow.Remote
+		if other == nil || (other != v.A && other != v.B) {
+			other = v.B
+			if slow == v.B {
+				other = v.A
+			}
+		}
+		se, oe := s.entityOf(slow, "").String(), s.entityOf(other, "").String()
+		sup := supportedRate(slow)
+		part, value, unit, threshold := "LinkSpeedSupported", sup.Speed.DataGbps(), "Gb/s per lane", v.Peer.Speed.DataGbps()
+		if v.Peer.Speed.DataGbps() <= v.Active.Speed.DataGbps() {
+			part, value, unit, threshold = "LinkWidthSupported", float64(sup.Width.Lanes()), "lanes", float64(v.Peer.Width.Lanes())
+		}
+		what := "port"
+		if slow.Node.Type != mad.NodeSwitch {
+			what = "HCA"
+		}
+		out = append(out, Finding{
+			Check:    "link.slower-hardware",
+			Severity: Info,
+			Title:    fmt.Sprintf("%s %s supports at most %s; its peers run %s (link to %s)", what, se, sup, v.Peer, oe),
+			Entities: []Entity{s.entityOf(slow, "end"), s.entityOf(other, "peer")},
+			Evidence: []Evidence{
+				{Name: part, Value: value, Unit: unit, Threshold: threshold,
+					Text: fmt.Sprintf("supported: %s width %s, speed %s; %s width %s, speed %s; the link runs %s, the best both ends support (not degraded)",
+						se, slow.WidthSupported, slow.SpeedSupported, oe, other.WidthSupported, other.SpeedSupported, v.Active)},
+				{Name: "peers", Text: fmt.Sprintf("%s: %s; fewer than %d links share this hardware (%s supporting at most %s): not a sub-fleet",
+					v.HardwareWhy, v.PeerCounts, subFleetLinks, devices.Model(slow.Node), sup)},
+			},
+			Impact: s.linkImpact(v.A, v.Active, v.Peer),
+			Action: fmt.Sprintf("Replace the %s at %s (or its cable, if the cable is the slower part) with one matching the fleet's %s, or accept it: ibdoctor will keep reporting it. 'ibportstate %d %d' shows the port's LinkSpeedSupported and LinkWidthSupported.",
+				what, se, v.Peer, s.entityOf(slow, "").LID, slow.Num),
+			Basis: "topology",
 		})
 	}
 	return out

@@ -62,14 +62,7 @@ func TestMissingHCANoClearMajority(t *testing.T) {
 // TestCorpusMissingHCAQuiet: the real dumps (mixed host kinds, hosts with
 // one or two HCAs, SHARP Aggregation Nodes) give no missing-hca finding.
 func TestCorpusMissingHCAQuiet(t *testing.T) {
-	for _, name := range []string{
-		"avakas-qlogic-qdr.ibnetdiscover-v-p", "dgx-ndr-2025.ibnetdiscover", "ibsim-net.2sw2path4hca2port",
-		"mt43132-sdr-2009.ibnetdiscover", "plafrim-voltaire-qdr.ibnetdiscover-p", "plafrim2-is5030.ibnetdiscover-p",
-		"plafrim2-qlogic-ts.ibnetdiscover-p", "qnib-netlist.clos5", "quantum2-ndr-ibdiagnet2.db_csv",
-		"quantum2-ndr-ibdiagnet2.ibnetdiscover", "quantum2-ndr-ibdiagnet2.lst",
-		"sun-dcs36-qdr.ibnetdiscover", "switchib-sx6012-mixed-2016.ibnetdiscover", "sx6036-fdr10-2014.ibnetdiscover",
-		"treydock-hdr.ibnetdiscover-p", "voltaire-sdr-2007.ibnetdiscover",
-	} {
+	for _, name := range topologyCorpus {
 		t.Run(name, func(t *testing.T) {
 			res := corpusCheck(t, name, false)
 			if fs := byCheck(res.Findings, "topology.missing-hca"); len(fs) > 0 {

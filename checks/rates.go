@@ -26,6 +26,21 @@ type LinkVerdict struct {
 	// WidthWhy and SpeedWhy say why the link is below Want in that part;
 	// empty when it is not.
 	WidthWhy, SpeedWhy string
+	// Peer is the rate the link's comparable links run at (its host
+	// model's links, its switches' other switch links, the links between
+	// the same switch models); zero when none is known.
+	Peer mad.Rate
+	// Slow is the end whose hardware (its LinkWidthSupported or
+	// LinkSpeedSupported mask) lowered the link's ceiling; nil when
+	// neither did.
+	Slow *fabric.Port
+	// HardwareWhy says why the link runs below Peer without being
+	// degraded: Slow's hardware caps it at Active. Empty unless that is a
+	// lone link, not a sub-fleet (docs/checks.md, link.slower-hardware).
+	HardwareWhy string
+	// PeerCounts says how many comparable links run at which rate; set
+	// with HardwareWhy.
+	PeerCounts string
 }
 
 // SlowWidth reports whether the link trained at fewer lanes than it should.
@@ -36,6 +51,11 @@ func (v LinkVerdict) SlowSpeed() bool { return v.SpeedWhy != "" }
 
 // Degraded reports whether the link runs below what it should.
 func (v LinkVerdict) Degraded() bool { return v.SlowWidth() || v.SlowSpeed() }
+
+// SlowerHardware reports whether the link runs as fast as one end's
+// hardware allows, below what its peers run: not degraded, but that end
+// caps its rail below the fleet's.
+func (v LinkVerdict) SlowerHardware() bool { return v.HardwareWhy != "" }
 
 // LinkVerdicts judges every active link in scope (both ends physically up)
 // and returns them in the fabric's link order.
@@ -94,6 +114,7 @@ func (s *Snapshot) judgeLink(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		// Neither end's lane speed was read (fabric.UnreachedSpeed):
 		// could not decide, which is not slow.
 		v.Want.Speed, v.SpeedWhy = 0, ""
+		v.HardwareWhy, v.PeerCounts = "", ""
 	}
 	return v
 }
@@ -159,7 +180,8 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		srcs = append(srcs, source{c, capWhy})
 	}
 	// Never expect more than the slower device can do.
-	ceil, ceilOK := ceiling(a, b)
+	ceil, slow, ceilOK := ceiling(a, b)
+	v.Slow = slow
 	for _, src := range srcs {
 		w, sp := src.r.Width, src.r.Speed
 		if ceilOK {
@@ -183,7 +205,37 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	if v.Want.Speed == 0 {
 		v.Want.Speed = v.Active.Speed
 	}
+	if peer != (mad.Rate{}) {
+		v.Peer = peer
+		if slow != nil && !v.Degraded() && cappedBy(slow, v.Active, peer) && !peers.subFleet(slow) {
+			v.HardwareWhy = fmt.Sprintf("%s supports at most %s; %s", s.entityOf(slow, "").String(), supportedRate(slow), peerWhy)
+			v.PeerCounts = peers.counts(a, b)
+		}
+	}
 	return v
+}
+
+// cappedBy reports whether the link runs at active below peer only
+// because slow's Supported masks allow no more: in each part where the
+// peers run faster, slow's best supported is the link's active.
+func cappedBy(slow *fabric.Port, active, peer mad.Rate) bool {
+	wider := peer.Width.Lanes() > active.Width.Lanes()
+	faster := peer.Speed.DataGbps() > active.Speed.DataGbps()
+	if !wider && !faster {
+		return false
+	}
+	if wider && slow.WidthSupported.Max() != active.Width {
+		return false
+	}
+	if faster && slow.SpeedSupported.Max() != active.Speed {
+		return false
+	}
+	return peer.Gbps() > active.Gbps()
+}
+
+// supportedRate is the best rate a port's Supported masks allow.
+func supportedRate(p *fabric.Port) mad.Rate {
+	return mad.Rate{Width: p.WidthSupported.Max(), Speed: p.SpeedSupported.Max()}
 }
 
 // capability is what both devices of a link can do (the slower of the
@@ -208,8 +260,13 @@ func capability(x, y *fabric.Node) (mad.Rate, string, bool) {
 // says nothing about its hardware, and simulators make Supported up
 // (ibsim claims every rate; a topology file carries no masks), so
 // Supported alone never raises or lowers an expectation.
-func ceiling(x, y *fabric.Port) (mad.Rate, bool) {
+//
+// The port returned is the one whose Supported mask set the ceiling's
+// speed (else its width), nil when the table alone did: that end's
+// hardware is what keeps the link from running faster.
+func ceiling(x, y *fabric.Port) (mad.Rate, *fabric.Port, bool) {
 	var r mad.Rate
+	var byWidth, bySpeed *fabric.Port
 	ok := false
 	for _, p := range []*fabric.Port{x, y} {
 		d, known := devices.Of(p.Node)
@@ -217,19 +274,29 @@ func ceiling(x, y *fabric.Port) (mad.Rate, bool) {
 			continue
 		}
 		c := d.Rate()
+		var pw, ps *fabric.Port
 		if w := p.WidthSupported.Max(); w != 0 && w == p.WidthActive && w.Lanes() < c.Width.Lanes() {
-			c.Width = w
+			c.Width, pw = w, p
 		}
 		if sp := p.SpeedSupported.Max(); sp != 0 && sp == p.SpeedActive && sp.DataGbps() < c.Speed.DataGbps() {
-			c.Speed = sp
+			c.Speed, ps = sp, p
 		}
 		if !ok {
 			r, ok = c, true
-		} else {
-			r = minRate(r, c)
+			byWidth, bySpeed = pw, ps
+			continue
+		}
+		if c.Width.Lanes() < r.Width.Lanes() {
+			r.Width, byWidth = c.Width, pw
+		}
+		if c.Speed.DataGbps() < r.Speed.DataGbps() {
+			r.Speed, bySpeed = c.Speed, ps
 		}
 	}
-	return r, ok
+	if bySpeed != nil {
+		return r, bySpeed, ok
+	}
+	return r, byWidth, ok
 }
 
 func minRate(x, y mad.Rate) mad.Rate {
@@ -246,11 +313,35 @@ func minRate(x, y mad.Rate) mad.Rate {
 // links), per switch (its inter-switch links) and per pair of switch
 // models (inter-switch links).
 type peerRates struct {
-	model      map[string]mad.Rate
-	modelCount map[string]map[mad.Rate]int
-	sibling    map[*fabric.Node]mad.Rate
-	swModels   map[string]mad.Rate
-	fab        *fabric.Fabric // for names
+	model        map[string]mad.Rate
+	modelCount   map[string]map[mad.Rate]int
+	sibling      map[*fabric.Node]mad.Rate
+	siblingCount map[*fabric.Node]map[mad.Rate]int
+	swModels     map[string]mad.Rate
+	pairCount    map[string]map[mad.Rate]int
+	// hardware counts the links whose ceiling one end's Supported masks
+	// lowered, by that end's device model and best supported rate.
+	hardware map[hardwareKey]int
+	fab      *fabric.Fabric // for names
+}
+
+// hardwareKey names a kind of slower hardware: a device model whose port
+// supports at most a rate.
+type hardwareKey struct {
+	model string
+	rate  mad.Rate
+}
+
+// subFleetLinks is how many links sharing one kind of slower hardware
+// make a sub-fleet (bought that way) rather than a swapped part: the
+// same three links of a model at one rate that the peers rule treats as
+// running alike.
+const subFleetLinks = 3
+
+// subFleet reports whether the hardware of slow caps enough links to be
+// a deliberate sub-fleet.
+func (pr *peerRates) subFleet(slow *fabric.Port) bool {
+	return pr.hardware[hardwareKey{devices.Model(slow.Node), supportedRate(slow)}] >= subFleetLinks
 }
 
 // norm returns the rate at least two thirds of at least three links run
@@ -285,7 +376,8 @@ func switchPairKey(x, y *fabric.Node) string {
 }
 
 func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
-	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, swModels: map[string]mad.Rate{}, fab: f}
+	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, siblingCount: map[*fabric.Node]map[mad.Rate]int{},
+		swModels: map[string]mad.Rate{}, hardware: map[hardwareKey]int{}, fab: f}
 	models := map[string]map[mad.Rate]int{}
 	pairs := map[string]map[mad.Rate]int{}
 	add := func(m map[string]map[mad.Rate]int, k string, r mad.Rate) {
@@ -303,6 +395,9 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 		if r.Speed == 0 {
 			continue // speed not read: no evidence of what peers run at
 		}
+		if _, slow, _ := ceiling(a, b); slow != nil {
+			pr.hardware[hardwareKey{devices.Model(slow.Node), supportedRate(slow)}]++
+		}
 		switch {
 		case isHostNode(a.Node) && b.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(a.Node), r)
@@ -314,7 +409,7 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 			}
 		}
 	}
-	pr.modelCount = models
+	pr.modelCount, pr.pairCount = models, pairs
 	for k, c := range models {
 		if r, ok := norm(c); ok {
 			pr.model[k] = r
@@ -337,6 +432,7 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 				}
 			}
 		}
+		pr.siblingCount[n] = count
 		if r, ok := norm(count); ok {
 			pr.sibling[n] = r
 		}
@@ -380,6 +476,61 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 		}
 	}
 	return best, why
+}
+
+// counts says how many of the link a-b's peers run at which rate, for
+// evidence: "255 of 256 ConnectX-7 host links run 4X NDR, 1 4X HDR".
+func (pr *peerRates) counts(a, b *fabric.Port) string {
+	var parts []string
+	switch {
+	case isHostNode(a.Node):
+		k := devices.Model(a.Node)
+		parts = append(parts, countText(pr.modelCount[k], k+" host links"))
+	case isSwitchLink(a):
+		for _, n := range []*fabric.Node{a.Node, b.Node} {
+			if _, ok := pr.sibling[n]; ok {
+				parts = append(parts, countText(pr.siblingCount[n], pr.fab.NameOf(n)+"'s switch links"))
+			}
+		}
+		if k := switchPairKey(a.Node, b.Node); k != "" {
+			if _, ok := pr.swModels[k]; ok {
+				parts = append(parts, countText(pr.pairCount[k], k+" links"))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// countText says "N of M WHAT run R, n R2, ..." with the most common
+// rate first (ties: the faster first).
+func countText(count map[mad.Rate]int, what string) string {
+	rs := make([]mad.Rate, 0, len(count))
+	total := 0
+	for r, c := range count {
+		rs = append(rs, r)
+		total += c
+	}
+	slices.SortFunc(rs, func(x, y mad.Rate) int {
+		if count[x] != count[y] {
+			return count[y] - count[x]
+		}
+		if x.Gbps() != y.Gbps() {
+			if x.Gbps() > y.Gbps() {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.String(), y.String())
+	})
+	var b strings.Builder
+	for i, r := range rs {
+		if i == 0 {
+			fmt.Fprintf(&b, "%d of %d %s run %s", count[r], total, what, r)
+			continue
+		}
+		fmt.Fprintf(&b, ", %d %s", count[r], r)
+	}
+	return b.String()
 }
 
 func widerOf(x, y mad.Width) mad.Width {

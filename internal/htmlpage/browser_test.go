@@ -131,8 +131,8 @@ func TestBrowserDOM(t *testing.T) {
 	if !strings.Contains(dom, `data-ready="yes"`) {
 		t.Fatal("the page's script did not finish (no data-ready on <html>)")
 	}
-	if n := strings.Count(dom, `<li class="f s`); n != 11 {
-		t.Errorf("%d findings in the DOM, want the sample's 11", n)
+	if n := strings.Count(dom, `<li class="f s`); n != 12 {
+		t.Errorf("%d findings in the DOM, want the sample's 12", n)
 	}
 	for _, want := range []string{"spine01 spreads 32 destinations", "trained at 1X instead of 4X", `<svg id="fab"`, ">spine02</text>", ">leaf07</text>", "32 hosts"} {
 		if !strings.Contains(dom, want) {

@@ -280,6 +280,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		// The simulator would answer with zeros: not counters read.
 		o.Counters, o.Interval = false, 0
 	}
+	o.TablesNotRead = sess.TablesNotInFile
 	pr := newProgress(a.stderr)
 	o.Stage = pr.Stage
 	o.Discover.Progress = func(p discover.Progress) { pr.Discover(p) }

@@ -41,6 +41,11 @@ type Options struct {
 	// versions to read (a saved file that carries none, ibsim): the
 	// GeneralInfo stage is left out and the check says why.
 	NoFirmware string
+	// TablesNotRead, by switch GUID, says why a switch's forwarding
+	// table is not answered (a saved file that gives other switches'
+	// tables and not its own): its unreached entry says that instead of
+	// the MAD status.
+	TablesNotRead map[uint64]string
 	// Stage, if set, is told when a stage starts ("discovery", ...).
 	Stage func(name string)
 	// Sleep waits out the interval (tests pass a fake clock's).
@@ -142,7 +147,7 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 		done := stage("routes")
 		if err := route.ReadLFTs(ctx, e, f, route.ReadOptions{}); err != nil {
 			s.Complete = false
-			s.Unreached = append(s.Unreached, lftFailures(err)...)
+			s.Unreached = append(s.Unreached, lftFailures(err, o.TablesNotRead)...)
 		}
 		if hasLFT(f) {
 			s.Loads = NewLoads(f)
@@ -196,7 +201,7 @@ func hasLFT(f *fabric.Fabric) bool {
 	return false
 }
 
-func lftFailures(err error) []report.Unreached {
+func lftFailures(err error, why map[uint64]string) []report.Unreached {
 	var out []report.Unreached
 	var walk func(error)
 	walk = func(err error) {
@@ -208,7 +213,11 @@ func lftFailures(err error) []report.Unreached {
 		}
 		var se *route.SwitchError
 		if errors.As(err, &se) {
-			out = append(out, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: se.Err.Error()})
+			reason := se.Err.Error()
+			if w, ok := why[se.Switch.GUID]; ok {
+				reason = w
+			}
+			out = append(out, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: reason})
 			return
 		}
 		out = append(out, report.Unreached{What: "forwarding tables", Where: "fabric", Reason: err.Error()})

@@ -82,7 +82,7 @@ func (s *Sim) Sweep() error {
 	for i := range s.nodes {
 		if sw := s.nodes[i].sw; sw != nil {
 			fs := f.Nodes[i].Switch
-			sw.lft, sw.lftOwned = fs.LFT, true
+			sw.lft, sw.lftOwned, sw.lftUnknown = fs.LFT, true, false
 			sw.fdbTop = fs.LinearFDBTop
 		}
 	}

@@ -130,12 +130,17 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 			}
 		}
 		if routed < switches {
-			info.Notes = append(info.Notes, fmt.Sprintf("--lfts %s has tables for %d of the %d switches: the others route nothing (give a dump_fts of the whole fabric)", lftPath, routed, switches))
+			info.Notes = append(info.Notes, fmt.Sprintf("--lfts %s has tables for %d of the %d switches: the others' are not in it, so they are not read (listed as such) and no route through them is judged (give a dump_fts of the whole fabric)", lftPath, routed, switches))
 		}
 	}
 	s, err := New(f, opts)
 	if err != nil {
 		return s, info, err
+	}
+	if info.Routes {
+		// Tables from a file that has some switches' and not others':
+		// those are unknown, not empty.
+		s.tablesNotInFile(f)
 	}
 	if f.Firmware == nil {
 		s.noFirmware = fmt.Sprintf("%s (%s) carries no firmware versions", filepath.Base(path), info.Format)
@@ -149,6 +154,37 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 			len(off), len(f.Nodes), s.attachName(), quoteSome(off, 3)))
 	}
 	return s, info, nil
+}
+
+// tablesNotInFile marks the switches of f (the fabric s was built from,
+// node for node) that have no forwarding table: their LFT is not
+// answered.
+func (s *Sim) tablesNotInFile(f *fabric.Fabric) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, n := range f.Nodes {
+		if sw := s.nodes[i].sw; sw != nil && (n.Switch == nil || len(n.Switch.LFT) == 0) {
+			// LinearFDBTop 0 would say "routes nothing" without a read:
+			// the top covers the fabric's LIDs, so a reader asks for the
+			// table and is refused.
+			sw.lftUnknown, sw.fdbTop = true, uint16(max(0, len(s.lidMap)-1))
+		}
+	}
+}
+
+// TablesNotInFile lists the GUIDs of the switches whose forwarding table
+// the file the simulator was loaded from did not give while it gave
+// others': they do not answer LinearForwardingTable.
+func (s *Sim) TablesNotInFile() []uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []uint64
+	for i := range s.nodes {
+		if sw := s.nodes[i].sw; sw != nil && sw.lftUnknown {
+			out = append(out, s.nodes[i].guid)
+		}
+	}
+	return out
 }
 
 // attachName describes where Attach("", ...) attaches.

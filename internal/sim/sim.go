@@ -172,17 +172,22 @@ type attrDrop struct {
 func (n *node) numPorts() int { return len(n.ports) - 1 }
 
 type switchState struct {
-	lft       []uint8 // shared with the input fabric until first written
-	lftOwned  bool
-	fdbCap    uint16
-	fdbTop    uint16
-	mcCap     uint16
-	mcTop     uint16
-	lidsPP    uint16
-	partCap   uint16
-	lifeTime  uint8
-	defPort   uint8
-	enhanced0 bool
+	lft      []uint8 // shared with the input fabric until first written
+	lftOwned bool
+	// lftUnknown: the file the fabric came from gave other switches'
+	// tables but not this one's, so its LinearForwardingTable is not
+	// answered (attribute unsupported) rather than read as routing
+	// nothing; writing a table makes it known.
+	lftUnknown bool
+	fdbCap     uint16
+	fdbTop     uint16
+	mcCap      uint16
+	mcTop      uint16
+	lidsPP     uint16
+	partCap    uint16
+	lifeTime   uint8
+	defPort    uint8
+	enhanced0  bool
 	// sl2vl, when set (the sl2vl fault), is the SLtoVLMappingTable every
 	// pair of the switch's ports answers; nil: every SL on VL0 (see
 	// SLtoVL).

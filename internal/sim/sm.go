@@ -173,7 +173,7 @@ func (s *Sim) NoSM() {
 			for j := range sw.lft {
 				sw.lft[j] = 0xff
 			}
-			sw.lftOwned = true
+			sw.lftOwned, sw.lftUnknown = true, false
 			sw.fdbTop = 0
 		}
 	}

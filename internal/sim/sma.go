@@ -62,7 +62,7 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 		}
 		a = s.switchInfo(n)
 	case mad.AttrLinearForwardingTable:
-		if n.sw == nil {
+		if n.sw == nil || (n.sw.lftUnknown && !set) {
 			return statusAttrUnsupported
 		}
 		blk := req.AttrMod
@@ -363,6 +363,7 @@ func (s *Sim) ownLFT(ni int32, size int) []uint8 {
 		}
 		sw.lft, sw.lftOwned = t, true
 	}
+	sw.lftUnknown = false
 	return sw.lft
 }
 

@@ -62,6 +62,16 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 	if err != nil {
 		return nil, fmt.Errorf("--sim: %w", err)
 	}
+	if guids := sm.TablesNotInFile(); len(guids) > 0 {
+		from := o.Sim
+		if o.LFTs != "" {
+			from = o.LFTs
+		}
+		s.TablesNotInFile = map[uint64]string{}
+		for _, g := range guids {
+			s.TablesNotInFile[g] = "its forwarding table is not in " + filepath.Base(from) + " (the file gives other switches' tables)"
+		}
+	}
 	if o.Faults != "" {
 		edited, err := sm.ApplyFaultsFileRoutes(o.Faults)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -98,6 +98,10 @@ type Session struct {
 	// IncreasesBasis says what they are, for the report.
 	Increases      map[fabric.PortID]map[string]uint64
 	IncreasesBasis string
+	// TablesNotInFile names, by switch GUID, why a switch's forwarding
+	// table is not answered: the --sim or --lfts file gives other
+	// switches' tables and not its own (diagnose.Options.TablesNotRead).
+	TablesNotInFile map[uint64]string
 
 	closers []func() error
 }

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPartialLFTsNotRead: --lfts with the ibroute dump of one avakas
+// switch gives 1 of the 25 switches' tables. The other 24 answered an
+// empty table (LinearFDBTop 0), so check reported 24 critical
+// routing.unreachable "destination beyond LinearFDBTop" — tables the file
+// does not have, presented as tables that route nothing. A table that is
+// not in the file was not read: those switches are listed as not read,
+// with the file as the reason, and no routing finding rests on them.
+func TestPartialLFTsNotRead(t *testing.T) {
+	topo := corpusPath(t, "avakas-qlogic-qdr.ibnetdiscover-v-p")
+	lfts := corpusPath(t, "avakas-qlogic-qdr.ibroute-lid1")
+	code, out, stderr := run("check", "--sim="+topo, "--lfts", lfts, "--json")
+	d := chkParse(t, out)
+	for _, f := range d.Findings {
+		if strings.HasPrefix(f.Check, "routing.") {
+			t.Errorf("%s %s: %s", f.Severity, f.Check, f.Title)
+		}
+	}
+	notInFile := 0
+	for _, u := range d.Unreached {
+		if strings.Contains(u.What, "LinearForwardingTable") && strings.Contains(u.Reason, "not in") {
+			notInFile++
+		}
+	}
+	if notInFile != 24 {
+		t.Errorf("%d switches' tables listed as not in the file, want 24: %+v", notInFile, d.Unreached)
+	}
+	// node008 at DDR is still found: exit 1, whatever was not read.
+	if code != ExitFindings {
+		t.Errorf("exit %d, want 1 (node008's slow link)\n%s", code, stderr)
+	}
+}

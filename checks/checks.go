@@ -71,6 +71,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Findings[i].heldBack = nil
 	}
 	res.Findings = mergeIdentical(res.Findings)
+	s.noteAdaptive(res.Findings)
 	if s.RoutesComputed {
 		whatIf(res.Findings)
 	}
@@ -170,6 +171,13 @@ func missing(s *Snapshot, needs []string) string {
 		case "partitions":
 			if s.Partitions == nil {
 				return "P_Key tables were not read (a live sweep reads them)"
+			}
+		case "ar":
+			if s.AR == nil && s.ARNotRead != "" {
+				return "adaptive-routing state was not read: " + s.ARNotRead
+			}
+			if s.AR == nil {
+				return "adaptive-routing state was not read (a live sweep reads it)"
 			}
 		case "firmware":
 			if s.Firmware == nil && s.FirmwareNotRead != "" {

@@ -56,6 +56,10 @@ type Snapshot struct {
 	// (FindCreditCycles over Fabric) to read SL2VL for; nil: the check
 	// finds them.
 	CreditCycles *CreditCycles
+	// AR holds the NVIDIA switches' AdaptiveRoutingInfo. Optional: nil
+	// when not read; ARNotRead then says why.
+	AR        *ARView
+	ARNotRead string
 	// HCAs is the census of the whole fabric's host adapters when Fabric
 	// is only a part of it (a gate's): topology.missing-hca compares a
 	// host with its peers. Nil: taken from Fabric; empty: the whole

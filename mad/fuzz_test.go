@@ -143,6 +143,7 @@ func FuzzMlnxExtPortInfo(f *testing.F) { fuzzAttr(f, func() Attribute { return n
 func FuzzClassPortInfo(f *testing.F)   { fuzzAttr(f, func() Attribute { return new(ClassPortInfo) }) }
 func FuzzSMInfo(f *testing.F)          { fuzzAttr(f, func() Attribute { return new(SMInfo) }) }
 func FuzzPKeyTable(f *testing.F)       { fuzzAttr(f, func() Attribute { return new(PKeyTable) }) }
+func FuzzARInfo(f *testing.F)          { fuzzAttr(f, func() Attribute { return new(ARInfo) }) }
 func FuzzSLtoVLTable(f *testing.F)     { fuzzAttr(f, func() Attribute { return new(SLtoVLTable) }) }
 func FuzzPortCounters(f *testing.F)    { fuzzAttr(f, func() Attribute { return new(PortCounters) }) }
 func FuzzPortCountersExtended(f *testing.F) {

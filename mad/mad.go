@@ -250,6 +250,8 @@ func AttrName(c Class, a AttrID) string {
 			return "PortInfoExtended"
 		case AttrMlnxExtPortInfo:
 			return "MlnxExtendedPortInfo"
+		case AttrARInfo:
+			return "AdaptiveRoutingInfo"
 		}
 	}
 	if a == AttrClassPortInfo {

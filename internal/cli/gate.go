@@ -176,7 +176,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		// baseline the scope's re-read is judged against.
 		sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
 			Routes: true, Counters: counters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
-			NoFirmware: gate.NoFirmware,
+			NoFirmware: gate.NoFirmware, NoAR: gate.NoAR,
 		})
 		if sw == nil {
 			return withExit(ExitUndecided, err)

@@ -9,10 +9,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/arread"
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -46,6 +48,9 @@ type Options struct {
 	// tables and not its own): its unreached entry says that instead of
 	// the MAD status.
 	TablesNotRead map[uint64]string
+	// NoAR, when not empty, says why the switches' AdaptiveRoutingInfo
+	// is not read (a gate): routing.adaptive says why.
+	NoAR string
 	// Stage, if set, is told when a stage starts ("discovery", ...).
 	Stage func(name string)
 	// Sleep waits out the interval (tests pass a fake clock's).
@@ -70,6 +75,10 @@ type Sweep struct {
 	// cycle, or no routes, was read).
 	CreditCycles *checks.CreditCycles
 	SL2VL        *checks.SL2VLView
+	// AR holds the NVIDIA switches' AdaptiveRoutingInfo; nil when not
+	// read, and ARNotRead then says why.
+	AR        *checks.ARView
+	ARNotRead string
 	// RoutesComputed is set by the caller when the fabric swept is a
 	// simulator whose tables ibdoctor computed (a topology file without
 	// them): see checks.Snapshot.RoutesComputed.
@@ -142,6 +151,17 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 		s.Firmware = firmread.Read(ctx, e, f)
 		done()
 		s.noteFirmwareUnread()
+	}
+	if why := cmp.Or(o.NoAR, e.Local().NoARInfo); why != "" {
+		s.ARNotRead = why
+	} else {
+		done = stage("ar")
+		s.AR = arread.Read(ctx, e, f)
+		done()
+		for _, n := range slices.SortedFunc(maps.Keys(s.AR.Unread), func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) }) {
+			s.Complete = false
+			s.Unreached = append(s.Unreached, report.Unreached{What: "AdaptiveRoutingInfo", Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: s.AR.Unread[n]})
+		}
 	}
 	if o.Routes {
 		done := stage("routes")
@@ -244,6 +264,8 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.SM = s.SM
 	snap.Firmware = s.Firmware
 	snap.FirmwareNotRead = s.FirmwareNotRead
+	snap.AR = s.AR
+	snap.ARNotRead = s.ARNotRead
 	snap.Partitions = s.Partitions
 	snap.SL2VL = s.SL2VL
 	snap.CreditCycles = s.CreditCycles

@@ -28,6 +28,10 @@ import (
 // with), more than a job's start should wait for; 'ibdoctor check' reads them.
 const NoFirmware = "a gate does not read firmware versions (one MAD per node of the whole fabric); 'ibdoctor check' does"
 
+// NoAR is why a gate does not say whether switches run adaptive
+// routing: 'ibdoctor check' reads it.
+const NoAR = "a gate does not read adaptive-routing state; 'ibdoctor check' does"
+
 // Options describe one gate.
 type Options struct {
 	// Hosts are the job's host names (expanded from a hostlist).
@@ -270,6 +274,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	sw.Timings["partitions"] = time.Since(t)
 	sw.NotePartitionsUnread()
 	sw.FirmwareNotRead = NoFirmware
+	sw.ARNotRead = NoAR
 	if o.Counters {
 		t := time.Now()
 		// A port whose PortInfo did not answer does not answer PerfMgt

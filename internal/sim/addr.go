@@ -104,6 +104,25 @@ func (s *Sim) SetFirmware(nodeRef string, fw [3]uint32) error {
 	return nil
 }
 
+// SetAR turns adaptive routing on in a switch's AdaptiveRoutingInfo, for
+// every SL, or only for the SLs of mask when it is not 0 (BySLEn).
+func (s *Sim) SetAR(nodeRef string, mask uint16) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, err := s.resolveNode(nodeRef)
+	if err != nil {
+		return err
+	}
+	n := &s.nodes[ni]
+	if n.typ != mad.NodeSwitch || n.vendor != 0x0002c9 {
+		return fmt.Errorf("ar %s: not an NVIDIA switch (only they have adaptive routing here)", nodeRef)
+	}
+	a := n.arInfo()
+	a.Enabled, a.BySLEnabled, a.EnableBySLMask = true, mask != 0, mask
+	n.ar = &a
+	return nil
+}
+
 // SetRevision changes the NodeInfo revision a node reports (a board from
 // another batch, a replaced part).
 func (s *Sim) SetRevision(nodeRef string, rev uint32) error {

@@ -143,6 +143,7 @@ func (s *Sim) attach(ni int32, portNum uint8) (*Conn, error) {
 			LinkLayer: "InfiniBand",
 
 			NoVendorMADs: s.noFirmware,
+			NoARInfo:     s.noAR,
 		},
 	}
 	c.head.Store(math.MaxInt64)

@@ -99,6 +99,7 @@ var faultKinds = map[string]struct {
 	"pkey":      {refs: -1, allowed: []string{"keys", "enforce"}},
 	"mkey":      {refs: -1, required: []string{"protect"}, allowed: []string{"lease"}},
 	"sl2vl":     {refs: -1, required: []string{"map"}},
+	"ar":        {refs: -1, allowed: []string{"sls"}},
 }
 
 // ParseFaults reads a faults file: one fault per line, '#' starts a
@@ -121,7 +122,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey, sl2vl)", line, toks[0].s)
+			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey, sl2vl, ar)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -751,6 +752,15 @@ func (s *Sim) applyFault(f Fault) error {
 			return err
 		}
 		return s.SetFirmware(ref, fw)
+	case "ar":
+		var sls uint64
+		if v, ok := f.opt("sls"); ok {
+			var err error
+			if sls, err = strconv.ParseUint(v, 0, 16); err != nil || sls == 0 {
+				return fmt.Errorf("sls=%s: want a 16-bit mask of service levels, e.g. sls=0x000f", v)
+			}
+		}
+		return s.SetAR(ref, uint16(sls))
 	case "revision":
 		v, _ := f.opt("rev")
 		x, _ := strconv.ParseUint(v, 0, 32)

@@ -145,6 +145,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	if f.Firmware == nil {
 		s.noFirmware = fmt.Sprintf("%s (%s) carries no firmware versions", filepath.Base(path), info.Format)
 	}
+	s.noAR = fmt.Sprintf("%s (%s) carries no adaptive-routing state", filepath.Base(path), info.Format)
 	// A dump holds what its tool reached, all of it connected; a file
 	// whose nodes are not (several subnets, an edited fixture) loses the
 	// others from every sweep, which would otherwise say it reached

@@ -135,6 +135,10 @@ type Sim struct {
 	// fwListed: the fabric's file recorded the firmware versions
 	// (Fabric.Firmware); a node it has none for does not answer.
 	fwListed bool
+	// noAR, when not empty, says why no switch answers
+	// AdaptiveRoutingInfo: the fabric came from a file, which records
+	// none (Attach's NoARInfo says so).
+	noAR string
 }
 
 type lidOwner struct {
@@ -150,8 +154,9 @@ type node struct {
 	vendor   uint32
 	devID    uint16
 	rev      uint32
-	fw       [3]uint32 // firmware version GeneralInfo reports; zero: the default for the node type
-	psid     string    // PSID GeneralInfo reports; empty: a placeholder
+	fw       [3]uint32   // firmware version GeneralInfo reports; zero: the default for the node type
+	psid     string      // PSID GeneralInfo reports; empty: a placeholder
+	ar       *mad.ARInfo // AdaptiveRoutingInfo; nil: arInfo's default
 	partCap  uint16
 	ports    []port // NumPorts+1 entries; [0] is a switch's management port
 	sw       *switchState

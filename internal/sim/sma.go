@@ -164,6 +164,13 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 			e.LinkSpeedActive = 1
 		}
 		a = e
+	case mad.AttrARInfo:
+		// NVIDIA switches only; the model is read-only.
+		if n.typ != mad.NodeSwitch || n.vendor != 0x0002c9 || set || s.noAR != "" {
+			return statusAttrUnsupported
+		}
+		ar := n.arInfo()
+		a = &ar
 	default:
 		return statusAttrUnsupported
 	}
@@ -476,4 +483,14 @@ func (p *port) pkeyBlock(b int) *mad.PKeyTable {
 		copy(t.Keys[:], keys[lo:])
 	}
 	return t
+}
+
+// arInfo is the AdaptiveRoutingInfo an NVIDIA switch answers: the 'ar'
+// fault's, else capable (2048 groups, as a Quantum-2) but off, as a
+// switch is until the subnet manager's AR manager turns it on.
+func (n *node) arInfo() mad.ARInfo {
+	if n.ar != nil {
+		return *n.ar
+	}
+	return mad.ARInfo{GroupCap: 2048, ARNSupported: true, FRNSupported: true, FRSupported: true, BySLCap: true, ARVersionCap: 2, RNVersionCap: 1}
 }

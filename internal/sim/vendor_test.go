@@ -112,4 +112,7 @@ func TestVendorGeneralInfoFromFile(t *testing.T) {
 	if why := c2.Local().NoVendorMADs; !strings.Contains(why, "carries no firmware versions") {
 		t.Errorf("NoVendorMADs %q on an ibnetdiscover file", why)
 	}
+	if why := c2.Local().NoARInfo; !strings.Contains(why, "carries no adaptive-routing state") {
+		t.Errorf("NoARInfo %q on an ibnetdiscover file: a file records no AdaptiveRoutingInfo", why)
+	}
 }

@@ -116,6 +116,10 @@ type LocalPort struct {
 	// implements no vendor class, or no agent for it was registered.
 	// Nodes not asked are not unreached; the firmware check says why.
 	NoVendorMADs string
+	// NoARInfo, when not empty, says why NVIDIA's AdaptiveRoutingInfo
+	// SMP (0xFF20) cannot be read through this port: ibsim does not
+	// implement it, a fabric file recorded none.
+	NoARInfo string
 }
 
 // Errors.

@@ -260,7 +260,7 @@ func (c *Conn) connect(ctx context.Context, host string) error {
 		return fmt.Errorf("ibsim: CONNECT reply gives slot %d, want 0..%d", got.ID, maxSlots-1)
 	}
 	c.slot = got.ID
-	c.local.Store(&transport.LocalPort{Name: "ibsim:" + c.base + "/" + got.NodeID, NoVendorMADs: NoVendorMADs})
+	c.local.Store(&transport.LocalPort{Name: "ibsim:" + c.base + "/" + got.NodeID, NoVendorMADs: NoVendorMADs, NoARInfo: NoARInfo})
 	return nil
 }
 
@@ -426,6 +426,10 @@ func (c *Conn) localNodeInfoSMP() (uint64, uint8, error) {
 // forwards any other class to a client that registered it, so a
 // GeneralInfo Get (class 0x0A) only comes back with status 110.
 const NoVendorMADs = "ibsim implements no vendor-specific MAD class (GeneralInfo, 0x0A): its devices have no firmware to report"
+
+// NoARInfo is why ibsim's switches have no adaptive-routing state to
+// read: AdaptiveRoutingInfo (SMP 0xFF20) is not in its attribute table.
+const NoARInfo = "ibsim implements no AdaptiveRoutingInfo (SMP 0xFF20)"
 
 // Local describes the attached port as read at Dial (see RefreshLocal).
 func (c *Conn) Local() transport.LocalPort { return *c.local.Load() }

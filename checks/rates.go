@@ -212,7 +212,58 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 			v.PeerCounts = peers.counts(a, b)
 		}
 	}
+	// A board of another model (a ConnectX-6 swapped into a ConnectX-7
+	// host) has no peers of its own model: the host's peers, named alike
+	// with HCAs named alike, say what its rail should run.
+	if hp := hostEnd(a, b); v.HardwareWhy == "" && hp != nil && !v.Degraded() {
+		if gp, gwhy, ok := peers.ofHosts(hp.Node); ok && cappedBy(hp, v.Active, gp) && peers.hostHW[hardwareKey{devices.Model(hp.Node), supportedRate(hp)}] < subFleetLinks {
+			v.Slow, v.Peer = hp, gp
+			v.HardwareWhy = fmt.Sprintf("%s (%s) supports at most %s; %s", s.entityOf(hp, "").String(), devices.Model(hp.Node), supportedRate(hp), gwhy)
+			v.PeerCounts = countText(peers.hostCount[hostGroup(hp.Node)], hostGroupName(hp.Node))
+		}
+	}
 	return v
+}
+
+// hostEnd is the host adapter's end of a host link, nil for others.
+func hostEnd(a, b *fabric.Port) *fabric.Port {
+	switch {
+	case isHostNode(a.Node) && b.Node.Type == mad.NodeSwitch:
+		return a
+	case isHostNode(b.Node) && a.Node.Type == mad.NodeSwitch:
+		return b
+	}
+	return nil
+}
+
+// hostGroup groups host adapters that should run alike whatever their
+// model: described "host device", the host name without its number and
+// the device name without its (gpu|mlx5_); "" for adapters not named so.
+func hostGroup(n *fabric.Node) string {
+	w := strings.Fields(n.Description)
+	if len(w) != 2 || isFirmwareDefault(n.Description) {
+		return ""
+	}
+	return strings.TrimRight(w[0], "0123456789") + "|" + devScheme(w[1])
+}
+
+// hostGroupName names a host group for evidence: "gpu* hosts' mlx5_* host links".
+func hostGroupName(n *fabric.Node) string {
+	h, d, _ := strings.Cut(hostGroup(n), "|")
+	return h + "* hosts' " + d + "* host links"
+}
+
+// ofHosts returns the rate most links of n's host group run at.
+func (pr *peerRates) ofHosts(n *fabric.Node) (mad.Rate, string, bool) {
+	k := hostGroup(n)
+	if k == "" {
+		return mad.Rate{}, "", false
+	}
+	r, ok := norm(pr.hostCount[k])
+	if !ok {
+		return mad.Rate{}, "", false
+	}
+	return r, fmt.Sprintf("most %s run %s", hostGroupName(n), r), true
 }
 
 // cappedBy reports whether the link runs at active below peer only
@@ -322,7 +373,12 @@ type peerRates struct {
 	// hardware counts the links whose ceiling one end's Supported masks
 	// lowered, by that end's device model and best supported rate.
 	hardware map[hardwareKey]int
-	fab      *fabric.Fabric // for names
+	// hostCount counts host links' rates by hostGroup, across models;
+	// hostHW counts host links by their adapter's model and best
+	// supported rate (a sub-fleet of slower boards).
+	hostCount map[string]map[mad.Rate]int
+	hostHW    map[hardwareKey]int
+	fab       *fabric.Fabric // for names
 }
 
 // hardwareKey names a kind of slower hardware: a device model whose port
@@ -377,7 +433,7 @@ func switchPairKey(x, y *fabric.Node) string {
 
 func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, siblingCount: map[*fabric.Node]map[mad.Rate]int{},
-		swModels: map[string]mad.Rate{}, hardware: map[hardwareKey]int{}, fab: f}
+		swModels: map[string]mad.Rate{}, hardware: map[hardwareKey]int{}, hostCount: map[string]map[mad.Rate]int{}, hostHW: map[hardwareKey]int{}, fab: f}
 	models := map[string]map[mad.Rate]int{}
 	pairs := map[string]map[mad.Rate]int{}
 	add := func(m map[string]map[mad.Rate]int, k string, r mad.Rate) {
@@ -395,14 +451,23 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 		if r.Speed == 0 {
 			continue // speed not read: no evidence of what peers run at
 		}
+		if hp := hostEnd(a, b); hp != nil {
+			pr.hostHW[hardwareKey{devices.Model(hp.Node), supportedRate(hp)}]++
+		}
 		if _, slow, _ := ceiling(a, b); slow != nil {
 			pr.hardware[hardwareKey{devices.Model(slow.Node), supportedRate(slow)}]++
 		}
 		switch {
 		case isHostNode(a.Node) && b.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(a.Node), r)
+			if k := hostGroup(a.Node); k != "" {
+				add(pr.hostCount, k, r)
+			}
 		case isHostNode(b.Node) && a.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(b.Node), r)
+			if k := hostGroup(b.Node); k != "" {
+				add(pr.hostCount, k, r)
+			}
 		case isSwitchLink(a):
 			if k := switchPairKey(a.Node, b.Node); k != "" {
 				add(pairs, k, r)

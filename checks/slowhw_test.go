@@ -112,3 +112,73 @@ func TestCorpusSlowerHardwareQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowerHardwareOtherModel: the swap as it happens — a ConnectX-6 (an
+// HDR board, its own device ID) in a host whose 255 peers carry
+// ConnectX-7s at NDR. Its model has no peers of its own, so the per-model
+// rule saw nothing; the host's peers (same name pattern and HCA naming)
+// run NDR, and its hardware stops at HDR.
+func TestSlowerHardwareOtherModel(t *testing.T) {
+	s, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := sim.ParseFaults(strings.NewReader(limitHDR("gpu027")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyFaults(fs); err != nil {
+		t.Fatal(err)
+	}
+	sw := sweepOf(t, s, true)
+	asCX6 := func(desc string) {
+		t.Helper()
+		for _, n := range sw.Fabric.Nodes {
+			if n.Description == desc {
+				n.DeviceID = 0x101b // ConnectX-6
+				return
+			}
+		}
+		t.Fatalf("no node %q", desc)
+	}
+	asCX6("gpu027 mlx5_6")
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := byCheck(res.Findings, "link.slower-hardware")
+	if len(got) == 1 {
+		t.Logf("%s\n    %v", got[0].Title, got[0].Evidence)
+	}
+	if len(got) != 1 || got[0].Entities[0].String() != "gpu027 mlx5_6/1" {
+		t.Fatalf("want 1 link.slower-hardware on gpu027 mlx5_6/1, got:%s", titles(got))
+	}
+	text := ""
+	for _, e := range got[0].Evidence {
+		text += e.Text + "\n"
+	}
+	if !strings.Contains(text, "ConnectX-6") || !strings.Contains(text, "gpu") {
+		t.Errorf("evidence should name the board and the hosts it is compared with:\n%s", text)
+	}
+	if d := append(byCheck(res.Findings, "link.degraded-speed"), byCheck(res.Findings, "link.degraded-width")...); len(d) > 0 {
+		t.Errorf("a ConnectX-6 at HDR is not degraded:%s", titles(d))
+	}
+
+	// Three hosts with ConnectX-6 boards are a sub-fleet: quiet.
+	s2, _ := sim.SampleHealthy(sim.Options{})
+	fs2, _ := sim.ParseFaults(strings.NewReader(limitHDR("gpu003", "gpu014", "gpu027")))
+	if err := s2.ApplyFaults(fs2); err != nil {
+		t.Fatal(err)
+	}
+	sw = sweepOf(t, s2, true)
+	for _, h := range []string{"gpu003", "gpu014", "gpu027"} {
+		asCX6(h + " mlx5_6")
+	}
+	res, err = checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := byCheck(res.Findings, "link.slower-hardware"); len(got) > 0 {
+		t.Errorf("three ConnectX-6 hosts are a sub-fleet, reported:%s", titles(got))
+	}
+}

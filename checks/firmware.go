@@ -157,8 +157,9 @@ func (s *Snapshot) mixedVersion() []Finding {
 		typ    uint8
 	}
 	type version struct {
-		fw    fabric.Firmware
+		fw    fabric.Firmware // PSID: the most common among nodes (ties: the first in order)
 		nodes []*fabric.Node
+		psids map[string]int
 	}
 	by := map[model]map[[3]uint32]*version{}
 	for n, fw := range s.Firmware.Versions {
@@ -169,10 +170,24 @@ func (s *Snapshot) mixedVersion() []Finding {
 		k := [3]uint32{fw.Major, fw.Minor, fw.SubMinor}
 		v := by[m][k]
 		if v == nil {
-			v = &version{fw: fw}
+			v = &version{fw: fw, psids: map[string]int{}}
 			by[m][k] = v
 		}
 		v.nodes = append(v.nodes, n)
+		v.psids[fw.PSID]++
+	}
+	// The map gave the versions' nodes in no order: name each version's
+	// PSID by its most common one, so the finding is the same every run.
+	for _, vs := range by {
+		for _, v := range vs {
+			best := ""
+			for p, c := range v.psids {
+				if c > v.psids[best] || c == v.psids[best] && (best == "" || p < best) {
+					best = p
+				}
+			}
+			v.fw.PSID = best
+		}
 	}
 	models := make([]model, 0, len(by))
 	for m, vs := range by {

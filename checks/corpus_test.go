@@ -392,3 +392,21 @@ func TestCorpusNamesUnique(t *testing.T) {
 		t.Fatal("no finding named a node")
 	}
 }
+
+// TestCorpusEndsDisagree: the 2007 Voltaire dump's two 1X links are 1X
+// at one end only (ISR9024/10 prints 4xSDR, SW-6IB4/1 1xSDR). The link is
+// judged at the slower reading, and the evidence said "active 1X SDR"
+// alone; it must say that the ends disagree and what each reports.
+func TestCorpusEndsDisagree(t *testing.T) {
+	res := corpusCheck(t, "voltaire-sdr-2007.ibnetdiscover", false)
+	w := byCheck(res.Findings, "link.degraded-width")
+	if len(w) != 2 {
+		t.Fatalf("want the two 1X links, got:%s", titles(w))
+	}
+	for _, f := range w {
+		ev := f.Evidence[0].Text
+		if !strings.Contains(ev, "the two ends disagree") || !strings.Contains(ev, " 4X") || !strings.Contains(ev, "reports 1X") && !strings.Contains(ev, "reports 4X") {
+			t.Errorf("%s: evidence %q does not say the ends disagree", f.Title, ev)
+		}
+	}
+}

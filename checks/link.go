@@ -72,6 +72,15 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			action = fmt.Sprintf("Check the cable and transceivers between %s and %s: a link below what both ends can run usually has a marginal cable, a wrong cable type, a speed limited in the port's configuration or a firmware limit. Reseat, then replace the cable; confirm with 'ibdoctor links'.",
 				s.entityOf(a, "").String(), s.entityOf(b, "").String())
 		}
+		// The slower end's reading is the link's; when the two ends say
+		// different things, the evidence says so rather than choose in
+		// silence (ibnetdiscover prints each end's own reading).
+		if width && a.WidthActive != 0 && b.WidthActive != 0 && a.WidthActive != b.WidthActive {
+			ev[0].Text += fmt.Sprintf("; the two ends disagree: %s reports %s, %s %s (the narrower is taken)", s.entityOf(a, "").String(), a.WidthActive, s.entityOf(b, "").String(), b.WidthActive)
+		}
+		if !width && a.SpeedActive != 0 && b.SpeedActive != 0 && a.SpeedActive != b.SpeedActive {
+			ev[0].Text += fmt.Sprintf("; the two ends disagree: %s reports %s, %s %s (the slower is taken)", s.entityOf(a, "").String(), a.SpeedActive, s.entityOf(b, "").String(), b.SpeedActive)
+		}
 		im := s.linkImpact(a, active, wantRate)
 		sev := Warning
 		lost := 1 - active.Gbps()/wantRate.Gbps()

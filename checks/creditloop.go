@@ -449,7 +449,8 @@ type cycleVL struct {
 func (s *Snapshot) cycleSL2VL(cyc []int32, g *chanGraph) cycleVL {
 	v := s.SL2VL
 	if v == nil {
-		return cycleVL{sl2vlNotRead, Evidence{Name: "SL2VL", Text: "SL2VL not read (a saved fabric, or no live sweep of the tables): every flow taken to be on VL0"}}
+		why := cmpOr(s.SL2VLNotRead, "a saved fabric, or no live sweep of the tables")
+		return cycleVL{sl2vlNotRead, Evidence{Name: "SL2VL", Text: fmt.Sprintf("SL2VL not read (%s): every flow taken to be on VL0", why)}}
 	}
 	pairs, unread, why := 0, 0, ""
 	var all uint16 // every data VL seen on the cycle

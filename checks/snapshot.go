@@ -52,6 +52,9 @@ type Snapshot struct {
 	// credit-loop candidates (CreditCycles.SL2VLPairs). Optional: nil
 	// when not read; routing.credit-loop then judges on VL0.
 	SL2VL *SL2VLView
+	// SL2VLNotRead, when SL2VL is nil, says why (a fabric file carries
+	// no SL2VL tables): the credit-loop evidence gives it.
+	SL2VLNotRead string
 	// CreditCycles, when set, are the dependency cycles the sweep found
 	// (FindCreditCycles over Fabric) to read SL2VL for; nil: the check
 	// finds them.

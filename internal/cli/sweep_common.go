@@ -281,6 +281,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		o.Counters, o.Interval = false, 0
 	}
 	o.TablesNotRead = sess.TablesNotInFile
+	o.NoSL2VL = sess.NoSL2VL
 	pr := newProgress(a.stderr)
 	o.Stage = pr.Stage
 	o.Discover.Progress = func(p discover.Progress) { pr.Discover(p) }

@@ -39,6 +39,10 @@ type Options struct {
 	// Counter sweep tuning: SL and P_Key index for PerfMgt MADs.
 	SL        uint8
 	PKeyIndex uint16
+	// NoSL2VL, when not empty, says why the SLtoVLMappingTables are not
+	// read (a fabric file carries none): routing.credit-loop then judges
+	// on VL0 and says so.
+	NoSL2VL string
 	// NoFirmware, when not empty, says why the fabric has no firmware
 	// versions to read (a saved file that carries none, ibsim): the
 	// GeneralInfo stage is left out and the check says why.
@@ -79,6 +83,8 @@ type Sweep struct {
 	// read, and ARNotRead then says why.
 	AR        *checks.ARView
 	ARNotRead string
+	// SL2VLNotRead says why SL2VL was not read when a cycle wanted it.
+	SL2VLNotRead string
 	// RoutesComputed is set by the caller when the fabric swept is a
 	// simulator whose tables ibdoctor computed (a topology file without
 	// them): see checks.Snapshot.RoutesComputed.
@@ -177,7 +183,9 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 			// Only the port pairs of a cycle's channels are read: a
 			// fabric whose routes make none costs no MAD here.
 			s.CreditCycles = checks.FindCreditCycles(f)
-			if pairs := s.CreditCycles.SL2VLPairs(); len(pairs) > 0 {
+			if pairs := s.CreditCycles.SL2VLPairs(); len(pairs) > 0 && o.NoSL2VL != "" {
+				s.SL2VLNotRead = o.NoSL2VL
+			} else if len(pairs) > 0 {
 				done := stage("sl2vl")
 				s.SL2VL = sl2vlread.Read(ctx, e, pairs)
 				done()
@@ -268,6 +276,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.ARNotRead = s.ARNotRead
 	snap.Partitions = s.Partitions
 	snap.SL2VL = s.SL2VL
+	snap.SL2VLNotRead = s.SL2VLNotRead
 	snap.CreditCycles = s.CreditCycles
 	snap.RoutesComputed = s.RoutesComputed
 	snap.CountersNotRead = s.CountersNotRead

@@ -649,3 +649,16 @@ func (s *Sim) SetSLtoVL(ref string, vl [16]uint8) error {
 	s.nodes[ni].sw.sl2vl = t
 	return nil
 }
+
+// SLtoVLPlanted reports whether the sl2vl fault set any switch's tables:
+// a what-if on a fabric file, which carries none of its own.
+func (s *Sim) SLtoVLPlanted() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for i := range s.nodes {
+		if sw := s.nodes[i].sw; sw != nil && sw.sl2vl != nil {
+			return true
+		}
+	}
+	return false
+}

@@ -82,6 +82,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		}
 		s.RoutesPlanted = edited
 	}
+	if o.Sim != "" && !sm.SLtoVLPlanted() {
+		s.NoSL2VL = fmt.Sprintf("%s carries no SL2VL tables, so none were read", filepath.Base(o.Sim))
+	}
 	c, err := sm.Attach("", 0)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to the simulated fabric: %w", err)

@@ -88,6 +88,11 @@ type Session struct {
 	// read: a --sim file whose format carries none. The simulator's zeros
 	// are then not counters read, and commands must not judge them.
 	NoCounters string
+	// NoSL2VL, when not empty, says why the fabric's SLtoVLMappingTables
+	// are not to be read: a --sim file (no format carries them) whose
+	// --faults plant none. The simulator's every-SL-on-VL0 is then not a
+	// table read.
+	NoSL2VL string
 	// CountersOnce, when not empty, says the counters are one reading a
 	// file recorded (ibdiagnet's PM_INFO): they do not move, so an
 	// interval would measure no increase that the fabric did not have.

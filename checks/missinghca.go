@@ -224,7 +224,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 					continue
 				}
 				ports := hostPortsAt[g]
-				lo, hi := slices.Min(ports), slices.Max(ports)
+				lo, hi := hostBlock(leaf, ports, len(missing))
 				for _, p := range leaf.Ports {
 					if p == nil || p.Num == 0 || p.Num < lo || p.Num > hi || slices.Contains(ports, p.Num) || slices.Contains(spots, p) {
 						continue
@@ -286,6 +286,30 @@ func (s *Snapshot) missingHCAs() []Finding {
 		})
 	}
 	return out
+}
+
+// hostBlock is the span of leaf's ports that hold hosts' cables: from
+// the lowest to the highest port a host's link lands on, widened by up
+// to `missing` ports at each end over ports not cabled to a switch. The
+// linked ports alone leave out a missing HCA's port when it is the first
+// or last of the block (leaf01/1 for gpu001 mlx5_0); an uplink ends the
+// widening, so a spine cable's port is never taken for a host's.
+func hostBlock(leaf *fabric.Node, ports []uint8, missing int) (lo, hi uint8) {
+	lo, hi = slices.Min(ports), slices.Max(ports)
+	toSwitch := func(num int) bool {
+		if num < 1 || num >= len(leaf.Ports) {
+			return true // no such port: the block cannot widen past it
+		}
+		p := leaf.Ports[num]
+		return p == nil || (p.Remote != nil && p.Remote.Node.Type != mad.NodeCA)
+	}
+	for i := 0; i < missing && !toSwitch(int(lo)-1); i++ {
+		lo--
+	}
+	for i := 0; i < missing && !toSwitch(int(hi)+1); i++ {
+		hi++
+	}
+	return lo, hi
 }
 
 func kindName(host string) string {

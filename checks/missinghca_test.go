@@ -71,3 +71,28 @@ func TestCorpusMissingHCAQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingHCABlockEdge: the missing HCA's leaf port is the first or
+// the last of the leaf's host block (leaf01/1 for gpu001 mlx5_0,
+// leaf01/32 for gpu004 mlx5_7). Before, the block was the span of the
+// linked host ports only, so an edge port fell outside: the finding
+// named no port and link.polling was not folded into it.
+func TestMissingHCABlockEdge(t *testing.T) {
+	for _, c := range []struct{ fault, port string }{
+		{"polling \"gpu001 mlx5_0\"/1", "leaf01/1 "},
+		{"down \"gpu001 mlx5_0\"/1", "leaf01/1 "},
+		{"polling \"gpu004 mlx5_7\"/1", "leaf01/32 "},
+		{"polling \"gpu001 mlx5_1\"/1", "leaf01/2 "},
+	} {
+		t.Run(c.fault, func(t *testing.T) {
+			all := sampleWith(t, c.fault+"\n", false)
+			fs := byCheck(all, "topology.missing-hca")
+			if len(fs) != 1 || !strings.Contains(fs[0].Title, "; "+c.port) {
+				t.Errorf("want one missing-hca naming %s, got:%s", c.port, titles(fs))
+			}
+			if p := byCheck(all, "link.polling"); len(p) > 0 {
+				t.Errorf("link.polling not folded:%s", titles(p))
+			}
+		})
+	}
+}

@@ -129,6 +129,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 		MaxHops:  o.maxHops,
 		Start:    o.path,
 		Progress: func(p discover.Progress) { pr.Discover(p) },
+		Unread:   sess.Unread(),
 	})
 	took := time.Since(began)
 	pr.Done()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/hostlist"
@@ -176,7 +177,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		// baseline the scope's re-read is judged against.
 		sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
 			Routes: true, Counters: counters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
-			NoFirmware: gate.NoFirmware, NoAR: gate.NoAR,
+			NoFirmware: gate.NoFirmware, NoAR: gate.NoAR, Discover: discover.Options{Unread: sess.Unread()},
 		})
 		if sw == nil {
 			return withExit(ExitUndecided, err)

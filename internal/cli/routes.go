@@ -115,12 +115,13 @@ func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 	return a.notRead(f, readErr, ctx)
 }
 
-// discover walks the fabric with a progress line on stderr. A discovery
-// that could not start is exit 2.
-func (a *app) discover(ctx context.Context, e *transport.Engine) (*fabric.Fabric, error) {
+// discover walks the fabric with a progress line on stderr, adding unread
+// (what the source records it could not read) to what did not answer. A
+// discovery that could not start is exit 2.
+func (a *app) discover(ctx context.Context, e *transport.Engine, unread []fabric.Unreachable) (*fabric.Fabric, error) {
 	pr := newProgress(a.stderr)
 	pr.Stage("discovery")
-	f, err := discover.Run(ctx, e, discover.Options{Progress: func(p discover.Progress) { pr.Discover(p) }})
+	f, err := discover.Run(ctx, e, discover.Options{Progress: func(p discover.Progress) { pr.Discover(p) }, Unread: unread})
 	pr.Done()
 	if f == nil {
 		return nil, withExit(ExitUndecided, err)

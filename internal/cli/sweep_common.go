@@ -240,7 +240,7 @@ func (a *app) open(ctx context.Context, o openOptions) (*session, error) {
 		return nil, withExit(ExitUndecided, fmt.Errorf("counters: %s: nothing to judge (an ibdiagnet2.db_csv with PM counters has them, or run on the fabric)", src.NoCounters))
 	}
 	if o.discover {
-		if s.fabric, err = a.discover(ctx, src.Engine); err != nil {
+		if s.fabric, err = a.discover(ctx, src.Engine, src.Unread()); err != nil {
 			src.Close()
 			return nil, err
 		}
@@ -282,6 +282,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	}
 	o.TablesNotRead = sess.TablesNotInFile
 	o.NoSL2VL = sess.NoSL2VL
+	o.Discover.Unread = sess.Unread()
 	pr := newProgress(a.stderr)
 	o.Stage = pr.Stage
 	o.Discover.Progress = func(p discover.Progress) { pr.Discover(p) }

@@ -101,7 +101,7 @@ func (a *app) trace(ctx context.Context, e *transport.Engine, src, dst string) (
 			return lt, err
 		}
 	}
-	f, err := a.discover(ctx, e)
+	f, err := a.discover(ctx, e, nil)
 	if err != nil {
 		return route.LiveTrace{}, err
 	}

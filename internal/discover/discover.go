@@ -43,6 +43,11 @@ type Options struct {
 	// Progress, if set, is called after every node read, one call at a
 	// time, from discovery's goroutines. It must return quickly.
 	Progress func(Progress)
+	// Unread is what the source itself records it could not read (a
+	// saved file's tool error lines, fabric.FileInfo.Unread): added to
+	// the result's Unreachable, so a fabric read from such a file is
+	// never reported complete.
+	Unread []fabric.Unreachable
 }
 
 // Progress is a snapshot for a progress display.
@@ -77,7 +82,7 @@ func Run(ctx context.Context, e *transport.Engine, opts Options) (*fabric.Fabric
 	d.cond = sync.NewCond(&d.mu)
 	d.run(ctx)
 	if err := ctx.Err(); err != nil {
-		return d.build(), fmt.Errorf("discover: interrupted after %d nodes: %w", len(d.nodes), err)
+		return d.build().AddUnreachable(opts.Unread), fmt.Errorf("discover: interrupted after %d nodes: %w", len(d.nodes), err)
 	}
 	if d.start == nil {
 		reason := "no answer"
@@ -86,7 +91,7 @@ func Run(ctx context.Context, e *transport.Engine, opts Options) (*fabric.Fabric
 		}
 		return nil, fmt.Errorf("discover: the start node (path %v) did not answer NodeInfo: %s", opts.Start, reason)
 	}
-	return d.build(), nil
+	return d.build().AddUnreachable(opts.Unread), nil
 }
 
 // node is a node being discovered.

@@ -11,8 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // Format names a file format ReadFile recognises.
@@ -71,6 +74,12 @@ type FileInfo struct {
 	Noise          int
 	FirstNoise     string
 	FirstNoiseLine int
+	// Unread is what those tool messages say could not be read: one entry
+	// per directed route a message names ("DR path slid 0; dlid 0;
+	// 0,1,1,31 Attr 0x11"), first message first. Whatever lies there is
+	// missing from the file because it did not answer, not because it is
+	// absent, so a fabric read from the file is not complete.
+	Unread []Unreachable
 	// Routes is true when the file carried forwarding tables.
 	Routes bool
 	// Counters is true when the file carried PerfMgt counters (an
@@ -288,6 +297,7 @@ func skipNoise(data []byte, info *FileInfo) []byte {
 				info.FirstNoiseLine = lineNo
 			}
 			info.Noise++
+			noteUnread(line, lineNo, info)
 			if !copied {
 				data = bytes.Clone(data)
 				copied = true
@@ -303,6 +313,38 @@ func skipNoise(data []byte, info *FileInfo) []byte {
 		off = end + 1
 	}
 	return data
+}
+
+// drPathRE finds the directed route (and the attribute) a tool message
+// names: libibmad's "(DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0)".
+var drPathRE = regexp.MustCompile(`DR path slid \d+; dlid \d+; (0(?:,\d+)*)(?: Attr (0x[0-9a-fA-F]+))?`)
+
+// noteUnread records in info.Unread the directed route a tool message
+// says it could not read, once per route.
+func noteUnread(line []byte, lineNo int, info *FileInfo) {
+	m := drPathRE.FindSubmatch(line)
+	if m == nil {
+		return
+	}
+	p, err := mad.ParsePath(string(m[1]))
+	if err != nil {
+		return
+	}
+	for _, u := range info.Unread {
+		if u.Path.String() == p.String() {
+			return
+		}
+	}
+	what := "a read"
+	if a, err := strconv.ParseUint(string(m[2]), 0, 16); err == nil && len(m[2]) > 0 {
+		what = mad.AttrName(mad.ClassSubnDR, mad.AttrID(a))
+	}
+	msg := strings.TrimSpace(string(bytes.TrimRight(line, "\r")))
+	if len(msg) > 100 {
+		msg = msg[:97] + "..."
+	}
+	info.Unread = append(info.Unread, Unreachable{Path: p, What: what,
+		Reason: fmt.Sprintf("not answered when the file was written, per the file's own error line (line %d: %q)", lineNo, msg)})
 }
 
 // commentOut turns lines starting with prefix into comments of the same

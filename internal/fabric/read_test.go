@@ -693,3 +693,27 @@ func TestReadFileShowForm(t *testing.T) {
 	}
 	diffText(t, "-s against default", sameFacts(want), sameFacts(got))
 }
+
+// The routes a tool's error lines name are kept (once each, with the
+// attribute and the line), so a fabric read from the file is not taken
+// as complete; a message naming no route adds none.
+func TestToolErrorLinesUnread(t *testing.T) {
+	text := "src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0) bad status 110; Connection timed out\n" +
+		"ibwarn: [77] _do_madrpc: recv failed: Connection timed out\n" +
+		"ibwarn: [77] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0,1,4 Attr 0x15:2)\n" +
+		"ibwarn: [77] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0,1,1,31 Attr 0x11:0)\n" +
+		"vendid=0x2c9\nswitchguid=0x1(1)\nSwitch 2 \"S-0000000000000001\" # \"s\" base port 0 lid 1 lmc 0\n"
+	_, info, err := Decode([]byte(text), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Noise != 4 || len(info.Unread) != 2 {
+		t.Fatalf("noise %d, unread %+v; want 4 lines, 2 routes", info.Noise, info.Unread)
+	}
+	if u := info.Unread[0]; u.Path.String() != "0,1,1,31" || u.What != "NodeInfo" || !strings.Contains(u.Reason, "per the file's own error line (line 1:") {
+		t.Errorf("first: %+v", u)
+	}
+	if u := info.Unread[1]; u.Path.String() != "0,1,4" || u.What != "PortInfo" || !strings.Contains(u.Reason, "(line 3:") {
+		t.Errorf("second: %+v", u)
+	}
+}

@@ -37,3 +37,27 @@ func nodeName(n *Node) string {
 	}
 	return fmt.Sprintf("0x%016x", n.GUID)
 }
+
+// AddUnreachable appends us to f.Unreachable, each with the node and port
+// its directed route leaves from when f holds the node one hop short of
+// it, and returns f.
+func (f *Fabric) AddUnreachable(us []Unreachable) *Fabric {
+	if len(us) == 0 {
+		return f
+	}
+	byPath := make(map[string]*Node, len(f.Nodes))
+	for _, n := range f.Nodes {
+		if n.Path != nil {
+			byPath[n.Path.String()] = n
+		}
+	}
+	for _, u := range us {
+		if k := len(u.Path); k > 0 && u.FromGUID == 0 {
+			if n := byPath[u.Path[:k-1].String()]; n != nil {
+				u.FromGUID, u.FromPort = n.GUID, u.Path[k-1]
+			}
+		}
+		f.Unreachable = append(f.Unreachable, u)
+	}
+	return f
+}

@@ -111,6 +111,15 @@ type Session struct {
 	closers []func() error
 }
 
+// Unread is what the --sim file itself records could not be read when it
+// was written (fabric.FileInfo.Unread); nil for other sources.
+func (s *Session) Unread() []fabric.Unreachable {
+	if s.File == nil {
+		return nil
+	}
+	return s.File.Unread
+}
+
 // Close closes the engine, the connection and the capture.
 func (s *Session) Close() error {
 	var errs []error

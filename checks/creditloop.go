@@ -365,6 +365,18 @@ func (s *Snapshot) creditLoops() []Finding {
 	}
 	g, comps := cc.g, cc.comps
 	if len(comps) == 0 {
+		// No cycle in what was read; one through a switch whose table,
+		// or a cable between switches whose far end, was not read
+		// cannot be ruled out.
+		// A gate's fabric holds only what the job's routes need: what
+		// it did not read there is not a read that went unanswered.
+		if sw, n := unreadRouting(s.Fabric); n > 0 && s.Scope == nil {
+			what := "this switch has a forwarding table or an inter-switch port (state or far end) that was not read"
+			if n > 1 {
+				what = fmt.Sprintf("%d switches have a forwarding table or an inter-switch port (state or far end) that was not read, this one first", n)
+			}
+			s.couldNotDecide("routing.credit-loop", "no cycle in the tables read, but "+what+": a cycle through them cannot be ruled out", s.nodeEntity(sw, "switch"))
+		}
 		return nil
 	}
 	var out []Finding
@@ -562,4 +574,24 @@ func cycleVLs(cyc []int32, g *chanGraph) Evidence {
 		return Evidence{Name: "VL", Value: 1, Text: "every port on the cycle runs one data VL (OperationalVLs VL0): every SL maps to VL0, no VL assignment can break the cycle"}
 	}
 	return Evidence{Name: "VL", Value: float64(most), Text: fmt.Sprintf("ports on the cycle run up to %s (OperationalVLs): an engine that puts paths on several SLs and VLs (DFSSSP, LASH) could break the cycle; without the SL2VL tables and the per-path SLs it is judged on VL0", vlText(most))}
+}
+
+// unreadRouting counts the switches whose forwarding table was not read
+// or which have a port (state or far end) not read that may lead to
+// another switch, and returns the first.
+func unreadRouting(f *fabric.Fabric) (*fabric.Node, int) {
+	var first *fabric.Node
+	n := 0
+	for _, sw := range f.Nodes {
+		if sw.Type != mad.NodeSwitch {
+			continue
+		}
+		if sw.Switch == nil || sw.Switch.LFT == nil || len(unreadPorts(sw)) > 0 {
+			if first == nil {
+				first = sw
+			}
+			n++
+		}
+	}
+	return first, n
 }

@@ -161,13 +161,34 @@ type routeFails struct {
 	// per kind (loops or not), the places in the order found
 	order [2][]routeFail
 	hits  [2]map[routeFail]*routeHit
+	// unread: where routes stop because what lies beyond was not read
+	// (route.Unread, route.NoTable), in the order found: the switch,
+	// the egress ports, and how many routes and destinations.
+	unread      []*fabric.Node
+	unreadAt    map[*fabric.Node]*routeUnread
+	unreadTotal int
+}
+
+// routeUnread is the routes that stop at one switch for want of a read.
+type routeUnread struct {
+	ports  []uint8
+	routes int
+	dsts   int
+	last   *fabric.Port
+	noTab  bool
 }
 
 // findRouteFails walks every host's routes from every leaf once.
 func (s *Snapshot) findRouteFails() *routeFails {
 	g := s.routeGraph()
 	leafOrder, byLeaf := leaves(g.hosts)
-	rf := &routeFails{hosts: g.hosts, hits: [2]map[routeFail]*routeHit{{}, {}}}
+	rf := &routeFails{hosts: g.hosts, hits: [2]map[routeFail]*routeHit{{}, {}}, unreadAt: map[*fabric.Node]*routeUnread{}}
+	// Leaves with a source of the job (all, unscoped): only their routes
+	// are the job's.
+	leafInScope := map[*fabric.Node]bool{}
+	for _, leaf := range leafOrder {
+		leafInScope[leaf] = s.Scope == nil || slices.ContainsFunc(byLeaf[leaf], func(h *fabric.Port) bool { return s.Scope.Hosts[h.Node] })
+	}
 	var w *route.Walk
 	for _, dst := range g.hosts {
 		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
@@ -183,7 +204,29 @@ func (s *Snapshot) findRouteFails() *routeFails {
 			// NoTable and Unread: a table, a port's state or a far end
 			// on the route was not read. Could not look is not a black
 			// hole: the report lists what was not read.
-			if o == route.Delivered || o == route.NoTable || o == route.Unread {
+			if o == route.NoTable || o == route.Unread {
+				if at != nil && leafInScope[leaf] {
+					u := rf.unreadAt[at]
+					if u == nil {
+						u = &routeUnread{}
+						rf.unreadAt[at] = u
+						rf.unread = append(rf.unread, at)
+					}
+					u.routes++
+					rf.unreadTotal++
+					if u.last != dst {
+						u.last = dst
+						u.dsts++
+					}
+					if o == route.NoTable {
+						u.noTab = true
+					} else if at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) && !slices.Contains(u.ports, at.Switch.LFT[dst.LID]) {
+						u.ports = append(u.ports, at.Switch.LFT[dst.LID])
+					}
+				}
+				continue
+			}
+			if o == route.Delivered {
 				continue
 			}
 			kind := 0
@@ -237,6 +280,27 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	}
 	order, hits := rf.order[kind], rf.hits[kind]
 	var out []Finding
+	id := "routing.unreachable"
+	if loops {
+		id = "routing.loop"
+	}
+	// Routes not followed to the end: whether they arrive is not known.
+	for _, at := range rf.unread {
+		u := rf.unreadAt[at]
+		beyond := "a switch whose forwarding table was not read"
+		if !u.noTab {
+			ps := make([]*fabric.Port, 0, len(u.ports))
+			for _, n := range u.ports {
+				if p := portOf(at, n); p != nil {
+					ps = append(ps, p)
+				}
+			}
+			beyond = fmt.Sprintf("ports %s, whose state or far end was not read", portNums(ps))
+		} else if at.Switch == nil || at.Switch.LFT == nil {
+			beyond = "its own forwarding table, which was not read"
+		}
+		s.couldNotDecide(id, fmt.Sprintf("%d routes (to %d destinations) lead from here to %s: not followed further", u.routes, u.dsts, beyond), s.nodeEntity(at, "switch"))
+	}
 	hostsTotal := max(1, len(rf.hosts))
 	for _, f := range order {
 		hh := hits[f]
@@ -246,10 +310,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 				srcs = append(srcs, h)
 			}
 		}
-		id, sev := "routing.unreachable", Critical
-		if loops {
-			id = "routing.loop"
-		}
+		sev := Critical
 		atName := "?"
 		var ents []Entity
 		for i, d := range hh.dsts {
@@ -848,13 +909,24 @@ func (s *Snapshot) asymmetric() []Finding {
 	pairs, asym, longer := 0, 0, 0
 	load := map[*fabric.Node]int{} // switches crossed by asymmetric reverse paths
 	var example [2]*fabric.Port
+	// Pairs a direction of which could not be followed (a port or table
+	// on it not read), and the first of them.
+	unread := 0
+	var unreadEx [2]*fabric.Port
+	notRead := func(o route.Outcome) bool { return o == route.Unread || o == route.NoTable }
 	for i, a := range sample {
 		for _, b := range sample[i+1:] {
 			wab, wba := walks[b], walks[a]
-			if o, _ := wab.From(leafOf(a)); o != route.Delivered {
+			o1, _ := wab.From(leafOf(a))
+			o2, _ := wba.From(leafOf(b))
+			if notRead(o1) || notRead(o2) {
+				if unread == 0 {
+					unreadEx = [2]*fabric.Port{a, b}
+				}
+				unread++
 				continue
 			}
-			if o, _ := wba.From(leafOf(b)); o != route.Delivered {
+			if o1 != route.Delivered || o2 != route.Delivered {
 				continue
 			}
 			pairs++
@@ -876,6 +948,10 @@ func (s *Snapshot) asymmetric() []Finding {
 				}
 			}
 		}
+	}
+	if unread > 0 && asym == 0 {
+		// Asymmetric pairs among those not followed cannot be ruled out.
+		s.couldNotDecide("routing.asymmetric", fmt.Sprintf("%d of %d sampled leaf pairs could not be followed both ways (a port or forwarding table on the route was not read), e.g. %s -> %s", unread, unread+pairs, s.nodeName(unreadEx[0].Node), s.nodeName(unreadEx[1].Node)), s.entityOf(unreadEx[0], "source"))
 	}
 	if asym == 0 || pairs == 0 {
 		return nil
@@ -909,16 +985,24 @@ func (s *Snapshot) asymmetric() []Finding {
 		Severity: sev,
 		Title:    fmt.Sprintf("%.0f%% of sampled leaf pairs route A->B and B->A through different switches", share*100),
 		Entities: []Entity{s.entityOf(a, "source"), s.entityOf(b, "destination")},
-		Evidence: []Evidence{
+		Evidence: append([]Evidence{
 			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, s.nodeName(a.Node), s.nodeName(b.Node))},
 			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
 			{Name: "busiest share", Value: busyShare, Threshold: ratio - 1, Text: fmt.Sprintf("the busiest switch carries the reverse paths of %s of the sampled pairs (warn above %s with a concentration above %.1fx, or when one direction takes more hops)", pct(busyShare), pct(ratio-1), 2*ratio)},
-		},
+		}, unreadPairs(unread)...),
 		Impact: Impact{PathShare: share, Score: share * 0.001 * conc,
 			Summary: "asymmetric routes are normal for destination-based routing; they matter when they pile reverse traffic onto a few switches (see the concentration) or break an expectation of symmetric paths"},
 		Action: "If routes should be symmetric (a symmetric routing engine, or latency-sensitive pairs), compare 'ibdoctor trace A B' with 'ibdoctor trace B A' and look for edited LFT entries; otherwise act only when the concentration is high.",
 		Basis:  "routes",
 	}}
+}
+
+// unreadPairs is the evidence that some sampled pairs were not followed.
+func unreadPairs(n int) []Evidence {
+	if n == 0 {
+		return nil
+	}
+	return []Evidence{{Name: "pairs not followed", Value: float64(n), Text: fmt.Sprintf("%d sampled leaf pairs could not be followed both ways (a port or forwarding table on the route was not read); the share is of the pairs followed", n)}}
 }
 
 // switchesOn lists the switches a route from start crosses.

@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,4 +234,39 @@ func ownPortUnread(sw *diagnose.Sweep, f checks.Finding) bool {
 		}
 	}
 	return false
+}
+
+// TestRoutingUndecidedWhereNotRead: spine03's forwarding table went
+// unanswered. The routes that reach it are not followed further: whether
+// they arrive, loop or close a credit cycle is not known there, and each
+// routing check says it could not decide at the switch where the routes
+// stop, instead of saying nothing. The spines read whole keep their
+// findings.
+func TestRoutingUndecidedWhereNotRead(t *testing.T) {
+	res, _ := incidentWith(t, "drop spine03 attr=LinearForwardingTable\n")
+	und := map[string][]string{}
+	for _, u := range res.Undecided {
+		und[u.Check] = append(und[u.Check], u.String()+": "+u.Reason)
+	}
+	for _, id := range []string{"routing.unreachable", "routing.loop", "routing.credit-loop", "routing.ecmp-imbalance"} {
+		if len(und[id]) == 0 {
+			t.Errorf("%s: nothing undecided (%v)", id, und)
+		}
+	}
+	if !slices.ContainsFunc(und["routing.unreachable"], func(s string) bool {
+		return strings.HasPrefix(s, "spine03: ") && strings.Contains(s, "forwarding table, which was not read")
+	}) {
+		t.Errorf("routing.unreachable undecided %q: spine03's unread table is not named", und["routing.unreachable"])
+	}
+	if !slices.ContainsFunc(und["routing.ecmp-imbalance"], func(s string) bool { return strings.HasPrefix(s, "spine03: its forwarding table") }) {
+		t.Errorf("routing.ecmp-imbalance undecided %q, want spine03", und["routing.ecmp-imbalance"])
+	}
+	if n := len(byCheck(res.Findings, "routing.ecmp-imbalance")); n != 2 {
+		t.Errorf("%d routing.ecmp-imbalance findings, want spine01's and spine02's", n)
+	}
+	for _, f := range res.Findings {
+		if f.Check == "routing.unreachable" || f.Check == "routing.loop" || f.Check == "routing.credit-loop" {
+			t.Errorf("finding on a table not read: %s %s", f.Check, f.Title)
+		}
+	}
 }

@@ -139,30 +139,44 @@ func writeCounts(b *bytes.Buffer, d *Document) {
 // findingLabels are one finding's series labels.
 type findingLabels struct{ check, severity, node, port, peer string }
 
-// labelsOf names a finding's place: its first "end" (or first) entity as
-// node and port, and the entity playing "peer" as node/port.
+// labelsOf names a finding's place after its subject, its first entity:
+// node is the subject's node (a "host" entity's host, not the adapter
+// that stands for it), port its port or, when the subject is a whole
+// switch, the first port of that switch the finding names (an ECMP
+// group's busiest port), and peer the entity playing "peer" or else the
+// first other "end" (the leaf port where a missing HCA's cable belongs).
+// Before, the first "end" was taken as node, so a missing HCA was
+// labelled with its leaf and the host was in no label.
 func labelsOf(f checks.Finding) findingLabels {
 	l := findingLabels{check: f.Check, severity: f.Severity.String()}
-	end := -1
-	for i, e := range f.Entities {
-		if e.Role == "end" || e.Role == "switch" || e.Role == "" {
-			end = i
+	if len(f.Entities) == 0 {
+		return l
+	}
+	subj, rest := f.Entities[0], f.Entities[1:]
+	l.node = subj.Node
+	if subj.Role == "host" {
+		l.node, _, _ = strings.Cut(subj.Node, " ")
+	}
+	port := subj.Port
+	for _, e := range rest {
+		if port > 0 {
 			break
 		}
-	}
-	if end < 0 && len(f.Entities) > 0 {
-		end = 0
-	}
-	if end >= 0 {
-		e := f.Entities[end]
-		l.node = e.Node
-		if e.Port > 0 {
-			l.port = strconv.Itoa(e.Port)
+		if e.Port > 0 && e.Node == subj.Node && e.NodeGUID == subj.NodeGUID && e.Role != "peer" {
+			port = e.Port
 		}
 	}
-	for i, e := range f.Entities {
-		if i != end && e.Role == "peer" {
-			l.peer = e.String()
+	if port > 0 {
+		l.port = strconv.Itoa(port)
+	}
+	for _, role := range []string{"peer", "end"} {
+		for _, e := range rest {
+			if e.Role == role && (role == "peer" || e.Node != subj.Node) {
+				l.peer = e.String()
+				break
+			}
+		}
+		if l.peer != "" {
 			break
 		}
 	}

@@ -178,3 +178,39 @@ func FuzzPrometheusFailed(f *testing.F) {
 		}
 	})
 }
+
+// TestPrometheusLabelsNameTheSubject: the series of a missing HCA names
+// the host, with the leaf port where its cable belongs as peer, and an
+// ECMP group's series names its switch and busiest port (entities as
+// the checks give them on the sample). Before: node="leaf03" for the
+// host gpu012, and port="" for spine01's group.
+func TestPrometheusLabelsNameTheSubject(t *testing.T) {
+	d := goldenDoc()
+	d.Findings = []checks.Finding{
+		{Check: "topology.missing-hca", Severity: checks.Error, Impact: checks.Impact{Score: 0.004}, Entities: []checks.Entity{
+			{NodeGUID: 0x59, Node: "gpu012 mlx5_0", LID: 101, Role: "host"},
+			{NodeGUID: 0x07, Node: "leaf03", Port: 28, LID: 7, Role: "end"}}},
+		{Check: "routing.ecmp-imbalance", Severity: checks.Critical, Impact: checks.Impact{Score: 0.2}, Entities: []checks.Entity{
+			{NodeGUID: 0x01, Node: "spine01", LID: 1, Role: "switch"},
+			{NodeGUID: 0x01, Node: "spine01", Port: 33, LID: 1, Role: "busiest"},
+			{NodeGUID: 0x09, Node: "leaf05", Port: 33, LID: 9, Role: "peer"}}},
+		{Check: "link.degraded-width", Severity: checks.Critical, Impact: checks.Impact{Score: 0.1}, Entities: []checks.Entity{
+			{NodeGUID: 0x0b, Node: "leaf07", Port: 41, Role: "end"},
+			{NodeGUID: 0x02, Node: "spine02", Port: 49, Role: "peer"}}},
+	}
+	d.CountBySeverity()
+	var b bytes.Buffer
+	if err := Prometheus(&b, d, PromOptions{MinSeverity: checks.Warning}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`ibdoctor_finding_impact_score{check="topology.missing-hca",severity="error",node="gpu012",port="",peer="leaf03/28"} 0.004` + "\n",
+		`ibdoctor_finding_impact_score{check="routing.ecmp-imbalance",severity="critical",node="spine01",port="33",peer="leaf05/33"} 0.2` + "\n",
+		`ibdoctor_finding_impact_score{check="link.degraded-width",severity="critical",node="leaf07",port="41",peer="spine02/49"} 0.1` + "\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("textfile lacks %q:\n%s", want, b.String())
+		}
+	}
+	promtoolCheck(t, b.Bytes())
+}

@@ -83,7 +83,8 @@ func TestIBSimRingCreditLoop(t *testing.T) {
 //     so its routes' cycles are real: critical;
 //   - min-hop with the default qos_sl2vl: undecided too, the limit of
 //     the tables alone (every path is on SL0, which only the SA's path
-//     SLs would show).
+//     SLs would show);
+//   - LASH with the default qos_sl2vl ("Lanes needed: 2"): undecided.
 func TestIBSimRingSL2VL(t *testing.T) {
 	ibsimtest.Require(t, "opensm", "smpquery")
 	vl0 := []string{"qos_sl2vl 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"}
@@ -97,6 +98,7 @@ func TestIBSimRingSL2VL(t *testing.T) {
 		{"dfsssp", "dfsssp", nil, checks.Warning, "SLs spread over VLs 0..7 on this cycle (a VL-aware engine such as DFSSSP/LASH); per-path SLs not read"},
 		{"dfsssp-vl0", "dfsssp", vl0, checks.Critical, "trivial: every SL maps to VL0"},
 		{"minhop-qos", "minhop", nil, checks.Warning, "SLs spread over VLs 0..7"},
+		{"lash", "lash", nil, checks.Warning, "SLs spread over VLs 0..7 on this cycle (a VL-aware engine such as DFSSSP/LASH)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := topology.Ring{Switches: 5, HostsPerSwitch: 1, Common: topology.Common{SwitchPorts: 8}}.Build()

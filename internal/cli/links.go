@@ -106,7 +106,7 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}
-	partial := a.notRead(f, nil, ctx)
+	partial := a.notRead(f, nil, nil, ctx)
 	if ctx.Err() != nil {
 		return partial // interrupted: exit 2
 	}

@@ -35,4 +35,10 @@ func TestPartialLFTsNotRead(t *testing.T) {
 	if code != ExitFindings {
 		t.Errorf("exit %d, want 1 (node008's slow link)\n%s", code, stderr)
 	}
+	// routes prints the one table and lists the others as not read,
+	// saying why (it gave the MAD status).
+	code, _, stderr = run("routes", "--sim="+topo, "--lfts", lfts)
+	if code != ExitPartial || strings.Count(stderr, "is not in avakas-qlogic-qdr.ibroute-lid1") != 24 || strings.Contains(stderr, "not supported") {
+		t.Errorf("routes: exit %d, want 3 with 24 tables not in the file:\n%s", code, stderr)
+	}
 }

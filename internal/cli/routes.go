@@ -112,7 +112,7 @@ func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return a.notRead(f, readErr, ctx)
+	return a.notRead(f, readErr, sess.TablesNotInFile, ctx)
 }
 
 // discover walks the fabric with a progress line on stderr, adding unread
@@ -150,8 +150,9 @@ func findSwitch(f *fabric.Fabric, s string) (*fabric.Node, error) {
 }
 
 // notRead lists on stderr what discovery and the LFT reads missed, and
-// turns it into exit 3 (partial).
-func (a *app) notRead(f *fabric.Fabric, readErr error, ctx context.Context) error {
+// turns it into exit 3 (partial). why, by switch GUID, replaces a failed
+// table read's error (a table the --sim or --lfts file does not have).
+func (a *app) notRead(f *fabric.Fabric, readErr error, why map[uint64]string, ctx context.Context) error {
 	var lines []string
 	wheres := f.UnreachableWheres()
 	for i, u := range f.Unreachable {
@@ -160,7 +161,11 @@ func (a *app) notRead(f *fabric.Fabric, readErr error, ctx context.Context) erro
 	for _, e := range flatten(readErr) {
 		var se *route.SwitchError
 		if errors.As(e, &se) {
-			lines = append(lines, fmt.Sprintf("%s of switch %s (GUID %#016x, path %v): %v", se.What, se.Switch.Description, se.Switch.GUID, se.Switch.Path, se.Err))
+			reason := se.Err.Error()
+			if w, ok := why[se.Switch.GUID]; ok {
+				reason = w
+			}
+			lines = append(lines, fmt.Sprintf("%s of switch %s (GUID %#016x, path %v): %s", se.What, se.Switch.Description, se.Switch.GUID, se.Switch.Path, reason))
 		} else {
 			lines = append(lines, e.Error())
 		}

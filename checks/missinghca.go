@@ -33,14 +33,11 @@ type HostHCA struct {
 func HCACensus(f *fabric.Fabric) []HostHCA {
 	out := []HostHCA{} // not nil: a census of no host is still one
 	for _, n := range f.Nodes {
-		if !isHostNode(n) {
+		host := HostOf(n)
+		if host == "" {
 			continue
 		}
-		w := strings.Fields(n.Description)
-		if len(w) != 2 || isFirmwareDefault(n.Description) {
-			continue
-		}
-		h := HostHCA{Host: w[0], Dev: w[1]}
+		h := HostHCA{Host: host, Dev: strings.Fields(n.Description)[1]}
 		for _, p := range n.Ports {
 			if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && linkUp(p) {
 				h.Leaf, h.LeafPort = p.Remote.Node.GUID, p.Remote.Num

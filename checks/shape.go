@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strings"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -14,6 +15,20 @@ import (
 // IsHost reports whether n is a compute host's adapter: a CA not built into
 // a switch (SHARP Aggregation Nodes and management HCAs are not hosts).
 func IsHost(n *fabric.Node) bool { return isHostNode(n) }
+
+// HostOf names the host a host adapter belongs to: the first word of a
+// "HOST DEVICE" description (gpu042 for "gpu042 mlx5_3"), as
+// topology.missing-hca groups adapters; "" when the description names no
+// host (a firmware default, a single word) or n is no host adapter.
+func HostOf(n *fabric.Node) string {
+	if !isHostNode(n) || isFirmwareDefault(n.Description) {
+		return ""
+	}
+	if w := strings.Fields(n.Description); len(w) == 2 {
+		return w[0]
+	}
+	return ""
+}
 
 // IsAggregationNode reports whether n is a SHARP Aggregation Node or
 // another CA built into a switch.

@@ -134,7 +134,7 @@ func TestBrowserDOM(t *testing.T) {
 	if n := strings.Count(dom, `<li class="f s`); n != 12 {
 		t.Errorf("%d findings in the DOM, want the sample's 12", n)
 	}
-	for _, want := range []string{"spine01 spreads 32 destinations", "trained at 1X instead of 4X", `<svg id="fab"`, ">spine02</text>", ">leaf07</text>", "32 hosts"} {
+	for _, want := range []string{"spine01 spreads 32 destinations", "trained at 1X instead of 4X", `<svg id="fab"`, ">spine02</text>", ">leaf07</text>", "4 hosts", "32 HCAs up"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("DOM lacks %q", want)
 		}

@@ -300,3 +300,39 @@ func TestSummarySingular(t *testing.T) {
 		t.Error("page says '1 things' or '1 checks'")
 	}
 }
+
+// TestHostsAndErrorFrame: a hosts box counts hosts, not adapters (each
+// leaf of the sample carries 4 hosts of 8 HCAs; before, "32 hosts"), with
+// its HCAs' state below; leaf03, whose only finding is an error
+// (gpu012's missing HCA), is framed in the error colour the legend
+// names, not in critical red (before, .bx.s2 took --s3 and the legend
+// had no error key).
+func TestHostsAndErrorFrame(t *testing.T) {
+	doc, snap := sampleReport(t)
+	page := render(t, doc, snap)
+	boxes := regexp.MustCompile(`<text x="[^"]*" y="[^"]*">(\d+ hosts)</text><text class="sub" x="[^"]*" y="[^"]*">([^<]*)</text>`).FindAllStringSubmatch(page, -1)
+	if len(boxes) != 8 {
+		t.Fatalf("%d hosts boxes, want 8", len(boxes))
+	}
+	subs := map[string]int{}
+	for _, b := range boxes {
+		if b[1] != "4 hosts" {
+			t.Errorf("hosts box labelled %q, want 4 hosts", b[1])
+		}
+		subs[b[2]]++
+	}
+	if subs["32 HCAs up"] != 7 || subs["31 HCAs up"] != 1 {
+		t.Errorf("hosts boxes' state %v, want 7 x '32 HCAs up' and leaf03's '31 HCAs up'", subs)
+	}
+	d := layout.Build(snap.Fabric, layout.Options{})
+	leaf03 := d.BoxOf(snap.Fabric.NodesByName("leaf03")[0])
+	if !regexp.MustCompile(`<g id="b` + itoa(leaf03) + `" class="bx k0 leaf s2">`).MatchString(page) {
+		t.Errorf("leaf03 (an error finding) is not drawn with class s2")
+	}
+	if !regexp.MustCompile(`\.bx\.s2 rect\{stroke:var\(--s2\)`).MatchString(page) || regexp.MustCompile(`\.bx\.s2 rect[^{]*\{[^}]*--s3`).MatchString(page) {
+		t.Error("the style sheet frames an error box in critical red")
+	}
+	if !strings.Contains(page, `<rect class="key s2"`) {
+		t.Error("the legend has no error key")
+	}
+}

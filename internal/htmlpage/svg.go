@@ -133,8 +133,8 @@ func (m *model) writeSVG(b *strings.Builder) {
 	b.WriteString(`</g></svg>`)
 }
 
-// hostState counts a hosts box's CAs by the state of their links:
-// "31 up, 1 not up".
+// hostState counts a hosts box's adapters by the state of their links:
+// "31 HCAs up, 1 not up" (the label counts hosts, this their HCAs).
 func hostState(bx layout.Box) string {
 	up, notUp := 0, 0
 	for _, n := range bx.Members {
@@ -150,7 +150,7 @@ func hostState(bx layout.Box) string {
 			notUp++
 		}
 	}
-	s := fmt.Sprintf("%d up", up)
+	s := fmt.Sprintf("%d HCAs up", up)
 	if notUp > 0 {
 		s += fmt.Sprintf(", %d not up", notUp)
 	}

@@ -248,15 +248,24 @@ func Build(f *fabric.Fabric, o Options) *Drawing {
 		slices.SortStableFunc(b.Members, func(x, y *fabric.Node) int {
 			return cmp.Compare(hostRank(x), hostRank(y))
 		})
-		hosts := 0
+		// A host is a machine, not an adapter: a DGX's 8 HCAs
+		// ("gpu001 mlx5_0".."mlx5_7") are one host (checks.HostOf); an
+		// adapter whose description names no host counts as one.
+		hcas := 0
+		names := map[string]bool{}
 		for _, m := range b.Members {
 			if checks.IsHost(m) {
-				hosts++
+				hcas++
+				if h := checks.HostOf(m); h != "" {
+					names[h] = true
+				} else {
+					names[fmt.Sprintf("0x%016x", m.GUID)] = true
+				}
 			}
 		}
-		b.Others = len(b.Members) - hosts
+		b.Others = len(b.Members) - hcas
 		if b.Label == "" {
-			b.Label = fmt.Sprintf("%d hosts", hosts)
+			b.Label = fmt.Sprintf("%d hosts", len(names))
 		}
 	}
 

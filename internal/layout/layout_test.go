@@ -122,7 +122,8 @@ func TestGeometry(t *testing.T) {
 }
 
 // TestSampleRows: the sample fabric's 4 spines sit in a row above its 8
-// leaves, each leaf's 32 hosts in one box centred under it, and each
+// leaves, each leaf's 4 hosts (32 HCAs: before, labelled "32 hosts") in
+// one box centred under it, and each
 // leaf-spine pair's 8 cables in one bundle.
 func TestSampleRows(t *testing.T) {
 	f := sample(t)
@@ -138,8 +139,8 @@ func TestSampleRows(t *testing.T) {
 	for _, b := range d.Boxes {
 		count[d.Rows[b.Row].Label]++
 		if b.Kind == Hosts {
-			if b.Label != "32 hosts" || len(b.Members) != 32 {
-				t.Errorf("hosts box %q has %d members, want 32 hosts", b.Label, len(b.Members))
+			if b.Label != "4 hosts" || len(b.Members) != 32 {
+				t.Errorf("hosts box %q has %d members, want 4 hosts of 32 HCAs", b.Label, len(b.Members))
 			}
 			u := d.Boxes[b.Under]
 			if math.Abs((b.X+b.W/2)-(u.X+u.W/2)) > 1e-9 {

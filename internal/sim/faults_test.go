@@ -571,7 +571,10 @@ func TestLossReproducible(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := transport.NewEngine(c, transport.Options{Timeout: 20 * time.Millisecond, Retries: 1})
+		// A lost MAD is never answered, but under load an answered one can
+		// be late: the timeout must outlast a slow answer by far, or a
+		// late answer counts as lost and the runs differ.
+		e := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: 1})
 		defer func() { e.Close(); c.Close() }()
 		f, err := discover.Run(context.Background(), e, discover.Options{})
 		if err != nil {

@@ -163,7 +163,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	case len(changes) > 0:
 		return withExit(ExitFindings, nil)
 	case len(f.Unreachable) > 0:
-		return withExit(ExitPartial, fmt.Errorf("%d nodes or ports did not answer; what was found is printed", len(f.Unreachable)))
+		return withExit(ExitPartial, fmt.Errorf("%d nodes or ports were not reached (listed); what was found is printed", len(f.Unreachable)))
 	}
 	return nil
 }
@@ -206,8 +206,8 @@ func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, 
 		return err
 	}
 	fmt.Fprintln(w)
-	io.WriteString(w, report.WrapString(st.Bold("Discovered")+": ", fmt.Sprintf("%d nodes (%d switches, %d CAs, %d routers), %d links, from %s in %v",
-		len(f.Nodes), sw, ca, rt, links, source, took.Round(time.Millisecond)), st.Width))
+	io.WriteString(w, report.WrapString(st.Bold("Discovered")+": ", fmt.Sprintf("%s (%s, %s, %s), %s, from %s in %v",
+		plural(len(f.Nodes), "node"), plural(sw, "switch"), plural(ca, "CA"), plural(rt, "router"), plural(links, "link"), source, took.Round(time.Millisecond)), st.Width))
 	for _, d := range f.DuplicateGUIDs {
 		paths := make([]string, len(d.Paths))
 		for i, p := range d.Paths {

@@ -155,7 +155,7 @@ func TestDiscoverPartial(t *testing.T) {
 	if strings.Contains(out, fmt.Sprintf("%#016x", model.NodesByName("spine02")[0].GUID)) {
 		t.Error("the dead spine is listed as found")
 	}
-	if !strings.Contains(stderr, "6 nodes or ports did not answer") {
+	if !strings.Contains(stderr, "6 nodes or ports were not reached") {
 		t.Errorf("stderr: %s", stderr)
 	}
 }

@@ -47,3 +47,35 @@ func TestFileToolErrorIsUnreached(t *testing.T) {
 		t.Errorf("discover: exit %d, want %d and the path listed as not reached:\n%s", code, ExitPartial, out)
 	}
 }
+
+// A file whose nodes are in parts no cable joins (treydock's -p: the leaf
+// part the sweep starts from, spine-IB03 with its Aggregation Node, three
+// lone switches) is not reported as everything: each other part is listed
+// as not reached with its nodes, discover exits partial and check cannot
+// vouch for it; the warning says how many parts and which one was used.
+func TestFilePartsNotCabledAreListed(t *testing.T) {
+	f := corpusPath(t, "treydock-hdr.ibnetdiscover-p")
+	code, out, stderr := run("discover", "--sim="+f)
+	if code != ExitPartial || strings.Contains(out, "Everything answered") {
+		t.Errorf("discover: exit %d, want %d, and not 'Everything answered':\n%s", code, ExitPartial, out)
+	}
+	for _, want := range []string{"(1 switch, 2 CAs, 0 routers)", `"5FB0406-spine-IB03", "Mellanox Technologies Aggregation Node"`, "not cabled to the part the sweep starts from"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("discover: no %q in:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(stderr, "the file holds 5 parts not cabled to each other") || !strings.Contains(stderr, "3 of its 8 nodes") {
+		t.Errorf("warning does not say how many parts and which was used:\n%s", stderr)
+	}
+	code, out, _ = run("check", "--json", "--fail-on", "critical", "--sim="+f)
+	var doc struct {
+		Complete  bool `json:"complete"`
+		Unreached []struct{ What, Where, Reason string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != ExitUndecided || doc.Complete || len(doc.Unreached) != 4 {
+		t.Errorf("check: exit %d (want %d), complete %v, unreached %+v (want the 4 other parts)", code, ExitUndecided, doc.Complete, doc.Unreached)
+	}
+}

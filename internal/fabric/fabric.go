@@ -236,6 +236,9 @@ type Unreachable struct {
 	What string
 	// Reason is the error, e.g. "no response after 3 attempts".
 	Reason string
+	// Where, when set, says where instead of Path: what no directed
+	// route leads to (a part of a saved file not cabled to the rest).
+	Where string
 }
 
 // DuplicateGUID records two or more nodes answering with one NodeGUID.

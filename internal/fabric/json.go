@@ -111,6 +111,7 @@ type jsonUnreach struct {
 	FromPort uint8   `json:"from_port"`
 	What     string  `json:"what"`
 	Reason   string  `json:"reason"`
+	Where    string  `json:"where,omitempty"`
 }
 
 type jsonDuplicate struct {
@@ -251,7 +252,7 @@ func jsonLinkOf(l Link, index map[*Node]int) jsonLink {
 }
 
 func jsonUnreachOf(u Unreachable) jsonUnreach {
-	ju := jsonUnreach{FromGUID: hex64(u.FromGUID), FromPort: u.FromPort, What: u.What, Reason: u.Reason}
+	ju := jsonUnreach{FromGUID: hex64(u.FromGUID), FromPort: u.FromPort, What: u.What, Reason: u.Reason, Where: u.Where}
 	if u.Path != nil {
 		s := u.Path.String()
 		ju.Path = &s
@@ -509,7 +510,7 @@ func Unmarshal(data []byte) (*Fabric, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fabric: unmarshal: unreachable[%d]: %w", i, err)
 		}
-		f.Unreachable = append(f.Unreachable, Unreachable{Path: p, FromGUID: g, FromPort: ju.FromPort, What: ju.What, Reason: ju.Reason})
+		f.Unreachable = append(f.Unreachable, Unreachable{Path: p, FromGUID: g, FromPort: ju.FromPort, What: ju.What, Reason: ju.Reason, Where: ju.Where})
 	}
 	for i, jd := range doc.DuplicateGUIDs {
 		g, err := parseGUIDString("guid", jd.GUID)

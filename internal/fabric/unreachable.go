@@ -18,6 +18,10 @@ func (f *Fabric) UnreachableWheres() []string {
 	}
 	out := make([]string, len(f.Unreachable))
 	for i, u := range f.Unreachable {
+		if u.Where != "" {
+			out[i] = u.Where
+			continue
+		}
 		if n := byPath[u.Path.String()]; n != nil && u.Path != nil {
 			out[i] = fmt.Sprintf("%s (GUID %#016x, path %s)", nodeName(n), n.GUID, u.Path)
 			continue

@@ -158,6 +158,9 @@ func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
+	if strings.HasSuffix(word, "ch") || strings.HasSuffix(word, "sh") || strings.HasSuffix(word, "x") {
+		return fmt.Sprintf("%d %ses", n, word) // switches, boxes
+	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
 

@@ -67,10 +67,17 @@ func (s *Sim) defaultAttachLocked() (int32, error) {
 	return -1, fmt.Errorf("sim: no CA has a port whose link is up to attach to; name a node")
 }
 
-// unconnected lists the descriptions of the nodes no cable path joins to
-// where Attach("", ...) attaches: a sweep from there cannot reach them.
-// Nil when there is nowhere to attach.
-func (s *Sim) unconnected() []string {
+// part is a set of nodes cables join, and how many links join them.
+type part struct {
+	nodes []int32
+	links int
+}
+
+// parts splits the nodes into the sets cables join (links that are up),
+// the one holding where Attach("", ...) attaches first, the others in
+// file order: a sweep from there cannot reach them. Nil when there is
+// nowhere to attach.
+func (s *Sim) parts() []part {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	start, err := s.defaultAttachLocked()
@@ -78,23 +85,44 @@ func (s *Sim) unconnected() []string {
 		return nil
 	}
 	seen := make([]bool, len(s.nodes))
-	seen[start] = true
-	queue := []int32{start}
-	for len(queue) > 0 {
-		n := &s.nodes[queue[0]]
-		queue = queue[1:]
-		for pi := range n.ports {
-			if r := n.ports[pi].remote; n.ports[pi].linkUp() && !seen[r] {
-				seen[r] = true
-				queue = append(queue, r)
+	walk := func(from int32) part {
+		var pt part
+		seen[from] = true
+		queue := []int32{from}
+		for len(queue) > 0 {
+			pt.nodes = append(pt.nodes, queue[0])
+			n := &s.nodes[queue[0]]
+			queue = queue[1:]
+			for pi := 1; pi < len(n.ports); pi++ {
+				if !n.ports[pi].linkUp() {
+					continue
+				}
+				pt.links++ // each link is seen from both ends
+				if r := n.ports[pi].remote; !seen[r] {
+					seen[r] = true
+					queue = append(queue, r)
+				}
 			}
 		}
+		pt.links /= 2
+		return pt
 	}
-	var out []string
+	out := []part{walk(start)}
 	for i := range s.nodes {
 		if !seen[i] {
-			out = append(out, strings.TrimSpace(s.nodes[i].desc))
+			out = append(out, walk(int32(i)))
 		}
+	}
+	return out
+}
+
+// partNames are the descriptions of pt's nodes.
+func (s *Sim) partNames(pt part) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, len(pt.nodes))
+	for i, ni := range pt.nodes {
+		out[i] = strings.TrimSpace(s.nodes[ni].desc)
 	}
 	return out
 }

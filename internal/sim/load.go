@@ -149,10 +149,22 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	// A dump holds what its tool reached, all of it connected; a file
 	// whose nodes are not (several subnets, an edited fixture) loses the
 	// others from every sweep, which would otherwise say it reached
-	// everything.
-	if off := s.unconnected(); len(off) > 0 {
-		info.Notes = append(info.Notes, fmt.Sprintf("%d of the file's %d nodes are not connected to where the sweep starts (%s), so no command sees them: %s; give each subnet as its own file",
-			len(off), len(f.Nodes), s.attachName(), quoteSome(off, 3)))
+	// everything: each other part is listed as not reached.
+	if parts := s.parts(); len(parts) > 1 {
+		off := 0
+		for _, pt := range parts[1:] {
+			off += len(pt.nodes)
+			names := s.partNames(pt)
+			links := "no link"
+			if pt.links > 0 {
+				links = plural(pt.links, "link")
+			}
+			info.Unread = append(info.Unread, fabric.Unreachable{What: fmt.Sprintf("%s (%s)", plural(len(pt.nodes), "node"), links),
+				Where:  quoteSome(names, 3),
+				Reason: fmt.Sprintf("in the file but not cabled to the part the sweep starts from (%s), so not read; give each subnet as its own file", s.attachName())})
+		}
+		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of its %d nodes, %s); the other %d nodes are listed as not reached: %s; give each subnet as its own file",
+			len(parts), s.attachName(), len(parts[0].nodes), len(f.Nodes), plural(parts[0].links, "link"), off, quoteSome(s.partNames(part{nodes: otherNodes(parts)}), 3)))
 	}
 	return s, info, nil
 }
@@ -197,6 +209,23 @@ func (s *Sim) attachName() string {
 		return "nowhere"
 	}
 	return strings.TrimSpace(s.nodes[ni].desc)
+}
+
+// otherNodes are the nodes of every part but the first.
+func otherNodes(parts []part) []int32 {
+	var out []int32
+	for _, pt := range parts[1:] {
+		out = append(out, pt.nodes...)
+	}
+	return out
+}
+
+// plural writes n with the noun, adding an s when n is not 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // quoteSome quotes the first n of names and counts the rest.

@@ -232,7 +232,8 @@ func TestLoadIBDiagnetDirFDBs(t *testing.T) {
 // an Aggregation Node, a leaf with a host and the other AN). A sweep
 // attached to the first host reaches 3 of them, and check said "Reached:
 // everything", "healthy" with nothing telling the other 5 were in the
-// file. A note says so; a connected dump has none.
+// file. A note says so, and each other part is in info.Unread (listed as
+// not reached); a connected dump has neither.
 func TestLoadSaysWhatTheSweepCannotReach(t *testing.T) {
 	_, info, err := Load(context.Background(), corpusFile(t, "treydock-hdr.ibnetdiscover-p"), "", Options{Clock: NewManualClock(t0)})
 	if err != nil {
@@ -240,12 +241,15 @@ func TestLoadSaysWhatTheSweepCannotReach(t *testing.T) {
 	}
 	var note string
 	for _, n := range info.Notes {
-		if strings.Contains(n, "not connected") {
+		if strings.Contains(n, "not cabled") {
 			note = n
 		}
 	}
-	if !strings.Contains(note, "5 of the file's 8 nodes") || !strings.Contains(note, "5FB0406-spine-IB01") {
-		t.Errorf("notes %q: want one saying 5 of the 8 nodes are not connected to where the sweep starts, naming one", info.Notes)
+	if !strings.Contains(note, "the file holds 5 parts not cabled to each other") || !strings.Contains(note, "3 of its 8 nodes") || !strings.Contains(note, "5FB0406-spine-IB01") {
+		t.Errorf("notes %q: want one saying the file holds 5 parts, the sweep sees 3 of its 8 nodes, naming one of the others", info.Notes)
+	}
+	if len(info.Unread) != 4 || info.Unread[2].What != "2 nodes (1 link)" || !strings.Contains(info.Unread[2].Where, "5FB0406-spine-IB03") {
+		t.Errorf("unread %+v: want the 4 other parts, spine-IB03's with its AN", info.Unread)
 	}
 	for _, name := range []string{"dgx-ndr-2025.ibnetdiscover", "qnib-netlist.clos5", "plafrim2-is5030.ibnetdiscover-p"} {
 		_, info, err := Load(context.Background(), corpusFile(t, name), "", Options{Clock: NewManualClock(t0)})
@@ -253,9 +257,12 @@ func TestLoadSaysWhatTheSweepCannotReach(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, n := range info.Notes {
-			if strings.Contains(n, "not connected") {
+			if strings.Contains(n, "not cabled") {
 				t.Errorf("%s: %s", name, n)
 			}
+		}
+		if len(info.Unread) > 0 {
+			t.Errorf("%s: unread %+v", name, info.Unread)
 		}
 	}
 }

@@ -252,18 +252,19 @@ func TestTimedOutNotice(t *testing.T) {
 }
 
 func TestStaleNoticeIgnored(t *testing.T) {
-	// Attempt 1 goes unanswered and its timer fires at 100ms; the Conn's
-	// status-110 notice for it arrives at 130ms, while attempt 2 waits;
-	// attempt 2's answer arrives at 160ms. The stale notice must not end
-	// attempt 2.
+	// Attempt 1 goes unanswered and its timer fires at 1s; the Conn's
+	// status-110 notice for it arrives at 1.3s, while attempt 2 waits;
+	// attempt 2's answer arrives at 1.6s. The stale notice must not end
+	// attempt 2. The 300ms gaps outlast a timer firing late on a loaded
+	// machine (30ms did not, at load 15).
 	var n atomic.Int32
 	h := func(p *transport.Packet) []transporttest.Reply {
 		if n.Add(1) == 1 {
-			return []transporttest.Reply{{Packet: transporttest.TimedOut(p.MAD), Delay: 130 * time.Millisecond}}
+			return []transporttest.Reply{{Packet: transporttest.TimedOut(p.MAD), Delay: 1300 * time.Millisecond}}
 		}
-		return echo(func(*transport.Packet) time.Duration { return 60 * time.Millisecond })(p)
+		return echo(func(*transport.Packet) time.Duration { return 600 * time.Millisecond })(p)
 	}
-	e, _ := newEngine(t, h, transport.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+	e, _ := newEngine(t, h, transport.Options{Timeout: time.Second, Retries: 1})
 	r, err := e.Do(context.Background(), transport.DirectedRoute(), drGet(t, mad.Path{2}, 5))
 	if err != nil {
 		t.Fatal(err)

@@ -41,4 +41,11 @@ func TestPartialLFTsNotRead(t *testing.T) {
 	if code != ExitPartial || strings.Count(stderr, "is not in avakas-qlogic-qdr.ibroute-lid1") != 24 || strings.Contains(stderr, "not supported") {
 		t.Errorf("routes: exit %d, want 3 with 24 tables not in the file:\n%s", code, stderr)
 	}
+	// trace through L107, whose table is not in the file: could not
+	// decide, saying why (it said "No route (0xFF) ... entry is 255",
+	// then the MAD status).
+	code, out, stderr = run("trace", "--sim="+topo, "--lfts", lfts, "node008", "node010")
+	if code != ExitUndecided || !strings.Contains(stderr, "is not in avakas-qlogic-qdr.ibroute-lid1") || strings.Contains(out+stderr, "255") {
+		t.Errorf("trace: exit %d, want 2 saying the table is not in the file:\n%s%s", code, out, stderr)
+	}
 }

@@ -71,6 +71,12 @@ func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 	}
 	defer sess.Close()
 	lt, err := a.trace(ctx, sess.Engine, o.src, o.dst)
+	var we *route.WalkError
+	if errors.As(err, &we) && sess.TablesNotInFile[we.GUID] != "" {
+		// The simulator refuses a table the file does not have: say so,
+		// not its MAD status.
+		err = fmt.Errorf("route: reading %s at directed route %v: %s", we.What, we.Path, sess.TablesNotInFile[we.GUID])
+	}
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}

@@ -178,6 +178,8 @@ func (w *walker) get(path mad.Path, a mad.Attribute, mod uint32) error {
 // WalkError is a node on the way that did not answer.
 type WalkError struct {
 	Path mad.Path
+	// GUID is the node read at Path, when its NodeInfo answered (0 else).
+	GUID uint64
 	What string
 	Err  error
 }
@@ -294,7 +296,7 @@ func (w *walker) lookup(v *visit, to uint16) (out uint8, noTable bool, err error
 	var blk mad.LFTBlock
 	b := uint32(to) / mad.LFTBlockSize
 	if err := w.get(v.path, &blk, b); err != nil {
-		return 0, false, &WalkError{Path: v.path, What: fmt.Sprintf("LinearForwardingTable block %d", b), Err: err}
+		return 0, false, &WalkError{Path: v.path, GUID: v.node.GUID, What: fmt.Sprintf("LinearForwardingTable block %d", b), Err: err}
 	}
 	w.lftReads = append(w.lftReads, v.node)
 	return blk.Ports[int(to)%mad.LFTBlockSize], false, nil

@@ -155,6 +155,11 @@ func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 				in = "-"
 			}
 			out := strconv.Itoa(int(h.Out))
+			if i == len(lt.Hops)-1 && lt.Outcome == route.Loop {
+				// The loop closes on arrival: the switch was not asked
+				// again, and port 0 would read as the switch itself.
+				out = "(loop)"
+			}
 			if i == len(lt.Hops)-1 && lt.Outcome != route.Delivered && lt.Outcome != route.Misdelivered {
 				out = st.Red(out)
 			}

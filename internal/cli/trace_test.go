@@ -77,6 +77,11 @@ func TestTraceBroken(t *testing.T) {
 	if code != ExitFindings || !strings.Contains(out, "Loop: the route to LID") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
+	// The hop where the loop closes leaves by no port: before, "-> 0"
+	// (port 0 is the switch itself).
+	if h := hops(out); len(h) == 0 || !strings.HasSuffix(h[len(h)-1], "->(loop)") {
+		t.Errorf("last hop of a loop %v, want IN -> (loop)\n%s", h, out)
+	}
 	// A dead end: the last leaf's host port down.
 	faults = writeFile(t, "faults", "down leaf03/4\n")
 	code, out, _ = run("trace", "--sim="+topo, "--faults", faults, "--no-color", "gpu001", fmt.Sprint(dst))
@@ -93,6 +98,10 @@ func TestTraceBadArgs(t *testing.T) {
 	}{
 		{[]string{"gpu00", "gpu012"}, `SRC: "gpu00" matches 9 ports: gpu001 mlx5_0 port 1 (LID`},
 		{[]string{"gpu001", "nosuch"}, `DST: no node or port in the fabric has name nosuch`},
+		// Not a name that is missing but a LID out of range: before, "has name 0".
+		{[]string{"13", "0"}, `DST: 0 is not a valid LID (1..0xBFFF unicast)`},
+		{[]string{"0xc000", "gpu001"}, `SRC: 0xc000 is not a valid LID (1..0xBFFF unicast)`},
+		{[]string{"gpu001", "49152"}, `DST: 49152 is not a valid LID (1..0xBFFF unicast)`},
 		{[]string{"gpu001"}, "usage: ibdoctor trace SRC DST"},
 	} {
 		code, _, stderr := run(append([]string{"trace", "--sim=" + topo}, c.args...)...)

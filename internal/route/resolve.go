@@ -31,6 +31,19 @@ func ParseLID(s string) (uint16, bool) {
 	return uint16(v), true
 }
 
+// lidSyntax reports whether s is written as a LID is (decimal digits, or
+// 0x and at most four hex digits; more is a GUID), whatever its value.
+func lidSyntax(s string) bool {
+	digits, base := s, "0123456789"
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		digits, base = h, "0123456789abcdef"
+		if len(h) > 4 {
+			return false
+		}
+	}
+	return digits != "" && strings.Trim(strings.ToLower(digits), base) == ""
+}
+
 // AmbiguousError is a name that matches more than one port.
 type AmbiguousError struct {
 	Arg     string
@@ -65,7 +78,7 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 		}
 		return nil, &NotFoundError{Arg: arg, What: "LID"}
 	}
-	if s, ok := strings.CutPrefix(strings.ToLower(arg), "0x"); ok {
+	if s, ok := strings.CutPrefix(strings.ToLower(arg), "0x"); ok && !lidSyntax(arg) {
 		if g, err := strconv.ParseUint(s, 16, 64); err == nil {
 			if n := f.NodeByGUID(g); n != nil {
 				return pick(arg, []*fabric.Node{n})
@@ -99,6 +112,11 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 		return pick(arg, byHost)
 	case len(byPrefix) > 0:
 		return pick(arg, byPrefix)
+	}
+	if lidSyntax(arg) {
+		// Written as a LID but outside the unicast range: saying no
+		// node has that name would send the user looking for one.
+		return nil, fmt.Errorf("%s is not a valid LID (1..0x%X unicast)", arg, MaxUnicastLID)
 	}
 	return nil, &NotFoundError{Arg: arg, What: "name"}
 }

@@ -73,6 +73,16 @@ func slText(mask uint16) string {
 // only the fallback. An info, once for the fabric; nothing when no
 // switch runs it.
 func (s *Snapshot) adaptive() []Finding {
+	unread := make([]*fabric.Node, 0, len(s.AR.Unread))
+	for n := range s.AR.Unread {
+		unread = append(unread, n)
+	}
+	slices.SortFunc(unread, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+	for _, n := range unread {
+		if s.nodeInScope(n) {
+			s.couldNotDecide("routing.adaptive", "AdaptiveRoutingInfo not answered: "+s.AR.Unread[n], s.nodeEntity(n, "switch"))
+		}
+	}
 	var on []*fabric.Node
 	read := 0
 	sls := map[uint16]int{}

@@ -161,6 +161,18 @@ func (s *Snapshot) mixedVersion() []Finding {
 		nodes []*fabric.Node
 		psids map[string]int
 	}
+	// A node asked that did not answer may run anything: could not
+	// decide, never counted with the majority.
+	unread := make([]*fabric.Node, 0, len(s.Firmware.Unread))
+	for n := range s.Firmware.Unread {
+		unread = append(unread, n)
+	}
+	slices.SortFunc(unread, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+	for _, n := range unread {
+		if s.nodeInScope(n) {
+			s.couldNotDecide("firmware.mixed-version", "GeneralInfo not answered: "+s.Firmware.Unread[n], s.nodeEntity(n, "node"))
+		}
+	}
 	by := map[model]map[[3]uint32]*version{}
 	for n, fw := range s.Firmware.Versions {
 		m := model{n.VendorID, n.DeviceID, uint8(n.Type)}

@@ -129,3 +129,28 @@ func TestCorpusFirmware(t *testing.T) {
 		}
 	}
 }
+
+// TestFirmwareUnreadUndecided: a node that does not answer GeneralInfo
+// is no finding and not counted as agreeing: firmware.mixed-version
+// lists it as undecided, naming the node; likewise a switch that does not
+// answer AdaptiveRoutingInfo for routing.adaptive.
+func TestFirmwareUnreadUndecided(t *testing.T) {
+	sw, res := smSweep(t, "drop leaf02 attr=GeneralInfo\ndrop spine01 attr=AdaptiveRoutingInfo\n", 0)
+	unread := map[string]bool{}
+	for n := range sw.Firmware.Unread {
+		unread[n.Description] = true
+	}
+	if !unread["leaf02"] || len(unread) != 1 {
+		t.Fatalf("GeneralInfo unread on %v, want leaf02", unread)
+	}
+	if fs := byCheck(res.Findings, "firmware.mixed-version"); len(fs) != 0 {
+		t.Errorf("unread node gave a finding: %s", fs[0].Title)
+	}
+	got := map[string]string{}
+	for _, u := range res.Undecided {
+		got[u.Check] += u.Subject.Node + ";"
+	}
+	if got["firmware.mixed-version"] != "leaf02;" || got["routing.adaptive"] != "spine01;" {
+		t.Errorf("undecided %v, want leaf02 for firmware.mixed-version and spine01 for routing.adaptive", got)
+	}
+}

@@ -257,6 +257,9 @@ func AttrName(c Class, a AttrID) string {
 	if a == AttrClassPortInfo {
 		return "ClassPortInfo"
 	}
+	if c == ClassMlnxVendor && a == AttrGeneralInfo {
+		return "GeneralInfo"
+	}
 	if c == ClassPerfMgt {
 		switch a {
 		case AttrPortSamplesControl:

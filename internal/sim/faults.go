@@ -509,7 +509,8 @@ func (s *Sim) Flaky(nodeRef string, share float64) error {
 // droppable are the attributes the drop fault accepts, as mad.AttrName
 // names them.
 var droppable = []string{"NodeInfo", "NodeDescription", "SwitchInfo", "PortInfo", "LinearForwardingTable",
-	"MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended", "SLtoVLMappingTable"}
+	"MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended", "SLtoVLMappingTable",
+	"GeneralInfo", "AdaptiveRoutingInfo"}
 
 // Drop makes a node's agents never answer one attribute: ref is a node
 // (every modifier) or NODE/N (only modifier N: PortInfo of port N, an

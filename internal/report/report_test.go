@@ -66,7 +66,7 @@ func goldenDoc() *Document {
 		Unreached: []Unreached{{What: "PortCounters", Where: "gpu007 mlx5_0 port 1 (LID 14)", Reason: "timed out after 3 retries"}},
 		Undecided: []checks.Undecided{{Check: "routing.ecmp-imbalance", Subject: checks.Entity{NodeGUID: 0xb83fd20400000001, Node: "spine01"}, Reason: "its spread over ports 34,35,36,37,38,39,40 is uneven or not depending on what was not read: ports 33 (state or far end not read) may be more equal-cost ports"},
 			{Check: "link.degraded-width", Subject: checks.Entity{NodeGUID: 0xb83fd20400000005, Node: "leaf01", Port: 33}, Reason: "the far end's PortInfo (spine01/1) was not read"}},
-		Timings: map[string]string{"discovery": "12ms", "routes": "8ms", "counters": "31ms", "sm": "2ms", "partitions": "4ms", "total": "57ms"},
+		Timings: map[string]string{"discovery": "12ms", "routes": "8ms", "counters": "31ms", "sm": "2ms", "partitions": "4ms", "firmware": "3ms", "ar": "1ms", "total": "61ms"},
 		MADs:    &MADStats{Sent: 420, Answered: 417, Retried: 3, TimedOut: 3, Errors: 0, P50ms: 0.25, P99ms: 1.5},
 		Scope: &ScopeSummary{
 			Hosts: []string{"gpu005 mlx5_0", "gpu006 mlx5_0"}, JobHosts: 2, Unmatched: []string{"gpu099"}, Ports: 14, Switches: 5,

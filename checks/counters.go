@@ -373,7 +373,7 @@ func (s *Snapshot) utilization() []Finding {
 	var out []Finding
 	s.Counters.Ports(func(r PortReading) {
 		p := r.Port
-		if p == nil || !linkUp(p) || !s.inScope(p) {
+		if p == nil || !(linkUp(p) || (!p.StateKnown() && p.Remote != nil && linkUp(p.Remote))) || !s.inScope(p) {
 			return
 		}
 		util, ok := r.Utilization(iv.Seconds())
@@ -384,10 +384,10 @@ func (s *Snapshot) utilization() []Finding {
 		out = append(out, Finding{
 			Check:    "counters.utilization",
 			Severity: Info,
-			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", s.portName(p), util*100, p.Rate()),
+			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", s.portName(p), util*100, portRate(p)),
 			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "utilization", Value: util, Threshold: t.Utilization,
-				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, p.Rate())}},
+				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, portRate(p))}},
 			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "a saturated link slows every flow routed over it"},
 			Action: "Expected under a bandwidth-bound job; if other parallel links idle, see routing.ecmp-imbalance.",
 			Basis:  "delta",

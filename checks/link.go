@@ -49,8 +49,15 @@ func linkUp(p *fabric.Port) bool {
 
 func (s *Snapshot) degradedLinks(width bool) []Finding {
 	var out []Finding
+	id := "link.degraded-speed"
+	if width {
+		id = "link.degraded-width"
+	}
 	for _, v := range s.LinkVerdicts() {
 		a, b, active := v.A, v.B, v.Active
+		if v.Unread != nil && ((width && v.WidthOpen) || (!width && v.SpeedOpen)) {
+			s.couldNotDecide(id, s.unreadEndText(v), s.entityOf(a, "end"))
+		}
 		if (width && !v.SlowWidth()) || (!width && !v.SlowSpeed()) {
 			continue
 		}
@@ -81,6 +88,9 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 		if !width && a.SpeedActive != 0 && b.SpeedActive != 0 && a.SpeedActive != b.SpeedActive {
 			ev[0].Text += fmt.Sprintf("; the two ends disagree: %s reports %s, %s %s (the slower is taken)", s.entityOf(a, "").String(), a.SpeedActive, s.entityOf(b, "").String(), b.SpeedActive)
 		}
+		if v.Unread != nil {
+			ev = append(ev, Evidence{Name: "unread end", Text: s.unreadEndText(v)})
+		}
 		im := s.linkImpact(a, active, wantRate)
 		sev := Warning
 		lost := 1 - active.Gbps()/wantRate.Gbps()
@@ -89,10 +99,6 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			sev = Critical
 		case isSwitchLink(a) || lost >= 0.5:
 			sev = Error
-		}
-		id := "link.degraded-speed"
-		if width {
-			id = "link.degraded-width"
 		}
 		out = append(out, Finding{
 			Check:    id,
@@ -108,6 +114,17 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 	return out
 }
 
+// unreadEndText says how a link with an unread end was judged, for
+// evidence and the undecided list.
+func (s *Snapshot) unreadEndText(v LinkVerdict) string {
+	u, r := s.entityOf(v.Unread, "").String(), s.entityOf(v.Read(), "").String()
+	t := fmt.Sprintf("%s's PortInfo was not read: judged from %s, which runs %s (a link's active width and speed are the same at both ends); what %s has enabled ", u, r, v.Active, u)
+	if v.UnreadParallel {
+		return t + fmt.Sprintf("is unknown, what it supports is taken from %s's read ports cabled to %s", s.Fabric.NameOf(v.Unread.Node), s.Fabric.NameOf(v.Read().Node))
+	}
+	return t + "and supports is unknown"
+}
+
 // slowerHardware reports each link that is not degraded (it trained at
 // the best both ends support) but runs below its peers because one end's
 // hardware supports no more: a 200 Gb/s HCA in a 400 Gb/s fleet slows
@@ -115,6 +132,9 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 func (s *Snapshot) slowerHardware() []Finding {
 	var out []Finding
 	for _, v := range s.LinkVerdicts() {
+		if v.HardwareOpen {
+			s.couldNotDecide("link.slower-hardware", s.unreadEndText(v)+fmt.Sprintf("; the link runs below its peers' %s", v.Peer), s.entityOf(v.A, "end"))
+		}
 		if !v.SlowerHardware() {
 			continue
 		}

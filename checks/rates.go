@@ -41,6 +41,29 @@ type LinkVerdict struct {
 	// PeerCounts says how many comparable links run at which rate; set
 	// with HardwareWhy.
 	PeerCounts string
+	// Unread is the end whose PortInfo went unanswered, nil when both
+	// were read. The link is then judged from the other end: a link's
+	// active width and speed are the same at both ends, while what the
+	// unread end has enabled and supports is unknown.
+	Unread *fabric.Port
+	// WidthOpen and SpeedOpen: with Unread set, the verdict in that part
+	// could not be decided (the read end has more enabled than the link
+	// runs, and only the unread end's enabled mask would say whether
+	// the link should run it). HardwareOpen: the link runs below its
+	// peers and only the unread end's supported mask would say why.
+	WidthOpen, SpeedOpen, HardwareOpen bool
+	// UnreadParallel: the unread end's supported masks were taken from
+	// its node's read ports cabled to the same far node.
+	UnreadParallel bool
+}
+
+// Read is the end of the link whose PortInfo was read: B when A is
+// Unread, else A.
+func (v LinkVerdict) Read() *fabric.Port {
+	if v.Unread == v.A {
+		return v.B
+	}
+	return v.A
 }
 
 // SlowWidth reports whether the link trained at fewer lanes than it should.
@@ -72,6 +95,10 @@ func (s *Snapshot) LinkVerdicts() []LinkVerdict {
 			continue
 		}
 		a, b := orient(l.A, l.B)
+		if v, ok := s.judgeFromOneEnd(a, b, peers); ok {
+			out = append(out, v)
+			continue
+		}
 		if !linkUp(a) || !linkUp(b) {
 			continue
 		}
@@ -81,6 +108,86 @@ func (s *Snapshot) LinkVerdicts() []LinkVerdict {
 		s.memo.verdicts, s.memo.judged = out, true
 	}
 	return out
+}
+
+// judgeFromOneEnd judges a link one end of which was read and up while
+// the other's PortInfo went unanswered: as if the unread end reported
+// the read end's active width and speed (one link, one rate) and nothing
+// enabled (unknown). Its supported masks are those of its node's read
+// ports cabled to the same far node (parallel links on the same
+// hardware), else unknown. What the unknown masks could change is marked
+// open rather than guessed. ok is false unless exactly that is the case.
+func (s *Snapshot) judgeFromOneEnd(a, b *fabric.Port, peers *peerRates) (LinkVerdict, bool) {
+	read, unread := a, b
+	if !a.StateKnown() {
+		read, unread = b, a
+	}
+	if unread.StateKnown() || !read.StateKnown() || !linkUp(read) {
+		return LinkVerdict{}, false
+	}
+	proxy := *unread
+	proxy.State, proxy.PhysState = read.State, read.PhysState
+	proxy.WidthActive, proxy.SpeedActive = read.WidthActive, read.SpeedActive
+	proxy.WidthEnabled, proxy.SpeedEnabled = 0, 0
+	proxy.WidthSupported, proxy.SpeedSupported = 0, 0
+	w, sp, parallel := parallelSupported(unread, read.Node)
+	if parallel {
+		proxy.WidthSupported, proxy.SpeedSupported = w, sp
+	}
+	judge := func(pr *fabric.Port) LinkVerdict {
+		var v LinkVerdict
+		if unread == a {
+			v = s.judgeLink(pr, b, peers)
+		} else {
+			v = s.judgeLink(a, pr, peers)
+		}
+		v.A, v.B, v.Unread, v.UnreadParallel = a, b, unread, parallel
+		if v.Slow == pr {
+			v.Slow = unread
+		}
+		return v
+	}
+	v := judge(&proxy)
+	if !parallel && v.Degraded() {
+		// The unread end's hardware may support no more than the link
+		// runs: judged so too, a part that is no longer slow is open.
+		low := proxy
+		low.WidthSupported, low.SpeedSupported = v.Active.Width, v.Active.Speed
+		lv := judge(&low)
+		if v.SlowWidth() && !lv.SlowWidth() {
+			v.WidthWhy, v.Want.Width, v.WidthOpen = "", v.Active.Width, true
+		}
+		if v.SlowSpeed() && !lv.SlowSpeed() {
+			v.SpeedWhy, v.Want.Speed, v.SpeedOpen = "", v.Active.Speed, true
+		}
+	}
+	// What both ends have enabled is at most what the read end has: only
+	// when that is more than the link runs could the unread end's mask
+	// make it degraded.
+	v.WidthOpen = v.WidthOpen || (!v.SlowWidth() && read.WidthEnabled.Max().Lanes() > v.Active.Width.Lanes())
+	v.SpeedOpen = v.SpeedOpen || (!v.SlowSpeed() && v.Active.Speed != 0 && read.SpeedEnabled.Max().DataGbps() > v.Active.Speed.DataGbps())
+	v.HardwareOpen = !v.Degraded() && !v.SlowerHardware() && v.Peer.Gbps() > v.Active.Gbps()
+	return v, true
+}
+
+// parallelSupported returns the supported masks p's node's read ports
+// cabled to far show (the same on all of them), for p whose PortInfo was
+// not read; ok is false when there are none or they differ.
+func parallelSupported(p *fabric.Port, far *fabric.Node) (mad.Width, mad.Speed, bool) {
+	var w mad.Width
+	var sp mad.Speed
+	n := 0
+	for _, q := range p.Node.Ports {
+		if q == nil || q == p || q.Num == 0 || !q.SpeedKnown() || q.Remote == nil || q.Remote.Node != far {
+			continue
+		}
+		if n > 0 && (q.WidthSupported != w || q.SpeedSupported != sp) {
+			return 0, 0, false
+		}
+		w, sp = q.WidthSupported, q.SpeedSupported
+		n++
+	}
+	return w, sp, n > 0
 }
 
 // linkRate is the slower of the two ends' active width and speed.

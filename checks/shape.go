@@ -85,11 +85,20 @@ func (r PortReading) Utilization(interval float64) (float64, bool) {
 	if r.Port == nil || interval <= 0 {
 		return 0, false
 	}
-	rate := r.Port.Rate().BytesPerSecond()
+	rate := portRate(r.Port).BytesPerSecond()
 	if rate <= 0 {
 		return 0, false
 	}
 	return float64(r.XmitBytes) / (rate * interval), true
+}
+
+// portRate is the rate p's link runs at: p's own, or when p's PortInfo
+// went unanswered, the far end's (one link, one rate).
+func portRate(p *fabric.Port) mad.Rate {
+	if !p.StateKnown() && p.Remote != nil && p.Remote.StateKnown() {
+		return p.Remote.Rate()
+	}
+	return p.Rate()
 }
 
 // Stalled is the share of the interval the port waited to send

@@ -338,11 +338,17 @@ type target struct {
 // linkUp reports whether a port has a link worth reading: a CA port must
 // be Active (its PMA is reached at its LID); a switch port only needs to be
 // past Down (Init/Armed/Active), since its PMA answers at the switch LID.
+// A switch port whose PortInfo went unanswered is read too when the far
+// end of its cable is known: the PMA does not need the port's PortInfo,
+// and its counters are the link's evidence.
 func linkUp(n *fabric.Node, p *fabric.Port) bool {
 	if p == nil || p.Num == 0 {
 		return false
 	}
 	if n.Type == mad.NodeSwitch {
+		if !p.StateKnown() {
+			return p.Remote != nil && p.Remote.StateKnown() && p.Remote.State >= mad.PortStateInit && p.Remote.State <= mad.PortStateActiveDefer
+		}
 		return p.State >= mad.PortStateInit && p.State <= mad.PortStateActiveDefer
 	}
 	return p.State == mad.PortStateActive

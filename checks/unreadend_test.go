@@ -1,0 +1,76 @@
+package checks_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+)
+
+// TestDegradedLinkOneEndUnread: spine02/49's PortInfo went unanswered.
+// The sample's 1X link leaf07/41 <-> spine02/49 is judged from leaf07/41,
+// which was read (a link's active width is the same at both ends; its
+// seven parallel links to spine02 run 4X), and the evidence says the
+// other end was not read. spine02/49's counters are read by LID all the
+// same (the switch's PMA answers at port 0's LID). Before, the critical,
+// the port's symbol-error warning and its congestion info vanished and
+// nothing was listed as undecided.
+func TestDegradedLinkOneEndUnread(t *testing.T) {
+	res, _ := incidentWith(t, "drop spine02/49 attr=PortInfo\n")
+	var found *checks.Finding
+	for _, f := range byCheck(res.Findings, "link.degraded-width") {
+		if strings.Contains(f.Title, "leaf07/41") && strings.Contains(f.Title, "spine02/49") {
+			found = &f
+		}
+	}
+	if found == nil {
+		t.Fatalf("no link.degraded-width on leaf07/41 <-> spine02/49 (findings:%s)", titles(res.Findings))
+	}
+	if found.Severity != checks.Critical {
+		t.Errorf("severity %v, want critical", found.Severity)
+	}
+	var ev []string
+	for _, e := range found.Evidence {
+		ev = append(ev, e.Text)
+	}
+	if !strings.Contains(strings.Join(ev, "\n"), "spine02/49's PortInfo was not read") {
+		t.Errorf("evidence does not say spine02/49 was not read: %q", ev)
+	}
+	sym := false
+	for _, f := range byCheck(res.Findings, "counters.errors") {
+		if strings.Contains(f.Title, "SymbolErrorCounter") && strings.Contains(f.Title, "spine02/49") {
+			sym = true
+		}
+	}
+	if !sym {
+		t.Errorf("no SymbolErrorCounter finding on spine02/49: its counters were not read (findings:%s)", titles(res.Findings))
+	}
+}
+
+// TestDegradedLinkOneEndUnreadUndecided: gpu027 mlx5_6's PortInfo went
+// unanswered. Its link runs 4X HDR because that board supports no more
+// (link.slower-hardware when read); leaf07/23 alone cannot say whether
+// the HCA's hardware or a fault holds it there. Before the link was
+// judged from the read end, it vanished without a word; judged with the
+// unread end's masks guessed it would be a false link.degraded-speed.
+// It is undecided, and no link finding names it.
+func TestDegradedLinkOneEndUnreadUndecided(t *testing.T) {
+	res, _ := incidentWith(t, "drop gpu027 mlx5_6/1 attr=PortInfo\n")
+	for _, f := range res.Findings {
+		if strings.HasPrefix(f.Check, "link.") && strings.Contains(f.Title, "gpu027 mlx5_6") {
+			t.Errorf("finding on the unread HCA's link: %s: %s", f.Check, f.Title)
+		}
+	}
+	got := map[string]bool{}
+	for _, u := range res.Undecided {
+		if u.Subject.Node == "gpu027 mlx5_6" {
+			got[u.Check] = true
+			if !strings.Contains(u.Reason, "gpu027 mlx5_6/1's PortInfo was not read") {
+				t.Errorf("%s undecided, reason %q", u.Check, u.Reason)
+			}
+		}
+	}
+	if !got["link.degraded-speed"] || !got["link.slower-hardware"] {
+		t.Errorf("undecided on gpu027 mlx5_6: %v, want link.degraded-speed and link.slower-hardware (all: %v)", got, res.Undecided)
+	}
+}

@@ -160,6 +160,10 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Fabric == nil || !hasLFTs(s.Fabric) {
 				return "forwarding tables were not read"
 			}
+		case "rates":
+			if s.RatesNotRead != "" {
+				return "link rates were not read: " + s.RatesNotRead
+			}
 		case "routes-read":
 			if s.RoutesComputed {
 				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's choices (add --lfts FILE with the fabric's tables)"

@@ -27,6 +27,11 @@ type Snapshot struct {
 	// does not give (see PortReading.SpanUnknown). Checks that need a
 	// span give it as their reason for not running.
 	CountersBasis string
+	// RatesNotRead, when not empty, says the link widths and speeds are
+	// not the fabric's (a saved file that gives none: the simulator's
+	// default): the checks that judge rates give it as their reason for
+	// not running.
+	RatesNotRead string
 	// RoutesComputed says the LFTs were computed by ibdoctor (min-hop,
 	// for a saved topology without tables), not read from the fabric or
 	// a file: checks that judge the routing engine's choices

@@ -19,7 +19,7 @@ func init() {
 	register(Check{
 		ID:      "topology.oversubscribed",
 		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable)",
-		Needs:   []string{"topology"},
+		Needs:   []string{"topology", "rates"},
 		run:     (*Snapshot).oversubscribed,
 	})
 	register(Check{

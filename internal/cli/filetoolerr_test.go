@@ -79,3 +79,48 @@ func TestFilePartsNotCabledAreListed(t *testing.T) {
 		t.Errorf("check: exit %d (want %d), complete %v, unreached %+v (want the 4 other parts)", code, ExitUndecided, doc.Complete, doc.Unreached)
 	}
 }
+
+// An ibsim net file that gives no rate (qnib's clos5) runs every link at
+// the simulator's default 4X SDR: the report says the rates are not the
+// file's, the rate checks do not run on them (check said "Leaf switch11
+// is oversubscribed 4.0:1 ... (active rates)"), and links marks nothing
+// even against --expect-rate.
+func TestNetFileWithoutRates(t *testing.T) {
+	f := corpusPath(t, "qnib-netlist.clos5")
+	code, out, stderr := run("check", "--json", "--sim="+f)
+	var doc struct {
+		RatesNotRead string `json:"rates_not_read"`
+		Findings     []struct{ Check string }
+		Skipped      []struct{ Check, Reason string } `json:"checks_skipped"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("exit %d: %v: %s", code, err, stderr)
+	}
+	if !strings.Contains(doc.RatesNotRead, "ibsim's default 4X SDR") {
+		t.Errorf("rates_not_read %q", doc.RatesNotRead)
+	}
+	for _, fd := range doc.Findings {
+		if fd.Check == "topology.oversubscribed" || strings.HasPrefix(fd.Check, "link.") {
+			t.Errorf("%s judged on the simulator's default rates", fd.Check)
+		}
+	}
+	skipped := map[string]bool{}
+	for _, s := range doc.Skipped {
+		if strings.Contains(s.Reason, "link rates were not read") {
+			skipped[s.Check] = true
+		}
+	}
+	for _, id := range []string{"topology.oversubscribed", "link.degraded-width", "link.degraded-speed", "link.slower-hardware"} {
+		if !skipped[id] {
+			t.Errorf("%s not skipped for want of rates: %+v", id, doc.Skipped)
+		}
+	}
+	_, out, _ = run("check", "--sim="+f)
+	if !strings.Contains(out, "Rates:     qnib-netlist.clos5 (ibsim net file) gives no link rates") {
+		t.Errorf("no Rates line:\n%s", out)
+	}
+	code, out, _ = run("links", "--sim="+f, "--expect-rate", "4xEDR")
+	if code != ExitHealthy || !strings.Contains(out, "Rates: qnib-netlist.clos5") {
+		t.Errorf("links --expect-rate on default rates: exit %d:\n%s", code, out)
+	}
+}

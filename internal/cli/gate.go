@@ -195,7 +195,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,
 		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 		RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
-		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis,
+		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
 	})
 	if err != nil {
 		return withExit(ExitUndecided, err)

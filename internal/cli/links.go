@@ -84,6 +84,13 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	defer sess.Close()
 	f := sess.fabric
 	all := linkinfo.Rows(f, linkinfo.Options{Expect: o.rates})
+	if sess.RatesNotRead != "" {
+		// The simulator's default rates are not the fabric's: nothing
+		// to mark, as check does not judge them.
+		for i := range all {
+			all[i].Reasons = nil
+		}
+	}
 	rows := all[:0:0]
 	marked := 0
 	for _, r := range all {
@@ -96,9 +103,12 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	}
 	w := bufio.NewWriter(a.stdout)
 	if o.asJSON {
-		err = writeLinksJSON(w, rows, len(f.Unreachable) == 0)
+		err = writeLinksJSON(w, rows, len(f.Unreachable) == 0, sess.RatesNotRead)
 	} else {
 		err = writeLinksTable(w, a.style(), rows, all, marked)
+		if err == nil && sess.RatesNotRead != "" {
+			_, err = fmt.Fprintln(w, a.style().Yellow("Rates: "+sess.RatesNotRead+"; no link is marked"))
+		}
 	}
 	if err == nil {
 		err = w.Flush()
@@ -204,9 +214,12 @@ func endJSON(p *fabric.Port) linkEndJSON {
 // writeLinksJSON writes {"complete": ..., "links": [...]} one link at a
 // time (jsonstream): every link of a big fabric is not built as Go values
 // and bytes at once.
-func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool) error {
+func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool, ratesNotRead string) error {
 	jw := jsonstream.New(w, jsonstream.Options{Indent: true, EscapeHTML: true})
 	jw.Field("complete", complete)
+	if ratesNotRead != "" {
+		jw.Field("rates_not_read", ratesNotRead)
+	}
 	jw.Array("links", len(rows), func(i int) any {
 		r := rows[i]
 		j := linkJSON{A: endJSON(r.A), Width: r.Rate.Width.String(), Speed: r.Rate.Speed.String(),

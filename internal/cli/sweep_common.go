@@ -295,6 +295,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	// Planted tables (--faults that edit routes) are judged like the SM's.
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	sw.CountersNotRead = sess.NoCounters
+	sw.RatesNotRead = sess.RatesNotRead
 	if sess.Increases != nil && sw.Counters != nil {
 		sw.Counters = diagnose.WithIncreases(sw.Counters, sess.Increases)
 		sw.CountersBasis = sess.IncreasesBasis

@@ -92,6 +92,9 @@ type Sweep struct {
 	// CountersNotRead is set by the caller when the fabric has no
 	// counters to read (a saved file that carries none): why.
 	CountersNotRead string
+	// RatesNotRead is set by the caller when the link rates are not the
+	// fabric's (a saved file that gives none): why.
+	RatesNotRead string
 	// CountersBasis is set by the caller when the counters are a file's
 	// increases over a span it does not give (WithIncreases): what they
 	// are, for the report and the checks that need a span.
@@ -281,6 +284,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.RoutesComputed = s.RoutesComputed
 	snap.CountersNotRead = s.CountersNotRead
 	snap.CountersBasis = s.CountersBasis
+	snap.RatesNotRead = s.RatesNotRead
 	return snap
 }
 
@@ -305,6 +309,7 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		RoutesComputed:  s.RoutesComputed,
 		CountersNotRead: s.CountersNotRead,
 		CountersBasis:   s.CountersBasis,
+		RatesNotRead:    s.RatesNotRead,
 	}
 	d.Unreached = foldNoLID(d.Unreached, res.Findings)
 	if d.Unreached == nil {

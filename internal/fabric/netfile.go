@@ -78,6 +78,16 @@ func speedToExt(s mad.Speed) uint64 {
 // writes "Ca\t12", which ibsim reads correctly); a port line without
 // [peerport] connects to port 1.
 func ParseNetFile(r io.Reader) (*Fabric, map[string]*Node, error) {
+	p, err := parseNetFile(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &p.f, p.ids, nil
+}
+
+// parseNetFile is ParseNetFile, keeping the parser (whether the file gave
+// any rate).
+func parseNetFile(r io.Reader) (*netParser, error) {
 	p := &netParser{
 		ids:       make(map[string]*Node),
 		width:     mad.Width4X,
@@ -95,19 +105,19 @@ func ParseNetFile(r io.Reader) (*Fabric, map[string]*Node, error) {
 		p.lineNo++
 		line := strings.TrimRight(sc.Text(), "\r")
 		if err := p.line(line); err != nil {
-			return nil, nil, &lineError{format: "ibsim net file", line: p.lineNo, text: line, err: err}
+			return nil, &lineError{format: "ibsim net file", line: p.lineNo, text: line, err: err}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("fabric: reading ibsim net file: %w", err)
+		return nil, fmt.Errorf("fabric: reading ibsim net file: %w", err)
 	}
 	if err := p.link(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(p.f.Nodes) > 0 {
 		p.f.Nodes[0].Path = mad.Path{}
 	}
-	return &p.f, p.ids, nil
+	return p, nil
 }
 
 type netPeer struct {
@@ -135,6 +145,10 @@ type netParser struct {
 	byGUID           map[uint64]bool
 	remoteIDs        map[*Port]netPeer
 	ports            []*Port // every port in declaration order
+	// rates is set when the file gives any width or speed (width=,
+	// speed=, extspeed=, w=, s=, e=, or ibnetdiscover's connection
+	// data): without one every link runs ibsim's default, 4X SDR.
+	rates bool
 }
 
 func (p *netParser) line(line string) error {
@@ -195,21 +209,21 @@ func (p *netParser) line(line string) error {
 		if err == nil && (v < 1 || v > 31) {
 			err = fmt.Errorf("width=%d: want a LinkWidthEnabled mask 1..31 (1=1X 2=4X 4=8X 8=12X 16=2X)", v)
 		}
-		p.width = mad.Width(v)
+		p.width, p.rates = mad.Width(v), true
 		return err
 	case has("speed"):
 		v, err := assignValue(line)
 		if err == nil && (v < 1 || v > 7) {
 			err = fmt.Errorf("speed=%d: want a LinkSpeedEnabled mask 1..7 (1=SDR 2=DDR 4=QDR)", v)
 		}
-		p.speed = v
+		p.speed, p.rates = v, true
 		return err
 	case has("extspeed"):
 		v, err := assignValue(line)
 		if err == nil && v > 15 {
 			err = fmt.Errorf("extspeed=%d: want a LinkSpeedExtEnabled mask 0..15 (1=FDR 2=EDR 4=HDR 8=NDR)", v)
 		}
-		p.ext = v
+		p.ext, p.rates = v, true
 		return err
 	case has("module"), has("include"), has("do"):
 		return fmt.Errorf("%q lines are not supported; expand the file first", strings.Fields(line)[0])
@@ -436,6 +450,10 @@ func (p *netParser) portLine(line string) error {
 			return fmt.Errorf("option %c=: %v", rest[j], err)
 		}
 		switch rest[j] {
+		case 'w', 's', 'e':
+			p.rates = true
+		}
+		switch rest[j] {
 		case 'w':
 			if v < 1 || v > 31 {
 				return fmt.Errorf("w=%d: want a LinkWidthEnabled mask 1..31 (1=1X 2=4X 4=8X 8=12X 16=2X)", v)
@@ -465,6 +483,7 @@ func (p *netParser) portLine(line string) error {
 			var rlid, width int
 			var sp string
 			if k, _ := fmt.Sscanf(rest[i:], "lid %d %dx%s", &rlid, &width, &sp); k == 3 {
+				p.rates = true
 				switch width {
 				case 12:
 					pt.WidthEnabled = mad.Width1X | mad.Width4X | mad.Width12X

@@ -90,6 +90,10 @@ type FileInfo struct {
 	// number: the fabric a sweep discovers over the simulator has its own
 	// ports. Nil when the file has none.
 	Increases map[PortID]map[string]uint64
+	// NoRates is true when the file gives no link width or speed at all
+	// (an ibsim net file without width=/speed=/w=/s=): every link then
+	// runs the simulator's default, 4X SDR, which is not the fabric's.
+	NoRates bool
 	// Notes say what the format could not carry and how it was read
 	// instead (e.g. -p without -v names no CA node GUIDs).
 	Notes []string
@@ -196,7 +200,11 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 		// into the same output: they carry nothing the text does not.
 		f, err = ParseIBNetDiscover(bytes.NewReader(commentOut(data, "DR path ")))
 	case FormatNetFile:
-		f, _, err = ParseNetFile(bytes.NewReader(data))
+		var np *netParser
+		if np, err = parseNetFile(bytes.NewReader(data)); err == nil {
+			f = &np.f
+			info.NoRates = !np.rates
+		}
 	case FormatIBNetDiscoverPorts:
 		f, err = decodePorts(data, info)
 	case FormatIBDiagnetLst:

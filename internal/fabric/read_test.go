@@ -717,3 +717,28 @@ func TestToolErrorLinesUnread(t *testing.T) {
 		t.Errorf("second: %+v", u)
 	}
 }
+
+// An ibsim net file gives rates by width=/speed=/extspeed=, w=/s=/e= or
+// ibnetdiscover's connection data; without any, FileInfo.NoRates says the
+// links run the simulator's default.
+func TestNetFileNoRates(t *testing.T) {
+	const body = "Switch 2 \"s\"\n[1] \"h\"[1]\n\nHca 1 \"h\"\n[1] \"s\"[1]%s\n"
+	for _, c := range []struct {
+		head, port string
+		none       bool
+	}{
+		{"", "", true},
+		{"width=2\n", "", false},
+		{"", " w=2", false},
+		{"", " e=4", false},
+	} {
+		text := c.head + fmt.Sprintf(body, c.port)
+		_, info, err := Decode([]byte(text), "net")
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if info.Format != FormatNetFile || info.NoRates != c.none {
+			t.Errorf("%q: format %q, NoRates %v, want %v", text, info.Format, info.NoRates, c.none)
+		}
+	}
+}

@@ -62,6 +62,9 @@ type Options struct {
 	// would answer zeros); the counter checks give it as their reason
 	// for not running, as check's do.
 	CountersNotRead string
+	// RatesNotRead says the link rates are not the fabric's (a --sim
+	// file that gives none): rate checks do not run.
+	RatesNotRead string
 	// Increases, when set, are what a --sim file recorded its counters
 	// grew by over a span it does not give (source.Session.Increases:
 	// ibdiagnet's PM_DELTA). The counters read are then judged on them,
@@ -170,7 +173,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		_, unknown := Resolve(base, unmatched, o.NameMap)
 		unmatched = unknown
 	}
-	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed}
+	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead}
 	for _, h := range unmatched {
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: "no node in the fabric has this name (check the node descriptions or --node-name-map)"})

@@ -51,6 +51,9 @@ type Document struct {
 	// CountersNotRead says why no counters were read when the fabric had
 	// none to read (a saved file that carries none).
 	CountersNotRead string `json:"counters_not_read,omitempty"`
+	// RatesNotRead says why the link rates are not the fabric's (a saved
+	// file that gives none: the simulator's default).
+	RatesNotRead string `json:"rates_not_read,omitempty"`
 	// CountersBasis says what the counters judged are when they are not
 	// a live reading (a file's increases over a span it does not give).
 	CountersBasis string `json:"counters_basis,omitempty"`
@@ -195,6 +198,9 @@ func Summary(w io.Writer, st Style, d *Document) {
 	}
 	if d.CountersBasis != "" {
 		summaryLine(w, st, "Counters", d.CountersBasis)
+	}
+	if d.RatesNotRead != "" {
+		summaryLine(w, st, "Rates", st.Yellow(d.RatesNotRead+"; the checks that judge rates did not run"))
 	}
 	c := d.Counts
 	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",

@@ -48,6 +48,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 					s.IncreasesBasis = "the increase during ibdiagnet's run (PM_DELTA), span not in the file: no BER, utilisation or share of time stalled; 'ibdoctor counters --all' lists the values since the last clear (PM_INFO)"
 				}
 			}
+			if err == nil && info.NoRates {
+				s.RatesNotRead = fmt.Sprintf("%s (%s) gives no link rates ibsim reads (width=, speed=, w=, s=, e=): every link shows ibsim's default 4X SDR", filepath.Base(o.Sim), info.Format)
+			}
 			if err == nil && !info.Counters {
 				if o.Faults == "" {
 					s.NoCounters = fmt.Sprintf("%s (%s) carries no counters, so none were read", filepath.Base(o.Sim), info.Format)

@@ -97,6 +97,10 @@ type Session struct {
 	// file recorded (ibdiagnet's PM_INFO): they do not move, so an
 	// interval would measure no increase that the fabric did not have.
 	CountersOnce string
+	// RatesNotRead, when not empty, says why the link rates are not the
+	// fabric's: a --sim file that gives none (the simulator's default
+	// 4X SDR). Checks that judge rates do not run on them.
+	RatesNotRead string
 	// Increases, when not nil, are the increases the --sim file recorded
 	// for its counters (fabric.FileInfo.Increases: ibdiagnet's PM_DELTA),
 	// to judge instead of the values (diagnose.WithIncreases);

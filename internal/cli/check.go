@@ -167,12 +167,13 @@ func printUnreached(w io.Writer, st report.Style, d *report.Document) {
 		return
 	}
 	fmt.Fprintf(w, "\nCould not read (%d):\n", len(d.Unreached))
-	for i, u := range d.Unreached {
+	lines := report.UnreachedLines(d.Unreached)
+	for i, l := range lines {
 		if i == 20 {
-			fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(d.Unreached)-20)
+			fmt.Fprintf(w, "  ... %d more lines (--json lists every read)\n", len(lines)-20)
 			break
 		}
-		io.WriteString(w, report.WrapString("  ", fmt.Sprintf("%s at %s: %s", u.What, u.Where, u.Reason), st.Width))
+		io.WriteString(w, report.WrapString("  ", l, st.Width))
 	}
 }
 

@@ -211,11 +211,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		}
 	}
 	if len(notRead) > 0 {
-		lines := make([]string, len(notRead))
-		for i, u := range notRead {
-			lines[i] = fmt.Sprintf("%s of %s: %s", u.What, u.Where, u.Reason)
-		}
-		a.listStderr(fmt.Sprintf("Not read (%d):", len(notRead)), lines)
+		a.listStderr(fmt.Sprintf("Could not read (%d):", len(notRead)), report.UnreachedLines(notRead))
 	}
 	if ctx.Err() != nil {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))

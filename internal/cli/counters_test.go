@@ -368,7 +368,7 @@ func TestCountersPartial(t *testing.T) {
 		t.Fatalf("exit %d, want 3: %s", code, stderr)
 	}
 	d := parseDoc(t, out)
-	if d.Status != "partial" || len(d.NotRead) == 0 || !strings.Contains(stderr, "Not read") {
+	if d.Status != "partial" || len(d.NotRead) == 0 || !strings.Contains(stderr, "Could not read") || strings.Contains(stderr, " of path ") {
 		t.Errorf("status %q not_read %v stderr %q", d.Status, d.NotRead, stderr)
 	}
 	// the switch port facing the dead host is read through the switch's PMA

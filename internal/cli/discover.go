@@ -220,7 +220,7 @@ func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, 
 		fmt.Fprintln(w, st.Green("Everything answered."))
 		return nil
 	}
-	fmt.Fprintf(w, "%s (%d):\n", st.Red("Not reached"), len(f.Unreachable))
+	fmt.Fprintf(w, "%s (%d):\n", st.Red("Could not read"), len(f.Unreachable))
 	writeUnreachable(w, f, st.Width)
 	return nil
 }
@@ -247,16 +247,22 @@ func printUnreachable(w io.Writer, f *fabric.Fabric, width int) {
 	if len(f.Unreachable) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "Not reached (%d):\n", len(f.Unreachable))
+	fmt.Fprintf(w, "Could not read (%d):\n", len(f.Unreachable))
 	writeUnreachable(w, f, width)
 }
 
-// writeUnreachable lists what discovery could not read, one per line:
-// what, the directed route, the node and port it lies behind, and why.
+// writeUnreachable lists what discovery could not read: what, the
+// directed route, the node and port it lies behind, and why, with the
+// paths one dead node failed from many ports on one line
+// (report.UnreachedLines).
 func writeUnreachable(w io.Writer, f *fabric.Fabric, width int) {
 	wheres := f.UnreachableWheres()
+	us := make([]report.Unreached, len(f.Unreachable))
 	for i, u := range f.Unreachable {
-		io.WriteString(w, report.WrapString("  ", fmt.Sprintf("%s at %s: %s", u.What, wheres[i], u.Reason), width))
+		us[i] = report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason}
+	}
+	for _, l := range report.UnreachedLines(us) {
+		io.WriteString(w, report.WrapString("  ", l, width))
 	}
 }
 

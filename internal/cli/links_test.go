@@ -169,7 +169,7 @@ func TestLinksPartial(t *testing.T) {
 	if n := strings.Count(out, "(not reached)"); n != 6 {
 		t.Errorf("%d ports listed as not reached, want 6:\n%s", n, out)
 	}
-	if !strings.Contains(stderr, "Not read (6):") {
+	if !strings.Contains(stderr, "Could not read (6):") || !strings.Contains(stderr, "NodeInfo at 6 paths behind ports ") {
 		t.Errorf("stderr: %s", stderr)
 	}
 }

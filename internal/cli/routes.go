@@ -153,11 +153,13 @@ func findSwitch(f *fabric.Fabric, s string) (*fabric.Node, error) {
 // turns it into exit 3 (partial). why, by switch GUID, replaces a failed
 // table read's error (a table the --sim or --lfts file does not have).
 func (a *app) notRead(f *fabric.Fabric, readErr error, why map[uint64]string, ctx context.Context) error {
-	var lines []string
+	var us []report.Unreached
 	wheres := f.UnreachableWheres()
 	for i, u := range f.Unreachable {
-		lines = append(lines, fmt.Sprintf("%s at %s: %s", u.What, wheres[i], u.Reason))
+		us = append(us, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
 	}
+	n := len(us)
+	lines := report.UnreachedLines(us)
 	for _, e := range flatten(readErr) {
 		var se *route.SwitchError
 		if errors.As(e, &se) {
@@ -165,19 +167,20 @@ func (a *app) notRead(f *fabric.Fabric, readErr error, why map[uint64]string, ct
 			if w, ok := why[se.Switch.GUID]; ok {
 				reason = w
 			}
-			lines = append(lines, fmt.Sprintf("%s of switch %s (GUID %#016x, path %v): %s", se.What, se.Switch.Description, se.Switch.GUID, se.Switch.Path, reason))
+			lines = append(lines, fmt.Sprintf("%s at switch %s (GUID %#016x, path %v): %s", se.What, se.Switch.Description, se.Switch.GUID, se.Switch.Path, reason))
 		} else {
 			lines = append(lines, e.Error())
 		}
+		n++
 	}
-	if len(lines) == 0 {
+	if n == 0 {
 		return nil
 	}
-	a.listStderr(fmt.Sprintf("Not read (%d):", len(lines)), lines)
+	a.listStderr(fmt.Sprintf("Could not read (%d):", n), lines)
 	if ctx.Err() != nil {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
 	}
-	return withExit(ExitPartial, fmt.Errorf("%d switches or nodes could not be read; what was read is printed", len(lines)))
+	return withExit(ExitPartial, fmt.Errorf("%d switches or nodes could not be read; what was read is printed", n))
 }
 
 func flatten(err error) []error {

@@ -176,7 +176,7 @@ func TestRoutesPartial(t *testing.T) {
 		}
 	}
 	sp := model.NodesByName("spine02")[0]
-	if !strings.Contains(stderr, "Not read") || !strings.Contains(stderr, "NodeInfo") {
+	if !strings.Contains(stderr, "Could not read") || !strings.Contains(stderr, "NodeInfo at ") {
 		t.Fatalf("stderr does not list the dead switch (%#x):\n%s", sp.GUID, stderr)
 	}
 	for _, n := range model.Nodes {

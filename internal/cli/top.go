@@ -240,7 +240,7 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 		for i, e := range fr.Errors {
 			lines[i] = fmt.Sprint(e)
 		}
-		a.listStderr(fmt.Sprintf("Not read (%d):", len(fr.Errors)), lines)
+		a.listStderr(fmt.Sprintf("Could not read (%d):", len(fr.Errors)), lines)
 		return withExit(ExitPartial, fmt.Errorf("%d ports could not be read; what was read is printed", len(fr.Errors)))
 	}
 	return nil

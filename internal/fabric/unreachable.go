@@ -1,6 +1,32 @@
 package fabric
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+)
+
+// BehindWhere is where an unread node lies when only the way to it is
+// known: "path 0,1,49 (behind leaf01 port 49)". ParseBehind reads it back,
+// so a rendering can group the reads one dead node failed from many ports.
+func BehindWhere(path, node string, port int) string {
+	return fmt.Sprintf("path %s (behind %s port %d)", path, node, port)
+}
+
+var behindRE = regexp.MustCompile(`^path (\S+) \(behind (.+) port (\d+)\)$`)
+
+// ParseBehind splits a BehindWhere string; ok is false for any other.
+func ParseBehind(where string) (path, node string, port int, ok bool) {
+	m := behindRE.FindStringSubmatch(where)
+	if m == nil {
+		return "", "", 0, false
+	}
+	port, err := strconv.Atoi(m[3])
+	if err != nil {
+		return "", "", 0, false
+	}
+	return m[1], m[2], port, true
+}
 
 // UnreachableWheres says where each of f.Unreachable lies, for people, in
 // the same order: the node by name and GUID when discovery knows the node
@@ -28,7 +54,7 @@ func (f *Fabric) UnreachableWheres() []string {
 		}
 		where := "path " + u.Path.String()
 		if n := f.NodeByGUID(u.FromGUID); n != nil && u.FromGUID != 0 {
-			where += fmt.Sprintf(" (behind %s port %d)", nodeName(n), u.FromPort)
+			where = BehindWhere(u.Path.String(), nodeName(n), int(u.FromPort))
 		}
 		out[i] = where
 	}

@@ -140,7 +140,14 @@ func lidText(p *fabric.Port) string {
 	return "-"
 }
 
-func stateText(p *fabric.Port) string { return p.State.String() + "/" + p.PhysState.String() }
+// stateText is the port's state as read; a PortInfo that went unanswered
+// is "not read" (its zero fields are unknown, not NoChange).
+func stateText(p *fabric.Port) string {
+	if !p.StateKnown() {
+		return "not read"
+	}
+	return p.State.String() + "/" + p.PhysState.String()
+}
 
 func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, marked int) error {
 	out := make([][]string, 0, len(rows))
@@ -149,7 +156,7 @@ func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, mar
 			r.Rate.Width.String(), r.Rate.Speed.String(), stateText(r.A), ""}
 		if r.B != nil {
 			row[3], row[4], row[5] = endName(r.B), strconv.Itoa(int(r.B.Num)), lidText(r.B)
-			if r.B.State != r.A.State || r.B.PhysState != r.A.PhysState {
+			if r.B.State != r.A.State || r.B.PhysState != r.A.PhysState || r.B.StateKnown() != r.A.StateKnown() {
 				row[8] += " | " + stateText(r.B)
 			}
 		} else {
@@ -157,28 +164,39 @@ func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, mar
 		}
 		if r.Degraded() {
 			row[9] = st.Red("DEGRADED: " + strings.Join(r.Reasons, "; "))
+		} else if len(r.Undecided) > 0 {
+			row[9] = st.Yellow("UNDECIDED: " + strings.Join(r.Undecided, "; "))
 		}
 		out = append(out, row)
 	}
 	if err := st.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
 		return err
 	}
-	links, open := 0, 0
+	links, open, undecided := 0, 0, 0
 	for _, r := range all {
 		if r.B != nil {
 			links++
 		} else {
 			open++
 		}
+		if !r.Degraded() && len(r.Undecided) > 0 {
+			undecided++
+		}
 	}
 	summary := fmt.Sprintf("\n%d links", links)
 	if open > 0 {
 		summary += fmt.Sprintf(" and %d ports whose far end did not answer", open)
 	}
-	if marked > 0 {
+	switch {
+	case marked > 0:
 		summary += ", " + st.Red(fmt.Sprintf("%d below their rate", marked))
-	} else {
+	case undecided == 0:
 		summary += ", " + st.Green("none below its rate")
+	default:
+		summary += ", none below its rate of those judged"
+	}
+	if undecided > 0 {
+		summary += ", " + st.Yellow(fmt.Sprintf("%d undecided (an end's PortInfo not read)", undecided))
 	}
 	_, err := fmt.Fprintln(w, summary)
 	return err
@@ -204,11 +222,18 @@ type linkJSON struct {
 	Enabled  string       `json:"enabled,omitempty"`
 	Degraded bool         `json:"degraded"`
 	Reasons  []string     `json:"reasons"`
+	// Undecided says why the verdict could not be decided (an end not
+	// read); omitted when it could.
+	Undecided []string `json:"undecided,omitempty"`
 }
 
 func endJSON(p *fabric.Port) linkEndJSON {
-	return linkEndJSON{Node: p.Node.Description, GUID: fmt.Sprintf("%#016x", p.Node.GUID), PortGUID: fmt.Sprintf("%#016x", p.GUID), Port: p.Num,
+	e := linkEndJSON{Node: p.Node.Description, GUID: fmt.Sprintf("%#016x", p.Node.GUID), PortGUID: fmt.Sprintf("%#016x", p.GUID), Port: p.Num,
 		LID: linkinfo.LID(p), State: p.State.String(), PhysState: p.PhysState.String()}
+	if !p.StateKnown() {
+		e.State, e.PhysState = "not read", "not read"
+	}
+	return e
 }
 
 // writeLinksJSON writes {"complete": ..., "links": [...]} one link at a
@@ -223,7 +248,7 @@ func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool, ratesNotRea
 	jw.Array("links", len(rows), func(i int) any {
 		r := rows[i]
 		j := linkJSON{A: endJSON(r.A), Width: r.Rate.Width.String(), Speed: r.Rate.Speed.String(),
-			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons}
+			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons, Undecided: r.Undecided}
 		if j.Reasons == nil {
 			j.Reasons = []string{}
 		}

@@ -272,3 +272,40 @@ func TestLinksIBSim(t *testing.T) {
 // LID, port, width, lane speed, state/physical state, then the peer's
 // GUID, LID, port and description, and the note in parentheses.
 var iblinkinfoLine = regexp.MustCompile(`^(0x[0-9a-f]+)\s+"[^"]*"\s+(\d+)\s+(\d+)\[\s*\]\s+==\(\s*(\d+X)\s+([\d.]+) Gbps\s+(\w+)/\s*(\w+)\)==>\s+(0x[0-9a-f]+)\s+(\d+)\s+(\d+)\[\s*\]\s+"[^"]*"\s+\((.*)\)\s*$`)
+
+// TestLinksUnreadEnd: spine02/49's and gpu027 mlx5_6's PortInfo went
+// unanswered. links shows their state as not read (not NoChange, not a
+// width "none"), takes the width from the end that was read, marks the
+// 1X link with check's verdict, shows gpu027's link as undecided (its
+// HCA's masks would decide), and never sums up "none below its rate".
+// Before: spine02/49 read "none none NoChange/NoChange" and the summary
+// said "511 links, none below its rate".
+func TestLinksUnreadEnd(t *testing.T) {
+	faults := writeFile(t, "faults", "drop spine02/49 attr=PortInfo\ndrop gpu027 mlx5_6/1 attr=PortInfo\n")
+	code, out, stderr := run("links", "--sim", "--faults", faults, "--timeout", deadTimeout, "--retries", "0", "--no-color")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d: %s", code, ExitFindings, stderr)
+	}
+	if strings.Contains(out, "NoChange") {
+		t.Errorf("an unread state shown as NoChange:\n%s", out)
+	}
+	var spine, gpu string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if len(f) > 4 && f[0] == "spine02" && f[1] == "49" {
+			spine = l
+		}
+		if strings.Contains(l, "gpu027 mlx5_6") {
+			gpu = l
+		}
+	}
+	if !strings.Contains(spine, "1X") || !strings.Contains(spine, "not read") || !strings.Contains(spine, "DEGRADED") {
+		t.Errorf("spine02/49's row: %q", spine)
+	}
+	if !strings.Contains(gpu, "HDR") || !strings.Contains(gpu, "not read") || !strings.Contains(gpu, "UNDECIDED") {
+		t.Errorf("gpu027 mlx5_6's row: %q", gpu)
+	}
+	if !strings.Contains(out, "511 links, 1 below their rate, 1 undecided (an end's PortInfo not read)") {
+		t.Errorf("summary:\n%s", out)
+	}
+}

@@ -37,6 +37,9 @@ type Row struct {
 	// Reasons say why the link is marked (checks' verdict); empty when
 	// it is not.
 	Reasons []string
+	// Undecided says why checks could not decide the link's verdict in
+	// a part (an end's PortInfo was not read); empty when it could.
+	Undecided []string
 }
 
 // Degraded reports whether the link is marked.
@@ -75,6 +78,15 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 			}
 			if v.SlowSpeed() {
 				r.Reasons = append(r.Reasons, fmt.Sprintf("speed %s, expected %s: %s", v.Active.Speed, v.Want.Speed, v.SpeedWhy))
+			}
+			if v.Unread != nil && len(r.Reasons) > 0 {
+				r.Reasons = append(r.Reasons, fmt.Sprintf("judged from %s/%d (%s/%d's PortInfo not read)", v.Read().Node.Description, v.Read().Num, v.Unread.Node.Description, v.Unread.Num))
+			}
+			if v.WidthOpen {
+				r.Undecided = append(r.Undecided, fmt.Sprintf("width %s: %s's enabled/supported widths not read", v.Active.Width, v.Unread.Node.Description))
+			}
+			if v.SpeedOpen {
+				r.Undecided = append(r.Undecided, fmt.Sprintf("speed %s: %s's enabled/supported speeds not read", v.Active.Speed, v.Unread.Node.Description))
 			}
 		}
 		rows = append(rows, r)

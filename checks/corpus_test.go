@@ -410,3 +410,24 @@ func TestCorpusEndsDisagree(t *testing.T) {
 		}
 	}
 }
+
+// A host adapter whose model the dump does not give (avakas' -v -p has no
+// device IDs) is not "unknown device" in the evidence: node008's DDR link
+// is below "most host links of HCAs whose model the file does not give".
+func TestCorpusUnnamedModelWording(t *testing.T) {
+	res := corpusCheck(t, "avakas-qlogic-qdr.ibnetdiscover-v-p", false)
+	fs := byCheck(res.Findings, "link.degraded-speed")
+	if len(fs) == 0 {
+		t.Fatal("no degraded-speed finding (node008 at DDR)")
+	}
+	for _, f := range fs {
+		for _, e := range f.Evidence {
+			if strings.Contains(e.Text, "unknown device") {
+				t.Errorf("%s: evidence %q", f.Title, e.Text)
+			}
+		}
+		if ev := f.Evidence[0].Text; !strings.Contains(ev, "most host links of HCAs whose model the file does not give run 4X QDR") {
+			t.Errorf("%s: evidence %q", f.Title, ev)
+		}
+	}
+}

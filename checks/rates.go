@@ -635,7 +635,7 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 			if own := linkRate(a, b); pr.modelCount[k][own] >= 3 {
 				r = own
 			}
-			take(r, fmt.Sprintf("most %s host links run %s", k, r))
+			take(r, fmt.Sprintf("most %s run %s", modelHostLinks(a.Node, k), r))
 		}
 	case isSwitchLink(a) && !isLoopback(a):
 		for _, n := range []*fabric.Node{a.Node, b.Node} {
@@ -650,6 +650,20 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 	return best, why
 }
 
+// modelHostLinks names the host links of n's adapter model k
+// (devices.Model) for evidence: "ConnectX-7 host links"; by vendor and
+// device ID when the table does not name it, and as what the file does
+// not give when it carries no device ID.
+func modelHostLinks(n *fabric.Node, k string) string {
+	switch {
+	case k == devices.UnknownModel:
+		return "host links of HCAs whose model the file does not give"
+	case strings.HasPrefix(k, "device 0x"):
+		return fmt.Sprintf("host links of this HCA model (vendor 0x%06x, device 0x%04x)", n.VendorID, n.DeviceID)
+	}
+	return k + " host links"
+}
+
 // counts says how many of the link a-b's peers run at which rate, for
 // evidence: "255 of 256 ConnectX-7 host links run 4X NDR, 1 4X HDR".
 func (pr *peerRates) counts(a, b *fabric.Port) string {
@@ -657,7 +671,7 @@ func (pr *peerRates) counts(a, b *fabric.Port) string {
 	switch {
 	case isHostNode(a.Node):
 		k := devices.Model(a.Node)
-		parts = append(parts, countText(pr.modelCount[k], k+" host links"))
+		parts = append(parts, countText(pr.modelCount[k], modelHostLinks(a.Node, k)))
 	case isSwitchLink(a):
 		for _, n := range []*fabric.Node{a.Node, b.Node} {
 			if _, ok := pr.sibling[n]; ok {

@@ -134,6 +134,10 @@ func Of(n *fabric.Node) (Device, bool) {
 	return Device{}, false
 }
 
+// UnknownModel is Model's name for a device whose dump carries no device
+// ID.
+const UnknownModel = "unknown device"
+
 // Model names n's device model, for grouping identical devices: the
 // table's name, or the vendor and device IDs ("unknown device" when the
 // dump carries no device ID).
@@ -142,7 +146,7 @@ func Model(n *fabric.Node) string {
 		return d.Name
 	}
 	if n.DeviceID == 0 {
-		return "unknown device"
+		return UnknownModel
 	}
 	return fmt.Sprintf("device 0x%06x:0x%04x", n.VendorID, n.DeviceID)
 }

@@ -83,7 +83,7 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	}
 	defer sess.Close()
 	f := sess.fabric
-	all := linkinfo.Rows(f, linkinfo.Options{Expect: o.rates})
+	all := linkinfo.Rows(f, linkinfo.Options{Expect: o.rates, WithoutLink: true})
 	if sess.RatesNotRead != "" {
 		// The simulator's default rates are not the fabric's: nothing
 		// to mark, as check does not judge them.
@@ -105,7 +105,7 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	if o.asJSON {
 		err = writeLinksJSON(w, rows, len(f.Unreachable) == 0, sess.RatesNotRead)
 	} else {
-		err = writeLinksTable(w, a.style(), rows, all, marked)
+		err = writeLinksTable(w, a.style(), f, rows, all, marked)
 		if err == nil && sess.RatesNotRead != "" {
 			_, err = fmt.Fprintln(w, a.style().Yellow("Rates: "+sess.RatesNotRead+"; no link is marked"))
 		}
@@ -126,12 +126,10 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	return partial
 }
 
-func endName(p *fabric.Port) string {
-	if p.Node.Description != "" {
-		return p.Node.Description
-	}
-	return fmt.Sprintf("%#016x", p.Node.GUID)
-}
+// endName names p's node as findings do (fabric.NameOf): with its GUID
+// when another node shares the description, so rows never name two HCAs
+// alike (firmware-default descriptions).
+func endName(f *fabric.Fabric, p *fabric.Port) string { return f.NameOf(p.Node) }
 
 func lidText(p *fabric.Port) string {
 	if l := linkinfo.LID(p); l != 0 {
@@ -149,16 +147,18 @@ func stateText(p *fabric.Port) string {
 	return p.State.String() + "/" + p.PhysState.String()
 }
 
-func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, marked int) error {
+func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all []linkinfo.Row, marked int) error {
 	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
-		row := []string{endName(r.A), strconv.Itoa(int(r.A.Num)), lidText(r.A), "", "", "",
+		row := []string{endName(f, r.A), strconv.Itoa(int(r.A.Num)), lidText(r.A), "", "", "",
 			r.Rate.Width.String(), r.Rate.Speed.String(), stateText(r.A), ""}
 		if r.B != nil {
-			row[3], row[4], row[5] = endName(r.B), strconv.Itoa(int(r.B.Num)), lidText(r.B)
+			row[3], row[4], row[5] = endName(f, r.B), strconv.Itoa(int(r.B.Num)), lidText(r.B)
 			if r.B.State != r.A.State || r.B.PhysState != r.A.PhysState || r.B.StateKnown() != r.A.StateKnown() {
 				row[8] += " | " + stateText(r.B)
 			}
+		} else if r.NoLink {
+			row[3], row[6], row[7] = "(no link)", "-", "-"
 		} else {
 			row[3] = st.Yellow("(not reached)")
 		}
@@ -172,11 +172,14 @@ func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, mar
 	if err := st.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
 		return err
 	}
-	links, open, undecided := 0, 0, 0
+	links, open, noLink, undecided := 0, 0, 0, 0
 	for _, r := range all {
-		if r.B != nil {
+		switch {
+		case r.B != nil:
 			links++
-		} else {
+		case r.NoLink:
+			noLink++
+		default:
 			open++
 		}
 		if !r.Degraded() && len(r.Undecided) > 0 {
@@ -186,6 +189,9 @@ func writeLinksTable(w io.Writer, st report.Style, rows, all []linkinfo.Row, mar
 	summary := fmt.Sprintf("\n%d links", links)
 	if open > 0 {
 		summary += fmt.Sprintf(" and %d ports whose far end did not answer", open)
+	}
+	if noLink > 0 {
+		summary += ", " + plural(noLink, "port") + " without a link"
 	}
 	switch {
 	case marked > 0:
@@ -245,6 +251,22 @@ func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool, ratesNotRea
 	if ratesNotRead != "" {
 		jw.Field("rates_not_read", ratesNotRead)
 	}
+	// Ports read without a link are not links: their own list, so a
+	// reader counting "links" counts cables.
+	var linked []linkinfo.Row
+	var bare []linkEndJSON
+	for _, r := range rows {
+		if r.NoLink {
+			bare = append(bare, endJSON(r.A))
+		} else {
+			linked = append(linked, r)
+		}
+	}
+	rows = linked
+	if bare == nil {
+		bare = []linkEndJSON{}
+	}
+	jw.Field("ports_without_link", bare)
 	jw.Array("links", len(rows), func(i int) any {
 		r := rows[i]
 		j := linkJSON{A: endJSON(r.A), Width: r.Rate.Width.String(), Speed: r.Rate.Speed.String(),

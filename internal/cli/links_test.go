@@ -305,7 +305,56 @@ func TestLinksUnreadEnd(t *testing.T) {
 	if !strings.Contains(gpu, "HDR") || !strings.Contains(gpu, "not read") || !strings.Contains(gpu, "UNDECIDED") {
 		t.Errorf("gpu027 mlx5_6's row: %q", gpu)
 	}
-	if !strings.Contains(out, "511 links, 1 below their rate, 1 undecided (an end's PortInfo not read)") {
+	if !strings.Contains(out, "511 links, 1 port without a link, 1 below their rate, 1 undecided (an end's PortInfo not read)") {
 		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// TestLinksNamesTellNodesApart: the voltaire dump's InfiniHost HCAs all
+// carry the firmware's description; links names them as findings do
+// (fabric.NameOf: the description and the GUID), so five rows do not name
+// one node. Before: five identical "MT23108 InfiniHost Mellanox
+// Technologies".
+func TestLinksNamesTellNodesApart(t *testing.T) {
+	_, out, stderr := run("links", "--sim="+corpusPath(t, "voltaire-sdr-2007.ibnetdiscover"), "--no-color")
+	names := regexp.MustCompile(`MT23108 InfiniHost Mellanox Technologies(?: \(0x[0-9a-f]{16}\))?`).FindAllString(out, -1)
+	if len(names) != 5 {
+		t.Fatalf("%d InfiniHost ends, want 5:\n%s%s", len(names), out, stderr)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		seen[n] = true
+	}
+	if len(seen) != 4 { // 4 HCAs, one with two ports cabled
+		t.Errorf("%d distinct InfiniHost names, want 4 (one per HCA): %q", len(seen), names)
+	}
+}
+
+// TestLinksListsPortsWithoutLink: the sample's leaf03/28 is Polling,
+// where check's topology.missing-hca says gpu012 mlx5_3's cable belongs;
+// links lists it as iblinkinfo does (before: absent, 511 rows), and
+// --json under ports_without_link (its links stay cables only).
+func TestLinksListsPortsWithoutLink(t *testing.T) {
+	_, out, stderr := run("links", "--sim", "--no-color")
+	if !regexp.MustCompile(`\n\s*leaf03\s+28\s+\d+\s+\(no link\)\s+-\s+-\s+Down/Polling\s*\n`).MatchString(out) {
+		t.Errorf("no row for leaf03/28 (Polling):\n%s", stderr)
+	}
+	if !strings.Contains(out, "511 links, 1 port without a link, 1 below their rate") {
+		t.Errorf("summary: %s", out[max(0, len(out)-200):])
+	}
+	_, js, _ := run("links", "--sim", "--json")
+	var d struct {
+		Bare []struct {
+			Node      string `json:"node"`
+			Port      int    `json:"port"`
+			PhysState string `json:"phys_state"`
+		} `json:"ports_without_link"`
+		Links []json.RawMessage `json:"links"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Bare) != 1 || d.Bare[0].Node != "leaf03" || d.Bare[0].Port != 28 || d.Bare[0].PhysState != "Polling" || len(d.Links) != 511 {
+		t.Errorf("--json: ports_without_link %+v, %d links; want leaf03/28 Polling and 511 links", d.Bare, len(d.Links))
 	}
 }

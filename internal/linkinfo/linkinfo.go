@@ -21,6 +21,9 @@ type Options struct {
 	// switch links alike. Empty: checks' rules decide (what both ends
 	// enable, what the link's peers run at, what its devices can do).
 	Expect []mad.Rate
+	// WithoutLink adds a row (NoLink) per port read without a link, as
+	// iblinkinfo lists them.
+	WithoutLink bool
 }
 
 // Row is one link: A and B are its two ends. A is the switch end of a
@@ -40,6 +43,10 @@ type Row struct {
 	// Undecided says why checks could not decide the link's verdict in
 	// a part (an end's PortInfo was not read); empty when it could.
 	Undecided []string
+	// NoLink: A was read and carries no link (Polling, Disabled, ...):
+	// iblinkinfo lists such ports, and a Polling one is where check's
+	// link.polling or topology.missing-hca points. B is nil.
+	NoLink bool
 }
 
 // Degraded reports whether the link is marked.
@@ -47,7 +54,8 @@ func (r Row) Degraded() bool { return len(r.Reasons) > 0 }
 
 // Rows returns one row per link of f in discovery order of the A end's
 // node, then by port, plus one row per physically up port whose far end
-// was not reached.
+// was not reached and, with o.WithoutLink, one per port read without a
+// link.
 func Rows(f *fabric.Fabric, o Options) []Row {
 	order := make(map[*fabric.Node]int, len(f.Nodes))
 	for i, n := range f.Nodes {
@@ -93,10 +101,20 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 	}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p == nil || p.Num == 0 || p.Remote != nil || p.PhysState != mad.PhysLinkUp {
+			if p == nil || p.Num == 0 || p.Remote != nil {
 				continue
 			}
-			rows = append(rows, Row{A: p, Rate: p.Rate()})
+			switch p.PhysState {
+			case mad.PhysLinkUp:
+				rows = append(rows, Row{A: p, Rate: p.Rate()})
+			case mad.PhysPolling, mad.PhysDisabled, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery, mad.PhysSleep:
+				if !o.WithoutLink {
+					continue
+				}
+				// A state read (0 is "not known": a file without
+				// states) and no link: listed as iblinkinfo does.
+				rows = append(rows, Row{A: p, NoLink: true})
+			}
 		}
 	}
 	slices.SortStableFunc(rows, func(x, y Row) int {

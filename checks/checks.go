@@ -86,7 +86,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 func whatIf(fs []Finding) {
 	for i := range fs {
 		f := &fs[i]
-		if !strings.HasPrefix(f.Check, "routing.") {
+		if !strings.HasPrefix(f.Check, "routing.") || f.WhatIf {
 			continue
 		}
 		f.WhatIf = true

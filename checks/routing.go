@@ -657,6 +657,23 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			}
 		}
 	}
+	if s.Scope != nil && s.FabricRouting != nil {
+		// The sweep's verdict on a group stands for every job whose
+		// routes leave by its busiest port; the job's own judgement of
+		// the same port would say it twice.
+		fw, covered := s.jobECMP(g)
+		out = slices.DeleteFunc(out, func(f Finding) bool {
+			for _, e := range f.Entities {
+				if e.Role == "busiest" {
+					if n := s.Fabric.NodeByGUID(e.NodeGUID); n != nil && e.Port < len(n.Ports) && covered[n.Ports[e.Port]] {
+						return true
+					}
+				}
+			}
+			return false
+		})
+		out = append(out, fw...)
+	}
 	return out
 }
 

@@ -75,6 +75,11 @@ type Snapshot struct {
 	HCAs []HostHCA
 	// Scope limits the checks to what a job uses (gate). Nil: everything.
 	Scope *Scope
+	// FabricRouting, with Scope, are the whole fabric's verdicts of the
+	// checks a job's part cannot judge (FabricWide of the sweep's Run):
+	// the ones on the job's routes are the job's findings too. Nil: not
+	// known, those checks judge the job's part alone.
+	FabricRouting *FabricVerdicts
 	// Taken is when the snapshot was read.
 	Taken time.Time
 

@@ -189,7 +189,16 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
 			return withExit(ExitUndecided, err)
 		}
+		// What only the whole fabric can judge, judged on the whole
+		// fabric, as a sweep does for the gates that follow it.
+		v, err := checks.RunFabricWide(sw.Snapshot(o.expect, nil, nil))
+		if err != nil {
+			return withExit(ExitUndecided, err)
+		}
+		snap.SetFabricVerdicts(v)
 		byLID = false // discovered from this very port
+	} else if snap.FabricVerdicts() == nil {
+		a.notef("the snapshot in %s has no fabric-wide routing verdicts of its sweep (swept by an older ibdoctor, or with --checks leaving out routing.ecmp-imbalance): routing.ecmp-imbalance is judged on the job's destinations alone; run 'ibdoctor sweep'", o.stateDir)
 	}
 	doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
 		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,

@@ -203,7 +203,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		return fail(err)
 	}
 	if !o.noSave {
-		if err := saveSnapshot(sw, sess.Name, o.stateDir, prev); err != nil {
+		if err := saveSnapshot(sw, sess.Name, o.stateDir, prev, checks.FabricWide(res, sw.Taken)); err != nil {
 			return fail(err)
 		}
 		// The first complete sweep of a state dir is the baseline until
@@ -294,7 +294,7 @@ func writeFailedProm(path string) error {
 // saveSnapshot keeps the sweep for gate and the next sweep. A partial
 // sweep does not replace a complete one of the same fabric: gate would
 // lose sight of what the partial sweep could not reach.
-func saveSnapshot(sw *diagnose.Sweep, source, dir string, prev *snapshot.Snapshot) error {
+func saveSnapshot(sw *diagnose.Sweep, source, dir string, prev *snapshot.Snapshot, verdicts *checks.FabricVerdicts) error {
 	if !sw.Complete && prev != nil && prev.Complete {
 		return nil
 	}
@@ -302,6 +302,7 @@ func saveSnapshot(sw *diagnose.Sweep, source, dir string, prev *snapshot.Snapsho
 	if err != nil {
 		return err
 	}
+	s.SetFabricVerdicts(verdicts)
 	if _, err := s.Save(dir); err != nil {
 		return fmt.Errorf("--state-dir: %w", err)
 	}

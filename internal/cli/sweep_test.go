@@ -126,9 +126,9 @@ func TestSweepWritesReportPromAndSnapshot(t *testing.T) {
 		t.Errorf("without --fail-on: status %q fail_on %q", d.Status, d.FailOn)
 	}
 	second := sweepFiles(t, state)
-	if want := []string{"baseline.idx", "baseline.json.gz", "", "gate.idx", "snapshot.json", "sweep.lock"}; len(second) != 6 || slices.Equal(first, second) ||
-		!strings.HasPrefix(second[2], "fabric-") || second[0] != want[0] || second[1] != want[1] || second[3] != want[3] || second[4] != want[4] || second[5] != want[5] {
-		t.Errorf("state dir: first %v, second %v; want baseline.idx, baseline.json.gz, one new fabric file, gate.idx, snapshot.json and sweep.lock", first, second)
+	if want := []string{"baseline.idx", "baseline.json.gz", "", "gate.idx", "snapshot.json", "sweep.lock", "verdicts.json"}; len(second) != 7 || slices.Equal(first, second) ||
+		!strings.HasPrefix(second[2], "fabric-") || second[0] != want[0] || second[1] != want[1] || second[3] != want[3] || second[4] != want[4] || second[5] != want[5] || second[6] != want[6] {
+		t.Errorf("state dir: first %v, second %v; want baseline.idx, baseline.json.gz, one new fabric file, gate.idx, snapshot.json, sweep.lock and verdicts.json", first, second)
 	}
 
 	// The same with --fail-on error: the missing link fails the sweep.

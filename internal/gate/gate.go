@@ -318,6 +318,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
 	snapCheck := sw.Snapshot(o.Expect, base, sc)
+	snapCheck.FabricRouting = snap.FabricVerdicts()
 	// The job's hosts are compared with all their peers, not only the
 	// part of the fabric read for the job (topology.missing-hca); a
 	// sweep that did not read everything may lack an HCA it could not

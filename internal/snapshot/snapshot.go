@@ -62,7 +62,10 @@ type Snapshot struct {
 	sub      *fabric.Fabric // the part of it FabricFor built
 	// whole: sub is the whole fabric (Widen)
 	whole bool
-	dir   string // where it was loaded from
+	// verdicts are the sweep's fabric-wide verdicts (VerdictsName), nil
+	// when not known.
+	verdicts *checks.FabricVerdicts
+	dir      string // where it was loaded from
 }
 
 // PortCounters is one port's saved counters.
@@ -176,17 +179,85 @@ func (s *Snapshot) closeFabric() error {
 }
 
 // LoadForGate opens the state a gate reads: gate.idx when the state dir
-// has one (only the records a job needs are read), else snapshot.json.
+// has one (only the records a job needs are read), else snapshot.json;
+// with the fabric-wide verdicts of the same sweep.
 func LoadForGate(dir string) (*Snapshot, error) {
-	x, err := OpenIndex(dir)
-	if errors.Is(err, ErrNone) {
-		return Load(dir)
+	var last error
+	for try := range loadTries {
+		x, err := OpenIndex(dir)
+		if errors.Is(err, ErrNone) {
+			return Load(dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, err := readVerdicts(dir, x.TakenAt)
+		if err == nil {
+			return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir, verdicts: v}, nil
+		}
+		x.Close()
+		if !errors.Is(err, errFabricGone) {
+			return nil, err
+		}
+		// A sweep wrote its verdicts and is about to write its gate.idx.
+		last = err
+		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
+	}
+	return nil, fmt.Errorf("snapshot %s: %w (sweeps replaced it %d times while it was read)", dir, last, loadTries)
+}
+
+// VerdictsName is the file beside snapshot.json holding the sweep's
+// fabric-wide verdicts (checks.FabricVerdicts, JSON), which a gate's part
+// of the fabric cannot judge.
+const VerdictsName = "verdicts.json"
+
+// maxVerdicts bounds the verdicts file a gate reads (a few findings per
+// switch at most).
+const maxVerdicts = 64 << 20
+
+// readVerdicts reads dir's verdicts of the sweep taken at taken: nil
+// when there are none of that sweep (a state dir of an older ibdoctor,
+// whose sweeps leave an older file, or a sweep that did not run those
+// checks); errFabricGone when they are a newer sweep's (it writes them
+// before its gate.idx and snapshot.json).
+func readVerdicts(dir string, taken time.Time) (*checks.FabricVerdicts, error) {
+	path := filepath.Join(dir, VerdictsName)
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir}, nil
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxVerdicts+1))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if len(data) > maxVerdicts {
+		return nil, fmt.Errorf("snapshot: %s is over %d MB: run 'ibdoctor sweep' again", path, maxVerdicts>>20)
+	}
+	var v checks.FabricVerdicts
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("snapshot: %s is not valid JSON (%v): run 'ibdoctor sweep' again", path, err)
+	}
+	if v.Taken.After(taken) {
+		return nil, fmt.Errorf("%s: %w", VerdictsName, errFabricGone)
+	}
+	if !v.Taken.Equal(taken) {
+		return nil, nil
+	}
+	return &v, nil
 }
+
+// SetFabricVerdicts gives the snapshot the whole fabric's verdicts of
+// the checks a gate cannot judge on its part (checks.FabricWide); Save
+// keeps them. Nil: they did not run.
+func (s *Snapshot) SetFabricVerdicts(v *checks.FabricVerdicts) { s.verdicts = v }
+
+// FabricVerdicts are the sweep's fabric-wide verdicts, nil when the
+// sweep did not make them.
+func (s *Snapshot) FabricVerdicts() *checks.FabricVerdicts { return s.verdicts }
 
 // FabricFor returns the fabric a gate for hosts looks at: from gate.idx
 // the hosts, the switches on the routes among them and the neighbours of
@@ -301,6 +372,24 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	}); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
+	// The verdicts before gate.idx: a gate that opened the old gate.idx
+	// and reads newer verdicts reads again (LoadForGate).
+	vPath := filepath.Join(dir, VerdictsName)
+	if s.verdicts == nil {
+		if err := os.Remove(vPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+	} else {
+		v := *s.verdicts
+		v.Taken = s.TakenAt
+		data, err := json.Marshal(&v)
+		if err != nil {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+		if err := outfile.WriteAtomic(vPath, data); err != nil {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+	}
 	// From here until snapshot.json is renamed, a reader of the old
 	// snapshot.json finds a newer gate.idx and reads again (Load).
 	idxPath := filepath.Join(dir, IndexName)
@@ -414,6 +503,10 @@ func loadOnce(path string) (*Snapshot, error) {
 			return nil, err
 		}
 		s.ctrs = x
+	}
+	if s.verdicts, err = readVerdicts(s.dir, s.TakenAt); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return &s, nil
 }

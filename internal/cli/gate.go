@@ -167,6 +167,17 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	// A --sim file without counters has none to read (the simulator's
 	// zeros are not counters read).
 	counters := !o.check.noCounters && sess.NoCounters == ""
+	if local := sess.Engine.Local(); snap != nil && local.LID == 0 {
+		// No subnet manager has given this very port a LID: nothing
+		// can be addressed by LID from here, and the snapshot's
+		// directed routes may start at another port. Sweep by directed
+		// route from this one, so the checks see the fabric as it is
+		// (sm.no-master, as check gives it) instead of a list of reads
+		// that could not be sent.
+		a.notef("this host's port %s has no LID (no subnet manager has brought it up): sweeping the fabric by directed route instead of using the snapshot", local.Name)
+		snap.Close()
+		snap = nil
+	}
 	// The snapshot's directed routes start at the sweep's port and
 	// cross links that may be down now: a gate addresses nodes by
 	// LID, as its PerfMgt MADs are anyway, unless it just swept.

@@ -95,6 +95,15 @@ func TestCheckFlags(t *testing.T) {
 		{name: "detail out of range", args: []string{"check", "--detail", "-1"}, wantErr: []string{"--detail -1", "from 0"}},
 		{name: "bad duration", args: []string{"check", "--interval", "30"}, wantErr: []string{"--interval", "30"}},
 		{name: "stray argument", args: []string{"check", "leaf01"}, wantErr: []string{`"leaf01"`, "takes only flags"}},
+		// Faults are the simulator's: on a real device they would be
+		// dropped without a word.
+		{name: "faults without --sim", args: []string{"check", "--faults", "f.txt"}, wantErr: []string{"--faults needs --sim", "injected into the simulator"}},
+		{name: "faults with --ibsim", args: []string{"check", "--ibsim=x", "--faults", "f.txt"}, wantErr: []string{"--faults needs --sim"}},
+		{name: "faults with --sim", args: []string{"check", "--sim", "--faults", "f.txt"}, check: func(t *testing.T, o *checkCmdOptions, g globalOptions) {
+			if g.source.Faults != "f.txt" || g.source.Sim != "sample" {
+				t.Errorf("%+v", g.source)
+			}
+		}},
 	})
 }
 
@@ -138,6 +147,7 @@ func TestRoutesFlags(t *testing.T) {
 		{name: "bad format", args: []string{"routes", "--format", "csv"}, wantErr: []string{`--format "csv"`, "table or dump_fts"}},
 		{name: "unknown flag", args: []string{"routes", "--json"}, wantErr: []string{"--json", "see 'ibdoctor routes --help'"}},
 		{name: "outstanding out of range", args: []string{"routes", "-o", "0"}, wantErr: []string{"-o/--outstanding 0", "from 1 to 4096"}},
+		{name: "lfts without --sim", args: []string{"routes", "--lfts", "t.dump"}, wantErr: []string{"--lfts needs --sim"}},
 	})
 }
 
@@ -328,6 +338,7 @@ func TestGateFlags(t *testing.T) {
 		{name: "bad check", args: []string{"gate", "--nodes", "h1", "--checks", "link.wobbly"}, wantErr: []string{"--checks", "link.wobbly"}},
 		{name: "negative max-age", args: []string{"gate", "--nodes", "h1", "--max-age", "-1m"}, wantErr: []string{"--max-age -1m0s"}},
 		{name: "unknown flag", args: []string{"gate", "--hosts", "h1"}, wantErr: []string{"--hosts", "see 'ibdoctor gate --help'"}},
+		{name: "faults without --sim", args: []string{"gate", "--nodes", "h1", "--faults", "f.txt"}, wantErr: []string{"--faults needs --sim (faults are injected into the simulator)"}},
 	})
 	t.Run("hosts from Slurm", func(t *testing.T) {
 		t.Setenv("SLURM_JOB_NODELIST", "node[07-08]")

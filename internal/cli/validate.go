@@ -60,7 +60,23 @@ func validateFlags(cmd *cobra.Command) error {
 		}
 		err = checkRange(f, r)
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// Options of the simulator mean nothing to a real device or ibsim:
+	// dropped without a word, a --faults scenario would seem to have
+	// been tried on the real fabric.
+	if sim := cmd.Flags().Lookup("sim"); sim != nil && !sim.Changed {
+		for _, s := range []struct{ name, why string }{
+			{"faults", "faults are injected into the simulator"},
+			{"lfts", "the tables of a fabric file given with --sim=FILE"},
+		} {
+			if f := cmd.Flags().Lookup(s.name); f != nil && f.Changed {
+				return fmt.Errorf("--%s needs --sim (%s)", s.name, s.why)
+			}
+		}
+	}
+	return nil
 }
 
 func checkRange(f *pflag.Flag, r flagRange) error {

@@ -71,7 +71,7 @@ func TestFlagRanges(t *testing.T) {
 		{[]string{"check", "--expect-rate", "4xHDX"}, []string{"--expect-rate", `"4xHDX"`, "HDR"}},
 		{[]string{"links", "--expect-rate", "4xHDX"}, []string{"--expect-rate", `"4xHDX"`}},
 		{[]string{"gate", "--nodes", ",,,"}, []string{"--nodes", `",,,"`, "names no host"}},
-		{[]string{"check", "--faults", writeFile(t, "f.faults", "flaky leaf01 answer=NaN\n")}, []string{"line 1", "answer"}},
+		{[]string{"check", "--sim", "--faults", writeFile(t, "f.faults", "flaky leaf01 answer=NaN\n")}, []string{"line 1", "answer"}},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			args := c.args

@@ -62,6 +62,9 @@ it.`,
 }
 
 func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
+	if err := checkStateDir(o.stateDir); err != nil {
+		return withExit(ExitUndecided, err)
+	}
 	snap, err := snapshot.Load(o.stateDir)
 	if err != nil {
 		return withExit(ExitUndecided, fmt.Errorf("nothing to accept: %w", err))

@@ -80,6 +80,9 @@ not look.`,
 // validate checks the flags and expands the host list before anything
 // is read.
 func (o *gateOptions) validate() error {
+	if err := checkStateDir(o.stateDir); err != nil {
+		return err
+	}
 	if o.maxAge < 0 {
 		return fmt.Errorf("--max-age %v: give a duration of 0 or more (e.g. 30m; 0 always sweeps)", o.maxAge)
 	}

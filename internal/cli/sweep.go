@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -24,6 +26,32 @@ func defaultStateDir() string {
 		return d
 	}
 	return "/var/lib/ibdoctor"
+}
+
+// checkStateDir refuses a --state-dir that exists and is not a directory
+// (or lies under a file): mkdir and open would otherwise fail later with a
+// bare "not a directory". A missing one is created when written.
+func checkStateDir(dir string) error {
+	const fix = "give a directory ibdoctor may create and write (--state-dir DIR or $IBDOCTOR_STATE_DIR; default /var/lib/ibdoctor)"
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		kind := "a file"
+		switch m := st.Mode(); {
+		case m&fs.ModeDevice != 0:
+			kind = "a device"
+		case m&fs.ModeNamedPipe != 0:
+			kind = "a FIFO"
+		case m&fs.ModeSocket != 0:
+			kind = "a socket"
+		}
+		return fmt.Errorf("--state-dir %s: not a directory (%s): %s", dir, kind, fix)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("--state-dir %s: not a directory (part of the path is a file): %s", dir, fix)
+	}
+	return nil
 }
 
 // sweepOptions are sweep's flags.
@@ -100,6 +128,9 @@ at or above --fail-on when that is given.`,
 
 // validate checks the flags before anything is read or written.
 func (o *sweepOptions) validate(ctx context.Context, a *app) error {
+	if err := checkStateDir(o.stateDir); err != nil {
+		return err
+	}
 	o.failOn = -1
 	if o.check.failOn != "" {
 		s, err := checks.ParseSeverity(o.check.failOn)

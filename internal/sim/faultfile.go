@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -173,7 +174,9 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		}
 		out = append(out, f)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("line %d: longer than 1 MiB: not a faults file; give one fault per line (docs/faults.md)", line+1)
+	} else if err != nil {
 		return nil, fmt.Errorf("reading: %w", err)
 	}
 	return out, nil
@@ -477,7 +480,16 @@ func (s *Sim) applyFaultsFile(path string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	faults, err := ParseFaults(f)
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return false, errors.New("a directory: give a faults file, one fault per line (docs/faults.md)")
+	}
+	// A binary file (or /dev/zero) is refused from its first bytes,
+	// before a line-by-line parse reads a megabyte of it.
+	br := bufio.NewReaderSize(f, 64<<10)
+	if head, _ := br.Peek(64 << 10); bytes.IndexByte(head, 0) >= 0 {
+		return false, errors.New("binary data (a NUL byte): not a faults file; give a text file, one fault per line (docs/faults.md)")
+	}
+	faults, err := ParseFaults(br)
 	if err != nil {
 		return false, err
 	}

@@ -339,6 +339,17 @@ func TestGateFlags(t *testing.T) {
 		{name: "negative max-age", args: []string{"gate", "--nodes", "h1", "--max-age", "-1m"}, wantErr: []string{"--max-age -1m0s"}},
 		{name: "unknown flag", args: []string{"gate", "--hosts", "h1"}, wantErr: []string{"--hosts", "see 'ibdoctor gate --help'"}},
 		{name: "faults without --sim", args: []string{"gate", "--nodes", "h1", "--faults", "f.txt"}, wantErr: []string{"--faults needs --sim (faults are injected into the simulator)"}},
+		// The summary's "Not run" line says "--verbose says why": gate has it.
+		{name: "verbose", args: []string{"gate", "--nodes", "h1", "-v"}, check: func(t *testing.T, o *gateOptions, g globalOptions) {
+			if !o.verbose {
+				t.Errorf("%+v", *o)
+			}
+		}},
+		{name: "verbose long", args: []string{"gate", "--nodes", "h1", "--verbose"}, check: func(t *testing.T, o *gateOptions, g globalOptions) {
+			if !o.verbose {
+				t.Errorf("%+v", *o)
+			}
+		}},
 	})
 	t.Run("hosts from Slurm", func(t *testing.T) {
 		t.Setenv("SLURM_JOB_NODELIST", "node[07-08]")

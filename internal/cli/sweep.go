@@ -94,6 +94,7 @@ Sweeps sharing a --state-dir take turns: a second one waits up to --lock-wait
 for the first, then exits 2 and leaves the outputs alone. A sweep that fails
 or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
 writes ibdoctor_sweep_success 0 to the textfile and exits 2.
+The report's status is judged at --fail-on, or at error (as check) without it.
 Exit status: 0 done, 3 done but parts could not be read, 2 failed, 1 findings
 at or above --fail-on when that is given.`,
 		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor \
@@ -218,17 +219,14 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if err != nil {
 		return fail(err)
 	}
-	effective := o.failOn
-	if effective < 0 {
-		effective = checks.Critical + 1 // never unhealthy by findings
+	// Without --fail-on the report is judged as check judges (error): a
+	// report never says healthy beside findings check fails on. Only the
+	// exit status ignores them then (cron records, it does not fail).
+	judge := o.failOn
+	if judge < 0 {
+		judge = checks.Error
 	}
-	doc := sw.Document("sweep", sess.Name, res, effective)
-	if o.failOn < 0 {
-		doc.FailOn = "none"
-		if doc.Status == "unhealthy" {
-			doc.Status = "healthy"
-		}
-	}
+	doc := sw.Document("sweep", sess.Name, res, judge)
 	data, err := doc.JSON()
 	if err != nil {
 		return fail(err)

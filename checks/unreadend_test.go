@@ -74,3 +74,32 @@ func TestDegradedLinkOneEndUnreadUndecided(t *testing.T) {
 		t.Errorf("undecided on gpu027 mlx5_6: %v, want link.degraded-speed and link.slower-hardware (all: %v)", got, res.Undecided)
 	}
 }
+
+// TestExtendedCountersUnansweredSaid: spine02's PMA never answers
+// PortCountersExtended. Its ports' counters come from the narrow
+// PortCounters (16/32-bit fields) instead, and the sweep says so: one
+// unreached entry for spine02 naming the fallback, the sweep not
+// complete. Before: complete, nothing listed, only the MAD count showed
+// the timeouts.
+func TestExtendedCountersUnansweredSaid(t *testing.T) {
+	res, sw := incidentWith(t, "drop spine02 attr=PortCountersExtended\n")
+	if sw.Complete {
+		t.Error("the sweep says it read everything")
+	}
+	n := 0
+	for _, u := range sw.Unreached {
+		if u.What == "PortCountersExtended" {
+			n++
+			if !strings.HasPrefix(u.Where, "spine02") || !strings.Contains(u.Reason, "PortCounters") || !strings.Contains(u.Reason, "read instead") {
+				t.Errorf("entry %+v", u)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d PortCountersExtended entries, want 1 for spine02: %+v", n, sw.Unreached)
+	}
+	// The narrow counters were still read and judged.
+	if len(byCheck(res.Findings, "counters.errors")) == 0 {
+		t.Errorf("no counters.errors findings (findings:%s)", titles(res.Findings))
+	}
+}

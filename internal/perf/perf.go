@@ -448,6 +448,17 @@ type sampler struct {
 	s         *Sample
 	ports     map[Key]*PortCounters
 	errs      []*PortError
+	// narrow lists, per PMA, the ports whose PortCountersExtended went
+	// unanswered and whose PortCounters were read instead: a fallback
+	// the sample must say (Errors), not take in silence.
+	narrow map[*target][]narrowRead
+}
+
+// narrowRead is one port read from PortCounters because its
+// PortCountersExtended failed.
+type narrowRead struct {
+	num uint8
+	err error
 }
 
 func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool, known capsCache) (*Sample, error) {
@@ -483,7 +494,7 @@ func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipCl
 
 	s.Finished = o.Now()
 	s.byKey = sp.ports
-	s.Errors = sp.errs
+	s.Errors = append(sp.errs, sp.narrowErrors(ts)...)
 	for _, n := range nodes {
 		if n == nil {
 			continue
@@ -658,7 +669,66 @@ func (sp *sampler) portDone(pr *portRead) {
 		sp.fail(&PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: "PortCounters", Err: err})
 		return
 	}
+	// A PMA that answers PortCountersExtended with an error status has
+	// said it does not give them: PortCounters is then its reading. Only
+	// an unanswered one leaves counters unread.
+	var status *transport.StatusError
+	if pr.extErr != nil && !errors.As(pr.extErr, &status) {
+		if sp.narrow == nil {
+			sp.narrow = map[*target][]narrowRead{}
+		}
+		sp.narrow[t] = append(sp.narrow[t], narrowRead{p.Num, pr.extErr})
+	}
 	sp.ports[k] = &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
+}
+
+// narrowErrors makes one entry per PMA whose PortCountersExtended went
+// unanswered for ports then read from PortCounters: their 16/32-bit
+// fields saturate sooner, and the report must say which counters it
+// judged.
+func (sp *sampler) narrowErrors(ts []*target) []*PortError {
+	var out []*PortError
+	for _, t := range ts {
+		rs := sp.narrow[t]
+		if len(rs) == 0 {
+			continue
+		}
+		nums := make([]int, len(rs))
+		for i, r := range rs {
+			nums[i] = int(r.num)
+		}
+		slices.Sort(nums)
+		err := fmt.Errorf("%v; the 16/32-bit PortCounters of %s %s were read instead", rs[0].err, plural(len(nums), "port"), numRanges(nums))
+		out = append(out, &PortError{Key: Key{t.node.GUID, 0}, Node: t.node, LID: t.lid, What: "PortCountersExtended", Err: err})
+	}
+	return out
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return what
+	}
+	return what + "s"
+}
+
+// numRanges writes sorted numbers as ranges: "1-4,7".
+func numRanges(nums []int) string {
+	var b []byte
+	for i := 0; i < len(nums); {
+		j := i
+		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
+			j++
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = fmt.Appendf(b, "%d", nums[i])
+		if j > i {
+			b = fmt.Appendf(b, "-%d", nums[j])
+		}
+		i = j + 1
+	}
+	return string(b)
 }
 
 func sortErrors(errs []*PortError) {

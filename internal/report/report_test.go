@@ -76,6 +76,7 @@ func goldenDoc() *Document {
 		RoutesComputed: true,
 		// Not with counters read: here to cover the field.
 		CountersNotRead: "fabric.txt (ibnetdiscover) carries no counters, so none were read",
+		RatesNotRead:    "fabric.net (ibsim net file) gives no link rates ibsim reads (width=, speed=, w=, s=, e=): every link shows ibsim's default 4X SDR",
 		// Not with the above either (a db_csv with PM_DELTA): the field.
 		CountersBasis: "the increase during ibdiagnet's run (PM_DELTA), span not in the file",
 	}

@@ -85,6 +85,13 @@ func (s *Snapshot) jobECMP(g *routeGraph) (out []Finding, covered map[*fabric.Po
 			jobLeaves = append(jobLeaves, l)
 		}
 	}
+	// The findings whose busiest port is in the job's part, by port.
+	type cand struct {
+		fd Finding
+		b  *fabric.Port
+	}
+	var cands []cand
+	busiest := map[*fabric.Port]bool{}
 	for _, fd := range s.FabricRouting.Findings {
 		if fd.Check != "routing.ecmp-imbalance" {
 			continue
@@ -103,23 +110,40 @@ func (s *Snapshot) jobECMP(g *routeGraph) (out []Finding, covered map[*fabric.Po
 		if sw == nil || busiestNum < 0 || busiestNum >= len(sw.Ports) || sw.Ports[busiestNum] == nil {
 			continue // not in the job's part of the fabric
 		}
-		b := sw.Ports[busiestNum]
-		crossed := 0
-		var w *route.Walk
-		for _, dst := range dsts {
-			if w == nil {
-				w = g.a.WalkTo(dst)
-			} else {
-				w.Reset(dst)
-			}
-			for _, leaf := range jobLeaves {
-				if slices.Contains(w.Path(leaf), b) {
-					crossed++
-					break
+		cands = append(cands, cand{fd, sw.Ports[busiestNum]})
+		busiest[sw.Ports[busiestNum]] = true
+	}
+	if len(cands) == 0 {
+		return nil, covered
+	}
+	// One walk to each of the job's destinations from each of its
+	// leaves, whatever the number of findings: how many destinations
+	// each busiest port is on the way to.
+	crossed := map[*fabric.Port]int{}
+	var w *route.Walk
+	on := map[*fabric.Port]bool{}
+	for _, dst := range dsts {
+		if w == nil {
+			w = g.a.WalkTo(dst)
+		} else {
+			w.Reset(dst)
+		}
+		clear(on)
+		for _, leaf := range jobLeaves {
+			for _, p := range w.Path(leaf) {
+				if busiest[p] {
+					on[p] = true
 				}
 			}
 		}
-		if crossed == 0 {
+		for p := range on {
+			crossed[p]++
+		}
+	}
+	for _, c := range cands {
+		fd, b := c.fd, c.b
+		n := crossed[b]
+		if n == 0 {
 			continue
 		}
 		covered[b] = true
@@ -128,9 +152,9 @@ func (s *Snapshot) jobECMP(g *routeGraph) (out []Finding, covered map[*fabric.Po
 		for i := range f.Entities {
 			f.Entities[i].NodeGUID = entityGUID(f.Entities[i])
 		}
-		f.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "job", Value: float64(crossed),
-			Text: fmt.Sprintf("the job's routes to %d of its %d destinations leave %s by port %d; the group was judged by the sweep of %s on every destination the switch routes (the job's own are too few to judge it)",
-				crossed, len(dsts), s.nodeName(sw), b.Num, s.FabricRouting.Taken.Format(time.RFC3339))})
+		f.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "job", Value: float64(n),
+			Text: fmt.Sprintf("the job's routes to %d of its %d destinations leave %s by port %d; the group was judged by the sweep of %s on every destination the switch routes (a job's own are often too few to judge it)",
+				n, len(dsts), s.nodeName(b.Node), b.Num, s.FabricRouting.Taken.Format(time.RFC3339))})
 		share, _ := s.pathShare(b)
 		f.Impact.PathShare = share
 		if f.Impact.Slowdown > 0 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"container/heap"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,36 @@ func (RealClock) Now() time.Time { return time.Now() }
 
 // AfterFunc implements Clock.
 func (RealClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// EpochClock is the wall clock for a simulator that stands for a fabric
+// which ran before this process started: until Start it reads its epoch,
+// so the faults and traffic set up while building the simulator date from
+// then and their counters have grown since. Two runs given the same epoch
+// read the same counters at the same moment, as two looks at one fabric.
+type EpochClock struct {
+	epoch   time.Time
+	started atomic.Bool
+}
+
+// NewEpochClock returns an EpochClock that reads epoch until Start.
+func NewEpochClock(epoch time.Time) *EpochClock { return &EpochClock{epoch: epoch} }
+
+// Start makes the clock read the wall clock from now on.
+func (c *EpochClock) Start() { c.started.Store(true) }
+
+// Now implements Clock.
+func (c *EpochClock) Now() time.Time {
+	if c.started.Load() {
+		return time.Now()
+	}
+	return c.epoch
+}
+
+// AfterFunc implements Clock; like RealClock's, it is not used for
+// delayed answers.
+func (c *EpochClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
 

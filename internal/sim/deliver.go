@@ -57,11 +57,12 @@ func (h *pendingHeap) Pop() any {
 	return e
 }
 
-// isRealClock reports whether c is the wall clock, whose delayed answers
+// isRealClock reports whether c is the wall clock (an EpochClock is, once
+// started, and no MAD is answered before), whose delayed answers
 // Recv times itself rather than c.AfterFunc.
 func isRealClock(c Clock) bool {
 	switch c.(type) {
-	case RealClock, *RealClock:
+	case RealClock, *RealClock, *EpochClock:
 		return true
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
@@ -20,7 +21,13 @@ import (
 // that is up). It records in s what was read and whether the routes are
 // ibdoctor's own.
 func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error) {
-	opts := sim.Options{ServiceTime: o.SimServiceTime, HopLatency: o.SimHopLatency}
+	// Every run is a look at one fabric whose counters were last cleared
+	// at the top of the UTC hour: a sweep and a later gate read the same
+	// counters climbing, not restarted from each process's start. An hour
+	// keeps the sample's counters near the incident it tells, far from
+	// 64-bit saturation (docs/faults.md).
+	clock := sim.NewEpochClock(time.Now().UTC().Truncate(time.Hour))
+	opts := sim.Options{ServiceTime: o.SimServiceTime, HopLatency: o.SimHopLatency, Clock: clock}
 	var (
 		sm  *sim.Sim
 		err error
@@ -88,6 +95,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 	if o.Sim != "" && !sm.SLtoVLPlanted() {
 		s.NoSL2VL = fmt.Sprintf("%s carries no SL2VL tables, so none were read", filepath.Base(o.Sim))
 	}
+	// What was set up above dates from the epoch; from here the fabric
+	// runs on the wall clock.
+	clock.Start()
 	c, err := sm.Attach("", 0)
 	if err != nil {
 		return nil, fmt.Errorf("attaching to the simulated fabric: %w", err)

@@ -14,11 +14,11 @@ func TestGateVerbose(t *testing.T) {
 	if code, _, stderr := run("sweep", "--sim", "--state-dir", state, "--out", filepath.Join(state, "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
-	code, out, stderr := run("gate", "--sim", "--state-dir", state, "--nodes", "gpu001,gpu005")
+	code, out, stderr := run("gate", "--sim", "--state-dir", state, "--nodes", "gpu001,gpu009")
 	if code != ExitHealthy || !strings.Contains(out, "--verbose says why") || strings.Contains(out, "Checks not run (") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
-	code, out, stderr = run("gate", "--sim", "--state-dir", state, "--nodes", "gpu001,gpu005", "-v")
+	code, out, stderr = run("gate", "--sim", "--state-dir", state, "--nodes", "gpu001,gpu009", "-v")
 	if code != ExitHealthy || !strings.Contains(out, "Checks not run (") || !strings.Contains(out, "counters.utilization") || !strings.Contains(out, "--interval") {
 		t.Errorf("-v: exit %d\n%s\n%s", code, out, stderr)
 	}

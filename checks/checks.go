@@ -65,8 +65,10 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Ran = append(res.Ran, c.ID)
 		res.Findings = append(res.Findings, c.run(s)...)
 	}
-	res.Undecided = s.takeUndecided()
+	// Folding may find a symptom whose cause could not be decided: it
+	// is undecided too, so the list is taken after.
 	res.Findings = s.foldSymptoms(res.Findings)
+	res.Undecided = s.takeUndecided()
 	for i := range res.Findings {
 		res.Findings[i].heldBack = nil
 	}

@@ -377,6 +377,15 @@ func (s *Snapshot) utilization() []Finding {
 			return
 		}
 		util, ok := r.Utilization(iv.Seconds())
+		if ok && util > 1 {
+			// The rate's span runs from the first reading's request to
+			// the second's answer, so a real link reads at most 100%:
+			// more means the two readings do not match (a retried or
+			// late read). The reading is unusable, not a hot link.
+			s.couldNotDecide("counters.utilization", fmt.Sprintf("sent %d bytes in %v = %.0f%% of %s: the port's two readings are inconsistent (a retried or late read)",
+				r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, portRate(p)), s.entityOf(p, "end"))
+			return
+		}
 		if !ok || util < t.Utilization {
 			return
 		}

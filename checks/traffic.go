@@ -148,7 +148,15 @@ func (s *Snapshot) foldHeldBack(fs []Finding) []Finding {
 			}
 		}
 	}
-	if len(roots) == 0 {
+	// A switch whose ecmp verdict could not be decided may be the cause
+	// as well: a symptom of it is undecided, not a fault of its own.
+	open := map[uint64]bool{}
+	for _, u := range s.undecided {
+		if u.Check == "routing.ecmp-imbalance" {
+			open[u.Subject.NodeGUID] = true
+		}
+	}
+	if len(roots) == 0 && len(open) == 0 {
 		return fs
 	}
 	into := map[int][]string{} // root index -> folded texts
@@ -158,17 +166,31 @@ func (s *Snapshot) foldHeldBack(fs []Finding) []Finding {
 			continue
 		}
 		root := -1
-		var names []string
+		var names, undecided []string
+		explained := true
 		for _, n := range f.heldBack {
 			r, ok := roots[n.GUID]
 			if !ok {
-				root = -1
+				if open[n.GUID] {
+					undecided = append(undecided, s.nodeName(n))
+					continue
+				}
+				explained = false
 				break
 			}
 			if root < 0 || r < root {
 				root = r
 			}
 			names = append(names, s.nodeName(n))
+		}
+		if !explained {
+			continue
+		}
+		if len(undecided) > 0 {
+			drop[i] = true
+			s.couldNotDecide("routing.traffic-imbalance", fmt.Sprintf("%s; its lighter uplinks lead to %s, whose routing.ecmp-imbalance could not be decided: it may be that misroute's symptom",
+				f.Evidence[0].Text, strings.Join(undecided, ", ")), f.Entities[0])
+			continue
 		}
 		if root < 0 {
 			continue

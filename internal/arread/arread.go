@@ -7,10 +7,10 @@ package arread
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/fanout"
 	"github.com/ibdoctor/ibdoctor/internal/firmread"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -37,49 +37,20 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric) *checks.ARView {
 			sws = append(sws, n)
 		}
 	}
-	var mu sync.Mutex
-	next := make(chan *fabric.Node)
-	var wg sync.WaitGroup
-	for range min(workers, len(sws)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				var a mad.ARInfo
-				why := ""
-				switch {
-				case n.Path == nil:
-					why = "no directed route to the switch"
-				default:
-					_, err := g.GetSMP(ctx, n.Path, &a, 0)
-					var se *transport.StatusError
-					switch {
-					case errors.As(err, &se):
-						a = mad.ARInfo{} // the attribute is not implemented: no adaptive routing
-					case err != nil:
-						why = err.Error()
-					}
-				}
-				mu.Lock()
-				if why != "" {
-					v.Unread[n] = why
-				} else {
-					v.Info[n] = a
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, n := range sws {
-		if err := ctx.Err(); err != nil {
-			mu.Lock()
-			v.Unread[n] = err.Error()
-			mu.Unlock()
-			continue
+	fanout.Each(ctx, workers, sws, v.Info, v.Unread, func(n *fabric.Node) (mad.ARInfo, string) {
+		var a mad.ARInfo
+		if n.Path == nil {
+			return a, "no directed route to the switch"
 		}
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+		_, err := g.GetSMP(ctx, n.Path, &a, 0)
+		var se *transport.StatusError
+		switch {
+		case errors.As(err, &se):
+			return mad.ARInfo{}, "" // the attribute is not implemented: no adaptive routing
+		case err != nil:
+			return a, err.Error()
+		}
+		return a, ""
+	})
 	return v
 }

@@ -7,10 +7,10 @@ package firmread
 
 import (
 	"context"
-	"sync"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/fanout"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -97,36 +97,9 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric) *checks.FirmwareView 
 			v.NotAsked++
 		}
 	}
-	var mu sync.Mutex
-	next := make(chan *fabric.Node)
-	var wg sync.WaitGroup
-	for range min(workers, len(nodes)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				fw, why := readNode(ctx, g, n)
-				mu.Lock()
-				if why != "" {
-					v.Unread[n] = why
-				} else {
-					v.Versions[n] = fw
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, n := range nodes {
-		if err := ctx.Err(); err != nil {
-			mu.Lock()
-			v.Unread[n] = err.Error()
-			mu.Unlock()
-			continue
-		}
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+	fanout.Each(ctx, workers, nodes, v.Versions, v.Unread, func(n *fabric.Node) (fabric.Firmware, string) {
+		return readNode(ctx, g, n)
+	})
 	return v
 }
 

@@ -7,9 +7,9 @@ package sl2vlread
 
 import (
 	"context"
-	"sync"
 
 	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fanout"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -28,41 +28,15 @@ const workers = 16
 // judges its cycle on VL0 and says the table was not read.
 func Read(ctx context.Context, g Getter, pairs []checks.SL2VLPair) *checks.SL2VLView {
 	v := &checks.SL2VLView{Tables: map[checks.SL2VLPair]mad.SLtoVLTable{}, Unread: map[checks.SL2VLPair]string{}}
-	var mu sync.Mutex
-	next := make(chan checks.SL2VLPair)
-	var wg sync.WaitGroup
-	for range min(workers, len(pairs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for pr := range next {
-				var t mad.SLtoVLTable
-				why := ""
-				if pr.Switch.Path == nil {
-					why = "no directed route to the switch"
-				} else if _, err := g.GetSMP(ctx, pr.Switch.Path, &t, mad.SLtoVLMod(pr.In, pr.Out)); err != nil {
-					why = err.Error()
-				}
-				mu.Lock()
-				if why != "" {
-					v.Unread[pr] = why
-				} else {
-					v.Tables[pr] = t
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, pr := range pairs {
-		if ctx.Err() != nil {
-			mu.Lock()
-			v.Unread[pr] = ctx.Err().Error()
-			mu.Unlock()
-			continue
+	fanout.Each(ctx, workers, pairs, v.Tables, v.Unread, func(pr checks.SL2VLPair) (mad.SLtoVLTable, string) {
+		var t mad.SLtoVLTable
+		if pr.Switch.Path == nil {
+			return t, "no directed route to the switch"
 		}
-		next <- pr
-	}
-	close(next)
-	wg.Wait()
+		if _, err := g.GetSMP(ctx, pr.Switch.Path, &t, mad.SLtoVLMod(pr.In, pr.Out)); err != nil {
+			return t, err.Error()
+		}
+		return t, ""
+	})
 	return v
 }

@@ -83,13 +83,22 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 		if p == nil || !s.inScope(p) {
 			return
 		}
+		var unknown []string
+		why := ""
 		for _, c := range r.Errors {
 			// One finding per counter, on the first basis over its
 			// threshold: the interval's increase (climbing now), the
 			// increase since the saved sweep (new since then), the value
 			// since the last clear.
 			if iv > 0 || r.SpanUnknown {
-				if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
+				if c.DeltaUnknown != "" {
+					// No increase to judge: neither "no growth" nor a
+					// finding from a difference that means nothing.
+					if _, judged := t.Delta[c.Name]; judged {
+						unknown = append(unknown, c.Name)
+						why = c.DeltaUnknown
+					}
+				} else if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
 					emit(p, f)
 					continue
 				}
@@ -107,6 +116,13 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 					emit(p, f)
 				}
 			}
+		}
+		if len(unknown) > 0 {
+			names := strings.Join(unknown, ", ")
+			if len(unknown) > 3 {
+				names = fmt.Sprintf("%d error counters (%s, ...)", len(unknown), strings.Join(unknown[:3], ", "))
+			}
+			s.couldNotDecide("counters.errors", names+" "+why, s.entityOf(p, "end"))
 		}
 	})
 }
@@ -305,6 +321,10 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		}
 		share, _ := s.pathShare(p)
 		if iv > 0 {
+			if r.XmitWait.DeltaUnknown != "" {
+				s.couldNotDecide("counters.congestion", "PortXmitWait "+r.XmitWait.DeltaUnknown, s.entityOf(p, "end"))
+				return
+			}
 			stalled, ok := r.Stalled(iv.Seconds())
 			if !ok {
 				return
@@ -374,6 +394,10 @@ func (s *Snapshot) utilization() []Finding {
 	s.Counters.Ports(func(r PortReading) {
 		p := r.Port
 		if p == nil || !(linkUp(p) || (!p.StateKnown() && p.Remote != nil && linkUp(p.Remote))) || !s.inScope(p) {
+			return
+		}
+		if r.DataUnknown != "" {
+			s.couldNotDecide("counters.utilization", "PortXmitData "+r.DataUnknown, s.entityOf(p, "end"))
 			return
 		}
 		util, ok := r.Utilization(iv.Seconds())

@@ -82,7 +82,7 @@ func SwitchTiers(f *fabric.Fabric) map[*fabric.Node]int {
 // a rate.
 func (r PortReading) Utilization(interval float64) (float64, bool) {
 	interval = r.span(interval)
-	if r.Port == nil || interval <= 0 {
+	if r.Port == nil || interval <= 0 || r.DataUnknown != "" {
 		return 0, false
 	}
 	rate := portRate(r.Port).BytesPerSecond()
@@ -107,7 +107,7 @@ func portRate(p *fabric.Port) mad.Rate {
 // PortXmitWait.
 func (r PortReading) Stalled(interval float64) (float64, bool) {
 	interval = r.span(interval)
-	if r.XmitWait == nil || interval <= 0 || r.XmitWaitTicksPerSecond <= 0 {
+	if r.XmitWait == nil || interval <= 0 || r.XmitWaitTicksPerSecond <= 0 || r.XmitWait.DeltaUnknown != "" {
 		return 0, false
 	}
 	return float64(r.XmitWait.Delta) / (r.XmitWaitTicksPerSecond * interval), true

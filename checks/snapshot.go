@@ -172,6 +172,9 @@ type PortReading struct {
 	XmitWait *CounterValue
 	// XmitBytes, RcvBytes: data over the interval (0 without one).
 	XmitBytes, RcvBytes uint64
+	// DataUnknown says why XmitBytes/RcvBytes are unknown ("" when known;
+	// as CounterValue.DeltaUnknown): no rate is computed from them.
+	DataUnknown string
 	// Elapsed is the time this port's deltas span (its own two readings
 	// are not exactly Interval apart); 0 when unknown, and then Interval
 	// stands for it.
@@ -210,6 +213,12 @@ type CounterValue struct {
 	ClearedFrom uint64
 	Bits        int  // field width on the wire
 	Saturated   bool // stuck at all-ones: the true value is larger
+	// DeltaUnknown says why the increase over the interval is unknown
+	// ("" when known): the two samples read it from fields that cannot be
+	// subtracted (16/32-bit PortCounters in one, 64-bit
+	// PortCountersExtended in the other). Delta is 0 then and is not
+	// judged: the port is undecided for its check.
+	DeltaUnknown string
 }
 
 // Scope is the part of the fabric a job uses.

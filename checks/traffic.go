@@ -34,7 +34,7 @@ func (s *Snapshot) trafficImbalance() []Finding {
 	// between readings.
 	sent := map[*fabric.Port]float64{} // Gb/s
 	s.Counters.Ports(func(r PortReading) {
-		if span := r.SpanOf(iv).Seconds(); !r.Reset && span > 0 {
+		if span := r.SpanOf(iv).Seconds(); !r.Reset && r.DataUnknown == "" && span > 0 {
 			sent[r.Port] = float64(r.XmitBytes) * 8 / span / 1e9
 		}
 	})

@@ -53,6 +53,13 @@ type DeltaValue struct {
 	// Saturated: To is stuck at all-ones, so Delta is a lower bound (0
 	// when it was already stuck at From).
 	Saturated bool
+	// Unknown: the two readings came from different fields (16/32-bit
+	// PortCounters in one sample, 64-bit PortCountersExtended in the
+	// other): they count the same events, but the narrow one saturates and
+	// a device may clear them apart, so the increase is not known. Delta
+	// and PerSecond are 0 and must not be judged; Why says so.
+	Unknown bool
+	Why     string
 }
 
 // PortDelta is one port's change between two samples.
@@ -66,6 +73,9 @@ type PortDelta struct {
 	// Backwards lists counters that went backwards: the counters were
 	// cleared or the device reset between the samples.
 	Backwards []string
+	// Mixed lists counters whose increase is unknown because the two
+	// readings came from different attributes (DeltaValue.Unknown).
+	Mixed []string
 	// XmitBytesPerSecond and RcvBytesPerSecond are the data rates.
 	XmitBytesPerSecond, RcvBytesPerSecond float64
 	// XmitUtilization and RcvUtilization are those rates as a share of
@@ -77,6 +87,10 @@ type PortDelta struct {
 	// XmitWaitTick); -1 when PortXmitWait is not supported.
 	XmitWaitShare float64
 }
+
+// MixedReason is why a counter read from different attributes in the two
+// samples has no increase (DeltaValue.Why).
+const MixedReason = "read from PortCounters in one sample and PortCountersExtended in the other: the narrow and 64-bit fields cannot be subtracted, so the increase is unknown"
 
 // Get returns the change of the counter called name.
 func (d *PortDelta) Get(name string) (DeltaValue, bool) {
@@ -188,6 +202,15 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 			continue
 		}
 		dv := DeltaValue{Name: vb.Name, Kind: vb.Kind, From: va.Value, To: vb.Value, Saturated: vb.Saturated}
+		if va.Bits != vb.Bits || va.Source != vb.Source {
+			// The narrow field saturates (and may be cleared apart from
+			// the wide one): the difference is no increase at all.
+			dv.Unknown = true
+			dv.Why = MixedReason
+			d.Mixed = append(d.Mixed, vb.Name)
+			d.Counters = append(d.Counters, dv)
+			continue
+		}
 		if vb.Value < va.Value {
 			dv.Backwards = true
 			dv.Delta = vb.Value
@@ -208,19 +231,19 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 		rate = b.Port.Rate()
 	}
 	bps := rate.BytesPerSecond()
-	if v, ok := d.Get("PortXmitData"); ok {
+	if v, ok := d.Get("PortXmitData"); ok && !v.Unknown {
 		d.XmitBytesPerSecond = v.PerSecond
 		if bps > 0 {
 			d.XmitUtilization = v.PerSecond / bps
 		}
 	}
-	if v, ok := d.Get("PortRcvData"); ok {
+	if v, ok := d.Get("PortRcvData"); ok && !v.Unknown {
 		d.RcvBytesPerSecond = v.PerSecond
 		if bps > 0 {
 			d.RcvUtilization = v.PerSecond / bps
 		}
 	}
-	if v, ok := d.Get("PortXmitWait"); ok && tick > 0 {
+	if v, ok := d.Get("PortXmitWait"); ok && !v.Unknown && tick > 0 {
 		d.XmitWaitShare = float64(v.Delta) * tick.Seconds() / secs
 	}
 	return d
@@ -306,6 +329,7 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 			if d != nil {
 				if dv, ok := d.Get(v.Name); ok {
 					cv.Delta = dv.Delta
+					cv.DeltaUnknown = dv.Why
 				}
 			}
 			switch v.Kind {
@@ -320,9 +344,13 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 			rd.Elapsed = d.Elapsed
 			if v, ok := d.Get("PortXmitData"); ok {
 				rd.XmitBytes = v.Delta
+				rd.DataUnknown = v.Why
 			}
 			if v, ok := d.Get("PortRcvData"); ok {
 				rd.RcvBytes = v.Delta
+				if v.Unknown {
+					rd.DataUnknown = v.Why
+				}
 			}
 			rd.Reset = len(d.Backwards) > 0
 		}

@@ -151,6 +151,13 @@ func (s *Snapshot) noteAdaptive(fs []Finding) {
 			continue
 		}
 		text := fmt.Sprintf("adaptive routing is on at %s (%s): on those SLs it spreads traffic by port load, so the tables alone are not the whole story", s.nodeName(n), slText(a.SLs()))
+		// On every SL, the tables are only what AR falls back to: their
+		// imbalance says little of the traffic, so it does not fail a job
+		// on its own; the measured imbalance (--interval) does.
+		if f.Check == "routing.ecmp-imbalance" && a.SLs() == 0xffff && f.Severity > Warning {
+			text += fmt.Sprintf("; on all SLs the tables are only its fallback, so this is a warning, not %s: 'ibdoctor check --interval 30s' measures what the uplinks carry (routing.traffic-imbalance)", f.Severity)
+			f.Severity = Warning
+		}
 		if f.Check == "routing.traffic-imbalance" {
 			text = fmt.Sprintf("adaptive routing is on at %s (%s) and the traffic is still skewed: the flows are on SLs it does not cover, or it cannot spread them (one flow per port, a firmware hash)", s.nodeName(n), slText(a.SLs()))
 		}

@@ -64,6 +64,18 @@ func TestAdaptiveRoutingNotesImbalance(t *testing.T) {
 		logFindings(t, res.Findings)
 		t.Errorf("adaptive-routing note by switch %v, want spine01 only", noted)
 	}
+	// AR on all of spine01's SLs: its table imbalance is only the
+	// fallback's and must not fail a job on its own (it was critical,
+	// and a gate over spine01 exited 1); spine02's stays critical.
+	for _, f := range byCheck(res.Findings, "routing.ecmp-imbalance") {
+		want := checks.Critical
+		if f.Entities[0].Node == "spine01" {
+			want = checks.Warning
+		}
+		if f.Severity != want {
+			t.Errorf("%s: severity %s, want %s", f.Title, f.Severity, want)
+		}
+	}
 }
 
 func slicesContains(ss []string, s string) bool {

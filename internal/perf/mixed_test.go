@@ -152,3 +152,32 @@ func TestMixedSourcesUndecidedInChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaStuckAtMaxUnknown: a narrow counter stuck at its maximum in
+// both samples (PortCountersExtended unanswered each time) grew by an
+// unknown amount, not by 0: before, spine02/49's climbing symbol errors
+// read "+0" once its 16-bit field had saturated, and the port was judged
+// clean. A counter not saturated stays a delta.
+func TestDeltaStuckAtMaxUnknown(t *testing.T) {
+	caps := &mad.ClassPortInfo{CapabilityMask: mad.PMCapExtendedWidth | mad.PMCapXmitWait}
+	port := &fabric.Port{Num: 1, WidthActive: mad.Width4X, SpeedActive: mad.SpeedNDR}
+	t0 := time.Unix(1_800_000_000, 0)
+	k := Key{GUID: 0x2, Port: 1}
+	a := &PortCounters{Key: k, Port: port, Time: t0, Sent: t0, Caps: caps,
+		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1000, PortXmitWait: 10}}
+	b := &PortCounters{Key: k, Port: port, Time: t0.Add(2 * time.Second), Sent: t0.Add(2 * time.Second), Caps: caps,
+		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1500, PortXmitWait: 20}}
+	d := delta(a, b, DefaultXmitWaitTick)
+	for _, name := range []string{"SymbolErrorCounter", "PortXmitData"} {
+		v, _ := d.Get(name)
+		if !v.Unknown || !strings.Contains(v.Why, "maximum in both samples") {
+			t.Errorf("%s: %+v; want unknown, stuck at its maximum in both samples", name, v)
+		}
+	}
+	if d.XmitUtilization != -1 {
+		t.Errorf("xmit utilization %g, want -1 (unknown)", d.XmitUtilization)
+	}
+	if v, _ := d.Get("PortRcvData"); v.Unknown || v.Delta != 2000 {
+		t.Errorf("PortRcvData %+v: not saturated, still a delta of 2000 octets", v)
+	}
+}

@@ -211,6 +211,14 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 			d.Counters = append(d.Counters, dv)
 			continue
 		}
+		if va.Saturated && vb.Saturated && va.Value == vb.Value {
+			// Stuck at the narrow field's maximum both times: it may have
+			// grown by anything, and 0 would read as a clean port.
+			dv.Unknown = true
+			dv.Why = fmt.Sprintf("the %d-bit field was stuck at its maximum in both samples (PortCountersExtended not read): the increase is unknown", vb.Bits)
+			d.Counters = append(d.Counters, dv)
+			continue
+		}
 		if vb.Value < va.Value {
 			dv.Backwards = true
 			dv.Delta = vb.Value

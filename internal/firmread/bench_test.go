@@ -3,12 +3,9 @@ package firmread
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/ibdoctor/ibdoctor/internal/discover"
-	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/sim/simtest"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
-	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
 // BenchmarkRead49k reads GeneralInfo from every node of FatTree50k
@@ -20,21 +17,8 @@ func BenchmarkRead49k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := sim.New(f, sim.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := transport.NewEngine(c, transport.Options{Timeout: time.Second, Retries: 1})
-	defer e.Close()
+	e, live := simtest.Discovered(b, f)
 	ctx := context.Background()
-	live, err := discover.Run(ctx, e, discover.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.ResetTimer()
 	for range b.N {
 		before := e.Stats().Sent

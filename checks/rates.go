@@ -347,11 +347,11 @@ func hostEnd(a, b *fabric.Port) *fabric.Port {
 // model: described "host device", the host name without its number and
 // the device name without its (gpu|mlx5_); "" for adapters not named so.
 func hostGroup(n *fabric.Node) string {
-	w := strings.Fields(n.Description)
-	if len(w) != 2 || isFirmwareDefault(n.Description) {
+	host := HostOf(n)
+	if host == "" {
 		return ""
 	}
-	return strings.TrimRight(w[0], "0123456789") + "|" + devScheme(w[1])
+	return strings.TrimRight(host, "0123456789") + "|" + devScheme(strings.Fields(n.Description)[1])
 }
 
 // hostGroupName names a host group for evidence: "gpu* hosts' mlx5_* host links".

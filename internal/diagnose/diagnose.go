@@ -167,10 +167,7 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 		done = stage("ar")
 		s.AR = arread.Read(ctx, e, f)
 		done()
-		for _, n := range slices.SortedFunc(maps.Keys(s.AR.Unread), func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) }) {
-			s.Complete = false
-			s.Unreached = append(s.Unreached, report.Unreached{What: "AdaptiveRoutingInfo", Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: s.AR.Unread[n]})
-		}
+		s.noteNodesUnread(s.AR.Unread, func(string) string { return "AdaptiveRoutingInfo" })
 	}
 	if o.Routes {
 		done := stage("routes")
@@ -435,18 +432,21 @@ func (s *Sweep) NotePartitionsUnread() {
 // answer as unreached: their firmware is unknown, and the sweep is
 // incomplete. One without a LID is folded under sm.no-master.
 func (s *Sweep) noteFirmwareUnread() {
-	nodes := make([]*fabric.Node, 0, len(s.Firmware.Unread))
-	for n := range s.Firmware.Unread {
-		nodes = append(nodes, n)
-	}
-	slices.SortFunc(nodes, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
-	for _, n := range nodes {
-		s.Complete = false
-		what := "GeneralInfo"
-		if s.Firmware.Unread[n] == firmread.NoLID {
-			what = fabric.WhatNoLID
+	s.noteNodesUnread(s.Firmware.Unread, func(why string) string {
+		if why == firmread.NoLID {
+			return fabric.WhatNoLID
 		}
-		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: s.Firmware.Unread[n]})
+		return "GeneralInfo"
+	})
+}
+
+// noteNodesUnread lists the nodes a read stage asked and could not read
+// (unread: node -> reason), by GUID, under what(reason): the sweep is
+// then incomplete.
+func (s *Sweep) noteNodesUnread(unread map[*fabric.Node]string, what func(why string) string) {
+	for _, n := range slices.SortedFunc(maps.Keys(unread), func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) }) {
+		s.Complete = false
+		s.Unreached = append(s.Unreached, report.Unreached{What: what(unread[n]), Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: unread[n]})
 	}
 }
 

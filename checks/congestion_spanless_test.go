@@ -59,7 +59,7 @@ func TestCongestionWithoutSpanSummarised(t *testing.T) {
 		t.Errorf("the finding does not say the span is not recorded:\n%s", all)
 	}
 	// 'counters' lists each port: the same six are over threshold.
-	v := s.CounterVerdicts()
+	v, _ := s.CounterVerdicts()
 	n := 0
 	for _, fs := range v {
 		for _, f := range fs {

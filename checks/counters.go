@@ -62,17 +62,19 @@ func (s *Snapshot) counterErrors() []Finding {
 
 // CounterVerdicts is the one judgement of the ports' counters: for every
 // port read, the counters.errors and counters.congestion findings on it
-// (none: within thresholds). 'ibdoctor counters' lists exactly these
-// ports as over threshold; check and gate report the same findings.
-func (s *Snapshot) CounterVerdicts() map[*fabric.Port][]Finding {
+// (none: within thresholds), and the ports those checks could not decide
+// (an increase perf could not compute). 'ibdoctor counters' lists exactly
+// these ports as over threshold and as undecided; check and gate report
+// the same findings.
+func (s *Snapshot) CounterVerdicts() (map[*fabric.Port][]Finding, []Undecided) {
 	out := map[*fabric.Port][]Finding{}
 	if s.Counters == nil {
-		return out
+		return out, nil
 	}
 	add := func(p *fabric.Port, f Finding) { out[p] = append(out[p], f) }
 	s.eachCounterError(add)
 	s.eachCongestion(add)
-	return out
+	return out, s.takeUndecided()
 }
 
 func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {

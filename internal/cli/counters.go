@@ -221,6 +221,8 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		return withExit(ExitFindings, nil)
 	case len(notRead) > 0:
 		return withExit(ExitPartial, fmt.Errorf("%d ports or nodes could not be read; what was read is printed", len(notRead)))
+	case v.undecided > 0:
+		return withExit(ExitPartial, fmt.Errorf("%s undecided: an increase could not be computed (shown as ?)", plural(v.undecided, "port")))
 	}
 	return nil
 }
@@ -262,12 +264,30 @@ type portVerdict struct {
 	// lists the values since the clear.
 	increase bool
 	sev      checks.Severity // the worst verdict on the port (with over)
+	// undecided: check could not judge the port (an increase perf could
+	// not compute); its unknown counters are shown as such, never +0.
+	undecided []checks.Undecided
+}
+
+// listed: a port the table shows without --all (over threshold or
+// undecided: neither is "clean").
+func (pv *portVerdict) listed() bool { return len(pv.over) > 0 || len(pv.undecided) > 0 }
+
+// unknown returns the delta of the counter called name when its increase
+// is unknown (perf.DeltaValue.Unknown).
+func (pv *portVerdict) unknown(name string) (perf.DeltaValue, bool) {
+	if pv.d == nil {
+		return perf.DeltaValue{}, false
+	}
+	v, ok := pv.d.Get(name)
+	return v, ok && v.Unknown
 }
 
 type verdicts struct {
 	ports     []*portVerdict
 	overPorts int
 	overNodes int
+	undecided int // ports check could not decide
 	failOn    checks.Severity
 	failing   int // ports whose verdict is at or above failOn
 	nodes     int
@@ -296,7 +316,16 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 		v.basis, v.increases = "delta", true
 	}
 	snap := &checks.Snapshot{Fabric: f, Counters: c, Expect: checks.Expectations{Thresholds: t}}
-	judged := snap.CounterVerdicts()
+	judged, undecided := snap.CounterVerdicts()
+	type portKey struct {
+		guid uint64
+		port int
+	}
+	undecidedAt := map[portKey][]checks.Undecided{}
+	for _, u := range undecided {
+		k := portKey{u.Subject.NodeGUID, u.Subject.Port}
+		undecidedAt[k] = append(undecidedAt[k], u)
+	}
 	nodes := map[uint64]bool{}
 	overNodes := map[uint64]bool{}
 	for _, pc := range res.Last.Ports {
@@ -315,6 +344,10 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 			}
 		}
 		pv.below = belowOf(pv, t)
+		pv.undecided = undecidedAt[portKey{pc.GUID, int(pc.Key.Port)}]
+		if len(pv.undecided) > 0 {
+			v.undecided++
+		}
 		nodes[pc.GUID] = true
 		if len(pv.over) > 0 {
 			v.overPorts++
@@ -408,7 +441,7 @@ func belowOf(pv *portVerdict, t *checks.Thresholds) []exceeded {
 			continue
 		}
 		thr, ok := t.Delta[c.Name]
-		if !ok || (c.Delta == 0 && !c.Saturated) {
+		if !ok || c.Unknown || (c.Delta == 0 && !c.Saturated) {
 			continue
 		}
 		e := exceeded{Name: c.Name, Value: c.Delta, Threshold: float64(thr), PerSecond: c.PerSecond, Saturated: c.Saturated}
@@ -417,20 +450,25 @@ func belowOf(pv *portVerdict, t *checks.Thresholds) []exceeded {
 		}
 		out = append(out, e)
 	}
-	if w, ok := d.Get("PortXmitWait"); ok && w.Delta > 0 && !over["PortXmitWait"] {
+	if w, ok := d.Get("PortXmitWait"); ok && !w.Unknown && w.Delta > 0 && !over["PortXmitWait"] {
 		out = append(out, exceeded{Name: "PortXmitWait", Value: w.Delta, Threshold: t.XmitWaitWarn, Figure: d.XmitWaitShare, PerSecond: w.PerSecond, Saturated: w.Saturated})
 	}
 	return out
 }
 
 // portBER is the symbol-error bit error rate of a port over the interval
-// (checks.SymbolBER, the one computation) and the bits it is over.
-func portBER(pv *portVerdict, iv time.Duration) (ber, bits float64) {
+// (checks.SymbolBER, the one computation) and the bits it is over; ok is
+// false when the symbol errors' increase is unknown (no rate, not 0).
+func portBER(pv *portVerdict, iv time.Duration) (ber, bits float64, ok bool) {
 	if pv.d == nil || pv.pc.Port == nil {
-		return 0, 0
+		return 0, 0, true
 	}
 	s, _ := pv.d.Get("SymbolErrorCounter")
-	return checks.SymbolBER(pv.pc.Port, s.Delta, iv)
+	if s.Unknown {
+		return 0, 0, false
+	}
+	ber, bits = checks.SymbolBER(pv.pc.Port, s.Delta, iv)
+	return ber, bits, true
 }
 
 // nodeName names p's node as findings do: its description, with its GUID
@@ -524,6 +562,7 @@ func counterCell(st report.Style, pv *portVerdict, delta bool) string {
 	for _, e := range pv.below {
 		parts = append(parts, exceededText(st, e, false, delta))
 	}
+	parts = append(parts, unknownText(st, pv)...)
 	if len(parts) == 0 {
 		if pv.pc.FromAllPorts {
 			return st.Dim("clean (all-ports sum)")
@@ -531,6 +570,53 @@ func counterCell(st report.Style, pv *portVerdict, delta bool) string {
 		return ""
 	}
 	return strings.Join(parts, " ")
+}
+
+// unknownText renders the counters whose increase perf could not compute
+// as "Name ?", with the reason once for the counters that share it:
+// never +0, which would read as a clean port.
+func unknownText(st report.Style, pv *portVerdict) []string {
+	if pv.d == nil {
+		return nil
+	}
+	var out []string
+	var names []string
+	why := ""
+	flush := func() {
+		if len(names) > 0 {
+			out = append(out, st.Yellow(strings.Join(names, " ")+" ("+why+")"))
+		}
+		names = nil
+	}
+	for _, c := range pv.d.Counters {
+		if !c.Unknown || (c.Kind != mad.KindError && c.Kind != mad.KindWait) {
+			continue
+		}
+		if c.Why != why {
+			flush()
+			why = c.Why
+		}
+		names = append(names, c.Name+" ?")
+	}
+	flush()
+	return out
+}
+
+// rateCell is a data rate, "?" when its counter's increase is unknown.
+func rateCell(pv *portVerdict, name string, perSecond float64) string {
+	if _, ok := pv.unknown(name); ok {
+		return "?"
+	}
+	return humanBytes(perSecond, "B/s")
+}
+
+// shareCell is a share of the link or of the time, "?" when the counter
+// it is computed from has an unknown increase.
+func shareCell(pv *portVerdict, name string, share float64) string {
+	if _, ok := pv.unknown(name); ok {
+		return "?"
+	}
+	return pctText(share)
 }
 
 func dataValue(pc *perf.PortCounters, name string) string {
@@ -557,8 +643,10 @@ func pctText(f float64) string {
 	return fmt.Sprintf("%.1f%%", f*100)
 }
 
-func berText(ber, bits float64) string {
+func berText(ber, bits float64, ok bool) string {
 	switch {
+	case !ok:
+		return "?"
 	case bits <= 0:
 		return "-"
 	case ber == 0:
@@ -581,7 +669,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 	}
 	var rows [][]string
 	for _, pv := range v.ports {
-		if !all && len(pv.over) == 0 {
+		if !all && !pv.listed() {
 			continue
 		}
 		pc := pv.pc
@@ -589,8 +677,9 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		switch {
 		case delta:
 			d := pv.d
-			row = append(row, humanBytes(d.XmitBytesPerSecond, "B/s"), humanBytes(d.RcvBytesPerSecond, "B/s"),
-				pctText(d.XmitUtilization)+"/"+pctText(d.RcvUtilization), pctText(d.XmitWaitShare), berText(portBER(pv, res.Interval())))
+			row = append(row, rateCell(pv, "PortXmitData", d.XmitBytesPerSecond), rateCell(pv, "PortRcvData", d.RcvBytesPerSecond),
+				shareCell(pv, "PortXmitData", d.XmitUtilization)+"/"+shareCell(pv, "PortRcvData", d.RcvUtilization),
+				shareCell(pv, "PortXmitWait", d.XmitWaitShare), berText(portBER(pv, res.Interval())))
 		case all:
 			row = append(row, dataValue(pc, "PortXmitData"), dataValue(pc, "PortRcvData"), dataValue(pc, "PortXmitPkts"), dataValue(pc, "PortRcvPkts"))
 		}
@@ -630,6 +719,9 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		if v.failing < v.overPorts {
 			summary += fmt.Sprintf(", %d at or above --fail-on %s", v.failing, v.failOn)
 		}
+	}
+	if v.undecided > 0 {
+		summary += "; " + st.Yellow(plural(v.undecided, "port")+" undecided (an increase could not be computed: '?')")
 	}
 	io.WriteString(w, report.WrapString("", summary, st.Width))
 	if res.Reset != perf.ResetNone {
@@ -695,6 +787,7 @@ type countersSummary struct {
 	PortsOverThreshold int `json:"ports_over_threshold"`
 	NodesOverThreshold int `json:"nodes_over_threshold"`
 	PortsAtFailOn      int `json:"ports_at_fail_on"`
+	PortsUndecided     int `json:"ports_undecided"`
 	NotRead            int `json:"not_read"`
 }
 
@@ -720,40 +813,50 @@ type countersValue struct {
 }
 
 type countersDeltaValue struct {
-	Name      string  `json:"name"`
-	Delta     uint64  `json:"delta"`
-	PerSecond float64 `json:"per_second"`
-	Backwards bool    `json:"backwards,omitempty"`
-	Saturated bool    `json:"saturated,omitempty"`
+	Name string `json:"name"`
+	// Delta and PerSecond are null when the increase is unknown; Unknown
+	// says why.
+	Delta     *uint64  `json:"delta"`
+	PerSecond *float64 `json:"per_second"`
+	Unknown   string   `json:"unknown,omitempty"`
+	Backwards bool     `json:"backwards,omitempty"`
+	Saturated bool     `json:"saturated,omitempty"`
+}
+
+// countersUndecided is one check that could not judge the port.
+type countersUndecided struct {
+	Check  string `json:"check"`
+	Reason string `json:"reason"`
 }
 
 type countersDelta struct {
 	ElapsedSeconds     float64              `json:"elapsed_seconds"`
-	XmitBytesPerSecond float64              `json:"xmit_bytes_per_second"`
-	RcvBytesPerSecond  float64              `json:"rcv_bytes_per_second"`
+	XmitBytesPerSecond *float64             `json:"xmit_bytes_per_second"`
+	RcvBytesPerSecond  *float64             `json:"rcv_bytes_per_second"`
 	XmitUtilization    *float64             `json:"xmit_utilization"`
 	RcvUtilization     *float64             `json:"rcv_utilization"`
 	XmitWaitShare      *float64             `json:"xmit_wait_share"`
-	BER                float64              `json:"ber"`
+	BER                *float64             `json:"ber"`
 	BERBits            float64              `json:"ber_bits"`
 	Counters           []countersDeltaValue `json:"counters"`
 	Backwards          []string             `json:"backwards,omitempty"`
 }
 
 type countersPort struct {
-	Node          string           `json:"node"`
-	NodeGUID      string           `json:"node_guid"`
-	NodeType      string           `json:"node_type"`
-	Port          int              `json:"port"`
-	LID           int              `json:"lid"`
-	Peer          *countersPeer    `json:"peer,omitempty"`
-	Rate          string           `json:"rate,omitempty"`
-	OverThreshold bool             `json:"over_threshold"`
-	Severity      *checks.Severity `json:"severity,omitempty"`
-	Exceeded      []exceeded       `json:"exceeded"`
-	FromAllPorts  bool             `json:"from_all_ports_sum,omitempty"`
-	Counters      []countersValue  `json:"counters"`
-	Delta         *countersDelta   `json:"delta,omitempty"`
+	Node          string              `json:"node"`
+	NodeGUID      string              `json:"node_guid"`
+	NodeType      string              `json:"node_type"`
+	Port          int                 `json:"port"`
+	LID           int                 `json:"lid"`
+	Peer          *countersPeer       `json:"peer,omitempty"`
+	Rate          string              `json:"rate,omitempty"`
+	OverThreshold bool                `json:"over_threshold"`
+	Severity      *checks.Severity    `json:"severity,omitempty"`
+	Exceeded      []exceeded          `json:"exceeded"`
+	Undecided     []countersUndecided `json:"undecided,omitempty"`
+	FromAllPorts  bool                `json:"from_all_ports_sum,omitempty"`
+	Counters      []countersValue     `json:"counters"`
+	Delta         *countersDelta      `json:"delta,omitempty"`
 }
 
 func optShare(f float64) *float64 {
@@ -771,7 +874,7 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 		Thresholds: countersThresholds{File: o.thresholds},
 		FailOn:     v.failOn,
 		Summary: countersSummary{NodesRead: v.nodes, PortsRead: len(v.ports), PortsOverThreshold: v.overPorts,
-			NodesOverThreshold: v.overNodes, PortsAtFailOn: v.failing, NotRead: len(notRead)},
+			NodesOverThreshold: v.overNodes, PortsAtFailOn: v.failing, PortsUndecided: v.undecided, NotRead: len(notRead)},
 		Ports:   []countersPort{},
 		NotRead: notRead,
 		PMACaps: map[string]capsInfo{},
@@ -796,13 +899,13 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 	switch {
 	case v.failing > 0:
 		doc.Status = "over_threshold"
-	case len(notRead) > 0:
+	case len(notRead) > 0 || v.undecided > 0:
 		doc.Status = "partial"
 	default:
 		doc.Status = "ok"
 	}
 	for _, pv := range v.ports {
-		if !o.all && len(pv.over) == 0 {
+		if !o.all && !pv.listed() {
 			continue
 		}
 		doc.Ports = append(doc.Ports, countersPortOf(pv, res.Interval()))
@@ -834,7 +937,7 @@ func writeCountersJSON(w io.Writer, v *verdicts, res *perf.Result, f *fabric.Fab
 	bw.Write(head[:i+len(slot)-3]) // up to and including "["
 	n := 0
 	for _, pv := range v.ports {
-		if !all && len(pv.over) == 0 {
+		if !all && !pv.listed() {
 			continue
 		}
 		b, err := json.MarshalIndent(countersPortOf(pv, res.Interval()), "    ", "  ")
@@ -885,13 +988,30 @@ func countersPortOf(pv *portVerdict, iv time.Duration) countersPort {
 		p.Counters = append(p.Counters, countersValue{Name: c.Name, Kind: kindName(c.Kind), Value: c.Value, Raw: c.Raw,
 			Bits: c.Bits, Saturated: c.Saturated, Source: attrName(c.Source)})
 	}
+	for _, u := range pv.undecided {
+		p.Undecided = append(p.Undecided, countersUndecided{Check: u.Check, Reason: u.Reason})
+	}
 	if d := pv.d; d != nil {
-		pd := &countersDelta{ElapsedSeconds: d.Elapsed.Seconds(), XmitBytesPerSecond: d.XmitBytesPerSecond, RcvBytesPerSecond: d.RcvBytesPerSecond,
+		pd := &countersDelta{ElapsedSeconds: d.Elapsed.Seconds(),
 			XmitUtilization: optShare(d.XmitUtilization), RcvUtilization: optShare(d.RcvUtilization), XmitWaitShare: optShare(d.XmitWaitShare),
 			Backwards: d.Backwards, Counters: []countersDeltaValue{}}
-		pd.BER, pd.BERBits = portBER(pv, iv)
+		if _, unknown := pv.unknown("PortXmitData"); !unknown {
+			pd.XmitBytesPerSecond = &d.XmitBytesPerSecond
+		}
+		if _, unknown := pv.unknown("PortRcvData"); !unknown {
+			pd.RcvBytesPerSecond = &d.RcvBytesPerSecond
+		}
+		ber, bits, ok := portBER(pv, iv)
+		if ok {
+			pd.BER = &ber
+		}
+		pd.BERBits = bits
 		for _, c := range d.Counters {
-			pd.Counters = append(pd.Counters, countersDeltaValue{Name: c.Name, Delta: c.Delta, PerSecond: c.PerSecond, Backwards: c.Backwards, Saturated: c.Saturated})
+			dv := countersDeltaValue{Name: c.Name, Backwards: c.Backwards, Saturated: c.Saturated, Unknown: c.Why}
+			if !c.Unknown {
+				dv.Delta, dv.PerSecond = &c.Delta, &c.PerSecond
+			}
+			pd.Counters = append(pd.Counters, dv)
 		}
 		p.Delta = pd
 	}

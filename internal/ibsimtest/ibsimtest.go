@@ -368,6 +368,10 @@ func (s *Sim) stop() {
 	s.stdin.Close()
 }
 
+// CPU is ibsim's user and system time so far (/proc/PID/stat; 0 when
+// it cannot be read), to tell its share of a run's CPU from the client's.
+func (s *Sim) CPU() time.Duration { return procCPU(s.cmd.Process.Pid) }
+
 // Stderr returns what ibsim wrote on stderr so far.
 func (s *Sim) Stderr() string { return s.errBuf.String() }
 

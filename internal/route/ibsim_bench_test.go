@@ -2,6 +2,8 @@ package route
 
 import (
 	"io"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -9,6 +11,9 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // BenchmarkLFTDump8k dumps every switch's LFT of a 9,472-node 3-level fat
@@ -93,4 +98,115 @@ func benchLFTDump(b *testing.B, net, host string) {
 	b.ReportMetric(float64(lfts), "lft-entries")
 	b.Logf("%d nodes, %d LFT entries; medians of %d runs: ibdoctor %v, dump_fts %v, ratio %.2f; engine %v",
 		len(r.f.Nodes), lfts, runs, mo.Round(time.Millisecond), mt.Round(time.Millisecond), mo.Seconds()/mt.Seconds(), r.eng.Stats())
+}
+
+// BenchmarkReadLFTsIBSim reads every switch's table (SwitchInfo and the
+// blocks up to LinearFDBTop) of the 1,072-node two-level fat tree on ibsim
+// after OpenSM routed it, with the engine's global window and ReadLFTs'
+// Parallel both set to each window size. Per SMP it reports this
+// process's CPU (cpu-µs/SMP) and ibsim's (ibsim-µs/SMP, from
+// /proc/PID/stat): which of the two bounds the table stage when they share
+// the cores. CPU per SMP holds under load; SMPs/s does not.
+//
+//	go test -run '^$' -bench ReadLFTsIBSim1k -benchmem ./internal/route/
+func BenchmarkReadLFTsIBSim1k(b *testing.B) {
+	benchReadLFTsIBSim(b, ibsimtest.FatTree(32, 32, 16), "h0001")
+}
+
+// BenchmarkReadLFTsIBSim8k is BenchmarkReadLFTsIBSim1k on topology.FatTree8k
+// (1,280 switches, directed routes of up to 5 hops); OpenSM's first sweep
+// takes a minute on a loaded host, so it runs only when -bench names it.
+//
+//	go test -run '^$' -bench ReadLFTsIBSim8k -benchtime 2x -benchmem -timeout 30m ./internal/route/
+func BenchmarkReadLFTsIBSim8k(b *testing.B) {
+	ibsimtest.RequireNamedBench(b, "8k", "-bench ReadLFTsIBSim8k -benchtime 2x -timeout 30m")
+	_, net, host := ibsimtest.NetFile(b, topology.FatTree8k())
+	benchReadLFTsIBSim(b, net, host)
+}
+
+func benchReadLFTsIBSim(b *testing.B, net, host string) {
+	r := startIBSim(b, net, host, 0)
+	smps := 0
+	for _, n := range r.f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			smps++ // SwitchInfo
+		}
+	}
+	if err := ReadLFTs(r.ctx, r.eng, r.f, ReadOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range r.f.Nodes {
+		if n.Switch != nil {
+			smps += mad.LFTBlockCount(n.Switch.LinearFDBTop)
+		}
+	}
+	r.eng.Close()
+	paths := map[*fabric.Node]mad.Path{}
+	for _, n := range r.f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			paths[n] = n.Path
+		}
+	}
+	for _, mode := range []string{"dr", "lid"} {
+		for _, w := range []int{8, 16, 64, 256} {
+			b.Run(mode+"/window="+strconv.Itoa(w), func(b *testing.B) {
+				// By LID: ReadLFTs addresses a switch without a Path
+				// by its LID.
+				for n, p := range paths {
+					if mode == "lid" {
+						p = nil
+					}
+					n.Path = p
+				}
+				defer func() {
+					for n, p := range paths {
+						n.Path = p
+					}
+				}()
+				c, err := ibsim.Dial(r.ctx, ibsim.Options{SockName: r.sim.SockName, Host: host})
+				if err != nil {
+					b.Fatal(err)
+				}
+				eng := transport.NewEngine(c, transport.Options{Timeout: 2 * time.Second, Window: w})
+				defer eng.Close()
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0, sim0, sys0 := processCPU(b), r.sim.CPU(), sysCPU(b)
+				for range b.N {
+					if err := ReadLFTs(r.ctx, eng, r.f, ReadOptions{Parallel: w}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				cpu, sim, sys := processCPU(b)-cpu0, r.sim.CPU()-sim0, sysCPU(b)-sys0
+				n := float64(b.N * smps)
+				b.ReportMetric(n/b.Elapsed().Seconds(), "SMPs/s")
+				b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/SMP")
+				b.ReportMetric(float64(sys.Microseconds())/n, "sys-µs/SMP")
+				b.ReportMetric(float64(sim.Microseconds())/n, "ibsim-µs/SMP")
+				b.ReportMetric(float64(eng.Stats().MaxInFlight), "max-in-flight")
+				if st := eng.Stats(); st.Retried > 0 || st.TimedOut > 0 {
+					b.Logf("engine %v", st)
+				}
+			})
+		}
+	}
+}
+
+// processCPU is this process's user and system time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// sysCPU is this process's system time so far.
+func sysCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Stime.Nano())
 }

@@ -171,19 +171,20 @@ func benchReadLFTsIBSim(b *testing.B, net, host string) {
 				defer eng.Close()
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0, sim0, sys0 := processCPU(b), r.sim.CPU(), sysCPU(b)
+				cpu0, sim0, sys0, sw0 := processCPU(b), r.sim.CPU(), sysCPU(b), ctxSwitches(b)
 				for range b.N {
 					if err := ReadLFTs(r.ctx, eng, r.f, ReadOptions{Parallel: w}); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StopTimer()
-				cpu, sim, sys := processCPU(b)-cpu0, r.sim.CPU()-sim0, sysCPU(b)-sys0
+				cpu, sim, sys, sw := processCPU(b)-cpu0, r.sim.CPU()-sim0, sysCPU(b)-sys0, ctxSwitches(b)-sw0
 				n := float64(b.N * smps)
 				b.ReportMetric(n/b.Elapsed().Seconds(), "SMPs/s")
 				b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/SMP")
 				b.ReportMetric(float64(sys.Microseconds())/n, "sys-µs/SMP")
 				b.ReportMetric(float64(sim.Microseconds())/n, "ibsim-µs/SMP")
+				b.ReportMetric(float64(sw)/n, "waits/SMP")
 				b.ReportMetric(float64(eng.Stats().MaxInFlight), "max-in-flight")
 				if st := eng.Stats(); st.Retried > 0 || st.TimedOut > 0 {
 					b.Logf("engine %v", st)
@@ -209,4 +210,14 @@ func sysCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Stime.Nano())
+}
+
+// ctxSwitches is how many times this process's threads blocked (voluntary
+// context switches): a wake-up each, the main kernel cost of a MAD here.
+func ctxSwitches(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Nvcsw
 }

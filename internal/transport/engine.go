@@ -219,6 +219,9 @@ func NewEngine(c Conn, opts Options) *Engine {
 	}
 	e.timer = time.AfterFunc(time.Hour, e.expire)
 	e.timer.Stop()
+	if d, ok := c.(Deliverer); ok {
+		d.Deliver(func(p *Packet) { e.dispatch(p, time.Now()) })
+	}
 	go e.read(ctx)
 	return e
 }
@@ -661,8 +664,9 @@ func (e *Engine) count(f func(*counters)) {
 	e.mu.Unlock()
 }
 
-// read is the single reader goroutine. When it stops, every request still
-// in the Engine fails.
+// read is the single reader goroutine (a Deliverer Conn dispatches from
+// its own goroutine; Recv then reports only why receiving ended). When it
+// stops, every request still in the Engine fails.
 func (e *Engine) read(ctx context.Context) {
 	defer close(e.readerDone)
 	bad := 0

@@ -102,6 +102,18 @@ type Conn interface {
 	Close() error
 }
 
+// Deliverer is a Conn whose own reader goroutine can hand each packet it
+// receives straight to the Engine, sparing the switch to the goroutine
+// that calls Recv (on ibsim that switch is a thread wake-up for about
+// every answer).
+type Deliverer interface {
+	// Deliver makes the Conn call f with every packet it receives from
+	// now on, one at a time from a single goroutine, instead of queueing
+	// it for Recv. f may call Send. Recv still returns the packets
+	// queued before, and the error that ends receiving.
+	Deliver(f func(*Packet))
+}
+
 // LocalPort describes the port a Conn is bound to.
 type LocalPort struct {
 	Name      string // "mlx5_0/1", "ibsim:sim/h0001", "sim:sample"

@@ -120,6 +120,7 @@ type Conn struct {
 	stopLt  func() bool
 
 	readerDone chan struct{}
+	deliver    atomic.Pointer[func(*transport.Packet)] // see Deliver
 	dropped    atomic.Uint64
 	malformed  atomic.Uint64
 }
@@ -613,6 +614,13 @@ func (c *Conn) reader() {
 		if len(got) == 0 {
 			continue
 		}
+		if f := c.deliver.Load(); f != nil {
+			for _, p := range got {
+				(*f)(p)
+			}
+			clear(got[:cap(got)])
+			continue
+		}
 		c.mu.Lock()
 		if room := maxQueued - len(c.queue); room < len(got) {
 			c.dropped.Add(uint64(len(got) - room))
@@ -624,6 +632,10 @@ func (c *Conn) reader() {
 		c.wake()
 	}
 }
+
+// Deliver implements transport.Deliverer: the reader hands each packet
+// to f instead of queueing it for Recv.
+func (c *Conn) Deliver(f func(*transport.Packet)) { c.deliver.Store(&f) }
 
 func (c *Conn) wake() {
 	select {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -692,3 +693,64 @@ func TestEditedLFT(t *testing.T) {
 }
 
 func writeFile(name, text string) error { return os.WriteFile(name, []byte(text), 0o644) }
+
+// TestDeliver: after Deliver every answer goes to the function, in one
+// goroutine, and none is left for Recv, which still reports the Conn's
+// end (ErrClosed).
+func TestDeliver(t *testing.T) {
+	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 1))
+	c, err := ibsim.Dial(context.Background(), ibsim.Options{SockName: s.SockName, Host: "h0001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	got := make(chan uint32, n)
+	var inside atomic.Int32
+	c.Deliver(func(p *transport.Packet) {
+		if inside.Add(1) != 1 {
+			t.Error("Deliver's function called concurrently")
+		}
+		if p.Status == 0 {
+			got <- mad.TIDLow(binary.BigEndian.Uint64(p.MAD[8:16]))
+		}
+		inside.Add(-1)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := mad.NewDRGet(mad.Path{1}, mad.AttrNodeInfo, 0)
+	for i := range n {
+		m := req.Marshal()
+		binary.BigEndian.PutUint64(m[8:16], uint64(i+1))
+		if err := c.Send(ctx, &transport.Packet{Addr: transport.DirectedRoute(), MAD: m}); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	seen := make([]bool, n+1)
+	for range n {
+		select {
+		case tid := <-got:
+			if tid == 0 || tid > n || seen[tid] {
+				t.Fatalf("unexpected answer TID %d", tid)
+			}
+			seen[tid] = true
+		case <-ctx.Done():
+			t.Fatalf("%d of %d answers delivered", countTrue(seen), n)
+		}
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer rcancel()
+	if p, err := c.Recv(rctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Recv after Deliver: packet %v, error %v; want nothing queued", p, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Recv(ctx)
+		done <- err
+	}()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Recv after Close: %v, want ErrClosed", err)
+	}
+}

@@ -101,10 +101,24 @@ func NewDRSet(path Path, a Attribute, mod uint32) (*SMP, error) {
 }
 
 func newDR(m Method, path Path, attr AttrID, mod uint32) (*SMP, error) {
-	if len(path) > MaxHops {
-		return nil, &FieldError{Field: "SMP.HopCount", Msg: fmt.Sprintf("path has %d hops, at most %d allowed", len(path), MaxHops)}
+	s := new(SMP)
+	if err := s.initDR(m, path, attr, mod); err != nil {
+		return nil, err
 	}
-	s := &SMP{
+	return s, nil
+}
+
+// InitDRGet makes s what NewDRGet returns, in place (a reader that keeps
+// its request in a larger object spares an allocation per SMP).
+func (s *SMP) InitDRGet(path Path, attr AttrID, mod uint32) error {
+	return s.initDR(MethodGet, path, attr, mod)
+}
+
+func (s *SMP) initDR(m Method, path Path, attr AttrID, mod uint32) error {
+	if len(path) > MaxHops {
+		return &FieldError{Field: "SMP.HopCount", Msg: fmt.Sprintf("path has %d hops, at most %d allowed", len(path), MaxHops)}
+	}
+	*s = SMP{
 		Header: Header{
 			BaseVersion:  BaseVersion,
 			Class:        ClassSubnDR,
@@ -118,13 +132,20 @@ func newDR(m Method, path Path, attr AttrID, mod uint32) (*SMP, error) {
 		DrDLID:   PermissiveLID,
 	}
 	copy(s.InitialPath[1:], path)
-	return s, nil
+	return nil
 }
 
 // NewLIDGet builds a LID-routed SubnGet (class 0x01). The destination LID
 // travels in the transport address, not in the MAD.
 func NewLIDGet(attr AttrID, mod uint32) *SMP {
-	return &SMP{Header: Header{
+	s := new(SMP)
+	s.InitLIDGet(attr, mod)
+	return s
+}
+
+// InitLIDGet makes s what NewLIDGet returns, in place.
+func (s *SMP) InitLIDGet(attr AttrID, mod uint32) {
+	*s = SMP{Header: Header{
 		BaseVersion:  BaseVersion,
 		Class:        ClassSubnLID,
 		ClassVersion: 1,

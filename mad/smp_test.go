@@ -198,3 +198,34 @@ func TestStatusBits(t *testing.T) {
 		t.Errorf("IsSMP")
 	}
 }
+
+// TestInitInPlace: InitDRGet and InitLIDGet build, over an SMP that held
+// another MAD, the same bytes as NewDRGet and NewLIDGet.
+func TestInitInPlace(t *testing.T) {
+	var s SMP
+	dirty := func() {
+		s = SMP{Header: Header{Class: ClassSubnDR, Method: MethodSet, TID: 9, Status: 3}, Direction: true, HopPointer: 2, HopCount: 5, MKey: 7}
+		for i := range s.Data {
+			s.Data[i] = 0xaa
+		}
+		for i := range s.InitialPath {
+			s.InitialPath[i], s.ReturnPath[i] = 9, 9
+		}
+	}
+	dirty()
+	if err := s.InitDRGet(Path{1, 3, 5}, AttrLinearForwardingTable, 7); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := NewDRGet(Path{1, 3, 5}, AttrLinearForwardingTable, 7)
+	if got := s.Marshal(); !bytes.Equal(got, want.Marshal()) {
+		t.Errorf("InitDRGet:\n% x\nwant\n% x", got, want.Marshal())
+	}
+	dirty()
+	s.InitLIDGet(AttrSwitchInfo, 0)
+	if got, want := s.Marshal(), NewLIDGet(AttrSwitchInfo, 0).Marshal(); !bytes.Equal(got, want) {
+		t.Errorf("InitLIDGet:\n% x\nwant\n% x", got, want)
+	}
+	if err := s.InitDRGet(make(Path, MaxHops+1), AttrNodeInfo, 0); err == nil {
+		t.Error("a path of 64 hops was accepted")
+	}
+}

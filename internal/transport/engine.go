@@ -109,6 +109,7 @@ type Engine struct {
 	mu         sync.Mutex
 	calls      map[uint32]entry     // outstanding attempts by TID low 32 bits
 	dests      map[destKey]*dest    // destinations with requests in flight or waiting
+	freeDests  []*dest              // emptied, for reuse: a destination comes and goes with nearly every MAD of a table read
 	globalWait fifo.Queue[*request] // requests holding a destination slot, waiting for a global one
 	head, tail *request             // requests in flight, oldest attempt first (deadline order)
 	timer      *time.Timer          // armed whenever head != nil, for head's deadline or earlier
@@ -143,8 +144,9 @@ type request struct {
 	req   []byte // the caller's MAD, never modified
 	key   destKey
 	done  func(*Response, error)
-	watch bool // counted in Engine.ctxs
-	owned bool // req is the Engine's: the first attempt may be req itself
+	c     completer // if set, called instead of done
+	watch bool      // counted in Engine.ctxs
+	owned bool      // req is the Engine's: the first attempt may be req itself
 
 	state    int
 	attempt  int // current attempt, 1-based
@@ -155,6 +157,15 @@ type request struct {
 	deadline time.Time // of the current attempt
 
 	prev, next *request // in the in-flight list
+}
+
+// completer completes a request that is embedded in the object whose
+// method handles its answer (GoSMP's smpCall): one allocation per read
+// instead of a request, a closure and their contents.
+type completer interface {
+	complete(*Response, error)
+	// response is where dispatch puts the answer's Response.
+	response() *Response
 }
 
 type entry struct {
@@ -184,10 +195,48 @@ type ctxWatch struct {
 }
 
 // actions is what a locked section decided to do once the lock is
-// released: attempts to send and completions to report.
+// released: attempts to send and completions to report. The first of each
+// is held in place: most sections decide one of each, and the slices
+// would be an allocation per MAD.
 type actions struct {
-	send []attempt
-	done []completion
+	send0 attempt
+	done0 completion
+	nsend int
+	ndone int
+	sendN []attempt    // the 2nd and later
+	doneN []completion // the 2nd and later
+}
+
+func (a *actions) addSend(x attempt) {
+	if a.nsend == 0 {
+		a.send0 = x
+	} else {
+		a.sendN = append(a.sendN, x)
+	}
+	a.nsend++
+}
+
+func (a *actions) addDone(x completion) {
+	if a.ndone == 0 {
+		a.done0 = x
+	} else {
+		a.doneN = append(a.doneN, x)
+	}
+	a.ndone++
+}
+
+func (a *actions) sendAt(i int) attempt {
+	if i == 0 {
+		return a.send0
+	}
+	return a.sendN[i-1]
+}
+
+func (a *actions) doneAt(i int) completion {
+	if i == 0 {
+		return a.done0
+	}
+	return a.doneN[i-1]
 }
 
 // attempt is one attempt to send.
@@ -288,24 +337,33 @@ func (e *Engine) goOwned(ctx context.Context, addr Addr, req []byte, done func(*
 }
 
 func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*Response, error), watch, owned bool) (*request, error) {
+	r := &request{done: done}
+	if err := e.start(r, ctx, addr, req, watch, owned); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// start takes r (its done or c set, nothing else) into the Engine.
+func (e *Engine) start(r *request, ctx context.Context, addr Addr, req []byte, watch, owned bool) error {
 	h, err := mad.PeekHeader(req)
 	if err != nil {
-		return nil, fmt.Errorf("transport: not sending a malformed request: %w", err)
+		return fmt.Errorf("transport: not sending a malformed request: %w", err)
 	}
 	if h.Method.IsResponse() {
-		return nil, fmt.Errorf("transport: not sending %v %s: it is a response method", h.Method, mad.AttrName(h.Class, h.AttrID))
+		return fmt.Errorf("transport: not sending %v %s: it is a response method", h.Method, mad.AttrName(h.Class, h.AttrID))
 	}
 	if h.Method.Request() == mad.MethodSet && !e.opts.AllowWrites {
-		return nil, fmt.Errorf("%s %s to %s: %w", h.Class, mad.AttrName(h.Class, h.AttrID), where(addr, req, h), ErrReadOnly)
+		return fmt.Errorf("%s %s to %s: %w", h.Class, mad.AttrName(h.Class, h.AttrID), where(addr, req, h), ErrReadOnly)
 	}
-	r := &request{ctx: ctx, addr: addr, h: h, req: req, key: keyOf(addr, req, h), done: done, owned: owned, start: time.Now()}
+	r.ctx, r.addr, r.h, r.req, r.key, r.owned, r.start = ctx, addr, h, req, keyOf(addr, req, h), owned, time.Now()
 	r.tids = r.tidBuf[:0]
 	var acts actions
 	e.mu.Lock()
 	if e.dead != nil {
 		err := e.deadErr()
 		e.mu.Unlock()
-		return nil, err
+		return err
 	}
 	e.st.requests++
 	if watch {
@@ -313,7 +371,12 @@ func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*R
 	}
 	d := e.dests[r.key]
 	if d == nil {
-		d = &dest{}
+		if n := len(e.freeDests); n > 0 {
+			d = e.freeDests[n-1]
+			e.freeDests = e.freeDests[:n-1]
+		} else {
+			d = &dest{}
+		}
 		e.dests[r.key] = d
 	}
 	if d.inFlight >= e.opts.PerDest {
@@ -325,7 +388,7 @@ func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*R
 	}
 	e.mu.Unlock()
 	e.run(&acts)
-	return r, nil
+	return nil
 }
 
 // admitLocked takes r, which holds a destination slot, to the wire if the
@@ -375,7 +438,7 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 	if r.attempt > 1 {
 		e.st.retried++
 	}
-	acts.send = append(acts.send, attempt{r, r.attempt, r.buf})
+	acts.addSend(attempt{r, r.attempt, r.buf})
 }
 
 // linkLocked appends r to the in-flight list; deadlines only grow, so the
@@ -436,7 +499,7 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 		e.st.inFlight--
 		d.inFlight--
 	}
-	acts.done = append(acts.done, completion{r: r, resp: resp, err: err})
+	acts.addDone(completion{r: r, resp: resp, err: err})
 	// The destination's freed slot goes to its next waiting request,
 	// the global one to the oldest request waiting for it.
 	for d.inFlight < e.opts.PerDest && d.waiting.Len() > 0 {
@@ -449,6 +512,9 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 	}
 	if d.inFlight == 0 && d.waiting.Len() == 0 {
 		delete(e.dests, r.key)
+		if len(e.freeDests) < e.opts.Window {
+			e.freeDests = append(e.freeDests, d)
+		}
 	}
 	for e.st.inFlight < e.opts.Window && e.globalWait.Len() > 0 {
 		w := e.globalWait.Pop()
@@ -480,12 +546,16 @@ func (e *Engine) abandonedLocked(w *request, acts *actions) bool {
 // run carries out what a locked section decided: sends first (the wire
 // waits for nobody), then completions.
 func (e *Engine) run(acts *actions) {
-	for i := 0; i < len(acts.send); i++ { // sends may append more actions
-		e.send(acts.send[i], acts)
+	for i := 0; i < acts.nsend; i++ { // sends may append more actions
+		e.send(acts.sendAt(i), acts)
 	}
-	for i := 0; i < len(acts.done); i++ {
-		c := acts.done[i]
-		c.r.done(c.resp, c.err)
+	for i := 0; i < acts.ndone; i++ {
+		c := acts.doneAt(i)
+		if c.r.c != nil {
+			c.r.c.complete(c.resp, c.err)
+		} else {
+			c.r.done(c.resp, c.err)
+		}
 	}
 }
 
@@ -703,7 +773,7 @@ func (e *Engine) stop(why error) {
 	}
 	e.timer.Stop()
 	e.mu.Unlock()
-	acts.send = nil // nothing goes out any more
+	acts.nsend, acts.sendN = 0, nil // nothing goes out any more
 	e.run(&acts)
 }
 
@@ -753,7 +823,13 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 	}
 	r := en.r
 	rtt := now.Sub(en.sentAt)
-	resp := &Response{MAD: p.MAD, Addr: p.Addr, Attempts: r.attempt, RTT: rtt}
+	var resp *Response
+	if r.c != nil {
+		resp = r.c.response()
+	} else {
+		resp = new(Response)
+	}
+	*resp = Response{MAD: p.MAD, Addr: p.Addr, Attempts: r.attempt, RTT: rtt}
 	status := mad.Status(binary.BigEndian.Uint16(p.MAD[4:6]))
 	if r.h.Class == mad.ClassSubnDR {
 		status &= 0x7fff // the D bit is not status

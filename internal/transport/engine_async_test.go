@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -215,5 +217,70 @@ func TestGoPerfAndByLID(t *testing.T) {
 	}
 	if ni.NodeType != mad.NodeCA {
 		t.Errorf("node type %v, want CA", ni.NodeType)
+	}
+}
+
+// TestGoSMPChecksEachRead: GoSMP's reads (request, answer and decoded
+// attribute kept together) each get their own answer decoded after
+// retries, and an answer with another hop count or modifier is refused
+// naming the path, while the other reads are unaffected.
+func TestGoSMPChecksEachRead(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[uint32]int{}
+	h := func(p *transport.Packet) []transporttest.Reply {
+		mod := binary.BigEndian.Uint32(p.MAD[20:24])
+		mu.Lock()
+		seen[mod]++
+		first := seen[mod] == 1
+		mu.Unlock()
+		if first && mod%3 == 0 {
+			return nil // the first attempt is lost: the retry must be answered and checked
+		}
+		// NodeInfo: base version, class version, node type (the modifier
+		// tells the reads apart), 2 ports.
+		resp := transporttest.Respond(p.MAD, []byte{1, 1, byte(mod), 2}, 0)
+		switch mod {
+		case 10:
+			resp[7]++ // hop count
+		case 11:
+			binary.BigEndian.PutUint32(resp[20:24], 12)
+		}
+		return []transporttest.Reply{{Packet: &transport.Packet{Addr: p.Addr, MAD: resp}}}
+	}
+	e, _ := newEngine(t, h, transport.Options{Timeout: 20 * time.Millisecond})
+	const n = 12
+	nis := make([]mad.NodeInfo, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		err := e.GoSMP(context.Background(), mad.Path{1, uint8(i + 2)}, &nis[i], uint32(i), func(resp *mad.SMP, err error) {
+			defer wg.Done()
+			if err == nil && (resp == nil || resp.AttrMod != uint32(i) || resp.HopCount != 2) {
+				err = fmt.Errorf("response %+v", resp)
+			}
+			errs[i] = err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	for i := range n {
+		switch i {
+		case 10, 11:
+			if errs[i] == nil || !strings.Contains(errs[i].Error(), fmt.Sprintf("path 0,1,%d", i+2)) {
+				t.Errorf("read %d: %v, want a bad response naming path 0,1,%d", i, errs[i], i+2)
+			}
+		default:
+			if errs[i] != nil {
+				t.Errorf("read %d: %v", i, errs[i])
+			} else if nis[i].NodeType != mad.NodeType(i) {
+				t.Errorf("read %d decoded node type %v, want %d", i, nis[i].NodeType, i)
+			}
+		}
+	}
+	if s := e.Stats(); s.Retried != 4 {
+		t.Errorf("stats %+v, want 4 retries", s)
 	}
 }

@@ -235,15 +235,46 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	if len(fr.Narrow) > 0 {
+		lines := make([]string, len(fr.Narrow))
+		for i, e := range fr.Narrow {
+			lines[i] = fmt.Sprint(e)
+		}
+		a.listStderr(fmt.Sprintf("Read from the 16/32-bit PortCounters only (%s):", plural(narrowPorts(fr), "port")), lines)
+	}
 	if len(fr.Errors) > 0 {
 		lines := make([]string, len(fr.Errors))
 		for i, e := range fr.Errors {
 			lines[i] = fmt.Sprint(e)
 		}
 		a.listStderr(fmt.Sprintf("Could not read (%d):", len(fr.Errors)), lines)
-		return withExit(ExitPartial, fmt.Errorf("%d ports could not be read; what was read is printed", len(fr.Errors)))
+		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", plural(len(fr.Errors), "port")))
+	}
+	if n := undecidedRows(rows); n > 0 {
+		return withExit(ExitPartial, fmt.Errorf("%s undecided: an increase could not be computed (shown as ?)", plural(n, "port")))
 	}
 	return nil
+}
+
+// narrowPorts is how many ports the frame read from PortCounters because
+// their PortCountersExtended went unanswered.
+func narrowPorts(fr *top.Frame) int {
+	n := 0
+	for _, e := range fr.Narrow {
+		n += e.ReadNarrow
+	}
+	return n
+}
+
+// undecidedRows counts the measured rows a counter check could not judge.
+func undecidedRows(rows []*top.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Measured && r.Undecided != "" && !r.HasVerdict {
+			n++
+		}
+	}
+	return n
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
@@ -295,16 +326,33 @@ func writeTopTable(w io.Writer, st report.Style, rows []*top.Row, limit int) {
 			break
 		}
 		verdict := "-"
-		if !r.Measured {
+		switch {
+		case !r.Measured:
 			verdict = st.Dim("measuring")
-		} else if r.HasVerdict {
+		case r.HasVerdict:
 			// Every verdict here is a counter check's: its group is implied.
 			verdict = report.SeverityLabel(st, r.Verdict) + " " + strings.TrimPrefix(r.Check, "counters.")
+		case r.Undecided != "":
+			verdict = st.Yellow("undecided " + strings.TrimPrefix(r.Undecided, "counters."))
+		}
+		if r.Narrow {
+			// Read, from the narrower attribute: not "not read".
+			verdict += " " + st.Dim("(PortCounters only)")
 		}
 		out = append(out, []string{fmt.Sprintf("%s/%d", r.Node, r.Num), r.Peer, r.Rate,
-			rateText(r.ErrorsPerSecond, r.Measured), shareText(r.XmitWait, r.Measured), shareText(r.TxUtil, r.Measured), shareText(r.RxUtil, r.Measured), verdict})
+			unknownOr(rateText(r.ErrorsPerSecond, r.Measured), r.ErrorsUnknown), unknownOr(shareText(r.XmitWait, r.Measured), r.WaitUnknown),
+			unknownOr(shareText(r.TxUtil, r.Measured), r.TxUnknown), unknownOr(shareText(r.RxUtil, r.Measured), r.RxUnknown), verdict})
 	}
 	report.WriteTable(w, st.Width, topColumns, out)
+}
+
+// unknownOr is "?" for a figure whose increase could not be computed
+// (never 0, which reads as a clean port), else text.
+func unknownOr(text string, unknown bool) string {
+	if unknown {
+		return "?"
+	}
+	return text
 }
 
 func rateText(f float64, ok bool) string {
@@ -335,6 +383,9 @@ type topJSON struct {
 	Watched         int       `json:"ports_watched"`
 	Ports           []topPort `json:"ports"`
 	NotRead         []string  `json:"not_read"`
+	// ReadNarrow: PMAs whose PortCountersExtended went unanswered, their
+	// ports read from PortCounters (each port's "counters").
+	ReadNarrow []string `json:"read_narrow"`
 }
 
 type topPort struct {
@@ -342,7 +393,7 @@ type topPort struct {
 	Port            int      `json:"port"`
 	FarEnd          string   `json:"far_end"`
 	Rate            string   `json:"rate,omitempty"`
-	ErrorsPerSecond float64  `json:"errors_per_second"`
+	ErrorsPerSecond *float64 `json:"errors_per_second"`
 	XmitWaitShare   *float64 `json:"xmit_wait_share"`
 	TxUtilization   *float64 `json:"tx_utilization"`
 	RxUtilization   *float64 `json:"rx_utilization"`
@@ -351,6 +402,11 @@ type topPort struct {
 	Verdict         string   `json:"verdict,omitempty"`
 	Check           string   `json:"check,omitempty"`
 	Finding         string   `json:"finding,omitempty"`
+	// Counters is the attribute read: PortCountersExtended, or
+	// PortCounters when the extended one went unanswered.
+	Counters string `json:"counters"`
+	// Unknown says why a figure is null (an increase not computed).
+	Unknown string `json:"unknown,omitempty"`
 }
 
 // TopSchema identifies the JSON document of `top --json`.
@@ -358,21 +414,33 @@ const TopSchema = "ibdoctor.top/v1"
 
 func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error {
 	doc := topJSON{Schema: TopSchema, Version: buildinfo.Get().Version, GeneratedAt: fr.At.UTC(), Source: v.source,
-		SortedBy: v.sort.String(), IntervalSeconds: fr.Interval.Seconds(), Watched: fr.Watched, Ports: []topPort{}, NotRead: []string{}}
+		SortedBy: v.sort.String(), IntervalSeconds: fr.Interval.Seconds(), Watched: fr.Watched, Ports: []topPort{}, NotRead: []string{}, ReadNarrow: []string{}}
 	for _, r := range rows {
 		if !r.Measured {
 			continue
 		}
-		p := topPort{Node: r.Node, Port: r.Num, FarEnd: r.Peer, Rate: r.Rate, ErrorsPerSecond: r.ErrorsPerSecond,
+		p := topPort{Node: r.Node, Port: r.Num, FarEnd: r.Peer, Rate: r.Rate,
 			XmitWaitShare: optShare(r.XmitWait), TxUtilization: optShare(r.TxUtil), RxUtilization: optShare(r.RxUtil),
-			TxBytesPerSec: r.TxBytesPerSec, RxBytesPerSec: r.RxBytesPerSec}
-		if r.HasVerdict {
+			TxBytesPerSec: r.TxBytesPerSec, RxBytesPerSec: r.RxBytesPerSec, Counters: "PortCountersExtended", Unknown: r.Unknown}
+		if !r.ErrorsUnknown {
+			p.ErrorsPerSecond = &r.ErrorsPerSecond
+		}
+		if r.Narrow {
+			p.Counters = "PortCounters"
+		}
+		switch {
+		case r.HasVerdict:
 			p.Verdict, p.Check, p.Finding = r.Verdict.String(), r.Check, r.Title
+		case r.Undecided != "":
+			p.Verdict, p.Check = "undecided", r.Undecided
 		}
 		doc.Ports = append(doc.Ports, p)
 	}
 	for _, e := range fr.Errors {
 		doc.NotRead = append(doc.NotRead, e.Error())
+	}
+	for _, e := range fr.Narrow {
+		doc.ReadNarrow = append(doc.ReadNarrow, e.Error())
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -532,8 +600,11 @@ func (v *topView) draw(a *app) {
 	if v.err != nil {
 		status = st.Red("error: "+v.err.Error()) + "  " + status
 	}
+	if v.frame != nil && len(v.frame.Narrow) > 0 {
+		status = st.Yellow(plural(narrowPorts(v.frame), "port")+" from PortCounters only") + "  " + status
+	}
 	if v.frame != nil && len(v.frame.Errors) > 0 {
-		status = st.Yellow(fmt.Sprintf("%d ports not read", len(v.frame.Errors))) + "  " + status
+		status = st.Yellow(plural(len(v.frame.Errors), "port")+" not read") + "  " + status
 	}
 	line(status)
 	line("")

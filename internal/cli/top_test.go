@@ -136,7 +136,7 @@ func TestTopOnceJSON(t *testing.T) {
 	var degraded bool
 	for _, p := range doc.Ports {
 		if p.Node == "spine02" && p.Port == 49 {
-			degraded = p.Rate == "1X NDR" && p.FarEnd == "leaf07/41" && p.Check == "counters.errors" && p.ErrorsPerSecond > 0
+			degraded = p.Rate == "1X NDR" && p.FarEnd == "leaf07/41" && p.Check == "counters.errors" && p.ErrorsPerSecond != nil && *p.ErrorsPerSecond > 0
 		}
 	}
 	if !degraded {

@@ -215,6 +215,11 @@ type PortCounters struct {
 	// switch's PortSelect=0xFF sum had no errors (SkipCleanSwitches), so
 	// every error counter is exactly 0. It has no traffic counters.
 	FromAllPorts bool
+	// ExtUnanswered: the port's PortCountersExtended went unanswered and
+	// its counters were read from the 16/32-bit PortCounters instead
+	// (the sample's Errors says so per PMA, PortError.ReadNarrow): the
+	// port was read, narrower.
+	ExtUnanswered bool
 }
 
 // maxValues bounds the counters of one port (22 from
@@ -288,6 +293,9 @@ type PortError struct {
 	// "PortCountersExtended", "reset", "address".
 	What string
 	Err  error
+	// ReadNarrow is, for What "PortCountersExtended", how many ports were
+	// read from PortCounters instead: they were read (narrower), not lost.
+	ReadNarrow int
 }
 
 func (e *PortError) Error() string {
@@ -679,7 +687,8 @@ func (sp *sampler) portDone(pr *portRead) {
 		}
 		sp.narrow[t] = append(sp.narrow[t], narrowRead{p.Num, pr.extErr})
 	}
-	sp.ports[k] = &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext}
+	sp.ports[k] = &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext,
+		ExtUnanswered: pr.extErr != nil && !errors.As(pr.extErr, &status)}
 }
 
 // narrowErrors makes one entry per PMA whose PortCountersExtended went
@@ -699,7 +708,7 @@ func (sp *sampler) narrowErrors(ts []*target) []*PortError {
 		}
 		slices.Sort(nums)
 		err := fmt.Errorf("%v; the 16/32-bit PortCounters of %s %s were read instead", rs[0].err, plural(len(nums), "port"), numRanges(nums))
-		out = append(out, &PortError{Key: Key{t.node.GUID, 0}, Node: t.node, LID: t.lid, What: "PortCountersExtended", Err: err})
+		out = append(out, &PortError{Key: Key{t.node.GUID, 0}, Node: t.node, LID: t.lid, What: "PortCountersExtended", Err: err, ReadNarrow: len(nums)})
 	}
 	return out
 }

@@ -58,6 +58,17 @@ type Row struct {
 	TxUtil, RxUtil  float64
 	TxBytesPerSec   float64
 	RxBytesPerSec   float64
+	// ErrorsUnknown, WaitUnknown, TxUnknown and RxUnknown: the increase
+	// behind that figure could not be computed (perf.DeltaValue.Unknown,
+	// the reason in Unknown); the figure is not 0, it is not known.
+	ErrorsUnknown, WaitUnknown, TxUnknown, RxUnknown bool
+	Unknown                                          string
+	// Narrow: the port's last reading came from the 16/32-bit
+	// PortCounters, its PortCountersExtended unanswered: read, narrower.
+	Narrow bool
+	// Undecided names the counter check that could not judge the port
+	// (its reason in Unknown) when no check found anything.
+	Undecided string
 	// Verdict is the worst finding of checks' counter checks on this
 	// port over its last interval; Check and Title name that finding.
 	// HasVerdict is false when no check found anything.
@@ -88,6 +99,10 @@ type Frame struct {
 	Took time.Duration
 	// Errors are the ports that could not be read this refresh.
 	Errors []*perf.PortError
+	// Narrow are the PMAs whose PortCountersExtended went unanswered this
+	// refresh: their ports were read from PortCounters (Row.Narrow), so
+	// they are said, not counted as not read.
+	Narrow []*perf.PortError
 	// Interval is the mean time between a port's two readings.
 	Interval time.Duration
 	At       time.Time
@@ -161,12 +176,20 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		p, ok := s.prev[k]
 		return p, ok
 	}, sample, s.o.Perf.XmitWaitTick)
-	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), Took: s.o.Now().Sub(start), Errors: sample.Errors,
+	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), Took: s.o.Now().Sub(start),
 		Interval: res.Interval(), At: s.o.Now()}
+	for _, e := range sample.Errors {
+		if e.ReadNarrow > 0 {
+			fr.Narrow = append(fr.Narrow, e)
+		} else {
+			fr.Errors = append(fr.Errors, e)
+		}
+	}
 	if n > 0 {
 		fr.Cycle = (len(s.o.Ports) + n - 1) / n
 	}
 	verdicts := map[perf.Key]checks.Finding{}
+	undecided := map[perf.Key]checks.Undecided{}
 	if res.Interval() > 0 {
 		snap := &checks.Snapshot{Fabric: s.f, Counters: res, Expect: s.o.Expect, Taken: fr.At}
 		cr, cerr := checks.Run(snap, "counters")
@@ -183,6 +206,12 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 				verdicts[k] = f
 			}
 		}
+		for _, u := range cr.Undecided {
+			k := perf.Key{GUID: u.Subject.NodeGUID, Port: uint8(u.Subject.Port)}
+			if _, ok := undecided[k]; !ok {
+				undecided[k] = u
+			}
+		}
 	}
 	for _, pc := range sample.Ports {
 		if pc.FromAllPorts {
@@ -195,10 +224,28 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 			s.order = append(s.order, pc.Key)
 		}
 		row.Read = pc.Time
+		row.Narrow = pc.ExtUnanswered
 		if d, ok := res.Delta(pc.Key); ok {
 			row.Measured = true
 			row.ErrorsPerSecond = 0
+			row.ErrorsUnknown, row.WaitUnknown, row.TxUnknown, row.RxUnknown, row.Unknown = false, false, false, false, ""
 			for _, c := range d.Counters {
+				if c.Unknown {
+					switch {
+					case c.Kind == mad.KindError:
+						row.ErrorsUnknown = true
+					case c.Name == "PortXmitWait":
+						row.WaitUnknown = true
+					case c.Name == "PortXmitData":
+						row.TxUnknown = true
+					case c.Name == "PortRcvData":
+						row.RxUnknown = true
+					default:
+						continue
+					}
+					row.Unknown = c.Why
+					continue
+				}
 				if c.Kind == mad.KindError {
 					row.ErrorsPerSecond += c.PerSecond
 				}
@@ -207,6 +254,13 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 			row.TxBytesPerSec, row.RxBytesPerSec = d.XmitBytesPerSecond, d.RcvBytesPerSecond
 			f, ok := verdicts[pc.Key]
 			row.HasVerdict, row.Verdict, row.Check, row.Title = ok, f.Severity, f.Check, f.Title
+			row.Undecided = ""
+			if u, ok := undecided[pc.Key]; ok {
+				row.Undecided = u.Check
+				if row.Unknown == "" {
+					row.Unknown = u.Reason
+				}
+			}
 		}
 		s.prev[pc.Key] = pc
 	}

@@ -35,7 +35,9 @@ func startIBSim(t testing.TB, net, host string, window int) *ibsimFabric {
 	t.Helper()
 	ibsimtest.Require(t, "opensm", "dump_fts", "ibtracert")
 	s := ibsimtest.Start(t, net)
-	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true})
+	// OpenSM's first sweep of FatTree8k takes over a minute when the
+	// host is loaded and OpenSM is niced with the test.
+	s.StartOpenSM(ibsimtest.OpenSMOptions{Host: host, Once: true, Timeout: 15 * time.Minute})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	c, err := ibsim.Dial(ctx, ibsim.Options{SockName: s.SockName, Host: host})

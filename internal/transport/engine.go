@@ -269,7 +269,7 @@ func NewEngine(c Conn, opts Options) *Engine {
 	e.timer = time.AfterFunc(time.Hour, e.expire)
 	e.timer.Stop()
 	if d, ok := c.(Deliverer); ok {
-		d.Deliver(func(p *Packet) { e.dispatch(p, time.Now()) })
+		d.Deliver(func(p *Packet) bool { return e.dispatch(p, time.Now()) })
 	}
 	go e.read(ctx)
 	return e
@@ -778,12 +778,14 @@ func (e *Engine) stop(why error) {
 }
 
 // dispatch routes one received packet to the request it answers, or
-// counts it as late or unknown.
-func (e *Engine) dispatch(p *Packet, now time.Time) {
+// counts it as late or unknown. It reports whether nothing kept p or its
+// MAD: only an answer handed to a Go or Do caller's Response is kept (a
+// GoSMP read decodes it before dispatch returns).
+func (e *Engine) dispatch(p *Packet, now time.Time) bool {
 	h, err := mad.PeekHeader(p.MAD)
 	if err != nil {
 		e.count(func(s *counters) { s.unknown++ })
-		return
+		return true
 	}
 	tid := mad.TIDLow(h.TID)
 	var acts actions
@@ -798,7 +800,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 		}
 		e.mu.Unlock()
 		e.run(&acts)
-		return
+		return true
 	}
 	if e.opts.Tap != nil {
 		e.opts.Tap.Record(false, p.Addr, p.MAD, now)
@@ -809,7 +811,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 	if !h.Method.IsResponse() {
 		e.st.unknown++ // unsolicited (a trap, or a request to us)
 		e.mu.Unlock()
-		return
+		return true
 	}
 	en, ok := e.calls[tid]
 	if !ok {
@@ -819,7 +821,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 			e.st.unknown++
 		}
 		e.mu.Unlock()
-		return
+		return true
 	}
 	r := en.r
 	rtt := now.Sub(en.sentAt)
@@ -848,6 +850,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) {
 	e.finishLocked(r, resp, serr, &acts)
 	e.mu.Unlock()
 	e.run(&acts)
+	return r.c != nil
 }
 
 // keyOf is the per-destination window key of a request.

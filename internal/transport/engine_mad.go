@@ -87,7 +87,9 @@ func (c *smpCall) complete(r *Response, err error) {
 		c.done(nil, fmt.Errorf("transport: request no longer decodes: %w", uerr)) // cannot happen: built by MarshalTo
 		return
 	}
-	c.done(c.e.checkSMPInto(c.r.addr, &req, c.a, r, err, &c.ans))
+	ans, err := c.e.checkSMPInto(c.r.addr, &req, c.a, r, err, &c.ans)
+	c.resp = Response{} // its MAD is the Conn's to reuse once this returns (see dispatch)
+	c.done(ans, err)
 }
 
 func (e *Engine) smp(ctx context.Context, addr Addr, req *mad.SMP, a mad.Attribute) (*mad.SMP, error) {

@@ -109,9 +109,11 @@ type Conn interface {
 type Deliverer interface {
 	// Deliver makes the Conn call f with every packet it receives from
 	// now on, one at a time from a single goroutine, instead of queueing
-	// it for Recv. f may call Send. Recv still returns the packets
-	// queued before, and the error that ends receiving.
-	Deliver(f func(*Packet))
+	// it for Recv. f may call Send. f returns true when it kept neither
+	// the packet nor its MAD, which the Conn may then reuse. Recv still
+	// returns the packets queued before, and the error that ends
+	// receiving.
+	Deliver(f func(*Packet) bool)
 }
 
 // LocalPort describes the port a Conn is bound to.

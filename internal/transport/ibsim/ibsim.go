@@ -120,7 +120,7 @@ type Conn struct {
 	stopLt  func() bool
 
 	readerDone chan struct{}
-	deliver    atomic.Pointer[func(*transport.Packet)] // see Deliver
+	deliver    atomic.Pointer[func(*transport.Packet) bool] // see Deliver
 	dropped    atomic.Uint64
 	malformed  atomic.Uint64
 }
@@ -602,23 +602,23 @@ func (c *Conn) reader() {
 			return
 		}
 		got = got[:0]
+		f := c.deliver.Load()
 		for i := range n {
 			s := rx.slots[i]
 			if !decodeInto(&s.p, rx.msg(i)) {
 				c.malformed.Add(1)
 				continue // the slot is reused
 			}
-			got = append(got, &s.p)
+			if f != nil {
+				if (*f)(&s.p) {
+					continue // nothing kept: the slot is reused
+				}
+			} else {
+				got = append(got, &s.p)
+			}
 			rx.slots[i] = nil
 		}
 		if len(got) == 0 {
-			continue
-		}
-		if f := c.deliver.Load(); f != nil {
-			for _, p := range got {
-				(*f)(p)
-			}
-			clear(got[:cap(got)])
 			continue
 		}
 		c.mu.Lock()
@@ -634,8 +634,9 @@ func (c *Conn) reader() {
 }
 
 // Deliver implements transport.Deliverer: the reader hands each packet
-// to f instead of queueing it for Recv.
-func (c *Conn) Deliver(f func(*transport.Packet)) { c.deliver.Store(&f) }
+// to f instead of queueing it for Recv, and receives the next message
+// into the same buffer when f kept nothing.
+func (c *Conn) Deliver(f func(*transport.Packet) bool) { c.deliver.Store(&f) }
 
 func (c *Conn) wake() {
 	select {

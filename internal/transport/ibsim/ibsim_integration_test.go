@@ -696,7 +696,8 @@ func writeFile(name, text string) error { return os.WriteFile(name, []byte(text)
 
 // TestDeliver: after Deliver every answer goes to the function, in one
 // goroutine, and none is left for Recv, which still reports the Conn's
-// end (ErrClosed).
+// end (ErrClosed). A packet the function keeps (returns false for) is
+// never overwritten by later ones; the others' buffers are reused.
 func TestDeliver(t *testing.T) {
 	s := ibsimtest.Start(t, ibsimtest.FatTree(2, 2, 1))
 	c, err := ibsim.Dial(context.Background(), ibsim.Options{SockName: s.SockName, Host: "h0001"})
@@ -705,15 +706,23 @@ func TestDeliver(t *testing.T) {
 	}
 	const n = 200
 	got := make(chan uint32, n)
+	var kept []*transport.Packet
 	var inside atomic.Int32
-	c.Deliver(func(p *transport.Packet) {
+	c.Deliver(func(p *transport.Packet) bool {
 		if inside.Add(1) != 1 {
 			t.Error("Deliver's function called concurrently")
 		}
-		if p.Status == 0 {
-			got <- mad.TIDLow(binary.BigEndian.Uint64(p.MAD[8:16]))
+		defer inside.Add(-1)
+		if p.Status != 0 {
+			return true
 		}
-		inside.Add(-1)
+		tid := mad.TIDLow(binary.BigEndian.Uint64(p.MAD[8:16]))
+		got <- tid
+		if tid%2 == 0 {
+			kept = append(kept, p)
+			return false
+		}
+		return true
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -752,5 +761,21 @@ func TestDeliver(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, transport.ErrClosed) {
 		t.Fatalf("Recv after Close: %v, want ErrClosed", err)
+	}
+	// The reader has ended: kept is ours alone now.
+	if len(kept) != n/2 {
+		t.Fatalf("kept %d packets, want %d", len(kept), n/2)
+	}
+	for _, p := range kept {
+		if tid := mad.TIDLow(binary.BigEndian.Uint64(p.MAD[8:16])); tid%2 != 0 {
+			t.Fatalf("a kept packet now holds TID %d: its buffer was reused", tid)
+		}
+	}
+	seenKept := map[*transport.Packet]bool{}
+	for _, p := range kept {
+		if seenKept[p] {
+			t.Fatal("the same kept Packet was delivered twice")
+		}
+		seenKept[p] = true
 	}
 }

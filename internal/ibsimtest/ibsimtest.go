@@ -372,6 +372,23 @@ func (s *Sim) stop() {
 // it cannot be read), to tell its share of a run's CPU from the client's.
 func (s *Sim) CPU() time.Duration { return procCPU(s.cmd.Process.Pid) }
 
+// Waits is how many times ibsim blocked so far (voluntary context
+// switches in /proc/PID/status; 0 when it cannot be read): each is a
+// wake-up some client's MAD paid for.
+func (s *Sim) Waits() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
 // Stderr returns what ibsim wrote on stderr so far.
 func (s *Sim) Stderr() string { return s.errBuf.String() }
 

@@ -171,20 +171,21 @@ func benchReadLFTsIBSim(b *testing.B, net, host string) {
 				defer eng.Close()
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0, sim0, sys0, sw0 := processCPU(b), r.sim.CPU(), sysCPU(b), ctxSwitches(b)
+				cpu0, sim0, sys0, sw0, simw0 := processCPU(b), r.sim.CPU(), sysCPU(b), ctxSwitches(b), r.sim.Waits()
 				for range b.N {
 					if err := ReadLFTs(r.ctx, eng, r.f, ReadOptions{Parallel: w}); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.StopTimer()
-				cpu, sim, sys, sw := processCPU(b)-cpu0, r.sim.CPU()-sim0, sysCPU(b)-sys0, ctxSwitches(b)-sw0
+				cpu, sim, sys, sw, simw := processCPU(b)-cpu0, r.sim.CPU()-sim0, sysCPU(b)-sys0, ctxSwitches(b)-sw0, r.sim.Waits()-simw0
 				n := float64(b.N * smps)
 				b.ReportMetric(n/b.Elapsed().Seconds(), "SMPs/s")
 				b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/SMP")
 				b.ReportMetric(float64(sys.Microseconds())/n, "sys-µs/SMP")
 				b.ReportMetric(float64(sim.Microseconds())/n, "ibsim-µs/SMP")
 				b.ReportMetric(float64(sw)/n, "waits/SMP")
+				b.ReportMetric(float64(simw)/n, "ibsim-waits/SMP")
 				b.ReportMetric(float64(eng.Stats().MaxInFlight), "max-in-flight")
 				if st := eng.Stats(); st.Retried > 0 || st.TimedOut > 0 {
 					b.Logf("engine %v", st)

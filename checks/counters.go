@@ -85,8 +85,8 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 		if p == nil || !s.inScope(p) {
 			return
 		}
-		var unknown []string
-		why := ""
+		var unknown, unknownSince []string
+		why, whySince := "", ""
 		for _, c := range r.Errors {
 			// One finding per counter, on the first basis over its
 			// threshold: the interval's increase (climbing now), the
@@ -107,7 +107,14 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 			}
 			// Cleared since the sweep: the increase since is unknown,
 			// only the value since the clear is known.
-			if r.Saved && c.ClearedFrom == 0 {
+			if r.Saved && c.GrowthUnknown != "" {
+				// No growth to judge since the sweep: undecided, and the
+				// value since the clear is still judged below.
+				if _, judged := t.Delta[c.Name]; judged {
+					unknownSince = append(unknownSince, c.Name)
+					whySince = c.GrowthUnknown
+				}
+			} else if r.Saved && c.ClearedFrom == 0 {
 				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
 					emit(p, f)
 					continue
@@ -120,13 +127,21 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 			}
 		}
 		if len(unknown) > 0 {
-			names := strings.Join(unknown, ", ")
-			if len(unknown) > 3 {
-				names = fmt.Sprintf("%d error counters (%s, ...)", len(unknown), strings.Join(unknown[:3], ", "))
-			}
-			s.couldNotDecide("counters.errors", names+" "+why, s.entityOf(p, "end"))
+			s.couldNotDecide("counters.errors", counterNames(unknown)+" "+why, s.entityOf(p, "end"))
+		}
+		if len(unknownSince) > 0 {
+			s.couldNotDecide("counters.errors", counterNames(unknownSince)+" since the saved sweep: "+whySince, s.entityOf(p, "end"))
 		}
 	})
+}
+
+// counterNames lists counters in an undecided reason: the first three
+// and how many when more.
+func counterNames(names []string) string {
+	if len(names) > 3 {
+		return fmt.Sprintf("%d error counters (%s, ...)", len(names), strings.Join(names[:3], ", "))
+	}
+	return strings.Join(names, ", ")
 }
 
 // counterFinding judges one error counter of port p on one basis: val is

@@ -219,6 +219,10 @@ type CounterValue struct {
 	// PortCountersExtended in the other). Delta is 0 then and is not
 	// judged: the port is undecided for its check.
 	DeltaUnknown string
+	// GrowthUnknown says why the increase since the saved reading is
+	// unknown ("" when known), by the same rule (perf.Increase): Growth is
+	// 0 then and not judged.
+	GrowthUnknown string
 }
 
 // Scope is the part of the fabric a job uses.

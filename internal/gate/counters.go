@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -11,6 +12,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // readCounters reads the PerfMgt counters of ports (once, or twice
@@ -47,6 +49,15 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 	return &sinceSnapshot{Result: res, snap: snap, ago: o.Now.Sub(snap.TakenAt)}, un, err
 }
 
+// attrOfBits is the attribute an error counter of that width is read
+// from: 64 bits only from PortCountersExtended.
+func attrOfBits(bits int) mad.AttrID {
+	if bits == 64 {
+		return mad.AttrPortCountersExtended
+	}
+	return mad.AttrPortCounters
+}
+
 // sinceSnapshot is a gate's counter reading: the live sample(s), each
 // port paired with the counters the snapshot's sweep saved for it.
 type sinceSnapshot struct {
@@ -73,23 +84,48 @@ func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
 func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 	s.Result.Ports(func(r checks.PortReading) {
 		saved, ok := s.snap.SavedCounters(r.Port)
+		// A port not read itself (its switch's all-ports sum was clean)
+		// has every error counter exactly 0, whatever the field: its
+		// width is no attribute to compare.
+		exact := false
+		if r.Port != nil && r.Port.Node != nil && s.Result.Last != nil {
+			pc, found := s.Result.Last.Port(perf.Key{GUID: r.Port.Node.GUID, Port: r.Port.Num})
+			exact = found && pc.FromAllPorts
+		}
 		if ok && saved.Errors != nil {
 			r.Saved, r.SavedAgo = true, s.ago
 			for i := range r.Errors {
 				c := &r.Errors[i]
 				was, ok := saved.Errors[c.Name]
+				if !ok {
+					// not saved: nothing to compare, the value is
+					// still judged
+					continue
+				}
+				// The one rule for an increase (as between check's two
+				// samples): none across attributes or from a narrow
+				// field stuck at its maximum both times.
+				live := perf.Value{Name: c.Name, Value: c.Value, Bits: c.Bits, Saturated: c.Saturated, Source: attrOfBits(c.Bits)}
+				then := perf.Value{Name: c.Name, Value: was, Bits: c.Bits, Saturated: slices.Contains(saved.Saturated, c.Name), Source: live.Source}
 				switch {
-				case !ok:
-					// not saved (read from another attribute then):
-					// nothing to compare, the value is still judged
-				case c.Value >= was:
-					c.Growth = c.Value - was
-				default:
+				case exact:
+				case saved.From == snapshot.FromPortCounters:
+					then.Source = mad.AttrPortCounters
+				case saved.From == snapshot.FromPortCountersExtended:
+					then.Source = mad.AttrPortCountersExtended
+				}
+				dv := perf.Increase(then, live)
+				switch {
+				case dv.Unknown:
+					c.GrowthUnknown = dv.Why
+				case dv.Backwards:
 					// Below the saved value: cleared (or reset, or
 					// wrapped) since the sweep. How much it grew since
 					// is unknown; checks judges the value since the
 					// clear, never a growth.
 					c.ClearedFrom = was
+				default:
+					c.Growth = dv.Delta
 				}
 			}
 		}

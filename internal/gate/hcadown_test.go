@@ -108,7 +108,7 @@ func TestGateHCADown(t *testing.T) {
 				t.Fatal(err)
 			}
 			if doc.Status != c.wantStatus {
-				t.Fatalf("status %q, want %q\nfindings %+v\nunreached %+v", doc.Status, c.wantStatus, doc.Findings, doc.Unreached)
+				t.Fatalf("status %q, want %q\nfindings %+v\nunreached %+v\nundecided %+v", doc.Status, c.wantStatus, doc.Findings, doc.Unreached, doc.Undecided)
 			}
 			for _, hca := range c.wantLinks {
 				found := false

@@ -201,32 +201,14 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 		if !ok {
 			continue
 		}
-		dv := DeltaValue{Name: vb.Name, Kind: vb.Kind, From: va.Value, To: vb.Value, Saturated: vb.Saturated}
-		if va.Bits != vb.Bits || va.Source != vb.Source {
-			// The narrow field saturates (and may be cleared apart from
-			// the wide one): the difference is no increase at all.
-			dv.Unknown = true
-			dv.Why = MixedReason
+		dv := Increase(va, vb)
+		switch {
+		case dv.Why == MixedReason:
 			d.Mixed = append(d.Mixed, vb.Name)
-			d.Counters = append(d.Counters, dv)
-			continue
-		}
-		if va.Saturated && vb.Saturated && va.Value == vb.Value {
-			// Stuck at the narrow field's maximum both times: it may have
-			// grown by anything, and 0 would read as a clean port.
-			dv.Unknown = true
-			dv.Why = fmt.Sprintf("the %d-bit field was stuck at its maximum in both samples (PortCountersExtended not read): the increase is unknown", vb.Bits)
-			d.Counters = append(d.Counters, dv)
-			continue
-		}
-		if vb.Value < va.Value {
-			dv.Backwards = true
-			dv.Delta = vb.Value
+		case dv.Backwards:
 			d.Backwards = append(d.Backwards, vb.Name)
-		} else {
-			dv.Delta = vb.Value - va.Value
 		}
-		if secs > 0 {
+		if secs > 0 && !dv.Unknown {
 			dv.PerSecond = float64(dv.Delta) / secs
 		}
 		d.Counters = append(d.Counters, dv)
@@ -255,6 +237,32 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 		d.XmitWaitShare = float64(v.Delta) * tick.Seconds() / secs
 	}
 	return d
+}
+
+// Increase is the one rule for a counter's increase from reading a to
+// reading b (PerSecond left 0): a counter's two samples, or a gate's saved
+// sweep and its live reading. It is unknown when the two were read from
+// different fields (widths or attributes) or a narrow field was stuck at
+// its maximum both times; when b is below a the counter was cleared and
+// its increase is b, the least it can have grown.
+func Increase(a, b Value) DeltaValue {
+	dv := DeltaValue{Name: b.Name, Kind: b.Kind, From: a.Value, To: b.Value, Saturated: b.Saturated}
+	switch {
+	case a.Bits != b.Bits || a.Source != b.Source:
+		// The narrow field saturates (and may be cleared apart from
+		// the wide one): the difference is no increase at all.
+		dv.Unknown, dv.Why = true, MixedReason
+	case a.Saturated && b.Saturated && a.Value == b.Value:
+		// Stuck at the narrow field's maximum both times: it may have
+		// grown by anything, and 0 would read as a clean port.
+		dv.Unknown = true
+		dv.Why = fmt.Sprintf("the %d-bit field was stuck at its maximum in both samples (PortCountersExtended not read): the increase is unknown", b.Bits)
+	case b.Value < a.Value:
+		dv.Backwards, dv.Delta = true, b.Value
+	default:
+		dv.Delta = b.Value - a.Value
+	}
+	return dv
 }
 
 // reset clears the counters of every port read in s: a PortCounters Set

@@ -59,6 +59,13 @@ const (
 
 var le = binary.LittleEndian
 
+// Bits of a port's saturated bitmap in secCtrVal that keep
+// PortCounters.From (names use the bits below).
+const (
+	ctrFromKnown  = 1 << 31
+	ctrFromNarrow = 1 << 30
+)
+
 // EncodeIndex lays f and the saved counters out as gate.idx.
 func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete bool) ([]byte, error) {
 	e := newCtrEnc()
@@ -376,8 +383,8 @@ func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals 
 	for n := range c.Errors {
 		names = append(names, n)
 	}
-	if len(names) > maxCtrNames {
-		return 0, fmt.Errorf("gate index: %d counters on one port (at most %d)", len(names), maxCtrNames)
+	if len(names) > maxCtrNames-2 {
+		return 0, fmt.Errorf("gate index: %d counters on one port (at most %d)", len(names), maxCtrNames-2)
 	}
 	slices.Sort(names)
 	key := strings.Join(names, "\x00")
@@ -395,6 +402,14 @@ func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals 
 		setAt[key] = set
 	}
 	var nz, sat uint32
+	// The top bits of the saturated bitmap (at most maxCtrNames-2 names
+	// use it) keep From: recorded, and narrow.
+	switch c.From {
+	case FromPortCounters:
+		sat |= ctrFromKnown | ctrFromNarrow
+	case FromPortCountersExtended:
+		sat |= ctrFromKnown
+	}
 	for i, n := range names {
 		if c.Errors[n] != 0 {
 			nz |= 1 << i
@@ -984,6 +999,12 @@ func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
 	pos := int(set) + 1
 	rest := vals[off+12:]
 	pc := PortCounters{Errors: make(map[string]uint64, n)}
+	switch {
+	case sat&ctrFromNarrow != 0:
+		pc.From = FromPortCounters
+	case sat&ctrFromKnown != 0:
+		pc.From = FromPortCountersExtended
+	}
 	for k := range n {
 		if pos >= len(sets) {
 			return PortCounters{}, false

@@ -73,7 +73,18 @@ type PortCounters struct {
 	Errors    map[string]uint64 `json:"errors"`
 	Saturated []string          `json:"saturated,omitempty"`
 	XmitWait  *uint64           `json:"xmit_wait,omitempty"`
+	// From is the attribute the error counters were read from
+	// ("PortCounters": 16/8/4-bit fields, or "PortCountersExtended": 64
+	// bits); "" in snapshots of an ibdoctor before it was kept. A gate
+	// computes no growth between readings of different attributes.
+	From string `json:"from,omitempty"`
 }
+
+// Attribute names of PortCounters.From.
+const (
+	FromPortCounters         = "PortCounters"
+	FromPortCountersExtended = "PortCountersExtended"
+)
 
 // Key names a port in Counters.
 func Key(p *fabric.Port) string { return fmt.Sprintf("0x%016x/%d", p.Node.GUID, p.Num) }
@@ -95,6 +106,13 @@ func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version s
 func portCountersOf(r checks.PortReading) PortCounters {
 	pc := PortCounters{Errors: make(map[string]uint64, len(r.Errors))}
 	for _, e := range r.Errors {
+		// Every error counter of a reading comes from one attribute
+		// (perf: the widest the PMA fills in); 64 bits only from the
+		// extended one.
+		pc.From = FromPortCounters
+		if e.Bits == 64 {
+			pc.From = FromPortCountersExtended
+		}
 		pc.Errors[e.Name] = e.Value
 		if e.Saturated {
 			pc.Saturated = append(pc.Saturated, e.Name)

@@ -208,8 +208,11 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		if basis == "since-snapshot" {
 			over = "the time since the last sweep"
 		}
-		ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER,
-			Text: fmt.Sprintf("symbol-error bit error rate %.2e over %s (threshold %.0e)", ber, over, t.BER)})
+		text := fmt.Sprintf("symbol-error bit error rate %.2e over %s (threshold %.0e)", ber, over, t.BER)
+		if rateFromFarEnd(p) {
+			text += fmt.Sprintf("; the link's rate %s as read at the far end %s (this port's PortInfo was not read)", portRate(p), s.entityOf(p.Remote, ""))
+		}
+		ev = append(ev, Evidence{Name: "BER", Value: ber, Threshold: t.BER, Text: text})
 		if ber > t.BER {
 			sev = max(sev, Error)
 			title += fmt.Sprintf(", BER %.1e", ber)
@@ -235,9 +238,14 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 // returns that denominator, the bits signalled (0 when the rate is
 // unknown; with no error, 1/bits bounds the rate). The one BER
 // computation: counters.errors judges it, 'ibdoctor counters' prints it.
+//
+// The rate is the link's: when p's PortInfo went unanswered it is read at
+// the far end (portRate; a link runs one rate at both ends), and the
+// evidence says so (rateFromFarEnd).
 func SymbolBER(p *fabric.Port, errs uint64, span time.Duration) (ber, bits float64) {
-	lanes := p.WidthActive.Lanes()
-	sig := p.SpeedActive.SignalGbps()
+	r := portRate(p)
+	lanes := r.Width.Lanes()
+	sig := r.Speed.SignalGbps()
 	if lanes == 0 || sig == 0 || span <= 0 {
 		return 0, 0
 	}

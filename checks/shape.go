@@ -95,10 +95,16 @@ func (r PortReading) Utilization(interval float64) (float64, bool) {
 // portRate is the rate p's link runs at: p's own, or when p's PortInfo
 // went unanswered, the far end's (one link, one rate).
 func portRate(p *fabric.Port) mad.Rate {
-	if !p.StateKnown() && p.Remote != nil && p.Remote.StateKnown() {
+	if rateFromFarEnd(p) {
 		return p.Remote.Rate()
 	}
 	return p.Rate()
+}
+
+// rateFromFarEnd: p's PortInfo was not read, so its link's rate is the
+// far end's (portRate), which the evidence must say.
+func rateFromFarEnd(p *fabric.Port) bool {
+	return !p.StateKnown() && p.Remote != nil && p.Remote.StateKnown()
 }
 
 // Stalled is the share of the interval the port waited to send

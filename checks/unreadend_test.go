@@ -151,3 +151,61 @@ func TestFlakyIntervalNoImpossibleReadings(t *testing.T) {
 		t.Errorf("traffic imbalance reported apart: %s", f.Title)
 	}
 }
+
+// TestSymbolBEROneEndUnread: spine02/49's PortInfo went unanswered, and
+// its symbol errors climb (40/s) over --interval 2s. The BER needs the
+// link's rate, which its far end leaf07/41 was read with (1X NDR: one
+// link, one rate): the BER is computed from it (over 1e-12 at 40/s, an
+// error), and the evidence says the rate is the far end's. Before, the
+// port had no rate, so no BER: a warning on the count alone.
+func TestSymbolBEROneEndUnread(t *testing.T) {
+	s, err := sim.Sample(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := sim.ParseFaults(strings.NewReader("drop spine02/49 attr=PortInfo\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyFaults(fs); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *checks.Finding
+	for i, f := range byCheck(res.Findings, "counters.errors") {
+		if f.Entities[0].Node == "spine02" && f.Entities[0].Port == 49 {
+			got = &byCheck(res.Findings, "counters.errors")[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no counters.errors finding on spine02/49")
+	}
+	var ber *checks.Evidence
+	for i, ev := range got.Evidence {
+		if ev.Name == "BER" {
+			ber = &got.Evidence[i]
+		}
+	}
+	if ber == nil || got.Severity != checks.Error || !strings.Contains(got.Title, "BER") {
+		t.Fatalf("spine02/49: %s %q, evidence %+v: want an error with the BER", got.Severity, got.Title, got.Evidence)
+	}
+	if !strings.Contains(ber.Text, "1X NDR") || !strings.Contains(ber.Text, "far end leaf07/41") || !strings.Contains(ber.Text, "PortInfo was not read") {
+		t.Errorf("BER evidence does not say the rate is the far end's: %q", ber.Text)
+	}
+	if testing.Verbose() {
+		t.Log(ber.Text)
+	}
+}

@@ -1,0 +1,84 @@
+package snapshot
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// baseline.idx holds what a gate asks of the accepted topology: every
+// host's HCAs and the switches they are cabled to. Spines and cores are
+// left out (at 49k nodes they were two thirds of the file's port
+// records), and each job's part of it is what the whole baseline gives.
+func TestBaselineIndexHostEdge(t *testing.T) {
+	f, err := topology.FatTree3{Common: topology.Common{SwitchPorts: 8}, Pods: 2, LeavesPerPod: 2, SpinesPerPod: 2, HostsPerLeaf: 2, Cores: 2}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A host whose HCA's link is down in the accepted topology still
+	// names its leaf: the cable is where the baseline says.
+	var downHost string
+	for _, n := range f.Nodes {
+		if n.Type != mad.NodeSwitch && downHost == "" {
+			downHost = n.Description
+			n.Ports[1].State = mad.PortStateDown
+		}
+	}
+	dir := t.TempDir()
+	if err := SaveBaseline(dir, f); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenBaseline(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	whole, err := IndexOf(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	edge := map[uint64]bool{}
+	var hosts []string
+	seen := map[string]bool{}
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			continue
+		}
+		edge[n.GUID] = true
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil {
+				edge[p.Remote.Node.GUID] = true
+			}
+		}
+		if h := checks.HostOf(n); h != "" && !seen[h] {
+			seen[h] = true
+			hosts = append(hosts, h)
+		}
+	}
+	if got, want := int(x.nodes), len(edge); got != want {
+		t.Errorf("baseline.idx holds %d nodes, want the %d hosts' HCAs and their switches (of %d)", got, want, len(f.Nodes))
+	}
+	if len(hosts) < 2 {
+		t.Fatalf("fixture has %d hosts", len(hosts))
+	}
+	for _, h := range hosts {
+		a, err := x.JobPart([]string{h}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := whole.JobPart([]string{h}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ja, _ := fabric.Marshal(a)
+		jb, _ := fabric.Marshal(b)
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("job part of %s from baseline.idx differs from the whole baseline's:\n%s\n---\n%s", h, ja, jb)
+		}
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -445,29 +447,181 @@ func parseGUIDString(what, s string) (uint64, error) {
 // Unmarshal decodes an ibdoctor.fabric/v1 document, rebuilding Node and
 // Remote pointers from the links.
 func Unmarshal(data []byte) (*Fabric, error) {
-	var doc jsonFabric
-	// json.Unmarshal, not a Decoder: a 10,000-node fabric with its LFTs is
-	// tens of MB, and the Decoder's growing read buffer copies it over and
-	// over. Unknown fields are ignored: v1 may gain fields.
-	if err := json.Unmarshal(data, &doc); err != nil {
-		var probe struct {
-			Schema string `json:"schema"`
-		}
-		if json.Unmarshal(data, &probe) == nil && probe.Schema != SchemaV1 {
-			return nil, fmt.Errorf("fabric: unmarshal: schema %q, this ibdoctor reads %q", probe.Schema, SchemaV1)
-		}
-		return nil, fmt.Errorf("fabric: unmarshal: %w", err)
+	return ReadJSON(bytes.NewReader(data))
+}
+
+// ReadJSON is Unmarshal reading from r: the nodes are decoded one by one
+// as they stream, so a document with every switch's table (538 MB at
+// 49k nodes) is never held whole, neither as bytes nor as hex strings.
+func ReadJSON(r io.Reader) (*Fabric, error) {
+	f, top, err := readJSONDoc(r)
+	if top.schema != SchemaV1 && (err == nil || top.schemaSeen) {
+		return nil, fmt.Errorf("fabric: unmarshal: schema %q, this ibdoctor reads %q", top.schema, SchemaV1)
 	}
-	if doc.Schema != SchemaV1 {
-		return nil, fmt.Errorf("fabric: unmarshal: schema %q, this ibdoctor reads %q", doc.Schema, SchemaV1)
+	return f, err
+}
+
+// jsonTop is what readJSONDoc saw at a document's top level besides a
+// fabric: which schema it names, and a sweep snapshot's fabric_file.
+type jsonTop struct {
+	schema     string
+	schemaSeen bool
+	fabricFile string
+}
+
+// jsonSyntaxError is an error in a document's JSON itself, or in its
+// schema's type: the document is not a fabric at all, rather than a
+// fabric with a bad value.
+type jsonSyntaxError struct{ err error }
+
+func (e *jsonSyntaxError) Error() string { return e.err.Error() }
+func (e *jsonSyntaxError) Unwrap() error { return e.err }
+
+// readJSONDoc decodes a document's top-level object key by key, and each
+// element of "nodes" on its own. Keys match as encoding/json matches
+// them (case-insensitively); unknown keys are skipped, since v1 may gain
+// fields; "nodes" twice is refused (encoding/json would keep the last).
+// Errors in the JSON itself are a jsonSyntaxError.
+func readJSONDoc(r io.Reader) (*Fabric, jsonTop, error) {
+	var top jsonTop
+	dec := json.NewDecoder(r)
+	syntax := func(err error) error {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("fabric: unmarshal: %w", &jsonSyntaxError{err})
 	}
-	f := &Fabric{Nodes: make([]*Node, 0, len(doc.Nodes))}
-	for i, jn := range doc.Nodes {
+	if t, err := dec.Token(); err != nil {
+		return nil, top, syntax(err)
+	} else if t != json.Delim('{') {
+		return nil, top, syntax(fmt.Errorf("the document is %s, want an object", jsonKind(t)))
+	}
+	var (
+		nodes     []*Node
+		nodesSeen bool
+		nodesErr  error
+		doc       jsonFabric
+	)
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, top, syntax(err)
+		}
+		key, _ := t.(string)
+		switch {
+		case strings.EqualFold(key, "schema"):
+			top.schemaSeen = true
+			if err = dec.Decode(&top.schema); err != nil {
+				return nil, top, syntax(err)
+			}
+		case strings.EqualFold(key, "fabric_file"):
+			// Only a snapshot has it; a fabric's is ignored, whatever it is.
+			var raw json.RawMessage
+			if err = dec.Decode(&raw); err == nil {
+				var s string
+				if json.Unmarshal(raw, &s) == nil {
+					top.fabricFile = s
+				}
+			}
+		case strings.EqualFold(key, "nodes"):
+			if nodesSeen {
+				return nil, top, fmt.Errorf("fabric: unmarshal: \"nodes\" given twice: give one list of nodes")
+			}
+			nodesSeen = true
+			nodes, nodesErr, err = readJSONNodes(dec)
+		case strings.EqualFold(key, "links"):
+			err = dec.Decode(&doc.Links)
+		case strings.EqualFold(key, "unreachable"):
+			err = dec.Decode(&doc.Unreachable)
+		case strings.EqualFold(key, "duplicate_guids"):
+			err = dec.Decode(&doc.DuplicateGUIDs)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return nil, top, fmt.Errorf("fabric: unmarshal: %w", err)
+			}
+			return nil, top, syntax(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, top, syntax(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = errors.New("more after the document's end")
+		}
+		return nil, top, syntax(err)
+	}
+	if nodesErr != nil {
+		return nil, top, nodesErr
+	}
+	if top.schema != SchemaV1 {
+		return nil, top, nil
+	}
+	f, err := doc.link(nodes)
+	return f, top, err
+}
+
+// readJSONNodes decodes "nodes" (the array, or null), one element at a
+// time. The first element that does not make a Node is nodeErr; the rest
+// are still read, so a syntax error later in the file is the one told,
+// as it would be had the document been decoded whole.
+func readJSONNodes(dec *json.Decoder) (nodes []*Node, nodeErr, err error) {
+	t, err := dec.Token()
+	if err != nil || t == nil {
+		return nil, nil, err
+	}
+	if t != json.Delim('[') {
+		return nil, nil, &json.UnmarshalTypeError{Value: jsonKind(t), Type: reflect.TypeFor[[]jsonNode](), Field: "nodes"}
+	}
+	for i := 0; dec.More(); i++ {
+		var jn jsonNode
+		if err := dec.Decode(&jn); err != nil {
+			return nil, nil, err
+		}
+		if nodeErr != nil {
+			continue
+		}
 		n, err := jn.decode()
 		if err != nil {
-			return nil, fmt.Errorf("fabric: unmarshal: nodes[%d]: %w", i, err)
+			nodeErr = fmt.Errorf("fabric: unmarshal: nodes[%d]: %w", i, err)
+			nodes = nil
+			continue
 		}
-		f.Nodes = append(f.Nodes, n)
+		nodes = append(nodes, n)
+	}
+	_, err = dec.Token()
+	return nodes, nodeErr, err
+}
+
+// jsonKind names a token's kind for an error message.
+func jsonKind(t json.Token) string {
+	switch t := t.(type) {
+	case json.Delim:
+		if t == '[' {
+			return "array"
+		}
+		return "object"
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "bool"
+	}
+	return "null"
+}
+
+// link rebuilds the fabric from its decoded nodes and the rest of the
+// document: the links' Remote pointers, unreachable and duplicate GUIDs.
+func (doc *jsonFabric) link(nodes []*Node) (*Fabric, error) {
+	f := &Fabric{Nodes: nodes}
+	if f.Nodes == nil {
+		f.Nodes = []*Node{}
 	}
 	for i, jl := range doc.Links {
 		var ends [2]*Port

@@ -3,7 +3,6 @@ package fabric
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -163,11 +162,27 @@ func ReadFile(ctx context.Context, path string) (*Fabric, *FileInfo, error) {
 		}
 		return nil, nil, fmt.Errorf("%s: a directory without ibdiagnet2.db_csv, ibdiagnet2.ibnetdiscover or ibdiagnet2.lst: give a fabric file or an ibdiagnet output directory", path)
 	}
-	data, format, err := readBounded(ctx, path, maxBytes)
+	h, err := openHead(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
-	return decode(data, path, format)
+	defer h.close()
+	if h.format == FormatJSON {
+		// Streamed, not read whole: the document with every table is the
+		// largest file ibdoctor reads.
+		r := h.reader(maxBytes(h.format))
+		f, err := decodeJSON(r)
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		info := &FileInfo{Name: path, Format: h.format}
+		return finish(f, info, err)
+	}
+	data, err := h.rest(maxBytes(h.format))
+	if err != nil {
+		return nil, nil, err
+	}
+	return decode(data, path, h.format)
 }
 
 // Decode reads a fabric from a file's bytes (name is used in messages),
@@ -194,7 +209,7 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 	)
 	switch format {
 	case FormatJSON:
-		f, err = decodeJSON(data)
+		f, err = decodeJSON(bytes.NewReader(data))
 	case FormatIBNetDiscover, FormatIBDiagnetTopo:
 		// ibnetdiscover -v (or -s) prints its DR path progress lines
 		// into the same output: they carry nothing the text does not.
@@ -226,6 +241,13 @@ func decode(data []byte, name string, format Format) (*Fabric, *FileInfo, error)
 	default:
 		return nil, info, fmt.Errorf("%s: %s is recognised but not read yet: give %s", name, format, TopologyFormats)
 	}
+	return finish(f, info, err)
+}
+
+// finish checks what a format's decoder made of the file named in info,
+// and records in info what the fabric carries.
+func finish(f *Fabric, info *FileInfo, err error) (*Fabric, *FileInfo, error) {
+	name, format := info.Name, info.Format
 	if err != nil {
 		return nil, info, fmt.Errorf("%s: read as %s: %w%s", name, format, err, hint(format))
 	}
@@ -256,24 +278,22 @@ func hint(f Format) string {
 // decodeJSON reads an ibdoctor.fabric/v1 document: what `discover
 // --format json` writes, and the fabric file a sweep keeps beside its
 // snapshot.json. Given snapshot.json itself it names the file to use.
-func decodeJSON(data []byte) (*Fabric, error) {
-	var probe struct {
-		Schema     string `json:"schema"`
-		FabricFile string `json:"fabric_file"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("not a JSON fabric: %w", err)
-	}
+// The document streams from r (see ReadJSON).
+func decodeJSON(r io.Reader) (*Fabric, error) {
+	f, top, err := readJSONDoc(r)
+	var se *jsonSyntaxError
 	switch {
-	case probe.Schema == SchemaV1:
-		return Unmarshal(data)
-	case probe.FabricFile != "" && strings.HasSuffix(probe.FabricFile, ".gz"):
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("not a JSON fabric: %w", se.err)
+	case top.schema == SchemaV1:
+		return f, err
+	case top.fabricFile != "" && strings.HasSuffix(top.fabricFile, ".gz"):
 		// ibdoctor.snapshot/v2 compresses it (its tables are in gate.idx).
-		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it, compressed: give `zcat %s > fabric.json` (forwarding tables not included)", probe.Schema, probe.FabricFile, probe.FabricFile)
-	case probe.FabricFile != "":
-		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it: give that file", probe.Schema, probe.FabricFile)
+		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it, compressed: give `zcat %s > fabric.json` (forwarding tables not included)", top.schema, top.fabricFile, top.fabricFile)
+	case top.fabricFile != "":
+		return nil, fmt.Errorf("this is a sweep snapshot (%s); its fabric is in %q beside it: give that file", top.schema, top.fabricFile)
 	}
-	return nil, fmt.Errorf("JSON schema %q is not a fabric (want %q, as `ibdoctor discover --format json` writes)", probe.Schema, SchemaV1)
+	return nil, fmt.Errorf("JSON schema %q is not a fabric (want %q, as `ibdoctor discover --format json` writes)", top.schema, SchemaV1)
 }
 
 // noiseRE matches lines the diagnostic tools and libraries print on
@@ -509,56 +529,153 @@ func detect(data []byte, name string) (Format, error) {
 // bytes and stopping at that format's maxBytes. It returns when ctx is
 // done, even while blocked opening or reading a FIFO.
 func readBounded(ctx context.Context, path string, maxBytes func(Format) int64) ([]byte, Format, error) {
+	h, err := openHead(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer h.close()
+	data, err := h.rest(maxBytes(h.format))
+	return data, h.format, err
+}
+
+// head is a file open for reading with its first bytes read and its
+// format detected from them.
+type head struct {
+	ctx    context.Context
+	path   string
+	f      *os.File
+	stop   func() bool
+	size   int64 // when a regular file
+	buf    []byte
+	eof    bool
+	format Format
+}
+
+// openHead opens path and detects its format from the first headSize
+// bytes (more while they are only ibnetdiscover -v's DR path lines).
+func openHead(ctx context.Context, path string) (*head, error) {
 	f, err := openCtx(ctx, path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer f.Close()
 	// A pipe or FIFO's read blocks in the poller: a deadline ends it.
-	stop := context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })
-	defer stop()
-	var size int64
+	h := &head{ctx: ctx, path: path, f: f, stop: context.AfterFunc(ctx, func() { f.SetReadDeadline(time.Unix(1, 0)) })}
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
+		h.size = st.Size()
 	}
-	buf := make([]byte, 0, min(max(size+1, 4096), headSize))
-	buf, eof, err := readUpTo(ctx, f, buf, headSize, path)
-	if err != nil {
-		return nil, "", err
+	h.buf = make([]byte, 0, min(max(h.size+1, 4096), headSize))
+	if h.buf, h.eof, err = readUpTo(ctx, f, h.buf, headSize, path); err != nil {
+		h.close()
+		return nil, err
 	}
-	format, err := detect(buf, path)
-	for want := int64(2 * headSize); errors.Is(err, errOnlyDR) && !eof && want <= 64<<20; want *= 2 {
+	h.format, err = detect(h.buf, path)
+	for want := int64(2 * headSize); errors.Is(err, errOnlyDR) && !h.eof && want <= 64<<20; want *= 2 {
 		// ibnetdiscover -v -p: the DR path lines come first, and on a
 		// large fabric they fill more than the head.
-		if buf, eof, err = readUpTo(ctx, f, buf, want, path); err != nil {
-			return nil, "", err
+		if h.buf, h.eof, err = readUpTo(ctx, f, h.buf, want, path); err != nil {
+			h.close()
+			return nil, err
 		}
-		format, err = detect(buf, path)
+		h.format, err = detect(h.buf, path)
 	}
 	if errors.Is(err, errOnlyDR) {
 		err = onlyDR(path)
 	}
 	if err != nil {
-		return nil, "", err
+		h.close()
+		return nil, err
 	}
-	if eof {
-		return buf, format, nil
+	return h, nil
+}
+
+func (h *head) close() {
+	h.stop()
+	h.f.Close()
+}
+
+// tooBig is the error for a regular file larger than limit, or nil.
+func (h *head) tooBig(limit int64) error {
+	if h.size > limit {
+		return fmt.Errorf("%s: %d bytes, more than the %d MiB ibdoctor reads of a %s file: is it the right file?", h.path, h.size, max(limit>>20, 1), h.format)
 	}
-	limit := maxBytes(format)
-	if size > limit {
-		return nil, "", fmt.Errorf("%s: %d bytes, more than the %d MiB ibdoctor reads of a %s file: is it the right file?", path, size, max(limit>>20, 1), format)
+	return nil
+}
+
+func (h *head) tooLong(limit int64) error {
+	return fmt.Errorf("%s: longer than the %d MiB ibdoctor reads of a %s file (a device or an endless stream?): give a saved file", h.path, max(limit>>20, 1), h.format)
+}
+
+// rest reads the whole file, up to limit bytes.
+func (h *head) rest(limit int64) ([]byte, error) {
+	if h.eof {
+		return h.buf, nil
 	}
-	if size > int64(cap(buf)) {
-		buf = append(make([]byte, 0, size+1), buf...)
+	if err := h.tooBig(limit); err != nil {
+		return nil, err
 	}
-	buf, _, err = readUpTo(ctx, f, buf, limit+1, path)
+	buf := h.buf
+	if h.size > int64(cap(buf)) {
+		buf = append(make([]byte, 0, h.size+1), buf...)
+	}
+	buf, _, err := readUpTo(h.ctx, h.f, buf, limit+1, h.path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if int64(len(buf)) > limit {
-		return nil, "", fmt.Errorf("%s: longer than the %d MiB ibdoctor reads of a %s file (a device or an endless stream?): give a saved file", path, max(limit>>20, 1), format)
+		return nil, h.tooLong(limit)
 	}
-	return buf, format, nil
+	return buf, nil
+}
+
+// reader streams the whole file, head included, up to limit bytes; its
+// err is why it stopped early (too long, interrupted, a read error),
+// which a decoder reading it may only see as an unexpected end.
+func (h *head) reader(limit int64) *headReader {
+	r := &headReader{h: h, limit: limit, buf: h.buf, n: int64(len(h.buf))}
+	if err := h.tooBig(limit); err != nil {
+		r.err = err
+	}
+	return r
+}
+
+type headReader struct {
+	h     *head
+	limit int64
+	buf   []byte // the head, not yet returned
+	n     int64  // bytes taken from the file so far
+	err   error
+}
+
+func (r *headReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	if len(r.buf) > 0 {
+		k := copy(p, r.buf)
+		r.buf = r.buf[k:]
+		return k, nil
+	}
+	if r.h.eof {
+		return 0, io.EOF
+	}
+	if err := r.h.ctx.Err(); err != nil {
+		r.err = fmt.Errorf("reading %s: interrupted: %w", r.h.path, context.Cause(r.h.ctx))
+		return 0, r.err
+	}
+	k, err := r.h.f.Read(p)
+	r.n += int64(k)
+	switch {
+	case r.n > r.limit:
+		r.err = r.h.tooLong(r.limit)
+		return 0, r.err
+	case errors.Is(err, io.EOF):
+		return k, io.EOF
+	case err != nil && r.h.ctx.Err() != nil:
+		r.err = fmt.Errorf("reading %s: interrupted: %w", r.h.path, context.Cause(r.h.ctx))
+	case err != nil:
+		r.err = fmt.Errorf("reading %s: %w", r.h.path, err)
+	}
+	return k, r.err
 }
 
 // readUpTo appends from r until EOF (eof true) or until buf holds n

@@ -455,7 +455,13 @@ type ecmpGroup struct {
 	sw    *fabric.Node
 	ports []*fabric.Port
 	dlids map[*fabric.Port]int // CA destinations routed through each port
-	other int                  // destinations of the group routed elsewhere
+	// count and in are dlids and ports by port number while the
+	// destinations are counted: the count runs for every switch and CA
+	// destination, where a map increment and a search of ports cost
+	// most of the check (49k nodes).
+	count [256]int32
+	in    [256]bool
+	other int // destinations of the group routed elsewhere
 	// unread counts the group's destinations the table sends out of a
 	// port whose state or far end was not read; maybe are the ports not
 	// read that may be more equal-cost ports of the group.
@@ -521,6 +527,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		eg, _ := g.a.EgressFrom(sw)
 		lft := sw.Switch.LFT
 		unread := unreadPorts(sw)
+		var isUnread [256]bool
+		for _, p := range unread {
+			isUnread[p.Num] = true
+		}
 		// the ports that can be in a group, with the switch each leads
 		// to, found once for all leaves
 		cands = cands[:0]
@@ -580,6 +590,9 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			grp := groups[string(key)]
 			if grp == nil {
 				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
+				for _, p := range set {
+					grp.in[p.Num] = true
+				}
 				groups[string(key)] = grp
 			}
 			for _, p := range unread {
@@ -591,17 +604,24 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				for lid := range lids(h) {
 					p := eg.To(lid)
 					if p == nil && int(lid) < len(lft) {
-						if q := portOf(sw, lft[lid]); q != nil && slices.Contains(unread, q) {
-							grp.dlids[q]++
+						if q := portOf(sw, lft[lid]); q != nil && isUnread[q.Num] {
+							grp.count[q.Num]++
 							grp.unread++
 							continue
 						}
 					}
-					if p == nil || !slices.Contains(grp.ports, p) {
+					if p == nil || !grp.in[p.Num] {
 						grp.other++
 						continue
 					}
-					grp.dlids[p]++
+					grp.count[p.Num]++
+				}
+			}
+		}
+		for _, grp := range groups {
+			for num, c := range grp.count {
+				if c > 0 {
+					grp.dlids[sw.Ports[num]] = int(c)
 				}
 			}
 		}

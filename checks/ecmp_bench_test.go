@@ -1,0 +1,39 @@
+package checks
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+// BenchmarkECMPImbalance50k runs routing.ecmp-imbalance alone on a
+// min-hop routed FatTree50k (3,840 switches, 45,056 hosts): it counts
+// every switch's CA destinations per equal-cost group. Routing is
+// outside the timer.
+func BenchmarkECMPImbalance50k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree50k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Snapshot{Fabric: f}
+	b.ReportAllocs()
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b.ResetTimer()
+	start := cpu()
+	for b.Loop() {
+		res, err := Run(s, "routing.ecmp-imbalance")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Findings) != 0 {
+			b.Fatalf("imbalance on min-hop routes: %s", res.Findings[0].Title)
+		}
+	}
+	b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e9, "cpu-s/op")
+}

@@ -12,7 +12,13 @@ import (
 // min-hop routed FatTree50k (3,840 switches, 45,056 hosts): it counts
 // every switch's CA destinations per equal-cost group. Routing is
 // outside the timer.
-func BenchmarkECMPImbalance50k(b *testing.B) {
+func BenchmarkECMPImbalance50k(b *testing.B) { benchCheck50k(b, "routing.ecmp-imbalance") }
+
+// BenchmarkUnreachable50k is routing.unreachable alone on the same
+// fabric: a walk to every host from every leaf.
+func BenchmarkUnreachable50k(b *testing.B) { benchCheck50k(b, "routing.unreachable") }
+
+func benchCheck50k(b *testing.B, id string) {
 	f, err := topology.Routed(topology.FatTree50k())
 	if err != nil {
 		b.Fatal(err)
@@ -27,12 +33,12 @@ func BenchmarkECMPImbalance50k(b *testing.B) {
 	b.ResetTimer()
 	start := cpu()
 	for b.Loop() {
-		res, err := Run(s, "routing.ecmp-imbalance")
+		res, err := Run(s, id)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(res.Findings) != 0 {
-			b.Fatalf("imbalance on min-hop routes: %s", res.Findings[0].Title)
+			b.Fatalf("%s on min-hop routes: %s", id, res.Findings[0].Title)
 		}
 	}
 	b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e9, "cpu-s/op")

@@ -189,6 +189,10 @@ func (s *Snapshot) findRouteFails() *routeFails {
 	for _, leaf := range leafOrder {
 		leafInScope[leaf] = s.Scope == nil || slices.ContainsFunc(byLeaf[leaf], func(h *fabric.Port) bool { return s.Scope.Hosts[h.Node] })
 	}
+	leafAt := make([]route.Switch, len(leafOrder))
+	for i, leaf := range leafOrder {
+		leafAt[i], _ = g.a.Switch(leaf)
+	}
 	var w *route.Walk
 	for _, dst := range g.hosts {
 		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
@@ -199,8 +203,8 @@ func (s *Snapshot) findRouteFails() *routeFails {
 		} else {
 			w.Reset(dst)
 		}
-		for _, leaf := range leafOrder {
-			o, at := w.From(leaf)
+		for li, leaf := range leafOrder {
+			o, at := w.FromSwitch(leafAt[li])
 			// NoTable and Unread: a table, a port's state or a far end
 			// on the route was not read. Could not look is not a black
 			// hole: the report lists what was not read.

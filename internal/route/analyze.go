@@ -541,6 +541,37 @@ func (w *Walk) From(sw *fabric.Node) (Outcome, *fabric.Node) {
 	if !ok {
 		return NoTable, sw
 	}
+	return w.fromIndex(i)
+}
+
+// Switch is sw's place in the Analyzer, for Walk.FromSwitch: a check
+// that walks from the same switches to every destination looks each up
+// once, not once per destination (46 million map lookups at 49k nodes).
+// A switch the Analyzer does not know has none: ok is false.
+type Switch struct {
+	i  int32
+	sw *fabric.Node
+}
+
+// Switch returns sw's place in a; ok is false when a has no such switch.
+func (a *Analyzer) Switch(sw *fabric.Node) (Switch, bool) {
+	i, ok := a.idx[sw]
+	if !ok {
+		return Switch{-1, sw}, false
+	}
+	return Switch{i, sw}, true
+}
+
+// FromSwitch is From for a switch looked up with Analyzer.Switch on the
+// walk's Analyzer.
+func (w *Walk) FromSwitch(s Switch) (Outcome, *fabric.Node) {
+	if s.i < 0 {
+		return NoTable, s.sw
+	}
+	return w.fromIndex(s.i)
+}
+
+func (w *Walk) fromIndex(i int32) (Outcome, *fabric.Node) {
 	if w.dw.state[i] != resolved {
 		w.a.resolve(&w.dw, i, w.dst.LID, w.dst)
 	}

@@ -40,6 +40,11 @@ func TestWalkMatchesTraceRoute(t *testing.T) {
 						t.Fatal(err)
 					}
 					o, at := w.From(sw)
+					if s, ok := a.Switch(sw); !ok {
+						t.Fatalf("%s: not a switch of the analyzer", sw.Description)
+					} else if o2, at2 := w.FromSwitch(s); o2 != o || at2 != at {
+						t.Fatalf("%s -> LID %d: From %v at %v, FromSwitch %v at %v", sw.Description, h, o, at, o2, at2)
+					}
 					if o != tr.Outcome {
 						t.Fatalf("%s -> LID %d: walk %v, trace %v", sw.Description, h, o, tr)
 					}
@@ -69,6 +74,12 @@ func TestWalkMatchesTraceRoute(t *testing.T) {
 						}
 					}
 				}
+			}
+			// A switch the analyzer does not know: no table, there.
+			stray := &fabric.Node{Type: mad.NodeSwitch, GUID: 0xdead}
+			s, ok := a.Switch(stray)
+			if o, at := a.WalkTo(f.PortByLID(hostLIDs(f)[0])).FromSwitch(s); ok || o != NoTable || at != stray {
+				t.Errorf("stray switch: ok %v, %v at %v", ok, o, at)
 			}
 			if (failed == 0) != (name == "healthy") {
 				t.Errorf("%d failed routes", failed)

@@ -28,7 +28,10 @@ import (
 const IndexName = "gate.idx"
 
 const (
-	indexMagic   = "IBDGIDX1"
+	indexMagic = "IBDGIDX1"
+	// indexMagic3 marks a file whose block numbers take 3 bytes, so that
+	// an ibdoctor from before them refuses it instead of reading them as 4.
+	indexMagic3  = "IBDGIDX3"
 	noRef        = ^uint32(0)
 	nodeRecSize  = 48
 	portRecSize  = 40
@@ -337,28 +340,38 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 
 	// Block numbers take 2 bytes while there are at most 65,536 distinct
 	// blocks (a 49k-node fat tree's are 4 bytes a block a switch, a
-	// quarter of its gate.idx otherwise).
+	// quarter of its gate.idx otherwise), 3 while there are at most 2^24
+	// (OpenSM's tables at 49k nodes have more than 65,536).
 	idWidth := 4
-	if len(blocks)/lftBlock <= 1<<16 {
+	switch distinct := len(blocks) / lftBlock; {
+	case distinct <= 1<<16:
 		idWidth = 2
+	case distinct <= 1<<24:
+		idWidth = 3
 	}
 	ids := make([]byte, 0, idWidth*len(blockID))
 	for _, id := range blockID {
-		if idWidth == 2 {
+		switch idWidth {
+		case 2:
 			ids = le.AppendUint16(ids, uint16(id))
-		} else {
+		case 3:
+			ids = append(ids, byte(id), byte(id>>8), byte(id>>16))
+		default:
 			ids = le.AppendUint32(ids, id)
 		}
 	}
 	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, ids, blocks, hosts, guids, lids, e.sets, e.vals}
 	out := make([]byte, headerSize)
 	copy(out, indexMagic)
+	if idWidth == 3 {
+		copy(out, indexMagic3)
+	}
 	le.PutUint64(out[8:], uint64(taken.UnixNano()))
 	if complete {
 		out[16] = 1
 	}
-	if idWidth == 2 {
-		out[17] = 2 // 0: 4-byte block numbers (as files before this byte)
+	if idWidth < 4 {
+		out[17] = byte(idWidth) // 0: 4-byte block numbers (as files before this byte)
 	}
 	le.PutUint32(out[20:], uint32(len(f.Nodes)))
 	le.PutUint32(out[24:], portSlot)
@@ -443,7 +456,7 @@ type Index struct {
 	ports    uint32
 	switches uint32
 	maxLID   uint32
-	idWidth  int // bytes of a block number: 2 or 4
+	idWidth  int // bytes of a block number: 2, 3 or 4
 }
 
 // noPort0 is a node record's flag (byte 47) for a node whose port 0 is
@@ -462,8 +475,11 @@ func (x *Index) blockID(i uint64) (uint64, bool) {
 	if w*i+w > uint64(len(ids)) {
 		return 0, false
 	}
-	if w == 2 {
+	switch w {
+	case 2:
 		return uint64(le.Uint16(ids[2*i:])), true
+	case 3:
+		return uint64(ids[3*i]) | uint64(ids[3*i+1])<<8 | uint64(ids[3*i+2])<<16, true
 	}
 	return uint64(le.Uint32(ids[4*i:])), true
 }
@@ -508,14 +524,19 @@ func openIndexFile(path string) (*Index, error) {
 // ParseIndex checks gate.idx's header and section table; the records are
 // read (and bounds-checked) only when asked for.
 func ParseIndex(data []byte) (*Index, error) {
-	if len(data) < headerSize || string(data[:8]) != indexMagic {
+	if len(data) < headerSize || (string(data[:8]) != indexMagic && string(data[:8]) != indexMagic3) {
 		return nil, fmt.Errorf("%w: not an ibdoctor gate index (%s)", errCorrupt, indexMagic)
 	}
 	x := &Index{data: data}
 	x.TakenAt = time.Unix(0, int64(le.Uint64(data[8:]))).UTC()
 	x.Complete = data[16] == 1
 	x.idWidth = 4
-	if data[17] == 2 {
+	switch {
+	case string(data[:8]) == indexMagic3 && data[17] == 3:
+		x.idWidth = 3
+	case string(data[:8]) == indexMagic3:
+		return nil, fmt.Errorf("%w: %s with %d-byte block numbers", errCorrupt, indexMagic3, data[17])
+	case data[17] == 2:
 		x.idWidth = 2
 	}
 	x.nodes, x.ports, x.switches, x.maxLID = le.Uint32(data[20:]), le.Uint32(data[24:]), le.Uint32(data[28:]), le.Uint32(data[32:])

@@ -2,7 +2,9 @@ package snapshot
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 func routedTree(t testing.TB) *fabric.Fabric {
@@ -164,6 +167,10 @@ func FuzzIndex(f *testing.F) {
 	f.Add(data)
 	f.Add(data[:headerSize])
 	f.Add([]byte(indexMagic))
+	f.Add([]byte(indexMagic3))
+	as3 := append([]byte(indexMagic3), data[8:]...)
+	as3[17] = 3
+	f.Add(as3)
 	// The fabric a snapshot's fabric file decodes to (no tables), which
 	// FillLFTs completes from the index.
 	bare, err := fabric.MarshalWith(fab, fabric.MarshalOptions{OmitLFT: true})
@@ -260,5 +267,48 @@ func TestWiden(t *testing.T) {
 	whole, _ := g.FabricFor([]string{"gpu001", "gpu002"}, nil)
 	if len(whole.Nodes) != len(f.Nodes) || g.Widen(map[*fabric.Port]bool{cut: true}) {
 		t.Errorf("after Widen: %d of %d nodes, or widened twice", len(whole.Nodes), len(f.Nodes))
+	}
+}
+
+// OpenSM's tables on a 49k-node fabric have more than 65,536 distinct
+// blocks; their numbers then take 3 bytes (4 before, a quarter of the
+// ids section wasted), and every table reads back as written.
+func TestIndexManyDistinctBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const switches, top = 96, 48*1024 - 1 // 96 × 768 = 73,728 distinct blocks
+	f := &fabric.Fabric{}
+	for i := range switches {
+		n := &fabric.Node{Type: mad.NodeSwitch, GUID: 0x1000 + uint64(i), Description: fmt.Sprintf("sw%d", i),
+			Switch: &fabric.Switch{LinearFDBTop: top, LFT: make([]uint8, top+1)}}
+		n.Ports = []*fabric.Port{{Node: n, Num: 0, LID: uint16(i + 1), State: mad.PortStateActive}}
+		for j := range n.Switch.LFT {
+			n.Switch.LFT[j] = uint8(rng.IntN(64))
+		}
+		f.Nodes = append(f.Nodes, n)
+	}
+	data, err := EncodeIndex(f, nil, time.Unix(1, 0), "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, want := len(x.sec[secBlockIDs]), 3*switches*(top+1)/64; ids != want {
+		t.Errorf("block numbers take %d bytes, want %d (3 a block)", ids, want)
+	}
+	// An ibdoctor that knows only IBDGIDX1 reads 4-byte numbers: it must
+	// not take this file for one.
+	if string(data[:8]) == indexMagic {
+		t.Errorf("3-byte block numbers under the magic %s", indexMagic)
+	}
+	w, err := x.Whole()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range w.Nodes {
+		if !bytes.Equal(n.Switch.LFT, f.Nodes[i].Switch.LFT) {
+			t.Fatalf("%s: table read back differs", n.Description)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -121,7 +122,7 @@ func (s *Snapshot) adaptive() []Finding {
 	return []Finding{{
 		Check:    "routing.adaptive",
 		Severity: Info,
-		Title:    fmt.Sprintf("adaptive routing is on at %d of the %d switches read: their forwarding tables are only the fallback", len(on), read),
+		Title:    fmt.Sprintf("adaptive routing is on at %d of the %s read: their forwarding tables are only the fallback", len(on), words.Count(read, "switch")),
 		Entities: ents,
 		Evidence: []Evidence{
 			{Name: "switches", Value: float64(len(on)), Text: "adaptive routing on: " + strings.Join(names, ", ")},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
 // fabricWide are the checks whose verdict on a switch needs every
@@ -153,8 +154,8 @@ func (s *Snapshot) jobECMP(g *routeGraph) (out []Finding, covered map[*fabric.Po
 			f.Entities[i].NodeGUID = entityGUID(f.Entities[i])
 		}
 		f.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "job", Value: float64(n),
-			Text: fmt.Sprintf("the job's routes to %d of its %d destinations leave %s by port %d; the group was judged by the sweep of %s on every destination the switch routes (a job's own are often too few to judge it)",
-				n, len(dsts), s.nodeName(b.Node), b.Num, s.FabricRouting.Taken.Format(time.RFC3339))})
+			Text: fmt.Sprintf("the job's routes to %d of its %s leave %s by port %d; the group was judged by the sweep of %s on every destination the switch routes (a job's own are often too few to judge it)",
+				n, words.Count(len(dsts), "destination"), s.nodeName(b.Node), b.Num, s.FabricRouting.Taken.Format(time.RFC3339))})
 		share, _ := s.pathShare(b)
 		f.Impact.PathShare = share
 		if f.Impact.Slowdown > 0 {

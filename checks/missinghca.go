@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -238,7 +239,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 		}
 		if undecided {
 			if len(mine) > 0 {
-				s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %d HCAs where its peers have %d (%s not found), but a leaf it may be cabled to has a port or a host that was not read: the HCA may be there", h, len(devs[h]), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
+				s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %s where its peers have %d (%s not found), but a leaf it may be cabled to has a port or a host that was not read: the HCA may be there", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
 			}
 			continue
 		}
@@ -253,7 +254,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 			sev = Info
 			basis += " (no clear majority: under 90%, so this may be another kind of host)"
 		}
-		title := fmt.Sprintf("%s has %d HCAs where its peers have %d: %s missing", h, len(devs[h]), len(devs[h])+len(missing), strings.Join(missing, ", "))
+		title := fmt.Sprintf("%s has %s where its peers have %d: %s missing", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", "))
 		ents := make([]Entity, 0, 1+len(spots))
 		if len(mine) > 0 {
 			ents = append(ents, s.nodeEntity(mine[0].Node, "host"))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -177,7 +178,7 @@ func (s *Snapshot) railMiswired() []Finding {
 				Severity: Error,
 				Title:    title,
 				Entities: ents,
-				Evidence: []Evidence{{Name: "rail", Text: ev + fmt.Sprintf(" (rails inferred from the host descriptions and each leaf's majority: %d leaves, %d rails)", len(railOf), railCount(railOf))}},
+				Evidence: []Evidence{{Name: "rail", Text: ev + fmt.Sprintf(" (rails inferred from the host descriptions and each leaf's majority: %s, %s)", words.Count(len(railOf), "leaf"), words.Count(railCount(railOf), "rail"))}},
 				Impact:   Impact{PathShare: 2 / float64(max(1, s.hostCount())), Score: 2 / float64(max(1, s.hostCount())), Summary: "rail-local collectives (NCCL) from this host cross the spines instead of staying on the rail's leaf: about half the all-reduce bandwidth for jobs using it, while every link looks healthy"},
 				Action:   fmt.Sprintf("Swap the cables at %s so that each HCA goes to its own rail's leaf (check the port labels against the cabling plan), then confirm with 'ibdoctor check' that the finding is gone.", h),
 				Basis:    "topology",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -303,7 +304,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		} else if at.Switch == nil || at.Switch.LFT == nil {
 			beyond = "its own forwarding table, which was not read"
 		}
-		s.couldNotDecide(id, fmt.Sprintf("%d routes (to %d destinations) lead from here to %s: not followed further", u.routes, u.dsts, beyond), s.nodeEntity(at, "switch"))
+		s.couldNotDecide(id, fmt.Sprintf("%s (to %s) %s from here to %s: not followed further", words.Count(u.routes, "route"), words.Count(u.dsts, "destination"), words.Verb(u.routes, "lead"), beyond), s.nodeEntity(at, "switch"))
 	}
 	hostsTotal := max(1, len(rf.hosts))
 	for _, f := range order {
@@ -344,13 +345,13 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		dst := hh.dsts[0]
 		var title, detail string
 		if len(hh.dsts) == 1 {
-			title = fmt.Sprintf("%d hosts cannot reach %s (LID %d): %s", len(srcs), s.nodeName(dst.Node), dst.LID, why(f.why))
+			title = fmt.Sprintf("%s cannot reach %s (LID %d): %s", words.Count(len(srcs), "host"), s.nodeName(dst.Node), dst.LID, why(f.why))
 			detail = fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
 			if f.at != nil && f.why == route.NoRoute {
 				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", s.nodeName(f.at), dst.LID)
 			}
 		} else {
-			title = fmt.Sprintf("%d hosts cannot reach %d destinations: %s at %s", len(srcs), len(hh.dsts), why(f.why), atName)
+			title = fmt.Sprintf("%s cannot reach %s: %s at %s", words.Count(len(srcs), "host"), words.Count(len(hh.dsts), "destination"), why(f.why), atName)
 			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atName, s.hostNames(hh.dsts, 5))
 		}
 		involved := len(srcs) + len(hh.dsts)
@@ -715,7 +716,7 @@ func undecidedParts(grp *ecmpGroup, nUnk int) string {
 		parts = append(parts, fmt.Sprintf("the table sends %d of the group's destinations out of ports not read", grp.unread))
 	}
 	if nUnk > 0 {
-		parts = append(parts, fmt.Sprintf("it sends %d LIDs of no port read (destinations the sweep did not find) out of these ports", nUnk))
+		parts = append(parts, fmt.Sprintf("it sends %s of no port read (destinations the sweep did not find) out of these ports", words.Count(nUnk, "LID")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -880,7 +881,7 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	share, _ := s.pathShare(busiest)
 	title := fmt.Sprintf("%s spreads %d destinations over %d equal-cost ports unevenly: busiest port %d carries %.1fx the mean", s.nodeName(grp.sw), total, n, busiest.Num, worst)
 	if idle > 0 {
-		title += fmt.Sprintf(", %d ports idle", idle)
+		title += fmt.Sprintf(", %s idle", words.Count(idle, "port"))
 	}
 	legend := "port:destinations"
 	if paths != nil {
@@ -890,7 +891,7 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 		{Name: "max/mean", Value: worst, Threshold: ratio, Text: fmt.Sprintf("%s %s (max/mean %.2f, threshold %.2f)", legend, strings.Join(counts, " "), worst, ratio)},
 	}
 	if grp.other > 0 {
-		ev = append(ev, Evidence{Name: "off-group", Value: float64(grp.other), Text: fmt.Sprintf("%d destinations are routed outside the equal-cost set (not a shortest path)", grp.other)})
+		ev = append(ev, Evidence{Name: "off-group", Value: float64(grp.other), Text: fmt.Sprintf("%s %s routed outside the equal-cost set (not a shortest path)", words.Count(grp.other, "destination"), words.Verb(grp.other, "are"))})
 	}
 	ents := []Entity{s.nodeEntity(grp.sw, "switch")}
 	ents = append(ents, s.entityOf(busiest, "busiest"))

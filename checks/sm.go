@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -236,7 +237,7 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 			more = fmt.Sprintf(" and %d more", n-len(folded))
 		}
 		out[i].Evidence = append(out[i].Evidence, Evidence{Name: "link.down folded", Value: float64(n), Unit: "links",
-			Text: fmt.Sprintf("%d links physically up but not Active (%s%s): symptoms of this finding, not reported apart", n, strings.Join(folded, ", "), more)})
+			Text: fmt.Sprintf("%s physically up but not Active (%s%s): symptoms of this finding, not reported apart", words.Count(n, "link"), strings.Join(folded, ", "), more)})
 	}
 	return out
 }
@@ -312,7 +313,7 @@ func (s *Snapshot) multipleMasters() []Finding {
 		names = append(names, s.smName(r.Port))
 		lid := s.entityOf(r.Port, "").LID
 		ev = append(ev, Evidence{Name: "master", Value: float64(r.Info.Priority),
-			Text: fmt.Sprintf("%s: SMInfo state Master, GUID 0x%016x, priority %d, ActCount %d; %d ports name it as their master", s.smName(r.Port), r.Info.GUID, r.Info.Priority, r.Info.ActCount, len(byLID[lid]))})
+			Text: fmt.Sprintf("%s: SMInfo state Master, GUID 0x%016x, priority %d, ActCount %d; %s %s it as their master", s.smName(r.Port), r.Info.GUID, r.Info.Priority, r.Info.ActCount, words.Count(len(byLID[lid]), "port"), words.Verb(len(byLID[lid]), "name"))})
 	}
 	return []Finding{{
 		Check:    "sm.multiple-masters",
@@ -529,7 +530,7 @@ func (s *Snapshot) mkeyPolicies() []Finding {
 	}
 	slices.SortFunc(keys, func(a, b mkeyPolicy) int { return cmp.Compare(len(by[b]), len(by[a])) })
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%d ports: %s", len(by[k]), k))
+		parts = append(parts, fmt.Sprintf("%s: %s", words.Count(len(by[k]), "port"), k))
 		if k != norm {
 			odd = append(odd, by[k]...)
 		}
@@ -560,7 +561,7 @@ func (s *Snapshot) mkeyPolicies() []Finding {
 	return []Finding{{
 		Check:    "sm.mkey-policy",
 		Severity: Warning,
-		Title:    fmt.Sprintf("%d of %d ports run another M_Key policy (%s) than the fabric's (%s): %s%s", len(odd), total, other, norm, strings.Join(names, ", "), more),
+		Title:    fmt.Sprintf("%d of %d ports %s another M_Key policy (%s) than the fabric's (%s): %s%s", len(odd), total, words.Verb(len(odd), "run"), other, norm, strings.Join(names, ", "), more),
 		Entities: ents,
 		Evidence: []Evidence{{Name: "policies", Value: float64(len(by)),
 			Text: "PortInfo M_Key policy: " + strings.Join(parts, "; ")}},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -307,14 +308,14 @@ func (s *Snapshot) changed() []Finding {
 		ents := []Entity{s.nodeEntity(n, "missing")}
 		impact := "its links and hosts are out of the fabric"
 		if hs := behind[n]; len(hs) > 0 {
-			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %d hosts behind it", n.Type, s.nodeName(n), len(hs))
+			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %s behind it", n.Type, s.nodeName(n), words.Count(len(hs), "host"))
 			var names []string
 			for _, h := range hs {
 				names = append(names, s.nodeName(h))
 				ents = append(ents, s.nodeEntity(h, "behind"))
 			}
 			ev = append(ev, Evidence{Name: "hosts behind", Value: float64(len(hs)), Text: "cabled only to it, not discovered either: " + strings.Join(names, ", ")})
-			impact = fmt.Sprintf("%d hosts are cut off (or could not be seen through it)", len(hs))
+			impact = fmt.Sprintf("%s %s cut off (or could not be seen through it)", words.Count(len(hs), "host"), words.Verb(len(hs), "are"))
 		}
 		out = append(out, Finding{
 			Check:    "topology.changed",
@@ -345,7 +346,7 @@ func (s *Snapshot) changed() []Finding {
 		out = append(out, Finding{
 			Check:    "topology.changed",
 			Severity: Info,
-			Title:    fmt.Sprintf("%d nodes not in the expected topology", len(added)),
+			Title:    fmt.Sprintf("%s not in the expected topology", words.Count(len(added), "node")),
 			Evidence: []Evidence{{Name: "new nodes", Value: float64(len(added)), Text: strings.Join(shown, ", ")}},
 			Impact:   Impact{Summary: "new hardware, or a replaced board with a new GUID"},
 			Action:   "If the change was planned, save a new baseline (ibdoctor sweep); a replaced board explains a missing and a new node at the same place.",

@@ -21,6 +21,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
 )
@@ -220,7 +221,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 	case v.failing > 0:
 		return withExit(ExitFindings, nil)
 	case len(notRead) > 0:
-		return withExit(ExitPartial, fmt.Errorf("%d ports or nodes could not be read; what was read is printed", len(notRead)))
+		return withExit(ExitPartial, fmt.Errorf("%d %s or %s could not be read; what was read is printed", len(notRead), words.Noun(len(notRead), "port"), words.Noun(len(notRead), "node")))
 	case v.undecided > 0:
 		return withExit(ExitPartial, fmt.Errorf("%s undecided: an increase could not be computed (shown as ?)", plural(v.undecided, "port")))
 	}

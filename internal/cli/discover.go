@@ -14,6 +14,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
 )
@@ -163,7 +164,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	case len(changes) > 0:
 		return withExit(ExitFindings, nil)
 	case len(f.Unreachable) > 0:
-		return withExit(ExitPartial, fmt.Errorf("%d nodes or ports were not reached (listed); what was found is printed", len(f.Unreachable)))
+		return withExit(ExitPartial, fmt.Errorf("%d %s %s not reached (listed); what was found is printed", len(f.Unreachable), words.Noun(len(f.Unreachable), "node")+" or "+words.Noun(len(f.Unreachable), "port"), words.Verb(len(f.Unreachable), "were")))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
 )
@@ -180,7 +181,7 @@ func (a *app) notRead(f *fabric.Fabric, readErr error, why map[uint64]string, ct
 	if ctx.Err() != nil {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
 	}
-	return withExit(ExitPartial, fmt.Errorf("%d switches or nodes could not be read; what was read is printed", n))
+	return withExit(ExitPartial, fmt.Errorf("%d %s or %s could not be read; what was read is printed", n, words.Noun(n, "switch"), words.Noun(n, "node")))
 }
 
 func flatten(err error) []error {

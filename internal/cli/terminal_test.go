@@ -44,10 +44,10 @@ func ibdoctorBinary(t *testing.T) string {
 	return binPath
 }
 
-// words are the tokens of text without digits (counter values and times
+// tokenSet is the tokens of text without digits (counter values and times
 // differ between two runs on the simulator), without cuts ("…") and
 // without the table's rule, which is as wide as the table.
-func words(text string) map[string]bool {
+func tokenSet(text string) map[string]bool {
 	out := map[string]bool{}
 	for _, w := range strings.Fields(text) {
 		if strings.ContainsAny(w, "0123456789") || strings.Contains(w, report.Ellipsis) || strings.Trim(w, "-") == "" {
@@ -77,7 +77,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ 1 +critical +routing\.ecmp-imbalance +spine01 spreads .* 7 ports idle +3\.1% of paths`).MatchString(full) {
 		t.Errorf("piped findings table lacks the first finding in full on one line:\n%s", full)
 	}
-	fullWords := words(full)
+	fullWords := tokenSet(full)
 	for _, width := range []int{80, 120} {
 		t.Run(fmt.Sprintf("%dcols", width), func(t *testing.T) {
 			p := tmuxtest.Start(t, width, 50, t.TempDir(), bin, "check", "--sim")
@@ -93,7 +93,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 					t.Errorf("line %d is %d columns wide in a %d-column terminal (it wrapped):\n%s", i+1, w, width, line)
 				}
 			}
-			for w := range words(joined) {
+			for w := range tokenSet(joined) {
 				if !fullWords[w] && !strings.HasPrefix(w, report.Ellipsis) {
 					t.Errorf("%q on the %d-column screen is not a word of the full output: a word was cut", w, width)
 				}
@@ -135,7 +135,7 @@ func TestRoutesLinksFitTerminal(t *testing.T) {
 		if strings.Contains(full, report.Ellipsis) {
 			t.Errorf("%q: piped output is cut (%q)", args, report.Ellipsis)
 		}
-		fullWords := words(full)
+		fullWords := tokenSet(full)
 		for _, width := range []int{80, 120} {
 			t.Run(fmt.Sprintf("%s/%dcols", args[0], width), func(t *testing.T) {
 				p := tmuxtest.Start(t, width, 50, t.TempDir(), append([]string{bin}, args...)...)
@@ -151,7 +151,7 @@ func TestRoutesLinksFitTerminal(t *testing.T) {
 						t.Errorf("line %d is %d columns wide in a %d-column terminal (it wrapped):\n%s", i+1, w, width, line)
 					}
 				}
-				for w := range words(joined) {
+				for w := range tokenSet(joined) {
 					if !fullWords[w] && !strings.HasPrefix(w, report.Ellipsis) {
 						t.Errorf("%q on the %d-column screen is not a word of the full output: a word was cut", w, width)
 					}

@@ -20,6 +20,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/top"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -293,7 +294,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // rates' interval, and drops the program's name and the refresh period.
 func (v *topView) header(fr *top.Frame, width int) string {
 	at := fr.At.UTC().Format("15:04:05")
-	scope := fmt.Sprintf("%d ports", fr.Watched)
+	scope := words.Count(fr.Watched, "port")
 	short := scope
 	if fr.Cycle > 1 {
 		scope = fmt.Sprintf("%d of %d ports per refresh (budget)", fr.ReadNow, fr.Watched)

@@ -21,6 +21,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fifo"
 	"github.com/ibdoctor/ibdoctor/internal/pump"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -638,7 +639,7 @@ func unanswered(err error) bool {
 func errString(err error) string {
 	var te *transport.TimeoutError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("no response after %d attempts", te.Attempts)
+		return fmt.Sprintf("no response after %s", words.Count(te.Attempts, "attempt"))
 	}
 	var se *transport.StatusError
 	if errors.As(err, &se) {

@@ -62,7 +62,7 @@ func refreshed(t *testing.T, e *transport.Engine, up, host *fabric.Port, byLID b
 	if got := up.Rate(); got != (mad.Rate{Width: mad.Width1X, Speed: mad.SpeedHDR}) || up.State != mad.PortStateActive {
 		t.Errorf("byLID %v: leaf2 port 3 at %v %v, want 1X HDR Active", byLID, got, up.State)
 	}
-	if len(bad) != 1 || bad[0].FromGUID != host.Node.GUID || bad[0].What != "PortInfo 1" || bad[0].Reason != "no response after 1 attempts" {
+	if len(bad) != 1 || bad[0].FromGUID != host.Node.GUID || bad[0].What != "PortInfo 1" || bad[0].Reason != "no response after 1 attempt" {
 		t.Errorf("byLID %v: unreachable: %+v", byLID, bad)
 	}
 	if host.Rate() != (mad.Rate{Width: mad.Width4X, Speed: mad.SpeedNDR}) {

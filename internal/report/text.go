@@ -1,11 +1,12 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mattn/go-runewidth"
+
+	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
 // Ellipsis marks text cut to fit the terminal.
@@ -154,15 +155,7 @@ func bracketDepth(s string) int {
 
 // Plural is n and the word, with an "s" unless n is 1: "1 check",
 // "3 checks".
-func Plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	if strings.HasSuffix(word, "ch") || strings.HasSuffix(word, "sh") || strings.HasSuffix(word, "x") {
-		return fmt.Sprintf("%d %ses", n, word) // switches, boxes
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
+func Plural(n int, word string) string { return words.Count(n, word) }
 
 // WrapString is Wrap joined with newlines, ending in one.
 func WrapString(first, text string, width int) string {

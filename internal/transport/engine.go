@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fifo"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -703,8 +704,8 @@ func (e *Engine) pendingLocked(keep func(*request) bool) []*request {
 
 // abandon wraps err with what was abandoned.
 func (e *Engine) abandon(err error, r *request, attempts int) error {
-	return fmt.Errorf("transport: abandoned %s %s to %s after %d attempts: %w",
-		r.h.Class, mad.AttrName(r.h.Class, r.h.AttrID), where(r.addr, r.req, r.h), attempts, err)
+	return fmt.Errorf("transport: abandoned %s %s to %s after %s: %w",
+		r.h.Class, mad.AttrName(r.h.Class, r.h.AttrID), where(r.addr, r.req, r.h), words.Count(attempts, "attempt"), err)
 }
 
 func (e *Engine) deadErr() error {

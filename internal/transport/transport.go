@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -164,8 +165,8 @@ func (e *TimeoutError) Error() string {
 	if e.Path != nil {
 		where = "path " + e.Path.String()
 	}
-	return fmt.Sprintf("transport: no response to %s %s (%s) after %d attempts in %v",
-		e.Class, mad.AttrName(e.Class, e.Attr), where, e.Attempts, e.Waited.Round(time.Millisecond))
+	return fmt.Sprintf("transport: no response to %s %s (%s) after %s in %v",
+		e.Class, mad.AttrName(e.Class, e.Attr), where, words.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond))
 }
 
 // Is makes errors.Is(err, ErrTimeout) hold.

@@ -1,0 +1,26 @@
+package words
+
+import "testing"
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		n          int
+		noun, want string
+	}{
+		{1, "destination", "1 destination"}, {0, "destination", "0 destinations"}, {2, "switch", "2 switches"},
+		{1, "switch", "1 switch"}, {3, "leaf", "3 leaves"}, {1, "attempt", "1 attempt"}, {5, "HCA", "5 HCAs"},
+		{2, "LID", "2 LIDs"}, {2, "box", "2 boxes"},
+	} {
+		if got := Count(c.n, c.noun); got != c.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", c.n, c.noun, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		n          int
+		verb, want string
+	}{{1, "run", "runs"}, {2, "run", "run"}, {1, "are", "is"}, {1, "have", "has"}, {3, "have", "have"}, {1, "lead", "leads"}, {1, "were", "was"}} {
+		if got := Verb(c.n, c.verb); got != c.want {
+			t.Errorf("Verb(%d, %q) = %q, want %q", c.n, c.verb, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
 func init() {
@@ -308,7 +309,7 @@ func (s *Snapshot) spanlessCongestion(fs []Finding) Finding {
 		tickNote = ", in time at " + fmtStall(1/top.spanless.perSecond) + " a tick"
 	}
 	ev := []Evidence{{Name: "ports", Value: float64(len(fs)), Unit: "ports", Threshold: floor,
-		Text: fmt.Sprintf("%s waited to send more than %.0f ticks (xmitwait.absolute) while the counters were sampled; the span is not recorded, so the share of time stalled is unknown; the largest below%s ('ibdoctor counters' lists each)", fmt.Sprintf("%d port%s", len(fs), plural(len(fs))), floor, tickNote)}}
+		Text: fmt.Sprintf("%s waited to send more than %.0f ticks (xmitwait.absolute) while the counters were sampled; the span is not recorded, so the share of time stalled is unknown; the largest below%s ('ibdoctor counters' lists each)", words.Count(len(fs), "port"), floor, tickNote)}}
 	var ents []Entity
 	share := 0.0
 	for i, f := range fs {
@@ -322,8 +323,8 @@ func (s *Snapshot) spanlessCongestion(fs []Finding) Finding {
 	return Finding{
 		Check:    "counters.congestion",
 		Severity: Info,
-		Title: fmt.Sprintf("%d port%s waited to send while the counters were sampled (at most %d ticks%s); share of time unknown without the span",
-			len(fs), plural(len(fs)), top.spanless.ticks, prefixed(", ", top.spanless.about())),
+		Title: fmt.Sprintf("%s waited to send while the counters were sampled (at most %d ticks%s); share of time unknown without the span",
+			words.Count(len(fs), "port"), top.spanless.ticks, prefixed(", ", top.spanless.about())),
 		Entities: ents,
 		Evidence: ev,
 		Impact: Impact{PathShare: share, Score: share * 0.001,

@@ -91,13 +91,6 @@ func inHostBlock(p *fabric.Port) bool {
 	return lo != 0 && int(p.Num) >= lo && int(p.Num) <= hi
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 // portNumbers writes port numbers with runs collapsed: "33-40, 49".
 func portNumbers(ps []uint8) string {
 	ps = slices.Clone(ps)
@@ -169,6 +162,15 @@ func (s *Snapshot) oversubscribed() []Finding {
 		typical = ratios[len(ratios)/2]
 	}
 	var out []Finding
+	// Leaves built alike say the same thing: one finding names them all
+	// (keyed by everything the text says but the leaf's name).
+	type same struct {
+		sev        Severity
+		text       string
+		hosts, ups int
+		ratio      string
+	}
+	group := map[same]int{}
 	for _, l := range all {
 		if !s.nodeInScope(l.n) || l.host <= ratio*l.up {
 			continue
@@ -181,18 +183,44 @@ func (s *Snapshot) oversubscribed() []Finding {
 				sev, why = Warning, fmt.Sprintf("above the typical leaf's %.1f:1: an uplink may be missing or down", typical)
 			}
 		}
+		text := fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtNum(l.host), fmtNum(l.up), why)
+		k := same{sev, text, l.hosts, l.ups, fmt.Sprintf("%.1f", r)}
+		if i, ok := group[k]; ok {
+			f := &out[i]
+			f.Entities = append(f.Entities, s.nodeEntity(l.n, "switch"))
+			f.Impact.Score += float64(l.hosts) / float64(max(1, s.hostCount())) * (1 - l.up/l.host)
+			continue
+		}
+		group[k] = len(out)
 		out = append(out, Finding{
 			Check:    "topology.oversubscribed",
 			Severity: sev,
-			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%d host%s, %d uplink%s)", s.nodeName(l.n), r, l.hosts, plural(l.hosts), l.ups, plural(l.ups)),
+			Title:    fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%s, %s)", s.nodeName(l.n), r, words.Count(l.hosts, "host"), words.Count(l.ups, "uplink")),
 			Entities: []Entity{s.nodeEntity(l.n, "switch")},
-			Evidence: []Evidence{{Name: "oversubscription", Value: r, Threshold: ratio,
-				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtNum(l.host), fmtNum(l.up), why)}},
+			Evidence: []Evidence{{Name: "oversubscription", Value: r, Threshold: ratio, Text: text}},
 			Impact: Impact{Score: float64(l.hosts) / float64(max(1, s.hostCount())) * (1 - l.up/l.host),
 				Summary: fmt.Sprintf("traffic leaving the leaf gets at most %.0f%% of its hosts' bandwidth", l.up/l.host*100)},
 			Action: "If this is not the design, add or repair uplinks (a down or degraded uplink lowers the ratio too); otherwise place bandwidth-bound jobs within the leaf.",
 			Basis:  "topology",
 		})
+	}
+	for k, i := range group {
+		f := &out[i]
+		if len(f.Entities) == 1 {
+			continue
+		}
+		var names []string
+		for _, e := range f.Entities[:min(3, len(f.Entities))] {
+			names = append(names, e.String())
+		}
+		more := ""
+		if len(f.Entities) > len(names) {
+			more = fmt.Sprintf(" and %d more", len(f.Entities)-len(names))
+		}
+		f.Title = fmt.Sprintf("%d leaves are oversubscribed %s:1 (%s, %s each): %s%s", len(f.Entities), k.ratio,
+			words.Count(k.hosts, "host"), words.Count(k.ups, "uplink"), strings.Join(names, ", "), more)
+		f.Evidence[0].Text = "each: " + f.Evidence[0].Text
+		f.Impact.Score = min(1, f.Impact.Score)
 	}
 	return out
 }

@@ -89,7 +89,7 @@ func TestBrowserScreenshot(t *testing.T) {
 			if c != bg {
 				ink++
 			}
-			if near(r>>8, g>>8, bl>>8, 0xc0, 0x39, 0x2b) { // critical frame
+			if near(r>>8, g>>8, bl>>8, 0xa5, 0x0e, 0x0e) { // critical frame (--s3)
 				red++
 			}
 			if near(r>>8, g>>8, bl>>8, 0xd5, 0x5e, 0x00) { // degraded line

@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -30,6 +31,26 @@ func BenchmarkReadFileJSON(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ReadFile(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadFileIBNetDiscover reads the same fat tree written by
+// WriteIBNetDiscover through ReadFile.
+func BenchmarkReadFileIBNetDiscover(b *testing.B) {
+	var buf bytes.Buffer
+	if err := WriteIBNetDiscover(&buf, fatTree(64, 32, 32)); err != nil {
+		b.Fatal(err)
+	}
+	p := filepath.Join(b.TempDir(), "fabric.txt")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, err := ReadFile(context.Background(), p); err != nil {

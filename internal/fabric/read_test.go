@@ -742,3 +742,23 @@ func TestNetFileNoRates(t *testing.T) {
 		}
 	}
 }
+
+// FuzzIsNoise: isNoise's filter before the regexp never changes its
+// answer.
+func FuzzIsNoise(f *testing.F) {
+	for _, s := range []string{
+		"ibwarn: [123] _do_madrpc: recv failed",
+		"ibnetdiscover: iberror: failed: discover failed",
+		"src/query_smp.c:195; umad (DR path slid 0; dlid 0; 0,1,1 Attr 0x11:0) bad status 110",
+		"  x.c:12; y",
+		`Switch	36 "S-b83fd20300a10000"		# "MF0;leaf01:MQM9700/U1" enhanced port 0 lid 2 lmc 0`,
+		"ibdebugging", "libibwarn: x", "a.c:1;\t", "ibib",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if got, want := isNoise(line), noiseRE.Match(line); got != want {
+			t.Fatalf("%q: isNoise %v, regexp %v", line, got, want)
+		}
+	})
+}

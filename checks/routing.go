@@ -3,9 +3,11 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
@@ -194,72 +196,109 @@ func (s *Snapshot) findRouteFails() *routeFails {
 	for i, leaf := range leafOrder {
 		leafAt[i], _ = g.a.Switch(leaf)
 	}
-	var w *route.Walk
+	var dsts []*fabric.Port
 	for _, dst := range g.hosts {
-		if s.Scope != nil && !s.Scope.Hosts[dst.Node] {
-			continue
+		if s.Scope == nil || s.Scope.Hosts[dst.Node] {
+			dsts = append(dsts, dst)
 		}
-		if w == nil {
-			w = g.a.WalkTo(dst)
-		} else {
-			w.Reset(dst)
+	}
+	// The walks (46 million at 49k nodes) run on every core, a batch of
+	// destinations at a time split between the workers; what they find
+	// is recorded below in destination order, as one walker would.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(dsts)))
+	walks := make([]*route.Walk, workers)
+	ends := make([][]walkEnd, workers)
+	const perWorker = 256
+	for lo := 0; lo < len(dsts); lo += perWorker * workers {
+		var wg sync.WaitGroup
+		for wi := range workers {
+			part := dsts[min(len(dsts), lo+wi*perWorker):min(len(dsts), lo+(wi+1)*perWorker)]
+			first := lo + wi*perWorker
+			wg.Go(func() {
+				ev := ends[wi][:0]
+				for k, dst := range part {
+					if walks[wi] == nil {
+						walks[wi] = g.a.WalkTo(dst)
+					} else {
+						walks[wi].Reset(dst)
+					}
+					for li := range leafAt {
+						if o, at := walks[wi].FromSwitch(leafAt[li]); o != route.Delivered {
+							ev = append(ev, walkEnd{int32(first + k), int32(li), o, at})
+						}
+					}
+				}
+				ends[wi] = ev
+			})
 		}
-		for li, leaf := range leafOrder {
-			o, at := w.FromSwitch(leafAt[li])
-			// NoTable and Unread: a table, a port's state or a far end
-			// on the route was not read. Could not look is not a black
-			// hole: the report lists what was not read.
-			if o == route.NoTable || o == route.Unread {
-				if at != nil && leafInScope[leaf] {
-					u := rf.unreadAt[at]
-					if u == nil {
-						u = &routeUnread{}
-						rf.unreadAt[at] = u
-						rf.unread = append(rf.unread, at)
-					}
-					u.routes++
-					rf.unreadTotal++
-					if u.last != dst {
-						u.last = dst
-						u.dsts++
-					}
-					if o == route.NoTable {
-						u.noTab = true
-					} else if at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) && !slices.Contains(u.ports, at.Switch.LFT[dst.LID]) {
-						u.ports = append(u.ports, at.Switch.LFT[dst.LID])
-					}
-				}
-				continue
-			}
-			if o == route.Delivered {
-				continue
-			}
-			kind := 0
-			if o == route.Loop {
-				kind = 1
-			}
-			k := routeFail{why: o, at: at}
-			if o == route.DeadEnd && at != nil && at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) {
-				k.port = at.Switch.LFT[dst.LID]
-			}
-			for _, h := range byLeaf[leaf] {
-				if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
-					continue
-				}
-				hh := rf.hits[kind][k]
-				if hh == nil {
-					hh = &routeHit{srcs: map[*fabric.Port]bool{}}
-					rf.hits[kind][k] = hh
-					rf.order[kind] = append(rf.order[kind], k)
-				}
-				if len(hh.dsts) == 0 || hh.dsts[len(hh.dsts)-1] != dst {
-					hh.dsts = append(hh.dsts, dst)
-				}
-				hh.srcs[h] = true
+		wg.Wait()
+		for _, ev := range ends {
+			for _, e := range ev {
+				rf.record(s, dsts[e.dst], leafOrder[e.leaf], byLeaf, leafInScope[leafOrder[e.leaf]], e.o, e.at)
 			}
 		}
 	}
 	return rf
+}
+
+// walkEnd is a route that was not delivered: to dsts[dst] from
+// leafOrder[leaf], how and where it ended.
+type walkEnd struct {
+	dst, leaf int32
+	o         route.Outcome
+	at        *fabric.Node
+}
+
+// record adds a route that was not delivered, from leaf to dst, to rf.
+func (rf *routeFails) record(s *Snapshot, dst *fabric.Port, leaf *fabric.Node, byLeaf map[*fabric.Node][]*fabric.Port, leafInScope bool, o route.Outcome, at *fabric.Node) {
+	// NoTable and Unread: a table, a port's state or a far end
+	// on the route was not read. Could not look is not a black
+	// hole: the report lists what was not read.
+	if o == route.NoTable || o == route.Unread {
+		if at != nil && leafInScope {
+			u := rf.unreadAt[at]
+			if u == nil {
+				u = &routeUnread{}
+				rf.unreadAt[at] = u
+				rf.unread = append(rf.unread, at)
+			}
+			u.routes++
+			rf.unreadTotal++
+			if u.last != dst {
+				u.last = dst
+				u.dsts++
+			}
+			if o == route.NoTable {
+				u.noTab = true
+			} else if at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) && !slices.Contains(u.ports, at.Switch.LFT[dst.LID]) {
+				u.ports = append(u.ports, at.Switch.LFT[dst.LID])
+			}
+		}
+		return
+	}
+	kind := 0
+	if o == route.Loop {
+		kind = 1
+	}
+	k := routeFail{why: o, at: at}
+	if o == route.DeadEnd && at != nil && at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) {
+		k.port = at.Switch.LFT[dst.LID]
+	}
+	for _, h := range byLeaf[leaf] {
+		if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
+			continue
+		}
+		hh := rf.hits[kind][k]
+		if hh == nil {
+			hh = &routeHit{srcs: map[*fabric.Port]bool{}}
+			rf.hits[kind][k] = hh
+			rf.order[kind] = append(rf.order[kind], k)
+		}
+		if len(hh.dsts) == 0 || hh.dsts[len(hh.dsts)-1] != dst {
+			hh.dsts = append(hh.dsts, dst)
+		}
+		hh.srcs[h] = true
+	}
 }
 
 func (s *Snapshot) routeFailures(loops bool) []Finding {

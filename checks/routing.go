@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
@@ -554,171 +555,36 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		unknown = unknownLIDs(s.Fabric)
 	}
 	var out []Finding
-	var set []*fabric.Port
-	var cands []ecmpCand
-	key := make([]byte, 0, 64)
 	const id = "routing.ecmp-imbalance"
+	// Each switch's groups are counted on every core, a batch of
+	// switches at a time (the count runs for every switch and CA
+	// destination); they are judged below in the fabric's order.
+	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf}
+	var sws []*fabric.Node
 	for _, sw := range s.Fabric.Nodes {
-		if sw.Type != mad.NodeSwitch || !s.nodeInScope(sw) {
-			continue
+		if sw.Type == mad.NodeSwitch && s.nodeInScope(sw) {
+			sws = append(sws, sw)
 		}
-		if sw.Switch == nil || sw.Switch.LFT == nil {
-			// Some switches' tables were read (hasLFTs), not this one's.
-			s.couldNotDecide(id, "its forwarding table was not read", s.nodeEntity(sw, "switch"))
-			continue
-		}
-		si := sg.idx[sw]
-		eg, _ := g.a.EgressFrom(sw)
-		lft := sw.Switch.LFT
-		unread := unreadPorts(sw)
-		var isUnread [256]bool
-		for _, p := range unread {
-			isUnread[p.Num] = true
-		}
-		// the ports that can be in a group, with the switch each leads
-		// to, found once for all leaves
-		cands = cands[:0]
-		for _, p := range sw.Ports {
-			if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
-				cands = append(cands, ecmpCand{p, sg.idx[p.Remote.Node]})
-			}
-		}
-		var unk map[*fabric.Port]int
-		for _, lid := range unknown {
-			if int(lid) < len(lft) {
-				if p := portOf(sw, lft[lid]); p != nil && p.Num != 0 {
-					if unk == nil {
-						unk = map[*fabric.Port]int{}
-					}
-					unk[p]++
-				}
-			}
-		}
-		groups := map[string]*ecmpGroup{}
-		// What the routing engine balanced: every CA destination the
-		// switch forwards, per egress port (by the table's entry, so a
-		// port that was not read counts too). Counted only for a group
-		// that is uneven on its own (rare on a healthy fabric).
-		var loadMemo map[*fabric.Port]int
-		load := func() map[*fabric.Port]int {
-			if loadMemo == nil {
-				loadMemo = map[*fabric.Port]int{}
-				for _, h := range g.hosts {
-					for lid := range lids(h) {
-						if int(lid) < len(lft) {
-							if p := portOf(sw, lft[lid]); p != nil {
-								loadMemo[p]++
-							}
-						}
+	}
+	const batch = 256
+	counted := make([]map[string]*ecmpGroup, batch)
+	for lo := 0; lo < len(sws); lo += batch {
+		part := sws[lo:min(len(sws), lo+batch)]
+		var next atomic.Int32
+		var wg sync.WaitGroup
+		for range max(1, min(runtime.GOMAXPROCS(0), len(part))) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(part); i = int(next.Add(1) - 1) {
+					counted[i] = nil
+					if sw := part[i]; sw.Switch != nil && sw.Switch.LFT != nil {
+						counted[i] = cnt.groups(sw)
 					}
 				}
-			}
-			return loadMemo
+			})
 		}
-		for li, leaf := range leaves {
-			d := dist[li]
-			ds := d[si]
-			if ds <= 0 {
-				continue
-			}
-			set, key = set[:0], key[:0]
-			for _, c := range cands {
-				if d[c.to] == ds-1 {
-					set = append(set, c.p)
-					key = append(key, c.p.Num)
-				}
-			}
-			if len(set)+len(unread) < 2 {
-				continue
-			}
-			grp := groups[string(key)]
-			if grp == nil {
-				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
-				for _, p := range set {
-					grp.in[p.Num] = true
-				}
-				groups[string(key)] = grp
-			}
-			for _, p := range unread {
-				if (ds > 1 || mayLeadTo(p, leaf)) && !slices.Contains(grp.maybe, p) {
-					grp.maybe = append(grp.maybe, p)
-				}
-			}
-			for _, h := range byLeaf[leaf] {
-				for lid := range lids(h) {
-					p := eg.To(lid)
-					if p == nil && int(lid) < len(lft) {
-						if q := portOf(sw, lft[lid]); q != nil && isUnread[q.Num] {
-							grp.count[q.Num]++
-							grp.unread++
-							continue
-						}
-					}
-					if p == nil || !grp.in[p.Num] {
-						grp.other++
-						continue
-					}
-					grp.count[p.Num]++
-				}
-			}
-		}
-		for _, grp := range groups {
-			for num, c := range grp.count {
-				if c > 0 {
-					grp.dlids[sw.Ports[num]] = int(c)
-				}
-			}
-		}
-		keys := make([]string, 0, len(groups))
-		for k := range groups {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			grp := groups[k]
-			f, ok := s.judgeGroup(grp, ratio)
-			all := *grp
-			all.ports = append(slices.Clone(grp.ports), grp.maybe...)
-			nUnk := 0
-			for _, p := range all.ports {
-				nUnk += unk[p]
-			}
-			if len(grp.maybe) == 0 && grp.unread == 0 && nUnk == 0 {
-				if ok {
-					out = append(out, f)
-				}
-				continue
-			}
-			// Judge what was read. The ports not read (state or far
-			// end) may or may not be more of the group's equal-cost
-			// ports, and the LIDs of no port read that the table sends
-			// out of the group's ports may or may not be its
-			// destinations. The verdict stands when it is the same
-			// either way: on what was read alone, and with all of them
-			// counted in. Otherwise it depends on what was not read.
-			if nUnk > 0 {
-				all.dlids = maps.Clone(grp.dlids)
-				for p, c := range unk {
-					all.dlids[p] += c
-				}
-				all.load = func() map[*fabric.Port]int {
-					m := maps.Clone(grp.load())
-					for p, c := range unk {
-						m[p] += c
-					}
-					return m
-				}
-			}
-			_, okAll := s.judgeGroup(&all, ratio)
-			if ok != okAll {
-				s.couldNotDecide(id, undecidedGroup(grp, nUnk), s.nodeEntity(sw, "switch"))
-				continue
-			}
-			if ok {
-				f.Evidence = append(f.Evidence, Evidence{Name: "not read", Value: float64(len(grp.maybe) + nUnk),
-					Text: "uneven on what was read and with what was not read counted in: " + undecidedParts(grp, nUnk)})
-				out = append(out, f)
-			}
+		wg.Wait()
+		for i, sw := range part {
+			s.judgeECMP(sw, counted[i], unknown, ratio, &out)
 		}
 	}
 	if s.Scope != nil && s.FabricRouting != nil {
@@ -739,6 +605,190 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		out = append(out, fw...)
 	}
 	return out
+}
+
+// groups counts, for switch sw, its CA destinations per group of
+// equal-cost ports (towards each leaf, by the switchGraph distances
+// dist), keyed by the group's port numbers.
+func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
+	g, sg, leaves, dist, byLeaf := c.g, c.sg, c.leaves, c.dist, c.byLeaf
+	var set []*fabric.Port
+	key := make([]byte, 0, 64)
+	si := sg.idx[sw]
+	eg, _ := g.a.EgressFrom(sw)
+	lft := sw.Switch.LFT
+	unread := unreadPorts(sw)
+	var isUnread [256]bool
+	for _, p := range unread {
+		isUnread[p.Num] = true
+	}
+	// the ports that can be in a group, with the switch each leads
+	// to, found once for all leaves
+	var cands []ecmpCand
+	for _, p := range sw.Ports {
+		if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
+			cands = append(cands, ecmpCand{p, sg.idx[p.Remote.Node]})
+		}
+	}
+	groups := map[string]*ecmpGroup{}
+	// What the routing engine balanced: every CA destination the
+	// switch forwards, per egress port (by the table's entry, so a
+	// port that was not read counts too). Counted only for a group
+	// that is uneven on its own (rare on a healthy fabric).
+	var loadMemo map[*fabric.Port]int
+	load := func() map[*fabric.Port]int {
+		if loadMemo == nil {
+			loadMemo = map[*fabric.Port]int{}
+			for _, h := range g.hosts {
+				for lid := range lids(h) {
+					if int(lid) < len(lft) {
+						if p := portOf(sw, lft[lid]); p != nil {
+							loadMemo[p]++
+						}
+					}
+				}
+			}
+		}
+		return loadMemo
+	}
+	for li, leaf := range leaves {
+		d := dist[li]
+		ds := d[si]
+		if ds <= 0 {
+			continue
+		}
+		set, key = set[:0], key[:0]
+		for _, c := range cands {
+			if d[c.to] == ds-1 {
+				set = append(set, c.p)
+				key = append(key, c.p.Num)
+			}
+		}
+		if len(set)+len(unread) < 2 {
+			continue
+		}
+		grp := groups[string(key)]
+		if grp == nil {
+			grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
+			for _, p := range set {
+				grp.in[p.Num] = true
+			}
+			groups[string(key)] = grp
+		}
+		for _, p := range unread {
+			if (ds > 1 || mayLeadTo(p, leaf)) && !slices.Contains(grp.maybe, p) {
+				grp.maybe = append(grp.maybe, p)
+			}
+		}
+		for _, h := range byLeaf[leaf] {
+			for lid := range lids(h) {
+				p := eg.To(lid)
+				if p == nil && int(lid) < len(lft) {
+					if q := portOf(sw, lft[lid]); q != nil && isUnread[q.Num] {
+						grp.count[q.Num]++
+						grp.unread++
+						continue
+					}
+				}
+				if p == nil || !grp.in[p.Num] {
+					grp.other++
+					continue
+				}
+				grp.count[p.Num]++
+			}
+		}
+	}
+	for _, grp := range groups {
+		for num, c := range grp.count {
+			if c > 0 {
+				grp.dlids[sw.Ports[num]] = int(c)
+			}
+		}
+	}
+	return groups
+}
+
+// ecmpCount is what counting any switch's groups reads.
+type ecmpCount struct {
+	g      *routeGraph
+	sg     *switchGraph
+	leaves []*fabric.Node
+	dist   [][]int16
+	byLeaf map[*fabric.Node][]*fabric.Port
+}
+
+// judgeECMP judges switch sw's groups (nil: its table was not read)
+// and appends its findings to out.
+func (s *Snapshot) judgeECMP(sw *fabric.Node, groups map[string]*ecmpGroup, unknown []uint16, ratio float64, out *[]Finding) {
+	const id = "routing.ecmp-imbalance"
+	if groups == nil {
+		// Some switches' tables were read (hasLFTs), not this one's.
+		s.couldNotDecide(id, "its forwarding table was not read", s.nodeEntity(sw, "switch"))
+		return
+	}
+	lft := sw.Switch.LFT
+	var unk map[*fabric.Port]int
+	for _, lid := range unknown {
+		if int(lid) < len(lft) {
+			if p := portOf(sw, lft[lid]); p != nil && p.Num != 0 {
+				if unk == nil {
+					unk = map[*fabric.Port]int{}
+				}
+				unk[p]++
+			}
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		grp := groups[k]
+		f, ok := s.judgeGroup(grp, ratio)
+		all := *grp
+		all.ports = append(slices.Clone(grp.ports), grp.maybe...)
+		nUnk := 0
+		for _, p := range all.ports {
+			nUnk += unk[p]
+		}
+		if len(grp.maybe) == 0 && grp.unread == 0 && nUnk == 0 {
+			if ok {
+				*out = append(*out, f)
+			}
+			continue
+		}
+		// Judge what was read. The ports not read (state or far
+		// end) may or may not be more of the group's equal-cost
+		// ports, and the LIDs of no port read that the table sends
+		// out of the group's ports may or may not be its
+		// destinations. The verdict stands when it is the same
+		// either way: on what was read alone, and with all of them
+		// counted in. Otherwise it depends on what was not read.
+		if nUnk > 0 {
+			all.dlids = maps.Clone(grp.dlids)
+			for p, c := range unk {
+				all.dlids[p] += c
+			}
+			all.load = func() map[*fabric.Port]int {
+				m := maps.Clone(grp.load())
+				for p, c := range unk {
+					m[p] += c
+				}
+				return m
+			}
+		}
+		_, okAll := s.judgeGroup(&all, ratio)
+		if ok != okAll {
+			s.couldNotDecide(id, undecidedGroup(grp, nUnk), s.nodeEntity(sw, "switch"))
+			continue
+		}
+		if ok {
+			f.Evidence = append(f.Evidence, Evidence{Name: "not read", Value: float64(len(grp.maybe) + nUnk),
+				Text: "uneven on what was read and with what was not read counted in: " + undecidedParts(grp, nUnk)})
+			*out = append(*out, f)
+		}
+	}
 }
 
 // undecidedGroup says why a group's verdict depends on what was not read.

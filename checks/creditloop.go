@@ -3,8 +3,11 @@ package checks
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -103,32 +106,48 @@ func buildChanGraph(f *fabric.Fabric) *chanGraph {
 			}
 		}
 	}
-	for i := range g.sw {
-		lft, nx, base := lfts[i], &next[i], int(g.base[i])
-		for _, d := range dests {
-			if int(d) >= len(lft) {
-				break // dests ascend
+	// Switches on every core: switch i sets only the bits of its own
+	// egress channels, whole words of edge (256 bits per channel).
+	var at atomic.Int32
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(g.sw))) {
+		wg.Go(func() {
+			for i := int(at.Add(1) - 1); i < len(g.sw); i = int(at.Add(1) - 1) {
+				g.addEdges(i, dests, lfts, next)
 			}
-			p := lft[d]
-			t := nx[p]
-			if t < 0 {
-				continue
-			}
-			tl := lfts[t]
-			if int(d) >= len(tl) {
-				continue
-			}
-			q := tl[d]
-			if u := next[t][q]; u < 0 || u == int32(i) {
-				// A route sent straight back (S→T→S) is a forwarding
-				// loop, routing.loop's finding; it is not counted twice.
-				continue
-			}
-			b := (base+int(p))*256 + int(q)
-			g.edge[b>>6] |= 1 << (b & 63)
-		}
+		})
 	}
+	wg.Wait()
 	return g
+}
+
+// addEdges sets the dependencies of switch i's egress channels: a
+// packet to any of dests leaving i by port p and its next switch by q
+// makes channel p depend on channel q.
+func (g *chanGraph) addEdges(i int, dests []uint16, lfts [][]uint8, next [][256]int32) {
+	lft, nx, base := lfts[i], &next[i], int(g.base[i])
+	for _, d := range dests {
+		if int(d) >= len(lft) {
+			break // dests ascend
+		}
+		p := lft[d]
+		t := nx[p]
+		if t < 0 {
+			continue
+		}
+		tl := lfts[t]
+		if int(d) >= len(tl) {
+			continue
+		}
+		q := tl[d]
+		if u := next[t][q]; u < 0 || u == int32(i) {
+			// A route sent straight back (S→T→S) is a forwarding
+			// loop, routing.loop's finding; it is not counted twice.
+			continue
+		}
+		b := (base+int(p))*256 + int(q)
+		g.edge[b>>6] |= 1 << (b & 63)
+	}
 }
 
 // succ calls fn with every channel c depends on.

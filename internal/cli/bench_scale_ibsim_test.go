@@ -18,7 +18,8 @@ import (
 // opensm -o: the tables stay, the SM is gone), then, each a child process
 // timed by GNU time in the same run: ibnetdiscover, ibdoctor check (every
 // counter and forwarding table), sweep (and its state on disk per node),
-// discover --format json and links --json. It reports each one's wall
+// and the JSON outputs (discover --format json, links --json, check --json,
+// counters --all --json, top --json). It reports each one's wall
 // time and peak RSS against ibnetdiscover's, and check's MADs. Minutes of
 // CPU, so it runs only when named:
 //
@@ -63,6 +64,9 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		{"sweep", append([]string{bin, "sweep", "--state-dir", state}, at...), false},
 		{"discover-json", append([]string{bin, "discover", "--format", "json"}, at...), false},
 		{"links-json", append([]string{bin, "links", "--json"}, at...), false},
+		{"check-json", append([]string{bin, "check", "--json"}, at...), false},
+		{"counters-json", append([]string{bin, "counters", "--all", "--json"}, at...), false},
+		{"top-json", append([]string{bin, "top", "--json"}, at...), false},
 	}
 	runs := ibsimtest.BenchRuns()
 	got := map[string][]ibsimtest.Child{}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/hostlist"
+	"github.com/ibdoctor/ibdoctor/internal/jsonstream"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
@@ -413,40 +413,53 @@ type topPort struct {
 // TopSchema identifies the JSON document of `top --json`.
 const TopSchema = "ibdoctor.top/v1"
 
+// writeTopJSON writes the document of topJSON one port at a time
+// (jsonstream), byte for byte what encoding the whole topJSON wrote: a
+// snapshot of every port of a big fabric is not held as Go values and
+// bytes at once.
 func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error {
-	doc := topJSON{Schema: TopSchema, Version: buildinfo.Get().Version, GeneratedAt: fr.At.UTC(), Source: v.source,
-		SortedBy: v.sort.String(), IntervalSeconds: fr.Interval.Seconds(), Watched: fr.Watched, Ports: []topPort{}, NotRead: []string{}, ReadNarrow: []string{}}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	jw := jsonstream.New(bw, jsonstream.Options{Indent: true})
+	jw.Field("schema", TopSchema)
+	jw.Field("ibdoctor_version", buildinfo.Get().Version)
+	jw.Field("generated_at", fr.At.UTC())
+	jw.Field("source", v.source)
+	jw.Field("sorted_by", v.sort.String())
+	jw.Field("interval_seconds", fr.Interval.Seconds())
+	jw.Field("ports_watched", fr.Watched)
+	var measured []*top.Row
 	for _, r := range rows {
-		if !r.Measured {
-			continue
+		if r.Measured {
+			measured = append(measured, r)
 		}
-		p := topPort{Node: r.Node, Port: r.Num, FarEnd: r.Peer, Rate: r.Rate,
-			XmitWaitShare: optShare(r.XmitWait), TxUtilization: optShare(r.TxUtil), RxUtilization: optShare(r.RxUtil),
-			TxBytesPerSec: r.TxBytesPerSec, RxBytesPerSec: r.RxBytesPerSec, Counters: "PortCountersExtended", Unknown: r.Unknown}
-		if !r.ErrorsUnknown {
-			p.ErrorsPerSecond = &r.ErrorsPerSecond
-		}
-		if r.Narrow {
-			p.Counters = "PortCounters"
-		}
-		switch {
-		case r.HasVerdict:
-			p.Verdict, p.Check, p.Finding = r.Verdict.String(), r.Check, r.Title
-		case r.Undecided != "":
-			p.Verdict, p.Check = "undecided", r.Undecided
-		}
-		doc.Ports = append(doc.Ports, p)
 	}
-	for _, e := range fr.Errors {
-		doc.NotRead = append(doc.NotRead, e.Error())
+	jw.Array("ports", len(measured), func(i int) any { return topPortOf(measured[i]) })
+	jw.Array("not_read", len(fr.Errors), func(i int) any { return fr.Errors[i].Error() })
+	jw.Array("read_narrow", len(fr.Narrow), func(i int) any { return fr.Narrow[i].Error() })
+	if err := jw.Close(); err != nil {
+		return err
 	}
-	for _, e := range fr.Narrow {
-		doc.ReadNarrow = append(doc.ReadNarrow, e.Error())
+	return bw.Flush()
+}
+
+// topPortOf is one measured port's entry of the top document.
+func topPortOf(r *top.Row) topPort {
+	p := topPort{Node: r.Node, Port: r.Num, FarEnd: r.Peer, Rate: r.Rate,
+		XmitWaitShare: optShare(r.XmitWait), TxUtilization: optShare(r.TxUtil), RxUtilization: optShare(r.RxUtil),
+		TxBytesPerSec: r.TxBytesPerSec, RxBytesPerSec: r.RxBytesPerSec, Counters: "PortCountersExtended", Unknown: r.Unknown}
+	if !r.ErrorsUnknown {
+		p.ErrorsPerSecond = &r.ErrorsPerSecond
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	if r.Narrow {
+		p.Counters = "PortCounters"
+	}
+	switch {
+	case r.HasVerdict:
+		p.Verdict, p.Check, p.Finding = r.Verdict.String(), r.Check, r.Title
+	case r.Undecided != "":
+		p.Verdict, p.Check = "undecided", r.Undecided
+	}
+	return p
 }
 
 // live runs the full-screen view until q, Ctrl-C or a signal: the

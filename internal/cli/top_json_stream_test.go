@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"math/rand"
 	"testing"
 	"time"
@@ -94,4 +95,32 @@ func TestTopJSONStreamedIsWhole(t *testing.T) {
 			t.Fatalf("trial %d (%d rows): streamed differs from whole\nstreamed:\n%s\nwhole:\n%s", trial, n, got.Bytes(), want)
 		}
 	}
+}
+
+// BenchmarkTopJSON8k writes top --json for FatTree8k's 49,152 linked
+// ports, whole (as before) and streamed: -benchmem's B/op is what the
+// document costs in memory.
+func BenchmarkTopJSON8k(b *testing.B) {
+	r := rand.New(rand.NewSource(8))
+	rows := make([]*top.Row, 49152)
+	for i := range rows {
+		rows[i] = randomTopRow(r)
+		rows[i].Measured = true
+	}
+	fr := &top.Frame{Rows: rows, Watched: len(rows), Interval: 2 * time.Second, At: time.Now()}
+	v := &topView{source: "ibsim", sort: top.SortKey(0)}
+	b.Run("whole", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			_ = topJSONWhole(v, fr, rows)
+		}
+	})
+	b.Run("streamed", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if err := writeTopJSON(io.Discard, v, fr, rows); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -53,6 +53,11 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 	if width {
 		id = "link.degraded-width"
 	}
+	for _, u := range s.FarUnreadLinks() {
+		if (width && u.WidthOpen) || (!width && u.SpeedOpen) {
+			s.couldNotDecide(id, s.farUnreadText(u, width), s.entityOf(u.Port, "end"))
+		}
+	}
 	for _, v := range s.LinkVerdicts() {
 		a, b, active := v.A, v.B, v.Active
 		if v.Unread != nil && ((width && v.WidthOpen) || (!width && v.SpeedOpen)) {
@@ -123,6 +128,18 @@ func (s *Snapshot) unreadEndText(v LinkVerdict) string {
 		return t + fmt.Sprintf("is unknown, what it supports is taken from %s's read ports cabled to %s", s.Fabric.NameOf(v.Unread.Node), s.Fabric.NameOf(v.Read().Node))
 	}
 	return t + "and supports is unknown"
+}
+
+// farUnreadText says why a link whose far end did not answer is
+// undecided in its width (or speed): the read end alone cannot tell a
+// fault from a far end that enables no more.
+func (s *Snapshot) farUnreadText(u FarUnread, width bool) string {
+	e := s.entityOf(u.Port, "").String()
+	run, en, part := u.Active.Width.String(), u.Enabled.Width.String(), "width"
+	if !width {
+		run, en, part = u.Active.Speed.String(), u.Enabled.Speed.String(), "speed"
+	}
+	return fmt.Sprintf("%s runs %s with %s enabled; its far end did not answer (NodeInfo), so its enabled %s is unknown: a link trains at the best both ends enable, so this one is degraded unless the far end enables only %s", e, run, en, part, run)
 }
 
 // slowerHardware reports each link that is not degraded (it trained at

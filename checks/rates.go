@@ -170,6 +170,42 @@ func (s *Snapshot) judgeFromOneEnd(a, b *fabric.Port, peers *peerRates) (LinkVer
 	return v, true
 }
 
+// FarUnread is a link whose far end's node never answered (its NodeInfo
+// went unanswered: fabric.UnreachedPeer), judged from the port that was
+// read. Its active width and speed are the link's; what the far end has
+// enabled is unknown, so a link running below what the read end enables
+// could be degraded or could be all the far end enables: undecided, never
+// dropped and never guessed.
+type FarUnread struct {
+	Port   *fabric.Port
+	Active mad.Rate
+	// Enabled is the best width and speed the read end has enabled.
+	Enabled mad.Rate
+	// WidthOpen, SpeedOpen: the link runs below Enabled in that part.
+	WidthOpen, SpeedOpen bool
+}
+
+// FarUnreadLinks returns the in-scope links whose far end did not answer
+// and that run below what the read end enables, in the fabric's node and
+// port order.
+func (s *Snapshot) FarUnreadLinks() []FarUnread {
+	var out []FarUnread
+	for _, n := range s.Fabric.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote != nil || p.Unreached&fabric.UnreachedPeer == 0 || !p.StateKnown() || !linkUp(p) || !s.inScope(p) {
+				continue
+			}
+			u := FarUnread{Port: p, Active: p.Rate(), Enabled: mad.Rate{Width: p.WidthEnabled.Max(), Speed: p.SpeedEnabled.Max()}}
+			u.WidthOpen = p.WidthActive != 0 && p.WidthEnabled != 0 && u.Enabled.Width.Lanes() > u.Active.Width.Lanes()
+			u.SpeedOpen = p.SpeedKnown() && p.SpeedActive != 0 && p.SpeedEnabled != 0 && u.Enabled.Speed.DataGbps() > u.Active.Speed.DataGbps()
+			if u.WidthOpen || u.SpeedOpen {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
 // parallelSupported returns the supported masks p's node's read ports
 // cabled to far show (the same on all of them), for p whose PortInfo was
 // not read; ok is false when there are none or they differ.

@@ -209,3 +209,31 @@ func TestSymbolBEROneEndUnread(t *testing.T) {
 		t.Log(ber.Text)
 	}
 }
+
+// TestDegradedLinkFarNodeDead: spine02 is dead (no MAD answered). The
+// sample's 1X link leaf07/41 <-> spine02/49 was read at leaf07/41: 1X
+// active, 4X enabled. What spine02 enables is unknown, so the link is
+// undecided with that said, never dropped. Before, it vanished from
+// check: no finding and nothing undecided named leaf07/41.
+func TestDegradedLinkFarNodeDead(t *testing.T) {
+	res, _ := incidentWith(t, "dead spine02\n")
+	for _, f := range byCheck(res.Findings, "link.degraded-width") {
+		if strings.Contains(f.Title, "leaf07/41") {
+			t.Errorf("finding on a link whose far end is unknown: %s", f.Title)
+		}
+	}
+	want := "leaf07/41 runs 1X with 4X enabled; its far end did not answer (NodeInfo), so its enabled width is unknown"
+	n := 0
+	for _, u := range res.Undecided {
+		if u.Check != "link.degraded-width" {
+			continue
+		}
+		n++
+		if u.Subject.Node != "leaf07" || u.Subject.Port != 41 || !strings.HasPrefix(u.Reason, want) {
+			t.Errorf("undecided %s/%d: %q", u.Subject.Node, u.Subject.Port, u.Reason)
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d link.degraded-width undecided, want 1 on leaf07/41 (all: %v)", n, res.Undecided)
+	}
+}

@@ -202,7 +202,7 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 		summary += ", none below its rate of those judged"
 	}
 	if undecided > 0 {
-		summary += ", " + st.Yellow(fmt.Sprintf("%d undecided (an end's PortInfo not read)", undecided))
+		summary += ", " + st.Yellow(fmt.Sprintf("%d undecided (an end not read)", undecided))
 	}
 	_, err := fmt.Fprintln(w, summary)
 	return err

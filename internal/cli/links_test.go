@@ -305,7 +305,7 @@ func TestLinksUnreadEnd(t *testing.T) {
 	if !strings.Contains(gpu, "HDR") || !strings.Contains(gpu, "not read") || !strings.Contains(gpu, "UNDECIDED") {
 		t.Errorf("gpu027 mlx5_6's row: %q", gpu)
 	}
-	if !strings.Contains(out, "511 links, 1 port without a link, 1 below their rate, 1 undecided (an end's PortInfo not read)") {
+	if !strings.Contains(out, "511 links, 1 port without a link, 1 below their rate, 1 undecided (an end not read)") {
 		t.Errorf("summary:\n%s", out)
 	}
 }
@@ -356,5 +356,22 @@ func TestLinksListsPortsWithoutLink(t *testing.T) {
 	}
 	if len(d.Bare) != 1 || d.Bare[0].Node != "leaf03" || d.Bare[0].Port != 28 || d.Bare[0].PhysState != "Polling" || len(d.Links) != 511 {
 		t.Errorf("--json: ports_without_link %+v, %d links; want leaf03/28 Polling and 511 links", d.Bare, len(d.Links))
+	}
+}
+
+// TestLinksFarNodeDead: spine02 is dead; leaf07/41 was read, runs 1X with
+// 4X enabled. Its row says the width is undecided because the far end was
+// not read, as check lists it. Before: "(not reached) 1X NDR" and no mark.
+func TestLinksFarNodeDead(t *testing.T) {
+	faults := writeFile(t, "faults", "dead spine02\n")
+	_, out, stderr := run("links", "--sim", "--faults", faults, "--timeout", deadTimeout, "--retries", "0", "--no-color")
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && f[0] == "leaf07" && f[1] == "41" {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "(not reached)") || !strings.Contains(row, "UNDECIDED: width 1X with 4X enabled here: far end not read") {
+		t.Errorf("leaf07/41's row: %q (stderr %s)", row, stderr)
 	}
 }

@@ -66,6 +66,10 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 	for _, v := range snap.LinkVerdicts() {
 		verdicts[v.A], verdicts[v.B] = v, v
 	}
+	farUnread := map[*fabric.Port]checks.FarUnread{}
+	for _, u := range snap.FarUnreadLinks() {
+		farUnread[u.Port] = u
+	}
 	var rows []Row
 	for _, l := range f.Links() {
 		a, b := l.A, l.B
@@ -106,7 +110,16 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 			}
 			switch p.PhysState {
 			case mad.PhysLinkUp:
-				rows = append(rows, Row{A: p, Rate: p.Rate()})
+				r := Row{A: p, Rate: p.Rate()}
+				if u, ok := farUnread[p]; ok {
+					if u.WidthOpen {
+						r.Undecided = append(r.Undecided, fmt.Sprintf("width %s with %s enabled here: far end not read", u.Active.Width, u.Enabled.Width))
+					}
+					if u.SpeedOpen {
+						r.Undecided = append(r.Undecided, fmt.Sprintf("speed %s with %s enabled here: far end not read", u.Active.Speed, u.Enabled.Speed))
+					}
+				}
+				rows = append(rows, r)
 			case mad.PhysPolling, mad.PhysDisabled, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery, mad.PhysSleep:
 				if !o.WithoutLink {
 					continue

@@ -180,6 +180,9 @@ type routeUnread struct {
 	dsts   int
 	last   *fabric.Port
 	noTab  bool
+	// src, dst: the first route that stops here (a job's, when scoped),
+	// named to the user; src is nil when the leaf has no other host.
+	src, dst *fabric.Port
 }
 
 // findRouteFails walks every host's routes from every leaf once.
@@ -263,6 +266,15 @@ func (rf *routeFails) record(s *Snapshot, dst *fabric.Port, leaf *fabric.Node, b
 				rf.unreadAt[at] = u
 				rf.unread = append(rf.unread, at)
 			}
+			if u.dst == nil {
+				u.dst = dst
+				for _, h := range byLeaf[leaf] {
+					if h != dst && (s.Scope == nil || s.Scope.Hosts[h.Node]) {
+						u.src = h
+						break
+					}
+				}
+			}
 			u.routes++
 			rf.unreadTotal++
 			if u.last != dst {
@@ -344,7 +356,27 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		} else if at.Switch == nil || at.Switch.LFT == nil {
 			beyond = "its own forwarding table, which was not read"
 		}
-		s.couldNotDecide(id, fmt.Sprintf("%s (to %s) %s from here to %s: not followed further", words.Count(u.routes, "route"), words.Count(u.dsts, "destination"), words.Verb(u.routes, "lead"), beyond), s.nodeEntity(at, "switch"))
+		reason := fmt.Sprintf("%s (to %s) %s from here to %s: not followed further", words.Count(u.routes, "route"), words.Count(u.dsts, "destination"), words.Verb(u.routes, "lead"), beyond)
+		if s.Scope != nil && u.src != nil {
+			// A gate: say which of the job's routes, and why, in the
+			// words of the question it answers.
+			route, verb, them := "route "+s.nodeName(u.src.Node)+" → "+s.nodeName(u.dst.Node), "crosses", "it delivers"
+			if u.routes > 1 {
+				route, verb, them = fmt.Sprintf("routes %s → %s and %d more (to %d destinations)", s.nodeName(u.src.Node), s.nodeName(u.dst.Node), u.routes-1, u.dsts), "cross", "they deliver"
+			}
+			obj := "it"
+			if u.routes > 1 {
+				obj = "them"
+			}
+			what := "which leads " + obj + " on to " + beyond
+			if s.silentSwitch(at) {
+				what = "which did not answer (neither its forwarding table nor its ports on the job's routes could be read)"
+			} else if u.noTab {
+				what = "whose forwarding table could not be read"
+			}
+			reason = fmt.Sprintf("the job's %s %s %s, %s: whether %s is not known", route, verb, s.nodeName(at), what, them)
+		}
+		s.couldNotDecide(id, reason, s.nodeEntity(at, "switch"))
 	}
 	hostsTotal := max(1, len(rf.hosts))
 	for _, f := range order {
@@ -414,6 +446,26 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		})
 	}
 	return out
+}
+
+// silentSwitch reports whether nothing of sw was read: no forwarding
+// table and no port (of the scope's, when scoped) with a known state —
+// a switch whose agent did not answer, as opposed to one read in part.
+func (s *Snapshot) silentSwitch(sw *fabric.Node) bool {
+	if sw.Switch != nil && sw.Switch.LFT != nil {
+		return false
+	}
+	seen := false
+	for _, p := range sw.Ports {
+		if p == nil || (s.Scope != nil && !s.Scope.Ports[p]) {
+			continue
+		}
+		if p.StateKnown() {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // unreadPorts lists sw's ports whose state or far end was not read: a

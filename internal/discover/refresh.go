@@ -31,14 +31,14 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 		sem  = make(chan struct{}, parallel)
 		caps = map[*fabric.Node]*mad.PortInfo{}
 	)
-	fail := func(p *fabric.Port, what string, err error) {
+	fail := func(n *fabric.Node, num uint8, what string, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		u := fabric.Unreachable{What: what, Reason: errString(err)}
-		if p.Node.Path != nil {
-			u.Path = p.Node.Path
+		if n.Path != nil {
+			u.Path = n.Path
 		}
-		u.FromGUID, u.FromPort = p.Node.GUID, p.Num
+		u.FromGUID, u.FromPort = n.GUID, num
 		bad = append(bad, u)
 	}
 	get := func(p *fabric.Port, pi *mad.PortInfo, num uint8) error {
@@ -77,7 +77,7 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 			defer func() { <-sem; wg.Done() }()
 			pi := new(mad.PortInfo)
 			if err := get(p, pi, 0); err != nil {
-				fail(p, what(0, err), err)
+				fail(p.Node, 0, what(0, err), err)
 				return
 			}
 			mu.Lock()
@@ -93,7 +93,7 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 			defer func() { <-sem; wg.Done() }()
 			pi := new(mad.PortInfo)
 			if err := get(p, pi, p.Num); err != nil {
-				fail(p, what(p.Num, err), err)
+				fail(p.Node, p.Num, what(p.Num, err), err)
 				return
 			}
 			c := pi

@@ -15,7 +15,10 @@ import (
 // dead is seen from every leaf port cabled to it, and 64 lines would hide
 // that the ports are the same few per leaf ("NodeInfo at 64 paths behind
 // ports 49-56 of leaf01, ..., leaf08: no response"). Whether it is one
-// node behind them is not known, so not said. --json keeps every entry.
+// node behind them is not known, so not said. Likewise one attribute of
+// many ports of one node that failed the same way ("PortInfo at spine01
+// ports 1-8,33-40: …", a gate's reads of a switch that stopped
+// answering). --json keeps every entry.
 func UnreachedLines(us []Unreached) []string {
 	type key struct{ what, reason string }
 	type group struct {
@@ -28,11 +31,32 @@ func UnreachedLines(us []Unreached) []string {
 	groups := map[key]*group{}
 	var lines []string
 	var at []*group // at[i]: the group whose line is lines[i], or nil
+	type portKey struct{ attr, node, reason string }
+	type portGroup struct {
+		k     portKey
+		ports []int
+		one   string
+	}
+	byPort := map[portKey]*portGroup{}
+	var atPort []*portGroup // atPort[i]: the group of ports whose line is lines[i], or nil
 	for _, u := range us {
 		line := fmt.Sprintf("%s at %s: %s", u.What, u.Where, u.Reason)
+		if attr, node, port, ok := attrOfPort(u); ok {
+			// One attribute of many ports of one node, failed the same
+			// way (a switch that stopped answering): one line.
+			k := portKey{attr, node, u.Reason}
+			g := byPort[k]
+			if g == nil {
+				g = &portGroup{k: k, one: line}
+				byPort[k] = g
+				lines, at, atPort = append(lines, ""), append(at, nil), append(atPort, g)
+			}
+			g.ports = append(g.ports, port)
+			continue
+		}
 		_, node, port, ok := fabric.ParseBehind(u.Where)
 		if !ok {
-			lines, at = append(lines, line), append(at, nil)
+			lines, at, atPort = append(lines, line), append(at, nil), append(atPort, nil)
 			continue
 		}
 		k := key{u.What, u.Reason}
@@ -40,13 +64,22 @@ func UnreachedLines(us []Unreached) []string {
 		if g == nil {
 			g = &group{k: k, ports: map[string][]int{}, one: line}
 			groups[k] = g
-			lines, at = append(lines, ""), append(at, g)
+			lines, at, atPort = append(lines, ""), append(at, g), append(atPort, nil)
 		}
 		if _, seen := g.ports[node]; !seen {
 			g.nodes = append(g.nodes, node)
 		}
 		g.ports[node] = append(g.ports[node], port)
 		g.n++
+	}
+	for i, g := range atPort {
+		switch {
+		case g == nil:
+		case len(g.ports) == 1:
+			lines[i] = g.one
+		default:
+			lines[i] = fmt.Sprintf("%s at %s %s: %s", g.k.attr, g.k.node, portRanges(g.ports), g.k.reason)
+		}
 	}
 	for i, g := range at {
 		if g == nil {
@@ -73,6 +106,22 @@ func UnreachedLines(us []Unreached) []string {
 		lines[i] = fmt.Sprintf("%s at %d paths behind %s: %s", g.k.what, g.n, strings.Join(clauses, "; "), g.k.reason)
 	}
 	return lines
+}
+
+// attrOfPort splits an entry such as {What: "PortInfo 5", Where: "spine01
+// port 5"} into the attribute, the node and the port; ok is false for any
+// other entry.
+func attrOfPort(u Unreached) (attr, node string, port int, ok bool) {
+	i := strings.LastIndexByte(u.What, ' ')
+	j := strings.LastIndex(u.Where, " port ")
+	if i <= 0 || j <= 0 {
+		return "", "", 0, false
+	}
+	n, err := strconv.Atoi(u.What[i+1:])
+	if err != nil || u.Where[j+len(" port "):] != u.What[i+1:] {
+		return "", "", 0, false
+	}
+	return u.What[:i], u.Where[:j], n, true
 }
 
 // portRanges writes port numbers as "port 7" or "ports 49-56,60".

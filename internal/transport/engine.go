@@ -119,6 +119,9 @@ type Engine struct {
 	issued     uint64 // TIDs ever allocated
 	dead       error  // set when the Engine stops taking requests
 	st         counters
+	// silent holds, once SkipSilent was called, the destinations a
+	// request went unanswered to after every attempt.
+	silent map[silentKey]*TimeoutError
 
 	stopRead   context.CancelFunc
 	readerDone chan struct{} // closed when the reader exits
@@ -282,6 +285,22 @@ func (e *Engine) Options() Options { return e.opts }
 // Local describes the local port of the underlying Conn.
 func (e *Engine) Local() LocalPort { return e.conn.Local() }
 
+// SkipSilent makes the Engine fail at once, without sending it, every
+// later request to a destination (a directed route, a LID, a GID) that
+// left a request unanswered after every attempt, with a *SilentError: a
+// dead agent then costs one request's timeouts, not one per MAD sent to
+// it. For SMPs the destination's whole subnet management agent counts as
+// silent; for other classes only the attribute (a PMA without
+// PortCountersExtended still answers PortCounters). A gate, which has seconds, wants that; a sweep, which reads every
+// attribute it can, does not call it.
+func (e *Engine) SkipSilent() {
+	e.mu.Lock()
+	if e.silent == nil {
+		e.silent = map[silentKey]*TimeoutError{}
+	}
+	e.mu.Unlock()
+}
+
 // Close stops the reader, closes the Conn and fails requests in progress
 // with ErrClosed. It waits for the reader goroutine to exit.
 func (e *Engine) Close() error {
@@ -367,6 +386,15 @@ func (e *Engine) start(r *request, ctx context.Context, addr Addr, req []byte, w
 		return err
 	}
 	e.st.requests++
+	if te := e.silent[silentOf(r)]; te != nil {
+		e.st.skipped++
+		e.mu.Unlock()
+		r.state = finished
+		acts.addDone(completion{r: r, err: silentErr(r, te)})
+		// Its own goroutine: the caller may hold a lock done takes.
+		go e.run(&acts)
+		return nil
+	}
 	if watch {
 		e.watchLocked(r)
 	}
@@ -508,6 +536,17 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 		if e.abandonedLocked(w, acts) {
 			continue
 		}
+		if te := e.silent[silentOf(w)]; te != nil {
+			// Never sent: finished here, without finishLocked's
+			// bookkeeping of slots it does not hold.
+			w.state = finished
+			if w.watch {
+				e.unwatchLocked(w)
+			}
+			e.st.skipped++
+			acts.addDone(completion{r: w, err: silentErr(w, te)})
+			continue
+		}
 		d.inFlight++
 		e.admitLocked(w, acts)
 	}
@@ -624,6 +663,9 @@ func (e *Engine) timedOutLocked(r *request, now time.Time, acts *actions) {
 		Attempts: r.attempt, Waited: now.Sub(r.start)}
 	if r.h.Class == mad.ClassSubnDR {
 		te.Path = drPath(r.req)
+	}
+	if k := silentOf(r); e.silent != nil && e.silent[k] == nil {
+		e.silent[k] = te
 	}
 	e.finishLocked(r, nil, te, acts)
 }
@@ -871,6 +913,29 @@ func keyOf(a Addr, req []byte, h mad.Header) destKey {
 		return k
 	}
 	return destKey{kind: 'l', lid: a.DLID}
+}
+
+// silentKey is what one unanswered request makes silent (SkipSilent).
+type silentKey struct {
+	dest destKey
+	smp  bool
+	attr mad.AttrID // for other classes than SMPs
+}
+
+func silentOf(r *request) silentKey {
+	if r.h.Class == mad.ClassSubnLID || r.h.Class == mad.ClassSubnDR {
+		return silentKey{dest: r.key, smp: true}
+	}
+	return silentKey{dest: r.key, attr: r.h.AttrID}
+}
+
+// silentErr is r's failure when its destination left te unanswered.
+func silentErr(r *request, te *TimeoutError) *SilentError {
+	se := &SilentError{Addr: r.addr, Class: r.h.Class, Attr: r.h.AttrID, AttrMod: r.h.AttrMod, Earlier: te}
+	if r.h.Class == mad.ClassSubnDR {
+		se.Path = drPath(r.req)
+	}
+	return se
 }
 
 func drPath(req []byte) mad.Path {

@@ -16,6 +16,7 @@ type Stats struct {
 	TimedOut uint64 // requests that failed after all attempts
 	Errors   uint64 // responses with a non-OK status, and send failures
 	Canceled uint64 // requests abandoned because their context ended
+	Skipped  uint64 // requests not sent: their destination was silent (SkipSilent)
 
 	Received     uint64 // MADs received (status 0), whatever became of them
 	Late         uint64 // responses to our TIDs no longer outstanding: after a timeout or cancel, or duplicates
@@ -46,7 +47,7 @@ func (e *Engine) Stats() Stats {
 	c := &e.st
 	return Stats{
 		Requests: c.requests, Sent: c.sent, Answered: c.answered, Retried: c.retried,
-		TimedOut: c.timedOut, Errors: c.errors, Canceled: c.canceled,
+		TimedOut: c.timedOut, Errors: c.errors, Canceled: c.canceled, Skipped: c.skipped,
 		Received: c.received, Late: c.late, Unknown: c.unknown,
 		StaleNotices: c.staleNotices, RecvErrors: c.recvErrors,
 		BytesSent: c.bytesSent, BytesReceived: c.bytesRecv,
@@ -73,11 +74,11 @@ func (s Stats) String() string {
 }
 
 type counters struct {
-	requests, sent, answered, retried, timedOut, errors, canceled uint64
-	received, late, unknown, staleNotices, recvErrors             uint64
-	bytesSent, bytesRecv                                          uint64
-	inFlight, maxInFlight                                         int
-	lat                                                           histogram
+	requests, sent, answered, retried, timedOut, errors, canceled, skipped uint64
+	received, late, unknown, staleNotices, recvErrors                      uint64
+	bytesSent, bytesRecv                                                   uint64
+	inFlight, maxInFlight                                                  int
+	lat                                                                    histogram
 }
 
 // histogram is a log-linear histogram of durations in nanoseconds: values

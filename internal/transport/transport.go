@@ -172,6 +172,28 @@ func (e *TimeoutError) Error() string {
 // Is makes errors.Is(err, ErrTimeout) hold.
 func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
+// SilentError is a request the Engine did not send because an earlier
+// request to the same destination went unanswered after every attempt
+// (Engine.SkipSilent): what it asks for is not read, as if it had timed
+// out, without the wait.
+type SilentError struct {
+	Addr    Addr
+	Class   mad.Class
+	Attr    mad.AttrID
+	AttrMod uint32
+	Path    mad.Path // directed route, if any
+	Earlier *TimeoutError
+}
+
+func (e *SilentError) Error() string {
+	where := e.Addr.String()
+	if e.Path != nil {
+		where = "path " + e.Path.String()
+	}
+	return fmt.Sprintf("transport: %s %s (%s) not sent: %s went unanswered there after %d attempts",
+		e.Class, mad.AttrName(e.Class, e.Attr), where, mad.AttrName(e.Earlier.Class, e.Earlier.Attr), e.Earlier.Attempts)
+}
+
 // StatusError is a response whose MAD status reports an error.
 type StatusError struct {
 	Class  mad.Class

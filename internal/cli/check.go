@@ -122,12 +122,11 @@ func (a *app) printDocument(doc *report.Document, asJSON bool, detail int) error
 // terminal.
 func (a *app) printReport(doc *report.Document, o printOptions) error {
 	if o.json {
-		data, err := doc.JSON()
-		if err != nil {
+		w := bufio.NewWriterSize(a.stdout, 64<<10)
+		if err := doc.WriteJSON(w); err != nil {
 			return err
 		}
-		_, err = a.stdout.Write(data)
-		return err
+		return w.Flush()
 	}
 	st := a.style()
 	w := bufio.NewWriter(a.stdout)

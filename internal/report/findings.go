@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/jsonstream"
 )
 
 // Schema is the identifier of the JSON report document. A change that
@@ -116,13 +116,73 @@ type ScopeSummary struct {
 // embedded in a web page).
 func (d *Document) JSON() ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
-		return nil, fmt.Errorf("encoding the report: %w", err)
+	if err := d.WriteJSON(&b); err != nil {
+		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// WriteJSON writes what JSON returns to w, byte for byte, a finding,
+// unreached or undecided entry at a time (jsonstream): the report's bytes
+// are never whole in memory beside the report. Fields follow Document's
+// order and tags; a change to Document changes this too
+// (TestDocumentStreamedIsWhole).
+func (d *Document) WriteJSON(w io.Writer) error {
+	jw := jsonstream.New(w, jsonstream.Options{Indent: true})
+	jw.Field("schema", d.Schema)
+	jw.Field("ibdoctor_version", d.Version)
+	jw.Field("generated_at", d.GeneratedAt)
+	jw.Field("command", d.Command)
+	jw.Field("source", d.Source)
+	jw.Field("status", d.Status)
+	jw.Field("fail_on", d.FailOn)
+	jw.Field("complete", d.Complete)
+	jw.Field("fabric", d.Fabric)
+	jw.Field("findings_by_severity", d.Counts)
+	// A nil slice is null in the whole encoding, an empty one [].
+	if d.Findings == nil {
+		jw.Field("findings", nil)
+	} else {
+		jw.Array("findings", len(d.Findings), func(i int) any { return d.Findings[i] })
+	}
+	jw.Field("checks_run", d.ChecksRun)
+	jw.Field("checks_skipped", d.Skipped)
+	if d.Unreached == nil {
+		jw.Field("unreached", nil)
+	} else {
+		jw.Array("unreached", len(d.Unreached), func(i int) any { return d.Unreached[i] })
+	}
+	if len(d.Undecided) > 0 {
+		jw.Array("undecided", len(d.Undecided), func(i int) any { return d.Undecided[i] })
+	}
+	if len(d.Timings) > 0 {
+		jw.Field("timings", d.Timings)
+	}
+	if d.MADs != nil {
+		jw.Field("mads", d.MADs)
+	}
+	if d.Scope != nil {
+		jw.Field("scope", d.Scope)
+	}
+	if d.Interval != "" {
+		jw.Field("counter_interval", d.Interval)
+	}
+	if d.RoutesComputed {
+		jw.Field("routes_computed", d.RoutesComputed)
+	}
+	if d.CountersNotRead != "" {
+		jw.Field("counters_not_read", d.CountersNotRead)
+	}
+	if d.RatesNotRead != "" {
+		jw.Field("rates_not_read", d.RatesNotRead)
+	}
+	if d.CountersBasis != "" {
+		jw.Field("counters_basis", d.CountersBasis)
+	}
+	if err := jw.Close(); err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	return nil
 }
 
 // CountBySeverity fills Counts from Findings.

@@ -231,5 +231,10 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	if err := a.printReport(doc, printOptions{json: o.json, detail: 5, verbose: o.verbose}); err != nil {
 		return err
 	}
+	if doc.Status == "undecided" {
+		// A prolog's log is read by someone deciding what to do with
+		// exit 2: one line to where each kind of undecided is answered.
+		a.notef("undecided (exit 2): docs/runbook.md, \"Before a job: gating\", says what to do for a switch that did not answer, counters not read, or a stale snapshot")
+	}
 	return exitForStatus(doc.Status)
 }

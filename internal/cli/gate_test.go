@@ -84,6 +84,10 @@ func TestGateUndecided(t *testing.T) {
 	if !strings.Contains(out, "hosts not found in the fabric: gpu999") || !strings.Contains(out, "undecided") {
 		t.Errorf("output does not name the unknown host:\n%s", out)
 	}
+	// One line points at what to do next for each kind of undecided.
+	if n := strings.Count(out+stderr, "docs/runbook.md"); n != 1 || !strings.Contains(out+stderr, "Before a job: gating") {
+		t.Errorf("an undecided gate names the runbook's next steps %d times (want 1):\n%s\n%s", n, out, stderr)
+	}
 	code, out, _ = run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu999", "--json")
 	d := chkParse(t, out)
 	if code != ExitUndecided || d.Status != "undecided" || !slices.Equal(d.Scope.Unmatched, []string{"gpu999"}) || len(d.Unreached) == 0 || !strings.Contains(d.Unreached[0].Reason, "--node-name-map") {

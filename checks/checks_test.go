@@ -209,7 +209,7 @@ func TestBlackHole(t *testing.T) {
 	f := fatTree(t)
 	dst := node(t, f, "gpu017").Ports[1]
 	leaf := node(t, f, "leaf01")
-	leaf.Switch.LFT[dst.LID] = fabric.NoRoute
+	leaf.Switch.LFT.Set(dst.LID, fabric.NoRoute)
 	fs := byCheck(run(t, &Snapshot{Fabric: f}), "routing.unreachable")
 	if len(fs) != 1 || fs[0].Severity != Critical || !strings.Contains(fs[0].Title, "8 hosts cannot reach gpu017") {
 		t.Fatalf("got %+v", fs)
@@ -220,9 +220,9 @@ func TestLoop(t *testing.T) {
 	f := fatTree(t)
 	dst := node(t, f, "gpu030").Ports[1]
 	leaf := node(t, f, "leaf01")
-	up := leaf.Switch.LFT[dst.LID]
+	up := leaf.Switch.LFT.At(dst.LID)
 	spine := leaf.Ports[up].Remote
-	spine.Node.Switch.LFT[dst.LID] = spine.Num // straight back down to leaf01
+	spine.Node.Switch.LFT.Set(dst.LID, spine.Num) // straight back down to leaf01
 	fs := run(t, &Snapshot{Fabric: f})
 	if l := byCheck(fs, "routing.loop"); len(l) != 1 {
 		t.Fatalf("loop not found: %+v", l)
@@ -233,10 +233,9 @@ func TestECMPImbalance(t *testing.T) {
 	f := fatTree(t)
 	leaf := node(t, f, "leaf02")
 	// All uplink traffic through port 9 (the first spine).
-	for lid := range leaf.Switch.LFT {
-		e := leaf.Switch.LFT[lid]
+	for lid, e := range leaf.Switch.LFT.Bytes() {
 		if e >= 9 && e <= 12 {
-			leaf.Switch.LFT[lid] = 9
+			leaf.Switch.LFT.Set(uint16(lid), 9)
 		}
 	}
 	fs := byCheck(run(t, &Snapshot{Fabric: f}), "routing.ecmp-imbalance")
@@ -508,13 +507,13 @@ func TestWhatIfOnComputedRoutes(t *testing.T) {
 // with a black hole, a loop and a dead end.
 func TestRouteWalkShared(t *testing.T) {
 	f := fatTree(t)
-	node(t, f, "leaf01").Switch.LFT[node(t, f, "gpu017").Ports[1].LID] = fabric.NoRoute
+	node(t, f, "leaf01").Switch.LFT.Set(node(t, f, "gpu017").Ports[1].LID, fabric.NoRoute)
 	dst := node(t, f, "gpu030").Ports[1]
 	leaf := node(t, f, "leaf01")
-	spine := leaf.Ports[leaf.Switch.LFT[dst.LID]].Remote
-	spine.Node.Switch.LFT[dst.LID] = spine.Num
+	spine := leaf.Ports[leaf.Switch.LFT.At(dst.LID)].Remote
+	spine.Node.Switch.LFT.Set(dst.LID, spine.Num)
 	dead := node(t, f, "leaf02")
-	p := dead.Ports[dead.Switch.LFT[node(t, f, "gpu001").Ports[1].LID]]
+	p := dead.Ports[dead.Switch.LFT.At(node(t, f, "gpu001").Ports[1].LID)]
 	p.State, p.Remote.State = mad.PortStateDown, mad.PortStateDown
 	only := func(ids ...string) []Finding {
 		res, err := Run(&Snapshot{Fabric: f}, ids...)

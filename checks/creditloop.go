@@ -96,9 +96,9 @@ func buildChanGraph(f *fabric.Fabric) *chanGraph {
 	// LFT entry (tens of millions at 50k nodes), does no bounds checks
 	// against the port list and no map lookups.
 	next := make([][256]int32, len(g.sw))
-	lfts := make([][]uint8, len(g.sw))
+	lfts := make([]fabric.LFTView, len(g.sw))
 	for i, n := range g.sw {
-		lfts[i] = n.Switch.LFT
+		lfts[i] = n.Switch.LFT.View()
 		for p := range next[i] {
 			next[i][p] = -1
 			if c := g.base[i] + int32(p); p > 0 && p < len(n.Ports) {
@@ -124,22 +124,22 @@ func buildChanGraph(f *fabric.Fabric) *chanGraph {
 // addEdges sets the dependencies of switch i's egress channels: a
 // packet to any of dests leaving i by port p and its next switch by q
 // makes channel p depend on channel q.
-func (g *chanGraph) addEdges(i int, dests []uint16, lfts [][]uint8, next [][256]int32) {
+func (g *chanGraph) addEdges(i int, dests []uint16, lfts []fabric.LFTView, next [][256]int32) {
 	lft, nx, base := lfts[i], &next[i], int(g.base[i])
 	for _, d := range dests {
-		if int(d) >= len(lft) {
+		if int(d) >= lft.Len() {
 			break // dests ascend
 		}
-		p := lft[d]
+		p := lft.At(d)
 		t := nx[p]
 		if t < 0 {
 			continue
 		}
 		tl := lfts[t]
-		if int(d) >= len(tl) {
+		if int(d) >= tl.Len() {
 			continue
 		}
-		q := tl[d]
+		q := tl.At(d)
 		if u := next[t][q]; u < 0 || u == int32(i) {
 			// A route sent straight back (S→T→S) is a forwarding
 			// loop, routing.loop's finding; it is not counted twice.

@@ -113,7 +113,7 @@ func routeUpDown(t testing.TB, f *fabric.Fabric, root *fabric.Node) {
 				t.Fatalf("up/down: %s cannot reach %s", s.Description, dst.Description)
 			}
 			for _, l := range lids {
-				s.Switch.LFT[l] = bestPort
+				s.Switch.LFT.Set(l, bestPort)
 			}
 		}
 	}

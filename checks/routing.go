@@ -283,8 +283,8 @@ func (rf *routeFails) record(s *Snapshot, dst *fabric.Port, leaf *fabric.Node, b
 			}
 			if o == route.NoTable {
 				u.noTab = true
-			} else if at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) && !slices.Contains(u.ports, at.Switch.LFT[dst.LID]) {
-				u.ports = append(u.ports, at.Switch.LFT[dst.LID])
+			} else if at.Switch != nil && int(dst.LID) < at.Switch.LFT.Len() && !slices.Contains(u.ports, at.Switch.LFT.At(dst.LID)) {
+				u.ports = append(u.ports, at.Switch.LFT.At(dst.LID))
 			}
 		}
 		return
@@ -294,8 +294,8 @@ func (rf *routeFails) record(s *Snapshot, dst *fabric.Port, leaf *fabric.Node, b
 		kind = 1
 	}
 	k := routeFail{why: o, at: at}
-	if o == route.DeadEnd && at != nil && at.Switch != nil && int(dst.LID) < len(at.Switch.LFT) {
-		k.port = at.Switch.LFT[dst.LID]
+	if o == route.DeadEnd && at != nil && at.Switch != nil && int(dst.LID) < at.Switch.LFT.Len() {
+		k.port = at.Switch.LFT.At(dst.LID)
 	}
 	for _, h := range byLeaf[leaf] {
 		if h == dst || (s.Scope != nil && !s.Scope.Hosts[h.Node]) {
@@ -693,8 +693,8 @@ func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
 			loadMemo = map[*fabric.Port]int{}
 			for _, h := range g.hosts {
 				for lid := range lids(h) {
-					if int(lid) < len(lft) {
-						if p := portOf(sw, lft[lid]); p != nil {
+					if int(lid) < lft.Len() {
+						if p := portOf(sw, lft.At(lid)); p != nil {
 							loadMemo[p]++
 						}
 					}
@@ -735,8 +735,8 @@ func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
 		for _, h := range byLeaf[leaf] {
 			for lid := range lids(h) {
 				p := eg.To(lid)
-				if p == nil && int(lid) < len(lft) {
-					if q := portOf(sw, lft[lid]); q != nil && isUnread[q.Num] {
+				if p == nil && int(lid) < lft.Len() {
+					if q := portOf(sw, lft.At(lid)); q != nil && isUnread[q.Num] {
 						grp.count[q.Num]++
 						grp.unread++
 						continue
@@ -781,8 +781,8 @@ func (s *Snapshot) judgeECMP(sw *fabric.Node, groups map[string]*ecmpGroup, unkn
 	lft := sw.Switch.LFT
 	var unk map[*fabric.Port]int
 	for _, lid := range unknown {
-		if int(lid) < len(lft) {
-			if p := portOf(sw, lft[lid]); p != nil && p.Num != 0 {
+		if int(lid) < lft.Len() {
+			if p := portOf(sw, lft.At(lid)); p != nil && p.Num != 0 {
 				if unk == nil {
 					unk = map[*fabric.Port]int{}
 				}
@@ -887,7 +887,7 @@ func unknownLIDs(f *fabric.Fabric) []uint16 {
 	top := 0
 	for _, n := range f.Nodes {
 		if n.Switch != nil {
-			top = max(top, len(n.Switch.LFT))
+			top = max(top, n.Switch.LFT.Len())
 		}
 	}
 	top = min(top, 0xc000)

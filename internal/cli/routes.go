@@ -219,8 +219,8 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 		}
 		var rows [][]string
 		routed, holes := 0, 0
-		for l := 1; l < len(lft); l++ {
-			out := lft[l]
+		for l := 1; l < lft.Len(); l++ {
+			out := lft.At(uint16(l))
 			dst := f.PortByLID(uint16(l))
 			valid := int(out) <= n.NumPorts()
 			if !valid && dst == nil && !all {

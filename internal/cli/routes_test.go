@@ -86,7 +86,7 @@ func TestRoutesDumpFTS(t *testing.T) {
 			t.Fatalf("dumped switch %#x %q (path %v) is not in the model", d.GUID, d.Description, d.Path)
 		}
 		got := d.LFT()
-		for lid, want := range sw.Switch.LFT {
+		for lid, want := range sw.Switch.LFT.Bytes() {
 			if lid == 0 {
 				continue
 			}

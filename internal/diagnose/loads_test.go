@@ -28,7 +28,7 @@ func TestLoadsLazy(t *testing.T) {
 			lids = append(lids, n.Ports[1].LID)
 		}
 	}
-	sw.Switch.LFT[lids[20]] = fabric.NoRoute
+	sw.Switch.LFT.Set(lids[20], fabric.NoRoute)
 	l := NewLoads(f)
 	if l.paths != nil {
 		t.Fatal("host-pair loads followed before anything asked for them")

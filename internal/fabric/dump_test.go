@@ -20,7 +20,7 @@ func dump(f *Fabric) string {
 				E          bool
 				F, G       uint8
 				H, I       uint16
-			}{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0, s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop}, s.LFT)
+			}{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0, s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop}, s.LFT.Bytes())
 		}
 		for i, p := range n.Ports {
 			if p == nil {

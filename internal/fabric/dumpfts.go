@@ -91,7 +91,7 @@ const illegalPort = ": (path #0 - illegal port)\n"
 // writeSwitchHeader writes a switch's section header and returns the
 // highest LID its table lists.
 func writeSwitchHeader(w *bufio.Writer, n *Node) int {
-	top := len(n.Switch.LFT) - 1
+	top := n.Switch.LFT.Len() - 1
 	if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
 		top = t
 	}
@@ -121,7 +121,7 @@ func (d *dumper) writeSwitch(n *Node) {
 	top := writeSwitchHeader(w, n)
 	count := 0
 	for lid := 0; lid <= top; lid++ {
-		out := lft[lid]
+		out := lft.At(uint16(lid))
 		valid := lid != 0 && int(out) < len(n.Ports)
 		if !valid && !d.o.All {
 			continue
@@ -371,6 +371,8 @@ func LoadLFTs(f *Fabric, tables []DumpedLFT) error {
 		}
 	}
 	matched := 0
+	var in BlockInterner
+	lft := make([]uint8, top+1)
 	for _, t := range tables {
 		n := f.NodeByGUID(t.GUID)
 		if n == nil || n.Type != mad.NodeSwitch {
@@ -380,7 +382,6 @@ func LoadLFTs(f *Fabric, tables []DumpedLFT) error {
 		if n.Switch == nil {
 			n.Switch = &Switch{}
 		}
-		lft := make([]uint8, top+1)
 		for i := range lft {
 			lft[i] = NoRoute
 		}
@@ -394,7 +395,7 @@ func LoadLFTs(f *Fabric, tables []DumpedLFT) error {
 			}
 			lft[lid] = e.Port
 		}
-		n.Switch.LFT = lft
+		n.Switch.LFT = LFTFromBytes(lft, &in)
 		n.Switch.LinearFDBTop = uint16(top)
 	}
 	if matched == 0 && len(tables) > 0 {

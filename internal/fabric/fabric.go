@@ -211,9 +211,10 @@ type Switch struct {
 	DefaultPort   uint8
 	PartitionCap  uint16
 	MulticastTop  uint16
-	// LFT maps a destination LID (the index) to an egress port; 0xFF
-	// means no route. Nil until the routes sweep reads it.
-	LFT []uint8
+	// LFT maps a destination LID to an egress port; NoRoute means no
+	// route. Nil until the routes sweep reads it. Its blocks may be
+	// shared with other switches' tables (see LFT).
+	LFT *LFT
 }
 
 // NoRoute is the LFT entry for an unrouted LID.

@@ -213,7 +213,7 @@ func jsonNodeOf(n *Node, opt MarshalOptions) jsonNode {
 		js := &jsonSwitch{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0,
 			s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop, nil}
 		if s.LFT != nil && !opt.OmitLFT {
-			h := hex.EncodeToString(s.LFT)
+			h := lftHex(s.LFT)
 			js.LFT = &h
 		}
 		jn.Switch = js
@@ -578,6 +578,7 @@ func readJSONNodes(dec *json.Decoder) (nodes []*Node, nodeErr, err error) {
 	if t != json.Delim('[') {
 		return nil, nil, &json.UnmarshalTypeError{Value: jsonKind(t), Type: reflect.TypeFor[[]jsonNode](), Field: "nodes"}
 	}
+	var in BlockInterner // the switches' tables share their equal blocks
 	for i := 0; dec.More(); i++ {
 		var jn jsonNode
 		if err := dec.Decode(&jn); err != nil {
@@ -586,7 +587,7 @@ func readJSONNodes(dec *json.Decoder) (nodes []*Node, nodeErr, err error) {
 		if nodeErr != nil {
 			continue
 		}
-		n, err := jn.decode()
+		n, err := jn.decode(&in)
 		if err != nil {
 			nodeErr = fmt.Errorf("fabric: unmarshal: nodes[%d]: %w", i, err)
 			nodes = nil
@@ -684,7 +685,7 @@ func (doc *jsonFabric) link(nodes []*Node) (*Fabric, error) {
 	return f, nil
 }
 
-func (jn *jsonNode) decode() (*Node, error) {
+func (jn *jsonNode) decode(in *BlockInterner) (*Node, error) {
 	t, err := parseNodeType(jn.Type)
 	if err != nil {
 		return nil, err
@@ -733,11 +734,11 @@ func (jn *jsonNode) decode() (*Node, error) {
 		n.Switch = &Switch{js.LinearFDBCap, js.LinearFDBTop, js.MulticastCap, js.LIDsPerPort, js.EnhancedPort0,
 			js.LifeTimeValue, js.DefaultPort, js.PartitionCap, js.MulticastTop, nil}
 		if js.LFT != nil {
-			b, err := hex.DecodeString(*js.LFT)
+			t, err := lftFromHex(*js.LFT, in)
 			if err != nil {
 				return nil, fmt.Errorf("switch lft: %v", err)
 			}
-			n.Switch.LFT = b
+			n.Switch.LFT = t
 		}
 	}
 	for _, jp := range jn.Ports {
@@ -815,4 +816,32 @@ next:
 		return nil, fmt.Errorf("unreached %q: want port_info, speed or far_end", name)
 	}
 	return p, nil
+}
+
+// lftHex is t's entries in hex, two digits a LID.
+func lftHex(t *LFT) string {
+	b := make([]byte, 0, 2*t.Len())
+	for i := range t.NumBlocks() {
+		b = hex.AppendEncode(b, t.Block(i)[:min(mad.LFTBlockSize, t.Len()-i*mad.LFTBlockSize)])
+	}
+	return string(b)
+}
+
+// lftFromHex decodes a table written by lftHex a block at a time, with
+// hex.DecodeString's errors (the first bad digit, then an odd length).
+func lftFromHex(s string, in *BlockInterner) (*LFT, error) {
+	const w = 2 * mad.LFTBlockSize
+	t := &LFT{blocks: make([]*LFTBlock, 0, (len(s)/2+mad.LFTBlockSize-1)/mad.LFTBlockSize)}
+	for i := 0; i < len(s); i += w {
+		var buf [w]byte
+		c := copy(buf[:], s[i:])
+		blk := *noRouteBlock
+		k, err := hex.Decode(blk[:], buf[:c])
+		if err != nil {
+			return nil, err
+		}
+		t.blocks = append(t.blocks, in.Intern(&blk))
+		t.n += k
+	}
+	return t, nil
 }

@@ -21,7 +21,7 @@ func fullFabric() *Fabric {
 		Description: "MF0;leaf01:MQM9700/U1", VendorID: 0x2c9, DeviceID: 0xd2f0, Revision: 0xa0, Path: mad.Path{1},
 		Switch: &Switch{LinearFDBCap: 49152, LinearFDBTop: 5, MulticastCap: 4096, LIDsPerPort: 0, EnhancedPort0: true,
 			LifeTimeValue: 18, DefaultPort: 0, PartitionCap: 8, MulticastTop: 0xc000,
-			LFT: []uint8{NoRoute, 1, 0, 2, 3, 1}}}
+			LFT: LFTFromBytes([]uint8{NoRoute, 1, 0, 2, 3, 1}, nil)}}
 	sw.Ports = make([]*Port, 4)
 	sw.Ports[0] = &Port{Node: sw, Num: 0, GUID: sw.GUID, LID: 2, State: mad.PortStateActive, PhysState: mad.PhysLinkUp,
 		CapMask: 0x0250084a, CapMask2: 0x0004, MTUCap: mad.MTU4096}

@@ -116,6 +116,32 @@ func (t *LFT) At(lid uint16) uint8 {
 	return t.blocks[lid/mad.LFTBlockSize][lid%mad.LFTBlockSize]
 }
 
+// LFTView reads a table as it was when View was called, one load fewer
+// per entry than through the *LFT (a walk's per-hop lookup).
+type LFTView struct {
+	blocks []*LFTBlock
+	n      int
+}
+
+// View returns a view of t's entries (of no entries for nil).
+func (t *LFT) View() LFTView {
+	if t == nil {
+		return LFTView{}
+	}
+	return LFTView{t.blocks, t.n}
+}
+
+// Len returns the number of entries.
+func (v LFTView) Len() int { return v.n }
+
+// At returns the entry for lid, NoRoute beyond the end.
+func (v LFTView) At(lid uint16) uint8 {
+	if int(lid) >= v.n {
+		return NoRoute
+	}
+	return v.blocks[lid/mad.LFTBlockSize][lid%mad.LFTBlockSize]
+}
+
 // NumBlocks returns the number of 64-entry blocks.
 func (t *LFT) NumBlocks() int {
 	if t == nil {
@@ -168,6 +194,23 @@ func (t *LFT) Truncate(n int, in *BlockInterner) {
 		t.blocks[nb-1] = in.Intern(&b)
 	}
 }
+
+// PutBlock makes block i (< NumBlocks) *b, shared through in, for a
+// table being built: the entries of b past Len are dropped (NoRoute), so
+// the table does not grow.
+func (t *LFT) PutBlock(i int, b *LFTBlock, in *BlockInterner) {
+	if r := t.n - i*mad.LFTBlockSize; r < mad.LFTBlockSize {
+		c := *b
+		for k := max(r, 0); k < mad.LFTBlockSize; k++ {
+			c[k] = NoRoute
+		}
+		b = &c
+	}
+	t.blocks[i] = in.Intern(b)
+}
+
+// Grow makes the table at least n entries long, the new entries NoRoute.
+func (t *LFT) Grow(n int) { t.grow(n) }
 
 func (t *LFT) grow(n int) {
 	if n <= t.n {

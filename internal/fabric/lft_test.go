@@ -2,6 +2,8 @@ package fabric
 
 import (
 	"bytes"
+	"encoding/hex"
+	"strings"
 	"testing"
 )
 
@@ -9,7 +11,7 @@ import (
 // accessor, with the last block's tail NoRoute.
 func checkLFT(t *testing.T, lft *LFT, want []uint8) {
 	t.Helper()
-	if lft.Len() != len(want) {
+	if lft.Len() != len(want) || lft.View().Len() != len(want) {
 		t.Fatalf("Len = %d, want %d", lft.Len(), len(want))
 	}
 	if got := lft.Bytes(); !bytes.Equal(got, want) {
@@ -25,6 +27,9 @@ func checkLFT(t *testing.T, lft *LFT, want []uint8) {
 		}
 		if got := lft.At(uint16(i)); got != w {
 			t.Fatalf("At(%d) = %d, want %d", i, got, w)
+		}
+		if got := lft.View().At(uint16(i)); got != w {
+			t.Fatalf("View().At(%d) = %d, want %d", i, got, w)
 		}
 	}
 	if nb := (len(want) + 63) / 64; lft.NumBlocks() != nb {
@@ -46,7 +51,7 @@ func checkLFT(t *testing.T, lft *LFT, want []uint8) {
 
 func TestLFTNil(t *testing.T) {
 	var lft *LFT
-	if lft.Len() != 0 || lft.At(0) != NoRoute || lft.At(0xffff) != NoRoute || lft.Bytes() != nil || lft.NumBlocks() != 0 || lft.Clone() != nil {
+	if lft.Len() != 0 || lft.View().Len() != 0 || lft.View().At(1) != NoRoute || lft.At(0) != NoRoute || lft.At(0xffff) != NoRoute || lft.Bytes() != nil || lft.NumBlocks() != 0 || lft.Clone() != nil {
 		t.Fatal("a nil table must read as empty")
 	}
 	if !lft.Equal(nil) || lft.Equal(NewLFT(0)) || NewLFT(0).Equal(nil) {
@@ -159,6 +164,30 @@ func FuzzLFT(f *testing.F) {
 		checkLFT(t, other, entries)
 		if !lft.Equal(LFTFromBytes(want, nil)) {
 			t.Fatal("Equal to its own bytes")
+		}
+	})
+}
+
+// FuzzLFTHex checks the JSON decoder's block-at-a-time hex reading
+// against hex.DecodeString (same entries, same error) and the encoder
+// against hex.EncodeToString.
+func FuzzLFTHex(f *testing.F) {
+	f.Add("ff0100020301")
+	f.Add(strings.Repeat("07", 130) + "f")
+	f.Add(strings.Repeat("0a", 64) + "zz")
+	f.Fuzz(func(t *testing.T, s string) {
+		var in BlockInterner
+		lft, err := lftFromHex(s, &in)
+		want, werr := hex.DecodeString(s)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("error %v, hex.DecodeString's %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		checkLFT(t, lft, want)
+		if got := lftHex(lft); got != hex.EncodeToString(want) {
+			t.Fatalf("lftHex = %q, want %q", got, hex.EncodeToString(want))
 		}
 	})
 }

@@ -255,7 +255,7 @@ func finish(f *Fabric, info *FileInfo, err error) (*Fabric, *FileInfo, error) {
 		return nil, info, fmt.Errorf("%s: read as %s, but it lists no nodes: give %s", name, format, TopologyFormats)
 	}
 	for _, n := range f.Nodes {
-		if n.Switch != nil && len(n.Switch.LFT) > 0 {
+		if n.Switch != nil && n.Switch.LFT.Len() > 0 {
 			info.Routes = true
 			break
 		}

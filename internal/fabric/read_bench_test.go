@@ -16,10 +16,11 @@ func BenchmarkReadFileJSON(b *testing.B) {
 	f := fatTree(64, 32, 32)
 	for _, n := range f.Nodes {
 		if n.Switch != nil {
-			n.Switch.LFT = make([]uint8, len(f.Nodes)+1)
-			for i := range n.Switch.LFT {
-				n.Switch.LFT[i] = uint8(i % 32)
+			lft := make([]uint8, len(f.Nodes)+1)
+			for i := range lft {
+				lft[i] = uint8(i % 32)
 			}
+			n.Switch.LFT = LFTFromBytes(lft, nil)
 		}
 	}
 	doc, err := MarshalWith(f, MarshalOptions{})

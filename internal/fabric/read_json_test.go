@@ -69,7 +69,7 @@ func TestReadFileJSONStreamed(t *testing.T) {
 	for i := range lft {
 		lft[i] = uint8(i % 4)
 	}
-	model.Nodes[1].Switch.LFT = lft
+	model.Nodes[1].Switch.LFT = LFTFromBytes(lft, nil)
 	doc, err := Marshal(model)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func unmarshalWhole(data []byte) (*Fabric, error) {
 	}
 	var nodes []*Node
 	for _, jn := range doc.Nodes {
-		n, err := jn.decode()
+		n, err := jn.decode(nil)
 		if err != nil {
 			return nil, err
 		}

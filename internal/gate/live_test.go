@@ -122,7 +122,7 @@ func uplinkTo(t testing.TB, f *fabric.Fabric, sw, host string) uint8 {
 	t.Helper()
 	s := f.NodesByHost(sw)[0]
 	h := f.NodesByHost(host)[0]
-	return s.Switch.LFT[h.Ports[1].LID]
+	return s.Switch.LFT.At(h.Ports[1].LID)
 }
 
 // otherUplink returns an uplink of leaf (cabled to a spine) that the

@@ -109,10 +109,10 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 // nextSwitch is the switch sw's table sends lid to, or nil when the route
 // ends there (at a CA, a missing entry, an uncabled port).
 func nextSwitch(sw *fabric.Node, lid uint16) *fabric.Node {
-	if sw.Switch == nil || int(lid) >= len(sw.Switch.LFT) {
+	if sw.Switch == nil || int(lid) >= sw.Switch.LFT.Len() {
 		return nil
 	}
-	out := sw.Switch.LFT[lid]
+	out := sw.Switch.LFT.At(lid)
 	if out == 0 || out == fabric.NoRoute || int(out) >= len(sw.Ports) {
 		return nil
 	}

@@ -49,8 +49,9 @@ const (
 )
 
 type swTable struct {
-	lft []uint8
+	lft fabric.LFTView
 	top uint16
+	has bool // a table was read (lft may still be empty)
 }
 
 // NewAnalyzer indexes f's switches and links.
@@ -75,7 +76,7 @@ func NewAnalyzerWith(f *fabric.Fabric, r Rules) *Analyzer {
 	a.peer = make([]*fabric.Port, n)
 	a.tabs = make([]swTable, len(a.sw))
 	for i, nd := range a.sw {
-		a.tabs[i] = swTable{lft: nd.Switch.LFT, top: nd.Switch.LinearFDBTop}
+		a.tabs[i] = swTable{lft: nd.Switch.LFT.View(), top: nd.Switch.LinearFDBTop, has: nd.Switch.LFT != nil}
 		for p, port := range nd.Ports {
 			s := int(a.base[i]) + p
 			a.next[s] = -1
@@ -110,13 +111,13 @@ func NewAnalyzerWith(f *fabric.Fabric, r Rules) *Analyzer {
 // NoTable.
 func (a *Analyzer) step(i int32, to uint16, dst *fabric.Port) (uint8, int32, Outcome) {
 	t := &a.tabs[i]
-	if int(to) >= len(t.lft) || (a.rules.Strict && to > t.top) {
-		if a.rules.Strict && t.lft != nil {
+	if int(to) >= t.lft.Len() || (a.rules.Strict && to > t.top) {
+		if a.rules.Strict && t.has {
 			return fabric.NoRoute, -1, BeyondTop
 		}
 		return fabric.NoRoute, -1, NoTable
 	}
-	out := t.lft[to]
+	out := t.lft.At(to)
 	switch {
 	case out == 0:
 		if dst != nil && dst.Node == a.sw[i] {
@@ -191,17 +192,25 @@ func (a *Analyzer) LIDLoads() Loads {
 	l := Loads{a: a, v: make([]int64, len(a.next))}
 	top := 0
 	for _, s := range a.sw {
-		top = max(top, len(s.Switch.LFT)-1)
+		top = max(top, s.Switch.LFT.Len()-1)
 	}
-	isCA := make([]bool, top+1)
-	for lid := range isCA {
+	// Whole blocks, so the inner loop has no bounds checks; a block's
+	// entries past its table's end are not counted.
+	isCA := make([]bool, (top+mad.LFTBlockSize)/mad.LFTBlockSize*mad.LFTBlockSize)
+	for lid := range top + 1 {
 		isCA[lid] = endpoint(a.f.PortByLID(uint16(lid)))
 	}
 	for i, s := range a.sw {
 		b, np := int(a.base[i]), len(s.Ports)
-		for lid, out := range s.Switch.LFT {
-			if isCA[lid] && int(out) < np {
-				l.v[b+int(out)]++
+		lft := s.Switch.LFT
+		v := l.v[b : b+np]
+		for k := range lft.NumBlocks() {
+			blk, ca := lft.Block(k), (*[mad.LFTBlockSize]bool)(isCA[k*mad.LFTBlockSize:])
+			n := min(mad.LFTBlockSize, lft.Len()-k*mad.LFTBlockSize)
+			for j, out := range blk[:n] {
+				if ca[j] && int(out) < len(v) {
+					v[out]++
+				}
 			}
 		}
 	}
@@ -638,10 +647,10 @@ func (a *Analyzer) EgressFrom(sw *fabric.Node) (SwitchEgress, bool) {
 func (e SwitchEgress) To(to uint16) *fabric.Port {
 	a := e.a
 	t := &a.tabs[e.i]
-	if int(to) >= len(t.lft) || (a.rules.Strict && to > t.top) {
+	if int(to) >= t.lft.Len() || (a.rules.Strict && to > t.top) {
 		return nil
 	}
-	out := t.lft[to]
+	out := t.lft.At(to)
 	sw := a.sw[e.i]
 	switch {
 	case out == 0:

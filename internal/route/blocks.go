@@ -34,6 +34,7 @@ func ReadBlocks(ctx context.Context, g SMPGetter, blocks []Block, byLID bool, pa
 		gg = syncGo{g}
 	}
 	var (
+		in   fabric.BlockInterner
 		mu   sync.Mutex
 		errs []error
 		wg   sync.WaitGroup
@@ -54,7 +55,7 @@ func ReadBlocks(ctx context.Context, g SMPGetter, blocks []Block, byLID bool, pa
 				errs = append(errs, &SwitchError{Switch: b.Switch, What: fmt.Sprintf("LinearForwardingTable block %d", b.Index), Err: err})
 				return
 			}
-			storeBlock(b.Switch, b.Index, blk)
+			storeBlock(b.Switch, b.Index, blk, &in)
 		}
 		n := b.Switch
 		var err error
@@ -79,19 +80,13 @@ func ReadBlocks(ctx context.Context, g SMPGetter, blocks []Block, byLID bool, pa
 	return errors.Join(errs...)
 }
 
-// storeBlock copies one block into sw's table, growing it as needed.
-func storeBlock(sw *fabric.Node, index int, blk *mad.LFTBlock) {
+// storeBlock puts one block into sw's table, growing it as needed.
+func storeBlock(sw *fabric.Node, index int, blk *mad.LFTBlock, in *fabric.BlockInterner) {
 	if sw.Switch == nil {
 		sw.Switch = &fabric.Switch{}
 	}
-	end := (index + 1) * mad.LFTBlockSize
-	if len(sw.Switch.LFT) < end {
-		lft := make([]uint8, end)
-		for i := len(sw.Switch.LFT); i < end; i++ {
-			lft[i] = fabric.NoRoute
-		}
-		copy(lft, sw.Switch.LFT)
-		sw.Switch.LFT = lft
+	if sw.Switch.LFT == nil {
+		sw.Switch.LFT = fabric.NewLFT(0)
 	}
-	copy(sw.Switch.LFT[index*mad.LFTBlockSize:end], blk.Ports[:])
+	sw.Switch.LFT.SetBlock(index, in.Intern(&blk.Ports))
 }

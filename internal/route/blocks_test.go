@@ -32,11 +32,11 @@ func TestReadBlocks(t *testing.T) {
 	if w := []string{"lid:leaf01 LinearForwardingTable 2", "lid:spine02 LinearForwardingTable 0", "lid:spine02 LinearForwardingTable 1"}; !slices.Equal(s.log, w) {
 		t.Errorf("reads %q, want %q", s.log, w)
 	}
-	wl := node(want, "leaf01").Switch.LFT
-	if l := leaf.Switch.LFT; len(l) != 3*64 || !slices.Equal(l[128:len(wl)], wl[128:]) || l[0] != fabric.NoRoute {
+	wl := node(want, "leaf01").Switch.LFT.Bytes()
+	if l := leaf.Switch.LFT.Bytes(); len(l) != 3*64 || !slices.Equal(l[128:len(wl)], wl[128:]) || l[0] != fabric.NoRoute {
 		t.Errorf("leaf01's table after block 2: %v", l)
 	}
-	if l := spine.Switch.LFT; len(l) != 64 || !slices.Equal(l, node(want, "spine02").Switch.LFT[:64]) {
+	if l := spine.Switch.LFT.Bytes(); len(l) != 64 || !slices.Equal(l, node(want, "spine02").Switch.LFT.Bytes()[:64]) {
 		t.Errorf("spine02's table after block 0: %v", l)
 	}
 

@@ -93,11 +93,11 @@ func damage(rng *rand.Rand, f *fabric.Fabric, hosts []uint16, n int) {
 		l := hosts[rng.IntN(len(hosts))]
 		switch rng.IntN(10) {
 		case 0:
-			sw.Switch.LFT[l] = fabric.NoRoute
+			sw.Switch.LFT.Set(l, fabric.NoRoute)
 		case 1:
-			sw.Switch.LFT[l] = 0
+			sw.Switch.LFT.Set(l, 0)
 		case 2:
-			sw.Switch.LFT[l] = uint8(len(sw.Ports) + rng.IntN(3))
+			sw.Switch.LFT.Set(l, uint8(len(sw.Ports)+rng.IntN(3)))
 		case 3:
 			sw.Switch.LinearFDBTop = l - 1
 		case 4:
@@ -121,7 +121,7 @@ func damage(rng *rand.Rand, f *fabric.Fabric, hosts []uint16, n int) {
 			h := f.PortByLID(l)
 			h.State = mad.PortStateDown
 		default:
-			sw.Switch.LFT[l] = uint8(1 + rng.IntN(len(sw.Ports)-1))
+			sw.Switch.LFT.Set(l, uint8(1+rng.IntN(len(sw.Ports)-1)))
 		}
 	}
 }
@@ -192,7 +192,7 @@ func TestAnalyzerMatchesStepByStep(t *testing.T) {
 					if ok != (sw.Type == mad.NodeSwitch && sw.Switch != nil) {
 						t.Fatalf("%s: EgressFrom(%s) %v", name, sw.Description, ok)
 					}
-					for lid := 0; ok && lid < len(sw.Switch.LFT)+2; lid++ {
+					for lid := 0; ok && lid < sw.Switch.LFT.Len()+2; lid++ {
 						if got, want := e.To(uint16(lid)), a.Egress(sw, uint16(lid)); got != want {
 							t.Fatalf("%s: %s LID %d: egress %v, Egress %v", name, sw.Description, lid, got, want)
 						}

@@ -71,7 +71,7 @@ func benchLFTDump(b *testing.B, net, host string) {
 			lfts = 0
 			for _, n := range f.Nodes {
 				if n.Switch != nil {
-					lfts += len(n.Switch.LFT)
+					lfts += n.Switch.LFT.Len()
 				}
 			}
 		}

@@ -90,7 +90,7 @@ func compareWithDumpFTS(t testing.TB, f *fabric.Fabric, text string) {
 			t.Errorf("switch %#x: ibdoctor %q, dump_fts %q", d.GUID, sw.Description, d.Description)
 		}
 		want := d.LFT()
-		got := sw.Switch.LFT
+		got := sw.Switch.LFT.Bytes()
 		for lid := 1; lid < max(len(got), len(want)); lid++ {
 			g, w := uint8(fabric.NoRoute), uint8(fabric.NoRoute)
 			if lid < len(got) {
@@ -266,7 +266,7 @@ func TestIBSimSideBySide(t *testing.T) {
 	// OpenSM may renumber; trace by the same ports' LIDs now.
 	src = r.f.NodesByName("h0001 HCA-1")[0].Ports[1].LID
 	dst = r.f.NodesByName("h0040 HCA-1")[0].Ports[1].LID
-	if got := r.f.NodeByGUID(spine.GUID).Switch.LFT[dst]; got != fabric.NoRoute {
+	if got := r.f.NodeByGUID(spine.GUID).Switch.LFT.At(dst); got != fabric.NoRoute {
 		t.Fatalf("OpenSM did not load the black hole (entry %d); log: %s", got, r.sim.Dir)
 	}
 	out, err := r.sim.Run(host, "ibtracert", "-f", fmt.Sprint(src), fmt.Sprint(dst))

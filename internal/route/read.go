@@ -144,10 +144,13 @@ type lftReader struct {
 	sws []lftSwitch
 	wg  sync.WaitGroup // one per switch not finished
 
-	mu       sync.Mutex
-	infos    fifo.Queue[*lftSwitch] // switches whose SwitchInfo is to be read
-	blocks   fifo.Queue[*lftSwitch] // switches with LFT blocks left to send
-	free     []*lftRead
+	mu     sync.Mutex
+	infos  fifo.Queue[*lftSwitch] // switches whose SwitchInfo is to be read
+	blocks fifo.Queue[*lftSwitch] // switches with LFT blocks left to send
+	free   []*lftRead
+	// intern shares equal blocks among the tables (a fat tree's switches
+	// hold a few hundred distinct blocks among millions).
+	intern   fabric.BlockInterner
 	inFlight int
 	sender   pump.Pump[*lftRead]
 }
@@ -156,7 +159,7 @@ type lftReader struct {
 type lftSwitch struct {
 	n      *fabric.Node
 	info   mad.SwitchInfo
-	lft    []uint8
+	lft    *fabric.LFT
 	nblk   int   // LFT blocks to read
 	next   int   // next block to send
 	active int   // reads in flight
@@ -256,13 +259,13 @@ func (rd *lftRead) completed(_ *mad.SMP, err error) {
 			s.err = &SwitchError{Switch: s.n, What: what, Err: err}
 		}
 	case rd.block < 0:
-		s.lft = make([]uint8, int(s.info.LinearFDBTop)+1)
+		s.lft = fabric.NewLFT(int(s.info.LinearFDBTop) + 1)
 		s.nblk = s.info.LFTBlocks()
 		if s.nblk > 0 {
 			r.blocks.Push(s)
 		}
 	case s.err == nil:
-		copy(s.lft[rd.block*mad.LFTBlockSize:], rd.blk.Ports[:])
+		s.lft.PutBlock(rd.block, &rd.blk.Ports, &r.intern)
 	}
 	finished := s.active == 0 && (s.err != nil || s.next >= s.nblk)
 	rd.s = nil

@@ -90,7 +90,7 @@ func (s *fakeSMA) answer(ctx context.Context, how string, n *fabric.Node, a mad.
 		for i := range blk.Ports {
 			blk.Ports[i] = fabric.NoRoute
 		}
-		copy(blk.Ports[:], n.Switch.LFT[min(len(n.Switch.LFT), int(mod)*64):])
+		copy(blk.Ports[:], n.Switch.LFT.Bytes()[min(n.Switch.LFT.Len(), int(mod)*64):])
 		blk.MarshalAttr(data)
 	default:
 		return nil, fmt.Errorf("unexpected %s", mad.AttrName(mad.ClassSubnLID, a.AttributeID()))
@@ -139,7 +139,7 @@ func sameLFTs(t *testing.T, want, got *fabric.Fabric, skip ...string) {
 			if n.Switch.LFT != nil {
 				t.Errorf("%s got a table", n.Description)
 			}
-		case n.Switch.LinearFDBTop != w.LinearFDBTop || string(n.Switch.LFT) != string(w.LFT) || n.Switch.LifeTimeValue != 18:
+		case n.Switch.LinearFDBTop != w.LinearFDBTop || !n.Switch.LFT.Equal(w.LFT) || n.Switch.LifeTimeValue != 18:
 			t.Errorf("%s: top %d, LFT %v, want top %d, %v", n.Description, n.Switch.LinearFDBTop, n.Switch.LFT, w.LinearFDBTop, w.LFT)
 		}
 	}

@@ -82,15 +82,15 @@ func TestTraceFaults(t *testing.T) {
 		edit func(f *fabric.Fabric)
 		want Outcome
 	}{
-		{"black hole", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT[lid(f, b)] = fabric.NoRoute }, NoRoute},
-		{"beyond ports", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT[lid(f, b)] = 30 }, NoRoute},
+		{"black hole", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT.Set(lid(f, b), fabric.NoRoute) }, NoRoute},
+		{"beyond ports", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT.Set(lid(f, b), 30) }, NoRoute},
 		{"loop", func(f *fabric.Fabric) {
 			// leaf01 -> spine01 (port 5) -> back to leaf01 (spine port 1)
-			node(f, "leaf01").Switch.LFT[lid(f, b)] = 5
-			node(f, "spine01").Switch.LFT[lid(f, b)] = 1
+			node(f, "leaf01").Switch.LFT.Set(lid(f, b), 5)
+			node(f, "spine01").Switch.LFT.Set(lid(f, b), 1)
 		}, Loop},
 		{"dead end", func(f *fabric.Fabric) {
-			out := node(f, "leaf01").Switch.LFT[lid(f, b)]
+			out := node(f, "leaf01").Switch.LFT.At(lid(f, b))
 			p := node(f, "leaf01").Ports[out]
 			p.State, p.PhysState = mad.PortStateDown, mad.PhysPolling
 		}, DeadEnd},
@@ -164,15 +164,15 @@ func TestAsymmetric(t *testing.T) {
 	}
 	// Make A->B and B->A take the same spine link pair, then diverge.
 	leaf1, leaf3 := node(f, "leaf01"), node(f, "leaf03")
-	leaf1.Switch.LFT[b] = 5              // leaf01 port 5 -> spine01 port 1
-	node(f, "spine01").Switch.LFT[b] = 5 // spine01 port 5 -> leaf03 port 5
-	leaf3.Switch.LFT[a] = 5              // back the same way
-	node(f, "spine01").Switch.LFT[a] = 1 //
+	leaf1.Switch.LFT.Set(b, 5)              // leaf01 port 5 -> spine01 port 1
+	node(f, "spine01").Switch.LFT.Set(b, 5) // spine01 port 5 -> leaf03 port 5
+	leaf3.Switch.LFT.Set(a, 5)              // back the same way
+	node(f, "spine01").Switch.LFT.Set(a, 1) //
 	if !same() {
 		t.Fatal("symmetric routes reported asymmetric")
 	}
-	leaf3.Switch.LFT[a] = 7              // via spine02 instead
-	node(f, "spine02").Switch.LFT[a] = 1 // spine02 port 1 -> leaf01 port 7
+	leaf3.Switch.LFT.Set(a, 7)              // via spine02 instead
+	node(f, "spine02").Switch.LFT.Set(a, 1) // spine02 port 1 -> leaf01 port 7
 	if same() {
 		t.Fatal("asymmetric routes reported symmetric")
 	}
@@ -220,9 +220,9 @@ func TestHostPathsMatchesBruteForce(t *testing.T) {
 			l := hosts[rng.IntN(len(hosts))]
 			switch rng.IntN(3) {
 			case 0:
-				sw.Switch.LFT[l] = fabric.NoRoute
+				sw.Switch.LFT.Set(l, fabric.NoRoute)
 			default:
-				sw.Switch.LFT[l] = uint8(1 + rng.IntN(12))
+				sw.Switch.LFT.Set(l, uint8(1+rng.IntN(12)))
 			}
 		}
 		if round%3 == 0 {
@@ -284,9 +284,9 @@ func TestLIDLoadsBalanced(t *testing.T) {
 		}
 	}
 	// Skew one leaf: move every remote LID onto port 9; LIDLoads sees it.
-	for lid, out := range leaf.Switch.LFT {
+	for lid, out := range leaf.Switch.LFT.Bytes() {
 		if out > 9 {
-			leaf.Switch.LFT[lid] = 9
+			leaf.Switch.LFT.Set(uint16(lid), 9)
 		}
 	}
 	if v := NewAnalyzer(f).LIDLoads().Of(leaf.Ports[9]); v != 24 {
@@ -320,7 +320,7 @@ func smaHandler(f *fabric.Fabric, silent map[*fabric.Node]bool) transporttest.Ha
 			for i := range blk.Ports {
 				blk.Ports[i] = fabric.NoRoute
 			}
-			copy(blk.Ports[:], n.Switch.LFT[min(len(n.Switch.LFT), int(mod)*64):])
+			copy(blk.Ports[:], n.Switch.LFT.Bytes()[min(n.Switch.LFT.Len(), int(mod)*64):])
 			blk.MarshalAttr(data)
 		default:
 			return []transporttest.Reply{{Packet: &transport.Packet{MAD: transporttest.Respond(p.MAD, nil, mad.StatusMethodAttrUnsupported)}}}
@@ -381,7 +381,7 @@ func TestReadLFTs(t *testing.T) {
 			continue
 		}
 		w := want.Nodes[i].Switch
-		if n.Switch.LinearFDBTop != 134 || string(n.Switch.LFT) != string(w.LFT) {
+		if n.Switch.LinearFDBTop != 134 || !n.Switch.LFT.Equal(w.LFT) {
 			t.Fatalf("%s: top %d, LFT %v, want %v", n.Description, n.Switch.LinearFDBTop, n.Switch.LFT, w.LFT)
 		}
 	}

@@ -145,13 +145,13 @@ const forward Outcome = 0xff
 // route there (with the port for a dead end). sw.Switch must be set.
 func (r *Rules) lookup(sw *fabric.Node, to uint16) (out uint8, p *fabric.Port, o Outcome) {
 	lft := sw.Switch.LFT
-	if int(to) >= len(lft) || (r.Strict && to > sw.Switch.LinearFDBTop) {
+	if int(to) >= lft.Len() || (r.Strict && to > sw.Switch.LinearFDBTop) {
 		if r.Strict && lft != nil {
 			return fabric.NoRoute, nil, BeyondTop
 		}
 		return fabric.NoRoute, nil, NoTable
 	}
-	out = lft[to]
+	out = lft.At(to)
 	if out == 0 {
 		return 0, portOf(sw, 0), forward
 	}

@@ -15,11 +15,11 @@ func TestWalkMatchesTraceRoute(t *testing.T) {
 	edits := map[string]func(f *fabric.Fabric){
 		"healthy": func(*fabric.Fabric) {},
 		"loop": func(f *fabric.Fabric) {
-			node(f, "leaf01").Switch.LFT[lid(f, b)] = 5
-			node(f, "spine01").Switch.LFT[lid(f, b)] = 1
+			node(f, "leaf01").Switch.LFT.Set(lid(f, b), 5)
+			node(f, "spine01").Switch.LFT.Set(lid(f, b), 1)
 		},
 		"dead end": func(f *fabric.Fabric) {
-			p := node(f, "spine02").Ports[node(f, "spine02").Switch.LFT[lid(f, b)]]
+			p := node(f, "spine02").Ports[node(f, "spine02").Switch.LFT.At(lid(f, b))]
 			p.State, p.PhysState = mad.PortStateDown, mad.PhysPolling
 		},
 	}
@@ -99,12 +99,12 @@ func TestStrictRules(t *testing.T) {
 		{"above LinearFDBTop", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LinearFDBTop = lid(f, b) - 1 }, Delivered, BeyondTop},
 		{"table too short", func(f *fabric.Fabric) {
 			sw := node(f, "leaf01").Switch
-			sw.LFT = sw.LFT[:lid(f, b)]
+			sw.LFT.Truncate(int(lid(f, b)), nil)
 		}, NoTable, BeyondTop},
-		{"port 0 for another LID", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT[lid(f, b)] = 0 }, NoRoute, Misdelivered},
+		{"port 0 for another LID", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT.Set(lid(f, b), 0) }, NoRoute, Misdelivered},
 		{"port unknown to the fabric", func(f *fabric.Fabric) {
 			sw := node(f, "leaf01")
-			sw.Ports[sw.Switch.LFT[lid(f, b)]] = nil
+			sw.Ports[sw.Switch.LFT.At(lid(f, b))] = nil
 		}, NoRoute, DeadEnd},
 		{"no table", func(f *fabric.Fabric) { node(f, "leaf01").Switch.LFT = nil }, NoTable, NoTable},
 	}
@@ -126,7 +126,7 @@ func TestStrictRules(t *testing.T) {
 	// end is Down.
 	f := small(t)
 	leaf, dst := node(f, "leaf01"), node(f, b).Ports[1]
-	up := leaf.Ports[leaf.Switch.LFT[dst.LID]]
+	up := leaf.Ports[leaf.Switch.LFT.At(dst.LID)]
 	up.PhysState = mad.PhysPolling
 	linkUp := func(p *fabric.Port) bool { return p.PhysState == mad.PhysLinkUp }
 	if o, _ := NewAnalyzer(f).WalkTo(dst).From(leaf); o != Delivered {

@@ -34,7 +34,7 @@ func (s *Sim) exportLocked(withLFTs bool) *fabric.Fabric {
 				DefaultPort: sw.defPort, PartitionCap: sw.partCap, MulticastTop: sw.mcTop,
 			}
 			if withLFTs {
-				fn.Switch.LFT = append([]uint8(nil), sw.lft...)
+				fn.Switch.LFT = sw.lft.Clone()
 			}
 		}
 		ports := make([]fabric.Port, len(n.ports))

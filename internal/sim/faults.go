@@ -217,7 +217,7 @@ func (s *Sim) setRoutes(ni int32, lids []uint16, port uint8) error {
 	top := slices.Max(lids)
 	lft := s.ownLFT(ni, int(top)+1)
 	for _, l := range lids {
-		lft[l] = port
+		lft.Set(l, port)
 	}
 	n.sw.fdbTop = max(n.sw.fdbTop, top)
 	return nil
@@ -332,10 +332,10 @@ func (s *Sim) UplinksTo(sw string, port uint8) error {
 		return err
 	}
 	n := &s.nodes[ni]
-	lft := s.ownLFT(ni, len(n.sw.lft))
-	for l, p := range lft {
+	lft := s.ownLFT(ni, n.sw.lft.Len())
+	for l, p := range lft.Bytes() {
 		if int(p) < len(up) && up[p] {
-			lft[l] = port
+			lft.Set(uint16(l), port)
 		}
 	}
 	s.rerouteLocked()
@@ -456,13 +456,13 @@ func (s *Sim) Asymmetric(a, b string) error {
 		for _, sw := range rev {
 			n := &s.nodes[sw]
 			lft := s.ownLFT(sw, int(la)+1)
-			orig := lft[la]
+			orig := lft.At(la)
 			for q := 1; q < len(n.ports); q++ {
 				p := &n.ports[q]
 				if uint8(q) == orig || !p.active() || s.nodes[p.remote].typ != mad.NodeSwitch {
 					continue
 				}
-				lft[la] = uint8(q)
+				lft.Set(la, uint8(q))
 				got, err := s.switchesOnRoute(bn, bp, la)
 				if err == nil && !sameSet(got, fwd) && (!strictNew || !sameSet(got, rev)) {
 					n.sw.fdbTop = max(n.sw.fdbTop, la)
@@ -470,7 +470,7 @@ func (s *Sim) Asymmetric(a, b string) error {
 					return nil
 				}
 			}
-			lft[la] = orig
+			lft.Set(la, orig)
 		}
 	}
 	return fmt.Errorf("sim: asym %s %s: found no other route from %s to %s", a, b, b, a)

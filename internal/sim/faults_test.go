@@ -434,7 +434,7 @@ func TestLFTCopyOnWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range f.Nodes {
-		if n.Description == "leaf02" && n.Switch.LFT[g3] == 0xff {
+		if n.Description == "leaf02" && n.Switch.LFT.At(g3) == 0xff {
 			t.Error("a fault changed the input fabric's table")
 		}
 	}
@@ -466,7 +466,7 @@ func TestSweepRoutesAroundADownLink(t *testing.T) {
 			if p := n.Ports[up]; p.State != mad.PortStateDown || p.Remote == nil {
 				t.Errorf("exported leaf01/%d: %v, remote %v", up, p.State, p.Remote != nil)
 			}
-			if n.Switch.LFT[g3] == up {
+			if n.Switch.LFT.At(g3) == up {
 				t.Error("exported table still uses the down link")
 			}
 		}

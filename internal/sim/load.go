@@ -48,7 +48,7 @@ func Prepare(f *fabric.Fabric, lfts []fabric.DumpedLFT) (computed bool, err erro
 		if n.Switch == nil && n.Type == mad.NodeSwitch {
 			n.Switch = &fabric.Switch{}
 		}
-		if n.Switch != nil && len(n.Switch.LFT) > 0 {
+		if n.Switch != nil && n.Switch.LFT.Len() > 0 {
 			haveLFT = true
 		}
 	}
@@ -124,7 +124,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 		for _, n := range f.Nodes {
 			if n.Type == mad.NodeSwitch {
 				switches++
-				if n.Switch != nil && len(n.Switch.LFT) > 0 {
+				if n.Switch != nil && n.Switch.LFT.Len() > 0 {
 					routed++
 				}
 			}
@@ -176,7 +176,7 @@ func (s *Sim) tablesNotInFile(f *fabric.Fabric) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, n := range f.Nodes {
-		if sw := s.nodes[i].sw; sw != nil && (n.Switch == nil || len(n.Switch.LFT) == 0) {
+		if sw := s.nodes[i].sw; sw != nil && (n.Switch == nil || n.Switch.LFT.Len() == 0) {
 			// LinearFDBTop 0 would say "routes nothing" without a read:
 			// the top covers the fabric's LIDs, so a reader asks for the
 			// table and is refused.

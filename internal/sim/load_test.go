@@ -76,7 +76,7 @@ func TestLoadFileWithDumpFTS(t *testing.T) {
 	}
 	for _, n := range design.Nodes {
 		if n.Description == "leaf01" {
-			n.Switch.LFT[g4] = 4
+			n.Switch.LFT.Set(g4, 4)
 		}
 	}
 	fts := writeFile(t, "fts.txt", func(b *bytes.Buffer) error { return fabric.WriteDumpFTS(b, design, fabric.DumpOptions{}) })
@@ -149,7 +149,7 @@ func TestLoadIBRouteLFTs(t *testing.T) {
 	}
 	sw := s.Fabric().NodeByGUID(0x00066a02e8001310)
 	// "0x0002 019 : (Switch portguid 0x00066a00eb002cb2: '... S201A')"
-	if sw == nil || sw.Switch == nil || len(sw.Switch.LFT) < 3 || sw.Switch.LFT[2] != 19 {
+	if sw == nil || sw.Switch == nil || sw.Switch.LFT.Len() < 3 || sw.Switch.LFT.At(2) != 19 {
 		t.Fatalf("L101's LFT does not say LID 2 leaves by port 19")
 	}
 }
@@ -194,7 +194,7 @@ func TestLoadOpenSMDumpLFTs(t *testing.T) {
 			if m.Switch != nil || m.Ports[1] == nil {
 				continue
 			}
-			if out := n.Switch.LFT[m.Ports[1].LID]; out == fabric.NoRoute {
+			if out := n.Switch.LFT.At(m.Ports[1].LID); out == fabric.NoRoute {
 				t.Errorf("%s has no route to %s (LID %d)", n.Description, m.Description, m.Ports[1].LID)
 			}
 		}
@@ -219,11 +219,11 @@ func TestLoadIBDiagnetDirFDBs(t *testing.T) {
 		t.Errorf("routes read %v, notes %q", info.Routes, info.Notes)
 	}
 	sw := s.Fabric().NodeByGUID(1)
-	if sw == nil || len(sw.Switch.LFT) < 3 || sw.Switch.LFT[2] != 1 {
+	if sw == nil || sw.Switch.LFT.Len() < 3 || sw.Switch.LFT.At(2) != 1 {
 		t.Fatalf("switch 0x1's table does not send LID 2 out of port 1: %+v", sw)
 	}
-	if len(sw.Switch.LFT) > 3 && sw.Switch.LFT[3] != fabric.NoRoute {
-		t.Errorf("LID 3 UNREACHABLE in the file, table says port %d", sw.Switch.LFT[3])
+	if sw.Switch.LFT.Len() > 3 && sw.Switch.LFT.At(3) != fabric.NoRoute {
+		t.Errorf("LID 3 UNREACHABLE in the file, table says port %d", sw.Switch.LFT.At(3))
 	}
 }
 

@@ -272,10 +272,10 @@ func (s *Sim) ownsLID(ni int32, pi uint8, lid uint16) bool {
 // it has none (past LinearFDBTop or the table).
 func (s *Sim) lftLookup(ni int32, dlid uint16) uint8 {
 	sw := s.nodes[ni].sw
-	if sw == nil || dlid > sw.fdbTop || int(dlid) >= len(sw.lft) {
+	if sw == nil || dlid > sw.fdbTop || int(dlid) >= sw.lft.Len() {
 		return fabric.NoRoute
 	}
-	return sw.lft[dlid]
+	return sw.lft.At(dlid)
 }
 
 // lidHop is one switch or CA a LID-routed packet passes, for traffic.

@@ -100,8 +100,10 @@ type Sim struct {
 	pma   PMACaps
 	epoch time.Time // node busy times are kept relative to it
 
-	mu     sync.RWMutex
-	nodes  []node
+	mu    sync.RWMutex
+	nodes []node
+	// blocks shares the LFT blocks an SM writes (under mu, for writing).
+	blocks fabric.BlockInterner
 	byGUID map[uint64][]int32
 	byDesc map[string][]int32
 	byHost map[string][]int32
@@ -177,7 +179,7 @@ type attrDrop struct {
 func (n *node) numPorts() int { return len(n.ports) - 1 }
 
 type switchState struct {
-	lft      []uint8 // shared with the input fabric until first written
+	lft      *fabric.LFT // shared with the input fabric until first written
 	lftOwned bool
 	// lftUnknown: the file the fabric came from gave other switches'
 	// tables but not this one's, so its LinearForwardingTable is not
@@ -415,7 +417,7 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 	for i := range s.nodes {
 		n := &s.nodes[i]
 		if n.sw != nil && n.sw.fdbTop == 0 {
-			n.sw.fdbTop = uint16(min(int(maxLID), max(len(n.sw.lft)-1, 0)))
+			n.sw.fdbTop = uint16(min(int(maxLID), max(n.sw.lft.Len()-1, 0)))
 		}
 	}
 	s.startSM()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -169,10 +170,7 @@ func (s *Sim) NoSM() {
 			}
 		}
 		if sw := n.sw; sw != nil {
-			sw.lft = make([]uint8, len(sw.lft))
-			for j := range sw.lft {
-				sw.lft[j] = 0xff
-			}
+			sw.lft = fabric.NewLFT(sw.lft.Len())
 			sw.lftOwned, sw.lftUnknown = true, false
 			sw.fdbTop = 0
 		}

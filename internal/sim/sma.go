@@ -347,37 +347,35 @@ func (s *Sim) switchInfo(n *node) *mad.SwitchInfo {
 
 // lftBlock writes block blk of n's table into ports (0xFF past its end).
 func (s *Sim) lftBlock(n *node, blk uint32, ports *[mad.LFTBlockSize]uint8) {
-	first := int(blk) * mad.LFTBlockSize
+	if int(blk) < n.sw.lft.NumBlocks() {
+		*ports = *n.sw.lft.Block(int(blk)) // NoRoute past the end
+		return
+	}
 	for i := range ports {
-		lid := first + i
-		if lid < len(n.sw.lft) {
-			ports[i] = n.sw.lft[lid]
-		} else {
-			ports[i] = fabric.NoRoute
-		}
+		ports[i] = fabric.NoRoute
 	}
 }
 
 // ownLFT makes switch ni's table its own (copy on first write), at
 // least size entries long, and returns it. Callers hold s.mu for writing.
-func (s *Sim) ownLFT(ni int32, size int) []uint8 {
+func (s *Sim) ownLFT(ni int32, size int) *fabric.LFT {
 	sw := s.nodes[ni].sw
-	if !sw.lftOwned || len(sw.lft) < size {
-		t := make([]uint8, max(size, len(sw.lft)))
-		copy(t, sw.lft)
-		for i := len(sw.lft); i < len(t); i++ {
-			t[i] = fabric.NoRoute
+	if !sw.lftOwned {
+		// The blocks stay shared (an LFT never writes one); the copy keeps
+		// this table's edits out of the input fabric's.
+		sw.lft, sw.lftOwned = sw.lft.Clone(), true
+		if sw.lft == nil {
+			sw.lft = fabric.NewLFT(0)
 		}
-		sw.lft, sw.lftOwned = t, true
 	}
+	sw.lft.Grow(size)
 	sw.lftUnknown = false
 	return sw.lft
 }
 
 func (s *Sim) writeLFTBlock(ni int32, blk uint32, b *mad.LFTBlock) {
 	first := int(blk) * mad.LFTBlockSize
-	lft := s.ownLFT(ni, first+mad.LFTBlockSize)
-	copy(lft[first:], b.Ports[:])
+	s.ownLFT(ni, first+mad.LFTBlockSize).SetBlock(int(blk), s.blocks.Intern(&b.Ports))
 	s.rerouteLocked()
 }
 

@@ -204,14 +204,10 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 			}
 			s[13] = x.LifeTimeValue
 			s[14] = x.DefaultPort
-			le.PutUint32(s[16:], uint32(len(lft)))
+			le.PutUint32(s[16:], uint32(lft.Len()))
 			le.PutUint32(s[20:], uint32(len(blockID)))
-			for i := 0; i < len(lft); i += lftBlock {
-				var b [lftBlock]byte
-				for j := range b {
-					b[j] = fabric.NoRoute
-				}
-				copy(b[:], lft[i:min(i+lftBlock, len(lft))])
+			for i := range lft.NumBlocks() {
+				b := *lft.Block(i) // NoRoute past the table's end
 				id, ok := blockAt[b]
 				if !ok {
 					id = uint32(len(blocks) / lftBlock)
@@ -702,6 +698,7 @@ func (x *Index) FillLFTs(f *fabric.Fabric) error {
 	if uint32(len(f.Nodes)) != x.nodes {
 		return fmt.Errorf("%w: %d nodes, the fabric has %d", errCorrupt, x.nodes, len(f.Nodes))
 	}
+	var in fabric.BlockInterner // the tables share the index's blocks
 	for i, n := range f.Nodes {
 		r := x.node(uint32(i))
 		sw := le.Uint32(r[40:])
@@ -718,7 +715,7 @@ func (x *Index) FillLFTs(f *fabric.Fabric) error {
 		if s[12]&2 == 0 {
 			continue
 		}
-		lft, err := x.lftOf(s)
+		lft, err := x.lftOf(s, &in)
 		if err != nil {
 			return fmt.Errorf("%w: forwarding table of node %d", err, i)
 		}
@@ -727,8 +724,9 @@ func (x *Index) FillLFTs(f *fabric.Fabric) error {
 	return nil
 }
 
-// lftOf copies a switch record's whole forwarding table, block by block.
-func (x *Index) lftOf(s []byte) ([]uint8, error) {
+// lftOf makes a switch record's whole forwarding table, its blocks shared
+// through in.
+func (x *Index) lftOf(s []byte, in *fabric.BlockInterner) (*fabric.LFT, error) {
 	n := uint64(le.Uint32(s[16:]))
 	first := uint64(le.Uint32(s[20:]))
 	blocks := x.sec[secBlocks]
@@ -736,13 +734,13 @@ func (x *Index) lftOf(s []byte) ([]uint8, error) {
 	if _, ok := x.blockID(first + nb - 1); nb > 0 && !ok {
 		return nil, errCorrupt
 	}
-	lft := make([]uint8, n)
+	lft := fabric.NewLFT(int(n))
 	for b := range nb {
 		id, ok := x.blockID(first + b)
 		if !ok || (id+1)*lftBlock > uint64(len(blocks)) {
 			return nil, errCorrupt
 		}
-		copy(lft[b*lftBlock:], blocks[id*lftBlock:(id+1)*lftBlock])
+		lft.PutBlock(int(b), (*fabric.LFTBlock)(blocks[id*lftBlock:(id+1)*lftBlock]), in)
 	}
 	return lft, nil
 }
@@ -905,6 +903,7 @@ func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 	slices.Sort(idx)
 	f := &fabric.Fabric{Nodes: make([]*fabric.Node, 0, len(idx))}
 	made := make(map[uint32]*fabric.Node, len(idx))
+	var in fabric.BlockInterner // the tables share the index's blocks
 	for _, i := range idx {
 		r := x.node(i)
 		if r == nil {
@@ -934,7 +933,7 @@ func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 				EnhancedPort0: s[12]&1 != 0, LifeTimeValue: s[13], DefaultPort: s[14],
 			}
 			if s[12]&2 != 0 && withLFT[i] {
-				lft, err := x.lftOf(s)
+				lft, err := x.lftOf(s, &in)
 				if err != nil {
 					return nil, fmt.Errorf("%w: forwarding table of node %d", err, i)
 				}

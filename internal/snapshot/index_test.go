@@ -279,11 +279,13 @@ func TestIndexManyDistinctBlocks(t *testing.T) {
 	f := &fabric.Fabric{}
 	for i := range switches {
 		n := &fabric.Node{Type: mad.NodeSwitch, GUID: 0x1000 + uint64(i), Description: fmt.Sprintf("sw%d", i),
-			Switch: &fabric.Switch{LinearFDBTop: top, LFT: make([]uint8, top+1)}}
+			Switch: &fabric.Switch{LinearFDBTop: top}}
 		n.Ports = []*fabric.Port{{Node: n, Num: 0, LID: uint16(i + 1), State: mad.PortStateActive}}
-		for j := range n.Switch.LFT {
-			n.Switch.LFT[j] = uint8(rng.IntN(64))
+		lft := make([]uint8, top+1)
+		for j := range lft {
+			lft[j] = uint8(rng.IntN(64))
 		}
+		n.Switch.LFT = fabric.LFTFromBytes(lft, nil)
 		f.Nodes = append(f.Nodes, n)
 	}
 	data, err := EncodeIndex(f, nil, time.Unix(1, 0), "test", true)
@@ -307,7 +309,7 @@ func TestIndexManyDistinctBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, n := range w.Nodes {
-		if !bytes.Equal(n.Switch.LFT, f.Nodes[i].Switch.LFT) {
+		if !n.Switch.LFT.Equal(f.Nodes[i].Switch.LFT) {
 			t.Fatalf("%s: table read back differs", n.Description)
 		}
 	}

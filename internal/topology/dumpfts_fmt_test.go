@@ -20,7 +20,7 @@ func writeDumpFTSFmt(w io.Writer, f *fabric.Fabric, o fabric.DumpOptions) error 
 		if n.Type != mad.NodeSwitch || n.Switch == nil || n.Switch.LFT == nil {
 			continue
 		}
-		lft := n.Switch.LFT
+		lft := n.Switch.LFT.Bytes()
 		top := len(lft) - 1
 		if t := int(n.Switch.LinearFDBTop); t > 0 && t < top {
 			top = t
@@ -85,10 +85,10 @@ func TestDumpFTSMatchesFmt(t *testing.T) {
 	ca.LMC = 2 // LIDs top..top+3 are its paths #0..#3
 	f.Reindex()
 	leaf := f.NodesByName("MF0;leaf02:MQM9700/U1")[0]
-	leaf.Switch.LFT[3] = 200 // no such port: illegal
-	leaf.Switch.LFT[top-1] = fabric.NoRoute
-	leaf.Switch.LFT = append(leaf.Switch.LFT[:top+1], 3, 3, 3, 5) // paths #1..#3, then a LID nobody has
-	leaf.Switch.LinearFDBTop = uint16(len(leaf.Switch.LFT) - 1)
+	leaf.Switch.LFT.Set(3, 200) // no such port: illegal
+	leaf.Switch.LFT.Set(top-1, fabric.NoRoute)
+	leaf.Switch.LFT = fabric.LFTFromBytes(append(leaf.Switch.LFT.Bytes()[:top+1], 3, 3, 3, 5), nil) // paths #1..#3, then a LID nobody has
+	leaf.Switch.LinearFDBTop = uint16(leaf.Switch.LFT.Len() - 1)
 	leaf.Path = nil
 	for _, o := range []fabric.DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
 		var got, want bytes.Buffer

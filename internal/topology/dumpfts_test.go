@@ -129,8 +129,8 @@ func TestDumpFTSRoundTrip(t *testing.T) {
 	top := routed(t, f)
 	// An edited entry survives; a NoRoute entry stays NoRoute.
 	leaf := f.NodesByName("MF0;leaf02:MQM9700/U1")[0]
-	leaf.Switch.LFT[3] = 12
-	leaf.Switch.LFT[top] = fabric.NoRoute
+	leaf.Switch.LFT.Set(3, 12)
+	leaf.Switch.LFT.Set(top, fabric.NoRoute)
 	for _, o := range []fabric.DumpOptions{{}, {All: true}, {NoDests: true}, {All: true, NoDests: true}} {
 		var buf bytes.Buffer
 		if err := fabric.WriteDumpFTS(&buf, f, o); err != nil {
@@ -155,8 +155,8 @@ func TestDumpFTSRoundTrip(t *testing.T) {
 			if n.Type != mad.NodeSwitch {
 				continue
 			}
-			if got := g.Nodes[i].Switch.LFT; !bytes.Equal(got, n.Switch.LFT) {
-				t.Fatalf("%+v: %s: LFT after round trip\n%v\nwant\n%v", o, n.Description, got, n.Switch.LFT)
+			if got := g.Nodes[i].Switch.LFT; !got.Equal(n.Switch.LFT) {
+				t.Fatalf("%+v: %s: LFT after round trip\n%v\nwant\n%v", o, n.Description, got.Bytes(), n.Switch.LFT.Bytes())
 			}
 		}
 	}

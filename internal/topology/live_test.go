@@ -63,12 +63,12 @@ func TestDumpFTSLoadsIntoOpenSM(t *testing.T) {
 	leaf1, leaf2 := f.NodesByName("leaf01")[0], f.NodesByName("leaf02")[0]
 	far := f.NodesByName("gpu012 mlx5_0")[0].Ports[1].LID
 	moved := uint8(5)
-	if leaf1.Switch.LFT[far] == 5 {
+	if leaf1.Switch.LFT.At(far) == 5 {
 		moved = 7
 	}
-	leaf1.Switch.LFT[far] = moved
+	leaf1.Switch.LFT.Set(far, moved)
 	dropped := f.NodesByName("gpu001 mlx5_0")[0].Ports[1].LID
-	leaf2.Switch.LFT[dropped] = fabric.NoRoute
+	leaf2.Switch.LFT.Set(dropped, fabric.NoRoute)
 
 	sim := ibsimtest.Start(t, ibsimNet(f))
 	lfts := filepath.Join(sim.Dir, "lfts.dump")
@@ -102,14 +102,14 @@ func TestDumpFTSLoadsIntoOpenSM(t *testing.T) {
 			t.Fatalf("dump_fts switch %#x not in the fabric", r.GUID)
 		}
 		got := r.LFT()
-		for lid := uint16(1); int(lid) < len(sw.Switch.LFT); lid++ {
+		for lid := uint16(1); int(lid) < sw.Switch.LFT.Len(); lid++ {
 			p := f.PortByLID(lid)
 			ol, ok := osmLID[p.GUID]
 			if !ok {
 				t.Fatalf("OpenSM gave no LID to %s", p.Node.Description)
 			}
 			remapped = remapped || ol != lid
-			want := sw.Switch.LFT[lid]
+			want := sw.Switch.LFT.At(lid)
 			g := uint8(fabric.NoRoute)
 			if int(ol) < len(got) {
 				g = got[ol]

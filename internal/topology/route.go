@@ -205,7 +205,6 @@ func Route(f *fabric.Fabric) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	hops := g.hopMatrix(workers)
 	width := g.top + 1
-	slab := make([]uint8, n*width)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -213,15 +212,18 @@ func Route(f *fabric.Fabric) error {
 		go func() {
 			defer wg.Done()
 			r := &router{g: g, hops: hops, masks: make([]portMask, n), setOf: make([]int32, n)}
+			// Each worker shares the blocks of the tables it makes (a fat
+			// tree's switches have a few hundred distinct blocks in all).
+			var in fabric.BlockInterner
+			lft := make([]uint8, width)
 			for {
 				s := int(next.Add(1) - 1)
 				if s >= n {
 					return
 				}
-				lft := slab[s*width : (s+1)*width : (s+1)*width]
 				r.route(s, lft)
 				sw := g.sw[s].Switch
-				sw.LFT = lft
+				sw.LFT = fabric.LFTFromBytes(lft, &in)
 				sw.LinearFDBTop = uint16(g.top)
 			}
 		}()

@@ -157,10 +157,10 @@ func walk(f *fabric.Fabric, sw *fabric.Node, lid uint16) (int, error) {
 		if sw == dst.Node {
 			return hops, nil
 		}
-		if int(lid) >= len(sw.Switch.LFT) {
+		if int(lid) >= sw.Switch.LFT.Len() {
 			return 0, fmt.Errorf("%s: LID %d beyond LFT", sw.Description, lid)
 		}
-		out := sw.Switch.LFT[lid]
+		out := sw.Switch.LFT.At(lid)
 		if out == fabric.NoRoute || int(out) >= len(sw.Ports) {
 			return 0, fmt.Errorf("%s: LID %d has no route (%d)", sw.Description, lid, out)
 		}
@@ -190,8 +190,8 @@ func checkRoutes(t *testing.T, f *fabric.Fabric, top uint16) {
 		if n.Type != mad.NodeSwitch {
 			continue
 		}
-		if n.Switch.LinearFDBTop != top || len(n.Switch.LFT) != int(top)+1 {
-			t.Fatalf("%s: top %d len %d, want %d", n.Description, n.Switch.LinearFDBTop, len(n.Switch.LFT), top)
+		if n.Switch.LinearFDBTop != top || n.Switch.LFT.Len() != int(top)+1 {
+			t.Fatalf("%s: top %d len %d, want %d", n.Description, n.Switch.LinearFDBTop, n.Switch.LFT.Len(), top)
 		}
 		dist := bfs(n)
 		for lid := uint16(1); lid <= top; lid++ {
@@ -241,7 +241,7 @@ func checkBalance(t *testing.T, f *fabric.Fabric, tier func(*fabric.Node) int) {
 			continue
 		}
 		perPort := make([]int, len(n.Ports))
-		for lid, out := range n.Switch.LFT {
+		for lid, out := range n.Switch.LFT.Bytes() {
 			p := f.PortByLID(uint16(lid))
 			if p == nil || p.Node.Type == mad.NodeSwitch || out == fabric.NoRoute {
 				continue
@@ -364,7 +364,7 @@ func TestRouteDownLink(t *testing.T) {
 		if n.Type != mad.NodeSwitch {
 			continue
 		}
-		for lid, out := range n.Switch.LFT {
+		for lid, out := range n.Switch.LFT.Bytes() {
 			if (n == leaf && out == 5) || (n == up.Remote.Node && out == up.Remote.Num) {
 				t.Fatalf("%s routes LID %d over the down link", n.Description, lid)
 			}

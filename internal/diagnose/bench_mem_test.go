@@ -70,7 +70,21 @@ func liveHeap() uint64 {
 // (after the sweep) and DIR/checks.pprof (report built) for
 // `go tool pprof -sample_index=inuse_space`.
 func BenchmarkCheckFatTree8k(b *testing.B) {
-	f, err := topology.Routed(topology.FatTree8k())
+	benchCheckMem(b, topology.FatTree8k(), "sim:FatTree8k")
+}
+
+// BenchmarkCheckFatTree50k is BenchmarkCheckFatTree8k over
+// topology.FatTree50k (49k nodes, the size of issue 13's ibsim fabric),
+// only with IBDOCTOR_BENCH_BIG=1: building and routing it takes minutes.
+func BenchmarkCheckFatTree50k(b *testing.B) {
+	if os.Getenv("IBDOCTOR_BENCH_BIG") != "1" {
+		b.Skip("set IBDOCTOR_BENCH_BIG=1 to build the 49k-node fabric")
+	}
+	benchCheckMem(b, topology.FatTree50k(), "sim:FatTree50k")
+}
+
+func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
+	f, err := topology.Routed(ft)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -123,7 +137,7 @@ func BenchmarkCheckFatTree8k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		doc := sw.Document("check", "sim:FatTree8k", res, checks.Error)
+		doc := sw.Document("check", source, res, checks.Error)
 		checksPeak = max(checksPeak, stopChecks())
 		peak = max(peak, stop())
 		b.StopTimer()

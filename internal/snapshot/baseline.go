@@ -102,7 +102,7 @@ func writeBaselineIndex(dir string, f *fabric.Fabric) error {
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	if err := outfile.WriteAtomic(filepath.Join(dir, BaselineIndexName), idx); err != nil {
+	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineIndexName), idx.writeTo); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -84,13 +85,17 @@ func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 			}
 		}
 	}
-	return encodeIndex(f, e, taken, source, complete, true)
+	x, err := encodeIndex(f, e, taken, source, complete, true)
+	if err != nil {
+		return nil, err
+	}
+	return x.bytes(), nil
 }
 
 // encodeReadings is EncodeIndex from a sweep's readings, encoded port by
 // port as they come: no map of every port's counters is built (at 49k
 // nodes that map was over 100 MB of a sweep's peak).
-func encodeReadings(f *fabric.Fabric, c checks.Counters, taken time.Time, source string, complete bool) ([]byte, error) {
+func encodeReadings(f *fabric.Fabric, c checks.Counters, taken time.Time, source string, complete bool) (*encodedIndex, error) {
 	e := newCtrEnc()
 	var err error
 	c.Ports(func(r checks.PortReading) {
@@ -133,7 +138,7 @@ func (e *ctrEnc) add(p *fabric.Port, c PortCounters) error {
 // encodeIndex lays out f with the counters in e; without withLFT the
 // switches' tables are left out (a baseline is a topology: no reader asks
 // for its routes).
-func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, complete, withLFT bool) ([]byte, error) {
+func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, complete, withLFT bool) (*encodedIndex, error) {
 	var (
 		strs    bytes.Buffer
 		strAt   = map[string]uint32{}
@@ -375,12 +380,47 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	le.PutUint32(out[32:], maxLID)
 	le.PutUint32(out[36:], srcOff)
 	le.PutUint32(out[40:], srcLen)
+	at := uint64(len(out))
 	for i, s := range secs {
-		le.PutUint64(out[headerFixed+16*i:], uint64(len(out)))
+		le.PutUint64(out[headerFixed+16*i:], at)
 		le.PutUint64(out[headerFixed+16*i+8:], uint64(len(s)))
+		at += uint64(len(s))
+	}
+	return &encodedIndex{head: out, secs: secs}, nil
+}
+
+// encodedIndex is gate.idx as its header and sections: Save writes them
+// one after the other into the file rather than joining them first, which
+// at 49k nodes would hold a second copy of the index (tens of MB, and
+// more while an append grows it) at the sweep's peak.
+type encodedIndex struct {
+	head []byte
+	secs [numSections][]byte
+}
+
+func (x *encodedIndex) writeTo(w io.Writer) error {
+	if _, err := w.Write(x.head); err != nil {
+		return err
+	}
+	for _, s := range x.secs {
+		if _, err := w.Write(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bytes is the index in one slice.
+func (x *encodedIndex) bytes() []byte {
+	n := len(x.head)
+	for _, s := range x.secs {
+		n += len(s)
+	}
+	out := append(make([]byte, 0, n), x.head...)
+	for _, s := range x.secs {
 		out = append(out, s...)
 	}
-	return out, nil
+	return out
 }
 
 // encodeCounters appends one port's saved counters: the set of names read

@@ -362,11 +362,14 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// index: the counters then stay in snapshot.json, the tables in the
 	// fabric file, and the gate reads those, slower but the same answer,
 	// never an older index.
-	var idx []byte
+	var idx *encodedIndex
 	if s.readings != nil && s.Counters == nil {
 		idx, err = encodeReadings(f, s.readings, s.TakenAt, s.Source, s.Complete)
 	} else {
-		idx, err = EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete)
+		var data []byte
+		if data, err = EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete); err == nil {
+			idx = &encodedIndex{head: data}
+		}
 	}
 	s.IndexFile = ""
 	if err == nil {
@@ -415,7 +418,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		if err := os.Remove(idxPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
-	} else if err := outfile.WriteAtomic(idxPath, idx); err != nil {
+	} else if err := outfile.WriteAtomicFunc(idxPath, idx.writeTo); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	doc := *s

@@ -102,11 +102,16 @@ type portCensus struct {
 	sample                  []*fabric.Port
 }
 
-func census(f *fabric.Fabric) portCensus {
+func census(f *fabric.Fabric) portCensus { return censusOf(f, nil) }
+
+// censusOf is census over the ports in (all when nil): a gate's scope,
+// the ports it re-read live — the rest of its snapshot is the sweep's
+// and says nothing about whether an SM still runs.
+func censusOf(f *fabric.Fabric, in map[*fabric.Port]bool) portCensus {
 	var c portCensus
 	for _, n := range f.Nodes {
 		for i, p := range n.Ports {
-			if p == nil || (n.Type == mad.NodeSwitch && i == 0) || p.PhysState != mad.PhysLinkUp {
+			if p == nil || (n.Type == mad.NodeSwitch && i == 0) || p.PhysState != mad.PhysLinkUp || (in != nil && !in[p]) {
 				continue
 			}
 			c.up++
@@ -135,7 +140,11 @@ func census(f *fabric.Fabric) portCensus {
 // no SM ever assigned LIDs and activated the ports. Without this finding
 // the symptom is one link.down per link.
 func (s *Snapshot) noMasterSM() []Finding {
-	c := census(s.Fabric)
+	var in map[*fabric.Port]bool
+	if s.Scope != nil {
+		in = s.Scope.Ports
+	}
+	c := censusOf(s.Fabric, in)
 	if c.up == 0 || c.active > 0 || c.init == 0 {
 		return nil
 	}
@@ -159,6 +168,10 @@ func (s *Snapshot) noMasterSM() []Finding {
 		}
 	}
 	title := "No subnet manager is running: every port is stuck in Init without a LID, no traffic can pass"
+	if c.noLID == 0 {
+		// An SM assigned the LIDs, then died, and the links retrained.
+		title = "No subnet manager is running: every port is stuck in Init (its LID kept from an SM that is gone), no traffic can pass"
+	}
 	if len(masters) > 0 {
 		title = fmt.Sprintf("Master SM %s has not brought any port up: every port is stuck in Init, no traffic can pass", strings.Join(masters, ", "))
 	}

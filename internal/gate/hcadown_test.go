@@ -143,3 +143,25 @@ func TestGateNoSMFolded(t *testing.T) {
 		t.Errorf("status %q, unreached %+v", doc.Status, doc.Unreached)
 	}
 }
+
+// TestGateSMDiedInit: after a clean sweep the only SM died and the links
+// retrained: the job's ports are in Init with their LIDs kept (so they
+// can still be re-read by LID). check judges that sm.no-master; the gate
+// must give the same root cause on what it re-read, not pass because the
+// rest of the snapshot still says Active (TestGateNoSMFolded covers ports
+// without a LID).
+func TestGateSMDiedInit(t *testing.T) {
+	s := liveSim(t)
+	snap, _ := stateOf(t, s, false)
+	s.SMDied()
+	doc, err := Run(context.Background(), snap, engineAt(t, s, "gpu016 mlx5_0"), Options{Hosts: []string{"gpu002", "gpu005"}, FailOn: checks.Error, ByLID: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" || len(doc.Findings) == 0 || doc.Findings[0].Check != "sm.no-master" {
+		for _, f := range doc.Findings {
+			t.Logf("finding %s %s", f.Check, f.Title)
+		}
+		t.Errorf("status %q, unreached %+v; want sm.no-master first", doc.Status, doc.Unreached)
+	}
+}

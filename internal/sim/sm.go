@@ -152,6 +152,29 @@ func (s *Sim) resolveSMPort(ref string) (int32, uint8, error) {
 // is up stays in Init, no port has a LID, no SM runs and every
 // forwarding table is empty. Directed-route SMPs still work (that is how
 // an SM would find the fabric); LID-routed MADs go nowhere.
+// SMDied is what a fabric shows when its only subnet manager died and
+// the links then retrained: every port whose link is up is in Init (a
+// switch's port 0 stays Active), with the LIDs, LMCs and forwarding tables
+// the SM had set kept, and no SM answers SMInfo.
+func (s *Sim) SMDied() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sms = nil
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		for pi := range n.ports {
+			p := &n.ports[pi]
+			if pi == 0 && n.typ == mad.NodeSwitch {
+				continue
+			}
+			if p.state > mad.PortStateInit {
+				p.state = mad.PortStateInit
+			}
+		}
+	}
+	s.flowState = nil
+}
+
 func (s *Sim) NoSM() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

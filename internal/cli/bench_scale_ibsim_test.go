@@ -18,9 +18,10 @@ import (
 // opensm -o: the tables stay, the SM is gone), then, each a child process
 // timed by GNU time in the same run: ibnetdiscover, ibdoctor check (every
 // counter and forwarding table), sweep (and its state on disk per node),
-// and the JSON outputs (discover --format json, links --json, check --json,
-// counters --all --json, top --json). It reports each one's wall
-// time and peak RSS against ibnetdiscover's, and check's MADs. Minutes of
+// the JSON outputs (discover --format json, links --json, check --json,
+// counters --all --json, top --json) and counters --all and top --once
+// beside them (the difference is what the JSON costs). It reports each
+// one's wall time and peak RSS against ibnetdiscover's, and check's MADs. Minutes of
 // CPU, so it runs only when named:
 //
 //	IBDOCTOR_BENCH_RUNS=1 go test -run '^$' -bench ScaleVsIbnetdiscover8k -benchtime 1x -timeout 60m ./internal/cli/
@@ -65,7 +66,9 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		{"discover-json", append([]string{bin, "discover", "--format", "json"}, at...), false},
 		{"links-json", append([]string{bin, "links", "--json"}, at...), false},
 		{"check-json", append([]string{bin, "check", "--json"}, at...), false},
+		{"counters", append([]string{bin, "counters", "--all"}, at...), false},
 		{"counters-json", append([]string{bin, "counters", "--all", "--json"}, at...), false},
+		{"top", append([]string{bin, "top", "--once"}, at...), false},
 		{"top-json", append([]string{bin, "top", "--json"}, at...), false},
 	}
 	runs := ibsimtest.BenchRuns()

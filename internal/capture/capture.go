@@ -15,14 +15,17 @@ package capture
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
+	"golang.org/x/sys/unix"
 )
 
 // Direction says which way a MAD crossed the local port.
@@ -88,9 +91,9 @@ func NewWriter(w io.Writer) (*Writer, error) {
 // Create creates (or truncates) the file at path and returns a Writer
 // for it. Close flushes and closes the file.
 func Create(path string) (*Writer, error) {
-	f, err := os.Create(path)
+	f, err := create(path)
 	if err != nil {
-		return nil, fmt.Errorf("capture: %w (choose a writable path for the capture file)", err)
+		return nil, err
 	}
 	w, err := NewWriter(f)
 	if err != nil {
@@ -99,6 +102,28 @@ func Create(path string) (*Writer, error) {
 	}
 	w.closer = f
 	return w, nil
+}
+
+// create opens path for the capture. A named pipe is opened for writing
+// only and without blocking, so a pipe nobody reads is refused at once:
+// os.Create opened it for reading too, and the capture then filled the
+// pipe and blocked every MAD behind it, for good.
+func create(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		f, err := os.OpenFile(path, os.O_WRONLY|unix.O_NONBLOCK, 0)
+		if errors.Is(err, unix.ENXIO) {
+			return nil, fmt.Errorf("capture: %s is a named pipe with no reader: start its reader first (e.g. wireshark -k -i %s), or give a file path", path, path)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("capture: %w (choose a writable path for the capture file)", err)
+		}
+		return f, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w (choose a writable path for the capture file)", err)
+	}
+	return f, nil
 }
 
 // Record writes one MAD. It fails for a MAD shorter than the 24-byte

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
+	"golang.org/x/sys/unix"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -466,5 +467,52 @@ func TestForEngineAdapter(t *testing.T) {
 		if f.DLID != want.dlid || f.SLID != want.slid {
 			t.Errorf("LRH %d->%d, want %d->%d", f.SLID, f.DLID, want.slid, want.dlid)
 		}
+	}
+}
+
+// A --pcap FIFO nobody reads blocked open(2) forever, deaf to SIGTERM
+// (a prolog's timeout could not stop it). It is refused at once; with a
+// reader (Wireshark reading a pipe live) the capture flows into it.
+func TestCreateFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "live.pcap")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		w, err := Create(fifo)
+		if err == nil {
+			w.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no reader") || !strings.Contains(err.Error(), fifo) {
+			t.Errorf("Create(FIFO without reader) = %v, want an error naming it and saying it has no reader", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Create blocked on a FIFO without a reader")
+	}
+
+	r, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := Create(fifo)
+	if err != nil {
+		t.Fatalf("Create(FIFO with a reader): %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hdr := make([]byte, 24)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		t.Fatalf("reading the pcap header from the FIFO: %v", err)
+	}
+	if le := binary.LittleEndian.Uint32(hdr); le != 0xa1b2c3d4 && le != 0xa1b23c4d {
+		t.Errorf("FIFO got %x, not a pcap header", hdr[:4])
 	}
 }

@@ -340,7 +340,20 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 		if r.interval > 0 && d == nil {
 			continue // not read in both samples: no delta to judge
 		}
-		for _, v := range p.values(&buf) {
+		vals := p.values(&buf)
+		// The errors' slice made at its size: grown by append it was
+		// most of what a check allocates (a few KB a port, every port,
+		// for each check that reads the counters).
+		nerr := 0
+		for _, v := range vals {
+			if v.Kind == mad.KindError {
+				nerr++
+			}
+		}
+		if nerr > 0 {
+			rd.Errors = make([]checks.CounterValue, 0, nerr)
+		}
+		for _, v := range vals {
 			cv := checks.CounterValue{Name: v.Name, Value: v.Value, Bits: v.Bits, Saturated: v.Saturated}
 			if d != nil {
 				if dv, ok := d.Get(v.Name); ok {

@@ -48,17 +48,23 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		if n.Type != mad.NodeSwitch || !s.nodeInScope(n) {
 			continue
 		}
-		var group []*fabric.Port
+		var group, unread []*fabric.Port
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || !interSwitch(p) || !linkUp(p) || tiers[p.Remote.Node] <= tiers[n] {
 				continue
 			}
 			if _, ok := sent[p]; !ok {
-				return nil // a port of the group was not read: could not decide
+				unread = append(unread, p)
 			}
 			group = append(group, p)
 		}
 		if len(group) < 2 {
+			continue
+		}
+		if len(unread) > 0 {
+			// This switch's spread depends on what was not read; the
+			// other switches' do not.
+			s.couldNotDecide("routing.traffic-imbalance", fmt.Sprintf("the data sent up %d of its %d uplinks (ports %s) was not read: its spread over them is not known", len(unread), len(group), portNums(unread)), s.nodeEntity(n, "switch"))
 			continue
 		}
 		var total, most float64

@@ -97,3 +97,28 @@ func TestTrafficImbalanceFoldedUnderMisroute(t *testing.T) {
 		t.Errorf("the traffic imbalance folded into %d routing.ecmp-imbalance findings, want 1", folded)
 	}
 }
+
+// TestTrafficImbalanceUnreadUplink: leaf02's PMA does not answer, so its
+// uplinks' data counters are unread. Only leaf02 is undecided; leaf01's
+// skew is still found (before: one unread uplink anywhere silenced the
+// check fabric-wide, leaf01's finding included).
+func TestTrafficImbalanceUnreadUplink(t *testing.T) {
+	const faults = "traffic ring-allreduce rate=100 stride=4\nskew leaf01 port=5\ndrop leaf02 attr=PortCountersExtended\ndrop leaf02 attr=PortCounters\n"
+	_, res := smSweep(t, faults, 100*time.Millisecond)
+	if fs := byCheck(res.Findings, "routing.traffic-imbalance"); len(fs) != 1 || !strings.HasPrefix(fs[0].Title, "leaf01 sends") {
+		logFindings(t, res.Findings)
+		t.Errorf("%d routing.traffic-imbalance findings, want leaf01's", len(fs))
+	}
+	found := false
+	for _, u := range res.Undecided {
+		if u.Check == "routing.traffic-imbalance" {
+			if u.Subject.Node != "leaf02" {
+				t.Errorf("undecided on %s: %s", u.Subject.Node, u.Reason)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("leaf02 not undecided for routing.traffic-imbalance: %+v", res.Undecided)
+	}
+}

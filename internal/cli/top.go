@@ -249,7 +249,7 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 			lines[i] = fmt.Sprint(e)
 		}
 		a.listStderr(fmt.Sprintf("Could not read (%d):", len(fr.Errors)), lines)
-		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", plural(len(fr.Errors), "port")))
+		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", plural(perf.PortsNotRead(fr.Errors), "port")))
 	}
 	if n := undecidedRows(rows); n > 0 {
 		return withExit(ExitPartial, fmt.Errorf("%s undecided: an increase could not be computed (shown as ?)", plural(n, "port")))
@@ -618,7 +618,7 @@ func (v *topView) draw(a *app) {
 		status = st.Yellow(plural(narrowPorts(v.frame), "port")+" from PortCounters only") + "  " + status
 	}
 	if v.frame != nil && len(v.frame.Errors) > 0 {
-		status = st.Yellow(plural(len(v.frame.Errors), "port")+" not read") + "  " + status
+		status = st.Yellow(plural(perf.PortsNotRead(v.frame.Errors), "port")+" not read") + "  " + status
 	}
 	line(status)
 	line("")

@@ -296,6 +296,10 @@ type PortError struct {
 	// ReadNarrow is, for What "PortCountersExtended", how many ports were
 	// read from PortCounters instead: they were read (narrower), not lost.
 	ReadNarrow int
+	// Silent, when above zero, is how many ports of the node were not
+	// read because its PMA stopped answering (the first few asked, the
+	// rest not asked).
+	Silent int
 }
 
 func (e *PortError) Error() string {
@@ -313,6 +317,19 @@ func (e *PortError) Error() string {
 }
 
 func (e *PortError) Unwrap() error { return e.Err }
+
+// Ports is how many ports e left unread: the ports of a silent PMA, else
+// one.
+func (e *PortError) Ports() int { return max(e.Silent, 1) }
+
+// PortsNotRead is how many ports errs left unread.
+func PortsNotRead(errs []*PortError) int {
+	n := 0
+	for _, e := range errs {
+		n += e.Ports()
+	}
+	return n
+}
 
 // Sample is one read of the fabric's counters.
 type Sample struct {
@@ -341,7 +358,34 @@ type target struct {
 	ports []*fabric.Port
 	caps  *mad.ClassPortInfo
 	clean bool // SkipCleanSwitches: the 0xFF sum showed no errors
+	// answered: a PerfMgt Get of a port of t was answered (data or an
+	// error status) in this sample.
+	answered bool
+	// unanswered lists, until t answers, its ports none of whose MADs
+	// was answered; their errors are said per port, or as one line
+	// when t went silent.
+	unanswered []unansweredPort
+	// silent: silentPorts ports went unanswered and none answered: the
+	// PMA is taken as not answering, and its ports not yet asked are not
+	// (each would cost the engine's every retry).
+	silent  bool
+	skipped []uint8
 }
+
+// unansweredPort is a port none of whose counter MADs was answered.
+type unansweredPort struct {
+	p   *fabric.Port
+	err error
+}
+
+// silentPorts is how many of a PMA's ports must go wholly unanswered,
+// with none answered, before its other ports are not asked in this
+// sample: a hung PMA on a 64-port switch otherwise costs 64 ports x 2
+// attributes x the retries.
+const silentPorts = 2
+
+// errSkipped completes the read of a port of a silent PMA without a MAD.
+var errSkipped = errors.New("not asked: the PMA did not answer for its first ports")
 
 // linkUp reports whether a port has a link worth reading: a CA port must
 // be Active (its PMA is reached at its LID); a switch port only needs to be
@@ -503,6 +547,7 @@ func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipCl
 	s.Finished = o.Now()
 	s.byKey = sp.ports
 	s.Errors = append(sp.errs, sp.narrowErrors(ts)...)
+	s.Errors = append(s.Errors, sp.silentErrors(ts)...)
 	for _, n := range nodes {
 		if n == nil {
 			continue
@@ -625,6 +670,14 @@ func (sp *sampler) portsJob(t *target) *job {
 		p := t.ports[i]
 		i++
 		pr := &portRead{t: t, p: p}
+		if t.silent {
+			pr.left++
+			j.ops = append(j.ops, &op{j: j, port: pr, send: func(done func(error)) { done(errSkipped) }, done: func(err error) {
+				pr.bErr = err
+				sp.portDone(pr)
+			}})
+			return
+		}
 		if wantExt {
 			x := &mad.PortCountersExtended{PortSelect: p.Num}
 			pr.left++
@@ -669,10 +722,28 @@ func (sp *sampler) portDone(pr *portRead) {
 	}
 	t, p := pr.t, pr.p
 	k := Key{t.node.GUID, p.Num}
+	if pr.bErr == errSkipped {
+		t.skipped = append(t.skipped, p.Num)
+		return
+	}
+	noAnswer := pr.bErr != nil && unanswered(pr.bErr) && (pr.extErr == nil || unanswered(pr.extErr))
+	if !noAnswer {
+		t.answered = true
+	}
 	if pr.bErr != nil {
 		err := pr.bErr
-		if pr.extErr != nil {
+		if noAnswer && pr.extErr != nil {
+			// Both timeouts say the same: said once.
+			err = fmt.Errorf("%w; PortCountersExtended unanswered too", err)
+		} else if pr.extErr != nil {
 			err = fmt.Errorf("%w (PortCountersExtended: %v)", err, pr.extErr)
+		}
+		if noAnswer && !t.answered {
+			t.unanswered = append(t.unanswered, unansweredPort{p, err})
+			if len(t.unanswered) >= silentPorts {
+				t.silent = true
+			}
+			return
 		}
 		sp.fail(&PortError{Key: k, Port: p, Node: t.node, LID: t.lid, What: "PortCounters", Err: err})
 		return
@@ -689,6 +760,44 @@ func (sp *sampler) portDone(pr *portRead) {
 	}
 	sp.ports[k] = &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext,
 		ExtUnanswered: pr.extErr != nil && !errors.As(pr.extErr, &status)}
+}
+
+// unanswered reports whether err is a MAD that got no answer: timed out,
+// or not sent because its destination went silent (Engine.SkipSilent).
+func unanswered(err error) bool {
+	var silent *transport.SilentError
+	return errors.Is(err, transport.ErrTimeout) || errors.As(err, &silent)
+}
+
+// silentErrors says the ports left unanswered before their PMA answered
+// anything: per port while it might still have (a few lost MADs), as one
+// entry naming every port not read when it went silent.
+func (sp *sampler) silentErrors(ts []*target) []*PortError {
+	var out []*PortError
+	for _, t := range ts {
+		if len(t.unanswered) == 0 {
+			continue
+		}
+		if !t.silent {
+			for _, u := range t.unanswered {
+				out = append(out, &PortError{Key: Key{t.node.GUID, u.p.Num}, Port: u.p, Node: t.node, LID: t.lid, What: "PortCounters", Err: u.err})
+			}
+			continue
+		}
+		nums := make([]int, 0, len(t.unanswered)+len(t.skipped))
+		for _, u := range t.unanswered {
+			nums = append(nums, int(u.p.Num))
+		}
+		asked := numRanges(nums)
+		for _, n := range t.skipped {
+			nums = append(nums, int(n))
+		}
+		slices.Sort(nums)
+		err := fmt.Errorf("the PMA did not answer (%d %s not read: %s): no answer for %d %s asked (%s; %v), the others were not asked",
+			len(nums), plural(len(nums), "port"), numRanges(nums), len(t.unanswered), plural(len(t.unanswered), "port"), asked, t.unanswered[0].err)
+		out = append(out, &PortError{Key: Key{t.node.GUID, 0}, Node: t.node, LID: t.lid, What: "PortCounters", Err: err, Silent: len(nums)})
+	}
+	return out
 }
 
 // narrowErrors makes one entry per PMA whose PortCountersExtended went

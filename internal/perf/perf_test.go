@@ -3,7 +3,10 @@ package perf
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -579,5 +582,65 @@ func TestSweepOnlyPorts(t *testing.T) {
 	}
 	if n := r.g.gets.Load(); n != 5 {
 		t.Errorf("%d reads, want 5 (2 ClassPortInfo, 3 ports)", n)
+	}
+}
+
+// TestSilentPMAGrouped: leaf01's PMA answers ClassPortInfo but neither
+// counter attribute. After its first ports went unanswered its other ports
+// are not asked (each would cost every retry), and one entry names the
+// node and every port not read. Before: every port asked (2 MADs each, all
+// timing out) and one error per port repeating the timeout text twice.
+func TestSilentPMAGrouped(t *testing.T) {
+	r := newRig(t, sim.Options{}, transport.Options{})
+	r.must(t, r.sim.Drop("leaf01", "PortCounters"))
+	r.must(t, r.sim.Drop("leaf01", "PortCountersExtended"))
+	leaf := r.key(t, "leaf01", 0)
+	var ports int
+	for _, n := range r.f.Nodes {
+		if n.GUID == leaf.GUID {
+			for _, p := range n.Ports {
+				if linkUp(n, p) {
+					ports++
+				}
+			}
+		}
+	}
+	if ports <= 3 {
+		t.Fatalf("leaf01 has %d linked ports: too few for the test", ports)
+	}
+	res, err := Sweep(r.ctx, r.g, r.f, r.opts(Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []*PortError
+	for _, e := range res.Errors {
+		if e.GUID == leaf.GUID {
+			mine = append(mine, e)
+		}
+	}
+	if len(mine) != 1 || mine[0].Port != nil || mine[0].Silent != ports {
+		for _, e := range mine {
+			t.Logf("%v", e)
+		}
+		t.Fatalf("%d entries for leaf01, want one PMA entry of %d ports", len(mine), ports)
+	}
+	if n := PortsNotRead(mine); n != ports {
+		t.Errorf("PortsNotRead %d, want %d (top counts ports with it)", n, ports)
+	}
+	msg := mine[0].Error()
+	if !strings.Contains(msg, fmt.Sprintf("the PMA did not answer (%d ports not read", ports)) || strings.Count(msg, "no response") != 1 {
+		t.Errorf("entry: %s", msg)
+	}
+	// Ports asked: the first silentPorts, plus what was in flight when
+	// they failed (the per-destination window); never all of them.
+	if got := res.First.Ports; len(got) != linkedPorts(r.f)-ports {
+		t.Errorf("%d ports read, want %d", len(got), linkedPorts(r.f)-ports)
+	}
+	m := regexp.MustCompile(`no answer for (\d+) ports asked`).FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("entry does not say how many ports were asked: %s", msg)
+	}
+	if asked, _ := strconv.Atoi(m[1]); asked < 2 || asked >= ports {
+		t.Errorf("%d ports asked, want 2 to %d (not all %d)", asked, ports-1, ports)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -221,17 +222,78 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	}
 	share, _ := s.pathShare(p)
 	weight := map[Severity]float64{Info: 0.001, Warning: 0.01, Error: 0.05, Critical: 0.2}[sev]
+	summary := fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))
+	act := fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p))
+	if c.Name == "PortRcvSwitchRelayErrors" {
+		// Relay errors are packets the switch received intact and
+		// could not forward: not a link's fault, nothing retransmitted
+		// at the link; the forwarding table says where they went.
+		sw := s.nodeName(p.Node)
+		summary = fmt.Sprintf("packets that entered %s were dropped at %s: the switch could not forward them (not a cable fault; nothing is retransmitted at the link, a transport above it times out)", s.entityOf(p, "").String(), sw)
+		if r := downRoutes(p.Node); r != "" {
+			act = fmt.Sprintf("%s's forwarding table sends %s: packets to it are dropped there. Bring that link back (see the link.polling or topology.missing-hca finding on it) or have the subnet manager route around it; the cable at %s is not at fault.", sw, r, s.portAt(p))
+		} else {
+			act = fmt.Sprintf("%s could not forward packets that entered at %s (an unrouted LID, a route to a port that is down, or multicast without a tree): check its forwarding tables (ibroute) and multicast groups; the cable there is not at fault.", sw, s.portAt(p))
+		}
+	}
 	return Finding{
 		Check:    "counters.errors",
 		Severity: sev,
 		Title:    title,
 		Entities: s.portAndPeer(p),
 		Evidence: ev,
-		Impact: Impact{PathShare: share, Score: share * weight,
-			Summary: fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))},
-		Action: fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p)),
-		Basis:  basis,
+		Impact:   Impact{PathShare: share, Score: share * weight, Summary: summary},
+		Action:   act,
+		Basis:    basis,
 	}, true
+}
+
+// downRoutesShown is how many LIDs routed out of down ports downRoutes
+// names.
+const downRoutesShown = 3
+
+// downRoutes says which LIDs switch n's forwarding table sends out of a
+// port that was read and carries no link ("LID 104 out of port 28, which
+// is Down/Polling"); empty when none or the table was not read.
+func downRoutes(n *fabric.Node) string {
+	if n.Switch == nil || n.Switch.LFT == nil {
+		return ""
+	}
+	var lids []string
+	var port *fabric.Port
+	count := 0
+	for lid := 0; lid < n.Switch.LFT.Len(); lid++ {
+		out := n.Switch.LFT.At(uint16(lid))
+		if lid == 0 || out == 0 || out == fabric.NoRoute || int(out) >= len(n.Ports) {
+			continue
+		}
+		q := n.Ports[out]
+		if q == nil || !q.StateKnown() || q.PhysState == 0 || linkUp(q) {
+			continue
+		}
+		if port == nil {
+			port = q
+		}
+		if q != port {
+			continue
+		}
+		count++
+		if len(lids) < downRoutesShown {
+			lids = append(lids, strconv.Itoa(lid))
+		}
+	}
+	if port == nil {
+		return ""
+	}
+	what := "LID " + lids[0]
+	if count > 1 {
+		what = fmt.Sprintf("%d LIDs (%s", count, strings.Join(lids, ", "))
+		if count > len(lids) {
+			what += ", ..."
+		}
+		what += ")"
+	}
+	return fmt.Sprintf("%s out of port %d, which is %s/%s", what, port.Num, port.State, port.PhysState)
 }
 
 // SymbolBER estimates the bit error rate of p's link from errs symbol

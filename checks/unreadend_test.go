@@ -237,3 +237,46 @@ func TestDegradedLinkFarNodeDead(t *testing.T) {
 		t.Errorf("%d link.degraded-width undecided, want 1 on leaf07/41 (all: %v)", n, res.Undecided)
 	}
 }
+
+// TestRelayErrorsNotALinkFault: the sample's incident drops the ring
+// traffic to gpu012 mlx5_3 at leaf03, whose forwarding table sends LID
+// 104 out of port 28 (Polling). The PortRcvSwitchRelayErrors finding on
+// the ingress port leaf03/60 says the packets were dropped at leaf03 and
+// that the cable is not at fault, and names the route to the down port.
+// Before: the physical-link impact ("errors cost retransmissions") and a
+// do-line pointing only at "the forwarding tables".
+func TestRelayErrorsNotALinkFault(t *testing.T) {
+	s, err := sim.Sample(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 250 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *checks.Finding
+	for _, f := range byCheck(res.Findings, "counters.errors") {
+		if strings.Contains(f.Title, "PortRcvSwitchRelayErrors") && strings.Contains(f.Title, "leaf03/60") {
+			found = &f
+		}
+	}
+	if found == nil {
+		t.Fatalf("no relay-error finding on leaf03/60 (findings:%s)", titles(res.Findings))
+	}
+	if strings.Contains(found.Impact.Summary, "retransmission") || !strings.Contains(found.Impact.Summary, "dropped at leaf03") || !strings.Contains(found.Impact.Summary, "not a cable fault") {
+		t.Errorf("impact: %s", found.Impact.Summary)
+	}
+	if !strings.Contains(found.Action, "leaf03's forwarding table sends LID 104 out of port 28, which is Down/Polling") {
+		t.Errorf("action: %s", found.Action)
+	}
+}

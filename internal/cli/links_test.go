@@ -172,6 +172,10 @@ func TestLinksPartial(t *testing.T) {
 	if !strings.Contains(stderr, "Could not read (6):") || !strings.Contains(stderr, "NodeInfo at 6 paths behind ports ") {
 		t.Errorf("stderr: %s", stderr)
 	}
+	// One dead spine met from 6 ports is not "6 switches or nodes".
+	if !strings.Contains(stderr, "ibdoctor: 6 ports lead to nodes that did not answer; what was read is printed") {
+		t.Errorf("stderr's last line: %s", stderr)
+	}
 }
 
 // TestLinksIBSim: on ibsim after OpenSM, a net file written with two

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -181,7 +182,32 @@ func (a *app) notRead(f *fabric.Fabric, readErr error, why map[uint64]string, ct
 	if ctx.Err() != nil {
 		return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", ctx.Err()))
 	}
-	return withExit(ExitPartial, fmt.Errorf("%d %s or %s could not be read; what was read is printed", n, words.Noun(n, "switch"), words.Noun(n, "node")))
+	return withExit(ExitPartial, fmt.Errorf("%s; what was read is printed", notReadSummary(f.Unreachable, n)))
+}
+
+// notReadSummary says what n entries not read were: the directed-route
+// paths that met a node that never answered (NodeInfo) are paths, not
+// nodes (one dead spine is met from every leaf port cabled to it, and
+// who it is is unknown), counted apart from the other reads.
+func notReadSummary(un []fabric.Unreachable, n int) string {
+	paths := 0
+	for _, u := range un {
+		if u.What == "NodeInfo" {
+			paths++
+		}
+	}
+	var parts []string
+	if paths > 0 {
+		parts = append(parts, fmt.Sprintf("%s %s to nodes that did not answer", words.Count(paths, "port"), words.Verb(paths, "lead")))
+	}
+	if other := n - paths; other > 0 {
+		what := words.Count(other, "other read")
+		if paths == 0 {
+			what = words.Count(other, "read")
+		}
+		parts = append(parts, fmt.Sprintf("%s went unanswered", what))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func flatten(err error) []error {

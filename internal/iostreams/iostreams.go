@@ -23,6 +23,10 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	inTTY, outTTY, errTTY bool
+	// files are the streams given to New that are files, stdout first:
+	// the terminal's size is asked of them, not of Out, which a command
+	// may wrap (mainWith's errWriter) after New.
+	files []*os.File
 	// width is the terminal width fixed by SetWidth; 0 asks the terminal.
 	width   int
 	noColor bool
@@ -32,11 +36,28 @@ type IOStreams struct {
 // New wraps the given streams; a stream is a terminal when it is an
 // *os.File that isatty says is one.
 func New(in io.Reader, out, errOut io.Writer) *IOStreams {
-	return &IOStreams{
+	s := &IOStreams{
 		In: in, Out: out, ErrOut: errOut,
 		inTTY: isTerminal(in), outTTY: isTerminal(out), errTTY: isTerminal(errOut),
 		getenv: os.Getenv,
 	}
+	for _, v := range []any{out, errOut, in} {
+		if f, ok := v.(*os.File); ok && f != nil {
+			s.files = append(s.files, f)
+		}
+	}
+	return s
+}
+
+// windowSize is the first answer of the streams' terminal: its columns
+// and rows, 0 0 when none says.
+func (s *IOStreams) windowSize() (cols, rows int) {
+	for _, f := range s.files {
+		if c, r := windowSize(f.Fd()); c > 0 && r > 0 {
+			return c, r
+		}
+	}
+	return 0, 0
 }
 
 // System is New on the process's own standard streams.
@@ -74,12 +95,8 @@ func (s *IOStreams) TerminalWidth() int {
 	if s.width > 0 {
 		return s.width
 	}
-	for _, v := range []any{s.Out, s.ErrOut, s.In} {
-		if f, ok := v.(*os.File); ok && f != nil {
-			if w, _ := windowSize(f.Fd()); w > 0 {
-				return w
-			}
-		}
+	if w, _ := s.windowSize(); w > 0 {
+		return w
 	}
 	if c, err := strconv.Atoi(strings.TrimSpace(s.getenv("COLUMNS"))); err == nil && c > 0 {
 		return c
@@ -87,13 +104,12 @@ func (s *IOStreams) TerminalWidth() int {
 	return DefaultWidth
 }
 
-// TerminalHeight is the height of the terminal on stdout (TIOCGWINSZ,
-// then $LINES, else 24): how many lines a full-screen view may draw.
+// TerminalHeight is the height of the terminal on stdout (else stderr,
+// else stdin; TIOCGWINSZ, as TerminalWidth), then $LINES, else 24: how
+// many lines a full-screen view may draw.
 func (s *IOStreams) TerminalHeight() int {
-	if f, ok := s.Out.(*os.File); ok && f != nil {
-		if _, h := windowSize(f.Fd()); h > 0 {
-			return h
-		}
+	if _, h := s.windowSize(); h > 0 {
+		return h
 	}
 	if c, err := strconv.Atoi(strings.TrimSpace(s.getenv("LINES"))); err == nil && c > 0 {
 		return c

@@ -107,3 +107,23 @@ func TestColor(t *testing.T) {
 		t.Error("NO_COLOR set (empty): colour")
 	}
 }
+
+// TestHeightAfterOutWrapped: ibdoctor's mainWith wraps Out (to remember
+// a write error) after New; the terminal's height is still its window
+// size, as its width is. Before: 24 (the fallback) on a 50-line
+// terminal, so top drew 18 rows.
+func TestHeightAfterOutWrapped(t *testing.T) {
+	m, s := openPTY(t)
+	if err := unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: 80, Row: 50}); err != nil {
+		t.Fatal(err)
+	}
+	io := New(nil, s, s)
+	io.getenv = func(string) string { return "" }
+	io.Out = &bytes.Buffer{}
+	if h := io.TerminalHeight(); h != 50 {
+		t.Errorf("TerminalHeight = %d, want the window's 50 rows", h)
+	}
+	if w := io.TerminalWidth(); w != 80 {
+		t.Errorf("TerminalWidth = %d, want 80", w)
+	}
+}

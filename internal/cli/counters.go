@@ -694,7 +694,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		what += "; judged on the increase during ibdiagnet's run (PM_DELTA), span not in the file"
 	}
 	if delta {
-		what = fmt.Sprintf("increase over %v", res.Interval())
+		what = fmt.Sprintf("increase over %v", res.Interval().Round(10*time.Millisecond))
 	}
 	if len(rows) > 0 {
 		// On a narrow terminal the figures that matter least go first;

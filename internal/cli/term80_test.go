@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -156,5 +157,37 @@ func TestHelpFitsTerminal(t *testing.T) {
 	_, piped, _ := run("check", "--help")
 	if !strings.Contains(piped, "--interval duration           read counters twice this far apart and judge their increase (e.g. 30s); 0 reads once") {
 		t.Errorf("piped help is wrapped:\n%s", piped)
+	}
+}
+
+// TestCountersIntervalFitsTerminal: counters --interval at 80 columns
+// keeps each "[Name +increase (rate)]" and "[BER ...]" whole: the
+// COUNTERS column is never cut with "…" (it wraps, or goes under its
+// row, as the absolute view's does), and the footer's interval is
+// rounded. Before: "[SymbolErrorCoun…" and "increase over 2.064962368s".
+func TestCountersIntervalFitsTerminal(t *testing.T) {
+	code, out, stderr := runAt(80, "counters", "--sim", "--interval", "1s")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if long := wider(out, 80); len(long) > 0 {
+		t.Errorf("lines wider than 80 columns:\n%s", strings.Join(long, "\n"))
+	}
+	if strings.Contains(out, report.Ellipsis) {
+		t.Errorf("a cell is cut:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Count(l, "[") != strings.Count(l, "]") {
+			t.Errorf("a [Name ...] is split across lines:\n%s", out)
+			break
+		}
+	}
+	for _, want := range []string{"[SymbolErrorCounter +", "[BER ", "stalled)]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`increase over 1\.\d\ds\)`).MatchString(out) {
+		t.Errorf("footer's interval not rounded to 10 ms:\n%s", out)
 	}
 }

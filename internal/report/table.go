@@ -59,6 +59,20 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 			}
 		}
 	}
+	// A wrapping last column is never narrower than its longest word:
+	// a word cut at the column's edge ("[SymbolErrorCoun…") loses the
+	// figure the operator ran the command for. Columns that may go are
+	// dropped for it first; failing that, the text goes under its row.
+	if n := len(cols); n > 0 && width > 0 && cols[n-1].Wrap {
+		cols = append([]Column(nil), cols...)
+		for _, r := range rows {
+			if n-1 < len(r) {
+				for _, u := range wrapUnits(r[n-1]) {
+					cols[n-1].Min = max(cols[n-1].Min, VisibleWidth(u))
+				}
+			}
+		}
+	}
 	keep, widths := fitColumns(cols, natural, width)
 	bw := bufio.NewWriter(w)
 	last := -1

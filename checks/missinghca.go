@@ -244,6 +244,12 @@ func (s *Snapshot) missingHCAs() []Finding {
 			continue
 		}
 		sev, basis := Error, fmt.Sprintf("at least %d of the %d other %s hosts have each of them", least, others, kindName(h))
+		switch {
+		case least == others && others == 1:
+			basis = fmt.Sprintf("the one other %s host has each of them", kindName(h))
+		case least == others:
+			basis = fmt.Sprintf("all %d other %s hosts have each of them", others, kindName(h))
+		}
 		if !clear {
 			// Without a clear majority the host may be of another kind
 			// (a login node with one HCA among two-HCA nodes): only a

@@ -24,6 +24,15 @@ func TestMissingHCAFreshDeployment(t *testing.T) {
 	if f.Severity != checks.Error || !strings.Contains(f.Title, "gpu002") || !strings.Contains(f.Title, "mlx5_0 missing") || !strings.Contains(f.Title, "leaf01/9") {
 		t.Errorf("got %s %q, want an error naming gpu002, mlx5_0 and leaf01/9", f.Severity, f.Title)
 	}
+	// Every one of the 31 peers has the HCA: said so, not "at least 31
+	// of the 31" (trial D10).
+	var ev []string
+	for _, e := range f.Evidence {
+		ev = append(ev, e.Text)
+	}
+	if j := strings.Join(ev, "\n"); !strings.Contains(j, "all 31 other gpu* hosts have each of them") || strings.Contains(j, "at least 31 of the 31") {
+		t.Errorf("evidence: %s", j)
+	}
 	// One cable, one finding: leaf01/9's Polling is this finding's evidence.
 	if p := byCheck(all, "link.polling"); len(p) > 0 {
 		t.Errorf("link.polling not folded:%s", titles(p))

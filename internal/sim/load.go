@@ -163,7 +163,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 				Where:  quoteSome(names, 3),
 				Reason: fmt.Sprintf("in the file but not cabled to the part the sweep starts from (%s), so not read; give each subnet as its own file", s.attachName())})
 		}
-		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of its %d nodes, %s); the other %d nodes are listed as not reached: %s; give each subnet as its own file",
+		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of its %d nodes, %s); the other %d nodes are listed as not reached: %s; give each subnet as its own file, or the whole file if this one was cut short",
 			len(parts), s.attachName(), len(parts[0].nodes), len(f.Nodes), plural(parts[0].links, "link"), off, quoteSome(s.partNames(part{nodes: otherNodes(parts)}), 3)))
 	}
 	return s, info, nil

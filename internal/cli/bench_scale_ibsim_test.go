@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +44,10 @@ func BenchmarkScaleVsIbnetdiscover49k(b *testing.B) {
 	benchScale(b, topology.FatTree50k(), 120*time.Minute)
 }
 
-var madsLine = regexp.MustCompile(`(\d+) MADs`)
+var (
+	madsLine   = regexp.MustCompile(`(\d+) MADs`)
+	timingLine = regexp.MustCompile(`(?m)^Timing:.*$`)
+)
 
 func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 	ibsimtest.Require(b, "ibnetdiscover", "opensm")
@@ -71,6 +76,12 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		{"top", append([]string{bin, "top", "--once"}, at...), false},
 		{"top-json", append([]string{bin, "top", "--json"}, at...), false},
 	}
+	// IBDOCTOR_BENCH_TOOLS=check,sweep runs only those beside ibnetdiscover
+	// (at 49k each tool is minutes on ibsim).
+	if only := os.Getenv("IBDOCTOR_BENCH_TOOLS"); only != "" {
+		want := strings.Split(only, ",")
+		tools = slices.DeleteFunc(tools, func(t tool) bool { return t.name != "ibnetdiscover" && !slices.Contains(want, t.name) })
+	}
 	runs := ibsimtest.BenchRuns()
 	got := map[string][]ibsimtest.Child{}
 	b.ResetTimer()
@@ -79,6 +90,12 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 			r := s.MeasureChild(b, t.args, ibsimtest.ChildOptions{Host: host, Preload: t.preload, GNUTime: true, ExitOK: []int{1, 3}})
 			got[t.name] = append(got[t.name], r)
 			extra := ""
+			if t.name == "check" || t.name == "sweep" {
+				out, _ := os.ReadFile(r.Output)
+				if m := timingLine.Find(out); m != nil {
+					b.Logf("run %d: %s %s", i+1, t.name, m)
+				}
+			}
 			if t.name == "check" {
 				out, _ := os.ReadFile(r.Output)
 				if m := madsLine.FindSubmatch(out); m != nil {

@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,13 @@ import (
 // fault: the tables stay balanced). Measured over an interval, the
 // skewed leaf is found; the healthy run is quiet, and the table-based
 // routing.ecmp-imbalance sees nothing either way.
+// The rates are measured over each port's own read time, so a loaded
+// (race-detector) run reads 399 Gb/s of the 400 as often as 400.
+var (
+	nearLineRate         = regexp.MustCompile(`\((39\d|400) Gb/s\)`)
+	nearLineRateEvidence = regexp.MustCompile(`5:(39\d|400) 6:0 Gb/s`)
+)
+
 func TestTrafficImbalance(t *testing.T) {
 	const traffic = "traffic ring-allreduce rate=100 stride=4\n"
 	_, res := smSweep(t, traffic, 100*time.Millisecond)
@@ -43,7 +51,7 @@ func TestTrafficImbalance(t *testing.T) {
 		}
 	}
 	if busiest == nil || mean == nil || busiest.Unit != "Gb/s" || busiest.Value < 390 || busiest.Value > 400 || busiest.Threshold != 400 ||
-		mean.Value < 195 || mean.Value > 200 || !strings.Contains(fs[0].Title, "(400 Gb/s)") || !strings.Contains(fs[0].Evidence[0].Text, "5:400 6:0 Gb/s") {
+		mean.Value < 195 || mean.Value > 200 || !nearLineRate.MatchString(fs[0].Title) || !nearLineRateEvidence.MatchString(fs[0].Evidence[0].Text) {
 		t.Errorf("rates in Gb/s: busiest %+v mean %+v, title %q, %s", busiest, mean, fs[0].Title, fs[0].Evidence[0].Text)
 	}
 	if n := len(byCheck(res.Findings, "routing.ecmp-imbalance")); n != 0 {

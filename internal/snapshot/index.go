@@ -342,7 +342,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	// Block numbers take 2 bytes while there are at most 65,536 distinct
 	// blocks (a 49k-node fat tree's are 4 bytes a block a switch, a
 	// quarter of its gate.idx otherwise), 3 while there are at most 2^24
-	// (OpenSM's tables at 49k nodes have more than 65,536).
+	// (tables that share little, such as hand-edited or randomized ones).
 	idWidth := 4
 	switch distinct := len(blocks) / lftBlock; {
 	case distinct <= 1<<16:

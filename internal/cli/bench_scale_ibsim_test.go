@@ -82,6 +82,15 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		want := strings.Split(only, ",")
 		tools = slices.DeleteFunc(tools, func(t tool) bool { return t.name != "ibnetdiscover" && !slices.Contains(want, t.name) })
 	}
+	// IBDOCTOR_BENCH_PROFILE_DIR=DIR keeps a CPU and a heap profile of
+	// each ibdoctor child there (DIR/check.cpu.pprof, ...), the last run's.
+	if dir := os.Getenv("IBDOCTOR_BENCH_PROFILE_DIR"); dir != "" {
+		for i, t := range tools {
+			if t.name != "ibnetdiscover" {
+				tools[i].args = append(slices.Clone(t.args), "--cpuprofile", filepath.Join(dir, t.name+".cpu.pprof"), "--memprofile", filepath.Join(dir, t.name+".heap.pprof"))
+			}
+		}
+	}
 	runs := ibsimtest.BenchRuns()
 	got := map[string][]ibsimtest.Child{}
 	b.ResetTimer()
@@ -121,6 +130,9 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		b.ReportMetric(tt/refT, t.name+"-time-ratio")
 		b.ReportMetric(tm/refM, t.name+"-mem-ratio")
 		b.Logf("%s: median %.2f s %.1f MB; %.2f× ibnetdiscover's wall, %.2f× its RSS", t.name, tt, tm/(1<<20), tt/refT, tm/refM)
+	}
+	if len(got["sweep"]) == 0 {
+		return // IBDOCTOR_BENCH_TOOLS left the sweep out: no state to count
 	}
 	var size int64
 	ents, _ := os.ReadDir(state)

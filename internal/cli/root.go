@@ -6,10 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/iostreams"
+	"github.com/ibdoctor/ibdoctor/internal/outfile"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/spf13/cobra"
@@ -49,6 +54,9 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	opts           globalOptions
+	// cpu is the CPU profile being written (--cpuprofile), renamed into
+	// place by stopProfiles.
+	cpu *os.File
 }
 
 // style is how to draw on stdout: colour on a terminal unless --no-color
@@ -62,6 +70,10 @@ func (a *app) style() report.Style {
 type globalOptions struct {
 	noColor bool
 	source  source.Options
+	// cpuProfile and memProfile are hidden flags for measuring ibdoctor
+	// itself (docs/architecture.md, issue 13): pprof files written when
+	// the command ends.
+	cpuProfile, memProfile string
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -95,6 +107,9 @@ is wrong by what it costs.`,
 			if err := validateFlags(cmd); err != nil {
 				return withExit(ExitUndecided, err)
 			}
+			if err := a.startProfile(); err != nil {
+				return withExit(ExitUndecided, err)
+			}
 			return nil
 		},
 	}
@@ -111,7 +126,61 @@ is wrong by what it costs.`,
 	pf := root.PersistentFlags()
 	pf.BoolVar(&a.opts.noColor, "no-color", false, "never colour the output (NO_COLOR is honoured too)")
 	addSourceFlags(pf, &a.opts.source)
+	pf.StringVar(&a.opts.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of this run to `FILE`")
+	pf.StringVar(&a.opts.memProfile, "memprofile", "", "write a pprof heap profile to `FILE` when the command ends")
+	pf.MarkHidden("cpuprofile")
+	pf.MarkHidden("memprofile")
 	return root
+}
+
+// startProfile starts --cpuprofile into a temporary file beside it.
+func (a *app) startProfile() error {
+	for _, p := range []string{a.opts.cpuProfile, a.opts.memProfile} {
+		if p != "" {
+			if _, _, err := outfile.Resolve(p); err != nil {
+				return err
+			}
+		}
+	}
+	if a.opts.cpuProfile == "" {
+		return nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(a.opts.cpuProfile), "."+filepath.Base(a.opts.cpuProfile)+".*")
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	a.cpu = f
+	return nil
+}
+
+// stopProfiles ends the CPU profile and writes the heap profile (after a
+// collection, so in-use is what the run still held; alloc_space says
+// where its allocation went). A profile that fails is said on stderr and
+// does not change the exit status.
+func (a *app) stopProfiles() {
+	if a.cpu != nil {
+		pprof.StopCPUProfile()
+		err := a.cpu.Close()
+		if err == nil {
+			err = os.Rename(a.cpu.Name(), a.opts.cpuProfile)
+		}
+		if err != nil {
+			os.Remove(a.cpu.Name())
+			fmt.Fprintf(a.stderr, "ibdoctor: --cpuprofile: %v\n", err)
+		}
+		a.cpu = nil
+	}
+	if a.opts.memProfile != "" {
+		runtime.GC()
+		if err := outfile.WriteAtomicFunc(a.opts.memProfile, pprof.WriteHeapProfile); err != nil {
+			fmt.Fprintf(a.stderr, "ibdoctor: --memprofile: %v\n", err)
+		}
+	}
 }
 
 // listItem is the head of a line of a two-column list ("  gate   Pre-job
@@ -170,6 +239,7 @@ func mainWith(ios *iostreams.IOStreams, args []string) int {
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	code := execute(root, stderr, ios.ErrWidth())
+	a.stopProfiles()
 	if out.err != nil && code != ExitUndecided {
 		// Output that did not reach its reader (a full disk, a closed
 		// pipe) is no answer: never 0, 1 or 3 on it.

@@ -1,7 +1,6 @@
 package checks_test
 
 import (
-	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
-	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
@@ -68,24 +66,7 @@ func TestTrafficImbalance(t *testing.T) {
 // the misroute's finding, not reported as an error of its own (before:
 // 'leaf04 sends 1.6x the mean ...', error).
 func TestTrafficImbalanceFoldedUnderMisroute(t *testing.T) {
-	s, err := sim.Sample(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
-	t.Cleanup(func() { e.Close(); c.Close() })
-	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := sampleCheck(t, "", transport.Options{Timeout: 500 * time.Millisecond, Retries: 1}, diagnose.Options{Routes: true, Counters: true, Interval: 300 * time.Millisecond})
 	if fs := byCheck(res.Findings, "routing.traffic-imbalance"); len(fs) != 0 {
 		t.Errorf("reported apart: %s", titles(fs))
 	}

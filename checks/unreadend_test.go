@@ -117,31 +117,7 @@ func TestExtendedCountersUnansweredSaid(t *testing.T) {
 // decided: it is undecided too. Before: "127% of 4X NDR" on a spine02
 // port and an error routing.traffic-imbalance on leaf04.
 func TestFlakyIntervalNoImpossibleReadings(t *testing.T) {
-	s, err := sim.Sample(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := sim.ParseFaults(strings.NewReader("flaky spine02 answer=50%\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ApplyFaults(fs); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: 3})
-	t.Cleanup(func() { e.Close(); c.Close() })
-	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := sampleCheck(t, "flaky spine02 answer=50%\n", transport.Options{Timeout: 100 * time.Millisecond, Retries: 3}, diagnose.Options{Routes: true, Counters: true, Interval: 2 * time.Second})
 	for _, f := range byCheck(res.Findings, "counters.utilization") {
 		if f.Evidence[0].Value > 1 {
 			t.Errorf("impossible utilization: %s", f.Title)
@@ -159,31 +135,7 @@ func TestFlakyIntervalNoImpossibleReadings(t *testing.T) {
 // error), and the evidence says the rate is the far end's. Before, the
 // port had no rate, so no BER: a warning on the count alone.
 func TestSymbolBEROneEndUnread(t *testing.T) {
-	s, err := sim.Sample(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := sim.ParseFaults(strings.NewReader("drop spine02/49 attr=PortInfo\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ApplyFaults(fs); err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: 1})
-	t.Cleanup(func() { e.Close(); c.Close() })
-	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := sampleCheck(t, "drop spine02/49 attr=PortInfo\n", transport.Options{Timeout: 100 * time.Millisecond, Retries: 1}, diagnose.Options{Routes: true, Counters: true, Interval: 2 * time.Second})
 	var got *checks.Finding
 	for i, f := range byCheck(res.Findings, "counters.errors") {
 		if f.Entities[0].Node == "spine02" && f.Entities[0].Port == 49 {
@@ -246,24 +198,7 @@ func TestDegradedLinkFarNodeDead(t *testing.T) {
 // Before: the physical-link impact ("errors cost retransmissions") and a
 // do-line pointing only at "the forwarding tables".
 func TestRelayErrorsNotALinkFault(t *testing.T) {
-	s, err := sim.Sample(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 250 * time.Millisecond, Retries: 1})
-	t.Cleanup(func() { e.Close(); c.Close() })
-	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := sampleCheck(t, "", transport.Options{Timeout: 250 * time.Millisecond, Retries: 1}, diagnose.Options{Routes: true, Counters: true, Interval: time.Second})
 	var found *checks.Finding
 	for _, f := range byCheck(res.Findings, "counters.errors") {
 		if strings.Contains(f.Title, "PortRcvSwitchRelayErrors") && strings.Contains(f.Title, "leaf03/60") {
@@ -279,4 +214,39 @@ func TestRelayErrorsNotALinkFault(t *testing.T) {
 	if !strings.Contains(found.Action, "leaf03's forwarding table sends LID 104 out of port 28, which is Down/Polling") {
 		t.Errorf("action: %s", found.Action)
 	}
+}
+
+// sampleCheck sweeps the built-in sample fabric (its incident included)
+// after faults ("" for none) through an engine of opts, and runs every
+// check on what was read.
+func sampleCheck(t *testing.T, faults string, opts transport.Options, o diagnose.Options) (*diagnose.Sweep, *checks.Result) {
+	t.Helper()
+	s, err := sim.Sample(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if faults != "" {
+		fs, err := sim.ParseFaults(strings.NewReader(faults))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyFaults(fs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, opts)
+	t.Cleanup(func() { e.Close(); c.Close() })
+	sw, err := diagnose.Run(context.Background(), e, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sw, res
 }

@@ -104,10 +104,7 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 				if m := timingLine.Find(out); m != nil {
 					b.Logf("run %d: %s %s", i+1, t.name, m)
 				}
-			}
-			if t.name == "check" {
-				out, _ := os.ReadFile(r.Output)
-				if m := madsLine.FindSubmatch(out); m != nil {
+				if m := madsLine.FindSubmatch(out); m != nil && t.name == "check" {
 					extra = ", " + string(m[0])
 					n, _ := strconv.Atoi(string(m[1]))
 					b.ReportMetric(float64(n), "check-MADs")

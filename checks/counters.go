@@ -10,12 +10,13 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/words"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 func init() {
 	register(Check{
 		ID:      "counters.errors",
-		Summary: "an error counter is over its threshold (on its increase when sampled: over --interval, or during ibdiagnet's run in a db_csv's PM_DELTA; on its absolute value otherwise); symbol errors also as a bit error rate",
+		Summary: "an error counter is over its threshold (on its increase when sampled: over --interval, or during ibdiagnet's run in a db_csv's PM_DELTA, whose value since the last clear is judged too once it fills its PortCounters field; on its absolute value otherwise); symbol errors also as a bit error rate",
 		Needs:   []string{"topology", "counters"},
 		run:     (*Snapshot).counterErrors,
 	})
@@ -126,6 +127,10 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
 					emit(p, f)
 				}
+			} else if r.SpanUnknown && iv == 0 {
+				if f, ok := s.sinceClearFinding(t, p, c); ok {
+					emit(p, f)
+				}
 			}
 		}
 		if len(unknown) > 0 {
@@ -221,7 +226,7 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		}
 	}
 	share, _ := s.pathShare(p)
-	weight := map[Severity]float64{Info: 0.001, Warning: 0.01, Error: 0.05, Critical: 0.2}[sev]
+	weight := counterWeight[sev]
 	summary := fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))
 	act := fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p))
 	if c.Name == "PortRcvSwitchRelayErrors" {
@@ -246,6 +251,79 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Action:   act,
 		Basis:    basis,
 	}, true
+}
+
+// counterWeight scales a counter finding's path share into its score.
+var counterWeight = map[Severity]float64{Info: 0.001, Warning: 0.01, Error: 0.05, Critical: 0.2}
+
+// baseFieldBits is the width of each error counter's PortCounters field
+// (IBA 16.1.3.5): the value a counter read from PortCountersExtended has
+// to reach to be as full as the narrow field can be.
+var baseFieldBits = func() map[string]int {
+	m := map[string]int{"QP1Dropped": 16}
+	for _, c := range (&mad.PortCounters{}).Errors() {
+		m[c.Name] = c.Bits
+	}
+	return m
+}()
+
+// sinceClearFinding judges an error counter's value since the last clear
+// on a reading whose increase was sampled over a span nobody recorded (an
+// ibdiagnet2.db_csv: PM_INFO beside PM_DELTA), once the increase was
+// judged and found within its threshold or could not be computed. Counts
+// since an unknown clear pile up over months of routine operation (a host
+// reboot downs its link, SM sweeps drop VL15, multicast is relayed
+// nowhere) and without a span no rate tells them from a fault, so only a
+// counter that has reached the top of its PortCounters field (saturated,
+// or as large in the extended counter) is reported: at least that many
+// errors happened, the clearest sign a value alone gives. Warning for the
+// counters whose finding is a warning or an error, info for the others;
+// the next step is to clear the counters and sample again.
+func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterValue) (Finding, bool) {
+	bits := baseFieldBits[c.Name]
+	top := uint64(1)<<bits - 1
+	if bits == 0 || (!c.Saturated && c.Value < top) {
+		return Finding{}, false
+	}
+	f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0)
+	if !ok {
+		return Finding{}, false
+	}
+	sev, action := counterSeverity(c.Name)
+	f.Severity = Info
+	if sev >= Warning {
+		f.Severity = Warning
+	}
+	f.Impact.Score = f.Impact.PathShare * counterWeight[f.Severity]
+	name := s.portName(p)
+	switch {
+	case c.Saturated:
+		f.Title = fmt.Sprintf("%s saturated on %s since the last clear (at least %d)", c.Name, name, c.Value)
+	case c.Value == top:
+		// A file's narrow counter read where its extended twin was
+		// missing or not counting reaches the checks as a plain value
+		// (the reader warns it is saturated): exactly the field's top
+		// is read as saturated, and "at least" holds either way.
+		f.Title = fmt.Sprintf("%s saturated on %s since the last clear (at least %d)", c.Name, name, c.Value)
+		f.Evidence = append(f.Evidence, Evidence{Name: "saturated", Value: float64(c.Value),
+			Text: fmt.Sprintf("%d is the %d-bit PortCounters field's maximum: read as saturated, the true count is at least that", c.Value, bits)})
+	default:
+		f.Title = fmt.Sprintf("%s = %d on %s since the last clear", c.Name, c.Value, name)
+	}
+	noRate := "the file gives neither when the counters were last cleared nor how long they were sampled, so no rate"
+	if c.DeltaUnknown == "" {
+		f.Title += "; not growing while sampled"
+		f.Evidence = append(f.Evidence, Evidence{Name: "increase", Value: float64(c.Delta), Threshold: float64(t.Delta[c.Name]),
+			Text: fmt.Sprintf("%s +%d while the counters were sampled (threshold %d per interval): not climbing then; %s", c.Name, c.Delta, t.Delta[c.Name], noRate)})
+		f.Impact.Summary = fmt.Sprintf("at least %d at some time since the last clear, +%d while sampled: a past problem, or one too slow to show while sampled; the link carries %s of host-to-host paths", c.Value, c.Delta, pct(f.Impact.PathShare))
+	} else {
+		f.Evidence = append(f.Evidence, Evidence{Name: "increase unknown", Text: fmt.Sprintf("%s's increase while sampled is unknown %s; %s", c.Name, c.DeltaUnknown, noRate)})
+		f.Impact.Summary = fmt.Sprintf("at least %d since the last clear, whether it still grows is unknown; the link carries %s of host-to-host paths", c.Value, pct(f.Impact.PathShare))
+	}
+	e := s.entityOf(p, "")
+	f.Action = fmt.Sprintf("Clear the counters and sample again to see whether the errors still come: on a host 'perfquery -x -R %d %d' clears this port, 'ibdiagnet --pc' or 'ibdoctor counters --reset errors' every port; then 'ibdoctor check --interval 30s' on the fabric, or a new ibdiagnet run hours later. If it grows again: %s (at %s).",
+		e.LID, p.Num, action, s.portAt(p))
+	return f, true
 }
 
 // downRoutesShown is how many LIDs routed out of down ports downRoutes

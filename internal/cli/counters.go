@@ -253,6 +253,16 @@ type exceeded struct {
 	PerSecond float64 `json:"per_second,omitempty"`
 	Saturated bool    `json:"saturated,omitempty"`
 	Bits      int     `json:"bits,omitempty"`
+	// Basis is the finding's: "delta" (an increase), "absolute" (the
+	// value since the last clear), "since-snapshot". On a file's
+	// increases a counter can be judged on its value since the clear
+	// (checks' sinceClearFinding), and the listing must not call that
+	// value an increase.
+	Basis string `json:"basis,omitempty"`
+	// grew is the increase while sampled beside a value judged since the
+	// clear (grewKnown false: it could not be computed).
+	grew      uint64
+	grewKnown bool
 }
 
 // portVerdict is one port read, judged against the thresholds.
@@ -377,7 +387,12 @@ func overOf(fs []checks.Finding, pv *portVerdict) []exceeded {
 			continue
 		}
 		ev := f.Evidence[0]
-		e := exceeded{Name: ev.Name, Value: uint64(ev.Value), Threshold: ev.Threshold}
+		e := exceeded{Name: ev.Name, Value: uint64(ev.Value), Threshold: ev.Threshold, Basis: f.Basis}
+		for _, x := range f.Evidence[1:] {
+			if x.Name == "increase" {
+				e.grew, e.grewKnown = uint64(x.Value), true
+			}
+		}
 		if c, ok := pv.pc.Get(ev.Name); ok {
 			e.Bits, e.Saturated = c.Bits, c.Saturated
 		}
@@ -553,6 +568,16 @@ func humanCount(n uint64) string {
 func counterCell(st report.Style, pv *portVerdict, delta bool) string {
 	var parts []string
 	for _, e := range pv.over {
+		if pv.increase && e.Basis == "absolute" {
+			// Judged on its value since the clear (full: saturated or
+			// as large), the increase beside it.
+			grew := "increase unknown"
+			if e.grewKnown {
+				grew = fmt.Sprintf("+%d while sampled", e.grew)
+			}
+			parts = append(parts, st.Red(fmt.Sprintf("[%s == %d since the last clear, %s]", e.Name, e.Value, grew)))
+			continue
+		}
 		if pv.increase {
 			// Judged on a file's increase (no span, no rate): "+N".
 			parts = append(parts, st.Red(fmt.Sprintf("[%s +%d while sampled]", e.Name, e.Value)))

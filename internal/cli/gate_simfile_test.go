@@ -162,8 +162,10 @@ func TestGateJudgesPMDelta(t *testing.T) {
 				t.Errorf("%s: gate judged a port check did not: %s", how, s)
 			}
 		}
-		if d.Counts["error"] != 0 || d.Counts["warning"] != 0 {
-			t.Errorf("%s: %d errors, %d warnings; check has none on the increases", how, d.Counts["error"], d.Counts["warning"])
+		// compute-7 mlx5_3's SymbolErrorCounter saturated since the
+		// last clear (check's warning on it); nothing grew.
+		if d.Counts["error"] != 0 || d.Counts["warning"] != 1 {
+			t.Errorf("%s: %d errors, %d warnings; check has one warning on these hosts (compute-7 mlx5_3's saturated symbol errors)", how, d.Counts["error"], d.Counts["warning"])
 		}
 	}
 }

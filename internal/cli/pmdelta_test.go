@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -75,15 +76,23 @@ func TestCheckJudgesPMDelta(t *testing.T) {
 // The Quantum-2 ibdiagnet capture: PM_INFO holds years of history (host
 // links downed 15-102 times, receive errors), PM_DELTA shows nothing
 // failing during the run. check judged the history: 200 errors, 72
-// warnings, 791 info. On the increases no error counter grew: no
-// counters.errors finding; congestion is judged on the PortXmitWait
-// increases, never on the absolute values: 192 ports over the count
-// threshold, without the run's length, are one info finding naming them
-// all (it was 192 findings).
+// warnings, 791 info. On the increases no error counter grew; congestion
+// is judged on the PortXmitWait increases, never on the absolute values:
+// 192 ports over the count threshold, without the run's length, are one
+// info finding naming them all (it was 192 findings).
+//
+// The history was then never mentioned, saturated counters included
+// (is-north-7-compute-7 mlx5_3 SymbolErrorCounter=65535 beside
+// PortRcvErrors=35549, compute-8 mlx5_0 PortRcvErrors=65535): this test
+// wanted no counters.errors finding. A value since the clear that reached
+// the top of its PortCounters field is now judged (warning; info for an
+// info counter), the smaller history still not: the 9 below, each "since
+// the last clear", none an error, check still healthy.
 func TestCheckQuantum2PMDelta(t *testing.T) {
 	rep := checkJSON(t, corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv"))
 	by := map[string]int{}
 	congested := 0
+	var history []string
 	for _, f := range rep.Findings {
 		if !strings.HasPrefix(f.Check, "counters.") {
 			continue
@@ -95,12 +104,31 @@ func TestCheckQuantum2PMDelta(t *testing.T) {
 				t.Errorf("congestion finding %s %q: want info, the 192 ports and the largest increase", f.Severity, f.Title)
 			}
 		}
-		if f.Basis != "delta" {
+		switch {
+		case f.Basis == "absolute" && f.Check == "counters.errors":
+			if !strings.Contains(f.Title, "since the last clear") || !strings.HasSuffix(f.Title, "; not growing while sampled") {
+				t.Errorf("history finding does not say it is since the clear and not growing: %s", f.Title)
+			}
+			name, _, _ := strings.Cut(f.Title, " (to ")
+			history = append(history, f.Severity+" "+name)
+		case f.Basis != "delta":
 			t.Errorf("a finding on the %s basis: %s", f.Basis, f.Title)
 		}
 	}
-	if by["counters.errors"] != 0 {
-		t.Errorf("%d counters.errors findings, want none (no error counter grew during the run)", by["counters.errors"])
+	slices.Sort(history)
+	want := []string{
+		"info PortRcvSwitchRelayErrors = 91778 on Quantum-2 Mellanox Technologies (0xfc6a1c03008a5c00)/12",
+		"warning PortRcvErrors = 1436771 on is-north-7-compute-27 mlx5_11/1",
+		"warning PortRcvErrors saturated on is-north-7-compute-8 mlx5_0/1",
+		"warning PortXmitDiscards = 111911 on is-north-7-compute-27 mlx5_11/1",
+		"warning SymbolErrorCounter saturated on is-north-7-compute-1 mlx5_3/1",
+		"warning SymbolErrorCounter saturated on is-north-7-compute-10 mlx5_0/1",
+		"warning SymbolErrorCounter saturated on is-north-7-compute-25 mlx5_9/1",
+		"warning SymbolErrorCounter saturated on is-north-7-compute-27 mlx5_11/1",
+		"warning SymbolErrorCounter saturated on is-north-7-compute-7 mlx5_3/1",
+	}
+	if !slices.Equal(history, want) {
+		t.Errorf("findings on the values since the clear:\n  %s\nwant:\n  %s", strings.Join(history, "\n  "), strings.Join(want, "\n  "))
 	}
 	if by["counters.congestion"] != 1 || congested != 192 {
 		t.Errorf("%d counters.congestion findings naming %d ports, want 1 naming 192 (PortXmitWait increases over 1000 ticks, no span)", by["counters.congestion"], congested)

@@ -25,8 +25,8 @@ func init() {
 func (s *Snapshot) loopbacks() []Finding {
 	var order []*fabric.Node
 	byNode := map[*fabric.Node][]fabric.Link{}
-	for _, l := range s.Fabric.Links() {
-		if !isLoopback(l.A) || !s.inScope(l.A) || s.miswiredEnd(l) {
+	for _, l := range s.LoopbackLinks() {
+		if !s.inScope(l.A) {
 			continue
 		}
 		if byNode[l.A.Node] == nil {
@@ -37,6 +37,20 @@ func (s *Snapshot) loopbacks() []Finding {
 	var out []Finding
 	for _, n := range order {
 		out = append(out, s.loopbackFinding(n, byNode[n]))
+	}
+	return out
+}
+
+// LoopbackLinks is the one judgement of loop-back cables: the links whose
+// two ends are ports of one node, less those an expected topology cables
+// elsewhere (topology.miswired's). link.loopback reports them, 'links'
+// marks them.
+func (s *Snapshot) LoopbackLinks() []fabric.Link {
+	var out []fabric.Link
+	for _, l := range s.Fabric.Links() {
+		if isLoopback(l.A) && !s.miswiredEnd(l) {
+			out = append(out, l)
+		}
 	}
 	return out
 }

@@ -41,12 +41,14 @@ ends have enabled (a bad lane, a marginal cable or transceiver), or, with
 --expect-rate, below the slowest of the expected rates. Supported masks alone
 never mark a link: a port that supports a rate it has not enabled cannot train
 at it. A port that is physically up whose far end did not answer is listed with
-"(not reached)".
+"(not reached)". A cable that comes back to its own switch or adapter is noted
+LOOPBACK (check's link.loopback warning); that note alone does not change the
+exit status.
 
 --json prints {"links": [...], "complete": bool}; each link has "a" and "b"
 (node, guid, port_guid, port, lid, state, phys_state; "b" is null when not
 reached), "width", "speed", "rate", "gbps", "enabled" (best rate both ends
-enable), "degraded" and "reasons".
+enable), "degraded" and "reasons", and "loopback": true on a loopback cable.
 
 Exit status: 0 no link marked and everything answered; 1 a link is marked;
 2 could not discover; 3 some nodes or ports did not answer (listed on stderr).`,
@@ -167,13 +169,19 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 		} else if len(r.Undecided) > 0 {
 			row[9] = st.Yellow("UNDECIDED: " + strings.Join(r.Undecided, "; "))
 		}
+		if r.Loopback {
+			row[9] = strings.TrimPrefix(row[9]+"; ", "; ") + st.Yellow("LOOPBACK: cabled back to the same node, carries no traffic (check: link.loopback)")
+		}
 		out = append(out, row)
 	}
 	if err := st.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
 		return err
 	}
-	links, open, noLink, undecided := 0, 0, 0, 0
+	links, open, noLink, undecided, loops := 0, 0, 0, 0, 0
 	for _, r := range all {
+		if r.Loopback {
+			loops++
+		}
 		switch {
 		case r.B != nil:
 			links++
@@ -192,6 +200,9 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 	}
 	if noLink > 0 {
 		summary += ", " + plural(noLink, "port") + " without a link"
+	}
+	if loops > 0 {
+		summary += ", " + st.Yellow(plural(loops, "loopback cable"))
 	}
 	switch {
 	case marked > 0:
@@ -228,6 +239,8 @@ type linkJSON struct {
 	Enabled  string       `json:"enabled,omitempty"`
 	Degraded bool         `json:"degraded"`
 	Reasons  []string     `json:"reasons"`
+	// Loopback: the cable comes back to its own node (link.loopback).
+	Loopback bool `json:"loopback,omitempty"`
 	// Undecided says why the verdict could not be decided (an end not
 	// read); omitted when it could.
 	Undecided []string `json:"undecided,omitempty"`
@@ -270,7 +283,7 @@ func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool, ratesNotRea
 	jw.Array("links", len(rows), func(i int) any {
 		r := rows[i]
 		j := linkJSON{A: endJSON(r.A), Width: r.Rate.Width.String(), Speed: r.Rate.Speed.String(),
-			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons, Undecided: r.Undecided}
+			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons, Undecided: r.Undecided, Loopback: r.Loopback}
 		if j.Reasons == nil {
 			j.Reasons = []string{}
 		}

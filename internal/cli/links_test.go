@@ -24,6 +24,7 @@ type linksDoc struct {
 		Gbps               float64
 		Degraded           bool
 		Reasons            []string
+		Loopback           bool
 	}
 }
 

@@ -43,6 +43,10 @@ type Row struct {
 	// Undecided says why checks could not decide the link's verdict in
 	// a part (an end's PortInfo was not read); empty when it could.
 	Undecided []string
+	// Loopback: the cable comes back to the node it leaves (checks'
+	// link.loopback verdict, Snapshot.LoopbackLinks): no traffic crosses
+	// it. Not a rate verdict: it does not make the row Degraded.
+	Loopback bool
 	// NoLink: A was read and carries no link (Polling, Disabled, ...):
 	// iblinkinfo lists such ports, and a Polling one is where check's
 	// link.polling or topology.missing-hca points. B is nil.
@@ -66,6 +70,10 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 	for _, v := range snap.LinkVerdicts() {
 		verdicts[v.A], verdicts[v.B] = v, v
 	}
+	loop := map[*fabric.Port]bool{}
+	for _, l := range snap.LoopbackLinks() {
+		loop[l.A] = true
+	}
 	farUnread := map[*fabric.Port]checks.FarUnread{}
 	for _, u := range snap.FarUnreadLinks() {
 		farUnread[u.Port] = u
@@ -76,7 +84,7 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 		if a.Node.Type != mad.NodeSwitch && b.Node.Type == mad.NodeSwitch {
 			a, b = b, a
 		}
-		r := Row{A: a, B: b, Rate: a.Rate()}
+		r := Row{A: a, B: b, Rate: a.Rate(), Loopback: loop[l.A]}
 		if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
 			r.Enabled.Width = e.Max()
 		}

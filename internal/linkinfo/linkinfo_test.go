@@ -194,3 +194,33 @@ func TestRowsUnreachedAndDown(t *testing.T) {
 		t.Error("a down port is listed as a link")
 	}
 }
+
+// TestRowsLoopback: a cable from spine01's port 7 to its port 8 is one row
+// noted Loopback (checks' link.loopback), not marked below its rate; the
+// other rows are not loopbacks.
+func TestRowsLoopback(t *testing.T) {
+	f := small(t)
+	a, b := port(t, f, "spine01", 7), port(t, f, "spine01", 8)
+	a.Remote, b.Remote = b, a
+	for _, p := range []*fabric.Port{a, b} {
+		p.State, p.PhysState = mad.PortStateActive, mad.PhysLinkUp
+		p.WidthActive, p.SpeedActive = mad.Width4X, mad.SpeedNDR
+	}
+	rows := Rows(f, Options{})
+	if len(rows) != 9 {
+		t.Fatalf("%d rows, want 8 links and the loopback", len(rows))
+	}
+	n := 0
+	for _, r := range rows {
+		if !r.Loopback {
+			continue
+		}
+		n++
+		if r.A.Node != r.B.Node || r.Degraded() {
+			t.Errorf("loopback row %s[%d]-%s[%d] degraded %v", r.A.Node.Description, r.A.Num, r.B.Node.Description, r.B.Num, r.Degraded())
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d loopback rows, want 1", n)
+	}
+}

@@ -128,7 +128,7 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 					emit(p, f)
 				}
 			} else if r.SpanUnknown && iv == 0 {
-				if f, ok := s.sinceClearFinding(t, p, c); ok {
+				if f, ok := s.sinceClearFinding(t, p, c, r.Errors); ok {
 					emit(p, f)
 				}
 			}
@@ -267,6 +267,13 @@ var baseFieldBits = func() map[string]int {
 	return m
 }()
 
+// fieldFull reports whether an error counter has reached the top of its
+// PortCounters field: saturated, or as large in the extended counter.
+func fieldFull(c CounterValue) bool {
+	bits := baseFieldBits[c.Name]
+	return bits > 0 && (c.Saturated || c.Value >= uint64(1)<<bits-1)
+}
+
 // sinceClearFinding judges an error counter's value since the last clear
 // on a reading whose increase was sampled over a span nobody recorded (an
 // ibdiagnet2.db_csv: PM_INFO beside PM_DELTA), once the increase was
@@ -279,10 +286,8 @@ var baseFieldBits = func() map[string]int {
 // errors happened, the clearest sign a value alone gives. Warning for the
 // counters whose finding is a warning or an error, info for the others;
 // the next step is to clear the counters and sample again.
-func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterValue) (Finding, bool) {
-	bits := baseFieldBits[c.Name]
-	top := uint64(1)<<bits - 1
-	if bits == 0 || (!c.Saturated && c.Value < top) {
+func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterValue, port []CounterValue) (Finding, bool) {
+	if !fieldFull(c) {
 		return Finding{}, false
 	}
 	f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0)
@@ -299,16 +304,28 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 	switch {
 	case c.Saturated:
 		f.Title = fmt.Sprintf("%s saturated on %s since the last clear (at least %d)", c.Name, name, c.Value)
-	case c.Value == top:
+	case c.Value == uint64(1)<<baseFieldBits[c.Name]-1:
 		// A file's narrow counter read where its extended twin was
 		// missing or not counting reaches the checks as a plain value
 		// (the reader warns it is saturated): exactly the field's top
 		// is read as saturated, and "at least" holds either way.
 		f.Title = fmt.Sprintf("%s saturated on %s since the last clear (at least %d)", c.Name, name, c.Value)
 		f.Evidence = append(f.Evidence, Evidence{Name: "saturated", Value: float64(c.Value),
-			Text: fmt.Sprintf("%d is the %d-bit PortCounters field's maximum: read as saturated, the true count is at least that", c.Value, bits)})
+			Text: fmt.Sprintf("%d is the %d-bit PortCounters field's maximum: read as saturated, the true count is at least that", c.Value, baseFieldBits[c.Name])})
 	default:
 		f.Title = fmt.Sprintf("%s = %d on %s since the last clear", c.Name, c.Value, name)
+	}
+	// The port's other error counters since the clear, not full
+	// themselves (those are findings of their own), say what else
+	// happened there: receive errors beside symbol errors.
+	var others []string
+	for _, o := range port {
+		if o.Name != c.Name && o.Value > 0 && !fieldFull(o) {
+			others = append(others, fmt.Sprintf("%s %d", o.Name, o.Value))
+		}
+	}
+	if len(others) > 0 {
+		f.Evidence = append(f.Evidence, Evidence{Name: "others", Text: "also on this port since the last clear: " + strings.Join(others, ", ")})
 	}
 	noRate := "the file gives neither when the counters were last cleared nor how long they were sampled, so no rate"
 	if c.DeltaUnknown == "" {

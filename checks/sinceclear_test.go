@@ -78,6 +78,9 @@ func TestFileCountersSinceClear(t *testing.T) {
 	for _, e := range sat.Evidence {
 		ev = append(ev, e.String())
 	}
+	if x := got[name(2)+" PortRcvErrors"]; !strings.Contains(evidence(x), "also on this port since the last clear: SymbolErrorCounter 67") {
+		t.Errorf("evidence does not name the port's other counters:\n%s", evidence(x))
+	}
 	for _, w := range []string{"+0 while the counters were sampled", "no rate", "since the counters were last cleared"} {
 		if !strings.Contains(strings.Join(ev, "\n"), w) {
 			t.Errorf("evidence does not say %q:\n%s", w, strings.Join(ev, "\n"))
@@ -123,4 +126,12 @@ func TestFileCountersSinceClear(t *testing.T) {
 	if !found {
 		t.Errorf("one live sample: want LinkDownedCounter = 102 judged on its value (error), got %d findings", len(live))
 	}
+}
+
+func evidence(f Finding) string {
+	var ev []string
+	for _, e := range f.Evidence {
+		ev = append(ev, e.String())
+	}
+	return strings.Join(ev, "\n")
 }

@@ -125,7 +125,7 @@ func buildChanGraph(f *fabric.Fabric) *chanGraph {
 // packet to any of dests leaving i by port p and its next switch by q
 // makes channel p depend on channel q.
 func (g *chanGraph) addEdges(i int, dests []uint16, lfts []fabric.LFTView, next [][256]int32) {
-	lft, nx, base := lfts[i], &next[i], int(g.base[i])
+	lft, nx, base := &lfts[i], &next[i], int(g.base[i])
 	for _, d := range dests {
 		if int(d) >= lft.Len() {
 			break // dests ascend
@@ -135,7 +135,7 @@ func (g *chanGraph) addEdges(i int, dests []uint16, lfts []fabric.LFTView, next 
 		if t < 0 {
 			continue
 		}
-		tl := lfts[t]
+		tl := &lfts[t]
 		if int(d) >= tl.Len() {
 			continue
 		}

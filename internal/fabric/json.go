@@ -831,16 +831,17 @@ func lftHex(t *LFT) string {
 // hex.DecodeString's errors (the first bad digit, then an odd length).
 func lftFromHex(s string, in *BlockInterner) (*LFT, error) {
 	const w = 2 * mad.LFTBlockSize
-	t := &LFT{blocks: make([]*LFTBlock, 0, (len(s)/2+mad.LFTBlockSize-1)/mad.LFTBlockSize)}
+	t := &LFT{offs: make([]uint32, 0, (len(s)/2+mad.LFTBlockSize-1)/mad.LFTBlockSize)}
 	for i := 0; i < len(s); i += w {
 		var buf [w]byte
 		c := copy(buf[:], s[i:])
-		blk := *noRouteBlock
+		blk := LFTBlock(noRouteBytes)
 		k, err := hex.Decode(blk[:], buf[:c])
 		if err != nil {
 			return nil, err
 		}
-		t.blocks = append(t.blocks, in.Intern(&blk))
+		t.offs = append(t.offs, 0)
+		t.put(len(t.offs)-1, &blk, in)
 		t.n += k
 	}
 	return t, nil

@@ -2,6 +2,9 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -11,82 +14,133 @@ import (
 type LFTBlock = [mad.LFTBlockSize]uint8
 
 // LFT is a switch's linear forwarding table: entry i is the egress port
-// for destination LID i, NoRoute for none. It is held as pointers to
-// 64-entry blocks so that switches with the same blocks (most of a fat
-// tree's: FatTree50k has 2.9 million blocks, 490 distinct) share them
-// through a BlockInterner instead of a byte per LID each.
+// for destination LID i, NoRoute for none. It holds, per 64 entries, where
+// its block starts in a pool of distinct blocks (a BlockInterner) shared
+// with the other tables built through it: a fat tree's switches hold a
+// few hundred distinct blocks among millions, and offsets, unlike
+// pointers, are not scanned by the garbage collector (one pointer per
+// table, to its pool). Offsets rather than block numbers save a shift
+// per lookup.
 //
-// A block an LFT points to is never written once the LFT holds it (it may
-// be shared); Set and SetBlock replace the pointer instead. The entries of
-// the last block past Len are NoRoute, so equal tables have equal blocks.
-// The methods accept a nil *LFT, a table not read: Len 0, every entry
-// NoRoute.
+// Offset 0 is the all-NoRoute block in every pool, and a table without a
+// pool holds only that one. The entries of the last block past Len are
+// NoRoute, so equal tables in one pool have equal offsets. A block in a
+// pool is never written: Set and SetBlock change this table's offset
+// only. The methods accept a nil *LFT, a table not read: Len 0, every
+// entry NoRoute.
 type LFT struct {
-	blocks []*LFTBlock
-	n      int
+	pool *BlockInterner // nil while every block is NoRoute
+	offs []uint32       // block i's first entry in pool.bytes()
+	n    int
 }
 
-// noRouteBlock is the block of an unrouted range; never written.
-var noRouteBlock = func() *LFTBlock {
-	var b LFTBlock
+// noRouteBytes is the pool of a table without one: the all-NoRoute block
+// at offset 0. Never written.
+var noRouteBytes = func() []uint8 {
+	b := make([]uint8, mad.LFTBlockSize)
 	for i := range b {
 		b[i] = NoRoute
 	}
-	return &b
+	return b
 }()
 
-// BlockInterner hands out one shared block per distinct content. Whoever
-// builds tables (a reader, a decoder) owns one; it is not safe for
-// concurrent use.
+// isNoRoute reports whether b is the all-NoRoute block.
+func isNoRoute(b *LFTBlock) bool { return *b == LFTBlock(noRouteBytes) }
+
+// maxPool bounds a pool's bytes so that every offset fits a uint32.
+const maxPool = 1 << 32
+
+// BlockInterner is a pool of distinct blocks, each at an offset that is a
+// multiple of 64; the tables built through it (by a reader, a decoder)
+// hold offsets into it and keep it alive. It is safe for concurrent use.
+//
+// The pool grows by copying its bytes into an array twice the size and
+// publishing that array atomically; an array is never written below the
+// length in use when it was published, so a reader (At, View, Block)
+// needs no lock while another goroutine adds blocks for its own table,
+// and a view or block pointer taken before a growth stays valid.
 type BlockInterner struct {
-	m map[LFTBlock]*LFTBlock
+	mu  sync.Mutex
+	off map[LFTBlock]uint32 // under mu; the NoRoute block (0) not in it
+	n   int                 // bytes in use, under mu
+	arr atomic.Pointer[[]uint8]
 }
 
-// Intern returns the shared block equal to *b, making one (a copy of *b)
-// the first time. The result must not be written.
-func (in *BlockInterner) Intern(b *LFTBlock) *LFTBlock {
-	if in == nil {
-		c := *b
-		return &c
+// bytes returns the pool's blocks end to end (only the NoRoute block for
+// a nil or empty pool).
+func (in *BlockInterner) bytes() []uint8 {
+	if in != nil {
+		if a := in.arr.Load(); a != nil {
+			return *a
+		}
 	}
-	if *b == *noRouteBlock {
-		return noRouteBlock
-	}
-	if s, ok := in.m[*b]; ok {
-		return s
-	}
-	if in.m == nil {
-		in.m = map[LFTBlock]*LFTBlock{}
-	}
-	c := new(LFTBlock)
-	*c = *b
-	in.m[*c] = c
-	return c
+	return noRouteBytes
 }
 
-// Distinct returns the number of distinct blocks interned so far (the
+// intern returns the offset of the block equal to *b, adding a copy of it
+// the first time.
+func (in *BlockInterner) intern(b *LFTBlock) uint32 {
+	if isNoRoute(b) {
+		return 0
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.internLocked(b)
+}
+
+// internLocked is intern for a block that is not all NoRoute, in.mu held.
+func (in *BlockInterner) internLocked(b *LFTBlock) uint32 {
+	if off, ok := in.off[*b]; ok {
+		return off
+	}
+	var a []uint8
+	if p := in.arr.Load(); p != nil {
+		a = *p
+	} else {
+		in.off = map[LFTBlock]uint32{}
+		a = make([]uint8, 16*mad.LFTBlockSize)
+		copy(a, noRouteBytes)
+		in.n = mad.LFTBlockSize
+		in.arr.Store(&a)
+	}
+	if in.n == len(a) {
+		if 2*uint64(len(a)) > maxPool {
+			panic("fabric: more than 2^26 distinct LFT blocks in one pool")
+		}
+		g := make([]uint8, 2*len(a))
+		copy(g, a[:in.n])
+		a = g
+		in.arr.Store(&a)
+	}
+	off := uint32(in.n)
+	copy(a[off:], b[:])
+	in.n += mad.LFTBlockSize
+	in.off[*b] = off
+	return off
+}
+
+// Distinct returns the number of distinct blocks in the pool (the
 // all-NoRoute block not counted).
 func (in *BlockInterner) Distinct() int {
 	if in == nil {
 		return 0
 	}
-	return len(in.m)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return max(in.n/mad.LFTBlockSize-1, 0)
 }
 
 // NewLFT returns a table of n entries, all NoRoute.
 func NewLFT(n int) *LFT {
-	t := &LFT{blocks: make([]*LFTBlock, (n+mad.LFTBlockSize-1)/mad.LFTBlockSize), n: n}
-	for i := range t.blocks {
-		t.blocks[i] = noRouteBlock
-	}
-	return t
+	return &LFT{offs: make([]uint32, (n+mad.LFTBlockSize-1)/mad.LFTBlockSize), n: n}
 }
 
 // LFTFromBytes returns the table holding entries b (one per LID), its
-// blocks shared through in (nil: not shared).
+// blocks in pool in (nil: a pool of its own).
 func LFTFromBytes(b []uint8, in *BlockInterner) *LFT {
-	t := &LFT{blocks: make([]*LFTBlock, (len(b)+mad.LFTBlockSize-1)/mad.LFTBlockSize), n: len(b)}
-	for i := range t.blocks {
+	t := NewLFT(len(b))
+	locked := false // the pool's lock is taken once for the whole table
+	for i := range t.offs {
 		var blk LFTBlock
 		j := i * mad.LFTBlockSize
 		if c := copy(blk[:], b[j:]); c < mad.LFTBlockSize {
@@ -94,9 +148,38 @@ func LFTFromBytes(b []uint8, in *BlockInterner) *LFT {
 				blk[k] = NoRoute
 			}
 		}
-		t.blocks[i] = in.Intern(&blk)
+		if isNoRoute(&blk) {
+			continue
+		}
+		if !locked {
+			if in == nil {
+				in = new(BlockInterner)
+			}
+			t.pool, locked = in, true
+			in.mu.Lock()
+		}
+		t.offs[i] = in.internLocked(&blk)
+	}
+	if locked {
+		in.mu.Unlock()
 	}
 	return t
+}
+
+// put makes block i *b, in t's pool; a table without one takes in (a new
+// pool for nil) when it first holds a block that is not all NoRoute.
+func (t *LFT) put(i int, b *LFTBlock, in *BlockInterner) {
+	if isNoRoute(b) {
+		t.offs[i] = 0
+		return
+	}
+	if t.pool == nil {
+		if in == nil {
+			in = new(BlockInterner)
+		}
+		t.pool = in
+	}
+	t.offs[i] = t.pool.intern(b)
 }
 
 // Len returns the number of entries (LinearFDBTop+1 for a table read
@@ -110,17 +193,26 @@ func (t *LFT) Len() int {
 
 // At returns the entry for lid, NoRoute beyond the end.
 func (t *LFT) At(lid uint16) uint8 {
-	if t == nil || int(lid) >= t.n {
+	// Past Len in the last block the entries are NoRoute: the block count
+	// bounds the lookup.
+	if t == nil || int(lid/mad.LFTBlockSize) >= len(t.offs) {
 		return NoRoute
 	}
-	return t.blocks[lid/mad.LFTBlockSize][lid%mad.LFTBlockSize]
+	off := t.offs[lid/mad.LFTBlockSize]
+	if off == 0 {
+		return NoRoute
+	}
+	return (*t.pool.arr.Load())[off+uint32(lid%mad.LFTBlockSize)]
 }
 
-// LFTView reads a table as it was when View was called, one load fewer
-// per entry than through the *LFT (a walk's per-hop lookup).
+// LFTView reads a table with one load fewer per entry than through the
+// *LFT (a walk's per-hop lookup). It is valid until the table changes.
+// Its methods take a pointer: the view is larger than the compiler keeps
+// in registers, and a value receiver would copy it at every lookup.
 type LFTView struct {
-	blocks []*LFTBlock
-	n      int
+	offs  []uint32
+	bytes []uint8
+	n     int
 }
 
 // View returns a view of t's entries (of no entries for nil).
@@ -128,18 +220,18 @@ func (t *LFT) View() LFTView {
 	if t == nil {
 		return LFTView{}
 	}
-	return LFTView{t.blocks, t.n}
+	return LFTView{t.offs, t.pool.bytes(), t.n}
 }
 
 // Len returns the number of entries.
-func (v LFTView) Len() int { return v.n }
+func (v *LFTView) Len() int { return v.n }
 
 // At returns the entry for lid, NoRoute beyond the end.
-func (v LFTView) At(lid uint16) uint8 {
-	if int(lid) >= v.n {
-		return NoRoute
+func (v *LFTView) At(lid uint16) uint8 {
+	if x := int(lid / mad.LFTBlockSize); x < len(v.offs) {
+		return v.bytes[v.offs[x]+uint32(lid%mad.LFTBlockSize)]
 	}
-	return v.blocks[lid/mad.LFTBlockSize][lid%mad.LFTBlockSize]
+	return NoRoute
 }
 
 // NumBlocks returns the number of 64-entry blocks.
@@ -147,33 +239,37 @@ func (t *LFT) NumBlocks() int {
 	if t == nil {
 		return 0
 	}
-	return len(t.blocks)
+	return len(t.offs)
 }
 
 // Block returns block i (entries i×64 …), entries past Len NoRoute. The
-// block may be shared: it must not be written.
-func (t *LFT) Block(i int) *LFTBlock { return t.blocks[i] }
+// block is shared: it must not be written.
+func (t *LFT) Block(i int) *LFTBlock {
+	off := t.offs[i]
+	return (*LFTBlock)(t.pool.bytes()[off : off+mad.LFTBlockSize])
+}
 
 // Set makes lid's entry port, growing the table to hold lid (new entries
-// NoRoute). It copies the block it changes, which may be shared, so it is
-// for edits (tests, a fault), not for building tables: use SetBlock or
-// LFTFromBytes with an interner.
+// NoRoute). The changed block goes into the table's pool, and each
+// distinct intermediate block of a run of Sets stays there, so Set is for
+// edits (tests, a fault), not for building tables: use PutBlock or
+// LFTFromBytes.
 func (t *LFT) Set(lid uint16, port uint8) {
 	t.grow(int(lid) + 1)
 	i := int(lid) / mad.LFTBlockSize
-	if t.blocks[i][lid%mad.LFTBlockSize] == port {
+	b := *t.Block(i)
+	if b[lid%mad.LFTBlockSize] == port {
 		return
 	}
-	b := *t.blocks[i]
 	b[lid%mad.LFTBlockSize] = port
-	t.blocks[i] = &b
+	t.put(i, &b, nil)
 }
 
-// SetBlock makes block i b, growing the table to hold it whole. b must
-// not be written afterwards (pass an interned block, or a fresh one).
-func (t *LFT) SetBlock(i int, b *LFTBlock) {
+// SetBlock makes block i *b, growing the table to hold it whole; the
+// block goes into the table's pool, in for a table that has none yet.
+func (t *LFT) SetBlock(i int, b *LFTBlock, in *BlockInterner) {
 	t.grow((i + 1) * mad.LFTBlockSize)
-	t.blocks[i] = b
+	t.put(i, b, in)
 }
 
 // Truncate cuts the table to n entries (n ≤ Len), the dropped entries of
@@ -183,21 +279,20 @@ func (t *LFT) Truncate(n int, in *BlockInterner) {
 		return
 	}
 	nb := (n + mad.LFTBlockSize - 1) / mad.LFTBlockSize
-	clear(t.blocks[nb:])
-	t.blocks = t.blocks[:nb]
+	t.offs = t.offs[:nb]
 	t.n = n
 	if r := n % mad.LFTBlockSize; r != 0 {
-		b := *t.blocks[nb-1]
+		b := *t.Block(nb - 1)
 		for k := r; k < mad.LFTBlockSize; k++ {
 			b[k] = NoRoute
 		}
-		t.blocks[nb-1] = in.Intern(&b)
+		t.put(nb-1, &b, in)
 	}
 }
 
-// PutBlock makes block i (< NumBlocks) *b, shared through in, for a
-// table being built: the entries of b past Len are dropped (NoRoute), so
-// the table does not grow.
+// PutBlock makes block i (< NumBlocks) *b, in the table's pool (in for a
+// table that has none yet), for a table being built: the entries of b
+// past Len are dropped (NoRoute), so the table does not grow.
 func (t *LFT) PutBlock(i int, b *LFTBlock, in *BlockInterner) {
 	if r := t.n - i*mad.LFTBlockSize; r < mad.LFTBlockSize {
 		c := *b
@@ -206,7 +301,7 @@ func (t *LFT) PutBlock(i int, b *LFTBlock, in *BlockInterner) {
 		}
 		b = &c
 	}
-	t.blocks[i] = in.Intern(b)
+	t.put(i, b, in)
 }
 
 // Grow makes the table at least n entries long, the new entries NoRoute.
@@ -217,8 +312,8 @@ func (t *LFT) grow(n int) {
 		return
 	}
 	nb := (n + mad.LFTBlockSize - 1) / mad.LFTBlockSize
-	for len(t.blocks) < nb {
-		t.blocks = append(t.blocks, noRouteBlock)
+	for len(t.offs) < nb {
+		t.offs = append(t.offs, 0)
 	}
 	t.n = n
 }
@@ -229,8 +324,9 @@ func (t *LFT) Bytes() []uint8 {
 		return nil
 	}
 	b := make([]uint8, t.n)
-	for i, blk := range t.blocks {
-		copy(b[i*mad.LFTBlockSize:], blk[:])
+	p := t.pool.bytes()
+	for i, off := range t.offs {
+		copy(b[i*mad.LFTBlockSize:], p[off:off+mad.LFTBlockSize])
 	}
 	return b
 }
@@ -240,19 +336,20 @@ func (t *LFT) AppendTo(b []uint8) []uint8 {
 	if t == nil {
 		return b
 	}
-	for i, blk := range t.blocks {
-		b = append(b, blk[:min(mad.LFTBlockSize, t.n-i*mad.LFTBlockSize)]...)
+	p := t.pool.bytes()
+	for i, off := range t.offs {
+		b = append(b, p[off:off+uint32(min(mad.LFTBlockSize, t.n-i*mad.LFTBlockSize))]...)
 	}
 	return b
 }
 
 // Clone returns a table with the same entries that a Set on either does
-// not change in the other (the blocks stay shared).
+// not change in the other (the pool stays shared).
 func (t *LFT) Clone() *LFT {
 	if t == nil {
 		return nil
 	}
-	return &LFT{blocks: append([]*LFTBlock(nil), t.blocks...), n: t.n}
+	return &LFT{pool: t.pool, offs: slices.Clone(t.offs), n: t.n}
 }
 
 // Equal reports whether t and u hold the same entries (nil equals only
@@ -264,18 +361,23 @@ func (t *LFT) Equal(u *LFT) bool {
 	if t.n != u.n {
 		return false
 	}
-	for i, b := range t.blocks {
-		if b != u.blocks[i] && *b != *u.blocks[i] {
+	// In one pool a block has one offset, and 0 is NoRoute in every pool.
+	if t.pool == u.pool || t.pool == nil || u.pool == nil {
+		return slices.Equal(t.offs, u.offs)
+	}
+	tp, up := t.pool.bytes(), u.pool.bytes()
+	for i, off := range t.offs {
+		if LFTBlock(tp[off:]) != LFTBlock(up[u.offs[i]:]) {
 			return false
 		}
 	}
 	return true
 }
 
-// String shows the length and the distinct blocks, for test failures.
+// String shows the length and the blocks, for test failures.
 func (t *LFT) String() string {
 	if t == nil {
 		return "LFT(nil)"
 	}
-	return fmt.Sprintf("LFT(%d entries, %d blocks)", t.n, len(t.blocks))
+	return fmt.Sprintf("LFT(%d entries, %d blocks)", t.n, len(t.offs))
 }

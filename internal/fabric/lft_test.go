@@ -11,7 +11,8 @@ import (
 // accessor, with the last block's tail NoRoute.
 func checkLFT(t *testing.T, lft *LFT, want []uint8) {
 	t.Helper()
-	if lft.Len() != len(want) || lft.View().Len() != len(want) {
+	v := lft.View()
+	if lft.Len() != len(want) || v.Len() != len(want) {
 		t.Fatalf("Len = %d, want %d", lft.Len(), len(want))
 	}
 	if got := lft.Bytes(); !bytes.Equal(got, want) {
@@ -28,7 +29,7 @@ func checkLFT(t *testing.T, lft *LFT, want []uint8) {
 		if got := lft.At(uint16(i)); got != w {
 			t.Fatalf("At(%d) = %d, want %d", i, got, w)
 		}
-		if got := lft.View().At(uint16(i)); got != w {
+		if got := v.At(uint16(i)); got != w {
 			t.Fatalf("View().At(%d) = %d, want %d", i, got, w)
 		}
 	}
@@ -51,7 +52,8 @@ func checkLFT(t *testing.T, lft *LFT, want []uint8) {
 
 func TestLFTNil(t *testing.T) {
 	var lft *LFT
-	if lft.Len() != 0 || lft.View().Len() != 0 || lft.View().At(1) != NoRoute || lft.At(0) != NoRoute || lft.At(0xffff) != NoRoute || lft.Bytes() != nil || lft.NumBlocks() != 0 || lft.Clone() != nil {
+	v := lft.View()
+	if lft.Len() != 0 || v.Len() != 0 || v.At(1) != NoRoute || lft.At(0) != NoRoute || lft.At(0xffff) != NoRoute || lft.Bytes() != nil || lft.NumBlocks() != 0 || lft.Clone() != nil {
 		t.Fatal("a nil table must read as empty")
 	}
 	if !lft.Equal(nil) || lft.Equal(NewLFT(0)) || NewLFT(0).Equal(nil) {
@@ -108,7 +110,7 @@ func TestLFTGrow(t *testing.T) {
 	for i := range blk {
 		blk[i] = uint8(i)
 	}
-	lft.SetBlock(3, &blk)
+	lft.SetBlock(3, &blk, nil)
 	want = append(want, bytes.Repeat([]uint8{NoRoute}, 256-71)...)
 	copy(want[192:], blk[:])
 	checkLFT(t, lft, want)
@@ -152,7 +154,7 @@ func FuzzLFT(f *testing.F) {
 					blk[i] = port + uint8(i)
 				}
 				i := int(lid) % 20
-				lft.SetBlock(i, in.Intern(&blk))
+				lft.SetBlock(i, &blk, &in)
 				for len(want) < (i+1)*64 {
 					want = append(want, NoRoute)
 				}
@@ -190,4 +192,119 @@ func FuzzLFTHex(f *testing.F) {
 			t.Fatalf("lftHex = %q, want %q", got, hex.EncodeToString(want))
 		}
 	})
+}
+
+// TestLFTPool: tables built block by block through one pool share its
+// blocks; a table takes the pool it is first given; Equal holds across
+// pools; block pointers and views taken before the pool grows stay valid.
+func TestLFTPool(t *testing.T) {
+	var in BlockInterner
+	blk := func(v uint8) *LFTBlock {
+		var b LFTBlock
+		for i := range b {
+			b[i] = v + uint8(i%3)
+		}
+		return &b
+	}
+	a, b := NewLFT(130), NewLFT(130)
+	a.PutBlock(0, blk(1), &in)
+	b.PutBlock(0, blk(1), &in)
+	a.PutBlock(2, blk(2), &in) // entries 128, 129 kept, the rest NoRoute
+	b.PutBlock(2, blk(2), nil) // b already has in as its pool
+	if a.Block(0) != b.Block(0) || a.Block(2) != b.Block(2) || in.Distinct() != 2 {
+		t.Fatalf("blocks not shared: Distinct %d", in.Distinct())
+	}
+	want := a.Bytes()
+	if want[128] != 2 || want[129] != 3 || want[127] != NoRoute {
+		t.Fatalf("PutBlock past Len: %x", want[120:])
+	}
+	first, view := a.Block(0), a.View()
+	saved := *first
+	// Grow the pool well past its first array through another table.
+	c := a.Clone()
+	for i := range 100 {
+		c.Set(uint16(i*64%130), uint8(10+i))
+	}
+	if in.Distinct() < 40 {
+		t.Fatalf("Distinct %d after 100 Sets: the pool did not grow", in.Distinct())
+	}
+	if *first != saved || view.At(1) != want[1] || view.At(129) != want[129] {
+		t.Fatal("a block or view from before the pool grew changed")
+	}
+	checkLFT(t, a, want)
+	checkLFT(t, b, want)
+	// The same entries in another pool, and in a table with no pool.
+	var other BlockInterner
+	if o := LFTFromBytes(want, &other); !a.Equal(o) || !o.Equal(a) {
+		t.Fatal("equal tables in different pools not Equal")
+	}
+	if a.Equal(c) || c.Equal(a) {
+		t.Fatal("a clone's Sets leaked into Equal")
+	}
+	empty := NewLFT(130)
+	if !empty.Equal(LFTFromBytes(bytes.Repeat([]uint8{NoRoute}, 130), &in)) || empty.Equal(a) || a.Equal(empty) {
+		t.Fatal("Equal with a table without a pool")
+	}
+	// A table of NoRoute only takes no pool; given one later, it adopts it.
+	n := in.Distinct()
+	d := NewLFT(64)
+	d.SetBlock(1, blk(1), &in)
+	if d.Block(1) != a.Block(0) || in.Distinct() != n {
+		t.Fatal("SetBlock on a table without a pool did not use the one given")
+	}
+}
+
+// TestLFTConcurrentPool: tables sharing a pool are read on several
+// goroutines while another goroutine edits a clone (its Sets add blocks
+// and grow the pool). Run under -race.
+func TestLFTConcurrentPool(t *testing.T) {
+	var in BlockInterner
+	e := make([]uint8, 4096)
+	tabs := make([]*LFT, 8)
+	for s := range tabs {
+		for i := range e {
+			e[i] = uint8(1 + (i+s)%7)
+		}
+		tabs[s] = LFTFromBytes(e, &in)
+	}
+	want := make([][]uint8, len(tabs))
+	for s, tb := range tabs {
+		want[s] = tb.Bytes()
+	}
+	edit := tabs[0].Clone()
+	done := make(chan struct{})
+	errs := make(chan string, 4)
+	for g := range 3 {
+		go func() {
+			defer func() { errs <- "" }()
+			for { // one pass at least, then until the edits end
+				for s, tb := range tabs {
+					v := tb.View()
+					for lid := g; lid < len(want[s]); lid += 37 {
+						if v.At(uint16(lid)) != want[s][lid] || tb.At(uint16(lid)) != want[s][lid] {
+							errs <- "a shared table changed"
+							return
+						}
+					}
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for i := range 3000 {
+		edit.Set(uint16(i%4096), uint8(i))
+	}
+	close(done)
+	for range 3 {
+		if msg := <-errs; msg != "" {
+			t.Fatal(msg)
+		}
+	}
+	for s, tb := range tabs {
+		checkLFT(t, tb, want[s])
+	}
 }

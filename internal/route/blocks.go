@@ -88,5 +88,5 @@ func storeBlock(sw *fabric.Node, index int, blk *mad.LFTBlock, in *fabric.BlockI
 	if sw.Switch.LFT == nil {
 		sw.Switch.LFT = fabric.NewLFT(0)
 	}
-	sw.Switch.LFT.SetBlock(index, in.Intern(&blk.Ports))
+	sw.Switch.LFT.SetBlock(index, &blk.Ports, in)
 }

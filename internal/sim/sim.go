@@ -102,7 +102,8 @@ type Sim struct {
 
 	mu    sync.RWMutex
 	nodes []node
-	// blocks shares the LFT blocks an SM writes (under mu, for writing).
+	// blocks pools the LFT blocks an SM writes into a table that has no
+	// pool yet (a loaded table keeps its decoder's).
 	blocks fabric.BlockInterner
 	byGUID map[uint64][]int32
 	byDesc map[string][]int32

@@ -375,7 +375,7 @@ func (s *Sim) ownLFT(ni int32, size int) *fabric.LFT {
 
 func (s *Sim) writeLFTBlock(ni int32, blk uint32, b *mad.LFTBlock) {
 	first := int(blk) * mad.LFTBlockSize
-	s.ownLFT(ni, first+mad.LFTBlockSize).SetBlock(int(blk), s.blocks.Intern(&b.Ports))
+	s.ownLFT(ni, first+mad.LFTBlockSize).SetBlock(int(blk), &b.Ports, &s.blocks)
 	s.rerouteLocked()
 }
 

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -176,8 +178,9 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 }
 
 // runSweepCmd sweeps and publishes. Until the sweep's report is complete
-// in memory nothing is replaced; a failure after the flags were accepted
-// writes the failed textfile (ibdoctor_sweep_success 0) and exits 2.
+// in its temporary file nothing is replaced; a failure after the flags
+// were accepted writes the failed textfile (ibdoctor_sweep_success 0) and
+// exits 2.
 func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	fail := func(err error) error {
 		if o.prom != "" {
@@ -210,7 +213,11 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if err != nil {
 		return fail(err)
 	}
-	defer sess.Close()
+	defer func() {
+		if sess != nil {
+			sess.Close()
+		}
+	}()
 	if ctx.Err() != nil {
 		return fail(fmt.Errorf("sweep interrupted (%v): the previous report and snapshot are kept", context.Cause(ctx)))
 	}
@@ -227,23 +234,44 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		judge = checks.Error
 	}
 	doc := sw.Document("sweep", sess.Name, res, judge)
-	data, err := doc.JSON()
+	// The report is encoded before the state is replaced (an encoding
+	// error keeps the old state), streamed into its temporary file, and
+	// published after the state.
+	out, err := stageReport(o.out, doc)
 	if err != nil {
-		return fail(err)
+		return fail(fmt.Errorf("--out: %w", err))
 	}
+	defer out.abort()
+	// What the state needs of the sweep is kept; the rest (the checks'
+	// views and caches, the accepted baseline, the simulator) is let go
+	// before the state is encoded, whose working set then takes the
+	// place of the checks' instead of adding to it (issue 13). --html
+	// draws from the checks' snapshot, so it keeps it.
+	st := sweptState{
+		fabric: sw.Fabric, counters: sw.Counters, taken: sw.Taken, complete: sw.Complete, source: sess.Name,
+		prevComplete: prev != nil && prev.Complete,
+		verdicts:     checks.FabricWide(res, sw.Taken),
+	}
+	var page *checks.Snapshot
+	if o.html != "" {
+		page = snap
+	}
+	snap, res, sw, baseline, prev = nil, nil, nil, nil, nil
+	sess.Close()
+	sess = nil
 	if !o.noSave {
-		if err := saveSnapshot(sw, sess.Name, o.stateDir, prev, checks.FabricWide(res, sw.Taken)); err != nil {
+		if err := saveSnapshot(&st, o.stateDir); err != nil {
 			return fail(err)
 		}
 		// The first complete sweep of a state dir is the baseline until
 		// the operator accepts another.
-		if o.designed == nil && !accepted && sw.Complete {
-			if err := snapshot.SaveBaseline(o.stateDir, sw.Fabric); err != nil {
+		if o.designed == nil && !accepted && st.complete {
+			if err := snapshot.SaveBaseline(o.stateDir, st.fabric); err != nil {
 				return fail(fmt.Errorf("--state-dir: %w", err))
 			}
 		}
 	}
-	if err := outfile.Write(o.out, data, a.stdout); err != nil {
+	if err := out.publish(a.stdout); err != nil {
 		return fail(fmt.Errorf("--out: %w", err))
 	}
 	if o.prom != "" {
@@ -255,18 +283,80 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 			return withExit(ExitUndecided, fmt.Errorf("--prom: %w", err))
 		}
 	}
-	if o.html != "" {
-		if err := writeHTML(o.html, doc, snap); err != nil {
+	if page != nil {
+		if err := writeHTML(o.html, doc, page); err != nil {
 			return err
 		}
 	}
 	switch {
 	case o.failOn >= 0 && doc.Status == "unhealthy":
 		return withExit(ExitFindings, nil)
-	case !sw.Complete:
+	case !st.complete:
 		return withExit(ExitPartial, nil)
 	}
 	return nil
+}
+
+// sweptState is what a sweep's state is written from, once its report
+// is made.
+type sweptState struct {
+	fabric       *fabric.Fabric
+	counters     checks.Counters
+	taken        time.Time
+	complete     bool
+	source       string
+	prevComplete bool // the state dir holds a complete sweep
+	verdicts     *checks.FabricVerdicts
+}
+
+// stagedReport is sweep's JSON report, encoded and waiting to be
+// published: in its temporary file beside --out, or, for stdout, encoded
+// once to check it can be and written again when published (a pipe
+// cannot be staged).
+type stagedReport struct {
+	file *outfile.Staged
+	doc  *report.Document // stdout
+}
+
+// stageReport streams doc's JSON into a temporary file beside path (or,
+// for stdout, encodes it to nowhere): an encoding error comes out before
+// anything is replaced, and the report is never whole in memory.
+func stageReport(path string, doc *report.Document) (*stagedReport, error) {
+	if path == outfile.Stdout {
+		if err := doc.WriteJSON(io.Discard); err != nil {
+			return nil, err
+		}
+		return &stagedReport{doc: doc}, nil
+	}
+	f, err := outfile.Stage(path, doc.WriteJSON)
+	if err != nil {
+		return nil, err
+	}
+	return &stagedReport{file: f}, nil
+}
+
+// publish renames the staged file over --out, or writes the report to
+// stdout.
+func (r *stagedReport) publish(stdout io.Writer) error {
+	if r.file != nil {
+		return r.file.Commit()
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	if err := r.doc.WriteJSON(w); err != nil {
+		return fmt.Errorf("writing to standard output: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing to standard output: %w", err)
+	}
+	return nil
+}
+
+// abort removes a staged file not published (a failed sweep keeps the
+// previous report).
+func (r *stagedReport) abort() {
+	if r.file != nil {
+		r.file.Abort()
+	}
 }
 
 // sweepBaseline finds what the sweep compares the topology against: the
@@ -323,15 +413,15 @@ func writeFailedProm(path string) error {
 // saveSnapshot keeps the sweep for gate and the next sweep. A partial
 // sweep does not replace a complete one of the same fabric: gate would
 // lose sight of what the partial sweep could not reach.
-func saveSnapshot(sw *diagnose.Sweep, source, dir string, prev *snapshot.Snapshot, verdicts *checks.FabricVerdicts) error {
-	if !sw.Complete && prev != nil && prev.Complete {
+func saveSnapshot(st *sweptState, dir string) error {
+	if !st.complete && st.prevComplete {
 		return nil
 	}
-	s, err := snapshot.New(sw.Fabric, sw.Counters, sw.Taken, source, buildinfo.Get().Version, sw.Complete)
+	s, err := snapshot.New(st.fabric, st.counters, st.taken, st.source, buildinfo.Get().Version, st.complete)
 	if err != nil {
 		return err
 	}
-	s.SetFabricVerdicts(verdicts)
+	s.SetFabricVerdicts(st.verdicts)
 	if _, err := s.Save(dir); err != nil {
 		return fmt.Errorf("--state-dir: %w", err)
 	}

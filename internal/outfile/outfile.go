@@ -51,23 +51,43 @@ func WriteAtomic(path string, data []byte) error {
 // a buffer, so a big document (a 49k-node fabric) need not be whole in
 // memory first. An error from write leaves the target as it was.
 func WriteAtomicFunc(path string, write func(io.Writer) error) error {
-	final, mode, err := Resolve(path)
+	st, err := Stage(path, write)
 	if err != nil {
 		return err
 	}
+	return st.Commit()
+}
+
+// Staged is a file written and synced under a temporary name beside its
+// target, not yet renamed over it: Commit publishes it, Abort removes it.
+// A command stages an output whose encoding can fail before it replaces
+// other state, and publishes it after, without holding its bytes.
+type Staged struct {
+	path, final, tmp string
+	dir              string
+}
+
+// Stage writes write's data to a temporary file beside path's target
+// (resolved and refused as WriteAtomic does), synced and closed. An error
+// from write leaves no temporary file and the target as it was.
+func Stage(path string, write func(io.Writer) error) (*Staged, error) {
+	final, mode, err := Resolve(path)
+	if err != nil {
+		return nil, err
+	}
 	dir := filepath.Dir(final)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("writing %s: creating its folder: %w", path, err)
+		return nil, fmt.Errorf("writing %s: creating its folder: %w", path, err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(final)+".tmp-*")
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	name := tmp.Name()
-	fail := func(err error) error {
+	fail := func(err error) (*Staged, error) {
 		tmp.Close()
 		os.Remove(name)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
 	bw := bufio.NewWriterSize(tmp, 1<<16)
 	if err := write(bw); err != nil {
@@ -86,13 +106,33 @@ func WriteAtomicFunc(path string, write func(io.Writer) error) error {
 	}
 	if err := tmp.Close(); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := os.Rename(name, final); err != nil {
+	return &Staged{path: path, final: final, tmp: name, dir: dir}, nil
+}
+
+// Commit renames the staged file over its target. It is done once; a
+// failed rename removes the temporary file.
+func (s *Staged) Commit() error {
+	if s.tmp == "" {
+		return fmt.Errorf("writing %s: already committed or aborted", s.path)
+	}
+	name := s.tmp
+	s.tmp = ""
+	if err := os.Rename(name, s.final); err != nil {
 		os.Remove(name)
-		return fmt.Errorf("writing %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", s.path, err)
 	}
-	return syncDir(dir)
+	return syncDir(s.dir)
+}
+
+// Abort removes the staged file, leaving the target as it was; after
+// Commit it does nothing.
+func (s *Staged) Abort() {
+	if s != nil && s.tmp != "" {
+		os.Remove(s.tmp)
+		s.tmp = ""
+	}
 }
 
 // Resolve follows path's symlinks to the file that would be written and

@@ -241,3 +241,61 @@ func TestWriteAtomicFuncError(t *testing.T) {
 		t.Fatalf("file is %d bytes, want %d", len(got), len(big))
 	}
 }
+
+// TestStageCommitAbort: a staged file leaves the target as it was until
+// Commit renames it over it (keeping the target's permissions); Abort
+// removes it and leaves the target alone; a second Commit is refused.
+func TestStageCommitAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	if err := WriteAtomic(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("new "), 1<<15)
+	st, err := Stage(path, func(w io.Writer) error { _, err := w.Write(body); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("target is %d bytes before Commit", len(got))
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 2 {
+		t.Fatalf("want the target and one staged file, have %v", es)
+	}
+	if err := st.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
+		t.Fatalf("target is %d bytes after Commit, want %d", len(got), len(body))
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want the old file's 0600", fi.Mode().Perm())
+	}
+	noTemps(t, dir)
+	if err := st.Commit(); err == nil {
+		t.Error("a second Commit succeeded")
+	}
+	st.Abort() // after Commit: nothing
+
+	st, err = Stage(path, func(w io.Writer) error { _, err := w.Write([]byte("never")); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Abort()
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, body) {
+		t.Fatalf("Abort changed the target (%d bytes)", len(got))
+	}
+	noTemps(t, dir)
+
+	boom := errors.New("encoding failed")
+	if _, err := Stage(path, func(w io.Writer) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+	noTemps(t, dir)
+	if _, err := Stage(dir, func(io.Writer) error { return nil }); err == nil {
+		t.Error("staged over a directory")
+	}
+}

@@ -36,7 +36,7 @@ func summary(t *testing.T, res *Result) string {
 	out := ""
 	for _, s := range []*Sample{res.First, res.Last} {
 		for _, p := range s.Ports {
-			out += fmt.Sprintf("%v lid %d t %v all %v basic %v ext %v %+v\n", p.Key, p.LID, p.Time.Sub(t0), p.FromAllPorts, p.Basic != nil, p.Ext != nil, p.Counters())
+			out += fmt.Sprintf("%v lid %d t %v all %v basic %v ext %v %+v\n", p.Key, p.LID, p.Time().Sub(t0), p.FromAllPorts, p.Basic != nil, p.Ext != nil, p.Counters())
 		}
 		for _, e := range s.Errors {
 			out += errText(e) + "\n"

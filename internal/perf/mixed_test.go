@@ -29,19 +29,20 @@ func TestDeltaAcrossSourcesUnknown(t *testing.T) {
 	port := &fabric.Port{Num: 1, WidthActive: mad.Width4X, SpeedActive: mad.SpeedNDR}
 	t0 := time.Unix(1_800_000_000, 0)
 	k := Key{GUID: 0x2, Port: 1}
-	narrow := &PortCounters{Key: k, Port: port, Time: t0, Sent: t0, Caps: caps,
-		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1000, PortXmitWait: 10}}
-	wide := &PortCounters{Key: k, Port: port, Time: t0.Add(2 * time.Second), Sent: t0.Add(2 * time.Second), Caps: caps,
+	narrow := stamped(&PortCounters{Key: k, Port: port, Caps: caps,
+		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1000, PortXmitWait: 10}}, &t0, t0, t0)
+	wide := stamped(&PortCounters{Key: k, Port: port, Caps: caps,
 		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 2000, PortXmitWait: 20},
-		Ext:   &mad.PortCountersExtended{PortSelect: 1, SymbolErrorCounter: 145535, XmitDataWords: 1 << 40, RcvDataWords: 2000, PortXmitWait: 20}}
+		Ext:   &mad.PortCountersExtended{PortSelect: 1, SymbolErrorCounter: 145535, XmitDataWords: 1 << 40, RcvDataWords: 2000, PortXmitWait: 20}}, &t0, t0.Add(2*time.Second), t0.Add(2*time.Second))
 	for _, c := range []struct {
 		name string
 		a, b *PortCounters
 	}{{"narrow then extended", narrow, wide}, {"extended then narrow", wide, narrow}} {
 		t.Run(c.name, func(t *testing.T) {
 			a, b := *c.a, *c.b
-			if a.Time.After(b.Time) {
-				a.Time, a.Sent, b.Time, b.Sent = b.Time, b.Sent, a.Time, a.Sent
+			if at, as, bt, bs := a.Time(), a.Sent(), b.Time(), b.Sent(); at.After(bt) {
+				a.stamp(&t0, bt, bs)
+				b.stamp(&t0, at, as)
 			}
 			d := delta(&a, &b, DefaultXmitWaitTick)
 			for _, name := range []string{"SymbolErrorCounter", "PortXmitData", "PortRcvData", "PortXmitWait"} {
@@ -69,8 +70,8 @@ func TestDeltaAcrossSourcesUnknown(t *testing.T) {
 		})
 	}
 	// The same source both times is still a delta.
-	d := delta(narrow, &PortCounters{Key: k, Port: port, Time: t0.Add(2 * time.Second), Caps: caps,
-		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1500, PortXmitWait: 10}}, DefaultXmitWaitTick)
+	d := delta(narrow, stamped(&PortCounters{Key: k, Port: port, Caps: caps,
+		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1500, PortXmitWait: 10}}, &t0, t0.Add(2*time.Second), time.Time{}), DefaultXmitWaitTick)
 	if v, _ := d.Get("PortRcvData"); v.Unknown || v.Delta != 2000 || len(d.Mixed) != 0 {
 		t.Errorf("narrow both times: %+v, mixed %v", v, d.Mixed)
 	}
@@ -163,10 +164,10 @@ func TestDeltaStuckAtMaxUnknown(t *testing.T) {
 	port := &fabric.Port{Num: 1, WidthActive: mad.Width4X, SpeedActive: mad.SpeedNDR}
 	t0 := time.Unix(1_800_000_000, 0)
 	k := Key{GUID: 0x2, Port: 1}
-	a := &PortCounters{Key: k, Port: port, Time: t0, Sent: t0, Caps: caps,
-		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1000, PortXmitWait: 10}}
-	b := &PortCounters{Key: k, Port: port, Time: t0.Add(2 * time.Second), Sent: t0.Add(2 * time.Second), Caps: caps,
-		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1500, PortXmitWait: 20}}
+	a := stamped(&PortCounters{Key: k, Port: port, Caps: caps,
+		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1000, PortXmitWait: 10}}, &t0, t0, t0)
+	b := stamped(&PortCounters{Key: k, Port: port, Caps: caps,
+		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1500, PortXmitWait: 20}}, &t0, t0.Add(2*time.Second), t0.Add(2*time.Second))
 	d := delta(a, b, DefaultXmitWaitTick)
 	for _, name := range []string{"SymbolErrorCounter", "PortXmitData"} {
 		v, _ := d.Get(name)
@@ -180,4 +181,10 @@ func TestDeltaStuckAtMaxUnknown(t *testing.T) {
 	if v, _ := d.Get("PortRcvData"); v.Unknown || v.Delta != 2000 {
 		t.Errorf("PortRcvData %+v: not saturated, still a delta of 2000 octets", v)
 	}
+}
+
+// stamped sets pc's Time and Sent (zero: unknown) as offsets from clock.
+func stamped(pc *PortCounters, clock *time.Time, at, sent time.Time) *PortCounters {
+	pc.stamp(clock, at, sent)
+	return pc
 }

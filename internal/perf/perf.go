@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -199,18 +200,6 @@ type PortCounters struct {
 	Port *fabric.Port
 	// LID is the LID the PMA was addressed at.
 	LID uint16
-	// Time is when the reading arrived.
-	Time time.Time
-	// Sent is when its first request was handed to the transport: the
-	// device read its counters between Sent and Time (zero when unknown,
-	// as for FromAllPorts).
-	Sent time.Time
-	// Caps is the PMA's ClassPortInfo.
-	Caps *mad.ClassPortInfo
-	// Basic and Ext are the attributes as read (nil when not read). They
-	// are the reading: Counters names their values.
-	Basic *mad.PortCounters
-	Ext   *mad.PortCountersExtended
 	// FromAllPorts is set when the port was not read itself: its
 	// switch's PortSelect=0xFF sum had no errors (SkipCleanSwitches), so
 	// every error counter is exactly 0. It has no traffic counters.
@@ -220,6 +209,50 @@ type PortCounters struct {
 	// (the sample's Errors says so per PMA, PortError.ReadNarrow): the
 	// port was read, narrower.
 	ExtUnanswered bool
+	// hasSent: sent is known (Sent is not zero).
+	hasSent bool
+	// at and sent are Time and Sent as offsets from *clock, the
+	// sample's start: a sweep holds a record for every port (about
+	// 200k at the LID limit), and two time.Time are 48 bytes of it.
+	clock    *time.Time
+	at, sent time.Duration
+	// Caps is the PMA's ClassPortInfo.
+	Caps *mad.ClassPortInfo
+	// Basic and Ext are the attributes as read (nil when not read). They
+	// are the reading: Counters names their values.
+	Basic *mad.PortCounters
+	Ext   *mad.PortCountersExtended
+}
+
+// Time is when the reading arrived.
+func (p *PortCounters) Time() time.Time {
+	if p.clock == nil {
+		return time.Time{}
+	}
+	return p.clock.Add(p.at)
+}
+
+// Sent is when the reading's first request was handed to the transport:
+// the device read its counters between Sent and Time. It is zero when
+// unknown, as for FromAllPorts.
+func (p *PortCounters) Sent() time.Time {
+	if !p.hasSent || p.clock == nil {
+		return time.Time{}
+	}
+	return p.clock.Add(p.sent)
+}
+
+// stamp sets Time (at) and Sent (sent; zero when unknown) as offsets from
+// clock, which must outlive p. A time.Time's monotonic reading survives
+// the offset (Add keeps it), so Sub between two stamps is what it was
+// between the times themselves.
+func (p *PortCounters) stamp(clock *time.Time, at, sent time.Time) {
+	p.clock = clock
+	p.at = at.Sub(*clock)
+	p.hasSent = !sent.IsZero()
+	if p.hasSent {
+		p.sent = sent.Sub(*clock)
+	}
 }
 
 // maxValues bounds the counters of one port (22 from
@@ -342,11 +375,22 @@ type Sample struct {
 	// Caps holds each PMA's ClassPortInfo by node GUID.
 	Caps map[uint64]*mad.ClassPortInfo
 
-	byKey map[Key]*PortCounters
+	// byKey indexes Ports, built on the first call to Port: check reads
+	// Ports in order and never asks, and a map of every port is about
+	// 40 bytes a port more at the LID limit.
+	byKeyOnce sync.Once
+	byKey     map[Key]*PortCounters
 }
 
-// Port returns the reading of one port.
+// Port returns the reading of one port (two nodes with the same GUID:
+// the last in fabric order).
 func (s *Sample) Port(k Key) (*PortCounters, bool) {
+	s.byKeyOnce.Do(func() {
+		s.byKey = make(map[Key]*PortCounters, len(s.Ports))
+		for _, p := range s.Ports {
+			s.byKey[p.Key] = p
+		}
+	})
 	p, ok := s.byKey[k]
 	return p, ok
 }
@@ -356,6 +400,8 @@ type target struct {
 	node  *fabric.Node
 	lid   uint16
 	ports []*fabric.Port
+	// first is the sampler's slot of ports[0]; ports[i] is first+i.
+	first int
 	caps  *mad.ClassPortInfo
 	clean bool // SkipCleanSwitches: the 0xFF sum showed no errors
 	// answered: a PerfMgt Get of a port of t was answered (data or an
@@ -498,8 +544,12 @@ type sampler struct {
 	o         Options
 	skipClean bool
 	s         *Sample
-	ports     map[Key]*PortCounters
-	errs      []*PortError
+	// recs holds a record per port of every target, in the targets'
+	// order, which is fabric order: one allocation and no map for the
+	// ~200k ports of a fabric at the LID limit. A slot is filled when
+	// its clock is set.
+	recs []PortCounters
+	errs []*PortError
 	// narrow lists, per PMA, the ports whose PortCountersExtended went
 	// unanswered and whose PortCounters were read instead: a fallback
 	// the sample must say (Errors), not take in silence.
@@ -517,7 +567,12 @@ func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipCl
 	s := &Sample{Started: o.Now(), Caps: map[uint64]*mad.ClassPortInfo{}}
 	nodes, want := scopeNodes(f, o.Ports)
 	ts, addrErrs := targets(nodes, want)
-	sp := &sampler{sc: newSched(ctx, g, o), g: g, o: o, skipClean: skipClean, s: s, ports: map[Key]*PortCounters{}, errs: addrErrs}
+	n := 0
+	for _, t := range ts {
+		t.first = n
+		n += len(t.ports)
+	}
+	sp := &sampler{sc: newSched(ctx, g, o), g: g, o: o, skipClean: skipClean, s: s, recs: make([]PortCounters, n), errs: addrErrs}
 
 	// ClassPortInfo: once per node (a CA's first readable port's LID);
 	// each node's targets start as soon as it answers.
@@ -545,20 +600,20 @@ func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipCl
 	sp.sc.run()
 
 	s.Finished = o.Now()
-	s.byKey = sp.ports
 	s.Errors = append(sp.errs, sp.narrowErrors(ts)...)
 	s.Errors = append(s.Errors, sp.silentErrors(ts)...)
-	for _, n := range nodes {
-		if n == nil {
-			continue
+	// The targets list each node's ports in order, nodes in fabric
+	// order, so the slots are in fabric order already.
+	read := 0
+	for i := range sp.recs {
+		if sp.recs[i].clock != nil {
+			read++
 		}
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			if pc, ok := sp.ports[Key{n.GUID, p.Num}]; ok {
-				s.Ports = append(s.Ports, pc)
-			}
+	}
+	s.Ports = make([]*PortCounters, 0, read)
+	for i := range sp.recs {
+		if sp.recs[i].clock != nil {
+			s.Ports = append(s.Ports, &sp.recs[i])
 		}
 	}
 	sortErrors(s.Errors)
@@ -628,9 +683,10 @@ func (sp *sampler) allPortsJob(t *target) *job {
 		}
 		t.clean = true
 		now := sp.o.Now()
-		for _, p := range t.ports {
-			pc := &PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Time: now, Caps: t.caps, FromAllPorts: true}
-			sp.ports[pc.Key] = pc
+		for i, p := range t.ports {
+			pc := &sp.recs[t.first+i]
+			*pc = PortCounters{Key: Key{t.node.GUID, p.Num}, Port: p, LID: t.lid, Caps: t.caps, FromAllPorts: true}
+			pc.stamp(&sp.s.Started, now, time.Time{})
 		}
 	}}}
 	return j
@@ -644,6 +700,7 @@ var errNotClean = errors.New("the sum shows errors")
 type portRead struct {
 	t    *target
 	p    *fabric.Port
+	slot int // in sampler.recs
 	sent int // MADs sent for it
 	// firstSent is when the first of them was handed to the transport.
 	firstSent time.Time
@@ -668,8 +725,8 @@ func (sp *sampler) portsJob(t *target) *job {
 	i := 0
 	j.gen = func() {
 		p := t.ports[i]
+		pr := &portRead{t: t, p: p, slot: t.first + i}
 		i++
-		pr := &portRead{t: t, p: p}
 		if t.silent {
 			pr.left++
 			j.ops = append(j.ops, &op{j: j, port: pr, send: func(done func(error)) { done(errSkipped) }, done: func(err error) {
@@ -758,8 +815,10 @@ func (sp *sampler) portDone(pr *portRead) {
 		}
 		sp.narrow[t] = append(sp.narrow[t], narrowRead{p.Num, pr.extErr})
 	}
-	sp.ports[k] = &PortCounters{Key: k, Port: p, LID: t.lid, Time: sp.o.Now(), Sent: pr.firstSent, Caps: t.caps, Basic: pr.basic, Ext: pr.ext,
+	pc := &sp.recs[pr.slot]
+	*pc = PortCounters{Key: k, Port: p, LID: t.lid, Caps: t.caps, Basic: pr.basic, Ext: pr.ext,
 		ExtUnanswered: pr.extErr != nil && !errors.As(pr.extErr, &status)}
+	pc.stamp(&sp.s.Started, sp.o.Now(), pr.firstSent)
 }
 
 // unanswered reports whether err is a MAD that got no answer: timed out,

@@ -189,11 +189,11 @@ func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
 	// answer is the longest the increase can span, so a link sending at
 	// its full rate reads at most 100% (the answers' times alone let a
 	// slow first answer or a queued second request push it over).
-	from := a.Time
-	if !a.Sent.IsZero() && a.Sent.Before(from) {
-		from = a.Sent
+	from := a.Time()
+	if sent := a.Sent(); !sent.IsZero() && sent.Before(from) {
+		from = sent
 	}
-	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time.Sub(from), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
+	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time().Sub(from), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
 	secs := d.Elapsed.Seconds()
 	var buf [maxValues]Value
 	for _, vb := range b.values(&buf) {

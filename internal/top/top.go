@@ -223,7 +223,7 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 			s.rows[pc.Key] = row
 			s.order = append(s.order, pc.Key)
 		}
-		row.Read = pc.Time
+		row.Read = pc.Time()
 		row.Narrow = pc.ExtUnanswered
 		if d, ok := res.Delta(pc.Key); ok {
 			row.Measured = true

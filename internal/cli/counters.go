@@ -165,7 +165,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 	// engine refuses any Set, whatever a bug upstream might try.
 	sess, err := a.open(ctx, openOptions{
 		need:     source.Need{SMP: true, Perf: true, Writes: mode != perf.ResetNone},
-		interval: o.interval, requireCounters: true, discover: true,
+		interval: o.interval, requireCounters: "counters", discover: true,
 	})
 	if err != nil {
 		return err

@@ -175,3 +175,33 @@ func TestCountersExitIsChecks(t *testing.T) {
 		t.Errorf("counters with a symbol-error warning: exit %d, want 1: %s", code, stderr)
 	}
 }
+
+// TestTopCountersNotInFile: top on an ibnetdiscover dump showed every port
+// at 0 err/s, 0% wait, 0% utilisation with a clean verdict, and its JSON
+// said those zeros were read from PortCountersExtended, while counters and
+// check said the file has no counters (trial T10). top must say the same
+// thing from the same source of truth and show no rates at all.
+func TestTopCountersNotInFile(t *testing.T) {
+	f := corpusPath(t, "sx6036-fdr10-2014.ibnetdiscover")
+	for _, asJSON := range []bool{false, true} {
+		args := []string{"top", "--sim=" + f, "--once", "-n", "300ms"}
+		if asJSON {
+			args = append(args, "--json")
+		}
+		code, out, stderr := run(args...)
+		if code != ExitUndecided || strings.Contains(out, "PortCountersExtended") || strings.Contains(out, "ERR/s") ||
+			!strings.Contains(stderr, "top: sx6036-fdr10-2014.ibnetdiscover (ibnetdiscover) carries no counters, so none were read") {
+			t.Errorf("%v: exit %d (want %d), stdout %.300q, stderr %q: want the file's lack of counters said as counters says it, no rates shown", args, code, ExitUndecided, out, stderr)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
+			t.Errorf("want one line on stderr, got:\n%s", stderr)
+		}
+	}
+	// A db_csv's counters are one reading: they never move between top's
+	// two reads, so its rates of zero would be invented too.
+	db := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	code, out, stderr := run("top", "--sim="+db, "--once", "-n", "300ms", "--json")
+	if code != ExitUndecided || strings.Contains(out, "PortCountersExtended") || !strings.Contains(stderr, "top: quantum2-ndr-ibdiagnet2.db_csv's counters are one reading (ibdiagnet2.db_csv): no rates to show") {
+		t.Errorf("top --sim db_csv: exit %d (want %d), stdout %.300q, stderr %q: want the one reading said, no rates shown", code, ExitUndecided, out, stderr)
+	}
+}

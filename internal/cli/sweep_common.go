@@ -198,9 +198,13 @@ type openOptions struct {
 	// interval is the command's --interval over counters: refused when a
 	// file recorded them once (intervalOnFile).
 	interval time.Duration
-	// requireCounters refuses a source without counters (a --sim file
-	// that carries none): the command has nothing else to show.
-	requireCounters bool
+	// requireCounters, the command's name, refuses a source without
+	// counters (a --sim file that carries none): the command has nothing
+	// else to show, and the simulator's zeros are not the fabric's.
+	requireCounters string
+	// requireRates refuses as well a file whose counters are one reading:
+	// rates need two, and the file's values do not move between reads.
+	requireRates bool
 	// discover walks the subnet, with a progress line on stderr, into
 	// session.fabric (discover semantics: an interrupted walk is kept).
 	discover bool
@@ -235,9 +239,16 @@ func (a *app) open(ctx context.Context, o openOptions) (*session, error) {
 		src.Close()
 		return nil, err
 	}
-	if o.requireCounters && src.NoCounters != "" {
+	if o.requireCounters != "" && src.NoCounters != "" {
 		src.Close()
-		return nil, withExit(ExitUndecided, fmt.Errorf("counters: %s: nothing to judge (an ibdiagnet2.db_csv with PM counters has them, or run on the fabric)", src.NoCounters))
+		if o.requireRates {
+			return nil, withExit(ExitUndecided, fmt.Errorf("%s: %s: no rates to show (run it on the fabric)", o.requireCounters, src.NoCounters))
+		}
+		return nil, withExit(ExitUndecided, fmt.Errorf("%s: %s: nothing to judge (an ibdiagnet2.db_csv with PM counters has them, or run on the fabric)", o.requireCounters, src.NoCounters))
+	}
+	if o.requireRates && src.CountersOnce != "" {
+		src.Close()
+		return nil, withExit(ExitUndecided, fmt.Errorf("%s: %s: no rates to show, they need two readings ('ibdoctor counters' judges the values as read; run %s on the fabric for rates)", o.requireCounters, src.CountersOnce, o.requireCounters))
 	}
 	if o.discover {
 		if s.fabric, err = a.discover(ctx, src.Engine, src.Unread()); err != nil {

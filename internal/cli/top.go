@@ -118,7 +118,9 @@ func (a *app) runTop(parent context.Context, o *topOptions) error {
 	}
 	ctx, stop := signalContext(parent)
 	defer stop()
-	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: true}, discover: true})
+	// A file's counters are none or one reading: the simulator's zeros, or
+	// values that never move, would show as rates read (trial T10).
+	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: true}, requireCounters: "top", requireRates: true, discover: true})
 	if err != nil {
 		return err
 	}

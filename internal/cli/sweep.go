@@ -421,6 +421,9 @@ func saveSnapshot(st *sweptState, dir string) error {
 	if err != nil {
 		return err
 	}
+	// The snapshot holds the readings alone from here, so Save can let
+	// go of them once it has encoded them.
+	st.counters = nil
 	s.SetFabricVerdicts(st.verdicts)
 	if _, err := s.Save(dir); err != nil {
 		return fmt.Errorf("--state-dir: %w", err)

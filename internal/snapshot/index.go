@@ -72,6 +72,19 @@ const (
 
 // EncodeIndex lays f and the saved counters out as gate.idx.
 func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete bool) ([]byte, error) {
+	e, err := countersEnc(f, counters)
+	if err != nil {
+		return nil, err
+	}
+	x, err := encodeIndex(f, e, taken, source, complete, true)
+	if err != nil {
+		return nil, err
+	}
+	return x.bytes(), nil
+}
+
+// countersEnc encodes the saved counters of f's ports, in f's order.
+func countersEnc(f *fabric.Fabric, counters map[string]PortCounters) (*ctrEnc, error) {
 	e := newCtrEnc()
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -85,17 +98,13 @@ func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 			}
 		}
 	}
-	x, err := encodeIndex(f, e, taken, source, complete, true)
-	if err != nil {
-		return nil, err
-	}
-	return x.bytes(), nil
+	return e, nil
 }
 
-// encodeReadings is EncodeIndex from a sweep's readings, encoded port by
-// port as they come: no map of every port's counters is built (at 49k
-// nodes that map was over 100 MB of a sweep's peak).
-func encodeReadings(f *fabric.Fabric, c checks.Counters, taken time.Time, source string, complete bool) (*encodedIndex, error) {
+// readingsEnc encodes a sweep's readings port by port as they come: no
+// map of every port's counters is built (at 49k nodes that map was over
+// 100 MB of a sweep's peak).
+func readingsEnc(c checks.Counters) (*ctrEnc, error) {
 	e := newCtrEnc()
 	var err error
 	c.Ports(func(r checks.PortReading) {
@@ -106,7 +115,7 @@ func encodeReadings(f *fabric.Fabric, c checks.Counters, taken time.Time, source
 	if err != nil {
 		return nil, err
 	}
-	return encodeIndex(f, e, taken, source, complete, true)
+	return e, nil
 }
 
 // ctrEnc holds the counter sections being encoded and where each port's
@@ -116,6 +125,9 @@ type ctrEnc struct {
 	setAt map[string]uint32
 	vals  []byte
 	off   map[*fabric.Port]uint32
+	// byKey is off by node GUID and port number, built when a port of
+	// another model is asked for (Snapshot.SavedCounters after Save).
+	byKey map[portKey]uint32
 }
 
 func newCtrEnc() *ctrEnc {
@@ -135,17 +147,79 @@ func (e *ctrEnc) add(p *fabric.Port, c PortCounters) error {
 	return nil
 }
 
+// indexable says whether gate.idx can lay out f's nodes (the counters
+// aside): a node's ports, path and description must fit its record.
+func indexable(f *fabric.Fabric) error {
+	for _, n := range f.Nodes {
+		if len(n.Ports) > 255 || len(n.Path) > 255 {
+			return fmt.Errorf("gate index: node 0x%016x has %d ports, path %d hops", n.GUID, len(n.Ports), len(n.Path))
+		}
+		if len(n.Description) > 0xffff {
+			return fmt.Errorf("gate index: node 0x%016x has a %d-byte description", n.GUID, len(n.Description))
+		}
+	}
+	return nil
+}
+
+// counters decodes what e holds for p, or, when p is another model's (a
+// loaded fabric's), for the port of f with the same node GUID and number
+// (the last in f's order, as a map by key would keep).
+func (e *ctrEnc) counters(f *fabric.Fabric, p *fabric.Port) (PortCounters, bool) {
+	off, ok := e.off[p]
+	if !ok && p.Node != nil {
+		if e.byKey == nil {
+			e.byKey = make(map[portKey]uint32, len(e.off))
+			for _, n := range f.Nodes {
+				for _, q := range n.Ports {
+					if o, ok := e.off[q]; ok && q != nil {
+						e.byKey[portKey{n.GUID, q.Num}] = o
+					}
+				}
+			}
+		}
+		off, ok = e.byKey[portKey{p.Node.GUID, p.Num}]
+	}
+	if !ok {
+		return PortCounters{}, false
+	}
+	return decodeCounters(e.sets, e.vals, off)
+}
+
+// portKey names a port by its node's GUID and its number.
+type portKey struct {
+	guid uint64
+	num  uint8
+}
+
 // encodeIndex lays out f with the counters in e; without withLFT the
 // switches' tables are left out (a baseline is a topology: no reader asks
 // for its routes).
 func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, complete, withLFT bool) (*encodedIndex, error) {
+	// The sections are made at their final size (counted first) rather
+	// than grown by append, which at 49k nodes held each twice for a
+	// moment at the sweep's peak; block numbers go straight into their
+	// section, 2 bytes each until a number needs more.
+	var nPorts, nSwitches, nBlocks int
+	for _, n := range f.Nodes {
+		nPorts += len(n.Ports)
+		if len(n.Ports) > 0 && n.Ports[0] == nil {
+			nPorts--
+		}
+		if n.Switch != nil {
+			nSwitches++
+			if withLFT {
+				nBlocks += n.Switch.LFT.NumBlocks()
+			}
+		}
+	}
 	var (
 		strs    bytes.Buffer
 		strAt   = map[string]uint32{}
 		nodes   = make([]byte, 0, len(f.Nodes)*nodeRecSize)
-		ports   []byte
-		sws     []byte
-		blockID []uint32
+		ports   = make([]byte, 0, nPorts*portRecSize)
+		sws     = make([]byte, 0, nSwitches*swRecSize)
+		ids     = make([]byte, 0, 2*nBlocks)
+		idWidth = 2
 		blocks  []byte
 		blockAt = map[[lftBlock]byte]uint32{}
 		maxLID  uint32
@@ -166,19 +240,16 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	for i, n := range f.Nodes {
 		nodeIdx[n] = uint32(i)
 	}
+	if err := indexable(f); err != nil {
+		return nil, err
+	}
 	portSlot := uint32(0)
 	for _, n := range f.Nodes {
-		if len(n.Ports) > 255 || len(n.Path) > 255 {
-			return nil, fmt.Errorf("gate index: node 0x%016x has %d ports, path %d hops", n.GUID, len(n.Ports), len(n.Path))
-		}
 		var r [nodeRecSize]byte
 		le.PutUint64(r[0:], n.GUID)
 		le.PutUint64(r[8:], n.SystemImageGUID)
 		le.PutUint32(r[16:], n.VendorID)
 		le.PutUint32(r[20:], n.Revision)
-		if len(n.Description) > 0xffff {
-			return nil, fmt.Errorf("gate index: node 0x%016x has a %d-byte description", n.GUID, len(n.Description))
-		}
 		off, l := str(n.Description)
 		le.PutUint32(r[24:], off)
 		le.PutUint16(r[28:], uint16(l))
@@ -210,7 +281,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 			s[13] = x.LifeTimeValue
 			s[14] = x.DefaultPort
 			le.PutUint32(s[16:], uint32(lft.Len()))
-			le.PutUint32(s[20:], uint32(len(blockID)))
+			le.PutUint32(s[20:], uint32(len(ids)/idWidth))
 			for i := range lft.NumBlocks() {
 				b := *lft.Block(i) // NoRoute past the table's end
 				id, ok := blockAt[b]
@@ -219,7 +290,14 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 					blockAt[b] = id
 					blocks = append(blocks, b[:]...)
 				}
-				blockID = append(blockID, id)
+				if id > 0xffff && idWidth == 2 {
+					ids, idWidth = widenIDs(ids, nBlocks), 4
+				}
+				if idWidth == 2 {
+					ids = le.AppendUint16(ids, uint16(id))
+				} else {
+					ids = le.AppendUint32(ids, id)
+				}
 			}
 			sws = append(sws, s[:]...)
 		}
@@ -288,7 +366,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 		key  string
 		node uint32
 	}
-	var hks []hk
+	hks := make([]hk, 0, len(f.Nodes))
 	for i, n := range f.Nodes {
 		if h, _, _ := strings.Cut(strings.TrimSpace(n.Description), " "); h != "" {
 			hks = append(hks, hk{h, uint32(i)})
@@ -343,23 +421,8 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	// blocks (a 49k-node fat tree's are 4 bytes a block a switch, a
 	// quarter of its gate.idx otherwise), 3 while there are at most 2^24
 	// (tables that share little, such as hand-edited or randomized ones).
-	idWidth := 4
-	switch distinct := len(blocks) / lftBlock; {
-	case distinct <= 1<<16:
-		idWidth = 2
-	case distinct <= 1<<24:
-		idWidth = 3
-	}
-	ids := make([]byte, 0, idWidth*len(blockID))
-	for _, id := range blockID {
-		switch idWidth {
-		case 2:
-			ids = le.AppendUint16(ids, uint16(id))
-		case 3:
-			ids = append(ids, byte(id), byte(id>>8), byte(id>>16))
-		default:
-			ids = le.AppendUint32(ids, id)
-		}
+	if idWidth == 4 && len(blocks)/lftBlock <= 1<<24 {
+		ids, idWidth = narrowIDs(ids), 3
 	}
 	secs := [numSections][]byte{strs.Bytes(), nodes, ports, sws, ids, blocks, hosts, guids, lids, e.sets, e.vals}
 	out := make([]byte, headerSize)
@@ -387,6 +450,26 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 		at += uint64(len(s))
 	}
 	return &encodedIndex{head: out, secs: secs}, nil
+}
+
+// widenIDs turns 2-byte block numbers into 4-byte ones, with room for
+// n in all.
+func widenIDs(ids []byte, n int) []byte {
+	w := make([]byte, 0, 4*n)
+	for i := 0; i < len(ids); i += 2 {
+		w = le.AppendUint32(w, uint32(le.Uint16(ids[i:])))
+	}
+	return w
+}
+
+// narrowIDs turns 4-byte block numbers below 2^24 into 3-byte ones, in
+// place (each is written at or before where it is read).
+func narrowIDs(ids []byte) []byte {
+	n := 0
+	for i := 0; i < len(ids); i += 4 {
+		n += copy(ids[n:], ids[i:i+3])
+	}
+	return ids[:n]
 }
 
 // encodedIndex is gate.idx as its header and sections: Save writes them
@@ -1046,12 +1129,17 @@ func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
 		return PortCounters{}, false
 	}
 	off := uint32(q[29]) | uint32(q[30])<<8 | uint32(q[31])<<16
-	vals := x.sec[secCtrVal]
+	return decodeCounters(x.sec[secCtrSet], x.sec[secCtrVal], off)
+}
+
+// decodeCounters reads the port's saved counters at off in the counter
+// values section (encodeCounters' layout); false when off is 0 (none) or
+// the record does not fit the sections.
+func decodeCounters(sets, vals []byte, off uint32) (PortCounters, bool) {
 	if off == 0 || uint64(off)+12 > uint64(len(vals)) {
 		return PortCounters{}, false
 	}
 	set, nz, sat := le.Uint32(vals[off:]), le.Uint32(vals[off+4:]), le.Uint32(vals[off+8:])
-	sets := x.sec[secCtrSet]
 	if uint64(set) >= uint64(len(sets)) {
 		return PortCounters{}, false
 	}

@@ -57,9 +57,12 @@ type Snapshot struct {
 	ctrs *Index // IndexFile, opened by Load
 	// readings are the counters New was given, until saved or asked for.
 	readings checks.Counters
-	file     *os.File       // the fabric file, opened by Load, until decoded
-	idx      *Index         // gate.idx, when opened by LoadForGate
-	sub      *fabric.Fabric // the part of it FabricFor built
+	// saved are the readings as Save encoded them into gate.idx, which
+	// SavedCounters answers from once the readings are let go of.
+	saved *ctrEnc
+	file  *os.File       // the fabric file, opened by Load, until decoded
+	idx   *Index         // gate.idx, when opened by LoadForGate
+	sub   *fabric.Fabric // the part of it FabricFor built
 	// whole: sub is the whole fabric (Widen)
 	whole bool
 	// verdicts are the sweep's fabric-wide verdicts (VerdictsName), nil
@@ -332,6 +335,9 @@ func (s *Snapshot) SavedCounters(p *fabric.Port) (PortCounters, bool) {
 	if s.ctrs != nil {
 		return s.ctrs.SavedCounters(p.Node.GUID, p.Num)
 	}
+	if s.saved != nil {
+		return s.saved.counters(s.fab, p)
+	}
 	c, ok := s.countersMap()[Key(p)]
 	return c, ok
 }
@@ -362,18 +368,25 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// index: the counters then stay in snapshot.json, the tables in the
 	// fabric file, and the gate reads those, slower but the same answer,
 	// never an older index.
-	var idx *encodedIndex
+	// The counters are encoded first, and the readings let go of (the
+	// snapshot answers SavedCounters from their encoding), so neither
+	// they nor the index are held while the fabric file is written; the
+	// rest of the index is laid out after it.
+	var ctrs *ctrEnc
 	if s.readings != nil && s.Counters == nil {
-		idx, err = encodeReadings(f, s.readings, s.TakenAt, s.Source, s.Complete)
+		ctrs, err = readingsEnc(s.readings)
 	} else {
-		var data []byte
-		if data, err = EncodeIndex(f, s.Counters, s.TakenAt, s.Source, s.Complete); err == nil {
-			idx = &encodedIndex{head: data}
-		}
+		ctrs, err = countersEnc(f, s.Counters)
+	}
+	if err == nil {
+		err = indexable(f)
 	}
 	s.IndexFile = ""
 	if err == nil {
 		s.IndexFile = IndexName
+		if s.readings != nil {
+			s.saved, s.readings = ctrs, nil
+		}
 	}
 	// The fabric JSON with its tables is 5.5 KB per node on FatTree8k,
 	// 3 KB without; gzip makes that about 2% (names, GUIDs and masks
@@ -393,6 +406,15 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	}); err != nil {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
+	var idx *encodedIndex
+	if s.IndexFile != "" {
+		// indexable said it can be laid out: an error now is a defect,
+		// and the old snapshot.json stays.
+		if idx, err = encodeIndex(f, ctrs, s.TakenAt, s.Source, s.Complete, true); err != nil {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	ctrs = nil
 	// The verdicts before gate.idx: a gate that opened the old gate.idx
 	// and reads newer verdicts reads again (LoadForGate).
 	vPath := filepath.Join(dir, VerdictsName)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"io"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/htmlpage"
@@ -28,8 +29,21 @@ func writeHTML(path string, doc *report.Document, snap *checks.Snapshot) error {
 	return nil
 }
 
+// stageHTML renders the page into a temporary file beside path, to be
+// published (Commit) once the rest of the command's outputs are made.
+func stageHTML(path string, doc *report.Document, snap *checks.Snapshot) (*outfile.Staged, error) {
+	st, err := outfile.Stage(path, func(w io.Writer) error {
+		return htmlpage.Render(w, doc, snap, htmlpage.Options{})
+	})
+	if err != nil {
+		return nil, withExit(ExitUndecided, fmt.Errorf("--html: %w", err))
+	}
+	return st, nil
+}
+
 // checkHTMLPath refuses an --html path that cannot take the page (a FIFO,
-// device or directory, or stdout) before the sweep, not after it.
+// device or directory, a folder that cannot be written, or stdout) before
+// the sweep, not after it.
 func checkHTMLPath(path string) error {
 	if path == "" {
 		return nil
@@ -37,7 +51,7 @@ func checkHTMLPath(path string) error {
 	if path == outfile.Stdout {
 		return fmt.Errorf("--html -: give a file name (the page is a file to open or attach, e.g. fabric.html)")
 	}
-	if _, _, err := outfile.Resolve(path); err != nil {
+	if err := outfile.CheckWritable(path); err != nil {
 		return fmt.Errorf("--html: %w", err)
 	}
 	return nil

@@ -85,7 +85,8 @@ func newSweepCmd(a *app, runF func(*sweepOptions) error) *cobra.Command {
 (--prom), and keeps a snapshot of the fabric, its forwarding tables and counters
 in --state-dir, from which gate answers. Every output is written atomically
 (a temporary file beside it, synced, then renamed; symlinks are followed, a
-FIFO, device or directory is refused; missing folders are created).
+FIFO, device or directory, or a folder that cannot be written, is refused
+before the sweep; missing folders are created).
 
 The topology is compared against the accepted baseline in --state-dir (the
 first complete sweep's fabric, until 'ibdoctor baseline accept' accepts the
@@ -153,7 +154,8 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 	if o.out == "" {
 		o.out = outfile.Stdout
 	}
-	// Refuse a FIFO, device or directory now, not after the sweep.
+	// Refuse a FIFO, device or directory, or a folder that cannot be
+	// written, now, not after the sweep replaced the state.
 	if err := checkHTMLPath(o.html); err != nil {
 		return err
 	}
@@ -161,7 +163,7 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 		if f.path == "" || f.path == outfile.Stdout {
 			continue
 		}
-		if _, _, err := outfile.Resolve(f.path); err != nil {
+		if err := outfile.CheckWritable(f.path); err != nil {
 			return fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
@@ -246,15 +248,31 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	// views and caches, the accepted baseline, the simulator) is let go
 	// before the state is encoded, whose working set then takes the
 	// place of the checks' instead of adding to it (issue 13). --html
-	// draws from the checks' snapshot, so it keeps it.
+	// draws from the checks' snapshot: it is staged before that.
 	st := sweptState{
 		fabric: sw.Fabric, counters: sw.Counters, taken: sw.Taken, complete: sw.Complete, source: sess.Name,
 		prevComplete: prev != nil && prev.Complete,
 		verdicts:     checks.FabricWide(res, sw.Taken),
 	}
-	var page *checks.Snapshot
+	// The textfile and the page are staged beside their targets too: an
+	// output that cannot be written keeps the state as it was (README:
+	// on an error the previous report and snapshot stay). Only a rename
+	// failing after the state was saved can leave an old output beside
+	// a new state.
+	var prom, html *outfile.Staged
+	if o.prom != "" {
+		if prom, err = outfile.Stage(o.prom, func(w io.Writer) error {
+			return report.Prometheus(w, doc, report.PromOptions{MinSeverity: o.promMin})
+		}); err != nil {
+			return fail(fmt.Errorf("--prom: %w", err))
+		}
+		defer prom.Abort()
+	}
 	if o.html != "" {
-		page = snap
+		if html, err = stageHTML(o.html, doc, snap); err != nil {
+			return fail(err)
+		}
+		defer html.Abort()
 	}
 	snap, res, sw, baseline, prev = nil, nil, nil, nil, nil
 	sess.Close()
@@ -274,18 +292,14 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if err := out.publish(a.stdout); err != nil {
 		return fail(fmt.Errorf("--out: %w", err))
 	}
-	if o.prom != "" {
-		var b bytes.Buffer
-		if err := report.Prometheus(&b, doc, report.PromOptions{MinSeverity: o.promMin}); err != nil {
-			return fail(err)
-		}
-		if err := outfile.WriteAtomic(o.prom, b.Bytes()); err != nil {
+	if prom != nil {
+		if err := prom.Commit(); err != nil {
 			return withExit(ExitUndecided, fmt.Errorf("--prom: %w", err))
 		}
 	}
-	if page != nil {
-		if err := writeHTML(o.html, doc, page); err != nil {
-			return err
+	if html != nil {
+		if err := html.Commit(); err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--html: %w", err))
 		}
 	}
 	switch {

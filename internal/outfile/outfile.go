@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Stdout is the path that means standard output.
@@ -142,7 +143,9 @@ func Resolve(path string) (string, fs.FileMode, error) {
 	p := path
 	for range maxLinks {
 		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
+		// Under a file (ENOTDIR) the target is absent too: creating its
+		// folder fails, and CheckWritable names the file in the way.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return p, 0o644, nil
 		}
 		if err != nil {
@@ -180,6 +183,53 @@ func Resolve(path string) (string, fs.FileMode, error) {
 		return "", 0, fmt.Errorf("%s is %s, not a regular file: give a file path (it is replaced atomically), or - for standard output", path, what)
 	}
 	return "", 0, fmt.Errorf("writing %s: too many levels of symbolic links", path)
+}
+
+// CheckWritable says, before any work is done, whether path can be
+// written as Stage writes it: its target is a regular file or absent
+// (Resolve), and the nearest folder on its way that exists is a folder
+// this process can create a file in, tried with an empty temporary file
+// removed at once (permissions alone do not say it: root on /proc, a
+// read-only mount). A command checks its outputs with it so that it
+// refuses them before it works, not after.
+func CheckWritable(path string) error {
+	final, _, err := Resolve(path)
+	if err != nil {
+		return err
+	}
+	const fix = "give a path in a folder this user can write"
+	dir := filepath.Dir(final)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s: %s is a file, not a folder: %s", path, dir, fix)
+			}
+			break
+		}
+		parent := filepath.Dir(dir)
+		if (!errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)) || parent == dir {
+			return fmt.Errorf("%s: cannot look at %s (%v): %s", path, dir, bareErr(err), fix)
+		}
+		dir = parent
+	}
+	f, err := os.CreateTemp(dir, ".ibdoctor-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot create files in %s (%v): %s", path, dir, bareErr(err), fix)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// bareErr is err without the file name a PathError repeats (a probe's
+// temporary name means nothing to the reader).
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // syncDir makes a rename in dir durable.

@@ -299,3 +299,34 @@ func TestStageCommitAbort(t *testing.T) {
 		t.Error("staged over a directory")
 	}
 }
+
+// TestCheckWritable: a path under a file, or in a folder no file can be
+// created in, is refused naming that folder and the fix; a missing
+// folder under a writable one is accepted (Stage creates it) and the
+// probe leaves nothing behind.
+func TestCheckWritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{filepath.Join(dir, "new", "sub", "x"), filepath.Join(dir, "x"), file} {
+		if err := CheckWritable(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("the probe left %d entries in %s, want 1 (f)", len(es), dir)
+	}
+	for _, p := range []string{filepath.Join(file, "x"), filepath.Join(file, "a", "x")} {
+		err := CheckWritable(p)
+		if err == nil || !strings.Contains(err.Error(), file+" is a file, not a folder") || !strings.Contains(err.Error(), "give a path") {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if st, err := os.Stat("/proc/version"); err == nil && st.Mode().IsRegular() {
+		if err := CheckWritable("/proc/version"); err == nil || !strings.Contains(err.Error(), "cannot create files in /proc") {
+			t.Errorf("/proc/version: %v", err)
+		}
+	}
+}

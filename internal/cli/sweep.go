@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -170,6 +171,9 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 	if o.prom == outfile.Stdout {
 		return fmt.Errorf("--prom -: the textfile must be a file node_exporter reads (e.g. /var/lib/node_exporter/textfile/ibdoctor.prom)")
 	}
+	if err := checkOutputsApart(o.stateDir, []outputPath{{"--out", o.out}, {"--prom", o.prom}, {"--html", o.html}}); err != nil {
+		return err
+	}
 	if o.expectation, err = o.check.expectations(); err != nil {
 		return err
 	}
@@ -177,6 +181,72 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 		return err
 	}
 	return nil
+}
+
+// outputPath is an output flag and the path it was given.
+type outputPath struct{ flag, path string }
+
+// checkOutputsApart refuses two outputs that name one file (the same
+// path, a symlink to it, a hard link: the last written would replace
+// the other) and an output that names one of the state directory's own
+// files (it would replace the state gate and the next sweep read).
+func checkOutputsApart(stateDir string, outs []outputPath) error {
+	type target struct {
+		outputPath
+		file string
+	}
+	var seen []target
+	for _, o := range outs {
+		if o.path == "" || o.path == outfile.Stdout {
+			continue
+		}
+		final, _, err := outfile.Resolve(o.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+		file, err := filepath.Abs(final)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
+		}
+		if name := filepath.Base(file); snapshot.IsStateFile(name) && sameDir(filepath.Dir(file), stateDir) {
+			return fmt.Errorf("%s %s is a file of the state directory %s (%s, which gate and the next sweep read): give the output a name of its own", o.flag, o.path, stateDir, name)
+		}
+		for _, s := range seen {
+			if sameFile(file, s.file) {
+				return fmt.Errorf("%s %s is the same file as %s %s: give each output a file of its own", o.flag, o.path, s.flag, s.path)
+			}
+		}
+		seen = append(seen, target{o, file})
+	}
+	return nil
+}
+
+// sameFile says whether the absolute, symlink-resolved paths a and b
+// name one file: the same cleaned path, the same name in one folder
+// reached two ways, or one existing file (a hard link).
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if filepath.Base(a) == filepath.Base(b) && sameDir(filepath.Dir(a), filepath.Dir(b)) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// sameDir says whether folders a and b are one: the same cleaned
+// absolute path, or, when both exist, the same folder.
+func sameDir(a, b string) bool {
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && aa == ab {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // runSweepCmd sweeps and publishes. Until the sweep's report is complete

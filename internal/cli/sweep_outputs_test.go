@@ -61,3 +61,55 @@ func TestSweepUnwritableOutputRefused(t *testing.T) {
 	sweepFiles(t, dir)
 	sweepFiles(t, state)
 }
+
+// TestSweepCollidingOutputsRefused: two outputs naming one file (the same
+// path, a symlink to it, a hard link), or an output naming a file the
+// state directory's sweeps own, are refused before the sweep in one line
+// naming both; they used to be accepted, the HTML page replacing the
+// JSON report and the textfile replacing snapshot.json.
+func TestSweepCollidingOutputsRefused(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state := filepath.Join(dir, "st")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r.json")); code != ExitHealthy {
+		t.Fatalf("first sweep: exit %d: %s", code, stderr)
+	}
+	snap, _ := os.ReadFile(filepath.Join(state, "snapshot.json"))
+	report, _ := os.ReadFile(filepath.Join(state, "r.json"))
+	if err := os.Symlink("r.json", filepath.Join(state, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(state, "r.json"), filepath.Join(dir, "hard.json")); err != nil {
+		t.Fatal(err)
+	}
+	r := filepath.Join(state, "r.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--out", r, "--html", r}, "--html " + r + " is the same file as --out " + r},
+		{[]string{"--out", filepath.Join(dir, "same"), "--prom", filepath.Join(dir, ".", "same")}, "--prom " + filepath.Join(dir, "same") + " is the same file as --out"},
+		{[]string{"--out", r, "--prom", filepath.Join(state, "link.json")}, "is the same file as --out"},
+		{[]string{"--out", filepath.Join(dir, "hard.json"), "--html", r}, "is the same file as --out"},
+		{[]string{"--out", filepath.Join(dir, "o.json"), "--prom", filepath.Join(state, "snapshot.json")}, "--prom " + filepath.Join(state, "snapshot.json") + " is a file of the state directory"},
+		{[]string{"--out", filepath.Join(state, "gate.idx")}, "--out " + filepath.Join(state, "gate.idx") + " is a file of the state directory"},
+		{[]string{"--out", filepath.Join(dir, "o.json"), "--html", filepath.Join(dir, "st", "..", "st", "baseline.json.gz")}, "is a file of the state directory"},
+	} {
+		args := append([]string{"sweep", "--sim=" + topo, "--state-dir", state}, c.args...)
+		code, stdout, stderr := run(args...)
+		if code != ExitUndecided || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "give ") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line with %q", c.args, code, stdout, stderr, c.want)
+		}
+		if now, _ := os.ReadFile(filepath.Join(state, "snapshot.json")); !bytes.Equal(now, snap) {
+			t.Fatalf("%v: snapshot.json was replaced", c.args)
+		}
+		if now, _ := os.ReadFile(r); !bytes.Equal(now, report) {
+			t.Fatalf("%v: the report was replaced", c.args)
+		}
+	}
+	// A report kept in the state directory under a name of its own (the
+	// README's cron line) is not a collision.
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", r, "--prom", filepath.Join(state, "x.prom")); code != ExitHealthy {
+		t.Errorf("--out and --prom in the state dir under their own names: exit %d: %s", code, stderr)
+	}
+}

@@ -32,6 +32,19 @@ const (
 // FileName is the snapshot's name inside the state directory.
 const FileName = "snapshot.json"
 
+// IsStateFile says whether name (a base name) is one of the files sweeps
+// write in a state directory and read back (the snapshot, its fabric
+// files, gate.idx, the verdicts, the baseline, the lock): an output given
+// that name in the state directory would replace the state.
+func IsStateFile(name string) bool {
+	switch name {
+	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, LockName:
+		return true
+	}
+	ok, _ := filepath.Match("fabric-*.json*", name)
+	return ok
+}
+
 // Snapshot is one saved sweep.
 type Snapshot struct {
 	Schema   string    `json:"schema"`

@@ -14,6 +14,7 @@ type baselineOptions struct {
 	stateDir string
 	lockWait time.Duration
 	partial  bool
+	previous bool
 }
 
 func newBaselineCmd(a *app) *cobra.Command {
@@ -40,7 +41,9 @@ func newBaselineAcceptCmd(a *app, runF func(*baselineOptions) error) *cobra.Comm
 		Long: `accept makes the fabric of the last sweep (snapshot.json in --state-dir) the
 accepted baseline: what it lacks or has moved is no longer reported. Run it
 after a planned change (a cable removed, a switch added), once a sweep has seen
-it.`,
+it. When the last sweep could not read everything, it did not replace the
+complete snapshot before it: accept then refuses (the fabric it would accept
+is older than the last sweep) unless --previous is given.`,
 		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor --out report.json
   ibdoctor baseline accept --state-dir /var/lib/ibdoctor`,
 		Args: a.noArgs,
@@ -58,6 +61,7 @@ it.`,
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "the sweeps' state directory ($IBDOCTOR_STATE_DIR)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", time.Minute, "how long to wait for a running sweep to finish")
 	cmd.Flags().BoolVar(&o.partial, "partial", false, "accept a sweep that could not read everything (what it missed becomes accepted as absent)")
+	cmd.Flags().BoolVar(&o.previous, "previous", false, "when the last sweep could not read everything and kept the snapshot of an earlier complete sweep, accept that earlier sweep")
 	return cmd
 }
 
@@ -83,6 +87,21 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 	if !snap.Complete && !o.partial {
 		return withExit(ExitUndecided, fmt.Errorf("the last sweep (%s) could not read everything: accepting it would accept what it missed as absent; run a sweep that completes, or give --partial", snap.TakenAt.Format(time.RFC3339)))
 	}
+	// A partial sweep after a complete one keeps the complete snapshot:
+	// accepting it then accepts a fabric older than the last sweep (the
+	// cable lost since still in it), which must be asked for.
+	last, err := snapshot.LoadLastSweep(o.stateDir)
+	if err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	var skipped *snapshot.LastSweep
+	if last != nil && !last.Saved && last.TakenAt.After(snap.TakenAt) {
+		skipped = last
+	}
+	if skipped != nil && !o.previous {
+		return withExit(ExitUndecided, fmt.Errorf("the last sweep (%s) could not read everything, so the state still holds the complete sweep of %s: accepting now would accept that older fabric, not what the last sweep saw; fix what it could not read and sweep again, or give --previous to accept the sweep of %s",
+			skipped.TakenAt.UTC().Format(time.RFC3339), snap.TakenAt.UTC().Format(time.RFC3339), snap.TakenAt.UTC().Format(time.RFC3339)))
+	}
 	f, err := snap.FabricModel()
 	if err != nil {
 		return withExit(ExitUndecided, err)
@@ -91,6 +110,9 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 		return withExit(ExitUndecided, err)
 	}
 	fmt.Fprintf(a.stdout, "accepted the sweep of %s (%s: %d nodes, %d links) as the baseline in %s\n",
-		snap.TakenAt.Format(time.RFC3339), snap.Source, len(f.Nodes), len(f.Links()), o.stateDir)
+		snap.TakenAt.UTC().Format(time.RFC3339), snap.Source, len(f.Nodes), len(f.Links()), o.stateDir)
+	if skipped != nil {
+		fmt.Fprintf(a.stdout, "(the last sweep, of %s, was incomplete and is not in the baseline)\n", skipped.TakenAt.UTC().Format(time.RFC3339))
+	}
 	return nil
 }

@@ -348,8 +348,14 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	sess.Close()
 	sess = nil
 	if !o.noSave {
-		if err := saveSnapshot(&st, o.stateDir); err != nil {
+		saved, err := saveSnapshot(&st, o.stateDir)
+		if err != nil {
 			return fail(err)
+		}
+		if err := snapshot.SaveLastSweep(o.stateDir, snapshot.LastSweep{
+			TakenAt: st.taken, Source: st.source, Complete: st.complete, Saved: saved,
+		}); err != nil {
+			return fail(fmt.Errorf("--state-dir: %w", err))
 		}
 		// The first complete sweep of a state dir is the baseline until
 		// the operator accepts another.
@@ -494,23 +500,24 @@ func writeFailedProm(path string) error {
 	return outfile.WriteAtomic(path, b.Bytes())
 }
 
-// saveSnapshot keeps the sweep for gate and the next sweep. A partial
-// sweep does not replace a complete one of the same fabric: gate would
-// lose sight of what the partial sweep could not reach.
-func saveSnapshot(st *sweptState, dir string) error {
+// saveSnapshot keeps the sweep for gate and the next sweep, and says
+// whether it did. A partial sweep does not replace a complete one of the
+// same fabric: gate would lose sight of what the partial sweep could not
+// reach.
+func saveSnapshot(st *sweptState, dir string) (bool, error) {
 	if !st.complete && st.prevComplete {
-		return nil
+		return false, nil
 	}
 	s, err := snapshot.New(st.fabric, st.counters, st.taken, st.source, buildinfo.Get().Version, st.complete)
 	if err != nil {
-		return err
+		return false, err
 	}
 	// The snapshot holds the readings alone from here, so Save can let
 	// go of them once it has encoded them.
 	st.counters = nil
 	s.SetFabricVerdicts(st.verdicts)
 	if _, err := s.Save(dir); err != nil {
-		return fmt.Errorf("--state-dir: %w", err)
+		return false, fmt.Errorf("--state-dir: %w", err)
 	}
-	return nil
+	return true, nil
 }

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 )
 
 // TestSweepUnwritableOutputRefused: an --out, --prom or --html that
@@ -111,5 +114,49 @@ func TestSweepCollidingOutputsRefused(t *testing.T) {
 	// README's cron line) is not a collision.
 	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", r, "--prom", filepath.Join(state, "x.prom")); code != ExitHealthy {
 		t.Errorf("--out and --prom in the state dir under their own names: exit %d: %s", code, stderr)
+	}
+}
+
+// TestBaselineAcceptAfterIncompleteSweep: a sweep that could not read
+// everything does not replace a complete snapshot, so accepting after it
+// used to accept the sweep before it, with a success line. Now accept
+// refuses, naming the incomplete sweep and the one it would accept, and
+// --previous accepts that one knowingly.
+func TestBaselineAcceptAfterIncompleteSweep(t *testing.T) {
+	topo := chkTopology(t)
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r1.json")); code != ExitHealthy {
+		t.Fatalf("first sweep: exit %d: %s", code, stderr)
+	}
+	first, err := snapshot.Load(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstAt := first.TakenAt.UTC().Format(time.RFC3339)
+	first.Close()
+	baseline, _ := os.ReadFile(filepath.Join(state, snapshot.BaselineName))
+	faults := writeFile(t, "dead.faults", "dead \"gpu016 mlx5_0\"\n")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--faults", faults, "--timeout", deadTimeout, "--retries", "0",
+		"--state-dir", state, "--out", filepath.Join(state, "r2.json")); code != ExitPartial {
+		t.Fatalf("incomplete sweep: exit %d, want %d: %s", code, ExitPartial, stderr)
+	}
+	code, stdout, stderr := run("baseline", "accept", "--state-dir", state)
+	if code != ExitUndecided || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "could not read everything") || !strings.Contains(stderr, firstAt) || !strings.Contains(stderr, "--previous") {
+		t.Errorf("accept after an incomplete sweep: exit %d, stdout %q, stderr %q; want 2 naming the sweep it would accept (%s) and --previous", code, stdout, stderr, firstAt)
+	}
+	if now, _ := os.ReadFile(filepath.Join(state, snapshot.BaselineName)); !bytes.Equal(now, baseline) {
+		t.Error("the refused accept replaced the baseline")
+	}
+	code, stdout, stderr = run("baseline", "accept", "--previous", "--state-dir", state)
+	if code != ExitHealthy || !strings.Contains(stdout, "accepted the sweep of "+firstAt) || !strings.Contains(stdout, "incomplete") {
+		t.Errorf("accept --previous: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// A complete sweep again: accept takes it without --previous.
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r3.json")); code != ExitHealthy {
+		t.Fatalf("third sweep: exit %d: %s", code, stderr)
+	}
+	if code, stdout, stderr := run("baseline", "accept", "--state-dir", state); code != ExitHealthy || strings.Contains(stdout, "incomplete") {
+		t.Errorf("accept after a complete sweep: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

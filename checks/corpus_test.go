@@ -226,6 +226,20 @@ func TestCorpusSwitchIBSlowLinks(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("slow links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// The file records no supported speeds (as 'check --sim' says): the
+	// HCA may support no more, so the link is a warning saying so, and
+	// the SwitchIB-SX6012 link between switches is unchanged.
+	sw := corpusSweep(t, corpusFile(t, "switchib-sx6012-mixed-2016.ibnetdiscover"))
+	sw.RoutesComputed = true
+	sw.SupportedNotRead = "the file does not record supported speeds"
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := byCheck(res.Findings, "link.degraded-speed")
+	if len(fs) != 1 || fs[0].Severity != checks.Warning || !strings.Contains(fs[0].Evidence[0].Text, "the file does not record supported speeds: r-ufm96 HCA-1/1 may support no more than SDR") {
+		t.Errorf("without supported speeds: %+v\nwant one warning saying the HCA may support no more than SDR", fs)
+	}
 }
 
 // TestCorpusOversubscriptionByDesign: a leaf's oversubscription is the

@@ -83,6 +83,13 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, v.SpeedWhy)})
 			action = fmt.Sprintf("Check the cable and transceivers between %s and %s: a link below what both ends can run usually has a marginal cable, a wrong cable type, a speed limited in the port's configuration or a firmware limit. Reseat, then replace the cable; confirm with 'ibdoctor links'.",
 				s.entityOf(a, "").String(), s.entityOf(b, "").String())
+			if v.SpeedUnsure != "" {
+				title = fmt.Sprintf("Link %s trained at %s where %s was expected (its HCA's supported speeds are not in the file)", s.linkName(a), active.Speed, v.Want.Speed)
+				ev[0].Text += "; " + v.SpeedUnsure
+				h := s.entityOf(hostEnd(a, b), "")
+				action = fmt.Sprintf("First read what %s supports on the fabric ('ibportstate %d %d', LinkSpeedSupported, or 'ibdoctor check' run live): if it supports no more than %s, the link runs its best (an HCA slower than its peers, not a cable fault); if it supports %s, check the cable and transceivers between %s and %s, reseat, then replace the cable.",
+					h.String(), h.LID, hostEnd(a, b).Num, active.Speed, v.Want.Speed, s.entityOf(a, "").String(), s.entityOf(b, "").String())
+			}
 		}
 		// The slower end's reading is the link's; when the two ends say
 		// different things, the evidence says so rather than choose in
@@ -104,6 +111,10 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			sev = Critical
 		case isSwitchLink(a) || lost >= 0.5:
 			sev = Error
+		}
+		if !width && v.SpeedUnsure != "" && !v.SlowWidth() {
+			// Not known to be degraded: worth a look, not a cable to replace.
+			sev = Warning
 		}
 		out = append(out, Finding{
 			Check:    id,

@@ -26,6 +26,10 @@ type LinkVerdict struct {
 	// WidthWhy and SpeedWhy say why the link is below Want in that part;
 	// empty when it is not.
 	WidthWhy, SpeedWhy string
+	// SpeedUnsure, with SpeedWhy, says why the host's HCA may support no
+	// more than the link runs (Snapshot.SupportedNotRead): the link is
+	// below Want, but not known to be below what both ends can run.
+	SpeedUnsure string
 	// Peer is the rate the link's comparable links run at (its host
 	// model's links, its switches' other switch links, the links between
 	// the same switch models); zero when none is known.
@@ -341,6 +345,13 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		if sp != 0 && sp.DataGbps() > v.Active.Speed.DataGbps() && (v.Want.Speed == 0 || sp.DataGbps() > v.Want.Speed.DataGbps()) {
 			v.Want.Speed, v.SpeedWhy = sp, src.why
 		}
+	}
+	// A board may be sold slower than its chip family (the table's and
+	// the peers' model): with no supported speed read, an HCA running
+	// below its peers may be running its best. Switch ports are not sold
+	// so: their peers of the same model show what the hardware runs.
+	if v.SpeedWhy != "" && s.SupportedNotRead != "" && hostEnd(a, b) != nil {
+		v.SpeedUnsure = fmt.Sprintf("%s: %s may support no more than %s (then the link runs its best and is not degraded)", s.SupportedNotRead, s.entityOf(hostEnd(a, b), "").String(), v.Active.Speed)
 	}
 	if v.Want.Width == 0 {
 		v.Want.Width = v.Active.Width

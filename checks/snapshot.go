@@ -32,6 +32,11 @@ type Snapshot struct {
 	// default): the checks that judge rates give it as their reason for
 	// not running.
 	RatesNotRead string
+	// SupportedNotRead, when not empty, says the ports' supported speeds
+	// are not the fabric's (a saved file that records only the active
+	// speed): a host link below its peers may run the best its HCA
+	// supports, so it is not judged "below what both ends can run".
+	SupportedNotRead string
 	// RoutesComputed says the LFTs were computed by ibdoctor (min-hop,
 	// for a saved topology without tables), not read from the fabric or
 	// a file: checks that judge the routing engine's choices

@@ -307,6 +307,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	sw.CountersNotRead = sess.NoCounters
 	sw.RatesNotRead = sess.RatesNotRead
+	sw.SupportedNotRead = sess.SupportedNotRead
 	if sess.Increases != nil && sw.Counters != nil {
 		sw.Counters = diagnose.WithIncreases(sw.Counters, sess.Increases)
 		sw.CountersBasis = sess.IncreasesBasis

@@ -95,6 +95,9 @@ type Sweep struct {
 	// RatesNotRead is set by the caller when the link rates are not the
 	// fabric's (a saved file that gives none): why.
 	RatesNotRead string
+	// SupportedNotRead is set by the caller when the supported speeds are
+	// not the fabric's (a saved file that records none): why.
+	SupportedNotRead string
 	// CountersBasis is set by the caller when the counters are a file's
 	// increases over a span it does not give (WithIncreases): what they
 	// are, for the report and the checks that need a span.
@@ -282,6 +285,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.CountersNotRead = s.CountersNotRead
 	snap.CountersBasis = s.CountersBasis
 	snap.RatesNotRead = s.RatesNotRead
+	snap.SupportedNotRead = s.SupportedNotRead
 	return snap
 }
 

@@ -93,6 +93,10 @@ type FileInfo struct {
 	// (an ibsim net file without width=/speed=/w=/s=): every link then
 	// runs the simulator's default, 4X SDR, which is not the fabric's.
 	NoRates bool
+	// NoSupported is true when no port in the file gives a supported
+	// link speed (ibnetdiscover text records only the active one): the
+	// simulator then answers its device table's, not the board's.
+	NoSupported bool
 	// Notes say what the format could not carry and how it was read
 	// instead (e.g. -p without -v names no CA node GUIDs).
 	Notes []string

@@ -133,6 +133,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 			info.Notes = append(info.Notes, fmt.Sprintf("--lfts %s has tables for %d of the %d switches: the others' are not in it, so they are not read (listed as such) and no route through them is judged (give a dump_fts of the whole fabric)", lftPath, routed, switches))
 		}
 	}
+	info.NoSupported = !anySpeedSupported(f)
 	s, err := New(f, opts)
 	if err != nil {
 		return s, info, err
@@ -302,4 +303,17 @@ func lidOnly(lfts []fabric.DumpedLFT) bool {
 		}
 	}
 	return true
+}
+
+// anySpeedSupported reports whether any port of f gives a supported link
+// speed mask.
+func anySpeedSupported(f *fabric.Fabric) bool {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.SpeedSupported != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

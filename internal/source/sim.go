@@ -58,6 +58,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 			if err == nil && info.NoRates {
 				s.RatesNotRead = fmt.Sprintf("%s (%s) gives no link rates ibsim reads (width=, speed=, w=, s=, e=): every link shows ibsim's default 4X SDR", filepath.Base(o.Sim), info.Format)
 			}
+			if err == nil && info.NoSupported && o.Faults == "" {
+				s.SupportedNotRead = fmt.Sprintf("%s (%s) does not record supported speeds", filepath.Base(o.Sim), info.Format)
+			}
 			if err == nil && !info.Counters {
 				if o.Faults == "" {
 					s.NoCounters = fmt.Sprintf("%s (%s) carries no counters, so none were read", filepath.Base(o.Sim), info.Format)

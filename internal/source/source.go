@@ -101,6 +101,10 @@ type Session struct {
 	// fabric's: a --sim file that gives none (the simulator's default
 	// 4X SDR). Checks that judge rates do not run on them.
 	RatesNotRead string
+	// SupportedNotRead, when not empty, says the --sim file records no
+	// supported link speeds: what a host's HCA can run is not known
+	// (checks.Snapshot.SupportedNotRead).
+	SupportedNotRead string
 	// Increases, when not nil, are the increases the --sim file recorded
 	// for its counters (fabric.FileInfo.Increases: ibdiagnet's PM_DELTA),
 	// to judge instead of the values (diagnose.WithIncreases);

@@ -51,7 +51,7 @@ above --fail-on, 2 could not decide (see docs/exit-codes.md).`,
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON (docs/schema-report.md)")
 	cmd.Flags().BoolVar(&o.list, "list", false, "list the checks and exit")
 	htmlFlag(cmd.Flags(), &o.html)
-	cmd.Flags().IntVar(&o.detail, "detail", 10, "show evidence and next steps for the first N findings")
+	detailFlag(cmd.Flags(), &o.detail, 10)
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "also say why each check that did not run was skipped")
 	return cmd
 }

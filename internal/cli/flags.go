@@ -35,3 +35,10 @@ func addSourceFlags(fs *pflag.FlagSet, o *source.Options) {
 	fs.IntVarP(&o.Window, "outstanding", "o", 64, "most MADs in flight at once (1 to 4096)")
 	fs.IntVar(&o.PerDest, "per-node", 2, "most MADs in flight to one node (1 to 256; its management CPU answers one at a time)")
 }
+
+// detailFlag declares --detail, how many findings printReport shows with
+// their evidence and next step; check and gate share it so that it means
+// the same in both (def differs: a prolog's log wants fewer).
+func detailFlag(fs *pflag.FlagSet, p *int, def int) {
+	fs.IntVar(p, "detail", def, "show evidence and next steps for the first N findings")
+}

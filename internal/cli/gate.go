@@ -26,6 +26,7 @@ type gateOptions struct {
 	stateDir string
 	maxAge   time.Duration
 	json     bool
+	detail   int
 	verbose  bool
 
 	hosts  []string // nodes (or $SLURM_JOB_NODELIST), expanded
@@ -75,6 +76,7 @@ not look.`,
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where sweep keeps its snapshot ($IBDOCTOR_STATE_DIR)")
 	cmd.Flags().DurationVar(&o.maxAge, "max-age", time.Hour, "oldest snapshot to trust; older ones are replaced by a live sweep")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
+	detailFlag(cmd.Flags(), &o.detail, 5)
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "also say why each check that did not run was skipped")
 	return cmd
 }
@@ -229,7 +231,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
 		a.notef("hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)", strings.Join(doc.Scope.Unmatched, ", "))
 	}
-	if err := a.printReport(doc, printOptions{json: o.json, detail: 5, verbose: o.verbose}); err != nil {
+	if err := a.printReport(doc, printOptions{json: o.json, detail: o.detail, verbose: o.verbose}); err != nil {
 		return err
 	}
 	if doc.Status == "undecided" {

@@ -192,3 +192,23 @@ func TestCountersIntervalFitsTerminal(t *testing.T) {
 		t.Errorf("footer's interval not rounded to 10 ms:\n%s", out)
 	}
 }
+
+// TestGateFindingsFitTerminal: gate's findings at 80 columns are check's
+// rendering: the table fits, and IMPACT is gone rather than cut (its one
+// finding has a short check ID, which left room for a cut IMPACT:
+// "HCA gpu027 mlx5_6/1…  6.2% of paths…" before).
+func TestGateFindingsFitTerminal(t *testing.T) {
+	code, out, stderr := runAt(80, "gate", "--sim", "--nodes", "gpu[025-028]", "--state-dir", t.TempDir())
+	if code != ExitHealthy || !strings.Contains(out, "link.slower-hardware") {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if long := wider(out, 80); len(long) > 0 {
+		t.Errorf("lines wider than 80 columns:\n%s", strings.Join(long, "\n"))
+	}
+	if strings.Contains(out, "IMPACT") || strings.Contains(out, "of paths"+report.Ellipsis) {
+		t.Errorf("IMPACT kept, cut, at 80 columns:\n%s", out)
+	}
+	if !strings.Contains(out, "impact:   runs at 200 of 400 Gb/s") {
+		t.Errorf("the details lost the impact:\n%s", out)
+	}
+}

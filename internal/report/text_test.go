@@ -340,3 +340,26 @@ func TestFindingsOtherOneSingular(t *testing.T) {
 		t.Errorf("two more findings:\n%s", out)
 	}
 }
+
+// TestFindingsImpactWholeOrGone: at every width the IMPACT column shows
+// each cell whole or is not shown (the details repeat it); it never cuts
+// "6.2% of paths, all-reduce 2.0x slower, -200 Gb/s" to "6.2% of paths…",
+// whichever check IDs happen to be in the table. Before, a gate whose one
+// finding had a short check ID kept IMPACT cut at 80 columns while check,
+// with longer IDs, dropped it.
+func TestFindingsImpactWholeOrGone(t *testing.T) {
+	fs := []checks.Finding{{Check: "link.slower-hardware", Severity: checks.Info,
+		Title:  "HCA gpu027 mlx5_6/1 supports at most 4X HDR; its peers run 4X NDR (link to leaf07/23)",
+		Impact: checks.Impact{PathShare: 0.0625, Slowdown: 2, LostGbps: 200}, Action: "Replace it."}}
+	whole := impactShort(fs[0].Impact)
+	for width := 60; width <= 200; width++ {
+		var b bytes.Buffer
+		if err := Findings(&b, Style{Width: width}, fs, 0); err != nil {
+			t.Fatal(err)
+		}
+		table := strings.SplitN(strings.TrimLeft(b.String(), "\n"), "\n\n", 2)[0]
+		if strings.Contains(table, "IMPACT") != strings.Contains(table, whole) {
+			t.Fatalf("width %d: IMPACT cut:\n%s", width, table)
+		}
+	}
+}

@@ -35,7 +35,6 @@ func UnreachedLines(us []Unreached) []string {
 	type portGroup struct {
 		k     portKey
 		ports []int
-		one   string
 	}
 	byPort := map[portKey]*portGroup{}
 	var atPort []*portGroup // atPort[i]: the group of ports whose line is lines[i], or nil
@@ -47,7 +46,7 @@ func UnreachedLines(us []Unreached) []string {
 			k := portKey{attr, node, u.Reason}
 			g := byPort[k]
 			if g == nil {
-				g = &portGroup{k: k, one: line}
+				g = &portGroup{k: k}
 				byPort[k] = g
 				lines, at, atPort = append(lines, ""), append(at, nil), append(atPort, g)
 			}
@@ -72,12 +71,10 @@ func UnreachedLines(us []Unreached) []string {
 		g.ports[node] = append(g.ports[node], port)
 		g.n++
 	}
+	// The port is said once, where it was: "PortInfo at spine02 port 2"
+	// (the entry's "PortInfo 2" is the attribute modifier, the same port).
 	for i, g := range atPort {
-		switch {
-		case g == nil:
-		case len(g.ports) == 1:
-			lines[i] = g.one
-		default:
+		if g != nil {
 			lines[i] = fmt.Sprintf("%s at %s %s: %s", g.k.attr, g.k.node, portRanges(g.ports), g.k.reason)
 		}
 	}

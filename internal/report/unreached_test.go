@@ -35,3 +35,23 @@ func TestUnreachedLinesGroups(t *testing.T) {
 		t.Errorf("portRanges: %q", got)
 	}
 }
+
+// TestUnreachedLinesPortOnce: a read of one port's attribute names the
+// port once, in where it was ("PortInfo at spine02 port 2"), alone or
+// grouped; before, a lone one read "PortInfo 2 at spine02 port 2".
+func TestUnreachedLinesPortOnce(t *testing.T) {
+	got := UnreachedLines([]Unreached{
+		{What: "PortInfo 2", Where: "spine02 port 2", Reason: "no response after 4 attempts"},
+		{What: "PortInfo 0", Where: "spine01 port 0", Reason: "no response after 4 attempts"},
+		{What: "PortInfo 1", Where: "spine01 port 1", Reason: "not sent: PortInfo went unanswered there"},
+		{What: "PortInfo 3", Where: "spine01 port 3", Reason: "not sent: PortInfo went unanswered there"},
+	})
+	want := []string{
+		"PortInfo at spine02 port 2: no response after 4 attempts",
+		"PortInfo at spine01 port 0: no response after 4 attempts",
+		"PortInfo at spine01 ports 1,3: not sent: PortInfo went unanswered there",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+}

@@ -34,7 +34,7 @@ func newLinksCmd(a *app, runF func(*linksOptions) error) *cobra.Command {
 		Short: "List every link with both ends, width, speed and state; mark the ones running below their rate",
 		Long: `links discovers the fabric and prints one line per link, like iblinkinfo -l:
 both ends' names, ports and LIDs, the active width and speed, and the ports'
-states.
+states; sorted by node name (leaf2 before leaf10), then port, in --json too.
 
 A link is marked DEGRADED when it runs below the best width or speed both of its
 ends have enabled (a bad lane, a marginal cable or transceiver), or, with

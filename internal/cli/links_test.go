@@ -380,3 +380,44 @@ func TestLinksFarNodeDead(t *testing.T) {
 		t.Errorf("leaf07/41's row: %q (stderr %s)", row, stderr)
 	}
 }
+
+// TestLinksSorted: links lists its rows by node name (naturally: leaf2
+// before leaf10), then port, in the table and in JSON alike. Before, the
+// sample's rows came in discovery order: leaf01, spine01..04, leaf02..08.
+func TestLinksSorted(t *testing.T) {
+	code, out, stderr := run("links", "--sim", "--no-color")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var nodes []string
+	var ports []int
+	for _, l := range strings.Split(out, "\n") {
+		fs := strings.Fields(l)
+		if len(fs) < 2 || (!strings.HasPrefix(fs[0], "leaf") && !strings.HasPrefix(fs[0], "spine")) {
+			continue
+		}
+		p, err := strconv.Atoi(fs[1])
+		if err != nil {
+			continue
+		}
+		nodes, ports = append(nodes, fs[0]), append(ports, p)
+	}
+	check := func(what string, nodes []string, ports []int) {
+		t.Helper()
+		if len(nodes) < 500 {
+			t.Fatalf("%s: %d rows", what, len(nodes))
+		}
+		for i := 1; i < len(nodes); i++ {
+			if nodes[i] < nodes[i-1] || nodes[i] == nodes[i-1] && ports[i] <= ports[i-1] {
+				t.Fatalf("%s: row %d %s/%d after %s/%d", what, i, nodes[i], ports[i], nodes[i-1], ports[i-1])
+			}
+		}
+	}
+	check("table", nodes, ports)
+	_, doc, _ := linksJSON(t, "--sim")
+	nodes, ports = nil, nil
+	for _, l := range doc.Links {
+		nodes, ports = append(nodes, l.A.Node), append(ports, int(l.A.Port))
+	}
+	check("JSON", nodes, ports)
+}

@@ -9,11 +9,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -424,7 +423,7 @@ func (d *Drawing) place() {
 	xOf := map[int]float64{} // box centre
 	if base >= 0 {
 		slices.SortStableFunc(byRow[base], func(a, b int) int {
-			return cmp.Or(cmp.Compare(d.Boxes[a].Group, d.Boxes[b].Group), natural(d.Boxes[a].Label, d.Boxes[b].Label))
+			return cmp.Or(cmp.Compare(d.Boxes[a].Group, d.Boxes[b].Group), words.Natural(d.Boxes[a].Label, d.Boxes[b].Label))
 		})
 		d.spread(byRow[base], xOf)
 	}
@@ -452,7 +451,7 @@ func (d *Drawing) place() {
 			}
 		}
 		slices.SortStableFunc(byRow[r], func(a, b int) int {
-			return cmp.Or(cmp.Compare(bary[a], bary[b]), natural(d.Boxes[a].Label, d.Boxes[b].Label))
+			return cmp.Or(cmp.Compare(bary[a], bary[b]), words.Natural(d.Boxes[a].Label, d.Boxes[b].Label))
 		})
 		d.spread(byRow[r], xOf)
 	}
@@ -504,29 +503,4 @@ func (d *Drawing) spread(ids []int, xOf map[int]float64) {
 		d.Boxes[i].Y = d.Rows[d.Boxes[i].Row].Y + float64(line)*(d.Boxes[i].H+Gap)
 		xOf[i] = c
 	}
-}
-
-// natural compares names with runs of digits as numbers (leaf2 < leaf10).
-func natural(a, b string) int {
-	for a != "" && b != "" {
-		da, db := digits(a), digits(b)
-		if da > 0 && db > 0 {
-			na, _ := strconv.ParseUint(a[:min(da, 18)], 10, 64)
-			nb, _ := strconv.ParseUint(b[:min(db, 18)], 10, 64)
-			if c := cmp.Compare(na, nb); c != 0 {
-				return c
-			}
-			a, b = a[da:], b[db:]
-			continue
-		}
-		if a[0] != b[0] {
-			return cmp.Compare(a[0], b[0])
-		}
-		a, b = a[1:], b[1:]
-	}
-	return cmp.Compare(len(a), len(b))
-}
-
-func digits(s string) int {
-	return len(s) - len(strings.TrimLeft(s, "0123456789"))
 }

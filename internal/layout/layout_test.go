@@ -234,17 +234,6 @@ func TestAggregationNodeWithItsSwitch(t *testing.T) {
 	}
 }
 
-func TestNatural(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{{"leaf2", "leaf10", -1}, {"leaf10", "leaf2", 1}, {"leaf02", "leaf2", 0}, {"a", "b", -1}, {"gpu1 mlx5_0", "gpu1 mlx5_1", -1}} {
-		if got := natural(c.a, c.b); got != c.want {
-			t.Errorf("natural(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-	}
-}
-
 // TestWrapWideRow: drawn by pod, a fabric with far more cores than pods
 // wraps its core row onto lines (at least 16 boxes wide); its boxes still
 // do not overlap, and the sample's rows do not wrap.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -56,15 +57,11 @@ type Row struct {
 // Degraded reports whether the link is marked.
 func (r Row) Degraded() bool { return len(r.Reasons) > 0 }
 
-// Rows returns one row per link of f in discovery order of the A end's
-// node, then by port, plus one row per physically up port whose far end
-// was not reached and, with o.WithoutLink, one per port read without a
-// link.
+// Rows returns one row per link of f, plus one per physically up port
+// whose far end was not reached and, with o.WithoutLink, one per port
+// read without a link; ordered by the A end's node description
+// (naturally: leaf2 before leaf10), then by port.
 func Rows(f *fabric.Fabric, o Options) []Row {
-	order := make(map[*fabric.Node]int, len(f.Nodes))
-	for i, n := range f.Nodes {
-		order[n] = i
-	}
 	snap := &checks.Snapshot{Fabric: f, Expect: checks.Expectations{HostRates: o.Expect, SwitchRates: o.Expect}}
 	verdicts := map[*fabric.Port]checks.LinkVerdict{}
 	for _, v := range snap.LinkVerdicts() {
@@ -138,8 +135,13 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 			}
 		}
 	}
-	slices.SortStableFunc(rows, func(x, y Row) int {
-		return cmp.Or(cmp.Compare(order[x.A.Node], order[y.A.Node]), cmp.Compare(x.A.Num, y.A.Num))
+	// The order an operator looks a switch up in, not discovery's: by
+	// name (leaf2 before leaf10), a node's rows together even when its
+	// description is shared (by GUID), then by port.
+	slices.SortFunc(rows, func(x, y Row) int {
+		a, b := x.A.Node, y.A.Node
+		return cmp.Or(words.Natural(a.Description, b.Description), cmp.Compare(a.Description, b.Description),
+			cmp.Compare(a.GUID, b.GUID), cmp.Compare(x.A.Num, y.A.Num))
 	})
 	return rows
 }

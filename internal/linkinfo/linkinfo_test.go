@@ -1,6 +1,7 @@
 package linkinfo
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -73,13 +74,9 @@ func TestRowsHealthy(t *testing.T) {
 			t.Errorf("%s[%d]: rate %v enabled %v", r.A.Node.Description, r.A.Num, r.Rate, r.Enabled)
 		}
 	}
-	// Rows follow discovery order: the nodes' order in f.
-	var order []int
-	for _, r := range rows {
-		order = append(order, slices.Index(f.Nodes, r.A.Node))
-	}
-	if !slices.IsSorted(order) {
-		t.Errorf("rows out of node order: %v", order)
+	// Rows go by node name, not discovery order (TestRowsNaturalOrder).
+	if !slices.IsSortedFunc(rows, func(x, y Row) int { return strings.Compare(x.A.Node.Description, y.A.Node.Description) }) {
+		t.Errorf("rows out of name order: %v", rows)
 	}
 	// A switch's LID is port 0's on every port; a CA port's is its own.
 	for _, r := range rows {
@@ -222,5 +219,32 @@ func TestRowsLoopback(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d loopback rows, want 1", n)
+	}
+}
+
+// TestRowsNaturalOrder: rows go by the A end's node description with
+// numbers compared as numbers (leaf2 before leaf10), then by port; not
+// in discovery order.
+func TestRowsNaturalOrder(t *testing.T) {
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8}, Leaves: 3, Spines: 2, HostsPerLeaf: 2}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{"leaf01": "leaf10", "leaf02": "leaf2", "leaf03": "leaf9", "spine01": "core1", "spine02": "core0"}
+	for _, n := range f.Nodes {
+		if to, ok := names[n.Description]; ok {
+			n.Description = to
+		}
+	}
+	var got []string
+	for _, r := range Rows(f, Options{}) {
+		if s := fmt.Sprintf("%s/%d", r.A.Node.Description, r.A.Num); len(got) == 0 || got[len(got)-1] != s {
+			got = append(got, s)
+		}
+	}
+	want := []string{"core0/1", "core0/2", "core0/3", "core1/1", "core1/2", "core1/3",
+		"leaf2/1", "leaf2/2", "leaf9/1", "leaf9/2", "leaf10/1", "leaf10/2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows\n%q\nwant\n%q", got, want)
 	}
 }

@@ -4,6 +4,7 @@
 package words
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 )
@@ -46,4 +47,31 @@ func Verb(n int, plural string) string {
 		return plural + "es"
 	}
 	return plural + "s"
+}
+
+// Natural compares names with runs of digits as numbers (leaf2 < leaf10),
+// the order an operator lists switches and hosts in; names differing only
+// in leading zeros compare equal (leaf02, leaf2).
+func Natural(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			na, _ := strconv.ParseUint(a[:min(da, 18)], 10, 64)
+			nb, _ := strconv.ParseUint(b[:min(db, 18)], 10, 64)
+			if c := cmp.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func digits(s string) int {
+	return len(s) - len(strings.TrimLeft(s, "0123456789"))
 }

@@ -24,3 +24,14 @@ func TestCount(t *testing.T) {
 		}
 	}
 }
+
+func TestNatural(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"leaf2", "leaf10", -1}, {"leaf10", "leaf2", 1}, {"leaf02", "leaf2", 0}, {"a", "b", -1}, {"gpu1 mlx5_0", "gpu1 mlx5_1", -1}} {
+		if got := Natural(c.a, c.b); got != c.want {
+			t.Errorf("Natural(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}

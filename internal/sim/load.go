@@ -162,13 +162,18 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 			}
 			info.Unread = append(info.Unread, fabric.Unreachable{What: fmt.Sprintf("%s (%s)", plural(len(pt.nodes), "node"), links),
 				Where:  quoteSome(names, 3),
-				Reason: fmt.Sprintf("in the file but not cabled to the part the sweep starts from (%s), so not read; give each subnet as its own file", s.attachName())})
+				Reason: fmt.Sprintf("in the file but not cabled to the part the sweep starts from (%s), so not read; %s", s.attachName(), partsAdvice)})
 		}
-		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of its %d nodes, %s); the other %d nodes are listed as not reached: %s; give each subnet as its own file, or the whole file if this one was cut short",
-			len(parts), s.attachName(), len(parts[0].nodes), len(f.Nodes), plural(parts[0].links, "link"), off, quoteSome(s.partNames(part{nodes: otherNodes(parts)}), 3)))
+		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of its %d nodes, %s); the other %d nodes are listed as not reached: %s; %s",
+			len(parts), s.attachName(), len(parts[0].nodes), len(f.Nodes), plural(parts[0].links, "link"), off, quoteSome(s.partNames(part{nodes: otherNodes(parts)}), 3), partsAdvice))
 	}
 	return s, info, nil
 }
+
+// partsAdvice ends what is said of a file in parts not cabled to each
+// other: several subnets in one file, or a file cut short (at a line
+// boundary nothing else tells), look the same.
+const partsAdvice = "give each subnet as its own file, or the whole file if this one was cut short"
 
 // tablesNotInFile marks the switches of f (the fabric s was built from,
 // node for node) that have no forwarding table: their LFT is not

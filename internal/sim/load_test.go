@@ -266,3 +266,31 @@ func TestLoadSaysWhatTheSweepCannotReach(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCutFileSaysSo: the Quantum-2 .lst cut at a line boundary
+// (its first half) falls apart into parts not cabled to each other; each
+// part listed as not read says, as the note does, that the file may have
+// been cut short, not only that each subnet should be its own file.
+func TestLoadCutFileSaysSo(t *testing.T) {
+	data, err := os.ReadFile(corpusFile(t, "quantum2-ndr-ibdiagnet2.lst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	cut := filepath.Join(t.TempDir(), "cut.lst")
+	if err := os.WriteFile(cut, []byte(strings.Join(lines[:len(lines)/2], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, info, err := Load(context.Background(), cut, "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Unread) == 0 {
+		t.Fatalf("notes %q: want the parts not cabled to the first listed as not read", info.Notes)
+	}
+	for _, u := range info.Unread {
+		if !strings.Contains(u.Reason, "give each subnet as its own file, or the whole file if this one was cut short") {
+			t.Errorf("%s at %s: %s", u.What, u.Where, u.Reason)
+		}
+	}
+}

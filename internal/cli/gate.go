@@ -174,6 +174,17 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	// A --sim file without counters has none to read (the simulator's
 	// zeros are not counters read).
 	counters := !o.check.noCounters && sess.NoCounters == ""
+	if local := sess.Engine.Local(); snap != nil && snap.Source != sess.Name && local.NodeGUID != 0 {
+		// A snapshot of another source that lacks this very port is of
+		// another fabric (another subnet, another file): its hosts are
+		// not this fabric's, so "hosts not found" would send the
+		// operator to the node descriptions (trial T7).
+		if has, known := snap.HasNode(local.NodeGUID); known && !has {
+			a.notef("snapshot in %s is of %s, not %s (this port, %s, is not in it: another fabric): sweeping the fabric", o.stateDir, snap.Source, sess.Name, local.Name)
+			snap.Close()
+			snap = nil
+		}
+	}
 	if local := sess.Engine.Local(); snap != nil && local.LID == 0 {
 		// No subnet manager has given this very port a LID: nothing
 		// can be addressed by LID from here, and the snapshot's

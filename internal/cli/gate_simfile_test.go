@@ -211,3 +211,23 @@ func TestGateRoutesComputed(t *testing.T) {
 		})
 	}
 }
+
+// TestGateSnapshotOfAnotherFabric: a state dir swept from another fabric
+// (the SX6036 file) and a gate talking to the sample answered "hosts not
+// found in the fabric: gpu001, gpu002 (check the node descriptions...)",
+// exit 2: the operator was sent to the node descriptions (trial T7). The
+// gate's own port is not in that snapshot: it must say the snapshot is of
+// another fabric and sweep the one it talks to, as for a stale snapshot.
+func TestGateSnapshotOfAnotherFabric(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	state := filepath.Join(t.TempDir(), "state")
+	other := corpusPath(t, "sx6036-fdr10-2014.ibnetdiscover")
+	if code, _, stderr := run("sweep", "--sim="+other, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code == ExitUndecided {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := run("gate", "--sim", "--state-dir", state, "--nodes", "gpu[001-002]", "--json")
+	if code == ExitUndecided || strings.Contains(stderr, "hosts not found") ||
+		!strings.Contains(stderr, "is of sim:sx6036-fdr10-2014.ibnetdiscover, not sim:sample") || !strings.Contains(stderr, "sweeping the fabric") {
+		t.Errorf("gate from another fabric's snapshot: exit %d, stderr:\n%s\nwant the snapshot named as another fabric's and the gate's own sweep", code, stderr)
+	}
+}

@@ -598,3 +598,17 @@ func (s *Snapshot) HCACensus() ([]checks.HostHCA, error) {
 	}
 	return checks.HCACensus(f), nil
 }
+
+// HasNode reports whether the snapshot's fabric holds a node with the
+// GUID. known is false when only its fabric file could say (a snapshot
+// without gate.idx, whose fabric is not decoded for that).
+func (s *Snapshot) HasNode(guid uint64) (has, known bool) {
+	switch {
+	case s.idx != nil:
+		_, ok := s.idx.nodeByGUID(guid)
+		return ok, true
+	case s.fab != nil:
+		return s.fab.NodeByGUID(guid) != nil, true
+	}
+	return false, false
+}

@@ -90,11 +90,21 @@ func (s *Snapshot) LinkVerdicts() []LinkVerdict {
 	if s.memo != nil && s.memo.judged {
 		return s.memo.verdicts
 	}
-	peers := newPeerRates(s.Fabric, s.links())
-	var out []LinkVerdict
-	for _, l := range s.links() {
+	links := s.links()
+	peers := newPeerRates(s.Fabric, links)
+	// The verdicts are made at their size (at most one per link in
+	// scope): grown by append, the old arrays beside the new were the
+	// checks' peak at the LID limit (a verdict per link, ~140k links).
+	inScope := 0
+	for _, l := range links {
 		// In scope or not is the same from either end: ask before
 		// orienting (which counts both switches' host ports).
+		if s.inScope(l.A) {
+			inScope++
+		}
+	}
+	out := make([]LinkVerdict, 0, inScope)
+	for _, l := range links {
 		if !s.inScope(l.A) {
 			continue
 		}

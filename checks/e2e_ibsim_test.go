@@ -180,6 +180,9 @@ var e2eWant = []wanted{
 	{"routing.ecmp-imbalance", "leaf01 spreads 12 destinations over 4 equal-cost ports unevenly: busiest port 5", checks.Critical},
 	// A 1X spine uplink: 75% of a link that carries 1/15 of the paths.
 	{"link.degraded-width", "Link leaf02/6 <-> spine02/2 trained at 1X instead of 4X", checks.Critical},
+	// The same edit sends the other spines' own LIDs up to spine01,
+	// which sends them back down to leaf01: their management MADs loop.
+	{"routing.loop", "Routes to 3 switch LIDs: spine02, spine03, spine04 loop between leaf01 and spine01", checks.Critical},
 	{"link.degraded-width", "Link gpu011 mlx5_0/1 <-> leaf03/3 trained at 1X instead of 4X", checks.Error},
 	// OpenSM swept once (-o) and exited: the ports still name its LID.
 	{"sm.stale-master-lid", "24 active ports name master SM LID 1, gpu001 mlx5_0/1, which runs no SM", checks.Error},
@@ -280,8 +283,8 @@ func TestE2EIBSimIncident(t *testing.T) {
 		if want := "ibsim:" + e2e.sim.SockName + "/" + e2eAttach; doc.Source != want {
 			t.Errorf("source %q, want %q", doc.Source, want)
 		}
-		if doc.Counts["critical"] != 3 || doc.Counts["error"] != 2 || doc.Counts["warning"] != 2 {
-			t.Errorf("findings_by_severity %v, want 3 critical, 2 error, 2 warning", doc.Counts)
+		if doc.Counts["critical"] != 4 || doc.Counts["error"] != 2 || doc.Counts["warning"] != 2 {
+			t.Errorf("findings_by_severity %v, want 4 critical, 2 error, 2 warning", doc.Counts)
 		}
 		checkRanking(t, doc.Findings)
 		// Entities carry GUIDs as strings and LIDs.

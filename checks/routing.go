@@ -171,6 +171,19 @@ type routeFails struct {
 	unread      []*fabric.Node
 	unreadAt    map[*fabric.Node]*routeUnread
 	unreadTotal int
+	// swLoops: loops on switches' own LIDs (port 0), by the switch the
+	// loop comes back to, in the order found. No host's route crosses
+	// them, but the subnet manager's and everyone's LID-routed MADs to
+	// that switch go round them.
+	swLoops []*switchLoop
+}
+
+// switchLoop is the switch LIDs whose routes loop back to one switch.
+type switchLoop struct {
+	at   *fabric.Node
+	loop []*fabric.Port        // the egress ports of the loop, from at round to at
+	dsts []*fabric.Port        // the switches' port 0
+	srcs map[*fabric.Node]bool // switches whose route to a dst loops
 }
 
 // routeUnread is the routes that stop at one switch for want of a read.
@@ -242,7 +255,60 @@ func (s *Snapshot) findRouteFails() *routeFails {
 			}
 		}
 	}
+	if s.Scope == nil {
+		rf.swLoops = s.findSwitchLoops(g)
+	}
 	return rf
+}
+
+// findSwitchLoops walks every switch's route to every other switch's own
+// LID and keeps the loops: the same tables, read the same way (route's
+// walk, as trace follows them), whose destination is a switch rather
+// than a host. A job's traffic never goes to a switch LID, so a gate
+// does not ask.
+func (s *Snapshot) findSwitchLoops(g *routeGraph) []*switchLoop {
+	var sws []route.Switch
+	var swNodes []*fabric.Node
+	var dsts []*fabric.Port
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != mad.NodeSwitch {
+			continue
+		}
+		if sw, ok := g.a.Switch(n); ok {
+			sws = append(sws, sw)
+			swNodes = append(swNodes, n)
+		}
+		if len(n.Ports) > 0 && n.Ports[0] != nil && n.Ports[0].LID != 0 {
+			dsts = append(dsts, n.Ports[0])
+		}
+	}
+	var out []*switchLoop
+	by := map[*fabric.Node]*switchLoop{}
+	var w *route.Walk
+	for _, dst := range dsts {
+		if w == nil {
+			w = g.a.WalkTo(dst)
+		} else {
+			w.Reset(dst)
+		}
+		for i, sw := range sws {
+			o, at := w.FromSwitch(sw)
+			if o != route.Loop || at == nil {
+				continue
+			}
+			l := by[at]
+			if l == nil {
+				l = &switchLoop{at: at, loop: w.Path(at), srcs: map[*fabric.Node]bool{}}
+				by[at] = l
+				out = append(out, l)
+			}
+			if len(l.dsts) == 0 || l.dsts[len(l.dsts)-1] != dst {
+				l.dsts = append(l.dsts, dst)
+			}
+			l.srcs[swNodes[i]] = true
+		}
+	}
+	return out
 }
 
 // walkEnd is a route that was not delivered: to dsts[dst] from
@@ -442,6 +508,76 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			// hosts involved rather than of host pairs.
 			Impact: Impact{PathShare: share, Score: max(min(1, float64(involved)/float64(hostsTotal)), 0.05), Summary: "traffic from these hosts to the " + dstWord + " is lost: jobs spanning them hang or fail"},
 			Action: fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, entries, atName),
+			Basis:  "routes",
+		})
+	}
+	if loops {
+		out = s.switchLoopFindings(out, order, rf.swLoops)
+	}
+	return out
+}
+
+// switchLoopFindings adds the loops on switches' own LIDs to out, the
+// host loops found at the places in hostAt: one finding per switch the
+// loops come back to. A loop that host routes already go round (one of
+// its switches is where a host loop comes back) is one problem: its
+// finding gains the switch LIDs as evidence instead.
+func (s *Snapshot) switchLoopFindings(out []Finding, hostAt []routeFail, ls []*switchLoop) []Finding {
+	hostIdx := map[*fabric.Node]int{}
+	for i, f := range hostAt {
+		if f.at != nil {
+			if _, ok := hostIdx[f.at]; !ok {
+				hostIdx[f.at] = i
+			}
+		}
+	}
+	for _, l := range ls {
+		var names []string
+		ents := []Entity{}
+		host := -1
+		for _, p := range l.loop {
+			names = append(names, s.nodeName(p.Node))
+			if i, ok := hostIdx[p.Node]; ok && host < 0 {
+				host = i
+			}
+		}
+		if host >= 0 {
+			out[host].Evidence = append(out[host].Evidence, Evidence{Name: "switch LIDs", Value: float64(len(l.dsts)), Text: fmt.Sprintf("the routes to %s go round the same loop (%s)", words.Count(len(l.dsts), "switch LID"), s.hostNames(l.dsts, 5))})
+			continue
+		}
+		circle := "through " + strings.Join(names, " -> ") + " -> " + s.nodeName(l.at)
+		if len(names) == 2 {
+			circle = "between " + names[0] + " and " + names[1]
+		}
+		dst := l.dsts[0]
+		what := fmt.Sprintf("switch %s (LID %d)", s.nodeName(dst.Node), dst.LID)
+		entries := fmt.Sprintf("entry for LID %d", dst.LID)
+		if len(l.dsts) > 1 {
+			what = fmt.Sprintf("%s: %s", words.Count(len(l.dsts), "switch LID"), s.hostNames(l.dsts, 5))
+			entries = fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(l.dsts)-1)
+		}
+		for i, d := range l.dsts {
+			if i == 5 {
+				break
+			}
+			ents = append(ents, s.entityOf(d, "destination"))
+		}
+		ents = append(ents, s.nodeEntity(l.at, "switch"))
+		var hops []string
+		for _, p := range l.loop {
+			hops = append(hops, s.entityOf(p, "").String())
+			ents = append(ents, s.entityOf(p, "egress"))
+		}
+		out = append(out, Finding{
+			Check:    "routing.loop",
+			Severity: Critical,
+			Title:    fmt.Sprintf("Routes to %s loop %s", what, circle),
+			Entities: ents,
+			Evidence: []Evidence{{Name: "sources", Value: float64(len(l.srcs)), Text: fmt.Sprintf("the forwarding tables send LID %d out of %s and back to %s; %s %s into the loop", dst.LID, strings.Join(hops, ", "), s.nodeName(l.at), words.Count(len(l.srcs), "switch"), words.Verb(len(l.srcs), "route"))}},
+			// No host's data goes to a switch's own LID, so no host
+			// path is lost; the switch's management is.
+			Impact: Impact{Score: 0.05, Summary: "LID-routed packets to the switch (performance counters, vendor queries, the subnet manager's LID-routed MADs) circle the loop until the switches drop them: the switch cannot be read or managed by LID, which is why it may show as not read; no host's data goes to a switch LID"},
+			Action: fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the loop.", strings.Join(names, ", "), entries, strings.Join(names, " and ")),
 			Basis:  "routes",
 		})
 	}

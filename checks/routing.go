@@ -1302,15 +1302,19 @@ func (s *Snapshot) asymmetric() []Finding {
 	return []Finding{{
 		Check:    "routing.asymmetric",
 		Severity: sev,
-		Title:    fmt.Sprintf("%.0f%% of sampled leaf pairs route A->B and B->A through different switches", share*100),
+		Title:    fmt.Sprintf("%d of %d sampled leaf pairs route A->B and B->A through different switches", asym, pairs),
 		Entities: []Entity{s.entityOf(a, "source"), s.entityOf(b, "destination")},
 		Evidence: append([]Evidence{
 			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, s.nodeName(a.Node), s.nodeName(b.Node))},
 			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
 			{Name: "busiest share", Value: busyShare, Threshold: ratio - 1, Text: fmt.Sprintf("the busiest switch carries the reverse paths of %s of the sampled pairs (warn above %s with a concentration above %.1fx, or when one direction takes more hops)", pct(busyShare), pct(ratio-1), 2*ratio)},
 		}, unreadPairs(unread)...),
-		Impact: Impact{PathShare: share, Score: share * 0.001 * conc,
-			Summary: "asymmetric routes are normal for destination-based routing; they matter when they pile reverse traffic onto a few switches (see the concentration) or break an expectation of symmetric paths"},
+		// The share is of sampled leaf pairs (one host per leaf), not of
+		// host paths: one edited entry for the sampled host's LID makes
+		// a whole leaf pair asymmetric while moving one leaf's paths to
+		// one host. No path share is claimed.
+		Impact: Impact{Score: share * 0.001 * conc,
+			Summary: fmt.Sprintf("%s of the sampled leaf pairs (one host per leaf, not a share of host paths); asymmetric routes", pct(share)) + " are normal for destination-based routing; they matter when they pile reverse traffic onto a few switches (see the concentration) or break an expectation of symmetric paths"},
 		Action: "If routes should be symmetric (a symmetric routing engine, or latency-sensitive pairs), compare 'ibdoctor trace A B' with 'ibdoctor trace B A' and look for edited LFT entries; otherwise act only when the concentration is high.",
 		Basis:  "routes",
 	}}

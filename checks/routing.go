@@ -483,13 +483,13 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		dst := hh.dsts[0]
 		var title, detail string
 		if len(hh.dsts) == 1 {
-			title = fmt.Sprintf("%s cannot reach %s (LID %d): %s", words.Count(len(srcs), "host"), s.nodeName(dst.Node), dst.LID, why(f.why))
+			title = fmt.Sprintf("%s cannot reach %s (LID %d): %s", sourcesCount(srcs), s.nodeName(dst.Node), dst.LID, why(f.why))
 			detail = fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
 			if f.at != nil && f.why == route.NoRoute {
 				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", s.nodeName(f.at), dst.LID)
 			}
 		} else {
-			title = fmt.Sprintf("%s cannot reach %s: %s at %s", words.Count(len(srcs), "host"), words.Count(len(hh.dsts), "destination"), why(f.why), atName)
+			title = fmt.Sprintf("%s cannot reach %s: %s at %s", sourcesCount(srcs), words.Count(len(hh.dsts), "destination"), why(f.why), atName)
 			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atName, s.hostNames(hh.dsts, 5))
 		}
 		involved := len(srcs) + len(hh.dsts)
@@ -615,6 +615,26 @@ func unreadPorts(sw *fabric.Node) []*fabric.Port {
 		}
 	}
 	return out
+}
+
+// sourcesCount counts a route finding's sources as hosts, and as HCA
+// ports too where a host has more than one ("223 HCA ports (31 hosts)"):
+// a route starts at a CA port, and counting those as hosts made a
+// 32-host fabric's blast radius read as 223 hosts (trial T11). A CA not
+// described "host device" counts as a host of its own.
+func sourcesCount(ps []*fabric.Port) string {
+	hosts := map[any]bool{}
+	for _, p := range ps {
+		if h := HostOf(p.Node); h != "" {
+			hosts[h] = true
+		} else {
+			hosts[p.Node] = true
+		}
+	}
+	if len(hosts) == len(ps) {
+		return words.Count(len(ps), "host")
+	}
+	return fmt.Sprintf("%s (%s)", words.Count(len(ps), "HCA port"), words.Count(len(hosts), "host"))
 }
 
 func (s *Snapshot) hostNames(ps []*fabric.Port, n int) string {

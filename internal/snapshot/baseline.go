@@ -47,15 +47,32 @@ func LoadBaseline(dir string) (*fabric.Fabric, error) {
 	if err != nil {
 		return nil, fmt.Errorf("baseline %s: %w (accept the current fabric again: ibdoctor baseline accept)", path, err)
 	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		return nil, fmt.Errorf("baseline %s: %w (accept the current fabric again: ibdoctor baseline accept)", path, err)
+	// Decoded as it is read: at 49k nodes the document is 150 MB, which
+	// io.ReadAll held whole (and twice while it grew) at a sweep's start.
+	rr := &readErr{r: z}
+	f, err := fabric.ReadJSON(rr)
+	if rr.err != nil {
+		err = rr.err // a damaged file, said as when it was read whole
 	}
-	f, err := fabric.Unmarshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("baseline %s: %w (accept the current fabric again: ibdoctor baseline accept)", path, err)
 	}
 	return f, nil
+}
+
+// readErr is r, keeping the first error other than io.EOF that reading it
+// gave (a decoder reading through it wraps that error in its own).
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 func loadBaselineV1(dir string) (*fabric.Fabric, error) {

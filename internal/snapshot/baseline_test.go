@@ -2,6 +2,12 @@ package snapshot
 
 import (
 	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -79,6 +85,55 @@ func TestBaselineIndexHostEdge(t *testing.T) {
 		jb, _ := fabric.Marshal(b)
 		if !bytes.Equal(ja, jb) {
 			t.Errorf("job part of %s from baseline.idx differs from the whole baseline's:\n%s\n---\n%s", h, ja, jb)
+		}
+	}
+}
+
+// TestLoadBaselineStreamed: the baseline decoded as it is read is the
+// fabric saved, and a damaged file (checksum, cut short) is refused with
+// the error reading it whole gave, naming the file and the fix.
+func TestLoadBaselineStreamed(t *testing.T) {
+	f := routedSmall(t)
+	dir := t.TempDir()
+	if err := SaveBaseline(dir, f); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadBaseline(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, have bytes.Buffer
+	fabric.WriteJSON(&want, f, fabric.MarshalOptions{OmitLFT: true})
+	fabric.WriteJSON(&have, got, fabric.MarshalOptions{OmitLFT: true})
+	if !bytes.Equal(have.Bytes(), want.Bytes()) {
+		t.Fatal("the baseline read back differs from the one saved")
+	}
+	path := filepath.Join(dir, BaselineName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// wholeErr is what reading the file whole said.
+	wholeErr := func(data []byte) string {
+		z, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadAll(z); err != nil {
+			return fmt.Sprintf("baseline %s: %v (accept the current fabric again: ibdoctor baseline accept)", path, err)
+		}
+		t.Fatal("the damaged file reads whole")
+		return ""
+	}
+	crc := slices.Clone(good)
+	crc[len(crc)-8] ^= 0xff
+	for name, data := range map[string][]byte{"checksum": crc, "cut short": good[:len(good)-100]} {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadBaseline(dir)
+		if want := wholeErr(data); err == nil || err.Error() != want {
+			t.Errorf("%s: %v\nwant %s", name, err, want)
 		}
 	}
 }

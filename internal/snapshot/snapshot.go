@@ -170,12 +170,13 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 		}
 		r = z
 	}
-	data, err := io.ReadAll(r)
+	// Decoded as it is read, never whole in memory (see LoadBaseline).
+	rr := &readErr{r: r}
+	f, err := fabric.ReadJSON(rr)
 	s.closeFabric()
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", err)
+	if rr.err != nil {
+		return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", rr.err)
 	}
-	f, err := fabric.Unmarshal(data)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: decoding the fabric in %s: %w", s.FabricFile, err)
 	}

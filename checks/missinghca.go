@@ -123,23 +123,24 @@ func (s *Snapshot) missingHCAs() []Finding {
 			railLeaves[bestDev] = append(railLeaves[bestDev], leaf)
 		}
 	}
-	// A switch with a port whose far end did not answer, or with a CA
-	// whose description was not read, may hold the missing HCA: could
-	// not look is not missing.
-	unknownAt := map[uint64]bool{}
+	// A switch port whose far end did not answer, or a CA whose
+	// description was not read, may hold the missing HCA: could not look
+	// is not missing. The ports are kept by switch (anyUnread: a CA
+	// whose description was not read, wherever it is cabled).
+	unknownAt := map[uint64][]uint8{}
 	for _, n := range s.Fabric.Nodes {
 		for i, p := range n.Ports {
 			if p == nil && i > 0 {
-				unknownAt[n.GUID] = true // its PortInfo was never read
+				unknownAt[n.GUID] = append(unknownAt[n.GUID], uint8(i)) // its PortInfo was never read
 			}
 			if p == nil || p.Num == 0 {
 				continue
 			}
 			if p.PeerUnknown() {
-				unknownAt[n.GUID] = true
+				unknownAt[n.GUID] = append(unknownAt[n.GUID], p.Num)
 			}
 			if isHostNode(n) && strings.TrimSpace(n.Description) == "" && p.Remote != nil {
-				unknownAt[p.Remote.Node.GUID] = true
+				unknownAt[p.Remote.Node.GUID] = append(unknownAt[p.Remote.Node.GUID], anyUnread)
 			}
 		}
 	}
@@ -215,7 +216,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 			for _, g := range leaves {
 				leaf := s.Fabric.NodeByGUID(g)
-				if unknownAt[g] {
+				if unreadNearHosts(leaf, hostPortsAt[g], unknownAt[g]) {
 					undecided = true
 				}
 				if leaf == nil || len(hostPortsAt[g]) == 0 {
@@ -314,6 +315,36 @@ func hostBlock(leaf *fabric.Node, ports []uint8, missing int) (lo, hi uint8) {
 		hi++
 	}
 	return lo, hi
+}
+
+// anyUnread marks a switch where an unread port could be anywhere.
+const anyUnread = 0
+
+// unreadNearHosts says whether one of a leaf's unread ports could hold a
+// host's cable: one among or beside its host ports, up to the first port
+// known to be cabled to a switch on either side. An unread port beyond
+// those (the far end of an uplink to a spine that does not answer) is
+// not where a host's cable goes, so what was read still decides (trial
+// T4: spine03 dead, leaf03's uplinks 49-56 unread, leaf03/28 Polling).
+func unreadNearHosts(leaf *fabric.Node, hostPorts, unread []uint8) bool {
+	if len(unread) == 0 {
+		return false
+	}
+	if leaf == nil || len(hostPorts) == 0 || slices.Contains(unread, anyUnread) {
+		return true
+	}
+	toSwitch := func(num int) bool {
+		p := leaf.Ports[num]
+		return p != nil && p.Remote != nil && p.Remote.Node.Type != mad.NodeCA
+	}
+	lo, hi := int(slices.Min(hostPorts)), int(slices.Max(hostPorts))
+	for lo > 1 && !toSwitch(lo-1) {
+		lo--
+	}
+	for hi+1 < len(leaf.Ports) && !toSwitch(hi+1) {
+		hi++
+	}
+	return slices.ContainsFunc(unread, func(n uint8) bool { return int(n) >= lo && int(n) <= hi })
 }
 
 func kindName(host string) string {

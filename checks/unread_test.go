@@ -270,3 +270,22 @@ func TestRoutingUndecidedWhereNotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingHCADeadSpineDecided (trial T4): with spine03's agent dead,
+// leaf03's uplinks 49-56 lead to a node that did not answer, but ports
+// 33-48 between them and leaf03's host block are known to be cabled to
+// spines, and leaf03/28 — where gpu012's mlx5_3 belongs — was read and
+// is Polling. What was read decides: still the error. Before, the unread
+// uplinks anywhere on leaf03 made gpu012 undecided.
+func TestMissingHCADeadSpineDecided(t *testing.T) {
+	res, _ := incidentWith(t, "dead spine03\n")
+	fs := byCheck(res.Findings, "topology.missing-hca")
+	if len(fs) != 1 || fs[0].Severity != checks.Error || !strings.Contains(fs[0].Title, "gpu012") || !strings.Contains(fs[0].Title, "leaf03/28") {
+		t.Errorf("want the error naming gpu012 and leaf03/28, got:%s\nundecided %+v", titles(fs), res.Undecided)
+	}
+	for _, u := range res.Undecided {
+		if u.Check == "topology.missing-hca" {
+			t.Errorf("undecided: %+v", u)
+		}
+	}
+}

@@ -244,6 +244,12 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 			continue
 		}
+		if s.HCAsPartial && len(spots) == 0 {
+			if len(mine) > 0 {
+				s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %s where its peers have %d (%s not found) in a snapshot whose sweep did not read everything, and no leaf port where its cable belongs was read without a link: the HCA may be one the sweep could not read", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
+			}
+			continue
+		}
 		sev, basis := Error, fmt.Sprintf("at least %d of the %d other %s hosts have each of them", least, others, kindName(h))
 		switch {
 		case least == others && others == 1:

@@ -75,9 +75,13 @@ type Snapshot struct {
 	ARNotRead string
 	// HCAs is the census of the whole fabric's host adapters when Fabric
 	// is only a part of it (a gate's): topology.missing-hca compares a
-	// host with its peers. Nil: taken from Fabric; empty: the whole
-	// fabric was not all read, no host is compared.
+	// host with its peers. Nil: taken from Fabric.
 	HCAs []HostHCA
+	// HCAsPartial says HCAs is of a sweep that did not read everything:
+	// a host's HCA may be absent only because it was not read, so a host
+	// lacking one is reported only where the leaf port its cable belongs
+	// in was read without a link; otherwise it is undecided.
+	HCAsPartial bool
 	// Scope limits the checks to what a job uses (gate). Nil: everything.
 	Scope *Scope
 	// FabricRouting, with Scope, are the whole fabric's verdicts of the

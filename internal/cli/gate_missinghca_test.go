@@ -35,3 +35,30 @@ func TestGateMissingHCAFreshDeployment(t *testing.T) {
 		t.Errorf("gpu005: exit %d\n%s\n%s", code, out, stderr)
 	}
 }
+
+// TestGateMissingHCAIncompleteSnapshot (trial T0): the state dir's first
+// sweep did not read everything (spine03's agent was dead), so its
+// snapshot is incomplete and there is no baseline. gpu012's mlx5_3 is
+// missing (the incident) and leaf03/28, where its cable belongs, was read
+// and is Polling: the gate must say so, exit 1. Before, an incomplete
+// snapshot left the gate no hosts to compare gpu012 with: "Reached:
+// everything", healthy, exit 0.
+func TestGateMissingHCAIncompleteSnapshot(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dead := writeFile(t, "dead.faults", "dead spine03\n")
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim", "--faults", dead, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json"), "--timeout", deadTimeout, "--retries", "0"); code != ExitPartial {
+		t.Fatalf("sweep: exit %d, want %d (incomplete): %s", code, ExitPartial, stderr)
+	}
+	code, out, stderr := run("gate", "--sim", "--state-dir", state, "--nodes", "gpu[011-012]", "--json", "--timeout", deadTimeout, "--retries", "0")
+	d := chkParse(t, out)
+	var got string
+	for _, f := range d.Findings {
+		if f.Check == "topology.missing-hca" {
+			got = f.Title
+		}
+	}
+	if code != ExitFindings || d.Status != "unhealthy" || !strings.Contains(got, "gpu012") || !strings.Contains(got, "leaf03/28") {
+		t.Fatalf("exit %d status %q, want 1 with topology.missing-hca naming gpu012 and leaf03/28 (got %q)\nfindings %+v\nundecided %+v\n%s", code, d.Status, got, d.Findings, d.Undecided, stderr)
+	}
+}

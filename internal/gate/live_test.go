@@ -349,3 +349,33 @@ func TestGatePartitions(t *testing.T) {
 	}
 	t.Log(doc.Findings[0].Title)
 }
+
+// TestGateIntervalOffRouteUplinks (trial T13): with --interval, a job on
+// one leaf (gpu001, gpu002: no uplink on its routes) and a job over two
+// leaves (gpu001, gpu009) are healthy. Before, routing.traffic-imbalance
+// was undecided on the uplinks the gate had no reason to read — leaf01's
+// for the one-leaf job, and for the two-leaf job spine ports down to
+// leaves the job does not use, taken for "uplinks" because those leaves'
+// hosts are not in the gate's part of the fabric — and the gate exited 2.
+func TestGateIntervalOffRouteUplinks(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	for _, hosts := range [][]string{{"gpu001", "gpu002"}, {"gpu001", "gpu009"}} {
+		clk := sim.NewManualClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+		live, err := sim.New(build(t, tree4x4), sim.Options{Clock: clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := job()
+		o.Hosts = hosts
+		o.Interval = 10 * time.Second
+		o.Sleep = func(ctx context.Context, d time.Duration) error { clk.Advance(d); return nil }
+		o.Clock = clk.Now
+		doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Status != "healthy" || len(doc.Undecided) > 0 {
+			t.Errorf("%v: status %q, want healthy; undecided %+v; findings %+v", hosts, doc.Status, doc.Undecided, doc.Findings)
+		}
+	}
+}

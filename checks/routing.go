@@ -445,6 +445,18 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		s.couldNotDecide(id, reason, s.nodeEntity(at, "switch"))
 	}
 	hostsTotal := max(1, len(rf.hosts))
+	if s.Scope != nil {
+		// A gate's share is of the job's pairs, as its other findings'
+		// are: a lost route hangs the job (trial T14: 8 of its 240
+		// pairs, not 0.2% of the part of the fabric read).
+		n := 0
+		for _, h := range rf.hosts {
+			if s.Scope.Hosts[h.Node] {
+				n++
+			}
+		}
+		hostsTotal = max(1, n)
+	}
 	for _, f := range order {
 		hh := hits[f]
 		var srcs []*fabric.Port
@@ -455,6 +467,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		}
 		sev := Critical
 		atName := "?"
+		var downAt *fabric.Port // the egress port, read and without a physical link
 		var ents []Entity
 		for i, d := range hh.dsts {
 			if i == 5 {
@@ -469,6 +482,9 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 				if p := portOf(f.at, f.port); p != nil {
 					ents = append(ents, s.entityOf(p, "egress"))
 					atName = s.entityOf(p, "").String()
+					if f.why == route.DeadEnd && p.StateKnown() && p.PhysState != mad.PhysLinkUp {
+						downAt = p
+					}
 				}
 			}
 		}
@@ -497,6 +513,12 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		if len(hh.dsts) > 1 {
 			dstWord, entries = "destinations", fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(hh.dsts)-1)
 		}
+		action := fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, entries, atName)
+		if downAt != nil {
+			// The tables point at a port whose link is down: the cable
+			// is the first suspect, the tables the second (trial T14).
+			action = fmt.Sprintf("%s is %s: if a cable belongs there (a link.down finding names it against the expected topology or the snapshot), reseat or replace it. Until it is back the subnet manager should route around it: if it does not, check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, downAt.PhysState, atName, entries, s.nodeName(downAt.Node))
+		}
 		out = append(out, Finding{
 			Check:    id,
 			Severity: sev,
@@ -507,7 +529,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			// and the destination hangs, so the score is the share of
 			// hosts involved rather than of host pairs.
 			Impact: Impact{PathShare: share, Score: max(min(1, float64(involved)/float64(hostsTotal)), 0.05), Summary: "traffic from these hosts to the " + dstWord + " is lost: jobs spanning them hang or fail"},
-			Action: fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, entries, atName),
+			Action: action,
 			Basis:  "routes",
 		})
 	}

@@ -237,6 +237,17 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 		return int(a.Num) - int(b.Num)
 	})
+	// The cables between switches on the job's routes as the snapshot
+	// has them: the expected topology they are judged against once
+	// re-read (link.down names one that went down since the sweep, trial
+	// T14), as the hosts' own cables are.
+	var isls [][2]*fabric.Port
+	for _, p := range ports {
+		if p.Remote != nil && p.Node.Type == mad.NodeSwitch && p.Remote.Node.Type == mad.NodeSwitch {
+			isls = append(isls, [2]*fabric.Port{p, p.Remote}) // a cable seen from both ends is added once
+		}
+	}
+	addLinks(base, isls)
 	noLink := map[*fabric.Port]bool{} // no peer in the snapshot
 	for _, p := range ports {
 		if p.Remote == nil {
@@ -418,6 +429,42 @@ func jobLinks(f *fabric.Fabric, hosts []*fabric.Node) *fabric.Fabric {
 	}
 	out.Reindex()
 	return out
+}
+
+// addLinks adds to base the links between copies of their ends' nodes
+// (made when base has none of that GUID), unless base has the port linked.
+func addLinks(base *fabric.Fabric, links [][2]*fabric.Port) {
+	if len(links) == 0 {
+		return
+	}
+	node := func(n *fabric.Node) *fabric.Node {
+		if c := base.NodeByGUID(n.GUID); c != nil {
+			return c
+		}
+		c := &fabric.Node{Type: n.Type, GUID: n.GUID, SystemImageGUID: n.SystemImageGUID, Description: n.Description, Ports: make([]*fabric.Port, len(n.Ports))}
+		base.Nodes = append(base.Nodes, c)
+		base.Reindex()
+		return c
+	}
+	port := func(c *fabric.Node, p *fabric.Port) *fabric.Port {
+		if int(p.Num) >= len(c.Ports) {
+			return nil
+		}
+		if c.Ports[p.Num] == nil {
+			q := *p
+			q.Node, q.Remote = c, nil
+			c.Ports[p.Num] = &q
+		}
+		return c.Ports[p.Num]
+	}
+	for _, l := range links {
+		a, b := port(node(l[0].Node), l[0]), port(node(l[1].Node), l[1])
+		if a == nil || b == nil || a.Remote != nil || b.Remote != nil {
+			continue
+		}
+		a.Remote, b.Remote = b, a
+	}
+	base.Reindex()
 }
 
 func portOf(n *fabric.Node, num uint8) *fabric.Port {

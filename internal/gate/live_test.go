@@ -379,3 +379,49 @@ func TestGateIntervalOffRouteUplinks(t *testing.T) {
 		}
 	}
 }
+
+// TestGateDownISLOnRoute (trial T14): the cable between leaf01 and the
+// spine the job's route to gpu009 crosses went down since the sweep. The
+// gate, run from gpu001 where the sweep ran (directed routes: LID-routed
+// MADs over the down cable would be lost), names it: link.down against
+// the snapshot's cable, as a host's own cable is. Before, only
+// routing.unreachable said "egress port is down or uncabled" and advised
+// fixing the subnet manager's tables.
+func TestGateDownISLOnRoute(t *testing.T) {
+	snap := sweptWithCounters(t, build(t, tree4x4))
+	f, _ := snap.FabricModel()
+	up := uplinkTo(t, f, "leaf01", "gpu009")
+	spine := f.NodesByHost("leaf01")[0].Ports[up].Remote
+	live, err := sim.New(build(t, tree4x4), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := live.Down(fmt.Sprintf("leaf01/%d", up)); err != nil {
+		t.Fatal(err)
+	}
+	o := job()
+	o.ByLID, o.Counters = false, false
+	doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu001 mlx5_0"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("Link leaf01/%d <-> %s/%d from the expected topology is down", up, spine.Node.Description, spine.Num)
+	found := false
+	for _, fd := range doc.Findings {
+		found = found || (fd.Check == "link.down" && fd.Title == want)
+	}
+	// The route lost is the job's: its share is of the job's pairs (1 of
+	// 2, not 1 of the 32*31 of the hosts in the part read), and the
+	// advice starts at the down port, not at the tables.
+	for _, fd := range doc.Findings {
+		if fd.Check == "routing.unreachable" && (fd.Impact.PathShare < 0.3 || !strings.HasPrefix(fd.Action, fmt.Sprintf("leaf01/%d is Disabled: ", up))) {
+			t.Errorf("routing.unreachable: share %.4f, do %q", fd.Impact.PathShare, fd.Action)
+		}
+	}
+	if !found || doc.Status != "unhealthy" {
+		t.Errorf("status %q; want a link.down %q among:", doc.Status, want)
+		for _, fd := range doc.Findings {
+			t.Errorf("  %s %s %s", fd.Severity, fd.Check, fd.Title)
+		}
+	}
+}

@@ -301,19 +301,19 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 	}
 	f.Impact.Score = f.Impact.PathShare * counterWeight[f.Severity]
 	name := s.portName(p)
-	switch {
-	case c.Saturated:
+	atTop := c.Value == uint64(1)<<baseFieldBits[c.Name]-1
+	if c.Saturated || atTop {
 		f.Title = fmt.Sprintf("%s saturated on %s since the last clear (at least %d)", c.Name, name, c.Value)
-	case c.Value == uint64(1)<<baseFieldBits[c.Name]-1:
+	} else {
+		f.Title = fmt.Sprintf("%s = %d on %s since the last clear", c.Name, c.Value, name)
+	}
+	if atTop && !c.Saturated {
 		// A file's narrow counter read where its extended twin was
 		// missing or not counting reaches the checks as a plain value
 		// (the reader warns it is saturated): exactly the field's top
 		// is read as saturated, and "at least" holds either way.
-		f.Title = fmt.Sprintf("%s saturated on %s since the last clear (at least %d)", c.Name, name, c.Value)
 		f.Evidence = append(f.Evidence, Evidence{Name: "saturated", Value: float64(c.Value),
 			Text: fmt.Sprintf("%d is the %d-bit PortCounters field's maximum: read as saturated, the true count is at least that", c.Value, baseFieldBits[c.Name])})
-	default:
-		f.Title = fmt.Sprintf("%s = %d on %s since the last clear", c.Name, c.Value, name)
 	}
 	// The port's other error counters since the clear, not full
 	// themselves (those are findings of their own), say what else

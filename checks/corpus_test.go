@@ -445,3 +445,25 @@ func TestCorpusUnnamedModelWording(t *testing.T) {
 		}
 	}
 }
+
+// TestCorpusFDRRatePrinted: 4X FDR is 14.0625 Gb/s x 64/66 x 4 = 54.55
+// Gb/s; the slow link's impact and the oversubscription evidence printed
+// 54.56 (a per-lane 13.64 rounded too early).
+func TestCorpusFDRRatePrinted(t *testing.T) {
+	res := corpusCheck(t, "switchib-sx6012-mixed-2016.ibnetdiscover", false)
+	var impact, uplinks bool
+	for _, f := range res.Findings {
+		text := f.Title + " " + f.Impact.Summary
+		for _, e := range f.Evidence {
+			text += " " + e.Text
+		}
+		if strings.Contains(text, "54.56") || strings.Contains(text, "54.545") {
+			t.Errorf("%s: %s", f.Check, text)
+		}
+		impact = impact || strings.Contains(f.Impact.Summary, "runs at 8 of 54.55 Gb/s")
+		uplinks = uplinks || strings.Contains(text, "uplinks 54.55 Gb/s")
+	}
+	if !impact || !uplinks {
+		t.Errorf("want 'runs at 8 of 54.55 Gb/s' (found %v) and 'uplinks 54.55 Gb/s' (found %v)", impact, uplinks)
+	}
+}

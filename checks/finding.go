@@ -211,6 +211,12 @@ func fmtNum(v float64) string {
 	}
 }
 
+// fmtGbps prints a link rate to two decimals at most, the way vendors
+// quote FDR (54.55 Gb/s for 4X), where fmtNum's three would print 54.545.
+func fmtGbps(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+}
+
 // MarshalJSON keeps the GUID string in step with NodeGUID.
 func (e Entity) MarshalJSON() ([]byte, error) {
 	type plain Entity

@@ -129,7 +129,7 @@ func (s *Snapshot) linkImpact(p *fabric.Port, active, want mad.Rate) Impact {
 		}
 	}
 	im.Summary = fmt.Sprintf("runs at %s of %s Gb/s (%.0f%% lost); carries %s of host-to-host paths (%s); a ring all-reduce crossing it runs up to %.1fx slower",
-		fmtNum(active.Gbps()), fmtNum(want.Gbps()), frac*100, pct(share), basis, im.Slowdown)
+		fmtGbps(active.Gbps()), fmtGbps(want.Gbps()), frac*100, pct(share), basis, im.Slowdown)
 	return im
 }
 

@@ -183,7 +183,7 @@ func (s *Snapshot) oversubscribed() []Finding {
 				sev, why = Warning, fmt.Sprintf("above the typical leaf's %.1f:1: an uplink may be missing or down", typical)
 			}
 		}
-		text := fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtNum(l.host), fmtNum(l.up), why)
+		text := fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtGbps(l.host), fmtGbps(l.up), why)
 		k := same{sev, text, l.hosts, l.ups, fmt.Sprintf("%.1f", r)}
 		if i, ok := group[k]; ok {
 			f := &out[i]

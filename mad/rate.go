@@ -90,9 +90,10 @@ const (
 var speedNames = [...]string{"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR"}
 
 // signalling rate per lane in Gb/s (what libibmad prints) and data rate per
-// lane after encoding overhead (what sysfs rate and bandwidth use).
+// lane after encoding overhead (what sysfs rate and bandwidth use). FDR is
+// written as its 64b/66b quotient: a rounded 13.64 made 4X FDR 54.56 Gb/s.
 var speedSignal = [...]float64{2.5, 5, 10, 10.3125, 14.0625, 25.78125, 53.125, 106.25, 212.5}
-var speedData = [...]float64{2, 4, 8, 10, 13.64, 25, 50, 100, 200}
+var speedData = [...]float64{2, 4, 8, 10, 14.0625 * 64 / 66, 25, 50, 100, 200}
 
 func (s Speed) index() int {
 	if s == 0 || s&(s-1) != 0 {

@@ -2,6 +2,7 @@ package mad
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -285,5 +286,27 @@ func TestParseRateErrorSaysMadOnce(t *testing.T) {
 		if n := strings.Count(err.Error(), "mad:"); n != 1 || !strings.Contains(err.Error(), `rate "`+s+`"`) {
 			t.Errorf("%q: %v", s, err)
 		}
+	}
+}
+
+// The data rate per lane is the signalling rate less the line code: 8b/10b
+// up to QDR, 64b/66b for FDR10, FDR and EDR. FDR printed 13.64 per lane
+// (54.56 for 4X) where 14.0625*64/66 is 13.636 (54.55 for 4X).
+func TestSpeedDataRateIsSignalLessEncoding(t *testing.T) {
+	for _, tt := range []struct {
+		s   Speed
+		num float64
+		den float64
+	}{
+		{SpeedSDR, 8, 10}, {SpeedDDR, 8, 10}, {SpeedQDR, 8, 10},
+		{SpeedFDR10, 64, 66}, {SpeedFDR, 64, 66}, {SpeedEDR, 64, 66},
+	} {
+		want := tt.s.SignalGbps() * tt.num / tt.den
+		if got := tt.s.DataGbps(); got != want {
+			t.Errorf("%v: DataGbps = %v, want %v (%v x %v/%v)", tt.s, got, want, tt.s.SignalGbps(), tt.num, tt.den)
+		}
+	}
+	if got := fmt.Sprintf("%.2f", (Rate{Width4X, SpeedFDR}).Gbps()); got != "54.55" {
+		t.Errorf("4X FDR = %s Gb/s, want 54.55", got)
 	}
 }

@@ -37,6 +37,9 @@ func TestBadFaultsAndStateDirPaths(t *testing.T) {
 		{[]string{"sweep", "--sim", "--state-dir", file}, []string{"--state-dir " + file + ": not a directory", "give a directory"}},
 		{[]string{"gate", "--sim", "--nodes", "gpu001", "--state-dir", "/dev/null"}, []string{"--state-dir /dev/null: not a directory"}},
 		{[]string{"baseline", "accept", "--state-dir", "/dev/null"}, []string{"--state-dir /dev/null: not a directory"}},
+		// mkdir fails even for root in /proc: a bare "mkdir /proc/ibd: no such file or directory" before
+		{[]string{"sweep", "--sim", "--state-dir", "/proc/ibdoctor-test"}, []string{"--state-dir /proc/ibdoctor-test: cannot create it (no such file or directory)", "give a directory"}},
+		{[]string{"sweep", "--sim", "--state-dir", "/proc/ibdoctor-test/sub"}, []string{"--state-dir /proc/ibdoctor-test/sub: cannot create it", "give a directory"}},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(c.args...)
@@ -50,7 +53,7 @@ func TestBadFaultsAndStateDirPaths(t *testing.T) {
 				t.Errorf("%v: %q lacks %q", c.args, last, w)
 			}
 		}
-		for _, bad := range []string{"bufio.", "read " + dir, "mkdir ", "open /dev/null/"} {
+		for _, bad := range []string{"bufio.", "read " + dir, "mkdir ", "open /dev/null/", "open /proc/"} {
 			if strings.Contains(stderr, bad) {
 				t.Errorf("%v: Go error in %q", c.args, stderr)
 			}

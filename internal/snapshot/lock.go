@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,13 +30,14 @@ var ErrLocked = errors.New("state directory is locked")
 // The lock is flock(2) on LockName, so it is released when its holder
 // exits, however it exits: a killed sweep never leaves a stale lock.
 func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error) {
+	const fix = "give a directory this user may create and write (--state-dir DIR or $IBDOCTOR_STATE_DIR)"
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("--state-dir: %w", err)
+		return nil, fmt.Errorf("--state-dir %s: cannot create it (%v): %s", dir, bareErr(err), fix)
 	}
 	path := filepath.Join(dir, LockName)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("--state-dir: %w", err)
+		return nil, fmt.Errorf("--state-dir %s: cannot create %s in it (%v): %s", dir, LockName, bareErr(err), fix)
 	}
 	deadline := time.Now().Add(wait)
 	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 200*time.Millisecond) {
@@ -88,5 +90,15 @@ func (l *Lock) Release() error {
 	}
 	err := l.f.Close() // closing the descriptor releases the flock
 	l.f = nil
+	return err
+}
+
+// bareErr is err without the operation and path a PathError repeats: the
+// message names the directory itself.
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
 	return err
 }

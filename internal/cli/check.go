@@ -62,7 +62,7 @@ func (a *app) runCheck(parent context.Context, opts *checkCmdOptions) error {
 	if opts.list {
 		return printCheckList(a)
 	}
-	if err := checkHTMLPath(opts.html); err != nil {
+	if err := checkHTMLPath(opts.html, false); err != nil {
 		return withExit(ExitUndecided, err)
 	}
 	failOn, err := checks.ParseSeverity(o.failOn)

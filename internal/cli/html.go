@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/htmlpage"
@@ -43,8 +45,10 @@ func stageHTML(path string, doc *report.Document, snap *checks.Snapshot) (*outfi
 
 // checkHTMLPath refuses an --html path that cannot take the page (a FIFO,
 // device or directory, a folder that cannot be written, or stdout) before
-// the sweep, not after it.
-func checkHTMLPath(path string) error {
+// the sweep, not after it. Without createDirs (an interactive check) a
+// folder on the way that does not exist is refused too: it is more likely
+// a typo than a wish, and making it would leave a stray tree behind.
+func checkHTMLPath(path string, createDirs bool) error {
 	if path == "" {
 		return nil
 	}
@@ -53,6 +57,23 @@ func checkHTMLPath(path string) error {
 	}
 	if err := outfile.CheckWritable(path); err != nil {
 		return fmt.Errorf("--html: %w", err)
+	}
+	if createDirs {
+		return nil
+	}
+	final, _, err := outfile.Resolve(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	missing := ""
+	for dir := filepath.Dir(final); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+			break
+		}
+		missing = dir
+	}
+	if missing != "" {
+		return fmt.Errorf("--html %s: folder %s does not exist: check the path, or create it first (mkdir -p %s); check does not create folders", path, missing, filepath.Dir(final))
 	}
 	return nil
 }

@@ -70,3 +70,31 @@ func TestHTMLBadPath(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHTMLMissingFolder: an interactive check does not create the
+// folders of a typo'd --html path (it did, silently, and wrote the page
+// there); it refuses before the sweep naming the missing folder and the
+// fix. sweep, the cron command, still creates them.
+func TestCheckHTMLMissingFolder(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexistent")
+	page := filepath.Join(missing, "dir", "x.html")
+	code, out, stderr := run("check", "--sim="+topo, "--html", page)
+	want := "--html " + page + ": folder " + missing + " does not exist"
+	if code != ExitUndecided || !strings.Contains(stderr, want) || !strings.Contains(stderr, "mkdir -p") || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Errorf("exit %d, stderr %q; want 2 and one line with %q and the fix", code, stderr, want)
+	}
+	if strings.Contains(out, "Status:") {
+		t.Errorf("swept anyway:\n%s", out)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Errorf("check created %s", missing)
+	}
+	if code, _, stderr := run("sweep", "--sim="+topo, "--no-save", "--out", filepath.Join(dir, "r.json"), "--html", page); code != ExitHealthy {
+		t.Fatalf("sweep --html %s: exit %d: %s", page, code, stderr)
+	}
+	if _, err := os.Stat(page); err != nil {
+		t.Errorf("sweep did not write its page: %v", err)
+	}
+}

@@ -157,7 +157,7 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 	}
 	// Refuse a FIFO, device or directory, or a folder that cannot be
 	// written, now, not after the sweep replaced the state.
-	if err := checkHTMLPath(o.html); err != nil {
+	if err := checkHTMLPath(o.html, true); err != nil {
 		return err
 	}
 	for _, f := range []struct{ flag, path string }{{"--out", o.out}, {"--prom", o.prom}} {

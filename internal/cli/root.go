@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -255,6 +256,11 @@ func execute(root *cobra.Command, stderr io.Writer, width int) int {
 	err := root.Execute()
 	if err == nil {
 		return ExitHealthy
+	}
+	if width > 0 && errors.Is(err, context.Canceled) {
+		// Stopped by Ctrl-C: the terminal echoed ^C where the message
+		// would start, and its wrapping counts from column 0.
+		io.WriteString(stderr, "\n")
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

@@ -291,7 +291,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		}
 	}()
 	if ctx.Err() != nil {
-		return fail(fmt.Errorf("sweep interrupted (%v): the previous report and snapshot are kept", context.Cause(ctx)))
+		return fail(sweepInterrupted(ctx))
 	}
 	snap := sw.Snapshot(o.expectation, baseline, nil)
 	res, err := checks.Run(snap, o.check.only...)
@@ -485,6 +485,22 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snap
 	}
 	return acc, prev, acc != nil, nil
 }
+
+// sweepInterrupted is the error of a sweep stopped by a signal; it wraps
+// ctx's error so that execute knows it for an interrupt.
+func sweepInterrupted(ctx context.Context) error {
+	return interruptedError{fmt.Sprintf("sweep interrupted (%v): the previous report and snapshot are kept", context.Cause(ctx)), ctx.Err()}
+}
+
+// interruptedError is a message of its own that still unwraps to the
+// context's error.
+type interruptedError struct {
+	msg string
+	err error
+}
+
+func (e interruptedError) Error() string { return e.msg }
+func (e interruptedError) Unwrap() error { return e.err }
 
 // writeFailedProm replaces the textfile by one saying the sweep failed,
 // keeping the last success's time and the last good counts.

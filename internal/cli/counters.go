@@ -730,7 +730,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 			cols[i] = report.Column{Header: h, Drop: drop[h]}
 		}
 		cols[len(cols)-1].Min, cols[len(cols)-1].Wrap = 16, true
-		report.WriteTable(w, st.Width, cols, rows)
+		report.WriteTableRule(w, st.Width, st.RuleWidth, cols, rows)
 		fmt.Fprintln(w)
 	}
 	summary := fmt.Sprintf("%s read on %s (%s): ", plural(len(v.ports), "port"), plural(v.nodes, "node"), what)

@@ -64,7 +64,11 @@ type app struct {
 // or NO_COLOR, and the terminal's width (0, no limit, for a pipe).
 func (a *app) style() report.Style {
 	a.io.SetNoColor(a.opts.noColor)
-	return report.Style{Color: a.io.ColorEnabled(), Width: a.io.OutputWidth()}
+	st := report.Style{Color: a.io.ColorEnabled(), Width: a.io.OutputWidth()}
+	if st.Width == 0 {
+		st.RuleWidth = a.io.TerminalWidth()
+	}
+	return st
 }
 
 // globalOptions are the persistent flags of the root command.

@@ -212,3 +212,25 @@ func TestGateFindingsFitTerminal(t *testing.T) {
 		t.Errorf("the details lost the impact:\n%s", out)
 	}
 }
+
+// TestCountersPipedRule: piped, counters keeps each port on one line
+// (for grep), but its header rule stopped at the widest row (140 columns
+// with COLUMNS=80 while most rows are 60): it stops at the reader's
+// terminal width, $COLUMNS here.
+func TestCountersPipedRule(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	code, out, stderr := run("counters", "--sim")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || strings.Trim(lines[1], "-") != "" {
+		t.Fatalf("no header rule on line 2:\n%s", out)
+	}
+	if n := len(lines[1]); n > 80 || n < len(strings.TrimRight(lines[0], " ")) {
+		t.Errorf("rule %d columns wide, want at most 80 and at least the header's %d", n, len(lines[0]))
+	}
+	if long := wider(out, 80); len(long) == 0 {
+		t.Errorf("piped rows were cut or wrapped (spine02/49's row is wider than 80):\n%s", out)
+	}
+}

@@ -18,6 +18,10 @@ type Style struct {
 	// Width is the terminal width text must fit; 0 for a pipe or a file,
 	// which get the full text, nothing cut or wrapped.
 	Width int
+	// RuleWidth, on a pipe (Width 0), is the widest a table's header rule
+	// is drawn: the reader's terminal ($COLUMNS, else 80). The rows keep
+	// their full text; one long row does not stretch the rule past it.
+	RuleWidth int
 }
 
 // IsTerminal reports whether w is a terminal.

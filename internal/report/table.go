@@ -48,6 +48,13 @@ func columnsOf(header []string) []Column {
 // limit). When the natural table is wider, the columns with a Min are cut
 // (the leftmost keeps the most room), then Drop columns are removed.
 func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
+	return WriteTableRule(w, width, 0, cols, rows)
+}
+
+// WriteTableRule is WriteTable whose header rule is at most ruleMax
+// columns wide (0: as wide as the table), though never narrower than the
+// header.
+func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]string) error {
 	natural := make([]int, len(cols))
 	for i, c := range cols {
 		natural[i] = VisibleWidth(c.Header)
@@ -137,7 +144,17 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 		header[below] = "" // its text is under each row
 	}
 	line(header)
-	bw.WriteString(strings.Repeat("-", tableWidth(keep, widths)))
+	rule := tableWidth(keep, widths)
+	if ruleMax > 0 && rule > ruleMax {
+		headerWidth := 0
+		for i, h := range header {
+			if keep[i] {
+				headerWidth = tableWidth(keep[:i], widths[:i]) + VisibleWidth(h) + 1
+			}
+		}
+		rule = max(ruleMax, headerWidth)
+	}
+	bw.WriteString(strings.Repeat("-", rule))
 	bw.WriteByte('\n')
 	for _, r := range rows {
 		line(r)

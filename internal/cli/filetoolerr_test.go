@@ -66,7 +66,7 @@ func TestFilePartsNotCabledAreListed(t *testing.T) {
 			t.Errorf("discover: no %q in:\n%s", want, out)
 		}
 	}
-	if !strings.Contains(stderr, "the file holds 5 parts not cabled to each other") || !strings.Contains(stderr, "3 of its 8 nodes") {
+	if !strings.Contains(stderr, "the file holds 5 parts not cabled to each other") || !strings.Contains(stderr, "3 of the file's 8 nodes") {
 		t.Errorf("warning does not say how many parts and which was used:\n%s", stderr)
 	}
 	code, out, _ = run("check", "--json", "--fail-on", "critical", "--sim="+f)

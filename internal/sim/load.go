@@ -164,7 +164,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 				Where:  quoteSome(names, 3),
 				Reason: fmt.Sprintf("in the file but not cabled to the part the sweep starts from (%s), so not read; %s", s.attachName(), partsAdvice)})
 		}
-		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of its %d nodes, %s); the other %d nodes are listed as not reached: %s; %s",
+		info.Notes = append(info.Notes, fmt.Sprintf("the file holds %d parts not cabled to each other; every command sees only the one holding where the sweep starts (%s: %d of the file's %d nodes, %s); the other %d nodes are listed as not reached: %s; %s",
 			len(parts), s.attachName(), len(parts[0].nodes), len(f.Nodes), plural(parts[0].links, "link"), off, quoteSome(s.partNames(part{nodes: otherNodes(parts)}), 3), partsAdvice))
 	}
 	return s, info, nil

@@ -245,8 +245,8 @@ func TestLoadSaysWhatTheSweepCannotReach(t *testing.T) {
 			note = n
 		}
 	}
-	if !strings.Contains(note, "the file holds 5 parts not cabled to each other") || !strings.Contains(note, "3 of its 8 nodes") || !strings.Contains(note, "5FB0406-spine-IB01") || !strings.Contains(note, "or the whole file if this one was cut short") {
-		t.Errorf("notes %q: want one saying the file holds 5 parts, the sweep sees 3 of its 8 nodes, naming one of the others", info.Notes)
+	if !strings.Contains(note, "the file holds 5 parts not cabled to each other") || !strings.Contains(note, "3 of the file's 8 nodes") || !strings.Contains(note, "5FB0406-spine-IB01") || !strings.Contains(note, "or the whole file if this one was cut short") {
+		t.Errorf("notes %q: want one saying the file holds 5 parts, the sweep sees 3 of the file's 8 nodes, naming one of the others", info.Notes)
 	}
 	if len(info.Unread) != 4 || info.Unread[2].What != "2 nodes (1 link)" || !strings.Contains(info.Unread[2].Where, "5FB0406-spine-IB03") {
 		t.Errorf("unread %+v: want the 4 other parts, spine-IB03's with its AN", info.Unread)

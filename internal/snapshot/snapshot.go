@@ -5,6 +5,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -217,7 +218,9 @@ func (s *Snapshot) closeFabric() error {
 // has one (only the records a job needs are read), else snapshot.json;
 // with the fabric-wide verdicts of the same sweep.
 func LoadForGate(dir string) (*Snapshot, error) {
+	path := filepath.Join(dir, FileName)
 	var last error
+	var first, data []byte
 	for try := range loadTries {
 		x, err := OpenIndex(dir)
 		if errors.Is(err, ErrNone) {
@@ -226,11 +229,34 @@ func LoadForGate(dir string) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		v, err := readVerdicts(dir, x.TakenAt)
+		// snapshot.json is the snapshot's entry point: gate.idx is
+		// answered from only when it names gate.idx and the same sweep.
+		var doc *Snapshot
+		doc, data, err = readDoc(path)
+		if err == nil && doc.IndexFile == "" {
+			// A snapshot without an index: a gate.idx beside it is a
+			// leftover, not this snapshot's.
+			x.Close()
+			return Load(dir)
+		}
+		if err == nil && !doc.TakenAt.Equal(x.TakenAt) {
+			err = otherSweep(x.TakenAt, doc.TakenAt)
+		}
+		if try == 0 {
+			first = data
+		}
 		if err == nil {
-			return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir, verdicts: v}, nil
+			var v *checks.FabricVerdicts
+			if v, err = readVerdicts(dir, x.TakenAt); err == nil {
+				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir, verdicts: v}, nil
+			}
 		}
 		x.Close()
+		if errors.Is(err, ErrNone) {
+			// gate.idx is renamed before snapshot.json: a first sweep
+			// is between the two.
+			err = goneError{fmt.Sprintf("%s has no %s beside it", IndexName, FileName)}
+		}
 		if !errors.Is(err, errFabricGone) {
 			return nil, err
 		}
@@ -238,7 +264,22 @@ func LoadForGate(dir string) (*Snapshot, error) {
 		last = err
 		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("snapshot %s: %w (sweeps replaced it %d times while it was read)", dir, last, loadTries)
+	return nil, gaveUp(path, last, first, data)
+}
+
+// otherSweep says gate.idx and snapshot.json are of two sweeps.
+func otherSweep(idx, doc time.Time) error {
+	return goneError{fmt.Sprintf("%s is of the sweep taken at %s, %s of the one at %s", IndexName, idx.UTC().Format(time.RFC3339Nano), FileName, doc.UTC().Format(time.RFC3339Nano))}
+}
+
+// gaveUp is Load's error once snapshot.json kept naming a file that is
+// gone or of another sweep: when snapshot.json stayed the same through
+// every try no sweep was replacing it, and the state is broken, not busy.
+func gaveUp(path string, last error, first, final []byte) error {
+	if bytes.Equal(first, final) {
+		return fmt.Errorf("snapshot %s: %v (no sweep replaced the snapshot while it was read): run 'ibdoctor sweep' again", path, last)
+	}
+	return fmt.Errorf("snapshot %s: %w (sweeps replaced it %d times while it was read)", path, last, loadTries)
 }
 
 // VerdictsName is the file beside snapshot.json holding the sweep's
@@ -277,7 +318,7 @@ func readVerdicts(dir string, taken time.Time) (*checks.FabricVerdicts, error) {
 		return nil, fmt.Errorf("snapshot: %s is not valid JSON (%v): run 'ibdoctor sweep' again", path, err)
 	}
 	if v.Taken.After(taken) {
-		return nil, fmt.Errorf("%s: %w", VerdictsName, errFabricGone)
+		return nil, goneError{fmt.Sprintf("%s is of a sweep after %s", VerdictsName, taken.UTC().Format(time.RFC3339))}
 	}
 	if !v.Taken.Equal(taken) {
 		return nil, nil
@@ -502,48 +543,81 @@ func Load(dir string) (*Snapshot, error) {
 		path = filepath.Join(dir, FileName)
 	}
 	var last error
+	var first, data []byte
 	for try := range loadTries {
-		s, err := loadOnce(path)
+		var s *Snapshot
+		var err error
+		s, data, err = loadOnce(path)
 		if err == nil || !errors.Is(err, errFabricGone) {
 			return s, err
+		}
+		if try == 0 {
+			first = data
 		}
 		last = err
 		// A sweep is between its gate.idx and its snapshot.json.
 		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
 	}
-	return nil, fmt.Errorf("snapshot %s: %w (sweeps replaced it %d times while it was read)", path, last, loadTries)
+	return nil, gaveUp(path, last, first, data)
 }
 
-var errFabricGone = errors.New("the fabric file (or gate.idx) it names is gone or from a newer sweep")
+// errFabricGone marks a file snapshot.json names that is missing or of
+// another sweep: while a sweep replaces the state, the next try succeeds.
+var errFabricGone = errors.New("a file of the snapshot is missing or of another sweep")
 
-func loadOnce(path string) (*Snapshot, error) {
+// goneError is an errFabricGone saying which file and how.
+type goneError struct{ msg string }
+
+func (e goneError) Error() string        { return e.msg }
+func (e goneError) Is(target error) bool { return target == errFabricGone }
+
+// missingFile says snapshot.json names a file that is not there.
+func missingFile(name string) error {
+	return goneError{fmt.Sprintf("%s names %s, which is missing", FileName, name)}
+}
+
+// readDoc reads and checks snapshot.json at path, the counters and
+// fabric it names left unopened; data is what was read.
+func readDoc(path string) (*Snapshot, []byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w at %s: run 'ibdoctor sweep' first (e.g. from cron)", ErrNone, path)
+		return nil, nil, fmt.Errorf("%w at %s: run 'ibdoctor sweep' first (e.g. from cron)", ErrNone, path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
+		return nil, nil, fmt.Errorf("snapshot: %w", err)
 	}
 	var s Snapshot
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("snapshot %s is not valid JSON (truncated?): %w", path, err)
+		return nil, data, fmt.Errorf("snapshot %s is not valid JSON (truncated?): %w: run 'ibdoctor sweep' again", path, err)
 	}
 	if s.Schema != Schema && s.Schema != SchemaV1 {
-		return nil, fmt.Errorf("snapshot %s has schema %q, this ibdoctor reads %q and %q: run 'ibdoctor sweep' again", path, s.Schema, Schema, SchemaV1)
+		return nil, data, fmt.Errorf("snapshot %s has schema %q, this ibdoctor reads %q and %q: run 'ibdoctor sweep' again", path, s.Schema, Schema, SchemaV1)
 	}
 	if s.IndexFile != "" && s.IndexFile != IndexName {
-		return nil, fmt.Errorf("snapshot %s keeps its counters in %q, not %s: run 'ibdoctor sweep' again", path, s.IndexFile, IndexName)
+		return nil, data, fmt.Errorf("snapshot %s keeps its counters in %q, not %s: run 'ibdoctor sweep' again", path, s.IndexFile, IndexName)
 	}
 	if s.FabricFile == "" || filepath.Base(s.FabricFile) != s.FabricFile {
-		return nil, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)
+		return nil, data, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)
 	}
+	if s.TakenAt.IsZero() {
+		return nil, data, fmt.Errorf("snapshot %s has no taken_at: run 'ibdoctor sweep' again", path)
+	}
+	return &s, data, nil
+}
+
+func loadOnce(path string) (*Snapshot, []byte, error) {
+	sp, data, err := readDoc(path)
+	if err != nil {
+		return nil, data, err
+	}
+	s := *sp
 	s.dir = filepath.Dir(path)
 	s.file, err = os.Open(filepath.Join(s.dir, s.FabricFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", s.FabricFile, errFabricGone)
+		return nil, data, missingFile(s.FabricFile)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: %w", err)
+		return nil, data, fmt.Errorf("snapshot: %w", err)
 	}
 	if s.IndexFile != "" {
 		// A sweep may have replaced gate.idx since snapshot.json was
@@ -551,21 +625,21 @@ func loadOnce(path string) (*Snapshot, error) {
 		x, err := openIndexFile(filepath.Join(s.dir, s.IndexFile))
 		if err == nil && !x.TakenAt.Equal(s.TakenAt) {
 			x.Close()
-			err = fmt.Errorf("%s: %w", s.IndexFile, errFabricGone)
+			err = otherSweep(x.TakenAt, s.TakenAt)
 		} else if errors.Is(err, ErrNone) {
-			err = fmt.Errorf("%s: %w", s.IndexFile, errFabricGone)
+			err = missingFile(s.IndexFile)
 		}
 		if err != nil {
 			s.Close()
-			return nil, err
+			return nil, data, err
 		}
 		s.ctrs = x
 	}
 	if s.verdicts, err = readVerdicts(s.dir, s.TakenAt); err != nil {
 		s.Close()
-		return nil, err
+		return nil, data, err
 	}
-	return &s, nil
+	return &s, data, nil
 }
 
 // futureSkew is how far ahead of this host's clock a snapshot may be

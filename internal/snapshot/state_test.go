@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,7 +162,7 @@ func TestLoadIndexOfAnotherSweep(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, IndexName), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("newer sweep")) {
+	if _, err := Load(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("gate.idx is of the sweep taken at 2026-11-24T02:00:00Z, snapshot.json of the one at 2026-11-24T01:00:00Z")) {
 		t.Errorf("Load with another sweep's gate.idx: %v", err)
 	}
 }
@@ -173,4 +174,81 @@ func mustMarshal(t *testing.T, f *fabric.Fabric) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestLoadMissingIndexSaysSo: with gate.idx removed (no sweep running),
+// Load and LoadForGate said "the fabric file (or gate.idx) it names is gone
+// or from a newer sweep (sweeps replaced it 20 times while it was read)":
+// nothing replaced anything, the file is missing, and they say that.
+func TestLoadMissingIndexSaysSo(t *testing.T) {
+	f := routedSmall(t)
+	dir := t.TempDir()
+	s, _ := New(f, everyPort{f}, time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), "sim:test", "test", true)
+	if _, err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, IndexName)); err != nil {
+		t.Fatal(err)
+	}
+	for name, load := range map[string]func(string) (*Snapshot, error){"Load": Load, "LoadForGate": LoadForGate} {
+		_, err := load(dir)
+		if err == nil {
+			t.Fatalf("%s without gate.idx: no error", name)
+		}
+		msg := err.Error()
+		for _, want := range []string{"names gate.idx, which is missing", "no sweep replaced", "run 'ibdoctor sweep' again"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: %q lacks %q", name, msg, want)
+			}
+		}
+		if strings.Contains(msg, "sweeps replaced it") || strings.Contains(msg, "newer sweep") {
+			t.Errorf("%s: %q blames sweeps", name, msg)
+		}
+	}
+}
+
+// TestLoadForGateReadsSnapshotJSON: a gate answered from gate.idx alone,
+// so a snapshot.json replaced by garbage, or dated otherwise than gate.idx
+// (taken_at edited to 2027), went unnoticed. The entry point is checked:
+// garbage is refused, a date of another sweep is named.
+func TestLoadForGateReadsSnapshotJSON(t *testing.T) {
+	f := routedSmall(t)
+	dir := t.TempDir()
+	s, _ := New(f, everyPort{f}, time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), "sim:test", "test", true)
+	if _, err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, FileName)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := LoadForGate(dir); err != nil {
+		t.Fatalf("a sound state: %v", err)
+	} else {
+		g.Close()
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"garbage", []byte("{garbage"), "snapshot " + path + " is not valid JSON"},
+		{"taken_at edited", bytes.Replace(good, []byte(`"2026-11-24T01:00:00Z"`), []byte(`"2027-11-24T01:00:00Z"`), 1),
+			"gate.idx is of the sweep taken at 2026-11-24T01:00:00Z, snapshot.json of the one at 2027-11-24T01:00:00Z"},
+	} {
+		if bytes.Equal(c.data, good) {
+			t.Fatalf("%s: snapshot.json unchanged: %s", c.name, good)
+		}
+		if err := os.WriteFile(path, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g, err := LoadForGate(dir)
+		if err == nil {
+			g.Close()
+			t.Errorf("%s: the gate answered from gate.idx without a word", c.name)
+		} else if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %q lacks %q", c.name, err, c.want)
+		}
+	}
 }

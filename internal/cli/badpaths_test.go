@@ -37,6 +37,9 @@ func TestBadFaultsAndStateDirPaths(t *testing.T) {
 		{[]string{"sweep", "--sim", "--state-dir", file}, []string{"--state-dir " + file + ": not a directory", "give a directory"}},
 		{[]string{"gate", "--sim", "--nodes", "gpu001", "--state-dir", "/dev/null"}, []string{"--state-dir /dev/null: not a directory"}},
 		{[]string{"baseline", "accept", "--state-dir", "/dev/null"}, []string{"--state-dir /dev/null: not a directory"}},
+		// a bare "stat nothere.json: no such file or directory" before
+		{[]string{"discover", "--sim", "--diff", filepath.Join(dir, "nothere.json")}, []string{"--diff " + filepath.Join(dir, "nothere.json") + ": no such file", "ibdoctor discover --format json"}},
+		{[]string{"check", "--sim", "--expect-topology", filepath.Join(dir, "nothere.json")}, []string{"--expect-topology " + filepath.Join(dir, "nothere.json") + ": no such file", "give a designed or saved fabric"}},
 		// mkdir fails even for root in /proc: a bare "mkdir /proc/ibd: no such file or directory" before
 		{[]string{"sweep", "--sim", "--state-dir", "/proc/ibdoctor-test"}, []string{"--state-dir /proc/ibdoctor-test: cannot create it (no such file or directory)", "give a directory"}},
 		{[]string{"sweep", "--sim", "--state-dir", "/proc/ibdoctor-test/sub"}, []string{"--state-dir /proc/ibdoctor-test/sub: cannot create it", "give a directory"}},
@@ -53,7 +56,7 @@ func TestBadFaultsAndStateDirPaths(t *testing.T) {
 				t.Errorf("%v: %q lacks %q", c.args, last, w)
 			}
 		}
-		for _, bad := range []string{"bufio.", "read " + dir, "mkdir ", "open /dev/null/", "open /proc/"} {
+		for _, bad := range []string{"bufio.", "read " + dir, "mkdir ", "open /dev/null/", "open /proc/", "stat "} {
 			if strings.Contains(stderr, bad) {
 				t.Errorf("%v: Go error in %q", c.args, stderr)
 			}

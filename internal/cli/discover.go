@@ -110,7 +110,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	)
 	if o.diffFile != "" {
 		if old, err = a.loadInterruptible(parent, o.diffFile); err != nil {
-			return withExit(ExitUndecided, fmt.Errorf("--diff: %w", err))
+			return withExit(ExitUndecided, notFound("--diff", o.diffFile, err, "an earlier discovery (saved with 'ibdoctor discover --format json > FILE') or another fabric file --sim reads"))
 		}
 	}
 	ctx, stop := signalContext(parent)

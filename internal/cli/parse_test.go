@@ -92,7 +92,7 @@ func TestCheckFlags(t *testing.T) {
 			}
 		}},
 		{name: "unknown flag", args: []string{"check", "--bogus"}, wantErr: []string{"--bogus", "see 'ibdoctor check --help'"}},
-		{name: "detail out of range", args: []string{"check", "--detail", "-1"}, wantErr: []string{"--detail -1", "from 0"}},
+		{name: "detail out of range", args: []string{"check", "--detail", "-1"}, wantErr: []string{"--detail -1", "from 0 to 1000000"}}, // was "from 0 to 1e+06"
 		{name: "bad duration", args: []string{"check", "--interval", "30"}, wantErr: []string{"--interval", "30"}},
 		{name: "stray argument", args: []string{"check", "leaf01"}, wantErr: []string{`"leaf01"`, "takes only flags"}},
 		// Faults are the simulator's: on a real device they would be

@@ -74,7 +74,7 @@ func (o *checkOptions) expectations() (checks.Expectations, error) {
 	if o.thresholds != "" {
 		f, err := os.Open(o.thresholds)
 		if err != nil {
-			return e, fmt.Errorf("--thresholds: %w", notFound(err, "a file of Name=value lines (docs/checks.md), or leave --thresholds out for the defaults"))
+			return e, notFound("--thresholds", o.thresholds, err, "a file of Name=value lines (docs/checks.md), or leave --thresholds out for the defaults")
 		}
 		defer f.Close()
 		if e.Thresholds, err = checks.ParseThresholds(f); err != nil {
@@ -158,12 +158,14 @@ func bareValueHint(cmd *cobra.Command, word string, any bool) error {
 	return nil
 }
 
-// notFound adds what to give when a file named by a flag does not exist.
-func notFound(err error, want string) error {
+// notFound is the error of flag's file at path: when it does not exist,
+// one line saying so and what to give, in --sim's words, not Go's
+// "stat FILE: no such file or directory"; else err under the flag.
+func notFound(flag, path string, err error, want string) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: give %s", err, want)
+		return fmt.Errorf("%s %s: no such file: give %s", flag, path, want)
 	}
-	return err
+	return fmt.Errorf("%s: %w", flag, err)
 }
 
 // loadBaseline reads an expected topology file.
@@ -173,7 +175,7 @@ func (a *app) loadBaseline(parent context.Context, path string) (*fabric.Fabric,
 	}
 	f, err := a.loadInterruptible(parent, path)
 	if err != nil {
-		return nil, fmt.Errorf("--expect-topology: %w", notFound(err, "a designed or saved fabric: ibnetdiscover text (default or -p), an ibdiagnet2 file, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)"))
+		return nil, notFound("--expect-topology", path, err, "a designed or saved fabric: ibnetdiscover text (default or -p), an ibdiagnet2 file, an ibsim net file or ibdoctor JSON (ibdoctor discover --format json)")
 	}
 	return f, nil
 }

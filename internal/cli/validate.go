@@ -102,7 +102,8 @@ func checkRange(f *pflag.Flag, r flagRange) error {
 	if f.Shorthand != "" {
 		name = "-" + f.Shorthand + "/--" + f.Name
 	}
-	lo, hi := strconv.FormatFloat(r.min, 'g', -1, 64), strconv.FormatFloat(r.max, 'g', -1, 64)
+	// 'f', not 'g': a bound of 1000000 reads as itself, not 1e+06.
+	lo, hi := strconv.FormatFloat(r.min, 'f', -1, 64), strconv.FormatFloat(r.max, 'f', -1, 64)
 	if isDur {
 		lo = time.Duration(r.min * float64(time.Second)).String()
 		hi = time.Duration(r.max * float64(time.Second)).String()

@@ -210,13 +210,15 @@ type topView struct {
 func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON bool) error {
 	var fr *top.Frame
 	// A full turn over the scope first, then another: every port read
-	// twice, its rates over its own interval.
+	// twice, each slice --interval after its first reading (README: "reads
+	// twice -n apart"), however many slices the budget cuts the scope in.
+	first := make([]time.Time, s.Cycle())
 	for round := 0; round < 2; round++ {
 		for i := 0; i < s.Cycle(); i++ {
-			if round > 0 && i == 0 {
-				if err := sleepCtx(ctx, v.interval); err != nil {
-					return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", err))
-				}
+			if round == 0 {
+				first[i] = time.Now()
+			} else if err := sleepCtx(ctx, time.Until(first[i].Add(v.interval))); err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", err))
 			}
 			var err error
 			fr, err = s.Refresh(ctx)
@@ -299,8 +301,8 @@ func (v *topView) header(fr *top.Frame, width int) string {
 	scope := words.Count(fr.Watched, "port")
 	short := scope
 	if fr.Cycle > 1 {
-		scope = fmt.Sprintf("%d of %d ports per refresh (budget)", fr.ReadNow, fr.Watched)
-		short = fmt.Sprintf("%d/%d ports a refresh", fr.ReadNow, fr.Watched)
+		scope = fmt.Sprintf("%d of %d ports per refresh (budget)", fr.PerRefresh, fr.Watched)
+		short = fmt.Sprintf("%d/%d ports a refresh", fr.PerRefresh, fr.Watched)
 	}
 	over := ""
 	if fr.Interval > 0 {

@@ -91,8 +91,9 @@ type Frame struct {
 	// read once (Measured false).
 	Rows []*Row
 	// Watched is the number of ports in scope; ReadNow how many this
-	// refresh read; MADs what it sent for them (at most the budget).
-	Watched, ReadNow int
+	// refresh read; PerRefresh how many a refresh reads under the budget
+	// (the last slice of a turn may be smaller).
+	Watched, ReadNow, PerRefresh int
 	// Cycle is how long a full turn over the scope takes in refreshes.
 	Cycle int
 	// Took is how long the refresh's reads took.
@@ -150,12 +151,15 @@ func (s *Sampler) Cycle() int {
 // Refresh reads the next slice of the scope and returns the view.
 func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 	n := s.PerRefresh()
-	batch := make([]*fabric.Port, 0, n)
-	for i := 0; i < n && len(s.o.Ports) > 0; i++ {
-		batch = append(batch, s.o.Ports[(s.next+i)%len(s.o.Ports)])
-	}
+	// The slices are the same every turn (the last one shorter), not
+	// wrapped round the scope: a port is then read once a turn, Cycle
+	// refreshes apart, never twice one refresh apart.
+	batch := s.o.Ports[s.next:min(s.next+n, len(s.o.Ports))]
 	if len(s.o.Ports) > 0 {
-		s.next = (s.next + n) % len(s.o.Ports)
+		s.next += len(batch)
+		if s.next >= len(s.o.Ports) {
+			s.next = 0
+		}
 	}
 	po := s.o.Perf
 	po.Ports = batch
@@ -176,7 +180,7 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		p, ok := s.prev[k]
 		return p, ok
 	}, sample, s.o.Perf.XmitWaitTick)
-	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), Took: s.o.Now().Sub(start),
+	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), PerRefresh: n, Took: s.o.Now().Sub(start),
 		Interval: res.Interval(), At: s.o.Now()}
 	for _, e := range sample.Errors {
 		if e.ReadNarrow > 0 {

@@ -282,37 +282,69 @@ func (s *Snapshot) findSwitchLoops(g *routeGraph) []*switchLoop {
 			dsts = append(dsts, n.Ports[0])
 		}
 	}
+	return switchLoops(g, sws, swNodes, dsts, max(1, min(runtime.GOMAXPROCS(0), len(dsts))), 64)
+}
+
+// switchLoops is findSwitchLoops' walk, on workers goroutines taking
+// per destinations each in turn: the walks (15 million at 49k nodes) are
+// split between the cores, and the loops they meet are recorded in
+// destination order, then switch order, as one walker would.
+func switchLoops(g *routeGraph, sws []route.Switch, swNodes []*fabric.Node, dsts []*fabric.Port, workers, per int) []*switchLoop {
 	var out []*switchLoop
 	by := map[*fabric.Node]*switchLoop{}
-	var w *route.Walk
-	for _, dst := range dsts {
-		if w == nil {
-			w = g.a.WalkTo(dst)
-		} else {
-			w.Reset(dst)
+	walks := make([]*route.Walk, workers)
+	ends := make([][]walkEnd, workers)
+	var w *route.Walk // the recording's own, for the loops' paths
+	for lo := 0; lo < len(dsts); lo += per * workers {
+		var wg sync.WaitGroup
+		for wi := range workers {
+			first := min(len(dsts), lo+wi*per)
+			part := dsts[first:min(len(dsts), lo+(wi+1)*per)]
+			wg.Go(func() {
+				ev := ends[wi][:0]
+				for k, dst := range part {
+					if walks[wi] == nil {
+						walks[wi] = g.a.WalkTo(dst)
+					} else {
+						walks[wi].Reset(dst)
+					}
+					for i, sw := range sws {
+						if o, at := walks[wi].FromSwitch(sw); o == route.Loop && at != nil {
+							ev = append(ev, walkEnd{dst: int32(first + k), leaf: int32(i), o: o, at: at})
+						}
+					}
+				}
+				ends[wi] = ev
+			})
 		}
-		for i, sw := range sws {
-			o, at := w.FromSwitch(sw)
-			if o != route.Loop || at == nil {
-				continue
+		wg.Wait()
+		for _, ev := range ends {
+			for _, e := range ev {
+				dst := dsts[e.dst]
+				l := by[e.at]
+				if l == nil {
+					if w == nil {
+						w = g.a.WalkTo(dst)
+					} else {
+						w.Reset(dst)
+					}
+					l = &switchLoop{at: e.at, loop: w.Path(e.at), srcs: map[*fabric.Node]bool{}}
+					by[e.at] = l
+					out = append(out, l)
+				}
+				if len(l.dsts) == 0 || l.dsts[len(l.dsts)-1] != dst {
+					l.dsts = append(l.dsts, dst)
+				}
+				l.srcs[swNodes[e.leaf]] = true
 			}
-			l := by[at]
-			if l == nil {
-				l = &switchLoop{at: at, loop: w.Path(at), srcs: map[*fabric.Node]bool{}}
-				by[at] = l
-				out = append(out, l)
-			}
-			if len(l.dsts) == 0 || l.dsts[len(l.dsts)-1] != dst {
-				l.dsts = append(l.dsts, dst)
-			}
-			l.srcs[swNodes[i]] = true
 		}
 	}
 	return out
 }
 
 // walkEnd is a route that was not delivered: to dsts[dst] from
-// leafOrder[leaf], how and where it ended.
+// leafOrder[leaf] (in switchLoops, from the dst-th switch LID and the
+// leaf-th switch), how and where it ended.
 type walkEnd struct {
 	dst, leaf int32
 	o         route.Outcome

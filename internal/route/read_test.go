@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/internal/transport/transporttest"
@@ -353,4 +355,61 @@ func BenchmarkReadLFTs8k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(smps), "ns/SMP")
+}
+
+// BenchmarkReadLFTsSim8k reads topology.FatTree8k's 1,280 tables through
+// the engine from the in-process simulator on the wall clock, as `check
+// --sim=FILE` does: the engine's and the simulator's cost per SMP
+// together, answered in Send or on the Conn's goroutine
+// (sim.Options.Concurrent), and whether they overlap on the host's cores
+// (wall ns/SMP against cpu-ns/SMP).
+func BenchmarkReadLFTsSim8k(b *testing.B) {
+	want, err := topology.Routed(topology.FatTree8k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, concurrent := range []bool{false, true} {
+		b.Run(map[bool]string{false: "send", true: "concurrent"}[concurrent], func(b *testing.B) {
+			benchReadLFTsSim(b, want, sim.Options{Concurrent: concurrent})
+		})
+	}
+}
+
+func benchReadLFTsSim(b *testing.B, want *fabric.Fabric, opts sim.Options) {
+	s, err := sim.New(want, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var local *fabric.Port
+	for _, n := range want.Nodes {
+		n.Path = nil
+		if n.GUID == c.Local().NodeGUID {
+			local = n.Ports[c.Local().PortNum]
+		}
+	}
+	setPaths(want, local)
+	eng := transport.NewEngine(c, transport.Options{Timeout: time.Second})
+	defer eng.Close()
+	smps := 0
+	for _, n := range switchesOf(want) {
+		smps += 1 + mad.LFTBlockCount(n.Switch.LinearFDBTop)
+	}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := ReadLFTs(context.Background(), eng, want, ReadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(smps), "ns/SMP")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(smps), "cpu-ns/SMP")
 }

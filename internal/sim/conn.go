@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,6 +195,11 @@ type Conn struct {
 	closed bool
 	wake   chan struct{}
 	done   chan struct{}
+
+	jmu     sync.Mutex
+	jobs    []job // sent on the wall clock, not yet answered (work)
+	spare   []job // the batch work last emptied, for reuse
+	working bool  // a work goroutine is running
 }
 
 var _ transport.Conn = (*Conn)(nil)
@@ -295,7 +301,8 @@ func (c *Conn) deliverAfter(start time.Time, d time.Duration, p *transport.Packe
 // fabric; its answer, if any, is queued for Recv after the simulated
 // latency. A lost MAD produces nothing, unless p.Timeout is set: then,
 // like the kernel's umad, a packet with Status StatusTimedOut carrying
-// the request is queued after Timeout.
+// the request is queued after Timeout. With Options.Concurrent, Send
+// checks the MAD and leaves the rest to the Conn's goroutine (work).
 func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -317,68 +324,148 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 		return nil // nobody in the simulated fabric asked
 	}
 	s := c.s
-	sent := s.now()
-	var res outcome
+	j := job{class: h.Class, addr: p.Addr, timeout: p.Timeout, sent: s.now()}
+	copy(j.raw[:], p.MAD)
 	switch {
 	case h.Class == mad.ClassSubnDR:
 		if p.Addr.QP != transport.QP0 {
 			return fmt.Errorf("sim: SMPs go to QP0, not QP%d", p.Addr.QP)
 		}
-		smp, err := mad.UnmarshalSMP(p.MAD)
-		if err != nil {
+		if err := j.smp.Unmarshal(p.MAD); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidRoute, err)
 		}
-		if smp.HopCount > 0 && s.nodes[c.node].typ != mad.NodeSwitch && smp.InitialPath[1] != c.port {
-			return fmt.Errorf("%w: InitialPath[1] is %d but this CA port is %d", ErrInvalidRoute, smp.InitialPath[1], c.port)
+		if j.smp.HopCount > 0 && s.nodes[c.node].typ != mad.NodeSwitch && j.smp.InitialPath[1] != c.port {
+			return fmt.Errorf("%w: InitialPath[1] is %d but this CA port is %d", ErrInvalidRoute, j.smp.InitialPath[1], c.port)
 		}
-		res = s.handleDR(c, smp)
 	case h.Class == mad.ClassSubnLID:
 		if p.Addr.QP != transport.QP0 {
 			return fmt.Errorf("sim: SMPs go to QP0, not QP%d", p.Addr.QP)
 		}
-		smp, err := mad.UnmarshalSMP(p.MAD)
-		if err != nil {
+		if err := j.smp.Unmarshal(p.MAD); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
-		res = s.handleLIDSMP(c, p.Addr.DLID, smp)
 	case h.Class == mad.ClassPerfMgt:
 		if p.Addr.QP != transport.QP1 {
 			return fmt.Errorf("sim: PerfMgt MADs go to QP1, not QP%d", p.Addr.QP)
 		}
-		g, err := mad.UnmarshalGMP(p.MAD)
-		if err != nil {
+		if err := j.gmp.Unmarshal(p.MAD); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
-		res = s.handlePerf(c, p.Addr.DLID, g)
 	case h.Class == mad.ClassMlnxVendor:
 		if p.Addr.QP != transport.QP1 {
 			return fmt.Errorf("sim: vendor MADs go to QP1, not QP%d", p.Addr.QP)
 		}
-		g, err := mad.UnmarshalGMP(p.MAD)
-		if err != nil {
+		if err := j.gmp.Unmarshal(p.MAD); err != nil {
 			return fmt.Errorf("sim: %w", err)
 		}
-		res = s.handleVendor(c, p.Addr.DLID, g)
-	default:
-		// No agent for the class in the simulated fabric.
-		res = outcome{lost: drop(fmt.Sprintf("no agent for %v", h.Class))}
 	}
-	if res.lost != "" {
-		if p.Timeout > 0 {
-			c.deliverAfter(sent, p.Timeout, timedOut(p))
-		}
+	if !s.opts.Concurrent || !s.wall {
+		// On another clock a test advances time after Send: the answer
+		// must be scheduled by then.
+		c.answer(&j)
 		return nil
 	}
-	if p.Timeout > 0 && res.delay > p.Timeout {
-		c.deliverAfter(sent, p.Timeout, timedOut(p))
-		return nil
+	c.jmu.Lock()
+	c.jobs = append(c.jobs, j)
+	start := !c.working
+	c.working = true
+	c.jmu.Unlock()
+	if start {
+		go c.work()
 	}
-	c.deliverAfter(res.start, res.delay, &transport.Packet{Addr: res.from, MAD: res.mad})
 	return nil
 }
 
-func timedOut(p *transport.Packet) *transport.Packet {
-	return &transport.Packet{Addr: p.Addr, MAD: append([]byte(nil), p.MAD...), Status: transport.StatusTimedOut}
+// workLinger is how long work waits for another request before it exits.
+const workLinger = 50 * time.Microsecond
+
+// job is a request Send accepted, waiting to be answered: decoded (smp or
+// gmp, by class) and as sent (raw, for a timeout notice).
+type job struct {
+	class   mad.Class
+	addr    transport.Addr
+	timeout time.Duration
+	sent    time.Time
+	raw     [mad.Size]byte
+	smp     mad.SMP
+	gmp     mad.GMP
+}
+
+// work answers the Conn's queued requests (Options.Concurrent) in the
+// order they were sent, then exits: the simulated fabric runs on one
+// core while the caller (the engine's reader, which sends the next
+// request as an answer completes) runs on another. Answers are delivered
+// in the order Send took the requests, as when Send answers them itself.
+func (c *Conn) work() {
+	var batch []job
+	idle := time.Time{}
+	for {
+		c.jmu.Lock()
+		if batch != nil {
+			c.spare = batch[:0]
+			batch = nil
+		}
+		if len(c.jobs) == 0 {
+			// The next request usually follows within microseconds
+			// (the reader sends one as each answer completes): waiting
+			// for it here costs less than a goroutine started and a
+			// thread woken for nearly every MAD.
+			if idle.IsZero() {
+				idle = time.Now()
+			}
+			if time.Since(idle) < workLinger {
+				c.jmu.Unlock()
+				runtime.Gosched()
+				continue
+			}
+			c.working = false
+			c.jmu.Unlock()
+			return
+		}
+		idle = time.Time{}
+		batch, c.jobs, c.spare = c.jobs, c.spare, nil
+		c.jmu.Unlock()
+		for i := range batch {
+			c.answer(&batch[i])
+		}
+	}
+}
+
+// answer runs j through the simulated fabric and queues its answer, or
+// a timeout notice, for Recv.
+func (c *Conn) answer(j *job) {
+	s := c.s
+	var res outcome
+	switch j.class {
+	case mad.ClassSubnDR:
+		res = s.handleDR(c, &j.smp)
+	case mad.ClassSubnLID:
+		res = s.handleLIDSMP(c, j.addr.DLID, &j.smp)
+	case mad.ClassPerfMgt:
+		res = s.handlePerf(c, j.addr.DLID, &j.gmp)
+	case mad.ClassMlnxVendor:
+		res = s.handleVendor(c, j.addr.DLID, &j.gmp)
+	default:
+		// No agent for the class in the simulated fabric.
+		res = outcome{lost: drop(fmt.Sprintf("no agent for %v", j.class))}
+	}
+	if res.lost != "" {
+		if j.timeout > 0 {
+			c.deliverAfter(j.sent, j.timeout, j.timedOut())
+		}
+		return
+	}
+	if j.timeout > 0 && res.delay > j.timeout {
+		c.deliverAfter(j.sent, j.timeout, j.timedOut())
+		return
+	}
+	c.deliverAfter(res.start, res.delay, &transport.Packet{Addr: res.from, MAD: res.mad})
+}
+
+// timedOut is the notice that j went unanswered: the request back, with
+// StatusTimedOut, as the kernel's umad returns it.
+func (j *job) timedOut() *transport.Packet {
+	return &transport.Packet{Addr: j.addr, MAD: append([]byte(nil), j.raw[:]...), Status: transport.StatusTimedOut}
 }
 
 // outcome is what became of a request: the response, where it came from

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -224,4 +225,85 @@ func waitGoroutines(t *testing.T, n int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// With Options.Concurrent a Conn answers on a goroutine of its own: the
+// same answers, byte for byte and in the order sent, as when Send answers
+// (directed-route reads near and far, one refused at Send, one lost to a
+// dead switch that times out, LID-routed SMPs and PerfMgt reads), and the
+// goroutine is gone once the Conn has nothing left to answer.
+func TestConcurrentSameAnswers(t *testing.T) {
+	base := runtime.NumGoroutine()
+	type got struct {
+		status int
+		mad    []byte
+	}
+	run := func(concurrent bool) ([]got, []error) {
+		s, c := realSim(t, Options{Concurrent: concurrent})
+		defer c.Close()
+		if err := s.Kill("spine02"); err != nil {
+			t.Fatal(err)
+		}
+		var errs []error
+		n := 0 // answers to wait for
+		send := func(addr transport.Addr, b []byte, timeout time.Duration) {
+			err := c.Send(context.Background(), &transport.Packet{Addr: addr, MAD: b, Timeout: timeout})
+			errs = append(errs, err)
+			if err == nil {
+				n++
+			}
+		}
+		for i, path := range []mad.Path{{1}, {1, 3}, {1, 4}, {1, 3, 2}, {1, 3, 2, 1}, {2, 3}, {1, 4, 1}} {
+			for _, attr := range []mad.AttrID{mad.AttrNodeInfo, mad.AttrPortInfo, mad.AttrSwitchInfo, mad.AttrLinearForwardingTable} {
+				smp, _ := mad.NewDRGet(path, attr, 0)
+				smp.TID = uint64(100*i) + uint64(attr)
+				send(transport.DirectedRoute(), smp.Marshal(), 2*time.Millisecond)
+			}
+		}
+		dead, _ := mad.NewDRGet(mad.Path{1, 4}, mad.AttrNodeInfo, 0)
+		dead.TID = 9999
+		send(transport.DirectedRoute(), dead.Marshal(), 2*time.Millisecond) // spine02: a timeout notice
+		for lid := uint16(1); lid <= 12; lid++ {
+			smp := mad.NewLIDGet(mad.AttrNodeInfo, 0)
+			smp.TID = 5000 + uint64(lid)
+			send(transport.SMPAt(lid), smp.Marshal(), time.Millisecond)
+			g, err := mad.NewPerfGet(mad.AttrPortCounters, 0, &mad.PortCounters{PortSelect: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.TID = 6000 + uint64(lid)
+			send(transport.PerfAt(lid, 0, 0), g.Marshal(), time.Millisecond)
+		}
+		var out []got
+		for range n {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			p, err := c.Recv(ctx)
+			cancel()
+			if err != nil {
+				break
+			}
+			out = append(out, got{p.Status, p.MAD})
+		}
+		return out, errs
+	}
+	want, wantErrs := run(false)
+	ans, errs := run(true)
+	if !slices.ContainsFunc(wantErrs, func(err error) bool { return err != nil }) {
+		t.Errorf("no request refused at Send: %v", wantErrs)
+	}
+	if len(want) < 40 || !slices.ContainsFunc(want, func(g got) bool { return g.status == transport.StatusTimedOut }) {
+		t.Fatalf("without Concurrent: %d packets, want over 40 with a timeout notice", len(want))
+	}
+	if fmt.Sprint(errs) != fmt.Sprint(wantErrs) {
+		t.Errorf("Send errors %v, want %v", errs, wantErrs)
+	}
+	if len(ans) != len(want) {
+		t.Fatalf("%d packets, want %d", len(ans), len(want))
+	}
+	for i := range want {
+		if ans[i].status != want[i].status || !bytes.Equal(ans[i].mad, want[i].mad) {
+			t.Errorf("packet %d: status %d % x, want status %d % x", i, ans[i].status, ans[i].mad[:24], want[i].status, want[i].mad[:24])
+		}
+	}
+	waitGoroutines(t, base)
 }

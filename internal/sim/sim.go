@@ -63,6 +63,13 @@ type Options struct {
 	// LIDHopLimit is how many switches a LID-routed MAD may cross before
 	// it is dropped (a routing loop); 0 means 64.
 	LIDHopLimit int
+	// Concurrent answers each Conn's requests on a goroutine of its own
+	// (on the wall clock), in the order they were sent, instead of in
+	// Send: the simulated fabric then runs on one core while the caller
+	// runs on another, as a real fabric answers beside its host. Without
+	// it an answer is queued by the time Send returns, and nothing runs
+	// for a Conn between calls (tests that send, then look, want that).
+	Concurrent bool
 }
 
 // PMACaps are the ClassPortInfo capabilities of the performance

@@ -27,7 +27,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 	// keeps the sample's counters near the incident it tells, far from
 	// 64-bit saturation (docs/faults.md).
 	clock := sim.NewEpochClock(time.Now().UTC().Truncate(time.Hour))
-	opts := sim.Options{ServiceTime: o.SimServiceTime, HopLatency: o.SimHopLatency, Clock: clock}
+	// Concurrent: the simulated fabric answers on a core of its own while
+	// the engine reads on another (a 49k sweep is millions of SMPs).
+	opts := sim.Options{ServiceTime: o.SimServiceTime, HopLatency: o.SimHopLatency, Clock: clock, Concurrent: true}
 	var (
 		sm  *sim.Sim
 		err error

@@ -390,9 +390,12 @@ func (e *Engine) start(r *request, ctx context.Context, addr Addr, req []byte, w
 		e.st.skipped++
 		e.mu.Unlock()
 		r.state = finished
-		acts.addDone(completion{r: r, err: silentErr(r, te)})
-		// Its own goroutine: the caller may hold a lock done takes.
-		go e.run(&acts)
+		// Its own goroutine: the caller may hold a lock done takes. (Its
+		// own actions too: acts, given to a goroutine, would be a heap
+		// allocation for every request, not only for this rare one.)
+		silent := &actions{}
+		silent.addDone(completion{r: r, err: silentErr(r, te)})
+		go e.run(silent)
 		return nil
 	}
 	if watch {

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -166,8 +167,24 @@ type Counters interface {
 	// Interval is the time between the two samples, 0 when only one
 	// sample was read (checks then judge absolute values).
 	Interval() time.Duration
-	// Ports calls fn for every port that was read.
+	// Ports calls fn for every port that was read. A reading's Errors
+	// and XmitWait may be the call's own buffers, reused for the next
+	// port: they are valid while fn runs, and fn may change them then;
+	// a caller that keeps a reading keeps its Clone.
 	Ports(fn func(PortReading))
+}
+
+// Clone returns r with Errors and XmitWait of its own, for a caller that
+// keeps the reading past Counters.Ports' call of fn.
+func (r PortReading) Clone() PortReading {
+	if r.Errors != nil {
+		r.Errors = slices.Clone(r.Errors)
+	}
+	if r.XmitWait != nil {
+		w := *r.XmitWait
+		r.XmitWait = &w
+	}
+	return r
 }
 
 // PortReading is one port's counters, in real units.

@@ -49,6 +49,13 @@ func peakHeap() (stop func() uint64) {
 	}
 }
 
+// allocated is what the process has allocated so far: bytes and objects.
+func allocated() (bytes, objects uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64(), s[1].Value.Uint64()
+}
+
 // liveHeap is the heap after a collection: what is reachable.
 func liveHeap() uint64 {
 	runtime.GC()
@@ -66,9 +73,11 @@ func liveHeap() uint64 {
 // during the run (garbage included), ibdoctor-peak-MB that peak less
 // the simulator's share, and sweep-peak-MB / checks-peak-MB the peaks of
 // the sweep (discovery to counters) and of the checks and report, less
-// the simulator's share. IBDOCTOR_HEAPPROFILE=DIR writes DIR/sweep.pprof
-// (after the sweep) and DIR/checks.pprof (report built) for
-// `go tool pprof -sample_index=inuse_space`.
+// the simulator's share; checks-alloc-MB and checks-allocs are what the
+// checks and the report allocate (garbage included), the rest of B/op
+// being the sweep's and the simulator's. IBDOCTOR_HEAPPROFILE=DIR writes
+// DIR/sweep.pprof (after the sweep) and DIR/checks.pprof (report built)
+// for `go tool pprof -sample_index=inuse_space`.
 func BenchmarkCheckFatTree8k(b *testing.B) {
 	benchCheckMem(b, topology.FatTree8k(), "sim:FatTree8k")
 }
@@ -111,6 +120,7 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 	}
 	var peak, sweepPeak, checksPeak, live uint64
 	var findings int
+	var checksBytes, checksObjects uint64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -133,11 +143,14 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 		}
 		stopChecks := peakHeap()
 		writeProfile("sweep.pprof")
+		b0, o0 := allocated()
 		res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
 		if err != nil {
 			b.Fatal(err)
 		}
 		doc := sw.Document("check", source, res, checks.Error)
+		b1, o1 := allocated()
+		checksBytes, checksObjects = b1-b0, o1-o0
 		checksPeak = max(checksPeak, stopChecks())
 		peak = max(peak, stop())
 		b.StopTimer()
@@ -155,5 +168,7 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 	b.ReportMetric(float64(peak-min(peak, simHeap))/(1<<20), "ibdoctor-peak-MB")
 	b.ReportMetric(float64(sweepPeak-min(sweepPeak, simHeap))/(1<<20), "sweep-peak-MB")
 	b.ReportMetric(float64(checksPeak-min(checksPeak, simHeap))/(1<<20), "checks-peak-MB")
+	b.ReportMetric(float64(checksBytes)/(1<<20), "checks-alloc-MB")
+	b.ReportMetric(float64(checksObjects), "checks-allocs")
 	b.ReportMetric(float64(findings), "findings")
 }

@@ -61,8 +61,12 @@ type fileIncreases struct {
 	inc map[fabric.PortID]map[string]uint64
 }
 
-// Ports implements checks.Counters.
+// Ports implements checks.Counters. The readings' Errors and XmitWait are
+// this call's buffers, reused for the next port, as the readings it
+// wraps are.
 func (f *fileIncreases) Ports(fn func(checks.PortReading)) {
+	var errs []checks.CounterValue
+	wait := new(checks.CounterValue)
 	f.Counters.Ports(func(r checks.PortReading) {
 		if r.Port == nil || r.Port.Node == nil {
 			return
@@ -72,7 +76,7 @@ func (f *fileIncreases) Ports(fn func(checks.PortReading)) {
 			return
 		}
 		r.SpanUnknown = true
-		errs := make([]checks.CounterValue, 0, len(r.Errors))
+		errs = errs[:0]
 		for _, c := range r.Errors {
 			d, ok := inc[c.Name]
 			if !ok {
@@ -83,10 +87,10 @@ func (f *fileIncreases) Ports(fn func(checks.PortReading)) {
 		}
 		r.Errors = errs
 		if r.XmitWait != nil {
-			w := *r.XmitWait
 			d, ok := inc["PortXmitWait"]
-			w.Delta = d
-			r.XmitWait = &w
+			*wait = *r.XmitWait
+			wait.Delta = d
+			r.XmitWait = wait
 			if !ok {
 				r.XmitWait = nil
 			}

@@ -66,7 +66,8 @@ type sinceSnapshot struct {
 	ago  time.Duration
 	// paired: the readings with their saved counters, paired on the
 	// first call (every counter check walks them; the saved side is
-	// decoded from gate.idx).
+	// decoded from gate.idx). Each is a Clone: the Result's readings
+	// share its call's buffers.
 	paired []checks.PortReading
 }
 
@@ -74,7 +75,7 @@ type sinceSnapshot struct {
 func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
 	if s.paired == nil {
 		s.paired = []checks.PortReading{}
-		s.pair(func(r checks.PortReading) { s.paired = append(s.paired, r) })
+		s.pair(func(r checks.PortReading) { s.paired = append(s.paired, r.Clone()) })
 	}
 	for _, r := range s.paired {
 		fn(r)

@@ -98,7 +98,9 @@ func newModel(d *layout.Drawing, s *checks.Snapshot, fs []checks.Finding) *model
 		m.interval = s.Counters.Interval().Seconds()
 		s.Counters.Ports(func(r checks.PortReading) {
 			if r.Port != nil {
-				m.readings[r.Port] = r
+				// Kept past the call: a reading's buffers are the
+				// call's (checks.Counters).
+				m.readings[r.Port] = r.Clone()
 			}
 		})
 	}

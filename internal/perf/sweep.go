@@ -324,7 +324,10 @@ func reset(ctx context.Context, g Getter, s *Sample, o Options) []*PortError {
 }
 
 // Ports implements checks.Counters: one reading per port of the last
-// sample, in fabric order, with deltas when two samples were read.
+// sample, in fabric order, with deltas when two samples were read. Each
+// reading's Errors and XmitWait are this call's buffers, reused for the
+// next port: made per port, they were most of what check allocated (a
+// reading of every port for each check that walks the counters).
 func (r *Result) Ports(fn func(checks.PortReading)) {
 	if r.Last == nil {
 		return
@@ -334,26 +337,16 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 		perSec = 1 / r.tick.Seconds()
 	}
 	var buf [maxValues]Value
+	errs := make([]checks.CounterValue, 0, maxValues)
+	wait := new(checks.CounterValue)
 	for _, p := range r.Last.Ports {
 		rd := checks.PortReading{Port: p.Port, XmitWaitTicksPerSecond: perSec}
 		d := r.byKey[p.Key]
 		if r.interval > 0 && d == nil {
 			continue // not read in both samples: no delta to judge
 		}
-		vals := p.values(&buf)
-		// The errors' slice made at its size: grown by append it was
-		// most of what a check allocates (a few KB a port, every port,
-		// for each check that reads the counters).
-		nerr := 0
-		for _, v := range vals {
-			if v.Kind == mad.KindError {
-				nerr++
-			}
-		}
-		if nerr > 0 {
-			rd.Errors = make([]checks.CounterValue, 0, nerr)
-		}
-		for _, v := range vals {
+		errs = errs[:0]
+		for _, v := range p.values(&buf) {
 			cv := checks.CounterValue{Name: v.Name, Value: v.Value, Bits: v.Bits, Saturated: v.Saturated}
 			if d != nil {
 				if dv, ok := d.Get(v.Name); ok {
@@ -363,11 +356,14 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 			}
 			switch v.Kind {
 			case mad.KindError:
-				rd.Errors = append(rd.Errors, cv)
+				errs = append(errs, cv)
 			case mad.KindWait:
-				c := cv
-				rd.XmitWait = &c
+				*wait = cv
+				rd.XmitWait = wait
 			}
+		}
+		if len(errs) > 0 {
+			rd.Errors = errs
 		}
 		if d != nil {
 			rd.Elapsed = d.Elapsed

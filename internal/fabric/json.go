@@ -164,19 +164,47 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 			}
 		}
 	}
-	links := f.Links()
-	for _, l := range links {
-		_, oka := index[l.A.Node]
-		_, okb := index[l.B.Node]
-		if !oka || !okb {
-			return fmt.Errorf("fabric: marshal: link %s[%d]-%s[%d] leads to a node not in Nodes",
-				hex64(l.A.Node.GUID), l.A.Num, hex64(l.B.Node.GUID), l.B.Num)
+	// A fabric whose links are all well formed has them written as they
+	// are found, in Links' order, without the list (2.2 MB at 49k nodes);
+	// any other takes Links' own answer.
+	var links []Link
+	nlinks, order := f.linksInOrder()
+	if order == nil {
+		links = f.Links()
+		nlinks = len(links)
+		for _, l := range links {
+			_, oka := index[l.A.Node]
+			_, okb := index[l.B.Node]
+			if !oka || !okb {
+				return fmt.Errorf("fabric: marshal: link %s[%d]-%s[%d] leads to a node not in Nodes",
+					hex64(l.A.Node.GUID), l.A.Num, hex64(l.B.Node.GUID), l.B.Num)
+			}
 		}
 	}
 	jw := jsonstream.New(w, jsonstream.Options{Indent: opt.Indent})
 	jw.Field("schema", SchemaV1)
 	jw.Array("nodes", len(f.Nodes), func(i int) any { return jsonNodeOf(f.Nodes[i], opt) })
-	jw.Array("links", len(links), func(i int) any { return jsonLinkOf(links[i], index) })
+	if order == nil {
+		jw.Array("links", nlinks, func(i int) any { return jsonLinkOf(links[i], index) })
+	} else {
+		// Array asks for the links in turn: the next is the next A end
+		// in order, nodes by GUID, each node's ports by number.
+		k, pn := 0, 0
+		jw.Array("links", nlinks, func(int) any {
+			for {
+				n := f.Nodes[order[k]]
+				if pn >= len(n.Ports) {
+					k, pn = k+1, 0
+					continue
+				}
+				p := n.Ports[pn]
+				pn++
+				if isAEnd(p) {
+					return jsonLinkOf(Link{A: p, B: p.Remote}, index)
+				}
+			}
+		})
+	}
 	if len(f.Unreachable) > 0 {
 		jw.Array("unreachable", len(f.Unreachable), func(i int) any { return jsonUnreachOf(f.Unreachable[i]) })
 	}

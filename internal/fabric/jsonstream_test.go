@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
+
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // wholeDocument encodes f as MarshalWith did before it streamed: the
@@ -19,7 +22,7 @@ func wholeDocument(t *testing.T, f *Fabric, opt MarshalOptions) []byte {
 	for _, n := range f.Nodes {
 		doc.Nodes = append(doc.Nodes, jsonNodeOf(n, opt))
 	}
-	for _, l := range f.Links() {
+	for _, l := range f.linksSeen() { // Links before it had a fast path
 		doc.Links = append(doc.Links, jsonLinkOf(l, index))
 	}
 	for _, u := range f.Unreachable {
@@ -58,6 +61,9 @@ func TestWriteJSONMatchesWholeDocument(t *testing.T) {
 		"full": fullFabric(), "hdr": parseFixture(t, "hdr.txt"), "qdr": parseFixture(t, "qdr.txt"),
 		"empty": {}, "no links": nolinks,
 	}
+	for name, f := range oddLinkFabrics() {
+		fabrics[name] = f
+	}
 	for name, f := range fabrics {
 		for _, opt := range []MarshalOptions{{}, {Indent: true}, {OmitLFT: true}, {OmitLFT: true, Indent: true}} {
 			want := wholeDocument(t, f, opt)
@@ -70,6 +76,64 @@ func TestWriteJSONMatchesWholeDocument(t *testing.T) {
 				t.Fatalf("%s %+v: streamed document differs", name, opt)
 			}
 		}
+	}
+}
+
+// oddLinkFabrics are fabrics whose links WriteJSON cannot write as it
+// finds them (linksInOrder refuses them): it must then write Links' own
+// list, so each is still the whole document byte for byte.
+func oddLinkFabrics() map[string]*Fabric {
+	odd := map[string]*Fabric{}
+	// Two nodes with one GUID, both cabled: Links sorts their links
+	// together, port by port, not node by node.
+	f := fullFabric()
+	twin := &Node{Type: mad.NodeCA, GUID: f.Nodes[0].GUID, Description: "twin"}
+	twin.Ports = []*Port{nil, {Node: twin, Num: 1, GUID: 0x77}, {Node: twin, Num: 2, GUID: 0x78}}
+	sw := f.Nodes[1]
+	sw.Ports[2] = &Port{Node: sw, Num: 2, GUID: sw.GUID}
+	twin.Ports[1].Remote, sw.Ports[2].Remote = sw.Ports[2], twin.Ports[1]
+	ca := f.Nodes[0]
+	ca.Ports[2].Remote, twin.Ports[2].Remote = twin.Ports[2], ca.Ports[2]
+	f.Nodes = append(f.Nodes, twin)
+	odd["duplicate GUID"] = f
+	// A Remote that does not point back: Links keeps the first end it
+	// meets.
+	f = fullFabric()
+	f.Nodes[2].Ports[1].Remote = f.Nodes[0].Ports[2]
+	odd["one-sided"] = f
+	// A port cabled to itself.
+	f = fullFabric()
+	f.Nodes[0].Ports[2].Remote = f.Nodes[0].Ports[2]
+	odd["self"] = f
+	// A port kept at an index other than its number.
+	f = fullFabric()
+	f.Nodes[1].Ports[2], f.Nodes[1].Ports[3] = f.Nodes[1].Ports[3], nil
+	odd["misplaced port"] = f
+	return odd
+}
+
+// TestLinksInOrder: a well-formed fabric's links are found in order (no
+// map, no sort: what WriteJSON streams and Links returns), an odd one's
+// are not, and Links is what it was for both (linksSeen, the way it
+// was).
+func TestLinksInOrder(t *testing.T) {
+	check := func(name string, f *Fabric, fast bool) {
+		t.Helper()
+		n, order := f.linksInOrder()
+		want := f.linksSeen()
+		if (order != nil) != fast || (fast && (n != len(want) || n == 0)) {
+			t.Errorf("%s: linksInOrder gave %d links (in order %v), want %d (in order %v)", name, n, order != nil, len(want), fast)
+		}
+		got := f.Links()
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: Links gave %d links, not the %d it gave before", name, len(got), len(want))
+		}
+	}
+	for name, f := range map[string]*Fabric{"full": fullFabric(), "hdr": parseFixture(t, "hdr.txt"), "qdr": parseFixture(t, "qdr.txt")} {
+		check(name, f, true)
+	}
+	for name, f := range oddLinkFabrics() {
+		check(name, f, false)
 	}
 }
 

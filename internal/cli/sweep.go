@@ -348,7 +348,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	sess.Close()
 	sess = nil
 	if !o.noSave {
-		saved, err := saveSnapshot(&st, o.stateDir)
+		saved, src, err := saveSnapshot(&st, o.stateDir)
 		if err != nil {
 			return fail(err)
 		}
@@ -360,7 +360,9 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		// The first complete sweep of a state dir is the baseline until
 		// the operator accepts another.
 		if o.designed == nil && !accepted && st.complete {
-			if err := snapshot.SaveBaseline(o.stateDir, st.fabric); err != nil {
+			// The fabric file just saved holds its bytes: copied, not
+			// encoded again.
+			if err := snapshot.SaveBaselineFrom(o.stateDir, src, st.fabric); err != nil {
 				return fail(fmt.Errorf("--state-dir: %w", err))
 			}
 		}
@@ -517,23 +519,24 @@ func writeFailedProm(path string) error {
 }
 
 // saveSnapshot keeps the sweep for gate and the next sweep, and says
-// whether it did. A partial sweep does not replace a complete one of the
-// same fabric: gate would lose sight of what the partial sweep could not
-// reach.
-func saveSnapshot(st *sweptState, dir string) (bool, error) {
+// whether it did, and which file of dir holds the fabric as a baseline
+// would (snapshot.BaselineSource). A partial sweep does not replace a
+// complete one of the same fabric: gate would lose sight of what the
+// partial sweep could not reach.
+func saveSnapshot(st *sweptState, dir string) (bool, string, error) {
 	if !st.complete && st.prevComplete {
-		return false, nil
+		return false, "", nil
 	}
 	s, err := snapshot.New(st.fabric, st.counters, st.taken, st.source, buildinfo.Get().Version, st.complete)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	// The snapshot holds the readings alone from here, so Save can let
 	// go of them once it has encoded them.
 	st.counters = nil
 	s.SetFabricVerdicts(st.verdicts)
 	if _, err := s.Save(dir); err != nil {
-		return false, fmt.Errorf("--state-dir: %w", err)
+		return false, "", fmt.Errorf("--state-dir: %w", err)
 	}
-	return true, nil
+	return true, s.BaselineSource(), nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -134,6 +135,69 @@ func TestLoadBaselineStreamed(t *testing.T) {
 		_, err := LoadBaseline(dir)
 		if want := wholeErr(data); err == nil || err.Error() != want {
 			t.Errorf("%s: %v\nwant %s", name, err, want)
+		}
+	}
+}
+
+// TestSaveBaselineFromIsSaveBaseline: a first sweep's baseline copied
+// from the fabric file its Save wrote is byte for byte the one encoded
+// from its fabric (baseline.json.gz and baseline.idx); with the tables in
+// the fabric file (no gate.idx) there is nothing to copy and it is
+// encoded.
+func TestSaveBaselineFromIsSaveBaseline(t *testing.T) {
+	taken := time.Date(2026, 11, 26, 23, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		counters func(*fabric.Fabric) checks.Counters
+		copied   bool
+	}{
+		{"indexed", func(f *fabric.Fabric) checks.Counters { return everyPort{f} }, true},
+		{"tables in the fabric file", func(f *fabric.Fabric) checks.Counters { return manyCounters{f} }, false},
+	} {
+		f := routedSmall(t)
+		s, err := New(f, tc.counters(f), taken, "sim:test", "test", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.BaselineSource() != "" {
+			t.Fatalf("%s: a baseline source before Save: %q", tc.name, s.BaselineSource())
+		}
+		dir := t.TempDir()
+		if _, err := s.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		src := s.BaselineSource()
+		if (src != "") != tc.copied || (src != "" && src != s.FabricFile) {
+			t.Fatalf("%s: baseline source %q (fabric file %q, index %q)", tc.name, src, s.FabricFile, s.IndexFile)
+		}
+		if err := SaveBaselineFrom(dir, src, f); err != nil {
+			t.Fatal(err)
+		}
+		want := t.TempDir()
+		if err := SaveBaseline(want, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{BaselineName, BaselineIndexName} {
+			got, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := os.ReadFile(filepath.Join(want, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, w) {
+				t.Errorf("%s: %s is %d bytes, SaveBaseline's %d, not the same bytes", tc.name, name, len(got), len(w))
+			}
+		}
+		if tc.copied {
+			if b, _ := os.ReadFile(filepath.Join(dir, src)); len(b) == 0 {
+				t.Errorf("%s: the fabric file %s was moved, not copied", tc.name, src)
+			}
+		}
+		got, err := LoadBaseline(dir)
+		if err != nil || len(got.Nodes) != len(f.Nodes) {
+			t.Fatalf("%s: LoadBaseline: %v", tc.name, err)
 		}
 	}
 }

@@ -83,6 +83,9 @@ type Snapshot struct {
 	// when not known.
 	verdicts *checks.FabricVerdicts
 	dir      string // where it was loaded from
+	// baselineSrc is the fabric file Save wrote when it is
+	// baseline.json.gz's bytes (BaselineSource).
+	baselineSrc string
 }
 
 // PortCounters is one port's saved counters.
@@ -520,6 +523,10 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		}
 	}
 	s.dir = dir
+	s.baselineSrc = ""
+	if s.IndexFile != "" {
+		s.baselineSrc = s.FabricFile
+	}
 	return path, nil
 }
 

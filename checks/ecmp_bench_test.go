@@ -43,3 +43,19 @@ func benchCheck50k(b *testing.B, id string) {
 	}
 	b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e9, "cpu-s/op")
 }
+
+// BenchmarkECMPImbalance8k is BenchmarkECMPImbalance50k on FatTree8k
+// (9,472 nodes): the allocations per run in CI-sized time.
+func BenchmarkECMPImbalance8k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree8k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Snapshot{Fabric: f}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(s, "routing.ecmp-imbalance"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

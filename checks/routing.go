@@ -728,18 +728,34 @@ func newSwitchGraph(f *fabric.Fabric) *switchGraph {
 	return g
 }
 
-// distances returns every switch's hop distance to leaf (-1: unreachable).
-func (g *switchGraph) distances(leaf *fabric.Node) []int16 {
-	dist := make([]int16, len(g.nbrs))
+// leafDistances returns, for each leaf, every switch's hop distance to it
+// (-1: unreachable), indexed as the graph: the rows share one allocation
+// and the searches one queue (a row and a grown queue per leaf were most
+// of what the check allocated at 49k nodes).
+func (g *switchGraph) leafDistances(leaves []*fabric.Node) [][]int16 {
+	n := len(g.nbrs)
+	slab := make([]int16, len(leaves)*n)
+	rows := make([][]int16, len(leaves))
+	q := make([]int32, 0, n)
+	for i, leaf := range leaves {
+		rows[i] = slab[i*n : (i+1)*n : (i+1)*n]
+		g.distances(leaf, rows[i], q)
+	}
+	return rows
+}
+
+// distances fills dist with every switch's hop distance to leaf (-1:
+// unreachable), a breadth-first search through q (its capacity the
+// graph's size: each switch is queued once at most).
+func (g *switchGraph) distances(leaf *fabric.Node, dist []int16, q []int32) {
 	for i := range dist {
 		dist[i] = -1
 	}
 	src := g.idx[leaf]
 	dist[src] = 0
-	q := []int32{src}
-	for len(q) > 0 {
-		n := q[0]
-		q = q[1:]
+	q = append(q[:0], src)
+	for h := 0; h < len(q); h++ {
+		n := q[h]
 		for _, r := range g.nbrs[n] {
 			if dist[r] < 0 {
 				dist[r] = dist[n] + 1
@@ -747,7 +763,6 @@ func (g *switchGraph) distances(leaf *fabric.Node) []int16 {
 			}
 		}
 	}
-	return dist
 }
 
 // ecmpCand is a switch's up port to another switch, with that switch's
@@ -803,10 +818,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		}
 	}
 	sg := newSwitchGraph(s.Fabric)
-	dist := make([][]int16, len(leaves))
-	for i, leaf := range leaves {
-		dist[i] = sg.distances(leaf)
-	}
+	dist := sg.leafDistances(leaves)
 	// LIDs the tables route that belong to no port read: where the sweep
 	// could not read everything, destinations it did not find (a host
 	// whose NodeInfo or PortInfo went unanswered) are still in the

@@ -47,7 +47,7 @@ func (s *Snapshot) loopbacks() []Finding {
 // marks them.
 func (s *Snapshot) LoopbackLinks() []fabric.Link {
 	var out []fabric.Link
-	for _, l := range s.Fabric.Links() {
+	for _, l := range s.links() {
 		if isLoopback(l.A) && !s.miswiredEnd(l) {
 			out = append(out, l)
 		}

@@ -306,11 +306,19 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		return v
 	}
 
+	// Each source's reason is written when a link falls below it (rare),
+	// not for every link.
+	const (
+		fromEnabled = iota
+		fromPeers
+		fromTable
+	)
 	type source struct {
-		r   mad.Rate
-		why string
+		r    mad.Rate
+		from int
 	}
-	var srcs []source
+	var srcBuf [3]source
+	srcs := srcBuf[:0]
 	var en mad.Rate
 	if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
 		en.Width = e.Max()
@@ -318,12 +326,25 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	if e := a.SpeedEnabled & b.SpeedEnabled; e != 0 {
 		en.Speed = e.Max()
 	}
-	srcs = append(srcs, source{en, "the best both ends have enabled"})
-	peer, peerWhy := peers.of(a, b)
-	if peer != (mad.Rate{}) {
-		srcs = append(srcs, source{peer, peerWhy})
+	srcs = append(srcs, source{en, fromEnabled})
+	peer, _ := peers.of(a, b, false)
+	peerWhy := func() string {
+		_, why := peers.of(a, b, true)
+		return why
 	}
-	capRate, capWhy, capKnown := capability(a.Node, b.Node)
+	whyOf := func(from int) string {
+		switch from {
+		case fromPeers:
+			return peerWhy()
+		case fromTable:
+			return capabilityWhy(a.Node, b.Node)
+		}
+		return "the best both ends have enabled"
+	}
+	if peer != (mad.Rate{}) {
+		srcs = append(srcs, source{peer, fromPeers})
+	}
+	capRate, capKnown := capability(a.Node, b.Node)
 	if capKnown {
 		c := capRate
 		// Identical devices running alike are the design: the table
@@ -334,7 +355,7 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		if peer.Speed != 0 && v.Active.Speed.DataGbps() >= peer.Speed.DataGbps() {
 			c.Speed = 0
 		}
-		srcs = append(srcs, source{c, capWhy})
+		srcs = append(srcs, source{c, fromTable})
 	}
 	// Never expect more than the slower device can do.
 	ceil, slow, ceilOK := ceiling(a, b)
@@ -350,10 +371,10 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 			}
 		}
 		if w != 0 && w.Lanes() > v.Active.Width.Lanes() && (v.Want.Width == 0 || w.Lanes() > v.Want.Width.Lanes()) {
-			v.Want.Width, v.WidthWhy = w, src.why
+			v.Want.Width, v.WidthWhy = w, whyOf(src.from)
 		}
 		if sp != 0 && sp.DataGbps() > v.Active.Speed.DataGbps() && (v.Want.Speed == 0 || sp.DataGbps() > v.Want.Speed.DataGbps()) {
-			v.Want.Speed, v.SpeedWhy = sp, src.why
+			v.Want.Speed, v.SpeedWhy = sp, whyOf(src.from)
 		}
 	}
 	// A board may be sold slower than its chip family (the table's and
@@ -372,7 +393,7 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	if peer != (mad.Rate{}) {
 		v.Peer = peer
 		if slow != nil && !v.Degraded() && cappedBy(slow, v.Active, peer) && !peers.subFleet(slow) {
-			v.HardwareWhy = fmt.Sprintf("%s supports at most %s; %s", s.entityOf(slow, "").String(), supportedRate(slow), peerWhy)
+			v.HardwareWhy = fmt.Sprintf("%s supports at most %s; %s", s.entityOf(slow, "").String(), supportedRate(slow), peerWhy())
 			v.PeerCounts = peers.counts(a, b)
 		}
 	}
@@ -380,8 +401,9 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	// host) has no peers of its own model: the host's peers, named alike
 	// with HCAs named alike, say what its rail should run.
 	if hp := hostEnd(a, b); v.HardwareWhy == "" && hp != nil && !v.Degraded() {
-		if gp, gwhy, ok := peers.ofHosts(hp.Node); ok && cappedBy(hp, v.Active, gp) && peers.hostHW[hardwareKey{devices.Model(hp.Node), supportedRate(hp)}] < subFleetLinks {
+		if gp, ok := peers.ofHosts(hp.Node); ok && cappedBy(hp, v.Active, gp) && peers.hostHW[hardwareKey{devices.Model(hp.Node), supportedRate(hp)}] < subFleetLinks {
 			v.Slow, v.Peer = hp, gp
+			gwhy := fmt.Sprintf("most %s run %s", hostGroupName(hp.Node), gp)
 			v.HardwareWhy = fmt.Sprintf("%s (%s) supports at most %s; %s", s.entityOf(hp, "").String(), devices.Model(hp.Node), supportedRate(hp), gwhy)
 			v.PeerCounts = countText(peers.hostCount[hostGroup(hp.Node)], hostGroupName(hp.Node))
 		}
@@ -417,17 +439,15 @@ func hostGroupName(n *fabric.Node) string {
 	return h + "* hosts' " + d + "* host links"
 }
 
-// ofHosts returns the rate most links of n's host group run at.
-func (pr *peerRates) ofHosts(n *fabric.Node) (mad.Rate, string, bool) {
+// ofHosts returns the rate most links of n's host group run at (the
+// reason, "most <hostGroupName> run <rate>", is written where it is used:
+// once a link is judged capped, not for every host link).
+func (pr *peerRates) ofHosts(n *fabric.Node) (mad.Rate, bool) {
 	k := hostGroup(n)
 	if k == "" {
-		return mad.Rate{}, "", false
+		return mad.Rate{}, false
 	}
-	r, ok := norm(pr.hostCount[k])
-	if !ok {
-		return mad.Rate{}, "", false
-	}
-	return r, fmt.Sprintf("most %s run %s", hostGroupName(n), r), true
+	return norm(pr.hostCount[k])
 }
 
 // cappedBy reports whether the link runs at active below peer only
@@ -455,17 +475,27 @@ func supportedRate(p *fabric.Port) mad.Rate {
 
 // capability is what both devices of a link can do (the slower of the
 // two), when the table knows both.
-func capability(x, y *fabric.Node) (mad.Rate, string, bool) {
+func capability(x, y *fabric.Node) (mad.Rate, bool) {
 	dx, okx := devices.Of(x)
 	dy, oky := devices.Of(y)
 	if !okx || !oky {
-		return mad.Rate{}, "", false
+		return mad.Rate{}, false
 	}
-	r := minRate(dx.Rate(), dy.Rate())
+	return minRate(dx.Rate(), dy.Rate()), true
+}
+
+// capabilityWhy says why capability gives its rate ("" when it gives
+// none): written only for a link below it.
+func capabilityWhy(x, y *fabric.Node) string {
+	dx, okx := devices.Of(x)
+	dy, oky := devices.Of(y)
+	if !okx || !oky {
+		return ""
+	}
 	if dx.Name == dy.Name {
-		return r, fmt.Sprintf("both ends are %s, which runs %s", dx.Name, dx.Rate()), true
+		return fmt.Sprintf("both ends are %s, which runs %s", dx.Name, dx.Rate())
 	}
-	return r, fmt.Sprintf("%s runs %s, %s %s", dx.Name, dx.Rate(), dy.Name, dy.Rate()), true
+	return fmt.Sprintf("%s runs %s, %s %s", dx.Name, dx.Rate(), dy.Name, dy.Rate())
 }
 
 // ceiling is the best rate the known devices of a link allow: the
@@ -670,14 +700,14 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 }
 
 // of returns the best rate the link a-b's peers run at (zero when none
-// is known) and why.
-func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
+// is known) and, when withWhy, why (the first of the peers taken). The
+// reason is written only when asked: judged for every link, it was most
+// of what the link checks allocated, and only a link below its peers
+// shows it.
+func (pr *peerRates) of(a, b *fabric.Port, withWhy bool) (mad.Rate, string) {
 	var best mad.Rate
 	why := ""
-	take := func(r mad.Rate, w string) {
-		if why == "" {
-			why = w
-		}
+	take := func(r mad.Rate) {
 		best.Width = widerOf(best.Width, r.Width)
 		best.Speed = fasterOf(best.Speed, r.Speed)
 	}
@@ -692,16 +722,27 @@ func (pr *peerRates) of(a, b *fabric.Port) (mad.Rate, string) {
 			if own := linkRate(a, b); pr.modelCount[k][own] >= 3 {
 				r = own
 			}
-			take(r, fmt.Sprintf("most %s run %s", modelHostLinks(a.Node, k), r))
-		}
-	case isSwitchLink(a) && !isLoopback(a):
-		for _, n := range []*fabric.Node{a.Node, b.Node} {
-			if r, ok := pr.sibling[n]; ok {
-				take(r, fmt.Sprintf("most of %s's other switch links run %s", pr.fab.NameOf(n), r))
+			take(r)
+			if withWhy && why == "" {
+				why = fmt.Sprintf("most %s run %s", modelHostLinks(a.Node, k), r)
 			}
 		}
-		if r, ok := pr.swModels[switchPairKey(a.Node, b.Node)]; ok && switchPairKey(a.Node, b.Node) != "" {
-			take(r, fmt.Sprintf("most %s links run %s", switchPairKey(a.Node, b.Node), r))
+	case isSwitchLink(a) && !isLoopback(a):
+		for _, n := range [2]*fabric.Node{a.Node, b.Node} {
+			if r, ok := pr.sibling[n]; ok {
+				take(r)
+				if withWhy && why == "" {
+					why = fmt.Sprintf("most of %s's other switch links run %s", pr.fab.NameOf(n), r)
+				}
+			}
+		}
+		if key := switchPairKey(a.Node, b.Node); key != "" {
+			if r, ok := pr.swModels[key]; ok {
+				take(r)
+				if withWhy && why == "" {
+					why = fmt.Sprintf("most %s links run %s", key, r)
+				}
+			}
 		}
 	}
 	return best, why

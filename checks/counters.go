@@ -225,9 +225,10 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 			title += fmt.Sprintf(", BER %.1e", ber)
 		}
 	}
-	share, _ := s.pathShare(p)
+	sh := s.pathShare(p)
+	share := sh.v
 	weight := counterWeight[sev]
-	summary := fmt.Sprintf("the link carries %s of host-to-host paths; errors cost retransmissions and, on a link that retrains, stalls", pct(share))
+	summary := fmt.Sprintf("the link carries %s of host-to-host paths%s; errors cost retransmissions and, on a link that retrains, stalls", sh.text(), s.shareNote(sh))
 	act := fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p))
 	if c.Name == "PortRcvSwitchRelayErrors" {
 		// Relay errors are packets the switch received intact and
@@ -247,7 +248,7 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Title:    title,
 		Entities: s.portAndPeer(p),
 		Evidence: ev,
-		Impact:   Impact{PathShare: share, Score: share * weight, Summary: summary},
+		Impact:   Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * weight, Summary: summary},
 		Action:   act,
 		Basis:    basis,
 	}, true
@@ -469,9 +470,12 @@ func (s *Snapshot) spanlessCongestion(fs []Finding) Finding {
 		Text: fmt.Sprintf("%s waited to send more than %.0f ticks (xmitwait.absolute) while the counters were sampled; the span is not recorded, so the share of time stalled is unknown; the largest below%s ('ibdoctor counters' lists each)", words.Count(len(fs), "port"), floor, tickNote)}}
 	var ents []Entity
 	share := 0.0
+	atLeast := false
 	for i, f := range fs {
 		ents = append(ents, f.Entities[0])
-		share = max(share, f.Impact.PathShare)
+		if f.Impact.PathShare >= share {
+			share, atLeast = f.Impact.PathShare, f.Impact.PathShareLowerBound
+		}
 		if i < spanlessTop {
 			w := f.spanless
 			ev = append(ev, Evidence{Name: "PortXmitWait", Value: float64(w.ticks), Unit: "ticks", Text: fmt.Sprintf("%s +%d ticks%s", w.port, w.ticks, paren(w.about()))})
@@ -484,7 +488,7 @@ func (s *Snapshot) spanlessCongestion(fs []Finding) Finding {
 			words.Count(len(fs), "port"), top.spanless.ticks, prefixed(", ", top.spanless.about())),
 		Entities: ents,
 		Evidence: ev,
-		Impact: Impact{PathShare: share, Score: share * 0.001,
+		Impact: Impact{PathShare: share, PathShareLowerBound: atLeast, Score: share * 0.001,
 			Summary: "congestion while the counters were sampled; how much of the time is unknown without the span"},
 		Action: "Congestion, not a fault. To see whether and how much these ports are stalled, sample the fabric: 'ibdoctor check --interval 30s' gives each port's share of time.",
 		Basis:  "delta",
@@ -502,7 +506,8 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		if p == nil || r.XmitWait == nil || !s.inScope(p) {
 			return
 		}
-		share, _ := s.pathShare(p)
+		sh := s.pathShare(p)
+		share := sh.v
 		if iv > 0 {
 			if r.XmitWait.DeltaUnknown != "" {
 				s.couldNotDecide("counters.congestion", "PortXmitWait "+r.XmitWait.DeltaUnknown, s.entityOf(p, "end"))
@@ -526,7 +531,7 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 				Entities: s.portAndPeer(p),
 				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: t.XmitWaitWarn,
 					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, r.SpanOf(iv).Round(time.Millisecond), stalled*100, t.XmitWaitWarn*100)}},
-				Impact: Impact{PathShare: share, Score: share * stalled,
+				Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * stalled,
 					Summary: fmt.Sprintf("flows leaving this port wait for credits %.0f%% of the time; it carries %s of host-to-host paths", stalled*100, pct(share))},
 				Action: "Congestion, not a fault: find what converges on this port (ibdoctor trace, the routing.ecmp-imbalance findings); rebalance routes or spread the job. If the downstream link is degraded, fix that first.",
 				Basis:  "delta",
@@ -547,7 +552,7 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 				Entities: s.portAndPeer(p),
 				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: float64(t.XmitWaitAbsolute),
 					Text: fmt.Sprintf("PortXmitWait +%d ticks while sampled (the span is not recorded, so the share of time stalled is unknown; %d since the last clear)", r.XmitWait.Delta, r.XmitWait.Value)}},
-				Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "congestion while the counters were sampled; its share of the time is unknown without the span"},
+				Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * 0.001, Summary: "congestion while the counters were sampled; its share of the time is unknown without the span"},
 				Action: "Run 'ibdoctor check --interval 30s' on the fabric to see the share of time this port is stalled.",
 				Basis:  "delta",
 			})
@@ -563,7 +568,7 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Value), Threshold: float64(t.XmitWaitAbsolute),
 				Text: fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)}},
-			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "congestion at some time since the last clear; its rate is unknown without an interval"},
+			Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * 0.001, Summary: "congestion at some time since the last clear; its rate is unknown without an interval"},
 			Action: "Run 'ibdoctor check --interval 30s' to see whether this port is congested now.",
 			Basis:  "absolute",
 		})
@@ -596,7 +601,8 @@ func (s *Snapshot) utilization() []Finding {
 		if !ok || util < t.Utilization {
 			return
 		}
-		share, _ := s.pathShare(p)
+		sh := s.pathShare(p)
+		share := sh.v
 		out = append(out, Finding{
 			Check:    "counters.utilization",
 			Severity: Info,
@@ -604,7 +610,7 @@ func (s *Snapshot) utilization() []Finding {
 			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "utilization", Value: util, Threshold: t.Utilization,
 				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, portRate(p))}},
-			Impact: Impact{PathShare: share, Score: share * 0.001, Summary: "a saturated link slows every flow routed over it"},
+			Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * 0.001, Summary: "a saturated link slows every flow routed over it"},
 			Action: "Expected under a bandwidth-bound job; if other parallel links idle, see routing.ecmp-imbalance.",
 			Basis:  "delta",
 		})

@@ -412,10 +412,11 @@ func (s *Snapshot) creditLoops() []Finding {
 		var ents []Entity
 		switches := map[*fabric.Node]bool{}
 		share := 0.0
+		atLeast := false
 		for _, c := range cyc {
 			p := g.port(c)
-			if v, ok := s.pathShare(p); ok {
-				share = max(share, v)
+			if sh := s.pathShare(p); sh.measured && sh.v >= share {
+				share, atLeast = sh.v, sh.atLeast
 			}
 			hops = append(hops, s.entityOf(p, "").String())
 			ents = append(ents, s.entityOf(p, "end"))
@@ -440,7 +441,7 @@ func (s *Snapshot) creditLoops() []Finding {
 			Title:    fmt.Sprintf("Credit loop (deadlock risk): the routes make a dependency cycle through %d switches, %s", len(switches), path),
 			Entities: ents,
 			Evidence: ev,
-			Impact:   Impact{PathShare: share, Score: max(0.5, share), Summary: "under load the buffers on the cycle can fill and wait on each other for ever: traffic through them stops until links are reset (a fabric-wide hang of the jobs crossing it)"},
+			Impact:   Impact{PathShare: share, PathShareLowerBound: atLeast, Score: max(0.5, share), Summary: "under load the buffers on the cycle can fill and wait on each other for ever: traffic through them stops until links are reset (a fabric-wide hang of the jobs crossing it)"},
 			Action:   "Route with a deadlock-free engine for this topology: up/down (opensm -R updn, with the root switches given in root_guid_file) or ftree on fat trees, DFSSSP/LASH (which separate paths onto VLs, with QoS on so OpenSM programs the SL2VL tables) on rings, tori and dragonflies. Then re-run 'ibdoctor check'.",
 			Basis:    "routes",
 		}

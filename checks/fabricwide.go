@@ -156,8 +156,9 @@ func (s *Snapshot) jobECMP(g *routeGraph) (out []Finding, covered map[*fabric.Po
 		f.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "job", Value: float64(n),
 			Text: fmt.Sprintf("the job's routes to %d of its %s leave %s by port %d; the group was judged by the sweep of %s on every destination the switch routes (a job's own are often too few to judge it)",
 				n, words.Count(len(dsts), "destination"), s.nodeName(b.Node), b.Num, s.FabricRouting.Taken.Format(time.RFC3339))})
-		share, _ := s.pathShare(b)
-		f.Impact.PathShare = share
+		sh := s.pathShare(b)
+		share := sh.v
+		f.Impact.PathShare, f.Impact.PathShareLowerBound = share, sh.atLeast
 		if f.Impact.Slowdown > 0 {
 			f.Impact.Score = share * (1 - 1/f.Impact.Slowdown)
 		}

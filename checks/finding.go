@@ -109,6 +109,11 @@ type Impact struct {
 	// when gating, of all hosts otherwise) whose routes cross the
 	// affected link or port, 0..1.
 	PathShare float64 `json:"path_share"`
+	// PathShareLowerBound marks PathShare as a lower bound: some host
+	// routes could not be followed (they leave by a port that was not
+	// read or cross a switch whose table was not read) and may cross the
+	// link too.
+	PathShareLowerBound bool `json:"path_share_lower_bound,omitempty"`
 	// LostGbps is the bandwidth the affected link lost against what it
 	// should run at.
 	LostGbps float64 `json:"lost_gbps,omitempty"`

@@ -21,12 +21,42 @@ import (
 // traffic both ways) and a switch link's is estimated as the share of
 // hosts below it over its switch's uplink count.
 
-// pathShare returns the share of host pairs crossing the link at p, and
-// whether it came from route loads (true) or an estimate (false).
-func (s *Snapshot) pathShare(p *fabric.Port) (float64, bool) {
+// share is a link's path share and how it is known.
+type share struct {
+	v float64
+	// measured: from the route loads (or, for a host port's own link,
+	// from the host count), not an estimate
+	measured bool
+	// atLeast: some host routes were not followed to their end and may
+	// cross the link too, so v is a lower bound
+	atLeast bool
+}
+
+// text is the share for a sentence: "0.78%", "at least 0.44%".
+func (sh share) text() string {
+	if sh.atLeast && sh.v > 0 {
+		return "at least " + pct(sh.v)
+	}
+	return pct(sh.v)
+}
+
+// pathShare returns the share of host pairs crossing the link at p.
+func (s *Snapshot) pathShare(p *fabric.Port) share {
 	if s.Loads != nil {
 		h := s.Loads.Hosts()
 		if h > 1 {
+			// A host port's link carries every path to and from the
+			// port, whatever the routes beyond it do: no need to
+			// follow them, and no lower bound when some were not.
+			hp := p
+			if hp.Node.Type == mad.NodeSwitch {
+				hp = p.Remote
+			}
+			if hp != nil && hp.Node.Type != mad.NodeSwitch {
+				if n, ok := s.Loads.PortPaths(hp); ok && n > 0 {
+					return share{v: 2 / float64(h), measured: true}
+				}
+			}
 			a, okA := s.Loads.PortPaths(p)
 			var b int
 			okB := false
@@ -34,16 +64,17 @@ func (s *Snapshot) pathShare(p *fabric.Port) (float64, bool) {
 				b, okB = s.Loads.PortPaths(p.Remote)
 			}
 			if okA || okB {
-				return float64(a+b) / float64(h*(h-1)), true
+				unread, noTable := s.Loads.Unfollowed()
+				return share{v: float64(a+b) / float64(h*(h-1)), measured: true, atLeast: unread+noTable > 0}
 			}
 		}
 	}
 	hosts := s.hostCount()
 	if hosts <= 1 {
-		return 0, false
+		return share{}
 	}
 	if isHostLink(p) {
-		return 2 / float64(hosts), false
+		return share{v: 2 / float64(hosts)}
 	}
 	// A switch-to-switch link: the hosts below the lower switch spread
 	// over its uplinks.
@@ -53,11 +84,47 @@ func (s *Snapshot) pathShare(p *fabric.Port) (float64, bool) {
 	}
 	up := switchLinks(sw)
 	if up == 0 {
-		return 0, false
+		return share{}
 	}
 	below := float64(hostPorts(sw)) / float64(hosts)
 	// Paths leaving the hosts below cross one of the uplinks each way.
-	return min(1, 2*below*(1-below)/float64(up)), false
+	return share{v: min(1, 2*below*(1-below)/float64(up))}
+}
+
+// unfollowed says which host routes were not followed, for a share
+// that is a lower bound: "21% of host routes were not followed (they
+// leave by ports that were not read)".
+func (s *Snapshot) unfollowed() string {
+	if s.Loads == nil {
+		return ""
+	}
+	unread, noTable := s.Loads.Unfollowed()
+	h := int64(s.Loads.Hosts())
+	if unread+noTable == 0 || h < 2 {
+		return ""
+	}
+	var why string
+	switch {
+	case noTable == 0:
+		why = "they leave by ports that were not read"
+	case unread == 0:
+		why = "they reach switches whose forwarding tables were not read"
+	default:
+		why = "they leave by ports that were not read or reach switches whose forwarding tables were not read"
+	}
+	return fmt.Sprintf("%s of host routes were not followed: %s", pct(float64(unread+noTable)/float64(h*(h-1))), why)
+}
+
+// shareNote is what a summary adds after a lower-bound share: " (21% of
+// host routes were not followed: ...)", or nothing.
+func (s *Snapshot) shareNote(sh share) string {
+	if !sh.atLeast || sh.v == 0 {
+		return ""
+	}
+	if u := s.unfollowed(); u != "" {
+		return " (" + u + ")"
+	}
+	return ""
 }
 
 func (s *Snapshot) hostCount() int {
@@ -111,25 +178,29 @@ func switchLinks(n *fabric.Node) int {
 // linkImpact estimates the impact of a link at p running at active rather
 // than want.
 func (s *Snapshot) linkImpact(p *fabric.Port, active, want mad.Rate) Impact {
-	share, measured := s.pathShare(p)
+	sh := s.pathShare(p)
+	share := sh.v
 	lost := want.Gbps() - active.Gbps()
 	frac := 0.0
 	if want.Gbps() > 0 {
 		frac = lost / want.Gbps()
 	}
-	im := Impact{PathShare: share, LostGbps: lost, Score: share * frac}
+	im := Impact{PathShare: share, PathShareLowerBound: sh.atLeast, LostGbps: lost, Score: share * frac}
 	if active.Gbps() > 0 {
 		im.Slowdown = want.Gbps() / active.Gbps()
 	}
 	basis := "estimated"
-	if measured {
+	if sh.measured {
 		basis = "per the forwarding tables"
 		if s.RoutesComputed {
 			basis = "per ibdoctor's computed min-hop routes, not the fabric's tables"
 		}
+		if u := s.unfollowed(); sh.atLeast && share > 0 && u != "" {
+			basis += "; " + u
+		}
 	}
 	im.Summary = fmt.Sprintf("runs at %s of %s Gb/s (%.0f%% lost); carries %s of host-to-host paths (%s); a ring all-reduce crossing it runs up to %.1fx slower",
-		fmtGbps(active.Gbps()), fmtGbps(want.Gbps()), frac*100, pct(share), basis, im.Slowdown)
+		fmtGbps(active.Gbps()), fmtGbps(want.Gbps()), frac*100, sh.text(), basis, im.Slowdown)
 	return im
 }
 

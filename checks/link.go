@@ -335,9 +335,9 @@ func (s *Snapshot) downLinks() []Finding {
 			if pa != nil {
 				state = fmt.Sprintf("%s/%s", pa.PhysState, pa.State)
 			}
-			share := 0.0
+			var sh share
 			if pa != nil {
-				share, _ = s.pathShare(pa)
+				sh = s.pathShare(pa)
 			}
 			out = append(out, Finding{
 				Check:    "link.down",
@@ -345,7 +345,7 @@ func (s *Snapshot) downLinks() []Finding {
 				Title:    fmt.Sprintf("Link %s <-> %s from the expected topology is down", e, f),
 				Entities: []Entity{e, f},
 				Evidence: []Evidence{{Name: "link", Text: "in the expected topology; now " + state}},
-				Impact:   Impact{PathShare: share, Score: max(share, 1/float64(max(1, s.hostCount()))), Summary: "its traffic moves to the remaining links (or its host is cut off)"},
+				Impact:   Impact{PathShare: sh.v, PathShareLowerBound: sh.atLeast, Score: max(sh.v, 1/float64(max(1, s.hostCount()))), Summary: "its traffic moves to the remaining links (or its host is cut off)"},
 				Action:   fmt.Sprintf("Check the cable between %s and %s: reseat, then replace; check both ports are enabled.", e, f),
 				Basis:    "baseline",
 			})

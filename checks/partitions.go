@@ -152,7 +152,8 @@ func (s *Snapshot) partitionIsolated() []Finding {
 		if !alone {
 			continue
 		}
-		share, _ := s.pathShare(p)
+		sh := s.pathShare(p)
+		share := sh.v
 		out = append(out, Finding{
 			Check:    "partition.isolated",
 			Severity: Error,
@@ -160,7 +161,7 @@ func (s *Snapshot) partitionIsolated() []Finding {
 			Entities: []Entity{s.entityOf(p, "end")},
 			Evidence: []Evidence{{Name: "P_Keys", Value: float64(len(sets[p])),
 				Text: fmt.Sprintf("its P_Key table holds %s; no other of the %d host ports read holds one of them with a full member on either side", sets[p], len(ports))}},
-			Impact: Impact{PathShare: share, Score: 0.5 * max(share, 1/float64(len(ports))),
+			Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: 0.5 * max(share, 1/float64(len(ports))),
 				Summary: "every connection to or from this host fails (its packets are dropped at the receiving port's P_Key check)"},
 			Action: "Check the subnet manager's partition configuration (OpenSM partitions.conf, UFM partitions): the host's port GUID is missing from the partition the others share, or is listed as limited (not full) where all members are limited. Then 'ibdoctor check' again after the SM's sweep.",
 			Basis:  "topology",
@@ -296,7 +297,8 @@ func (s *Snapshot) partitionSwitchDrops() []Finding {
 			if sp.PKeyEnforce&fabric.PKeyEnforceOut != 0 {
 				dirs = append(dirs, "outbound")
 			}
-			share, _ := s.pathShare(sp)
+			sh := s.pathShare(sp)
+			share := sh.v
 			out = append(out, Finding{
 				Check:    "partition.switch-drops",
 				Severity: sev,
@@ -304,7 +306,7 @@ func (s *Snapshot) partitionSwitchDrops() []Finding {
 				Entities: []Entity{s.entityOf(sp, "end"), s.entityOf(sp.Remote, "peer")},
 				Evidence: []Evidence{{Name: "partitions dropped", Value: float64(len(dropped)),
 					Text: fmt.Sprintf("%s enforces partitions (%s); its P_Key table holds %s, the host port %s holds %s", s.portName(sp), strings.Join(dirs, ", "), have, s.portName(sp.Remote), host)}},
-				Impact: Impact{PathShare: share, Score: cmp.Or(share, 0.01),
+				Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: cmp.Or(share, 0.01),
 					Summary: fmt.Sprintf("the host's traffic in %s never leaves its leaf port", strings.Join(dropped, ", "))},
 				Action: fmt.Sprintf("The subnet manager did not give %s the host's partitions: check partitions.conf (OpenSM: the switch port needs the partition when enforcement is on; 'no_partition_enforcement' or the port's GUID in the partition), then re-sweep. 'smpquery pkeys' on the switch port shows its table.", s.portName(sp)),
 				Basis:  "topology",

@@ -1241,7 +1241,8 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 			busiest = p
 		}
 	}
-	share, _ := s.pathShare(busiest)
+	sh := s.pathShare(busiest)
+	share := sh.v
 	title := fmt.Sprintf("%s spreads %d destinations over %d equal-cost ports unevenly: busiest port %d carries %.1fx the mean", s.nodeName(grp.sw), total, n, busiest.Num, worst)
 	if idle > 0 {
 		title += fmt.Sprintf(", %s idle", words.Count(idle, "port"))
@@ -1267,7 +1268,7 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 		Title:    title,
 		Entities: ents,
 		Evidence: ev,
-		Impact: Impact{PathShare: share, Slowdown: worst, Score: share * (1 - 1/worst),
+		Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Slowdown: worst, Score: share * (1 - 1/worst),
 			Summary: fmt.Sprintf("the most loaded link decides: collectives whose traffic leaves %s run up to %.1fx slower than with balanced routes", s.nodeName(grp.sw), worst)},
 		Action: "The subnet manager's routing is unbalanced here. Check for static or edited routes (opensm -R file, a routing_engine change) and re-run a heavy sweep; on a healthy fat tree min-hop/ftree routing spreads destinations evenly. 'ibdoctor routes' shows the table.",
 		Basis:  "routes",

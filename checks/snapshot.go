@@ -157,6 +157,11 @@ type Loads interface {
 	// PortPaths returns how many host→host paths leave through port p
 	// (toward p.Remote), and whether the port was analysed.
 	PortPaths(p *fabric.Port) (int, bool)
+	// Unfollowed returns how many ordered host pairs' routes could not be
+	// followed to their end: they leave by a port whose state or far end
+	// was not read, or reach a switch whose table was not read. Counts
+	// from PortPaths are then lower bounds.
+	Unfollowed() (unread, noTable int64)
 	// PortDLIDs returns how many CA destination LIDs switch port p
 	// forwards.
 	PortDLIDs(p *fabric.Port) int

@@ -270,8 +270,9 @@ func (s *Snapshot) miswired() []Finding {
 }
 
 func (s *Snapshot) miswireImpact(p *fabric.Port) Impact {
-	share, _ := s.pathShare(p)
-	return Impact{PathShare: share, Score: max(share, 0.01), Summary: fmt.Sprintf("the link carries %s of host-to-host paths over a path the design did not plan", pct(share))}
+	sh := s.pathShare(p)
+	share := sh.v
+	return Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: max(share, 0.01), Summary: fmt.Sprintf("the link carries %s of host-to-host paths%s over a path the design did not plan", sh.text(), s.shareNote(sh))}
 }
 
 func (s *Snapshot) changed() []Finding {

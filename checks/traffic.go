@@ -111,7 +111,8 @@ func (s *Snapshot) trafficImbalance() []Finding {
 		case ratio >= 1.5:
 			sev = Error
 		}
-		share, _ := s.pathShare(busiest)
+		sh := s.pathShare(busiest)
+		share := sh.v
 		out = append(out, Finding{
 			Check:    "routing.traffic-imbalance",
 			Severity: sev,
@@ -125,7 +126,7 @@ func (s *Snapshot) trafficImbalance() []Finding {
 				{Name: "uplinks' mean", Value: mean, Unit: "Gb/s",
 					Text: fmt.Sprintf("the %d uplinks sent %s Gb/s each on average", len(group), gbpsText(mean))},
 			},
-			Impact: Impact{PathShare: share, Slowdown: ratio, Score: share * (1 - 1/ratio),
+			Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Slowdown: ratio, Score: share * (1 - 1/ratio),
 				Summary: fmt.Sprintf("collectives whose traffic crosses %s's uplinks run at the busiest link's pace: up to %.1fx slower", s.nodeName(n), ratio)},
 			Action:   fmt.Sprintf("Compare with 'ibdoctor check' on the tables (routing.ecmp-imbalance): if the tables are balanced, the switch spreads flows unevenly itself — check adaptive routing and the ECMP hash settings of %s (and its firmware), and whether one job's flows all hash alike; then re-measure with --interval.", s.nodeName(n)),
 			Basis:    "delta",

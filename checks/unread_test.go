@@ -289,3 +289,35 @@ func TestMissingHCADeadSpineDecided(t *testing.T) {
 		}
 	}
 }
+
+// TestPathShareDeadSpine: with spine03 dead, the routes that leave the
+// leaves by their unread ports to it are not followed. gpu027 mlx5_6's
+// link is its port's only one: it carries every path to and from the
+// port (2 of the 255 host ports' shares) whatever is dead. A link between
+// switches carries what was followed and perhaps more: its share is a
+// lower bound and says so. Before, the host link showed 0.44% (0.78%
+// without the fault), as read.
+func TestPathShareDeadSpine(t *testing.T) {
+	res, _ := incidentWith(t, "dead spine03\n")
+	var host, isl *checks.Finding
+	for i, f := range res.Findings {
+		switch {
+		case f.Check == "link.slower-hardware" && strings.Contains(f.Title, "gpu027 mlx5_6"):
+			host = &res.Findings[i]
+		case f.Check == "link.degraded-width" && strings.Contains(f.Title, "leaf07/41 <-> spine02/49"):
+			isl = &res.Findings[i]
+		}
+	}
+	if host == nil || isl == nil {
+		t.Fatalf("want gpu027's slower-hardware and leaf07/41's degraded-width, got:%s", titles(res.Findings))
+	}
+	if want := 2.0 / 255; host.Impact.PathShare < want-1e-12 || host.Impact.PathShare > want+1e-12 || host.Impact.PathShareLowerBound {
+		t.Errorf("gpu027's host link: share %v (lower bound %v), want %v exactly", host.Impact.PathShare, host.Impact.PathShareLowerBound, want)
+	}
+	if !strings.Contains(host.Impact.Summary, "carries 0.78% of host-to-host paths") {
+		t.Errorf("host link summary: %s", host.Impact.Summary)
+	}
+	if !isl.Impact.PathShareLowerBound || !strings.Contains(isl.Impact.Summary, "at least") || !strings.Contains(isl.Impact.Summary, "not followed") {
+		t.Errorf("leaf07/41 <-> spine02/49: share %v lower bound %v: %s", isl.Impact.PathShare, isl.Impact.PathShareLowerBound, isl.Impact.Summary)
+	}
+}

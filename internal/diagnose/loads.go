@@ -21,8 +21,11 @@ type loads struct {
 
 	pathsOnce sync.Once
 	paths     *route.Loads // nil when HostPaths failed
-	dlidsOnce sync.Once
-	dlids     route.Loads
+	// host pairs whose route ended at a port not read or at a switch
+	// without a table: where they go on is not known
+	unread, noTable int64
+	dlidsOnce       sync.Once
+	dlids           route.Loads
 }
 
 // NewLoads follows every host-to-host route over f's LFTs (per-destination
@@ -60,6 +63,7 @@ func (l *loads) hostPaths() *route.Loads {
 	l.pathsOnce.Do(func() {
 		if hp, err := l.a.HostPaths(l.lids, 0); err == nil {
 			l.paths = &hp.Loads
+			l.unread, l.noTable = hp.Outcomes[route.Unread], hp.Outcomes[route.NoTable]
 		}
 	})
 	return l.paths
@@ -81,6 +85,15 @@ func (l *loads) PortPaths(p *fabric.Port) (int, bool) {
 		return 0, false
 	}
 	return int(paths.Of(p)), true
+}
+
+// Unfollowed counts the host pairs whose routes could not be followed to
+// the end, by why.
+func (l *loads) Unfollowed() (unread, noTable int64) {
+	if l.hostPaths() == nil {
+		return 0, 0
+	}
+	return l.unread, l.noTable
 }
 
 func (l *loads) PortDLIDs(p *fabric.Port) int {

@@ -421,7 +421,11 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 func impactShort(im checks.Impact) string {
 	var parts []string
 	if im.PathShare > 0 {
-		parts = append(parts, fmt.Sprintf("%.1f%% of paths", im.PathShare*100))
+		at := ""
+		if im.PathShareLowerBound {
+			at = "at least "
+		}
+		parts = append(parts, fmt.Sprintf("%s%.1f%% of paths", at, im.PathShare*100))
 	}
 	if im.Slowdown > 1.0001 {
 		parts = append(parts, fmt.Sprintf("all-reduce %.1fx slower", im.Slowdown))

@@ -43,7 +43,7 @@ func goldenDoc() *Document {
 					{NodeGUID: 0xb83fd20400000002, Node: "spine02", Port: 2, LID: 3, Role: "peer"},
 				},
 				Evidence: []checks.Evidence{{Name: "LinkWidthActive", Value: 1, Unit: "lanes", Threshold: 4, Text: "active 1X HDR, expected 4X HDR (the expected rate 4X HDR)"}},
-				Impact:   checks.Impact{PathShare: 0.0667, LostGbps: 150, Slowdown: 4, Score: 0.05, Summary: "runs at 50 of 200 Gb/s (75% lost)"},
+				Impact:   checks.Impact{PathShare: 0.0667, PathShareLowerBound: true, LostGbps: 150, Slowdown: 4, Score: 0.05, Summary: "runs at 50 of 200 Gb/s (75% lost)"},
 				Action:   "Reseat or replace the cable between leaf02/6 and spine02/2.",
 				Basis:    "topology",
 			},
@@ -280,5 +280,16 @@ func TestPrometheusGolden(t *testing.T) {
 	}
 	if !bytes.Equal(b.Bytes(), want) {
 		t.Errorf("Prometheus output differs from %s (go test -update to accept):\n%s", path, lineDiff(string(want), b.String()))
+	}
+}
+
+// TestImpactShortLowerBound: a share that counts only the routes that
+// could be followed reads as a lower bound in the table too.
+func TestImpactShortLowerBound(t *testing.T) {
+	if got := ImpactShort(checks.Impact{PathShare: 0.0069, PathShareLowerBound: true}); got != "at least 0.7% of paths" {
+		t.Errorf("got %q", got)
+	}
+	if got := ImpactShort(checks.Impact{PathShare: 0.0078}); got != "0.8% of paths" {
+		t.Errorf("got %q", got)
 	}
 }

@@ -62,3 +62,32 @@ func TestGateMissingHCAIncompleteSnapshot(t *testing.T) {
 		t.Fatalf("exit %d status %q, want 1 with topology.missing-hca naming gpu012 and leaf03/28 (got %q)\nfindings %+v\nundecided %+v\n%s", code, d.Status, got, d.Findings, d.Undecided, stderr)
 	}
 }
+
+// TestGateReachedIncompleteSnapshot: the state dir's only sweep could not
+// read spine03 (its agent was dead); the gate on gpu[001-002] re-reads
+// its part live and all of it answers. What it was judged against is
+// not all read: the Reached line says the job's part was and the
+// snapshot's sweep was not complete, and the JSON scope says so. Before:
+// "Reached: everything".
+func TestGateReachedIncompleteSnapshot(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dead := writeFile(t, "dead.faults", "dead spine03\n")
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim", "--faults", dead, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json"), "--timeout", deadTimeout, "--retries", "0"); code != ExitPartial {
+		t.Fatalf("sweep: exit %d, want %d (incomplete): %s", code, ExitPartial, stderr)
+	}
+	code, out, stderr := run("gate", "--sim", "--state-dir", state, "--nodes", "gpu[001-002]", "--timeout", deadTimeout, "--retries", "0")
+	reached := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Reached:") {
+			reached = l
+		}
+	}
+	if strings.Contains(reached, "everything") || !strings.Contains(reached, "the job's part") || !strings.Contains(reached, "incomplete") {
+		t.Errorf("exit %d, Reached line %q, want the job's part read and the snapshot incomplete\n%s\n%s", code, reached, out, stderr)
+	}
+	_, out, _ = run("gate", "--sim", "--state-dir", state, "--nodes", "gpu[001-002]", "--json", "--timeout", deadTimeout, "--retries", "0")
+	if d := chkParse(t, out); d.Scope == nil || d.Scope.SnapshotComplete {
+		t.Errorf("scope %+v: want snapshot_complete false", d.Scope)
+	}
+}

@@ -104,7 +104,11 @@ type ScopeSummary struct {
 	Switches   int      `json:"switches"`
 	Snapshot   string   `json:"snapshot,omitempty"`
 	SnapshotAt string   `json:"snapshot_taken_at,omitempty"`
-	LiveReads  int      `json:"ports_reread_live"`
+	// SnapshotComplete: the sweep the snapshot holds read everything it
+	// tried. When false, the gate's own reads may be complete while the
+	// fabric beyond the job's part was not all read.
+	SnapshotComplete bool `json:"snapshot_complete"`
+	LiveReads        int  `json:"ports_reread_live"`
 	// LFTBlocks is how many forwarding-table blocks holding the job's
 	// LIDs were re-read live to follow the routes as they are now.
 	LFTBlocks int `json:"lft_blocks_reread_live"`
@@ -266,11 +270,19 @@ func Summary(w io.Writer, st Style, d *Document) {
 	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",
 		paintCount(st.Red, c["critical"]), paintCount(st.Red, c["error"]), paintCount(st.Yellow, c["warning"]), fmt.Sprint(c["info"]))
 	summaryLine(w, st, "Findings", sev)
-	if len(d.Unreached) == 0 {
-		summaryLine(w, st, "Reached", "everything")
-	} else {
-		summaryLine(w, st, "Reached", st.Yellow(UnreadSummary(len(d.Unreached))))
+	reached := []string{"everything"}
+	if len(d.Unreached) > 0 {
+		reached = []string{st.Yellow(UnreadSummary(len(d.Unreached)))}
 	}
+	if sc := d.Scope; sc != nil && sc.Snapshot != "" && !sc.SnapshotComplete {
+		// A gate reads its job's part live; the rest of the fabric it
+		// judges against is the snapshot's, which did not read it all.
+		if len(d.Unreached) == 0 {
+			reached = []string{"the job's part of the fabric"}
+		}
+		reached = append(reached, st.Yellow(fmt.Sprintf("not the whole fabric: the snapshot's sweep of %s was incomplete", sc.SnapshotAt)))
+	}
+	summaryLine(w, st, "Reached", reached...)
 	if len(d.Undecided) > 0 {
 		summaryLine(w, st, "Undecided", st.Yellow(UndecidedSummary(d.Undecided)))
 	}

@@ -155,7 +155,10 @@ func missing(s *Snapshot, needs []string) string {
 			if s.Counters != nil && s.CountersBasis != "" {
 				return "needs the span the counters were sampled over: " + s.CountersBasis
 			}
-			if s.Counters == nil || s.Counters.Interval() == 0 {
+			if s.Counters == nil {
+				return "counters were not read"
+			}
+			if s.Counters.Interval() == 0 {
 				return "needs two counter samples (add --interval)"
 			}
 		case "lfts":
@@ -197,8 +200,8 @@ func missing(s *Snapshot, needs []string) string {
 				return "SMInfo was not read (a live sweep reads it)"
 			}
 		case "sm-interval":
-			if s.SM == nil || !s.SM.readTwice() {
-				return "needs two SMInfo reads (add --interval)"
+			if why := s.SM.notReadTwice(); why != "" {
+				return why
 			}
 		case "baseline":
 			if s.Baseline == nil {

@@ -71,9 +71,43 @@ type SMReading struct {
 // SMInfo was not read (a saved file, not a live sweep).
 type SMView struct {
 	Readings []SMReading
+	// AgainNotRead, when not empty, says why SMInfo cannot be read a
+	// second time whatever the flags: a fabric file records no SM.
+	AgainNotRead string
 }
 
 func (r SMReading) answered() bool { return r.Reason == "" }
+
+// notReadTwice says why no SM's SMInfo was read twice, "" when one was.
+// It advises --interval only where that would help: a fabric file
+// records no SM, and a second read that went unanswered was tried.
+func (v *SMView) notReadTwice() string {
+	if v == nil {
+		return "SMInfo was not read (a live sweep reads it)"
+	}
+	if v.readTwice() {
+		return ""
+	}
+	if v.AgainNotRead != "" {
+		return v.AgainNotRead
+	}
+	answered := 0
+	for _, r := range v.Readings {
+		if r.AgainReason != "" {
+			return "the second SMInfo read was not answered: " + r.AgainReason
+		}
+		if r.answered() {
+			answered++
+		}
+	}
+	switch {
+	case len(v.Readings) == 0:
+		return "no port advertises a subnet manager (a fabric file records none), so there is no SMInfo to read twice"
+	case answered == 0:
+		return "no subnet manager answered SMInfo, so there is nothing to read twice"
+	}
+	return "needs two SMInfo reads (add --interval)"
+}
 
 // readTwice reports whether any SM answered both reads.
 func (v *SMView) readTwice() bool {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -308,6 +309,11 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	// Planted tables (--faults that edit routes) are judged like the SM's.
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	sw.CountersNotRead = sess.NoCounters
+	if sess.File != nil && sw.SM != nil {
+		// The simulator stands in for the file's SM: a second read of
+		// it would say nothing of the fabric, --interval or not.
+		sw.SM.AgainNotRead = fmt.Sprintf("%s (%s) records no subnet manager, so there is no SMInfo to read twice", filepath.Base(sess.File.Name), sess.File.Format)
+	}
 	sw.RatesNotRead = sess.RatesNotRead
 	sw.SupportedNotRead = sess.SupportedNotRead
 	if sess.Increases != nil && sw.Counters != nil {

@@ -204,6 +204,11 @@ func (s *Snapshot) linkImpact(p *fabric.Port, active, want mad.Rate) Impact {
 	return im
 }
 
+// SharePercent is a share (0..1) as every rendering prints it: the
+// findings table's IMPACT column, the impact line and the HTML page round
+// it the same way ("6.25%", never 6.2% beside 6.25%).
+func SharePercent(v float64) string { return pct(v) }
+
 func pct(v float64) string {
 	switch {
 	case v == 0:

@@ -74,7 +74,7 @@ func TestCheckFitsTerminal(t *testing.T) {
 	if strings.Contains(full, report.Ellipsis) {
 		t.Errorf("piped output is cut (%q): a pipe gets the full text", report.Ellipsis)
 	}
-	if !regexp.MustCompile(`(?m)^ 1 +critical +routing\.ecmp-imbalance +spine01 spreads .* 7 ports idle +3\.1% of paths`).MatchString(full) {
+	if !regexp.MustCompile(`(?m)^ 1 +critical +routing\.ecmp-imbalance +spine01 spreads .* 7 ports idle +3\.10% of paths`).MatchString(full) {
 		t.Errorf("piped findings table lacks the first finding in full on one line:\n%s", full)
 	}
 	fullWords := tokenSet(full)

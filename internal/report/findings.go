@@ -437,7 +437,7 @@ func impactShort(im checks.Impact) string {
 		if im.PathShareLowerBound {
 			at = "at least "
 		}
-		parts = append(parts, fmt.Sprintf("%s%.1f%% of paths", at, im.PathShare*100))
+		parts = append(parts, at+checks.SharePercent(im.PathShare)+" of paths")
 	}
 	if im.Slowdown > 1.0001 {
 		parts = append(parts, fmt.Sprintf("all-reduce %.1fx slower", im.Slowdown))

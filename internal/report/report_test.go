@@ -286,10 +286,24 @@ func TestPrometheusGolden(t *testing.T) {
 // TestImpactShortLowerBound: a share that counts only the routes that
 // could be followed reads as a lower bound in the table too.
 func TestImpactShortLowerBound(t *testing.T) {
-	if got := ImpactShort(checks.Impact{PathShare: 0.0069, PathShareLowerBound: true}); got != "at least 0.7% of paths" {
+	if got := ImpactShort(checks.Impact{PathShare: 0.0069, PathShareLowerBound: true}); got != "at least 0.69% of paths" {
 		t.Errorf("got %q", got)
 	}
-	if got := ImpactShort(checks.Impact{PathShare: 0.0078}); got != "0.8% of paths" {
+	if got := ImpactShort(checks.Impact{PathShare: 0.0078}); got != "0.78% of paths" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// TestImpactShareOneRounding (trial C8): the table's IMPACT column rounds
+// a path share as the impact line does. Before: "6.2% of paths" in the
+// table, "carries 6.25% of host-to-host paths" below it.
+func TestImpactShareOneRounding(t *testing.T) {
+	if got := checks.SharePercent(0.0625); got != "6.25%" {
+		t.Fatalf("SharePercent(0.0625) = %q", got)
+	}
+	for _, v := range []float64{0.0625, 0.0078, 0.031, 0.125, 0.0004} {
+		if got, want := ImpactShort(checks.Impact{PathShare: v}), checks.SharePercent(v)+" of paths"; got != want {
+			t.Errorf("share %v: table %q, impact line's figure %q", v, got, want)
+		}
 	}
 }

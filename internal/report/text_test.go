@@ -125,7 +125,7 @@ func TestSummaryAndFindingsFitWidth(t *testing.T) {
 	if strings.Contains(out, Ellipsis) {
 		t.Errorf("without a width the text is cut:\n%s", out)
 	}
-	if !strings.Contains(out, d.Findings[0].Title+"  3.1% of paths, all-reduce 8.0x slower") {
+	if !strings.Contains(out, d.Findings[0].Title+"  3.10% of paths, all-reduce 8.0x slower") {
 		t.Errorf("without a width a finding is not on one line in full:\n%s", out)
 	}
 	if !strings.Contains(out, "   do:       "+d.Findings[0].Action+"\n") {

@@ -532,3 +532,18 @@ func TestRouteWalkShared(t *testing.T) {
 		t.Fatalf("together:\n%+v\nalone:\n%+v", both, alone)
 	}
 }
+
+// TestCounterErrorsSinceSnapshotSubSecond (trial C12): a gate right after
+// the sweep says how long ago it was, not "0s": 312ms. Before: "grew by
+// 500 since the sweep 0s before".
+func TestCounterErrorsSinceSnapshotSubSecond(t *testing.T) {
+	f := fatTree(t)
+	p := node(t, f, "leaf01").Ports[10]
+	c := fakeCounters{rs: []PortReading{
+		{Port: p, Saved: true, SavedAgo: 312 * time.Millisecond, Errors: []CounterValue{{Name: "PortRcvErrors", Value: 500, Growth: 500, Bits: 16}}},
+	}}
+	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.errors")
+	if len(fs) != 1 || !strings.Contains(fs[0].Evidence[0].Text, "since the sweep 312ms before") {
+		t.Fatalf("want the sweep 312ms before, got %+v", fs)
+	}
+}

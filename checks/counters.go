@@ -191,9 +191,9 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		}
 		rate := float64(val) / span.Seconds()
 		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, span.Round(time.Millisecond), rate, thr)
-		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, span.Round(time.Second))
+		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, roundSpan(span))
 	case "since-snapshot":
-		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, span.Round(time.Second), c.Value, thr)
+		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, roundSpan(span), c.Value, thr)
 		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, s.portName(p), val)
 	default:
 		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
@@ -667,4 +667,14 @@ func prefixed(p, s string) string {
 		return ""
 	}
 	return p + s
+}
+
+// roundSpan rounds a span for a sentence: to the second, but to the
+// millisecond below one, where whole seconds would say "0s" (a gate run
+// right after its sweep, trial C12).
+func roundSpan(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

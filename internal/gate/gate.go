@@ -383,7 +383,8 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	doc.Scope = &report.ScopeSummary{
 		Hosts: hosts, JobHosts: len(jobHosts) - len(unmatched), Unmatched: unmatched, Ports: len(sc.Ports), Switches: len(sc.Switches),
-		Snapshot: snap.Source, SnapshotAt: snap.TakenAt.Format(time.RFC3339), SnapshotComplete: snap.Complete, LiveReads: len(ports), LFTBlocks: blocks,
+		Snapshot: snap.Source, SnapshotAt: snap.TakenAt.Format(time.RFC3339), SnapshotComplete: snap.Complete,
+		OwnSweep: o.Swept != nil, FabricPart: snap.Partial(), LiveReads: len(ports), LFTBlocks: blocks,
 	}
 	if len(o.Hosts) == 0 {
 		doc.Status = "undecided"

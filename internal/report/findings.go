@@ -108,7 +108,13 @@ type ScopeSummary struct {
 	// tried. When false, the gate's own reads may be complete while the
 	// fabric beyond the job's part was not all read.
 	SnapshotComplete bool `json:"snapshot_complete"`
-	LiveReads        int  `json:"ports_reread_live"`
+	// OwnSweep: there was no usable snapshot and the gate swept the
+	// fabric itself a moment before (Snapshot names that sweep).
+	OwnSweep bool `json:"own_sweep,omitempty"`
+	// FabricPart: the document's fabric counts are of the part of the
+	// snapshot loaded for the job, not of the whole fabric.
+	FabricPart bool `json:"fabric_is_part,omitempty"`
+	LiveReads  int  `json:"ports_reread_live"`
 	// LFTBlocks is how many forwarding-table blocks holding the job's
 	// LIDs were re-read live to follow the routes as they are now.
 	LFTBlocks int `json:"lft_blocks_reread_live"`
@@ -229,6 +235,10 @@ func Summary(w io.Writer, st Style, d *Document) {
 	io.WriteString(w, WrapString("", head, st.Width))
 	f := d.Fabric
 	fab := []string{fmt.Sprintf("%s (%s, %s), %s", count(f.Nodes, "node", "nodes"), count(f.Switches, "switch", "switches"), count(f.CAs, "CA", "CAs"), count(f.Links, "link", "links"))}
+	if d.Scope != nil && d.Scope.FabricPart {
+		// Beside the Scope line's counts these read as the fabric's.
+		fab[0] += " loaded for the job (its hosts, the switches on their routes and their neighbours)"
+	}
 	if d.MADs != nil {
 		fab = append(fab, fmt.Sprintf("%d MADs, %d retried, %d timed out", d.MADs.Sent, d.MADs.Retried, d.MADs.TimedOut))
 	}
@@ -246,7 +256,11 @@ func Summary(w io.Writer, st Style, d *Document) {
 		sc := fmt.Sprintf("%s (%s), %s, %s on their routes", count(d.Scope.JobHosts, "host", "hosts"), count(len(d.Scope.Hosts), "HCA", "HCAs"),
 			count(d.Scope.Switches, "switch", "switches"), count(d.Scope.Ports, "port", "ports"))
 		if d.Scope.Snapshot != "" {
-			sc += fmt.Sprintf(" (snapshot %s, %s and %s re-read live)", d.Scope.SnapshotAt, count(d.Scope.LiveReads, "port", "ports"),
+			of := "snapshot"
+			if d.Scope.OwnSweep {
+				of = "own sweep"
+			}
+			sc += fmt.Sprintf(" (%s %s, %s and %s re-read live)", of, d.Scope.SnapshotAt, count(d.Scope.LiveReads, "port", "ports"),
 				count(d.Scope.LFTBlocks, "forwarding-table block", "forwarding-table blocks"))
 		}
 		summaryLine(w, st, "Scope", sc)

@@ -70,7 +70,7 @@ func goldenDoc() *Document {
 		MADs:    &MADStats{Sent: 420, Answered: 417, Retried: 3, TimedOut: 3, Errors: 0, P50ms: 0.25, P99ms: 1.5},
 		Scope: &ScopeSummary{
 			Hosts: []string{"gpu005 mlx5_0", "gpu006 mlx5_0"}, JobHosts: 2, Unmatched: []string{"gpu099"}, Ports: 14, Switches: 5,
-			Snapshot: "ibsim:sim/gpu001", SnapshotAt: "2026-11-22T04:15:00Z", LiveReads: 13,
+			Snapshot: "ibsim:sim/gpu001", SnapshotAt: "2026-11-22T04:15:00Z", OwnSweep: true, FabricPart: true, LiveReads: 13,
 		},
 		Interval:       "30s",
 		RoutesComputed: true,

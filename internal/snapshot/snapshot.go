@@ -363,6 +363,11 @@ func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap, also ...u
 	return f, nil
 }
 
+// Partial reports whether FabricFor's fabric is a part of the sweep's
+// (the job's hosts, the switches on their routes and their neighbours),
+// not the whole fabric.
+func (s *Snapshot) Partial() bool { return s.idx != nil && s.sub != nil && !s.whole }
+
 // Widen is for a gate whose live routes left the part of the fabric
 // FabricFor built from gate.idx (the SM moved a route further than one
 // switch away from the snapshot's routes): when a port among ports has

@@ -145,6 +145,9 @@ type Finding struct {
 	// heldBack names, for a routing.traffic-imbalance, the switches its
 	// lighter uplinks lead to (foldSymptoms' input; cleared by Run).
 	heldBack []*fabric.Node
+	// deadEnd is, for a routing.unreachable, the egress port its routes
+	// leave by whose link is down (linkDownCauses' input; cleared by Run).
+	deadEnd *fabric.Port
 	// spanless marks a per-port counters.congestion verdict on an
 	// increase without its span; the check folds those into one finding
 	// (spanlessCongestion).

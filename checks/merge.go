@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -55,4 +56,34 @@ func mergeIdentical(fs []Finding) []Finding {
 		f.Evidence = append(f.Evidence, Evidence{Name: "merged", Value: float64(len(more) + 1), Text: text})
 	}
 	return out
+}
+
+// linkDownCauses ties a routing.unreachable whose routes leave by a port
+// whose link is down to the link.down finding on that port: the cable is
+// the cause, the lost routes its consequence (trial T14: two findings side
+// by side that said nothing of each other). Both stay: the lost routes
+// rank as critical, the cable says what to fix.
+func linkDownCauses(fs []Finding) {
+	for i := range fs {
+		u := &fs[i]
+		if u.Check != "routing.unreachable" || u.deadEnd == nil {
+			continue
+		}
+		p := u.deadEnd
+		for j := range fs {
+			d := &fs[j]
+			if d.Check != "link.down" {
+				continue
+			}
+			k := slices.IndexFunc(d.Entities, func(e Entity) bool {
+				return e.NodeGUID == p.Node.GUID && e.Port == int(p.Num)
+			})
+			if k < 0 {
+				continue
+			}
+			u.Evidence = append(u.Evidence, Evidence{Name: "cause", Text: fmt.Sprintf("the routes leave by %s, whose link is down: see link.down %q", d.Entities[k], d.Title)})
+			d.Evidence = append(d.Evidence, Evidence{Name: "consequence", Text: fmt.Sprintf("the forwarding tables still send routes out of %s: see routing.unreachable %q", d.Entities[k], u.Title)})
+			break
+		}
+	}
 }

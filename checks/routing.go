@@ -560,9 +560,10 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			// Lost, not slowed: a collective over any of the sources
 			// and the destination hangs, so the score is the share of
 			// hosts involved rather than of host pairs.
-			Impact: Impact{PathShare: share, Score: max(min(1, float64(involved)/float64(hostsTotal)), 0.05), Summary: "traffic from these hosts to the " + dstWord + " is lost: jobs spanning them hang or fail"},
-			Action: action,
-			Basis:  "routes",
+			Impact:  Impact{PathShare: share, Score: max(min(1, float64(involved)/float64(hostsTotal)), 0.05), Summary: "traffic from these hosts to the " + dstWord + " is lost: jobs spanning them hang or fail"},
+			Action:  action,
+			Basis:   "routes",
+			deadEnd: downAt,
 		})
 	}
 	if loops {

@@ -547,3 +547,15 @@ func TestCounterErrorsSinceSnapshotSubSecond(t *testing.T) {
 		t.Fatalf("want the sweep 312ms before, got %+v", fs)
 	}
 }
+
+// TestMergeKeepsLowerBound: findings folded into one keep the largest
+// share and, when that share counts only the routes followed, say so.
+func TestMergeKeepsLowerBound(t *testing.T) {
+	fs := mergeIdentical([]Finding{
+		{Check: "x.y", Title: "same", Impact: Impact{PathShare: 0.01}, Entities: []Entity{{Node: "a"}}},
+		{Check: "x.y", Title: "same", Impact: Impact{PathShare: 0.02, PathShareLowerBound: true}, Entities: []Entity{{Node: "b"}}},
+	})
+	if len(fs) != 1 || fs[0].Impact.PathShare != 0.02 || !fs[0].Impact.PathShareLowerBound {
+		t.Errorf("merged impact %+v", fs[0].Impact)
+	}
+}

@@ -44,7 +44,9 @@ func mergeIdentical(fs []Finding) []Finding {
 				}
 			}
 			f.Impact.Score = max(f.Impact.Score, m.Impact.Score)
-			f.Impact.PathShare = max(f.Impact.PathShare, m.Impact.PathShare)
+			if m.Impact.PathShare > f.Impact.PathShare {
+				f.Impact.PathShare, f.Impact.PathShareLowerBound = m.Impact.PathShare, m.Impact.PathShareLowerBound
+			}
 		}
 		text := fmt.Sprintf("seen %d times", len(more)+1)
 		if len(where) > 0 {

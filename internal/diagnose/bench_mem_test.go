@@ -56,6 +56,14 @@ func allocated() (bytes, objects uint64) {
 	return s[0].Value.Uint64(), s[1].Value.Uint64()
 }
 
+// cpuSeconds is the process's CPU time so far and the collector's share of
+// it (runtime/metrics' estimates, updated at each collection).
+func cpuSeconds() (total, gc float64) {
+	s := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}, {Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64(), s[1].Value.Float64()
+}
+
 // liveHeap is the heap after a collection: what is reachable.
 func liveHeap() uint64 {
 	runtime.GC()
@@ -75,7 +83,9 @@ func liveHeap() uint64 {
 // the sweep (discovery to counters) and of the checks and report, less
 // the simulator's share; checks-alloc-MB and checks-allocs are what the
 // checks and the report allocate (garbage included), the rest of B/op
-// being the sweep's and the simulator's. IBDOCTOR_HEAPPROFILE=DIR writes
+// being the sweep's and the simulator's; gc-cpu-% and checks-gc-cpu-% are
+// the collector's share of the run's CPU (the simulator's included) and
+// of the checks and report's. IBDOCTOR_HEAPPROFILE=DIR writes
 // DIR/sweep.pprof (after the sweep) and DIR/checks.pprof (report built)
 // for `go tool pprof -sample_index=inuse_space`.
 func BenchmarkCheckFatTree8k(b *testing.B) {
@@ -121,6 +131,7 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 	var peak, sweepPeak, checksPeak, live uint64
 	var findings int
 	var checksBytes, checksObjects uint64
+	var cpuTotal, cpuGC, checksCPU, checksGC float64
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -128,6 +139,7 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 		runtime.GC()
 		b.StartTimer()
 		stop, stopSweep := peakHeap(), peakHeap()
+		t0, g0 := cpuSeconds()
 		c, err := s.Attach("", 0)
 		if err != nil {
 			b.Fatal(err)
@@ -144,6 +156,7 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 		stopChecks := peakHeap()
 		writeProfile("sweep.pprof")
 		b0, o0 := allocated()
+		tc, gc := cpuSeconds()
 		res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
 		if err != nil {
 			b.Fatal(err)
@@ -151,6 +164,9 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 		doc := sw.Document("check", source, res, checks.Error)
 		b1, o1 := allocated()
 		checksBytes, checksObjects = b1-b0, o1-o0
+		t1, g1 := cpuSeconds()
+		cpuTotal, cpuGC = cpuTotal+t1-t0, cpuGC+g1-g0
+		checksCPU, checksGC = checksCPU+t1-tc, checksGC+g1-gc
 		checksPeak = max(checksPeak, stopChecks())
 		peak = max(peak, stop())
 		b.StopTimer()
@@ -170,5 +186,11 @@ func benchCheckMem(b *testing.B, ft topology.FatTree3, source string) {
 	b.ReportMetric(float64(checksPeak-min(checksPeak, simHeap))/(1<<20), "checks-peak-MB")
 	b.ReportMetric(float64(checksBytes)/(1<<20), "checks-alloc-MB")
 	b.ReportMetric(float64(checksObjects), "checks-allocs")
+	if cpuTotal > 0 {
+		b.ReportMetric(100*cpuGC/cpuTotal, "gc-cpu-%")
+	}
+	if checksCPU > 0 {
+		b.ReportMetric(100*checksGC/checksCPU, "checks-gc-cpu-%")
+	}
 	b.ReportMetric(float64(findings), "findings")
 }

@@ -261,6 +261,7 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	fs = s.foldHeldBack(fs)
 	fs = foldMissingHCA(fs)
 	linkDownCauses(fs)
+	fs = foldShortUplinks(fs)
 	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })
 	if root < 0 {
 		return fs

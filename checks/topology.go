@@ -19,7 +19,7 @@ func init() {
 	})
 	register(Check{
 		ID:      "topology.oversubscribed",
-		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable)",
+		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable), or a leaf has fewer cables to a spine than the spine's other leaves (missing or down uplinks)",
 		Needs:   []string{"topology", "rates"},
 		run:     (*Snapshot).oversubscribed,
 	})
@@ -171,8 +171,16 @@ func (s *Snapshot) oversubscribed() []Finding {
 		ratio      string
 	}
 	group := map[same]int{}
+	short := s.shortOfUplinks()
 	for _, l := range all {
-		if !s.nodeInScope(l.n) || l.host <= ratio*l.up {
+		if !s.nodeInScope(l.n) {
+			continue
+		}
+		if m, ok := short[l.n]; ok {
+			out = append(out, s.shortOfUplinksFinding(l.n, m, l.host, l.up, l.hosts, l.ups, ratio))
+			continue
+		}
+		if l.host <= ratio*l.up {
 			continue
 		}
 		r := l.host / l.up
@@ -462,4 +470,181 @@ func (s *Snapshot) unreachedBaseline() map[uint64]bool {
 		}
 	}
 	return unknown
+}
+
+// spineBundle is one spine a leaf has fewer cables to than the spine's
+// other leaves: have of want.
+type spineBundle struct {
+	spine      *fabric.Node
+	have, want int
+	peers      int // leaves cabled to the spine with exactly want cables
+	leaves     int // leaves cabled to the spine at all
+}
+
+// shortOfUplinks finds the leaves with fewer cables to a spine than the
+// spine's other leaves have. The cables between a leaf and a spine are
+// built alike on every leaf, so a spine that has the same number to three
+// quarters of its leaves (three or more) shows the design; a leaf below
+// it lost cables (unplugged or down), whatever its ratio: a non-blocking
+// fabric that lost a few uplinks stays under 2:1. A leaf with none to a
+// spine counts when the spine reaches three quarters of the leaves that
+// have spines. Only spines whose every port was read are judged: could
+// not look is not missing.
+func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
+	tiers := SwitchTiers(s.Fabric)
+	bundles := map[*fabric.Node]map[*fabric.Node]int{} // spine -> leaf -> active cables
+	leaves := map[*fabric.Node]bool{}                  // leaves cabled to some spine
+	var spines []*fabric.Node
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != mad.NodeSwitch || tiers[n] != 1 {
+			continue
+		}
+		read := true
+		b := map[*fabric.Node]int{}
+		for i, p := range n.Ports {
+			if i == 0 {
+				continue
+			}
+			if p == nil || !p.Reached() || p.PeerUnknown() {
+				read = false
+				break
+			}
+			if !interSwitch(p) || tiers[p.Remote.Node] != 0 {
+				continue
+			}
+			leaves[p.Remote.Node] = true
+			if linkUp(p) {
+				b[p.Remote.Node]++
+			}
+		}
+		if read {
+			bundles[n] = b
+			spines = append(spines, n)
+		}
+	}
+	// The expected topology, when given, is the operator's word on the
+	// design: a leaf it has with as few cables to the spine is as built
+	// (an accepted baseline after a cable was retired).
+	type pair struct{ leaf, spine uint64 }
+	var planned map[pair]int
+	if s.Baseline != nil {
+		planned = map[pair]int{}
+		for _, l := range s.Baseline.Links() {
+			a, b := l.A.Node.GUID, l.B.Node.GUID
+			planned[pair{a, b}]++
+			planned[pair{b, a}]++
+		}
+	}
+	out := map[*fabric.Node][]spineBundle{}
+	for _, sp := range spines {
+		b := bundles[sp]
+		if len(b) < 3 {
+			continue
+		}
+		count := map[int]int{}
+		for _, k := range b {
+			count[k]++
+		}
+		want, most := 0, 0
+		for k, c := range count {
+			if c > most || (c == most && k > want) {
+				want, most = k, c
+			}
+		}
+		if 4*most < 3*len(b) {
+			continue // no design the spine's leaves agree on
+		}
+		// Leaves with none to this spine are judged only when it
+		// reaches nearly every leaf that has spines (one pod's spine in
+		// a three-level fabric reaches its pod's leaves only).
+		all := 4*len(b) >= 3*len(leaves)
+		for _, l := range s.Fabric.Nodes {
+			if !leaves[l] {
+				continue
+			}
+			have, cabled := b[l]
+			if have >= want || (!cabled && !all) {
+				continue
+			}
+			if planned != nil && planned[pair{l.GUID, sp.GUID}] <= have {
+				continue
+			}
+			out[l] = append(out[l], spineBundle{spine: sp, have: have, want: want, peers: most, leaves: len(b)})
+		}
+	}
+	return out
+}
+
+func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, short []spineBundle, host, up float64, hosts, have int, ratio float64) Finding {
+	missing := 0
+	var where []string
+	ents := []Entity{s.nodeEntity(leaf, "switch")}
+	for _, b := range short {
+		missing += b.want - b.have
+		where = append(where, fmt.Sprintf("to %s %d of %d (%d of its %d leaves have %d)", s.nodeName(b.spine), b.have, b.want, b.peers, b.leaves, b.want))
+		ents = append(ents, s.nodeEntity(b.spine, "spine"))
+	}
+	want := have + missing
+	title := fmt.Sprintf("Leaf %s has %d uplinks where its spines' other leaves have %d: %s missing or down", s.nodeName(leaf), have, want, words.Count(missing, "cable"))
+	r := host / up
+	if host > ratio*up {
+		title += fmt.Sprintf("; oversubscribed %.1f:1 (%s)", r, words.Count(hosts, "host"))
+	}
+	return Finding{
+		Check:    "topology.oversubscribed",
+		Severity: Warning,
+		Title:    title,
+		Entities: ents,
+		Evidence: []Evidence{
+			{Name: "uplinks", Value: float64(have), Threshold: float64(want),
+				Text: fmt.Sprintf("active cables to the spines: %s", strings.Join(where, "; "))},
+			{Name: "oversubscription", Value: r, Threshold: ratio,
+				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates): %.1f:1", fmtNum(host), fmtNum(up), r)},
+		},
+		Impact: Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * float64(missing) / float64(want),
+			Summary: fmt.Sprintf("traffic leaving the leaf has %d of the %d uplinks its peers have (%.0f%% of their bandwidth); routes over the missing cables crowd onto the others", have, want, 100*float64(have)/float64(want))},
+		Action: "Find the leaf's ports for these spines on the cabling plan: reseat or replace a cable that is down, plug one that is missing, then confirm with 'ibdoctor check' that the finding is gone. If the leaf was built with fewer uplinks on purpose, nothing is wrong.",
+		Basis:  "topology",
+	}
+}
+
+// foldShortUplinks folds a leaf's "fewer uplinks than its spines' other
+// leaves" into the findings that already name each missing cable's port
+// on that leaf (a link down against the expected topology, a port stuck
+// training, a miswired cable): they say which cable and why, the count
+// would only say it again. The first of them notes the fold.
+func foldShortUplinks(fs []Finding) []Finding {
+	cause := map[string]bool{"link.down": true, "link.polling": true, "topology.miswired": true, "topology.changed": true}
+	out := fs[:0:0]
+	for _, f := range fs {
+		i := slices.IndexFunc(f.Evidence, func(e Evidence) bool { return e.Name == "uplinks" })
+		if f.Check != "topology.oversubscribed" || i < 0 || len(f.Entities) == 0 {
+			out = append(out, f)
+			continue
+		}
+		leaf := f.Entities[0].NodeGUID
+		missing := int(f.Evidence[i].Threshold - f.Evidence[i].Value)
+		ports := map[int]bool{}
+		first := -1
+		for j, g := range fs {
+			if !cause[g.Check] {
+				continue
+			}
+			for _, e := range g.Entities {
+				if e.NodeGUID == leaf && e.Port != 0 {
+					ports[e.Port] = true
+					if first < 0 {
+						first = j
+					}
+				}
+			}
+		}
+		if len(ports) < missing {
+			out = append(out, f)
+			continue
+		}
+		fs[first].Evidence = append(fs[first].Evidence, Evidence{Name: "uplinks", Value: f.Evidence[i].Value, Threshold: f.Evidence[i].Threshold,
+			Text: strings.TrimPrefix(f.Title, "Leaf ") + " (topology.oversubscribed folded here: these findings name the cables)"})
+	}
+	return out
 }

@@ -217,6 +217,9 @@ func (s *Snapshot) oversubscribed() []Finding {
 		if len(f.Entities) == 1 {
 			continue
 		}
+		// Name order, not the file's node order: the same capture read
+		// from another of its files names the same leaves first.
+		slices.SortFunc(f.Entities, func(a, b Entity) int { return words.Natural(a.String(), b.String()) })
 		var names []string
 		for _, e := range f.Entities[:min(3, len(f.Entities))] {
 			names = append(names, e.String())

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 func init() {
 	register(Check{
 		ID:      "topology.missing-hca",
-		Summary: "a host has fewer HCAs than the clear majority of its peers (same host name pattern and HCA naming): names the missing HCAs and, where the rails point at it, the leaf port stuck without a link where the cable belongs",
+		Summary: "a host has fewer HCAs than the clear majority of its peers (same host name pattern and HCA naming): names the missing HCAs and, where the rails point at it, the leaf port stuck without a link where the cable belongs; or a whole group of hosts named alike lacks an HCA the other groups have (a rail missing for a unit)",
 		Needs:   []string{"topology"},
 		run:     (*Snapshot).missingHCAs,
 	})
@@ -294,6 +295,120 @@ func (s *Snapshot) missingHCAs() []Finding {
 			Impact:   Impact{Score: float64(len(missing)) / float64(max(1, s.hostCount())), Summary: "a job on this host runs without a rail: NCCL's rail-optimized all-reduce is slower or fails for that GPU, while the host's other links look healthy"},
 			Action:   action,
 			Basis:    "topology",
+		})
+	}
+	return append(out, s.missingRailOfGroups(kindSize, kindHave, kindOf, nodesOf, len(unknownAt) > 0)...)
+}
+
+// missingRailOfGroups finds a whole group of hosts (one host kind: a
+// scalable unit's hosts named alike) lacking an adapter that the hosts of
+// the other groups with the same adapter naming have: all alike within
+// the group, the per-host comparison above sees no gap, yet the group
+// runs without that rail (its rail leaf gone). Groups of four or more
+// hosts are compared; the adapter counts when three quarters of the other
+// groups (two or more) have it on nine in ten of their hosts, and the
+// group has more of the adapters than it lacks.
+func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[string]map[string]int, kindOf map[string]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
+	if s.Baseline != nil {
+		// The expected topology has the group's adapters (link.down
+		// reports each that is gone) or does not (built without).
+		return nil
+	}
+	hostsOf := map[string][]string{}
+	for h, k := range kindOf {
+		hostsOf[k] = append(hostsOf[k], h)
+	}
+	kinds := make([]string, 0, len(kindSize))
+	for k, n := range kindSize {
+		if n >= 4 {
+			kinds = append(kinds, k)
+		}
+	}
+	slices.Sort(kinds)
+	var out []Finding
+	for _, k := range kinds {
+		_, schemes, _ := strings.Cut(k, "|")
+		var others []string
+		for _, o := range kinds {
+			if _, sc, _ := strings.Cut(o, "|"); o != k && sc == schemes {
+				others = append(others, o)
+			}
+		}
+		if len(others) < 2 {
+			continue
+		}
+		devSet := map[string]bool{}
+		for _, o := range others {
+			for d := range kindHave[o] {
+				devSet[d] = true
+			}
+		}
+		var missing []string
+		peerHosts, peerKinds := 0, 0
+		for _, d := range slices.Sorted(maps.Keys(devSet)) {
+			if kindHave[k][d] > 0 {
+				continue
+			}
+			have, hosts := 0, 0
+			for _, o := range others {
+				if 10*kindHave[o][d] >= 9*kindSize[o] {
+					have++
+					hosts += kindSize[o]
+				}
+			}
+			if 4*have < 3*len(others) {
+				continue
+			}
+			missing = append(missing, d)
+			peerHosts, peerKinds = hosts, have
+		}
+		// A group that has fewer of the adapters than it lacks is
+		// another kind of host (CPU nodes with one HCA beside GPU nodes
+		// with four), not a group that lost a rail.
+		if len(missing) == 0 || len(missing) >= len(kindHave[k]) {
+			continue
+		}
+		hosts := slices.SortedFunc(slices.Values(hostsOf[k]), words.Natural)
+		var ents []Entity
+		inScope := false
+		for _, h := range hosts {
+			if ns := nodesOf[h]; len(ns) > 0 {
+				ents = append(ents, s.nodeEntity(ns[0], "host"))
+				for _, p := range ns[0].Ports {
+					if p != nil && p.Num != 0 && s.inScope(p) {
+						inScope = true
+					}
+				}
+			}
+		}
+		if !inScope || len(ents) == 0 {
+			continue
+		}
+		group := kindName(hosts[0])
+		if unread || s.HCAsPartial {
+			s.couldNotDecide("topology.missing-hca", fmt.Sprintf("the %d %s hosts have no %s where the hosts of %d other groups have it, but some ports or hosts were not read: the adapters may be there", len(hosts), group, strings.Join(missing, ", "), peerKinds), ents[0])
+			continue
+		}
+		var otherNames []string
+		for _, o := range others[:min(3, len(others))] {
+			otherNames = append(otherNames, kindName(hostsOf[o][0]))
+		}
+		if len(others) > 3 {
+			otherNames = append(otherNames, fmt.Sprintf("%d more", len(others)-3))
+		}
+		out = append(out, Finding{
+			Check:    "topology.missing-hca",
+			Severity: Error,
+			Title:    fmt.Sprintf("%d %s hosts have no %s where the hosts of %d other groups have it: a rail missing for the whole group", len(hosts), group, strings.Join(missing, ", "), peerKinds),
+			Entities: ents,
+			Evidence: []Evidence{{Name: "HCAs", Value: 0, Threshold: float64(peerHosts),
+				Text: fmt.Sprintf("none of %s has %s; %d hosts of %d other groups with the same adapter naming (%s) have it on nine in ten of their hosts or more; %s",
+					words.Count(len(hosts), "host"), strings.Join(missing, ", "), peerHosts, peerKinds, strings.Join(otherNames, ", "),
+					"the group's hosts being alike, no host of it is missing an adapter its own peers have")}},
+			Impact: Impact{Score: float64(len(hosts)*len(missing)) / float64(max(1, s.hostCount())),
+				Summary: "jobs on these hosts run without that rail: NCCL's rail-optimized all-reduce is slower or fails for its GPUs, while the hosts' other links look healthy"},
+			Action: fmt.Sprintf("Check whether the group's %s leaf switch is powered, cabled and in the fabric ('ibdoctor links' on the other groups' %s leaves shows where those rails land) and 'ibstat' on one host for %s; bring the leaf or cables back, then confirm with 'ibdoctor check'. If this group was built without that rail, nothing is wrong.", strings.Join(missing, ", "), strings.Join(missing, ", "), strings.Join(missing, ", ")),
+			Basis:  "topology",
 		})
 	}
 	return out

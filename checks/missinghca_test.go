@@ -69,12 +69,20 @@ func TestMissingHCANoClearMajority(t *testing.T) {
 }
 
 // TestCorpusMissingHCAQuiet: the real dumps (mixed host kinds, hosts with
-// one or two HCAs, SHARP Aggregation Nodes) give no missing-hca finding.
+// one or two HCAs, SHARP Aggregation Nodes) give no missing-hca finding
+// but the DGX unit that lacks a rail.
 func TestCorpusMissingHCAQuiet(t *testing.T) {
 	for _, name := range topologyCorpus {
 		t.Run(name, func(t *testing.T) {
 			res := corpusCheck(t, name, false)
-			if fs := byCheck(res.Findings, "topology.missing-hca"); len(fs) > 0 {
+			var fs []checks.Finding
+			for _, f := range byCheck(res.Findings, "topology.missing-hca") {
+				if name == "dgx-ndr-2025.ibnetdiscover" && strings.HasPrefix(f.Title, "10 a05-p1-dgx-01-c* hosts have no HCA-5") {
+					continue // a whole unit without rail HCA-5 (TestCorpusMissingRailOfAGroup)
+				}
+				fs = append(fs, f)
+			}
+			if len(fs) > 0 {
 				t.Errorf("%d findings:%s", len(fs), titles(fs))
 			}
 		})

@@ -1,0 +1,72 @@
+package checks_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+// TestCorpusMissingRailOfAGroup: in the DGX SuperPOD each scalable unit's
+// hosts are named alike (a05-p1-dgx-01-c01, ...), so each unit is its own
+// host kind. The 10 hosts of unit a05-p1-dgx-01 have HCA-1, HCA-2 and
+// HCA-6 and no HCA-5, which every host of the 7 other units has (109
+// hosts); that unit's rail HCA-5 leaf (A09-P1-IBLEAF-03-01) is not in the
+// fabric. All 10 alike within their kind, topology.missing-hca said
+// nothing: a whole rail dark for 10 hosts.
+func TestCorpusMissingRailOfAGroup(t *testing.T) {
+	res := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", false)
+	var got []checks.Finding
+	for _, f := range byCheck(res.Findings, "topology.missing-hca") {
+		if strings.Contains(f.Title, "a05-p1-dgx-01-c*") {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d findings on the a05-p1-dgx-01 hosts, want 1:%s", len(got), titles(byCheck(res.Findings, "topology.missing-hca")))
+	}
+	f := got[0]
+	if !strings.HasPrefix(f.Title, "10 a05-p1-dgx-01-c* hosts have no HCA-5") || f.Severity != checks.Error {
+		t.Errorf("%s %q: want an error saying the 10 hosts have no HCA-5", f.Severity, f.Title)
+	}
+	if len(f.Entities) != 10 {
+		t.Errorf("%d entities, want the 10 hosts", len(f.Entities))
+	}
+	if base := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", true); len(byCheck(base.Findings, "topology.missing-hca")) > 0 {
+		t.Errorf("with the file as the expected topology (the group built so), want no missing-hca:%s", titles(byCheck(base.Findings, "topology.missing-hca")))
+	}
+	if n := len(byCheck(res.Findings, "topology.missing-hca")); n != 1 {
+		t.Errorf("%d topology.missing-hca findings, want only this one:%s", n, titles(byCheck(res.Findings, "topology.missing-hca")))
+	}
+}
+
+// TestMissingRailNotAnotherKind: groups built with fewer adapters by
+// design (CPU nodes with one HCA beside three GPU groups with four) are
+// not groups missing rails: a group is judged only when it has more of
+// the adapters than it lacks, as the DGX unit (3 of 4) does.
+func TestMissingRailNotAnotherKind(t *testing.T) {
+	f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 32, Hosts: topology.Hosts{HCAsPerServer: 4}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		var i, dev int
+		if _, err := fmt.Sscanf(n.Description, "gpu%03d mlx5_%d", &i, &dev); err != nil {
+			continue
+		}
+		group := []string{"gpua", "gpub", "gpuc", "cpu"}[(i-1)/8]
+		n.Description = fmt.Sprintf("%s%03d mlx5_%d", group, i, dev)
+		if group == "cpu" && dev > 0 {
+			n.Description = "unused" // not a host's adapter: the CPU nodes have one
+		}
+	}
+	res, err := checks.Run(&checks.Snapshot{Fabric: f}, "topology.missing-hca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 0 || len(res.Undecided) != 0 {
+		t.Errorf("want nothing for CPU nodes with one HCA beside GPU nodes with four:%s\nundecided: %+v", titles(res.Findings), res.Undecided)
+	}
+}

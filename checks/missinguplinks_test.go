@@ -118,3 +118,36 @@ func TestMissingUplinksAsExpected(t *testing.T) {
 		t.Errorf("%d leaves short of uplinks against a plan that has them so:%s", len(fs), titles(fs))
 	}
 }
+
+// TestCorpusChainedLeafSaysSo: plafrim's 4036-8C9E (27 hosts) has one
+// cable, to leaf 4036-852C, and the Infiniscale-IV island (26 hosts) two,
+// to the Infiniscale-III that has hosts too: switches chained below a
+// leaf, not leaves that lost a spine cable (no spine is cabled to them at
+// all). Their warning said "an uplink may be missing or down", sending
+// the operator to look for a cable that was never part of the design; it
+// now says where the uplinks go.
+func TestCorpusChainedLeafSaysSo(t *testing.T) {
+	res := corpusCheck(t, "plafrim-voltaire-qdr.ibnetdiscover-p", false)
+	want := map[string]string{
+		"Voltaire 4036 # 4036-8C9E":            "Voltaire 4036 # 4036-852C",
+		"Infiniscale-IV Mellanox Technologies": "MT47396 Infiniscale-III Mellanox Technologies",
+	}
+	for _, f := range byCheck(res.Findings, "topology.oversubscribed") {
+		for leaf, up := range want {
+			if !strings.Contains(f.Title, "Leaf "+leaf+" is oversubscribed") {
+				continue
+			}
+			delete(want, leaf)
+			text := f.Evidence[0].Text
+			if strings.Contains(text, "missing or down") || !strings.Contains(text, "chained") || !strings.Contains(text, up) {
+				t.Errorf("%s: evidence %q: want it chained below %s, not an uplink missing", leaf, text, up)
+			}
+			if f.Severity != checks.Warning {
+				t.Errorf("%s: %s, want warning (far above the others)", leaf, f.Severity)
+			}
+		}
+	}
+	for leaf := range want {
+		t.Errorf("no oversubscribed finding on %s", leaf)
+	}
+}

@@ -172,6 +172,7 @@ func (s *Snapshot) oversubscribed() []Finding {
 	}
 	group := map[same]int{}
 	short := s.shortOfUplinks()
+	tiers := SwitchTiers(s.Fabric)
 	for _, l := range all {
 		if !s.nodeInScope(l.n) {
 			continue
@@ -189,6 +190,9 @@ func (s *Snapshot) oversubscribed() []Finding {
 			why = fmt.Sprintf("the typical leaf is %.1f:1: this is the design", typical)
 			if r > 1.1*typical {
 				sev, why = Warning, fmt.Sprintf("above the typical leaf's %.1f:1: an uplink may be missing or down", typical)
+				if up := s.chainedTo(l.n, tiers); up != "" {
+					why = fmt.Sprintf("above the typical leaf's %.1f:1; its uplinks go to %s, a switch with hosts of its own, not to a spine: it is chained below that switch and shares its uplinks", typical, up)
+				}
 			}
 		}
 		text := fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtGbps(l.host), fmtGbps(l.up), why)
@@ -650,4 +654,27 @@ func foldShortUplinks(fs []Finding) []Finding {
 			Text: strings.TrimPrefix(f.Title, "Leaf ") + " (topology.oversubscribed folded here: these findings name the cables)"})
 	}
 	return out
+}
+
+// chainedTo names the switches n's uplinks go to when every one of them
+// is a leaf (a switch with hosts) and the fabric has spines: n hangs
+// below another leaf instead of reaching the spines, by design or not,
+// and no spine cable of it can be "missing". "" otherwise.
+func (s *Snapshot) chainedTo(n *fabric.Node, tiers map[*fabric.Node]int) string {
+	if !slices.ContainsFunc(s.Fabric.Nodes, func(m *fabric.Node) bool { return tiers[m] == 1 }) {
+		return ""
+	}
+	var names []string
+	for _, p := range n.Ports {
+		if p == nil || p.Num == 0 || !interSwitch(p) || !linkUp(p) {
+			continue
+		}
+		if tiers[p.Remote.Node] != 0 {
+			return ""
+		}
+		if name := s.nodeName(p.Remote.Node); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
 }

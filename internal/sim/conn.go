@@ -459,7 +459,12 @@ func (c *Conn) answer(j *job) {
 		c.deliverAfter(j.sent, j.timeout, j.timedOut())
 		return
 	}
-	c.deliverAfter(res.start, res.delay, &transport.Packet{Addr: res.from, MAD: res.mad})
+	p := res.pkt
+	if p == nil {
+		p = new(transport.Packet)
+	}
+	*p = transport.Packet{Addr: res.from, MAD: res.mad}
+	c.deliverAfter(res.start, res.delay, p)
 }
 
 // timedOut is the notice that j went unanswered: the request back, with
@@ -472,10 +477,18 @@ func (j *job) timedOut() *transport.Packet {
 // and how long it took from start, or why it was lost.
 type outcome struct {
 	mad   []byte
+	pkt   *transport.Packet // if set, the Packet to deliver mad in (answerPacket)
 	from  transport.Addr
 	start time.Time
 	delay time.Duration
 	lost  drop
+}
+
+// answerPacket is a directed-route answer and its bytes in one
+// allocation: a 49k-node sweep is millions of them.
+type answerPacket struct {
+	p   transport.Packet
+	buf [mad.Size]byte
 }
 
 // serve queues a MAD at node ni's agent: it arrives after reqHops cables
@@ -548,7 +561,8 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	// to an attribute's MarshalAttr, resp.Data would move resp to the
 	// heap, one more allocation for each of the millions of SMPs of a
 	// 49k-node sweep.
-	b := make([]byte, mad.Size)
+	ap := new(answerPacket)
+	b := ap.buf[:]
 	data := (*[mad.SMPDataSize]byte)(b[64:128])
 	*data = req.Data // what an attribute leaves unwritten, as before
 	resp := *req
@@ -568,6 +582,7 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	resp.MarshalTo(b)
 	return outcome{
 		mad:   b,
+		pkt:   &ap.p,
 		from:  transport.DirectedRoute(),
 		start: now,
 		delay: done + time.Duration(rhops)*s.opts.HopLatency,

@@ -157,6 +157,7 @@ type request struct {
 	tids     []uint32
 	tidBuf   [2]uint32
 	buf      []byte // the current attempt as sent
+	pkt      Packet // the first attempt's, given to Conn.Send
 	start    time.Time
 	deadline time.Time // of the current attempt
 
@@ -606,7 +607,15 @@ func (e *Engine) run(acts *actions) {
 // finished (cancelled, say): its answer then counts as late.
 func (e *Engine) send(a attempt, acts *actions) {
 	r := a.r
-	err := e.conn.Send(r.ctx, &Packet{Addr: r.addr, MAD: a.buf, Timeout: e.opts.Timeout})
+	// The first attempt's Packet is the request's own (one allocation
+	// fewer per MAD); a retry's is new, as a Conn may still hold the
+	// first.
+	p := &r.pkt
+	if a.n > 1 {
+		p = new(Packet)
+	}
+	*p = Packet{Addr: r.addr, MAD: a.buf, Timeout: e.opts.Timeout}
+	err := e.conn.Send(r.ctx, p)
 	if err == nil {
 		if e.opts.Tap != nil {
 			e.opts.Tap.Record(true, r.addr, a.buf, time.Now())

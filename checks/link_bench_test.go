@@ -22,3 +22,19 @@ func BenchmarkLinkChecks8k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMissingHCA8k runs topology.missing-hca (the hosts' census, each
+// host's HCAs against its kind's) on FatTree8k.
+func BenchmarkMissingHCA8k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree8k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &Snapshot{Fabric: f}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(s, "topology.missing-hca"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

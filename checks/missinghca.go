@@ -39,7 +39,8 @@ func HCACensus(f *fabric.Fabric) []HostHCA {
 		if host == "" {
 			continue
 		}
-		h := HostHCA{Host: host, Dev: strings.Fields(n.Description)[1]}
+		_, dev, _ := twoWords(n.Description) // two words: HostOf said so
+		h := HostHCA{Host: host, Dev: dev}
 		for _, p := range n.Ports {
 			if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && linkUp(p) {
 				h.Leaf, h.LeafPort = p.Remote.Node.GUID, p.Remote.Num
@@ -147,8 +148,8 @@ func (s *Snapshot) missingHCAs() []Finding {
 	}
 	nodesOf := map[string][]*fabric.Node{}
 	for _, n := range s.Fabric.Nodes {
-		if w := strings.Fields(n.Description); isHostNode(n) && len(w) == 2 {
-			nodesOf[w[0]] = append(nodesOf[w[0]], n)
+		if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
+			nodesOf[host] = append(nodesOf[host], n)
 		}
 	}
 	hosts := make([]string, 0, len(devs))

@@ -46,19 +46,19 @@ func railsOf(f *fabric.Fabric) (map[string][]railHCA, map[*fabric.Node]string) {
 		if !isHostNode(n) {
 			continue
 		}
-		w := strings.Fields(n.Description)
-		if len(w) != 2 || isFirmwareDefault(n.Description) {
+		host, devName, ok := twoWords(n.Description)
+		if !ok || isFirmwareDefault(n.Description) {
 			continue
 		}
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch || !linkUp(p) {
 				continue
 			}
-			dev := w[1]
+			dev := devName
 			if n.NumPorts() > 1 {
-				dev = fmt.Sprintf("%s/%d", w[1], p.Num) // a dual-port HCA's ports are two rails
+				dev = fmt.Sprintf("%s/%d", devName, p.Num) // a dual-port HCA's ports are two rails
 			}
-			hosts[w[0]] = append(hosts[w[0]], railHCA{node: n, port: p, host: w[0], dev: dev, leaf: p.Remote.Node})
+			hosts[host] = append(hosts[host], railHCA{node: n, port: p, host: host, dev: dev, leaf: p.Remote.Node})
 		}
 	}
 	count := map[*fabric.Node]map[string]int{}

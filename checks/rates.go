@@ -430,7 +430,8 @@ func hostGroup(n *fabric.Node) string {
 	if host == "" {
 		return ""
 	}
-	return strings.TrimRight(host, "0123456789") + "|" + devScheme(strings.Fields(n.Description)[1])
+	_, dev, _ := twoWords(n.Description) // two words: HostOf said so
+	return strings.TrimRight(host, "0123456789") + "|" + devScheme(dev)
 }
 
 // hostGroupName names a host group for evidence: "gpu* hosts' mlx5_* host links".

@@ -24,10 +24,32 @@ func HostOf(n *fabric.Node) string {
 	if !isHostNode(n) || isFirmwareDefault(n.Description) {
 		return ""
 	}
-	if w := strings.Fields(n.Description); len(w) == 2 {
-		return w[0]
+	if host, _, ok := twoWords(n.Description); ok {
+		return host
 	}
 	return ""
+}
+
+// twoWords returns the two words of s when it has exactly two (as
+// strings.Fields splits it): a host adapter's "host device". It makes no
+// slice: it runs for every CA in several checks.
+func twoWords(s string) (first, second string, ok bool) {
+	n := 0
+	for w := range strings.FieldsSeq(s) {
+		switch n {
+		case 0:
+			first = w
+		case 1:
+			second = w
+		default:
+			return "", "", false
+		}
+		n++
+	}
+	if n != 2 {
+		return "", "", false
+	}
+	return first, second, true
 }
 
 // IsAggregationNode reports whether n is a SHARP Aggregation Node or

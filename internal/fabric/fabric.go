@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -48,7 +49,7 @@ type Fabric struct {
 	// them, and only for those nodes.
 	Firmware map[*Node]Firmware
 
-	idx *index // built lazily by the lookup methods; Reindex resets it
+	idx atomic.Pointer[index] // built lazily by the lookup methods; Reindex resets it
 }
 
 // Node is a CA, switch or router.

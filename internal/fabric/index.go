@@ -6,11 +6,19 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
+// index holds the lookup maps, each built on its first use and on its
+// own: a fabric that is only asked for nodes by GUID (a sweep's decoded
+// baseline) does not pay for the maps by name, host, LID and port GUID.
+// The checks look things up from several goroutines at once, so each map
+// is built under its sync.Once.
 type index struct {
+	guidOnce, lidOnce, nameOnce, portGUIDOnce, hostOnce sync.Once
+
 	byGUID     map[uint64]*Node
 	byLID      map[uint16]*Port
 	byName     map[string][]*Node
@@ -18,70 +26,110 @@ type index struct {
 	byHost     map[string][]*Node // first word of the description
 }
 
+// index returns f's lookup maps; the first caller makes the (empty) set,
+// a concurrent one uses the set that won.
 func (f *Fabric) index() *index {
-	if f.idx != nil {
-		return f.idx
+	if x := f.idx.Load(); x != nil {
+		return x
 	}
-	x := &index{
-		byGUID: make(map[uint64]*Node, len(f.Nodes)),
-		byLID:  make(map[uint16]*Port, len(f.Nodes)),
-		byName: make(map[string][]*Node, len(f.Nodes)),
+	f.idx.CompareAndSwap(nil, &index{})
+	return f.idx.Load()
+}
 
-		byPortGUID: make(map[uint64]*Port, len(f.Nodes)),
-		byHost:     make(map[string][]*Node, len(f.Nodes)),
-	}
-	for _, n := range f.Nodes {
-		if _, dup := x.byGUID[n.GUID]; !dup {
-			x.byGUID[n.GUID] = n
-		}
-		x.byName[n.Description] = append(x.byName[n.Description], n)
-		if h := hostOf(n.Description); h != "" {
-			x.byHost[h] = append(x.byHost[h], n)
-		}
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
+func (f *Fabric) guidIndex() map[uint64]*Node {
+	x := f.index()
+	x.guidOnce.Do(func() {
+		x.byGUID = make(map[uint64]*Node, len(f.Nodes))
+		for _, n := range f.Nodes {
+			if _, dup := x.byGUID[n.GUID]; !dup {
+				x.byGUID[n.GUID] = n
 			}
-			// A switch's ports share its port GUID: index port 0.
-			if p.GUID != 0 && (n.Type != mad.NodeSwitch || p.Num == 0) {
+		}
+	})
+	return x.byGUID
+}
+
+func (f *Fabric) nameIndex() map[string][]*Node {
+	x := f.index()
+	x.nameOnce.Do(func() {
+		x.byName = make(map[string][]*Node, len(f.Nodes))
+		for _, n := range f.Nodes {
+			x.byName[n.Description] = append(x.byName[n.Description], n)
+		}
+	})
+	return x.byName
+}
+
+func (f *Fabric) hostIndex() map[string][]*Node {
+	x := f.index()
+	x.hostOnce.Do(func() {
+		x.byHost = make(map[string][]*Node, len(f.Nodes))
+		for _, n := range f.Nodes {
+			if h := hostOf(n.Description); h != "" {
+				x.byHost[h] = append(x.byHost[h], n)
+			}
+		}
+	})
+	return x.byHost
+}
+
+func (f *Fabric) portGUIDIndex() map[uint64]*Port {
+	x := f.index()
+	x.portGUIDOnce.Do(func() {
+		x.byPortGUID = make(map[uint64]*Port, len(f.Nodes))
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				// A switch's ports share its port GUID: index port 0.
+				if p == nil || p.GUID == 0 || (n.Type == mad.NodeSwitch && p.Num != 0) {
+					continue
+				}
 				if _, dup := x.byPortGUID[p.GUID]; !dup {
 					x.byPortGUID[p.GUID] = p
 				}
 			}
-			if p.LID == 0 {
-				continue
-			}
-			// A switch's LID belongs to port 0; a CA's to each port.
-			if n.Type == mad.NodeSwitch && p.Num != 0 {
-				continue
-			}
-			lmc := uint16(1) << p.LMC
-			for l := p.LID; l < p.LID+lmc && l >= p.LID; l++ {
-				x.byLID[l] = p
-			}
 		}
-	}
-	f.idx = x
-	return x
+	})
+	return x.byPortGUID
 }
 
-// Reindex drops the lookup indexes; call it after changing Nodes.
-func (f *Fabric) Reindex() { f.idx = nil }
+func (f *Fabric) lidIndex() map[uint16]*Port {
+	x := f.index()
+	x.lidOnce.Do(func() {
+		x.byLID = make(map[uint16]*Port, len(f.Nodes))
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				// A switch's LID belongs to port 0; a CA's to each port.
+				if p == nil || p.LID == 0 || (n.Type == mad.NodeSwitch && p.Num != 0) {
+					continue
+				}
+				lmc := uint16(1) << p.LMC
+				for l := p.LID; l < p.LID+lmc && l >= p.LID; l++ {
+					x.byLID[l] = p
+				}
+			}
+		}
+	})
+	return x.byLID
+}
+
+// Reindex drops the lookup indexes; call it after changing Nodes (with
+// no lookup under way).
+func (f *Fabric) Reindex() { f.idx.Store(nil) }
 
 // NodeByGUID returns the node with the given NodeGUID (the first one when
 // the GUID is duplicated), or nil.
-func (f *Fabric) NodeByGUID(guid uint64) *Node { return f.index().byGUID[guid] }
+func (f *Fabric) NodeByGUID(guid uint64) *Node { return f.guidIndex()[guid] }
 
 // PortByLID returns the port that owns lid (switch port 0 for a switch's
 // LID; LMC ranges included), or nil.
-func (f *Fabric) PortByLID(lid uint16) *Port { return f.index().byLID[lid] }
+func (f *Fabric) PortByLID(lid uint16) *Port { return f.lidIndex()[lid] }
 
 // NodesByName returns the nodes whose description is exactly name.
-func (f *Fabric) NodesByName(name string) []*Node { return f.index().byName[name] }
+func (f *Fabric) NodesByName(name string) []*Node { return f.nameIndex()[name] }
 
 // PortByGUID returns the port with the given PortGUID (a switch's port 0
 // for a switch port GUID; the first one when duplicated), or nil.
-func (f *Fabric) PortByGUID(guid uint64) *Port { return f.index().byPortGUID[guid] }
+func (f *Fabric) PortByGUID(guid uint64) *Port { return f.portGUIDIndex()[guid] }
 
 // NodesByHost returns the nodes of a host: those whose description is
 // host or starts with host and a space ("gpu042" finds "gpu042 mlx5_0"
@@ -94,7 +142,7 @@ func (f *Fabric) NodesByHost(host string) []*Node {
 	if strings.ContainsAny(host, " \t") {
 		return f.NodesByName(host)
 	}
-	return f.index().byHost[host]
+	return f.hostIndex()[host]
 }
 
 // hostOf is the host part of a CA description: the text before the

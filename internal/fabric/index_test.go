@@ -1,7 +1,9 @@
 package fabric
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -103,5 +105,83 @@ func TestNameOf(t *testing.T) {
 	}
 	if got := (*Fabric)(nil).NameOf(a); got != "Quantum-2" {
 		t.Errorf("without a fabric: %q", got)
+	}
+}
+
+// TestLookupsBuildOnlyTheirMap: a fabric asked only for nodes by GUID (a
+// sweep's baseline) builds that map alone, not the ones by name, host,
+// LID and port GUID.
+func TestLookupsBuildOnlyTheirMap(t *testing.T) {
+	f := parseFixture(t, "hdr.txt")
+	if n := f.NodeByGUID(0xb83fd20300b20000); n == nil || n.Description != "MF0;leaf02:MQM8700/U1" {
+		t.Fatalf("NodeByGUID(leaf02) = %+v", n)
+	}
+	x := f.idx.Load()
+	if x == nil || x.byGUID == nil {
+		t.Fatal("NodeByGUID built no map by GUID")
+	}
+	if x.byName != nil || x.byHost != nil || x.byLID != nil || x.byPortGUID != nil {
+		t.Fatalf("NodeByGUID built other maps too: name %v host %v lid %v port %v",
+			x.byName != nil, x.byHost != nil, x.byLID != nil, x.byPortGUID != nil)
+	}
+	if f.PortByLID(f.NodeByGUID(0xb83fd20300b20000).Ports[0].LID) == nil {
+		t.Fatal("PortByLID(leaf02's LID) = nil")
+	}
+	if x.byLID == nil || x.byName != nil || x.byHost != nil || x.byPortGUID != nil {
+		t.Fatal("PortByLID built another map than the one by LID")
+	}
+	f.Reindex()
+	if f.idx.Load() != nil {
+		t.Fatal("Reindex kept the maps")
+	}
+}
+
+// TestLookupsConcurrent: the checks look things up from several goroutines
+// on a fabric whose maps are not built yet (run with -race); every reader
+// gets what one reader alone gets.
+func TestLookupsConcurrent(t *testing.T) {
+	want := parseFixture(t, "hdr.txt")
+	f := parseFixture(t, "hdr.txt")
+	type answer struct {
+		node, port, byGUID string
+		named, hosts       int
+	}
+	ask := func(f *Fabric, n *Node) answer {
+		var a answer
+		if m := f.NodeByGUID(n.GUID); m != nil {
+			a.node = m.Description
+		}
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if q := f.PortByLID(p.LID); q != nil {
+				a.port += fmt.Sprintf("%s/%d ", q.Node.Description, q.Num)
+			}
+			if q := f.PortByGUID(p.GUID); q != nil {
+				a.byGUID += fmt.Sprintf("%s/%d ", q.Node.Description, q.Num)
+			}
+		}
+		a.named = len(f.NodesByName(n.Description))
+		a.hosts = len(f.NodesByHost(hostOf(n.Description)))
+		return a
+	}
+	var wg sync.WaitGroup
+	got := make([][]answer, 8)
+	for g := range got {
+		wg.Go(func() {
+			for _, n := range f.Nodes {
+				got[g] = append(got[g], ask(f, n))
+			}
+		})
+	}
+	wg.Wait()
+	for i, n := range want.Nodes {
+		w := ask(want, n)
+		for g := range got {
+			if got[g][i] != w {
+				t.Fatalf("reader %d, node %s: %+v, want %+v", g, n.Description, got[g][i], w)
+			}
+		}
 	}
 }

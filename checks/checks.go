@@ -136,6 +136,9 @@ func selectChecks(ids []string) ([]Check, error) {
 
 func missing(s *Snapshot, needs []string) string {
 	for _, n := range needs {
+		if why := s.NotRecorded[n]; why != "" {
+			return why
+		}
 		switch n {
 		case "topology":
 			if s.Fabric == nil {

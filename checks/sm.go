@@ -16,13 +16,13 @@ func init() {
 	register(Check{
 		ID:      "sm.no-master",
 		Summary: "no subnet manager has brought the fabric up: every physically up port is still in Init, without a LID (the root cause of one link.down per link, which it folds in)",
-		Needs:   []string{"topology"},
+		Needs:   []string{"topology", "sm-recorded"},
 		run:     (*Snapshot).noMasterSM,
 	})
 	register(Check{
 		ID:      "sm.multiple-masters",
 		Summary: "more than one subnet manager answers SMInfo as master on one subnet",
-		Needs:   []string{"sm"},
+		Needs:   []string{"sm", "sm-recorded"},
 		run:     (*Snapshot).multipleMasters,
 	})
 	register(Check{
@@ -34,19 +34,19 @@ func init() {
 	register(Check{
 		ID:      "sm.priority",
 		Summary: "a standby subnet manager outranks the master (higher SMInfo priority: it should have taken over), or shares the master's priority (failover falls to the GUIDs)",
-		Needs:   []string{"sm"},
+		Needs:   []string{"sm", "sm-recorded"},
 		run:     (*Snapshot).smPriority,
 	})
 	register(Check{
 		ID:      "sm.mkey-policy",
 		Summary: "ports show different M_Key policies (PortInfo protection bits and lease period): SMs configured differently have swept the fabric",
-		Needs:   []string{"topology"},
+		Needs:   []string{"topology", "mkey"},
 		run:     (*Snapshot).mkeyPolicies,
 	})
 	register(Check{
 		ID:      "sm.stale-master-lid",
 		Summary: "active ports name a master SM LID (PortInfo MasterSMLID) where no master subnet manager runs",
-		Needs:   []string{"sm"},
+		Needs:   []string{"sm", "sm-recorded"},
 		run:     (*Snapshot).staleMasterLID,
 	})
 }

@@ -38,6 +38,12 @@ type Snapshot struct {
 	// speed): a host link below its peers may run the best its HCA
 	// supports, so it is not judged "below what both ends can run".
 	SupportedNotRead string
+	// NotRecorded, by input ("sm-recorded", "mkey", "mtu", "vls",
+	// "partitions"), says why that input is not the fabric's: a saved
+	// fabric file that does not record it, whose simulator answers a
+	// stand-in (a healthy default SM, default VLs and P_Keys). The checks
+	// that need it give the reason for not running.
+	NotRecorded map[string]string
 	// RoutesComputed says the LFTs were computed by ibdoctor (min-hop,
 	// for a saved topology without tables), not read from the fabric or
 	// a file: checks that judge the routing engine's choices

@@ -234,7 +234,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 		RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
 		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
-		SupportedNotRead: sess.SupportedNotRead,
+		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded,
 	})
 	if err != nil {
 		return withExit(ExitUndecided, err)

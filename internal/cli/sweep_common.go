@@ -316,6 +316,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 	}
 	sw.RatesNotRead = sess.RatesNotRead
 	sw.SupportedNotRead = sess.SupportedNotRead
+	sw.NotRecorded = sess.NotRecorded
 	if sess.Increases != nil && sw.Counters != nil {
 		sw.Counters = diagnose.WithIncreases(sw.Counters, sess.Increases)
 		sw.CountersBasis = sess.IncreasesBasis

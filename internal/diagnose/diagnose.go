@@ -98,6 +98,9 @@ type Sweep struct {
 	// SupportedNotRead is set by the caller when the supported speeds are
 	// not the fabric's (a saved file that records none): why.
 	SupportedNotRead string
+	// NotRecorded is set by the caller when a saved file does not record
+	// some checks' inputs (checks.Snapshot.NotRecorded): why, by input.
+	NotRecorded map[string]string
 	// CountersBasis is set by the caller when the counters are a file's
 	// increases over a span it does not give (WithIncreases): what they
 	// are, for the report and the checks that need a span.
@@ -286,6 +289,7 @@ func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, sc
 	snap.CountersBasis = s.CountersBasis
 	snap.RatesNotRead = s.RatesNotRead
 	snap.SupportedNotRead = s.SupportedNotRead
+	snap.NotRecorded = s.NotRecorded
 	return snap
 }
 

@@ -68,6 +68,9 @@ type Options struct {
 	// SupportedNotRead says the supported speeds are not the fabric's
 	// (diagnose.Sweep.SupportedNotRead).
 	SupportedNotRead string
+	// NotRecorded says, by input, what a --sim file does not record
+	// (diagnose.Sweep.NotRecorded): those checks do not run.
+	NotRecorded map[string]string
 	// Increases, when set, are what a --sim file recorded its counters
 	// grew by over a span it does not give (source.Session.Increases:
 	// ibdiagnet's PM_DELTA). The counters read are then judged on them,
@@ -180,7 +183,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		_, unknown := Resolve(base, unmatched, o.NameMap)
 		unmatched = unknown
 	}
-	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead, SupportedNotRead: o.SupportedNotRead}
+	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead, SupportedNotRead: o.SupportedNotRead, NotRecorded: o.NotRecorded}
 	for _, h := range unmatched {
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: "no node in the fabric has this name (check the node descriptions or --node-name-map)"})

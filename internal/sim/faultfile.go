@@ -512,8 +512,28 @@ func (s *Sim) ApplyFaults(fs []Fault) error {
 		if err := s.applyFault(f); err != nil {
 			return fmt.Errorf("line %d (%s): %w", f.Line, f.Kind, faultError{err})
 		}
+		s.mu.Lock()
+		if s.planted == nil {
+			s.planted = map[string]bool{}
+		}
+		s.planted[f.Kind] = true
+		s.mu.Unlock()
 	}
 	return nil
+}
+
+// Planted reports whether a fault of one of kinds ("mtu", "sm", ...) was
+// applied: on a fabric file that records no such data, what the
+// simulator answers for it is then a what-if, not its default.
+func (s *Sim) Planted(kinds ...string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, k := range kinds {
+		if s.planted[k] {
+			return true
+		}
+	}
+	return false
 }
 
 // faultError is an error a fault of a file caused, without this package's

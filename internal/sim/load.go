@@ -134,6 +134,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 		}
 	}
 	info.NoSupported = !anySpeedSupported(f)
+	info.NoMTU = !anyMTU(f)
 	s, err := New(f, opts)
 	if err != nil {
 		return s, info, err
@@ -316,6 +317,18 @@ func anySpeedSupported(f *fabric.Fabric) bool {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p != nil && p.SpeedSupported != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anyMTU reports whether any port of f gives its NeighborMTU.
+func anyMTU(f *fabric.Fabric) bool {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.NeighborMTU != 0 {
 				return true
 			}
 		}

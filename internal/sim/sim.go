@@ -149,6 +149,8 @@ type Sim struct {
 	// AdaptiveRoutingInfo: the fabric came from a file, which records
 	// none (Attach's NoARInfo says so).
 	noAR string
+	// planted holds the kinds of the faults applied (Planted).
+	planted map[string]bool
 }
 
 type lidOwner struct {

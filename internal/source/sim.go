@@ -97,6 +97,9 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		}
 		s.RoutesPlanted = edited
 	}
+	if s.File != nil {
+		s.NotRecorded = notRecorded(filepath.Base(o.Sim), s.File, sm)
+	}
 	if o.Sim != "" && !sm.SLtoVLPlanted() {
 		s.NoSL2VL = fmt.Sprintf("%s carries no SL2VL tables, so none were read", filepath.Base(o.Sim))
 	}
@@ -108,4 +111,38 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		return nil, fmt.Errorf("attaching to the simulated fabric: %w", err)
 	}
 	return c, nil
+}
+
+// notRecorded says, by the checks' input, what the file (name, read as
+// info says) does not record and --faults did not plant; what was
+// planted on a file without it is noted as a what-if instead. No format
+// ibdoctor reads gives SMInfo, MasterSMLID, M_Key policy, VLs or P_Key
+// tables (an ibdiagnet2.db_csv has them, and ibdoctor does not read
+// those tables yet); NeighborMTU only a db_csv's PORTS and ibdoctor's
+// JSON (FileInfo.NoMTU).
+func notRecorded(name string, info *fabric.FileInfo, sm *sim.Sim) map[string]string {
+	base := fmt.Sprintf("%s (%s)", name, info.Format)
+	out := map[string]string{}
+	for _, in := range []struct {
+		need, what, columns string
+		faults              []string
+		recorded            bool
+	}{
+		{"sm-recorded", "subnet manager", "SMInfo, MasterSMLID", []string{"sm", "nosm"}, false},
+		{"mkey", "M_Key policy", "PortInfo M_Key protection bits and lease period", []string{"mkey"}, false},
+		{"mtu", "MTU", "NeighborMTU, MTUCap", []string{"mtu"}, !info.NoMTU},
+		{"vls", "VL configuration", "VLCap, OperationalVLs", []string{"vls"}, false},
+		{"partitions", "P_Key tables", "P_Key tables, switch ports' partition enforcement", []string{"pkey"}, false},
+	} {
+		switch {
+		case in.recorded:
+		case sm.Planted(in.faults...):
+			info.Notes = append(info.Notes, fmt.Sprintf("the file records no %s (%s): what is read is the simulator's default but for what --faults plants (a what-if)", in.what, in.columns))
+		case info.Format == fabric.FormatDBCSV:
+			out[in.need] = fmt.Sprintf("%s records its %s (%s) in tables ibdoctor does not read yet: the simulator's stand-in is not the fabric's", base, in.what, in.columns)
+		default:
+			out[in.need] = fmt.Sprintf("%s records no %s (%s): the simulator's stand-in is not the fabric's", base, in.what, in.columns)
+		}
+	}
+	return out
 }

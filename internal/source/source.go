@@ -93,6 +93,13 @@ type Session struct {
 	// --faults plant none. The simulator's every-SL-on-VL0 is then not a
 	// table read.
 	NoSL2VL string
+	// NotRecorded names, by the checks' input ("sm-recorded", "mkey",
+	// "mtu", "vls", "partitions": checks.Snapshot.NotRecorded), what a
+	// --sim file does not record: the simulator's stand-in for it (a
+	// healthy default SM, default VLs and P_Keys) is not read data, so the
+	// checks that judge it do not run. An input --faults plants is a
+	// what-if and is not listed.
+	NotRecorded map[string]string
 	// CountersOnce, when not empty, says the counters are one reading a
 	// file recorded (ibdiagnet's PM_INFO): they do not move, so an
 	// interval would measure no increase that the fabric did not have.

@@ -14,7 +14,7 @@ import (
 // simulator's stand-in (a healthy default SM, MTU, VLs, P_Keys), and "no
 // finding" read as "checked and healthy".
 var notRecordedChecks = map[string][]string{
-	"subnet manager": {"sm.no-master", "sm.multiple-masters", "sm.priority", "sm.stale-master-lid"},
+	"subnet manager": {"sm.no-master", "sm.multiple-masters", "sm.priority", "sm.stale-master-lid", "sm.stalled"},
 	"M_Key":          {"sm.mkey-policy"},
 	"MTU":            {"config.mtu-mismatch"},
 	"VL":             {"config.vl-mismatch"},
@@ -57,13 +57,16 @@ func TestFileRecordsCheckInputs(t *testing.T) {
 	cases := []struct {
 		file, format string
 		runs         []string // inputs the file carries: their checks run
+		// unread: the file records the other inputs too and ibdoctor does
+		// not read them; the reason must say so, not "records no".
+		unread bool
 	}{
-		{"dgx-ndr-2025.ibnetdiscover", "ibnetdiscover", nil},
-		{"treydock-hdr.ibnetdiscover-p", "ibnetdiscover -p", nil},
-		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", "ibdiagnet2.ibnetdiscover", nil},
-		{"quantum2-ndr-ibdiagnet2.lst", "ibdiagnet2.lst", nil},
-		{"qnib-netlist.clos5", "ibsim net file", nil},
-		{"quantum2-ndr-ibdiagnet2.db_csv", "ibdiagnet2.db_csv", []string{"MTU"}},
+		{"dgx-ndr-2025.ibnetdiscover", "ibnetdiscover", nil, false},
+		{"treydock-hdr.ibnetdiscover-p", "ibnetdiscover -p", nil, false},
+		{"quantum2-ndr-ibdiagnet2.ibnetdiscover", "ibdiagnet2.ibnetdiscover", nil, false},
+		{"quantum2-ndr-ibdiagnet2.lst", "ibdiagnet2.lst", nil, false},
+		{"qnib-netlist.clos5", "ibsim net file", nil, false},
+		{"quantum2-ndr-ibdiagnet2.db_csv", "ibdiagnet2.db_csv", []string{"MTU"}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
@@ -81,6 +84,8 @@ func TestFileRecordsCheckInputs(t *testing.T) {
 						t.Errorf("%s ran on the simulator's stand-in %s: %s records none", id, what, c.format)
 					case !strings.HasPrefix(why, prefix) || !strings.Contains(why, what):
 						t.Errorf("%s skipped with %q, want it to start %q and name the %s", id, why, prefix, what)
+					case c.unread && (!strings.Contains(why, "does not read") || strings.Contains(why, "records no")):
+						t.Errorf("%s skipped with %q: %s records its %s, ibdoctor does not read it", id, why, c.format, what)
 					}
 				}
 			}

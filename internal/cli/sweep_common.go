@@ -313,6 +313,11 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		// The simulator stands in for the file's SM: a second read of
 		// it would say nothing of the fabric, --interval or not.
 		sw.SM.AgainNotRead = fmt.Sprintf("%s (%s) records no subnet manager, so there is no SMInfo to read twice", filepath.Base(sess.File.Name), sess.File.Format)
+		if why := sess.NotRecorded["sm-recorded"]; why != "" {
+			// The file's own reason: an ibdiagnet2.db_csv records its
+			// SM in a table ibdoctor does not read.
+			sw.SM.AgainNotRead = why
+		}
 	}
 	sw.RatesNotRead = sess.RatesNotRead
 	sw.SupportedNotRead = sess.SupportedNotRead

@@ -137,6 +137,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	if f == nil {
 		return withExit(ExitUndecided, runErr)
 	}
+	sess.DropStandIns(f)
 
 	w := bufio.NewWriter(a.stdout)
 	st := a.style()

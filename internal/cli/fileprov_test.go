@@ -93,6 +93,28 @@ func TestFileRecordsCheckInputs(t *testing.T) {
 	}
 }
 
+// TestFileStandInsNotSaved: a fabric discovered over a file that records
+// no MTU is saved without the simulator's stand-in NeighborMTU (it wrote
+// 4096 on every port), so that file read again is not judged on it.
+func TestFileStandInsNotSaved(t *testing.T) {
+	topo := corpusPath(t, "dgx-ndr-2025.ibnetdiscover")
+	code, out, stderr := run("discover", "--sim="+topo, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, `"neighbor_mtu"`) + strings.Count(out, `"mtu_cap"`); n > 0 {
+		t.Errorf("%d ports saved with the simulator's MTU, which the file does not record", n)
+	}
+	saved := filepath.Join(t.TempDir(), "dgx.json")
+	if err := os.WriteFile(saved, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := fileprovCheck(t, "--sim="+saved)
+	if why, skipped := d.reason("config.mtu-mismatch"); !skipped || !strings.HasPrefix(why, "dgx.json (ibdoctor JSON) records no MTU") {
+		t.Errorf("config.mtu-mismatch on the saved file: skipped %v %q", skipped, why)
+	}
+}
+
 // TestFilePlantedInputsRun: --faults that plant an input the file does
 // not record (an mtu, a second master SM) make it a what-if: those checks
 // run on the planted data, and find what was planted; the others stay

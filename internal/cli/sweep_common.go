@@ -306,6 +306,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		sess.Close()
 		return nil, nil, withExit(ExitUndecided, err)
 	}
+	sess.DropStandIns(sw.Fabric)
 	// Planted tables (--faults that edit routes) are judged like the SM's.
 	sw.RoutesComputed = sess.RoutesComputed && !sess.RoutesPlanted
 	sw.CountersNotRead = sess.NoCounters

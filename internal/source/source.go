@@ -207,3 +207,20 @@ func nonEmpty(vs ...string) string {
 	}
 	return ""
 }
+
+// DropStandIns clears from f, a fabric swept over a --sim file, what the
+// file did not record and the simulator answered in its stead (the MTU:
+// NotRecorded["mtu"]), so that a fabric saved from it (discover
+// --format json, a sweep's snapshot) does not carry it as read.
+func (s *Session) DropStandIns(f *fabric.Fabric) {
+	if f == nil || s.NotRecorded["mtu"] == "" {
+		return
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil {
+				p.NeighborMTU, p.MTUCap = 0, 0
+			}
+		}
+	}
+}

@@ -219,42 +219,12 @@ func (s *Snapshot) findRouteFails() *routeFails {
 			dsts = append(dsts, dst)
 		}
 	}
-	// The walks (46 million at 49k nodes) run on every core, a batch of
-	// destinations at a time split between the workers; what they find
-	// is recorded below in destination order, as one walker would.
-	workers := max(1, min(runtime.GOMAXPROCS(0), len(dsts)))
-	walks := make([]*route.Walk, workers)
-	ends := make([][]walkEnd, workers)
-	const perWorker = 256
-	for lo := 0; lo < len(dsts); lo += perWorker * workers {
-		var wg sync.WaitGroup
-		for wi := range workers {
-			part := dsts[min(len(dsts), lo+wi*perWorker):min(len(dsts), lo+(wi+1)*perWorker)]
-			first := lo + wi*perWorker
-			wg.Go(func() {
-				ev := ends[wi][:0]
-				for k, dst := range part {
-					if walks[wi] == nil {
-						walks[wi] = g.a.WalkTo(dst)
-					} else {
-						walks[wi].Reset(dst)
-					}
-					for li := range leafAt {
-						if o, at := walks[wi].FromSwitch(leafAt[li]); o != route.Delivered {
-							ev = append(ev, walkEnd{int32(first + k), int32(li), o, at})
-						}
-					}
-				}
-				ends[wi] = ev
-			})
-		}
-		wg.Wait()
-		for _, ev := range ends {
-			for _, e := range ev {
-				rf.record(s, dsts[e.dst], leafOrder[e.leaf], byLeaf, leafInScope[leafOrder[e.leaf]], e.o, e.at)
-			}
-		}
-	}
+	// The walks (46 million at 49k nodes) run on every core.
+	walkAll(g, dsts, leafAt, max(1, min(runtime.GOMAXPROCS(0), len(dsts))), 256,
+		func(o route.Outcome, _ *fabric.Node) bool { return o != route.Delivered },
+		func(e walkEnd) {
+			rf.record(s, dsts[e.dst], leafOrder[e.leaf], byLeaf, leafInScope[leafOrder[e.leaf]], e.o, e.at)
+		})
 	if s.Scope == nil {
 		rf.swLoops = s.findSwitchLoops(g)
 	}
@@ -285,16 +255,43 @@ func (s *Snapshot) findSwitchLoops(g *routeGraph) []*switchLoop {
 	return switchLoops(g, sws, swNodes, dsts, max(1, min(runtime.GOMAXPROCS(0), len(dsts))), 64)
 }
 
-// switchLoops is findSwitchLoops' walk, on workers goroutines taking
-// per destinations each in turn: the walks (15 million at 49k nodes) are
-// split between the cores, and the loops they meet are recorded in
-// destination order, then switch order, as one walker would.
+// switchLoops is findSwitchLoops' walk (15 million walks at 49k nodes,
+// split between the cores): the loops are recorded in destination order,
+// then switch order, as one walker would.
 func switchLoops(g *routeGraph, sws []route.Switch, swNodes []*fabric.Node, dsts []*fabric.Port, workers, per int) []*switchLoop {
 	var out []*switchLoop
 	by := map[*fabric.Node]*switchLoop{}
+	var w *route.Walk // the recording's own, for the loops' paths
+	walkAll(g, dsts, sws, workers, per,
+		func(o route.Outcome, at *fabric.Node) bool { return o == route.Loop && at != nil },
+		func(e walkEnd) {
+			dst := dsts[e.dst]
+			l := by[e.at]
+			if l == nil {
+				if w == nil {
+					w = g.a.WalkTo(dst)
+				} else {
+					w.Reset(dst)
+				}
+				l = &switchLoop{at: e.at, loop: w.Path(e.at), srcs: map[*fabric.Node]bool{}}
+				by[e.at] = l
+				out = append(out, l)
+			}
+			if len(l.dsts) == 0 || l.dsts[len(l.dsts)-1] != dst {
+				l.dsts = append(l.dsts, dst)
+			}
+			l.srcs[swNodes[e.leaf]] = true
+		})
+	return out
+}
+
+// walkAll walks the route to each of dsts from each switch of from, on
+// workers goroutines taking per destinations each in turn, and hands
+// record every walk keep wants, in destination order, then switch order,
+// as one walker would (record runs on the caller's goroutine).
+func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, per int, keep func(route.Outcome, *fabric.Node) bool, record func(walkEnd)) {
 	walks := make([]*route.Walk, workers)
 	ends := make([][]walkEnd, workers)
-	var w *route.Walk // the recording's own, for the loops' paths
 	for lo := 0; lo < len(dsts); lo += per * workers {
 		var wg sync.WaitGroup
 		for wi := range workers {
@@ -308,8 +305,8 @@ func switchLoops(g *routeGraph, sws []route.Switch, swNodes []*fabric.Node, dsts
 					} else {
 						walks[wi].Reset(dst)
 					}
-					for i, sw := range sws {
-						if o, at := walks[wi].FromSwitch(sw); o == route.Loop && at != nil {
+					for i, sw := range from {
+						if o, at := walks[wi].FromSwitch(sw); keep(o, at) {
 							ev = append(ev, walkEnd{dst: int32(first + k), leaf: int32(i), o: o, at: at})
 						}
 					}
@@ -320,26 +317,10 @@ func switchLoops(g *routeGraph, sws []route.Switch, swNodes []*fabric.Node, dsts
 		wg.Wait()
 		for _, ev := range ends {
 			for _, e := range ev {
-				dst := dsts[e.dst]
-				l := by[e.at]
-				if l == nil {
-					if w == nil {
-						w = g.a.WalkTo(dst)
-					} else {
-						w.Reset(dst)
-					}
-					l = &switchLoop{at: e.at, loop: w.Path(e.at), srcs: map[*fabric.Node]bool{}}
-					by[e.at] = l
-					out = append(out, l)
-				}
-				if len(l.dsts) == 0 || l.dsts[len(l.dsts)-1] != dst {
-					l.dsts = append(l.dsts, dst)
-				}
-				l.srcs[swNodes[e.leaf]] = true
+				record(e)
 			}
 		}
 	}
-	return out
 }
 
 // walkEnd is a route that was not delivered: to dsts[dst] from

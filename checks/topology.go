@@ -622,11 +622,12 @@ func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, short []spineBundle,
 // would only say it again. The first of them notes the fold.
 func foldShortUplinks(fs []Finding) []Finding {
 	cause := map[string]bool{"link.down": true, "link.polling": true, "topology.miswired": true, "topology.changed": true}
-	out := fs[:0:0]
-	for _, f := range fs {
+	// Decide every fold before copying any finding out: a cause listed
+	// before its count must carry the note too.
+	folded := make([]bool, len(fs))
+	for k, f := range fs {
 		i := slices.IndexFunc(f.Evidence, func(e Evidence) bool { return e.Name == "uplinks" })
 		if f.Check != "topology.oversubscribed" || i < 0 || len(f.Entities) == 0 {
-			out = append(out, f)
 			continue
 		}
 		leaf := f.Entities[0].NodeGUID
@@ -646,12 +647,18 @@ func foldShortUplinks(fs []Finding) []Finding {
 				}
 			}
 		}
-		if len(ports) < missing {
-			out = append(out, f)
+		if first < 0 || len(ports) < missing {
 			continue
 		}
+		folded[k] = true
 		fs[first].Evidence = append(fs[first].Evidence, Evidence{Name: "uplinks", Value: f.Evidence[i].Value, Threshold: f.Evidence[i].Threshold,
 			Text: strings.TrimPrefix(f.Title, "Leaf ") + " (topology.oversubscribed folded here: these findings name the cables)"})
+	}
+	out := fs[:0:0]
+	for k, f := range fs {
+		if !folded[k] {
+			out = append(out, f)
+		}
 	}
 	return out
 }

@@ -410,23 +410,15 @@ func jobLinks(f *fabric.Fabric, hosts []*fabric.Node) *fabric.Fabric {
 		out.Nodes = append(out.Nodes, c)
 		return c
 	}
-	port := func(c *fabric.Node, p *fabric.Port) *fabric.Port {
-		if c.Ports[p.Num] == nil {
-			q := *p
-			q.Node, q.Remote = c, nil
-			c.Ports[p.Num] = &q
-		}
-		return c.Ports[p.Num]
-	}
 	for _, h := range hosts {
 		hc := cp(h)
 		for _, p := range h.Ports {
 			if p == nil || int(p.Num) >= len(h.Ports) {
 				continue
 			}
-			a := port(hc, p)
+			a := copyPort(hc, p)
 			if p.Remote != nil && int(p.Remote.Num) < len(p.Remote.Node.Ports) {
-				b := port(cp(p.Remote.Node), p.Remote)
+				b := copyPort(cp(p.Remote.Node), p.Remote)
 				a.Remote, b.Remote = b, a
 			}
 		}
@@ -450,19 +442,8 @@ func addLinks(base *fabric.Fabric, links [][2]*fabric.Port) {
 		base.Reindex()
 		return c
 	}
-	port := func(c *fabric.Node, p *fabric.Port) *fabric.Port {
-		if int(p.Num) >= len(c.Ports) {
-			return nil
-		}
-		if c.Ports[p.Num] == nil {
-			q := *p
-			q.Node, q.Remote = c, nil
-			c.Ports[p.Num] = &q
-		}
-		return c.Ports[p.Num]
-	}
 	for _, l := range links {
-		a, b := port(node(l[0].Node), l[0]), port(node(l[1].Node), l[1])
+		a, b := copyPort(node(l[0].Node), l[0]), copyPort(node(l[1].Node), l[1])
 		if a == nil || b == nil || a.Remote != nil || b.Remote != nil {
 			continue
 		}
@@ -476,4 +457,18 @@ func portOf(n *fabric.Node, num uint8) *fabric.Port {
 		return n.Ports[num]
 	}
 	return nil
+}
+
+// copyPort returns c's port numbered as p, made as a copy of p without
+// its cable when c has none yet; nil when c has no such port number.
+func copyPort(c *fabric.Node, p *fabric.Port) *fabric.Port {
+	if int(p.Num) >= len(c.Ports) {
+		return nil
+	}
+	if c.Ports[p.Num] == nil {
+		q := *p
+		q.Node, q.Remote = c, nil
+		c.Ports[p.Num] = &q
+	}
+	return c.Ports[p.Num]
 }

@@ -234,3 +234,44 @@ func TestCountersPipedRule(t *testing.T) {
 		t.Errorf("piped rows were cut or wrapped (spine02/49's row is wider than 80):\n%s", out)
 	}
 }
+
+// TestPipedRulesFit80: piped, links, discover's table and check's
+// findings table drew their header rule to the widest row (links on the
+// SwitchIB dump: 202 columns, check's findings 231, discover on avakas
+// 95) where counters stops
+// it at the reader's terminal ($COLUMNS, else 80). Every rule stops
+// there now, never short of its header; the rows stay whole for grep.
+func TestPipedRulesFit80(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	file := corpusPath(t, "switchib-sx6012-mixed-2016.ibnetdiscover")
+	avakas := corpusPath(t, "avakas-qlogic-qdr.ibnetdiscover-v-p")
+	for _, args := range [][]string{
+		{"links", "--sim=" + file},
+		{"discover", "--sim=" + avakas},
+		{"check", "--sim=" + file},
+		{"links", "--sim"},
+		{"check", "--sim"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, out, stderr := run(args...)
+			lines := strings.Split(out, "\n")
+			rules := 0
+			for i, l := range lines {
+				if len(l) < 3 || strings.Trim(l, "-") != "" || i == 0 {
+					continue
+				}
+				rules++
+				header := report.VisibleWidth(strings.TrimRight(lines[i-1], " "))
+				if n := len(l); n > 80 && n > header {
+					t.Errorf("rule under %q is %d columns wide, want at most 80 (or the header's %d)", lines[i-1], n, header)
+				}
+			}
+			if rules == 0 {
+				t.Fatalf("no header rule:\n%s\n%s", out, stderr)
+			}
+			if len(wider(out, 80)) == 0 {
+				t.Errorf("no row wider than 80: piped rows were cut, or the input no longer tests this:\n%s", out)
+			}
+		})
+	}
+}

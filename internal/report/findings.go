@@ -408,7 +408,7 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 		rows = append(rows, []string{fmt.Sprint(i + 1), SeverityLabel(st, f.Severity), f.Check, f.Title, impactShort(f.Impact)})
 	}
 	fmt.Fprintln(w)
-	if err := WriteTable(w, st.Width, findingColumns, rows); err != nil {
+	if err := WriteTableRule(w, st.Width, st.RuleWidth, findingColumns, rows); err != nil {
 		return err
 	}
 	// Numbers are right-aligned to the widest shown (" 9." over "10.")

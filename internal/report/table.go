@@ -28,12 +28,13 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 
 // Table writes rows under header fitted to the style's width: the last
 // column's text wraps onto continuation lines when the table is wider.
+// Piped, the rows stay whole and the rule stops at s.RuleWidth.
 func (s Style) Table(w io.Writer, header []string, rows [][]string) error {
 	cols := columnsOf(header)
 	if len(cols) > 0 {
 		cols[len(cols)-1].Min, cols[len(cols)-1].Wrap = 16, true
 	}
-	return WriteTable(w, s.Width, cols, rows)
+	return WriteTableRule(w, s.Width, s.RuleWidth, cols, rows)
 }
 
 func columnsOf(header []string) []Column {

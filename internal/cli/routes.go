@@ -283,8 +283,17 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 		}
 		io.WriteString(w, report.WrapString("", title, st.Width))
 		io.WriteString(w, report.WrapString("  ", count, st.Width))
-		st.Table(w, []string{"LID", "PORT", "DESTINATION", "VIA"}, rows)
+		// One row per LID in every table: a long name is cut in its
+		// middle, not wrapped, so each table keeps the same labelled
+		// columns whatever its names' lengths.
+		report.WriteTableRule(w, st.Width, st.RuleWidth, routeColumns, rows)
 	}
+}
+
+// routeColumns are the columns of a switch's routing table.
+var routeColumns = []report.Column{
+	{Header: "LID"}, {Header: "PORT"},
+	{Header: "DESTINATION", Min: 16, CutMiddle: true}, {Header: "VIA", Min: 16, CutMiddle: true},
 }
 
 func destText(p *fabric.Port) string {

@@ -275,3 +275,44 @@ func TestPipedRulesFit80(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutesOneLayoutAt80: at 80 columns routes on the SwitchIB dump
+// drew its SX6012 table with VIA wrapped in its column and the SwitchIB
+// table right below without a VIA header, each next hop on an indented
+// line of its own: two layouts in one output, the second unlabelled.
+// Every table now has its VIA column, one line per LID, a long name cut
+// in its middle so the port it leads to stays.
+func TestRoutesOneLayoutAt80(t *testing.T) {
+	file := corpusPath(t, "switchib-sx6012-mixed-2016.ibnetdiscover")
+	_, out, stderr := runAt(80, "routes", "--sim="+file)
+	if long := wider(out, 80); len(long) > 0 {
+		t.Errorf("lines wider than 80:\n%s", strings.Join(long, "\n"))
+	}
+	lines := strings.Split(out, "\n")
+	tables := 0
+	row := regexp.MustCompile(`^ \d+ +\d+ +\S`)
+	for i, l := range lines {
+		if !strings.HasPrefix(l, " LID ") {
+			continue
+		}
+		tables++
+		if !regexp.MustCompile(`^ LID +PORT +DESTINATION +VIA$`).MatchString(l) {
+			t.Errorf("table header %q, want LID PORT DESTINATION VIA", l)
+		}
+		for _, r := range lines[i+2:] {
+			if r == "" || !strings.HasPrefix(r, " ") {
+				break
+			}
+			if !row.MatchString(r) {
+				t.Errorf("%q is not a row of its own (a cell wrapped, or put under the row)", r)
+			}
+		}
+	}
+	if tables != 2 {
+		t.Fatalf("%d tables, want 2:\n%s\n%s", tables, out, stderr)
+	}
+	// LID 1 is reached from the SwitchIB through the SX6012's port 1.
+	if !regexp.MustCompile(`(?m)^ 1 +3 +r-ufm96 HCA-1 port 1 +MF0;switch-de\S*…\S*U1\[1\]$`).MatchString(out) {
+		t.Errorf("the SwitchIB's route to LID 1 does not name MF0;switch-de…U1[1]:\n%s", out)
+	}
+}

@@ -18,6 +18,9 @@ type Column struct {
 	// Wrap, on the last column, wraps its text onto continuation lines
 	// at word boundaries instead of cutting it.
 	Wrap bool
+	// CutMiddle cuts the column's text in its middle, not at its end:
+	// for names whose end (a port) matters as much as their start.
+	CutMiddle bool
 }
 
 // Table writes rows under header as an aligned table with a header rule
@@ -120,6 +123,9 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 				for j := range more {
 					more[j] = Truncate(indent+more[j], width)
 				}
+			}
+			if cols[i].CutMiddle {
+				cell = TruncateMiddle(cell, widths[i])
 			}
 			cell = Truncate(cell, widths[i])
 			b.WriteByte(' ')

@@ -81,6 +81,32 @@ func Truncate(s string, width int) string {
 	return out
 }
 
+// TruncateMiddle cuts s to at most width columns by taking text out of
+// its middle ("MF0;switch-de…SX6012/U1[1]"): a node name's start and the
+// port at its end both stay. Coloured text is cut at its end (Truncate).
+func TruncateMiddle(s string, width int) string {
+	if width <= 0 || VisibleWidth(s) <= width {
+		return s
+	}
+	if strings.IndexByte(s, 0x1b) >= 0 || width < 3 {
+		return Truncate(s, width)
+	}
+	rs := []rune(s)
+	keep := width - VisibleWidth(Ellipsis)
+	tail := keep / 2
+	i, n := 0, 0
+	for i < len(rs) && n+runewidth.RuneWidth(rs[i]) <= keep-tail {
+		n += runewidth.RuneWidth(rs[i])
+		i++
+	}
+	j, m := len(rs), 0
+	for j > i && m+runewidth.RuneWidth(rs[j-1]) <= keep-n {
+		m += runewidth.RuneWidth(rs[j-1])
+		j--
+	}
+	return string(rs[:i]) + Ellipsis + string(rs[j:])
+}
+
 // Wrap breaks text into lines of at most width columns at spaces. The
 // first line starts with first, the others with an indent as wide as
 // first (a hanging indent), so continuation lines line up under the text.

@@ -363,3 +363,30 @@ func TestFindingsImpactWholeOrGone(t *testing.T) {
 		}
 	}
 }
+
+func TestTruncateMiddle(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short", 10, "short"},
+		{"MF0;switch-de779e:SX6012/U1[1]", 26, "MF0;switch-de…SX6012/U1[1]"},
+		{"MF0;switch-de779e:SX6012/U1[1]", 10, "MF0;s…1[1]"},
+		{"abcdef", 3, "a…f"},
+		{"anything", 0, "anything"},
+	} {
+		got := TruncateMiddle(c.in, c.width)
+		if got != c.want {
+			t.Errorf("TruncateMiddle(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+		if c.width > 0 && VisibleWidth(got) > c.width {
+			t.Errorf("TruncateMiddle(%q, %d) is %d wide", c.in, c.width, VisibleWidth(got))
+		}
+	}
+	// Colour is never cut in its middle: the end cut resets it.
+	st := Style{Color: true}
+	if got := TruncateMiddle(st.Red("port not cabled/down"), 10); VisibleWidth(got) > 10 || !strings.HasSuffix(got, "\x1b[0m") {
+		t.Errorf("coloured cut %q (width %d)", got, VisibleWidth(got))
+	}
+}

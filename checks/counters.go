@@ -230,14 +230,18 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	weight := counterWeight[sev]
 	summary := fmt.Sprintf("the link carries %s of host-to-host paths%s; errors cost retransmissions and, on a link that retrains, stalls", sh.text(), s.shareNote(sh))
 	act := fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p))
+	var deadEnd *fabric.Port
 	if c.Name == "PortRcvSwitchRelayErrors" {
 		// Relay errors are packets the switch received intact and
 		// could not forward: not a link's fault, nothing retransmitted
 		// at the link; the forwarding table says where they went.
 		sw := s.nodeName(p.Node)
 		summary = fmt.Sprintf("packets that entered %s were dropped at %s: the switch could not forward them (not a cable fault; nothing is retransmitted at the link, a transport above it times out)", s.entityOf(p, "").String(), sw)
-		if r := downRoutes(p.Node); r != "" {
-			act = fmt.Sprintf("%s's forwarding table sends %s: packets to it are dropped there. Bring that link back (see the link.polling or topology.missing-hca finding on it) or have the subnet manager route around it; the cable at %s is not at fault.", sw, r, s.portAt(p))
+		if r, down := downRoutes(p.Node); r != "" {
+			// relayCauses names the down port's own finding after
+			// "Bring that link back", once every check has run.
+			act = fmt.Sprintf("%s's forwarding table sends %s: packets to it are dropped there. Bring that link back or have the subnet manager route around it; the cable at %s is not at fault.", sw, r, s.portAt(p))
+			deadEnd = down
 		} else {
 			act = fmt.Sprintf("%s could not forward packets that entered at %s (an unrouted LID, a route to a port that is down, or multicast without a tree): check its forwarding tables (ibroute) and multicast groups; the cable there is not at fault.", sw, s.portAt(p))
 		}
@@ -251,6 +255,7 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Impact:   Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * weight, Summary: summary},
 		Action:   act,
 		Basis:    basis,
+		deadEnd:  deadEnd,
 	}, true
 }
 
@@ -350,10 +355,11 @@ const downRoutesShown = 3
 
 // downRoutes says which LIDs switch n's forwarding table sends out of a
 // port that was read and carries no link ("LID 104 out of port 28, which
-// is Down/Polling"); empty when none or the table was not read.
-func downRoutes(n *fabric.Node) string {
+// is Down/Polling"), and that port; empty and nil when none or the table
+// was not read.
+func downRoutes(n *fabric.Node) (string, *fabric.Port) {
 	if n.Switch == nil || n.Switch.LFT == nil {
-		return ""
+		return "", nil
 	}
 	var lids []string
 	var port *fabric.Port
@@ -379,7 +385,7 @@ func downRoutes(n *fabric.Node) string {
 		}
 	}
 	if port == nil {
-		return ""
+		return "", nil
 	}
 	what := "LID " + lids[0]
 	if count > 1 {
@@ -389,7 +395,7 @@ func downRoutes(n *fabric.Node) string {
 		}
 		what += ")"
 	}
-	return fmt.Sprintf("%s out of port %d, which is %s/%s", what, port.Num, port.State, port.PhysState)
+	return fmt.Sprintf("%s out of port %d, which is %s/%s", what, port.Num, port.State, port.PhysState), port
 }
 
 // SymbolBER estimates the bit error rate of p's link from errs symbol

@@ -146,7 +146,9 @@ type Finding struct {
 	// lighter uplinks lead to (foldSymptoms' input; cleared by Run).
 	heldBack []*fabric.Node
 	// deadEnd is, for a routing.unreachable, the egress port its routes
-	// leave by whose link is down (linkDownCauses' input; cleared by Run).
+	// leave by whose link is down (linkDownCauses' input), and for a
+	// relay-error counters.errors the down port the switch's table sends
+	// LIDs out of (relayCauses'); cleared by Run.
 	deadEnd *fabric.Port
 	// spanless marks a per-port counters.congestion verdict on an
 	// increase without its span; the check folds those into one finding

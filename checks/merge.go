@@ -89,3 +89,34 @@ func linkDownCauses(fs []Finding) {
 		}
 	}
 }
+
+// portDownCauses are the checks whose finding says why a port carries
+// no link: the finding a relay-error finding's next step points at.
+var portDownCauses = map[string]bool{"link.down": true, "link.polling": true, "topology.missing-hca": true, "topology.miswired": true, "topology.changed": true}
+
+// relayCauses names, in a relay-error finding's next step, the finding
+// on the down port its switch's table sends LIDs out of: a link.down when
+// an ISL on the route is down against the expected topology, a
+// topology.missing-hca for a host's missing cable. With none (a switch
+// port down and no expected topology to say a cable belongs there) the
+// step names none rather than one that is not in the report.
+func relayCauses(fs []Finding) {
+	const bring = "Bring that link back"
+	for i := range fs {
+		r := &fs[i]
+		if r.Check != "counters.errors" || r.deadEnd == nil {
+			continue
+		}
+		p := r.deadEnd
+		for j := range fs {
+			d := &fs[j]
+			if !portDownCauses[d.Check] || !slices.ContainsFunc(d.Entities, func(e Entity) bool {
+				return e.NodeGUID == p.Node.GUID && e.Port == int(p.Num)
+			}) {
+				continue
+			}
+			r.Action = strings.Replace(r.Action, bring, fmt.Sprintf("%s (see %s %q)", bring, d.Check, d.Title), 1)
+			break
+		}
+	}
+}

@@ -59,3 +59,7 @@ func BenchmarkECMPImbalance8k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOversubscribed50k is topology.oversubscribed alone on the same
+// fabric: every spine's bundles to its leaves.
+func BenchmarkOversubscribed50k(b *testing.B) { benchCheck50k(b, "topology.oversubscribed") }

@@ -501,7 +501,7 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
 	tiers := SwitchTiers(s.Fabric)
 	bundles := map[*fabric.Node]map[*fabric.Node]int{} // spine -> leaf -> active cables
 	leaves := map[*fabric.Node]bool{}                  // leaves cabled to some spine
-	var spines []*fabric.Node
+	var spines, leafList []*fabric.Node
 	for _, n := range s.Fabric.Nodes {
 		if n.Type != mad.NodeSwitch || tiers[n] != 1 {
 			continue
@@ -534,6 +534,14 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
 	// (an accepted baseline after a cable was retired).
 	type pair struct{ leaf, spine uint64 }
 	var planned map[pair]int
+	// The leaves in the fabric's order, listed once: each spine looked
+	// every node of the fabric up in leaves (tens of millions of lookups
+	// at 49k).
+	for _, n := range s.Fabric.Nodes {
+		if leaves[n] {
+			leafList = append(leafList, n)
+		}
+	}
 	if s.Baseline != nil {
 		planned = map[pair]int{}
 		for _, l := range s.Baseline.Links() {
@@ -565,10 +573,7 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
 		// reaches nearly every leaf that has spines (one pod's spine in
 		// a three-level fabric reaches its pod's leaves only).
 		all := 4*len(b) >= 3*len(leaves)
-		for _, l := range s.Fabric.Nodes {
-			if !leaves[l] {
-				continue
-			}
+		for _, l := range leafList {
 			have, cabled := b[l]
 			if have >= want || (!cabled && !all) {
 				continue

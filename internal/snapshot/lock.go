@@ -68,6 +68,27 @@ func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error)
 	return &Lock{f: f}, nil
 }
 
+// quiet takes a shared lock on dir's LockName when no sweep holds it:
+// a sweep holds the lock while it renames its files, so with it free no
+// sweep is between two renames, and none can start one until unlock. ok
+// is false while a sweep holds it, or when that cannot be told (the lock
+// file not readable): then waiting for a sweep may help. No lock file:
+// no sweep has taken the lock in dir, so none is renaming.
+func quiet(dir string) (unlock func(), ok bool) {
+	f, err := os.Open(filepath.Join(dir, LockName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, false
+	}
+	return func() { f.Close() }, true
+}
+
 func readHolder(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -263,6 +263,11 @@ func LoadForGate(dir string) (*Snapshot, error) {
 		if !errors.Is(err, errFabricGone) {
 			return nil, err
 		}
+		if unlock, ok := quiet(dir); ok {
+			// No sweep is renaming: Load says what the state is now.
+			unlock()
+			return Load(dir)
+		}
 		// A sweep wrote its verdicts and is about to write its gate.idx.
 		last = err
 		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
@@ -541,7 +546,8 @@ var ErrNone = errors.New("no snapshot")
 // loadTries bounds how often Load re-reads snapshot.json when the fabric
 // file it names was removed by a newer sweep in between, or gate.idx is
 // already a newer sweep's (each try waits a little longer: about 3 s in
-// all, for a sweep to rename its snapshot.json).
+// all, for a sweep to rename its snapshot.json). Only while a sweep holds
+// the state dir's lock: with it free, one more read decides (quiet).
 const loadTries = 20
 
 // Load reads the snapshot in dir (or the file dir names) and opens the
@@ -567,6 +573,18 @@ func Load(dir string) (*Snapshot, error) {
 			first = data
 		}
 		last = err
+		if unlock, ok := quiet(filepath.Dir(path)); ok {
+			// No sweep is between its renames, and none starts one
+			// while this read holds the lock: what it finds is the
+			// state, not a moment of a save; no waiting for a file that
+			// is simply missing.
+			s, data, err = loadOnce(path)
+			unlock()
+			if err == nil || !errors.Is(err, errFabricGone) {
+				return s, err
+			}
+			return nil, fmt.Errorf("snapshot %s: %v (no sweep replaced the snapshot while it was read, and none holds %s): run 'ibdoctor sweep' again", path, err, LockName)
+		}
 		// A sweep is between its gate.idx and its snapshot.json.
 		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
 	}

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -249,6 +250,73 @@ func TestLoadForGateReadsSnapshotJSON(t *testing.T) {
 			t.Errorf("%s: the gate answered from gate.idx without a word", c.name)
 		} else if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %q lacks %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestMissingIndexWaitsOnlyForASweep: snapshot.json naming a missing
+// gate.idx was read 20 times over about 3 s in case a sweep was between
+// its renames, even with no sweep running: a gate in a job's prolog
+// waited that long before sweeping itself. A sweep holds sweep.lock while
+// it renames its files: with the lock free the reader looks once more
+// under a shared lock and says at once that none holds it (the message
+// tells the two paths apart); with the lock held it still waits, and
+// reads the state the sweep completes.
+func TestMissingIndexWaitsOnlyForASweep(t *testing.T) {
+	f := routedSmall(t)
+	for _, locked := range []bool{false, true} {
+		dir := t.TempDir()
+		s, _ := New(f, everyPort{f}, time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC), "sim:test", "test", true)
+		if _, err := s.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		// A sweep that ran once and left its lock file behind, released.
+		l, err := Acquire(context.Background(), dir, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release()
+		idx, aside := filepath.Join(dir, IndexName), filepath.Join(t.TempDir(), IndexName)
+		if err := os.Rename(idx, aside); err != nil {
+			t.Fatal(err)
+		}
+		for name, load := range map[string]func(string) (*Snapshot, error){"Load": Load, "LoadForGate": LoadForGate} {
+			if !locked {
+				_, err := load(dir)
+				if err == nil || !strings.Contains(err.Error(), "names gate.idx, which is missing (no sweep replaced the snapshot while it was read, and none holds sweep.lock)") {
+					t.Errorf("%s, no sweep: %v", name, err)
+				}
+				continue
+			}
+			// A sweep between its renames: gate.idx comes back before
+			// the sweep lets go of the lock.
+			l, err := Acquire(context.Background(), dir, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				s   *Snapshot
+				err error
+			}
+			got := make(chan result)
+			go func() {
+				s, err := load(dir)
+				got <- result{s, err}
+			}()
+			time.Sleep(100 * time.Millisecond)
+			if err := os.Rename(aside, idx); err != nil {
+				t.Fatal(err)
+			}
+			l.Release()
+			r := <-got
+			if r.err != nil {
+				t.Errorf("%s beside a sweep's renames: %v", name, r.err)
+			} else {
+				r.s.Close()
+			}
+			if err := os.Rename(idx, aside); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

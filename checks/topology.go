@@ -19,7 +19,7 @@ func init() {
 	})
 	register(Check{
 		ID:      "topology.oversubscribed",
-		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable), or a leaf has fewer cables to a spine than the spine's other leaves (missing or down uplinks)",
+		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable), or a leaf otherwise cabled like its peers has fewer cables to a spine than the spine's other leaves (missing or down uplinks)",
 		Needs:   []string{"topology", "rates"},
 		run:     (*Snapshot).oversubscribed,
 	})
@@ -488,16 +488,39 @@ type spineBundle struct {
 	leaves     int // leaves cabled to the spine at all
 }
 
+// shortUplinks is a leaf's cabling to the spines judged for it (those
+// whose leaves agree on a design) against that design.
+type shortUplinks struct {
+	short  []spineBundle // the spines it has fewer cables to
+	spines int           // spines judged
+	full   int           // of them, those it has the design's cables to
+	want   int           // the design's cables to the judged spines
+	have   int           // its cables to them, at most the design's each
+	// planned: the expected topology has more cables to one of the
+	// spines than the leaf has: missing by the operator's plan.
+	planned bool
+}
+
+// likePeers reports whether the leaf otherwise looks like its spines'
+// other leaves: it lacks at most a quarter of their uplinks, and has
+// their cables to some spine (when more than one is judged). That is
+// what a cable lost (unplugged, down) looks like; a leaf cabled to half
+// the spines, or with thinner bundles to every spine, differs in its
+// whole pattern, which is how storage or service leaves are built on
+// purpose. The expected topology, when it has the cables, settles it.
+func (u shortUplinks) likePeers() bool {
+	return u.planned || 4*(u.want-u.have) <= u.want && (u.full > 0 || u.spines == 1)
+}
+
 // shortOfUplinks finds the leaves with fewer cables to a spine than the
 // spine's other leaves have. The cables between a leaf and a spine are
 // built alike on every leaf, so a spine that has the same number to three
-// quarters of its leaves (three or more) shows the design; a leaf below
-// it lost cables (unplugged or down), whatever its ratio: a non-blocking
-// fabric that lost a few uplinks stays under 2:1. A leaf with none to a
-// spine counts when the spine reaches three quarters of the leaves that
-// have spines. Only spines whose every port was read are judged: could
-// not look is not missing.
-func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
+// quarters of its leaves (three or more) shows the design. A leaf with
+// none to a spine counts when the spine reaches three quarters of the
+// leaves that have spines. Only spines whose every port was read are
+// judged: could not look is not missing. Whether a leaf below the design
+// lost cables or was built so is likePeers' judgement.
+func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 	tiers := SwitchTiers(s.Fabric)
 	bundles := map[*fabric.Node]map[*fabric.Node]int{} // spine -> leaf -> active cables
 	leaves := map[*fabric.Node]bool{}                  // leaves cabled to some spine
@@ -550,7 +573,7 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
 			planned[pair{b, a}]++
 		}
 	}
-	out := map[*fabric.Node][]spineBundle{}
+	judged := make([]shortUplinks, len(leafList)) // by leafList's index
 	for _, sp := range spines {
 		b := bundles[sp]
 		if len(b) < 3 {
@@ -573,39 +596,80 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node][]spineBundle {
 		// reaches nearly every leaf that has spines (one pod's spine in
 		// a three-level fabric reaches its pod's leaves only).
 		all := 4*len(b) >= 3*len(leaves)
-		for _, l := range leafList {
+		for i, l := range leafList {
 			have, cabled := b[l]
-			if have >= want || (!cabled && !all) {
+			if !cabled && !all {
 				continue
 			}
-			if planned != nil && planned[pair{l.GUID, sp.GUID}] <= have {
-				continue
+			u := &judged[i]
+			u.spines++
+			switch {
+			case have >= want:
+				u.full++
+				u.want += want
+				u.have += want
+			case planned != nil && planned[pair{l.GUID, sp.GUID}] <= have:
+				u.full++ // as planned: the plan is its design
+				u.want += have
+				u.have += have
+			default:
+				u.want += want
+				u.have += have
+				u.planned = u.planned || planned != nil
+				u.short = append(u.short, spineBundle{spine: sp, have: have, want: want, peers: most, leaves: len(b)})
 			}
-			out[l] = append(out[l], spineBundle{spine: sp, have: have, want: want, peers: most, leaves: len(b)})
+		}
+	}
+	out := map[*fabric.Node]shortUplinks{}
+	for i, u := range judged {
+		if len(u.short) > 0 {
+			out[leafList[i]] = u
 		}
 	}
 	return out
 }
 
-func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, short []spineBundle, host, up float64, hosts, have int, ratio float64) Finding {
-	missing := 0
+// pattern says how a leaf's cabling differs from its spines' other
+// leaves' as a whole.
+func (u shortUplinks) pattern() string {
+	none, thin := 0, 0
+	for _, b := range u.short {
+		if b.have == 0 {
+			none++
+		} else {
+			thin++
+		}
+	}
+	switch {
+	case thin == 0:
+		return fmt.Sprintf("cabled to %d of the %d spines only", u.full, u.spines)
+	case u.spines == 1:
+		return fmt.Sprintf("%d of the %d cables to its one spine", u.have, u.want)
+	case u.full == 0 && none == 0:
+		return fmt.Sprintf("fewer cables to each of the %d spines", u.spines)
+	}
+	return fmt.Sprintf("of the %d spines, their other leaves' cables to %d, fewer to %d, none to %d", u.spines, u.full, thin, none)
+}
+
+// shortOfUplinksFinding says what a leaf's cabling below its spines'
+// design means: cables missing or down when the leaf otherwise looks
+// like its peers; a cabling of its own (info) when it does not, which is
+// a warning only when it leaves the leaf past the oversubscription
+// ratio, and never called missing: it may be the design.
+func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, u shortUplinks, host, up float64, hosts, have int, ratio float64) Finding {
+	missing := u.want - u.have
 	var where []string
 	ents := []Entity{s.nodeEntity(leaf, "switch")}
-	for _, b := range short {
-		missing += b.want - b.have
+	for _, b := range u.short {
 		where = append(where, fmt.Sprintf("to %s %d of %d (%d of its %d leaves have %d)", s.nodeName(b.spine), b.have, b.want, b.peers, b.leaves, b.want))
 		ents = append(ents, s.nodeEntity(b.spine, "spine"))
 	}
 	want := have + missing
-	title := fmt.Sprintf("Leaf %s has %d uplinks where its spines' other leaves have %d: %s missing or down", s.nodeName(leaf), have, want, words.Count(missing, "cable"))
 	r := host / up
-	if host > ratio*up {
-		title += fmt.Sprintf("; oversubscribed %.1f:1 (%s)", r, words.Count(hosts, "host"))
-	}
-	return Finding{
+	over := host > ratio*up
+	f := Finding{
 		Check:    "topology.oversubscribed",
 		Severity: Warning,
-		Title:    title,
 		Entities: ents,
 		Evidence: []Evidence{
 			{Name: "uplinks", Value: float64(have), Threshold: float64(want),
@@ -613,11 +677,33 @@ func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, short []spineBundle,
 			{Name: "oversubscription", Value: r, Threshold: ratio,
 				Text: fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates): %.1f:1", fmtNum(host), fmtNum(up), r)},
 		},
-		Impact: Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * float64(missing) / float64(want),
-			Summary: fmt.Sprintf("traffic leaving the leaf has %d of the %d uplinks its peers have (%.0f%% of their bandwidth); routes over the missing cables crowd onto the others", have, want, 100*float64(have)/float64(want))},
-		Action: "Find the leaf's ports for these spines on the cabling plan: reseat or replace a cable that is down, plug one that is missing, then confirm with 'ibdoctor check' that the finding is gone. If the leaf was built with fewer uplinks on purpose, nothing is wrong.",
-		Basis:  "topology",
+		Basis: "topology",
 	}
+	if !u.likePeers() {
+		// Its whole cabling differs: the design of a storage or service
+		// leaf as likely as lost cables, so nothing is called missing.
+		f.Evidence[0].Text += fmt.Sprintf("; its whole cabling differs from its peers' (%s), unlike a leaf that lost one or a few cables", u.pattern())
+		f.Action = "Compare the leaf with the cabling plan: if it is built with these uplinks (a storage or service leaf on some of the spines, or thinner bundles), nothing is missing; if the plan gives it its peers' uplinks, plug or repair the cables to the spines named."
+		if over {
+			f.Title = fmt.Sprintf("Leaf %s is oversubscribed %.1f:1 (%s, %s), with %d uplinks where its spines' other leaves have %d", s.nodeName(leaf), r, words.Count(hosts, "host"), words.Count(have, "uplink"), have, want)
+			f.Action += " Either way the leaf is past the ratio: add uplinks, or place bandwidth-bound jobs within the leaf."
+			f.Impact = Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * (1 - up/host),
+				Summary: fmt.Sprintf("traffic leaving the leaf gets at most %.0f%% of its hosts' bandwidth, past the %.1f:1 threshold", up/host*100, ratio)}
+			return f
+		}
+		f.Severity = Info
+		f.Title = fmt.Sprintf("Leaf %s has %d uplinks where its spines' other leaves have %d, %s: taken as its design", s.nodeName(leaf), have, want, u.pattern())
+		f.Impact = Impact{Summary: fmt.Sprintf("within the %.1f:1 threshold: none if built so", ratio)}
+		return f
+	}
+	f.Title = fmt.Sprintf("Leaf %s has %d uplinks where its spines' other leaves have %d: %s missing or down", s.nodeName(leaf), have, want, words.Count(missing, "cable"))
+	if over {
+		f.Title += fmt.Sprintf("; oversubscribed %.1f:1 (%s)", r, words.Count(hosts, "host"))
+	}
+	f.Impact = Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * float64(missing) / float64(want),
+		Summary: fmt.Sprintf("traffic leaving the leaf has %d of the %d uplinks its peers have (%.0f%% of their bandwidth); routes over the missing cables crowd onto the others", have, want, 100*float64(have)/float64(want))}
+	f.Action = "Find the leaf's ports for these spines on the cabling plan: reseat or replace a cable that is down, plug one that is missing, then confirm with 'ibdoctor check' that the finding is gone. If the leaf was built with fewer uplinks on purpose, nothing is wrong."
+	return f
 }
 
 // foldShortUplinks folds a leaf's "fewer uplinks than its spines' other

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fifo"
@@ -122,6 +123,8 @@ type Engine struct {
 	// silent holds, once SkipSilent was called, the destinations a
 	// request went unanswered to after every attempt.
 	silent map[silentKey]*TimeoutError
+	// smpCalls holds GoSMP's reads for reuse (see request.refs).
+	smpCalls sync.Pool
 
 	stopRead   context.CancelFunc
 	readerDone chan struct{} // closed when the reader exits
@@ -151,6 +154,12 @@ type request struct {
 	c     completer // if set, called instead of done
 	watch bool      // counted in Engine.ctxs
 	owned bool      // req is the Engine's: the first attempt may be req itself
+	// pooled: r is an smpCall's, reused once refs falls to zero. refs
+	// counts what may still touch r outside the lock: its completion
+	// until it has run, and each attempt queued for sending until send
+	// returns (an answer can complete r while send is still at work).
+	pooled bool
+	refs   atomic.Int32
 
 	state    int
 	attempt  int // current attempt, 1-based
@@ -453,6 +462,9 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 		break
 	}
 	e.issued++
+	if r.pooled {
+		r.refs.Add(1) // send's
+	}
 	tid := e.lastTID
 	now := time.Now()
 	e.calls[tid] = entry{r: r, attempt: r.attempt, sentAt: now}
@@ -600,6 +612,15 @@ func (e *Engine) run(acts *actions) {
 		} else {
 			c.r.done(c.resp, c.err)
 		}
+		e.release(c.r)
+	}
+}
+
+// release drops one reference to r (see request.refs); the last one
+// returns a pooled request's smpCall for reuse.
+func (e *Engine) release(r *request) {
+	if r.pooled && r.refs.Add(-1) == 0 {
+		e.smpCalls.Put(r.c)
 	}
 }
 
@@ -607,6 +628,7 @@ func (e *Engine) run(acts *actions) {
 // finished (cancelled, say): its answer then counts as late.
 func (e *Engine) send(a attempt, acts *actions) {
 	r := a.r
+	defer e.release(r)
 	// The first attempt's Packet is the request's own (one allocation
 	// fewer per MAD); a retry's is new, as a Conn may still hold the
 	// first.
@@ -902,10 +924,11 @@ func (e *Engine) dispatch(p *Packet, now time.Time) bool {
 		}
 		serr = se
 	}
+	kept := r.c == nil // read now: once completed, a pooled r is another read's
 	e.finishLocked(r, resp, serr, &acts)
 	e.mu.Unlock()
 	e.run(&acts)
-	return r.c != nil
+	return !kept
 }
 
 // keyOf is the per-destination window key of a request.

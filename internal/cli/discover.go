@@ -138,6 +138,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 		return withExit(ExitUndecided, runErr)
 	}
 	sess.DropStandIns(f)
+	sess.DropSavedStandIns(f)
 
 	w := bufio.NewWriter(a.stdout)
 	st := a.style()

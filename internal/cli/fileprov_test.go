@@ -105,6 +105,30 @@ func TestFileStandInsNotSaved(t *testing.T) {
 	if n := strings.Count(out, `"neighbor_mtu"`) + strings.Count(out, `"mtu_cap"`); n > 0 {
 		t.Errorf("%d ports saved with the simulator's MTU, which the file does not record", n)
 	}
+	var doc struct {
+		Nodes []struct {
+			Ports []struct {
+				Speed *struct {
+					Enabled   string `json:"enabled"`
+					Supported string `json:"supported"`
+				} `json:"speed"`
+			} `json:"ports"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	speeds := 0
+	for _, n := range doc.Nodes {
+		for _, p := range n.Ports {
+			if p.Speed != nil && (p.Speed.Supported != "" || p.Speed.Enabled != "") {
+				speeds++
+			}
+		}
+	}
+	if speeds > 0 {
+		t.Errorf("%d ports saved with the simulator's supported or enabled speeds, which the file does not record", speeds)
+	}
 	saved := filepath.Join(t.TempDir(), "dgx.json")
 	if err := os.WriteFile(saved, []byte(out), 0o644); err != nil {
 		t.Fatal(err)

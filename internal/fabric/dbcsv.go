@@ -19,7 +19,9 @@ import (
 // extended speed bits shifted by 8 (0x804: QDR legacy, NDR extended).
 //
 // Read: nodes, every port (unconnected ones too) with its state, widths,
-// speeds, LID, LMC, MTUs and capability masks, the cables, and PM_INFO's
+// speeds, LID, LMC, MTUs, capability masks, MasterSMLID, VLs, M_Key
+// policy and partition enforcement, the cables, SM_INFO's subnet
+// managers (Fabric.SMs), PKEY's P_Key tables (Fabric.PKeys), PM_INFO's
 // counters (Fabric.Counters), PM_DELTA's increases during ibdiagnet's
 // run (Fabric.CounterIncreases; the file does not say how long the run
 // was) and NODES_INFO's firmware versions (Fabric.Firmware). Not read (FileInfo.Notes says so when the file has them):
@@ -134,7 +136,7 @@ func dbSpeed(v uint64) mad.Speed {
 // ParseDBCSV reads the topology of an ibdiagnet2.db_csv file; notes say
 // what it holds that is not read.
 func ParseDBCSV(data []byte) (*Fabric, []string, error) {
-	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true, "PM_DELTA": true, "NODES_INFO": true})
+	tabs, names, err := dbSections(data, map[string]bool{"NODES": true, "PORTS": true, "LINKS": true, "PM_INFO": true, "PM_DELTA": true, "NODES_INFO": true, "SM_INFO": true, "PKEY": true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -183,6 +185,20 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 		f.Nodes = append(f.Nodes, n)
 	}
 	pt := tabs["PORTS"]
+	has := func(cols ...string) bool {
+		for _, c := range cols {
+			if _, ok := pt.cols[c]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	f.Recorded = Recorded{
+		SMInfo: tabs["SM_INFO"] != nil && has("MSMLID"),
+		VLs:    has("VLCap", "OpVLs"),
+		MKey:   has("MKeyProtBits", "M_KeyLeasePeriod"),
+		PKeys:  tabs["PKEY"] != nil && has("PartEnfInb", "PartEnfOutb"),
+	}
 	for i, row := range pt.rows {
 		cols := []string{"NodeGuid", "PortGuid", "PortNum", "LID", "LMC", "LinkWidthActv", "LinkWidthEn", "LinkWidthSup", "LinkSpeedActv", "LinkSpeedEn", "LinkSpeedSup", "PortState", "PortPhyState", "NMTU", "MTUCap", "CapMsk", "CapMsk2"}
 		v := make(map[string]uint64, len(cols))
@@ -209,6 +225,9 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 			WidthActive: mad.Width(v["LinkWidthActv"]), WidthEnabled: mad.Width(v["LinkWidthEn"]), WidthSupported: mad.Width(v["LinkWidthSup"]),
 			SpeedActive: dbSpeed(v["LinkSpeedActv"]), SpeedEnabled: dbSpeed(v["LinkSpeedEn"]), SpeedSupported: dbSpeed(v["LinkSpeedSup"]),
 			NeighborMTU: mad.MTU(v["NMTU"]), MTUCap: mad.MTU(v["MTUCap"]), CapMask: uint32(v["CapMsk"]), CapMask2: uint16(v["CapMsk2"])}
+		if err := dbPortConfig(pt, row, p, f.Recorded); err != nil {
+			return nil, nil, fail(pt, i, err)
+		}
 		if p.SpeedActive&^(mad.SpeedSDR|mad.SpeedDDR|mad.SpeedQDR) != 0 {
 			// Legacy and extended active both set: the extended one runs.
 			p.SpeedActive &^= mad.SpeedSDR | mad.SpeedDDR | mad.SpeedQDR
@@ -256,6 +275,17 @@ func ParseDBCSV(data []byte) (*Fabric, []string, error) {
 		f.CounterIncreases = incs
 		notes = append(notes, pmNotes...)
 	}
+	if f.Recorded.SMInfo {
+		if f.SMs, err = dbSMs(nodes, tabs["SM_INFO"], fail); err != nil {
+			return nil, nil, err
+		}
+		f.SMs = append([]RecordedSM{}, f.SMs...) // recorded: none is not nil
+	}
+	if f.Recorded.PKeys {
+		if f.PKeys, err = dbPKeys(nodes, tabs["PKEY"], fail); err != nil {
+			return nil, nil, err
+		}
+	}
 	if t := tabs["NODES_INFO"]; t != nil {
 		fw, err := dbFirmware(nodes, t, fail)
 		if err != nil {
@@ -285,6 +315,137 @@ func decodeDBCSV(data []byte, info *FileInfo) (*Fabric, error) {
 		}
 	}
 	return f, nil
+}
+
+// dbPortConfig reads the PortInfo fields of a PORTS row that the SM
+// sets and the sm, config and partition checks judge, those rec says
+// the table has: MSMLID, VLCap and OpVLs, the M_Key protection bits and
+// lease period, the partition enforcement bits. ibdiagnet writes 0 (or
+// N/A) where a port did not answer: 0 is kept, as not read.
+func dbPortConfig(t *csvTable, row []string, p *Port, rec Recorded) error {
+	var v [7]uint64
+	for j, c := range []struct {
+		col string
+		on  bool
+		max uint64
+	}{
+		{"MSMLID", rec.SMInfo, 0xffff},
+		{"VLCap", rec.VLs, 15},
+		{"OpVLs", rec.VLs, 15},
+		{"MKeyProtBits", rec.MKey, 3},
+		{"M_KeyLeasePeriod", rec.MKey, 0xffff},
+		{"PartEnfInb", rec.PKeys, 1},
+		{"PartEnfOutb", rec.PKeys, 1},
+	} {
+		if !c.on {
+			continue
+		}
+		x, err := csvUint(t, row, c.col, 64)
+		if err != nil {
+			return err
+		}
+		if x > c.max {
+			return fmt.Errorf("%s %d out of range (0..%d)", c.col, x, c.max)
+		}
+		v[j] = x
+	}
+	p.MasterSMLID = uint16(v[0])
+	p.VLCap, p.OperVLs = uint8(v[1]), uint8(v[2])
+	p.MKeyProtect, p.MKeyLease = uint8(v[3]), uint16(v[4])
+	if v[5] != 0 {
+		p.PKeyEnforce |= PKeyEnforceIn
+	}
+	if v[6] != 0 {
+		p.PKeyEnforce |= PKeyEnforceOut
+	}
+	return nil
+}
+
+// dbSMs reads SM_INFO, ibdiagnet's record of the SMInfo every subnet
+// manager answered: behind which port (a switch's port 0), its GUID,
+// state, priority and ActCount.
+func dbSMs(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) ([]RecordedSM, error) {
+	var out []RecordedSM
+	seen := map[*Port]bool{}
+	for i, row := range t.rows {
+		var v [6]uint64
+		for j, c := range []struct {
+			col  string
+			bits int
+		}{{"NodeGUID", 64}, {"PortNumber", 8}, {"GUID", 64}, {"ActCount", 32}, {"SmState", 8}, {"Priority", 8}} {
+			var err error
+			if v[j], err = csvUint(t, row, c.col, c.bits); err != nil {
+				return nil, fail(t, i, err)
+			}
+		}
+		n := nodes[v[0]]
+		if n == nil || v[1] >= uint64(len(n.Ports)) || n.Ports[v[1]] == nil || (n.Type == mad.NodeSwitch) != (v[1] == 0) {
+			return nil, fail(t, i, fmt.Errorf("SMInfo of node 0x%016x port %d, which START_NODES/START_PORTS do not list (a switch's SM is behind its port 0, a CA's behind a port of its own)", v[0], v[1]))
+		}
+		if v[4] > uint64(mad.SMMaster) || v[5] > 15 {
+			return nil, fail(t, i, fmt.Errorf("SmState %d Priority %d: want a state 0..3 (3: master) and a 4-bit priority", v[4], v[5]))
+		}
+		p := n.Ports[v[1]]
+		if seen[p] {
+			return nil, fail(t, i, fmt.Errorf("SMInfo of node 0x%016x port %d listed twice", v[0], v[1]))
+		}
+		seen[p] = true
+		out = append(out, RecordedSM{Port: p, GUID: v[2], ActCount: uint32(v[3]), State: mad.SMState(v[4]), Priority: uint8(v[5])})
+	}
+	return out, nil
+}
+
+// maxPKeyEntries bounds the P_Key entries a db_csv may record in all,
+// counting the empty ones before an entry's index: a table is at most
+// 65536 entries (a 16-bit PartitionCap), and a file with more than this
+// is not an ibdiagnet run's.
+const maxPKeyEntries = 1 << 20
+
+// dbPKeys reads PKEY, ibdiagnet's record of the ports' P_Key tables: a
+// row per entry it read that is not empty, by block and index, the
+// partition (15 bits) and the membership apart (1: full).
+func dbPKeys(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, error) error) (map[*Port][]mad.PKey, error) {
+	out := map[*Port][]mad.PKey{}
+	portCol := "PortNum"
+	if _, ok := t.cols[portCol]; !ok {
+		portCol = "LocalPortNum" // what ibdiagnet 2.10 calls it here
+	}
+	total := 0
+	for i, row := range t.rows {
+		var v [6]uint64
+		for j, c := range []struct {
+			col  string
+			bits int
+		}{{"NodeGUID", 64}, {portCol, 8}, {"BlockNum", 16}, {"Index", 8}, {"PKey", 16}, {"Membership", 8}} {
+			var err error
+			if v[j], err = csvUint(t, row, c.col, c.bits); err != nil {
+				return nil, fail(t, i, err)
+			}
+		}
+		n := nodes[v[0]]
+		if n == nil || v[1] >= uint64(len(n.Ports)) || n.Ports[v[1]] == nil {
+			return nil, fail(t, i, fmt.Errorf("P_Key of node 0x%016x port %d, which START_NODES/START_PORTS do not list", v[0], v[1]))
+		}
+		if v[3] >= mad.PKeyBlockSize || v[2] >= 65536/mad.PKeyBlockSize || v[4] > 0x7fff || v[5] > 1 {
+			return nil, fail(t, i, fmt.Errorf("BlockNum %d Index %d PKey %#x Membership %d: want a block below 2048, an index below %d, a 15-bit partition and a membership 0 or 1", v[2], v[3], v[4], v[5], mad.PKeyBlockSize))
+		}
+		p := n.Ports[v[1]]
+		at := int(v[2])*mad.PKeyBlockSize + int(v[3])
+		keys := out[p]
+		if at >= len(keys) {
+			total += at + 1 - len(keys)
+			if total > maxPKeyEntries {
+				return nil, fail(t, i, fmt.Errorf("more than %d P_Key entries in all: not a fabric's tables", maxPKeyEntries))
+			}
+			keys = append(keys, make([]mad.PKey, at+1-len(keys))...)
+		}
+		if keys[at] != 0 {
+			return nil, fail(t, i, fmt.Errorf("P_Key of node 0x%016x port %d block %d index %d listed twice", v[0], v[1], v[2], v[3]))
+		}
+		keys[at] = mad.PKey(v[4] | v[5]<<15)
+		out[p] = keys
+	}
+	return out, nil
 }
 
 // dbFirmware reads NODES_INFO, ibdiagnet's record of each node's

@@ -48,8 +48,44 @@ type Fabric struct {
 	// when the source had none. The simulator answers GeneralInfo with
 	// them, and only for those nodes.
 	Firmware map[*Node]Firmware
+	// SMs are the subnet managers a file recorded answering SMInfo
+	// (ibdiagnet2.db_csv's SM_INFO), in the file's order, and PKeys the
+	// P_Key tables it recorded for ports (PKEY), each entry at its index
+	// (0: an empty entry). Recorded says which of them, and of the
+	// PortInfo fields a live discovery sets (MasterSMLID, VLCap and
+	// OperVLs, the M_Key policy, partition enforcement), the source
+	// recorded at all. The simulator answers them as recorded.
+	SMs      []RecordedSM
+	PKeys    map[*Port][]mad.PKey
+	Recorded Recorded
 
 	idx atomic.Pointer[index] // built lazily by the lookup methods; Reindex resets it
+}
+
+// RecordedSM is one subnet manager's SMInfo answer as a file recorded
+// it: behind Port (a CA's port, or a switch's port 0), one reading.
+type RecordedSM struct {
+	Port     *Port
+	GUID     uint64
+	State    mad.SMState
+	Priority uint8
+	ActCount uint32
+}
+
+// Recorded says which inputs beyond the topology a fabric's source
+// recorded. A field of a recorded input that is 0 was not read by the
+// source's tool (ibdiagnet writes 0 where a port did not answer), not
+// a value to stand in for.
+type Recorded struct {
+	// SMInfo: Fabric.SMs (every SM that answered; none is a fabric
+	// without one) and every port's MasterSMLID.
+	SMInfo bool
+	// VLs: every port's VLCap and OperVLs.
+	VLs bool
+	// MKey: every port's MKeyProtect and MKeyLease.
+	MKey bool
+	// PKeys: Fabric.PKeys and the switch ports' PKeyEnforce.
+	PKeys bool
 }
 
 // Node is a CA, switch or router.

@@ -101,6 +101,10 @@ type FileInfo struct {
 	// an ibdiagnet2.db_csv's PORTS or ibdoctor's JSON record it): the
 	// simulator then answers none, which is not the fabric's.
 	NoMTU bool
+	// Recorded says which of the SM, VL, M_Key and P_Key inputs the file
+	// records (Fabric.Recorded: an ibdiagnet2.db_csv's SM_INFO, PKEY and
+	// PORTS columns); the checks that judge the others do not run.
+	Recorded Recorded
 	// Notes say what the format could not carry and how it was read
 	// instead (e.g. -p without -v names no CA node GUIDs).
 	Notes []string

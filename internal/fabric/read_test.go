@@ -500,7 +500,7 @@ func TestReadFileDBCSVMatchesSibling(t *testing.T) {
 // FuzzParseDBCSV: any bytes give a consistent fabric or an error.
 func FuzzParseDBCSV(f *testing.F) {
 	f.Add([]byte("START_NODES\nNodeDesc,NumPorts,NodeType,ClassVersion,BaseVersion,SystemImageGUID,NodeGUID,PortGUID,DeviceID,PartitionCap,revision,VendorID,LocalPortNum\n\"s\",2,2,1,1,0x1,0x1,0x1,54002,8,160,713,0\n\"h\",1,1,1,1,0x2,0x2,0x2,4129,8,0,713,1\nEND_NODES\nSTART_PORTS\nNodeGuid,PortGuid,PortNum,LID,LMC,LinkWidthActv,LinkWidthEn,LinkWidthSup,LinkSpeedActv,LinkSpeedEn,LinkSpeedSup,PortState,PortPhyState,NMTU,MTUCap,CapMsk,CapMsk2\n0x1,0x1,0,1,0,2,3,3,1,1,1,4,5,5,5,0,0\n0x1,0x1,1,0,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\n0x2,0x2,1,2,0,2,3,3,2052,3845,3845,4,5,5,5,0,0\nEND_PORTS\nSTART_LINKS\nNodeGuid1,PortNum1,NodeGuid2,PortNum2\n0x1,1,0x2,1\nEND_LINKS\n"))
-	for _, name := range []string{"pm.db_csv", "pmdelta.db_csv", "nodesinfo.db_csv"} {
+	for _, name := range []string{"pm.db_csv", "pmdelta.db_csv", "nodesinfo.db_csv", "smpkey.db_csv"} {
 		if pm, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(pm)
 		}
@@ -540,9 +540,103 @@ func FuzzParseDBCSV(f *testing.F) {
 				if p != nil && (int(p.Num) != i || p.Node != n || p.Remote != nil && p.Remote.Remote != p) {
 					t.Fatalf("%#x[%d]: inconsistent port", n.GUID, i)
 				}
+				if p != nil && (p.VLCap > 15 || p.OperVLs > 15 || p.MKeyProtect > 3 || p.PKeyEnforce > PKeyEnforceIn|PKeyEnforceOut) {
+					t.Fatalf("%#x[%d]: PortInfo field out of its bits: %+v", n.GUID, i, p)
+				}
 			}
 		}
+		if (fab.SMs != nil) != fab.Recorded.SMInfo || (fab.PKeys != nil) != fab.Recorded.PKeys {
+			t.Fatalf("SMs %v / P_Keys %v read, recorded %+v", fab.SMs != nil, fab.PKeys != nil, fab.Recorded)
+		}
+		seen := map[*Port]bool{}
+		for _, sm := range fab.SMs {
+			p := sm.Port
+			if p == nil || fab.NodeByGUID(p.Node.GUID) != p.Node || p.Node.Ports[p.Num] != p || seen[p] || sm.State > mad.SMMaster || sm.Priority > 15 {
+				t.Fatalf("SM %+v: not a port of the fabric, listed twice, or out of range", sm)
+			}
+			seen[p] = true
+		}
+		entries := 0
+		for p, keys := range fab.PKeys {
+			if p == nil || fab.NodeByGUID(p.Node.GUID) != p.Node || p.Node.Ports[p.Num] != p || len(keys) == 0 {
+				t.Fatalf("P_Keys %v of a port not in the fabric, or none", keys)
+			}
+			entries += len(keys)
+		}
+		if entries > maxPKeyEntries {
+			t.Fatalf("%d P_Key entries kept, more than the bound %d", entries, maxPKeyEntries)
+		}
 	})
+}
+
+// A db_csv's SM_INFO, PKEY and the PORTS columns the SM sets are read as
+// recorded (testdata/smpkey.db_csv): the SMs behind their ports, each
+// port's MSMLID, VLCap/OpVLs, M_Key bits and enforcement, the P_Key
+// entries at their indexes with the membership bit put back.
+func TestParseDBCSVRecordedSMPKeys(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "smpkey.db_csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := ParseDBCSV(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Recorded != (Recorded{SMInfo: true, VLs: true, MKey: true, PKeys: true}) {
+		t.Errorf("recorded %+v, want all four", f.Recorded)
+	}
+	sw, h, h2 := f.NodeByGUID(1), f.NodeByGUID(2), f.NodeByGUID(3)
+	want := []RecordedSM{
+		{Port: sw.Ports[0], GUID: 1, State: mad.SMMaster, Priority: 12, ActCount: 4202301},
+		{Port: h2.Ports[1], GUID: 3, State: mad.SMStandby, Priority: 14, ActCount: 77},
+	}
+	if fmt.Sprint(f.SMs) != fmt.Sprint(want) {
+		t.Errorf("SMs %+v, want %+v", f.SMs, want)
+	}
+	for _, c := range []struct {
+		p                       *Port
+		msm                     uint16
+		vlCap, operVLs, protect uint8
+		lease                   uint16
+		enforce                 uint8
+	}{
+		{sw.Ports[0], 1, 1, 1, 1, 15, 0},
+		{sw.Ports[1], 0, 4, 3, 0, 0, PKeyEnforceIn | PKeyEnforceOut},
+		{sw.Ports[2], 0, 4, 3, 0, 0, PKeyEnforceIn},
+		{h.Ports[1], 1, 3, 3, 1, 15, 0},
+		{h2.Ports[1], 1, 3, 2, 1, 15, 0},
+	} {
+		p := c.p
+		if p.MasterSMLID != c.msm || p.VLCap != c.vlCap || p.OperVLs != c.operVLs || p.MKeyProtect != c.protect || p.MKeyLease != c.lease || p.PKeyEnforce != c.enforce {
+			t.Errorf("%s/%d: MSMLID %d VLs %d/%d M_Key %d/%d enforce %d; want %+v", p.Node.Description, p.Num, p.MasterSMLID, p.VLCap, p.OperVLs, p.MKeyProtect, p.MKeyLease, p.PKeyEnforce, c)
+		}
+	}
+	for p, want := range map[*Port][]mad.PKey{h.Ports[1]: {0xffff, 0, 0x0001}, h2.Ports[1]: {0x7fff}, sw.Ports[1]: {0xffff}} {
+		if fmt.Sprint(f.PKeys[p]) != fmt.Sprint(want) {
+			t.Errorf("%s/%d P_Keys %v, want %v", p.Node.Description, p.Num, f.PKeys[p], want)
+		}
+	}
+	if len(f.PKeys) != 3 {
+		t.Errorf("%d ports with P_Keys, want the 3 the file lists", len(f.PKeys))
+	}
+	// A table the file does not have is not recorded: a db_csv without
+	// SM_INFO records no SM (not "none ran").
+	noSM := bytes.Replace(data, []byte("START_SM_INFO"), []byte("START_SM_INFO_X"), 1)
+	noSM = bytes.Replace(noSM, []byte("END_SM_INFO"), []byte("END_SM_INFO_X"), 1)
+	if f, _, err := ParseDBCSV(noSM); err != nil || f.Recorded.SMInfo || f.SMs != nil || f.NodeByGUID(2).Ports[1].MasterSMLID != 0 {
+		t.Errorf("without SM_INFO: %v, recorded %+v", err, f.Recorded)
+	}
+	for _, bad := range []struct{ from, to, says string }{
+		{"0x3,0x3,1,0x3,0x0000000000000000,77,2,14", "0x3,0x3,1,0x3,0x0000000000000000,77,4,14", "line 31"},
+		{"0x1,0x1,1,0,0,0x7fff,1", "0x1,0x1,1,0,32,0x7fff,1", "line 39"},
+		{"0x3,0x3,1,0,0,0x7fff,0", "0x3,0x3,1,0,0,0x7fff,0\n0x3,0x3,1,0,0,0x7fff,0", "listed twice"},
+		{"0x1,0x1,0,1,1,0,2,3,3,1,1,1,4,5,5,5,0,0,1,1,1,15,0,0", "0x1,0x1,0,1,1,0,2,3,3,1,1,1,4,5,5,5,0,0,1,1,4,15,0,0", "MKeyProtBits 4"},
+	} {
+		_, _, err := ParseDBCSV(bytes.Replace(data, []byte(bad.from), []byte(bad.to), 1))
+		if err == nil || !strings.Contains(err.Error(), bad.says) {
+			t.Errorf("%q: error %v, want one saying %q", bad.to, err, bad.says)
+		}
+	}
 }
 
 // Every public dump in ../shared/external-fabrics/ (docs/schema-fabric.md

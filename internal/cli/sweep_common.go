@@ -315,9 +315,12 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		// it would say nothing of the fabric, --interval or not.
 		sw.SM.AgainNotRead = fmt.Sprintf("%s (%s) records no subnet manager, so there is no SMInfo to read twice", filepath.Base(sess.File.Name), sess.File.Format)
 		if why := sess.NotRecorded["sm-recorded"]; why != "" {
-			// The file's own reason: an ibdiagnet2.db_csv records its
-			// SM in a table ibdoctor does not read.
 			sw.SM.AgainNotRead = why
+		}
+		if sess.File.Recorded.SMInfo {
+			// An ibdiagnet2.db_csv's SM_INFO: the simulator answers
+			// that reading, whose ActCount stays as recorded.
+			sw.SM.AgainNotRead = fmt.Sprintf("%s (%s) records one SMInfo reading of each subnet manager (SM_INFO): whether ActCount advances needs two", filepath.Base(sess.File.Name), sess.File.Format)
 		}
 	}
 	sw.RatesNotRead = sess.RatesNotRead

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -87,7 +88,8 @@ func (s *Sim) SetVLs(portRef string, code uint8) error {
 	if err != nil {
 		return err
 	}
-	s.nodes[ni].ports[pn].vls = code
+	p := &s.nodes[ni].ports[pn]
+	p.vls, p.operVLs, p.vlsRecorded = code, 0, false
 	return nil
 }
 
@@ -182,12 +184,45 @@ func (s *Sim) SetPKeys(portRef string, keys []mad.PKey, enforce *bool) error {
 	p := &n.ports[pn]
 	if keys != nil {
 		p.pkeys = append(make([]mad.PKey, 0, len(keys)), keys...)
+		p.pkeyUnknown = false
 	}
 	if enforce != nil {
 		if n.typ != mad.NodeSwitch || pn == 0 {
 			return fmt.Errorf("sim: %s: partition enforcement is a switch port's (PortInfo of an external port)", portRef)
 		}
-		p.pkeyEnforce = *enforce
+		p.pkeyEnforce = 0
+		if *enforce {
+			p.pkeyEnforce = fabric.PKeyEnforceIn | fabric.PKeyEnforceOut
+		}
+	}
+	return nil
+}
+
+// recordedPKeys gives the ports the P_Key tables the file recorded
+// (f.PKeys); a port it recorded none for does not answer its table
+// (could not decide, not the default partition). A table longer than
+// the simulator's default capacity gets the capacity to hold it.
+func (s *Sim) recordedPKeys(f *fabric.Fabric, idx map[*fabric.Node]int32) error {
+	for i := range s.nodes {
+		for pi := range s.nodes[i].ports {
+			s.nodes[i].ports[pi].pkeyUnknown = true
+		}
+	}
+	for fp, keys := range f.PKeys {
+		ni, ok := idx[fp.Node]
+		if !ok || int(fp.Num) >= len(s.nodes[ni].ports) {
+			return fmt.Errorf("sim: P_Keys of a port that is not in the fabric (%q port %d)", fp.Node.Description, fp.Num)
+		}
+		n := &s.nodes[ni]
+		p := &n.ports[fp.Num]
+		p.pkeys, p.pkeyUnknown = keys, false
+		capacity := &n.partCap
+		if n.sw != nil && fp.Num != 0 {
+			capacity = &n.sw.partCap
+		}
+		if len(keys) > int(*capacity) {
+			*capacity = uint16(min(len(keys), 0xffff))
+		}
 	}
 	return nil
 }

@@ -135,6 +135,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	}
 	info.NoSupported = !anySpeedSupported(f)
 	info.NoMTU = !anyMTU(f)
+	info.Recorded = f.Recorded
 	s, err := New(f, opts)
 	if err != nil {
 		return s, info, err

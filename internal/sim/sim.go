@@ -151,6 +151,12 @@ type Sim struct {
 	noAR string
 	// planted holds the kinds of the faults applied (Planted).
 	planted map[string]bool
+	// recorded is what the fabric's file recorded beyond the topology
+	// (fabric.Recorded): those PortInfo fields are answered as recorded,
+	// 0 (not read by the file's tool) included. msmRecorded: each
+	// port answers its own recorded MasterSMLID instead of smLID.
+	recorded    fabric.Recorded
+	msmRecorded bool
 }
 
 type lidOwner struct {
@@ -217,20 +223,26 @@ type switchState struct {
 }
 
 type port struct {
-	guid       uint64
-	lid        uint16
-	lmc        uint8
-	state      mad.PortState
-	phys       mad.PhysState
-	wAct       mad.Width
-	wEn        mad.Width
-	wSup       mad.Width
-	sAct       mad.Speed
-	sEn        mad.Speed
-	sSup       mad.Speed
-	mtuCap     mad.MTU
-	nbrMTU     mad.MTU
-	vls        uint8 // VLCap and OperationalVLs code; 0: VL0-7
+	guid   uint64
+	lid    uint16
+	lmc    uint8
+	state  mad.PortState
+	phys   mad.PhysState
+	wAct   mad.Width
+	wEn    mad.Width
+	wSup   mad.Width
+	sAct   mad.Speed
+	sEn    mad.Speed
+	sSup   mad.Speed
+	mtuCap mad.MTU
+	nbrMTU mad.MTU
+	vls    uint8 // VLCap and OperationalVLs code; 0: VL0-7
+	// operVLs is the OperationalVLs a file recorded apart from VLCap
+	// (vlsRecorded: both answered as recorded, 0 included).
+	operVLs     uint8
+	vlsRecorded bool
+	// msmLID is the MasterSMLID a file recorded (Sim.msmRecorded).
+	msmLID     uint16
 	capMask    uint32
 	capMask2   uint16
 	remote     int32 // node index, -1 when uncabled
@@ -239,9 +251,12 @@ type port struct {
 	// pkeys is the port's P_Key table (nil: the default partition, full
 	// member, as an SM leaves it without partitions.conf); pkeyEnforce
 	// sets a switch port's PortInfo partition enforcement bits (the pkey
-	// fault).
+	// fault: both; a file's: as recorded, fabric.PKeyEnforceIn/Out).
+	// pkeyUnknown: the file recorded P_Key tables but none for this
+	// port, so its table is not answered rather than the default.
 	pkeys       []mad.PKey
-	pkeyEnforce bool
+	pkeyEnforce uint8
+	pkeyUnknown bool
 	// mkeyProtect and mkeyLease are the M_Key policy PortInfo reports
 	// (the mkey fault; zero: no protection, as OpenSM's default).
 	mkeyProtect uint8
@@ -313,6 +328,7 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 	s.epoch = s.clock.Now()
 	s.wall = isRealClock(s.clock)
 
+	s.recorded = f.Recorded
 	idx := make(map[*fabric.Node]int32, len(f.Nodes))
 	s.initiator = -1
 	for i, fn := range f.Nodes {
@@ -410,7 +426,17 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 			}
 		}
 	}
-	if s.smLID == 0 {
+	if f.Recorded.SMInfo {
+		if err := s.recordedSMs(f, idx); err != nil {
+			return nil, err
+		}
+	}
+	if f.Recorded.PKeys {
+		if err := s.recordedPKeys(f, idx); err != nil {
+			return nil, err
+		}
+	}
+	if s.smLID == 0 && !f.Recorded.SMInfo {
 	findSM:
 		for i := range s.nodes {
 			if s.nodes[i].typ != mad.NodeCA {
@@ -430,7 +456,9 @@ func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 			n.sw.fdbTop = uint16(min(int(maxLID), max(n.sw.lft.Len()-1, 0)))
 		}
 	}
-	s.startSM()
+	if !f.Recorded.SMInfo {
+		s.startSM()
+	}
 	return s, nil
 }
 
@@ -495,6 +523,14 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 			p.sAct, p.sEn, p.sSup = fp.SpeedActive, fp.SpeedEnabled, fp.SpeedSupported
 			p.mtuCap, p.nbrMTU = fp.MTUCap, fp.NeighborMTU
 			p.capMask, p.capMask2 = fp.CapMask, fp.CapMask2
+			p.mkeyProtect, p.mkeyLease = fp.MKeyProtect, fp.MKeyLease
+			p.msmLID = fp.MasterSMLID
+			if s.recorded.VLs {
+				p.vls, p.operVLs, p.vlsRecorded = fp.VLCap, fp.OperVLs, true
+			}
+			if s.recorded.PKeys {
+				p.pkeyEnforce = fp.PKeyEnforce
+			}
 		}
 		if isSw {
 			p.guid = swGUID

@@ -20,6 +20,7 @@ type smAgent struct {
 	priority uint8
 	stalled  bool
 	act      atomic.Uint32
+	guid     uint64 // the GUID a file recorded it answering; 0: its port's
 }
 
 // SM states the faults file names, beyond mad.SMState: "stalled" is a
@@ -47,6 +48,34 @@ func (s *Sim) startSM() {
 	s.sms = append(s.sms, a)
 }
 
+// recordedSMs runs the subnet managers the file recorded (f.SMs) instead
+// of the default one, each answering the SMInfo it recorded: one
+// reading, whose ActCount does not advance (a second read would not be
+// the fabric's). The SM LID is the recorded master's, and every port
+// answers the MasterSMLID it recorded.
+func (s *Sim) recordedSMs(f *fabric.Fabric, idx map[*fabric.Node]int32) error {
+	s.msmRecorded = true
+	s.sms = nil
+	master := false
+	for _, r := range f.SMs {
+		ni, ok := idx[r.Port.Node]
+		if !ok || int(r.Port.Num) >= len(s.nodes[ni].ports) {
+			return fmt.Errorf("sim: a subnet manager behind a port that is not in the fabric (%q port %d)", r.Port.Node.Description, r.Port.Num)
+		}
+		a := &smAgent{node: ni, port: r.Port.Num, state: r.State, priority: r.Priority, stalled: true, guid: r.GUID}
+		a.act.Store(r.ActCount)
+		s.sms = append(s.sms, a)
+		if r.State == mad.SMMaster && !master && s.opts.SMLID == 0 {
+			master = true
+			s.smLID = s.nodes[ni].ports[r.Port.Num].lid
+			if s.nodes[ni].typ == mad.NodeSwitch {
+				s.smLID = s.nodes[ni].ports[0].lid
+			}
+		}
+	}
+	return nil
+}
+
 // smAt returns the SM behind port pn of node ni (a switch's SM sits
 // behind port 0), or nil.
 func (s *Sim) smAt(ni int32, pn uint8) *smAgent {
@@ -71,6 +100,9 @@ func (s *Sim) smInfo(ni int32, pn uint8) *mad.SMInfo {
 	guid := n.guid
 	if n.typ != mad.NodeSwitch {
 		guid = n.ports[pn].guid
+	}
+	if a.guid != 0 {
+		guid = a.guid
 	}
 	act := a.act.Load()
 	if !a.stalled {
@@ -180,6 +212,7 @@ func (s *Sim) NoSM() {
 	defer s.mu.Unlock()
 	s.sms = nil
 	s.smLID = 0
+	s.msmRecorded = false
 	for i := range s.nodes {
 		n := &s.nodes[i]
 		for pi := range n.ports {

@@ -110,6 +110,9 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 		if req.AttrMod>>16 > 0xff || int(pn) > n.numPorts() || int(block) >= mad.PKeyBlocks(capacity) {
 			return statusInvalidField
 		}
+		if n.ports[pn].pkeyUnknown {
+			return statusAttrUnsupported
+		}
 		a = n.ports[pn].pkeyBlock(int(block))
 	case mad.AttrSLtoVLMappingTable:
 		if set {
@@ -289,14 +292,25 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 	if n.typ != mad.NodeSwitch {
 		pi.GUIDCap = 8
 	}
-	if p.vls != 0 {
+	if p.vls != 0 || p.vlsRecorded {
 		pi.VLCap = p.vls
 	}
-	if p.state == mad.PortStateActive {
+	switch {
+	case p.vlsRecorded:
+		pi.OperationalVLs = p.operVLs
+	case p.state == mad.PortStateActive:
 		pi.OperationalVLs = pi.VLCap
 	}
+	if s.msmRecorded {
+		// A switch's ports share port 0's SM fields.
+		pi.MasterSMLID = p.msmLID
+		if n.typ == mad.NodeSwitch {
+			pi.MasterSMLID = n.ports[0].msmLID
+		}
+	}
 	if n.typ == mad.NodeSwitch && pn != 0 {
-		pi.PartitionEnforcementInbound, pi.PartitionEnforcementOutbound = p.pkeyEnforce, p.pkeyEnforce
+		pi.PartitionEnforcementInbound = p.pkeyEnforce&fabric.PKeyEnforceIn != 0
+		pi.PartitionEnforcementOutbound = p.pkeyEnforce&fabric.PKeyEnforceOut != 0
 	}
 	// A switch's ports share port 0's M_Key fields.
 	mk := p

@@ -115,31 +115,30 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 
 // notRecorded says, by the checks' input, what the file (name, read as
 // info says) does not record and --faults did not plant; what was
-// planted on a file without it is noted as a what-if instead. No format
-// ibdoctor reads gives SMInfo, MasterSMLID, M_Key policy, VLs or P_Key
-// tables (an ibdiagnet2.db_csv has them, and ibdoctor does not read
-// those tables yet); NeighborMTU only a db_csv's PORTS and ibdoctor's
-// JSON (FileInfo.NoMTU).
+// planted on a file without it is noted as a what-if instead. Only an
+// ibdiagnet2.db_csv records SMInfo and MasterSMLID (SM_INFO, PORTS'
+// MSMLID), the M_Key policy, VLs and P_Key tables (PORTS, PKEY:
+// FileInfo.Recorded); NeighborMTU a db_csv's PORTS and ibdoctor's JSON
+// (FileInfo.NoMTU).
 func notRecorded(name string, info *fabric.FileInfo, sm *sim.Sim) map[string]string {
 	base := fmt.Sprintf("%s (%s)", name, info.Format)
 	out := map[string]string{}
+	rec := info.Recorded
 	for _, in := range []struct {
 		need, what, columns string
 		faults              []string
 		recorded            bool
 	}{
-		{"sm-recorded", "subnet manager", "SMInfo, MasterSMLID", []string{"sm", "nosm"}, false},
-		{"mkey", "M_Key policy", "PortInfo M_Key protection bits and lease period", []string{"mkey"}, false},
+		{"sm-recorded", "subnet manager", "SMInfo, MasterSMLID", []string{"sm", "nosm"}, rec.SMInfo},
+		{"mkey", "M_Key policy", "PortInfo M_Key protection bits and lease period", []string{"mkey"}, rec.MKey},
 		{"mtu", "MTU", "NeighborMTU, MTUCap", []string{"mtu"}, !info.NoMTU},
-		{"vls", "VL configuration", "VLCap, OperationalVLs", []string{"vls"}, false},
-		{"partitions", "P_Key tables", "P_Key tables, switch ports' partition enforcement", []string{"pkey"}, false},
+		{"vls", "VL configuration", "VLCap, OperationalVLs", []string{"vls"}, rec.VLs},
+		{"partitions", "P_Key tables", "P_Key tables, switch ports' partition enforcement", []string{"pkey"}, rec.PKeys},
 	} {
 		switch {
 		case in.recorded:
 		case sm.Planted(in.faults...):
 			info.Notes = append(info.Notes, fmt.Sprintf("the file records no %s (%s): what is read is the simulator's default but for what --faults plants (a what-if)", in.what, in.columns))
-		case info.Format == fabric.FormatDBCSV:
-			out[in.need] = fmt.Sprintf("%s records its %s (%s) in tables ibdoctor does not read yet: the simulator's stand-in is not the fabric's", base, in.what, in.columns)
 		default:
 			out[in.need] = fmt.Sprintf("%s records no %s (%s): the simulator's stand-in is not the fabric's", base, in.what, in.columns)
 		}

@@ -475,3 +475,54 @@ func TestCorpusFDRRatePrinted(t *testing.T) {
 		t.Errorf("want 'runs at 8 of 54.55 Gb/s' (found %v) and 'uplinks 54.55 Gb/s' (found %v)", impact, uplinks)
 	}
 }
+
+// TestCorpusDBCSVRecordedInputs: the Quantum-2 ibdiagnet2.db_csv records
+// its SM (SM_INFO: the MQM9700 "ib-switch-sequoia", master, priority
+// 12), every port's MSMLID (180, that switch's LID), VLs, MTUs, M_Key
+// bits (all 0) and P_Key tables (0x7fff full member everywhere, the
+// switch ports to hosts and Aggregation Nodes enforcing). Swept through
+// the simulator they are read as recorded, and the checks that judge them
+// find nothing: one master, every port names it, MTU 4096 and VL0-3 on
+// every host and switch link. The seven SHARP Aggregation Node links run
+// VL0-1 at both ends, their VLCap: the switch's internal port 65, not a
+// link the SM configured short.
+func TestCorpusDBCSVRecordedInputs(t *testing.T) {
+	p := corpusFile(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	sw := corpusSweep(t, p)
+	if sw.SM == nil || len(sw.SM.Readings) != 1 {
+		t.Fatalf("SM readings %+v, want the file's one SM", sw.SM)
+	}
+	r := sw.SM.Readings[0]
+	if r.Port.Node.GUID != 0xb0cf0e0300d33fc0 || r.Info.State != 3 || r.Info.Priority != 12 || r.Info.ActCount != 4202301 || r.Port.LID != 180 {
+		t.Errorf("SM read: %s LID %d %+v; want the MQM9700 at LID 180, master, priority 12, ActCount 4202301", r.Port.Node.Description, r.Port.LID, r.Info)
+	}
+	if sw.Partitions == nil || len(sw.Partitions.Tables) == 0 || len(sw.Partitions.Unread) != 0 {
+		t.Fatalf("P_Key tables: %+v", sw.Partitions)
+	}
+	for port, keys := range sw.Partitions.Tables {
+		if len(keys) != 1 || keys[0] != 0xffff {
+			t.Errorf("%s/%d P_Keys %v, want the file's 0xffff", port.Node.Description, port.Num, keys)
+		}
+	}
+	sw.RoutesComputed = true
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"sm", "config.mtu-mismatch", "config.vl-mismatch", "partition"} {
+		for _, f := range res.Findings {
+			if f.Check == id || strings.HasPrefix(f.Check, id+".") {
+				t.Errorf("%s: %s", f.Check, f.Title)
+			}
+		}
+	}
+	for _, id := range []string{"sm.no-master", "sm.multiple-masters", "sm.priority", "sm.stale-master-lid", "sm.mkey-policy", "config.mtu-mismatch", "config.vl-mismatch", "partition.isolated", "partition.switch-drops"} {
+		found := false
+		for _, c := range res.Ran {
+			found = found || c == id
+		}
+		if !found {
+			t.Errorf("%s did not run", id)
+		}
+	}
+}

@@ -135,6 +135,12 @@ func (s *Snapshot) vlMismatch() []Finding {
 		if a.OperVLs == b.OperVLs && a.OperVLs >= fab {
 			return
 		}
+		if a.OperVLs == b.OperVLs && a.OperVLs == min(a.VLCap, b.VLCap) && (isAggregationNode(a.Node) || isAggregationNode(b.Node)) {
+			// A SHARP Aggregation Node sits on its switch's internal port
+			// (Quantum's 65), whose VLs are the ASIC's (VL0-1 on
+			// Quantum-2): no cable or SM setting to change.
+			return
+		}
 		why := fmt.Sprintf("%s runs %s, %s runs %s", s.entityOf(a, "").String(), vlText(a.OperVLs), s.entityOf(b, "").String(), vlText(b.OperVLs))
 		title := fmt.Sprintf("Link %s: the ends run different data VLs (%s and %s)", s.linkName(a), vlText(a.OperVLs), vlText(b.OperVLs))
 		if a.OperVLs == b.OperVLs {

@@ -211,7 +211,7 @@ func Route(f *fabric.Fabric) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &router{g: g, hops: hops, masks: make([]portMask, n), setOf: make([]int32, n)}
+			r := &router{g: g, hops: hops, masks: make([]portMask, n), want: make([]uint8, n), setOf: make([]int32, n)}
 			// Each worker shares the blocks of the tables it makes (a fat
 			// tree's switches have a few hundred distinct blocks in all).
 			var in fabric.BlockInterner
@@ -236,10 +236,14 @@ type router struct {
 	g     *graph
 	hops  []uint8
 	masks []portMask // per destination switch: ports on a shortest path
+	want  []uint8    // per destination switch: a shortest path's next hop's distance
 	setOf []int32    // per destination switch: index into sets, -1 = not yet
 	sets  []portSet
 	ids   map[portMask]int32
 	cnt   []uint32
+
+	lastMask portMask // setFor's last answer, when lastID >= 0
+	lastID   int32
 }
 
 func (r *router) route(s int, lft []uint8) {
@@ -247,17 +251,43 @@ func (r *router) route(s int, lft []uint8) {
 	row := r.hops[s*n : (s+1)*n]
 	nports := len(g.sw[s].Ports)
 	nb := g.nbr[g.base[s] : int(g.base[s])+nports]
-	clear(r.masks)
-	for p := 1; p < nports; p++ {
-		j := nb[p]
-		if j < 0 {
-			continue
+	// want[d] is the distance from a neighbour on a shortest path to d:
+	// port p is on one when hops(nbr[p], d) == want[d]. Where d is s
+	// itself or unreachable, want holds a value no neighbour's distance
+	// takes (a neighbour is 1 from s; one next to an unreachable d's
+	// neighbours is at least 254 from it, and 0 only from itself).
+	want := r.want
+	for d, h := range row {
+		switch h {
+		case 0:
+			want[d] = 0xff
+		case unreachable:
+			want[d] = 0
+		default:
+			want[d] = h - 1
 		}
-		rj := r.hops[int(j)*n : (int(j)+1)*n]
-		word, bit := p>>6, uint64(1)<<(p&63)
-		for d, h := range row {
-			if h != unreachable && h != 0 && rj[d] == h-1 {
-				r.masks[d][word] |= bit
+	}
+	clear(r.masks)
+	// Destinations in chunks whose masks stay in the L1 cache while
+	// every port's row is compared against them, without a branch per
+	// comparison (about half match on a leaf, unpredictably).
+	const chunk = 512
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		w, masks := want[lo:hi], r.masks[lo:hi]
+		for p := 1; p < nports; p++ {
+			j := nb[p]
+			if j < 0 {
+				continue
+			}
+			rj := r.hops[int(j)*n+lo : int(j)*n+hi]
+			word, bit := p>>6, uint64(1)<<(p&63)
+			for d, x := range w {
+				var m uint64
+				if rj[d] == x {
+					m = bit
+				}
+				masks[d][word] |= m
 			}
 		}
 	}
@@ -265,6 +295,7 @@ func (r *router) route(s int, lft []uint8) {
 		r.setOf[i] = -1
 	}
 	r.sets = r.sets[:0]
+	r.lastID = -1
 	if r.ids == nil {
 		r.ids = make(map[portMask]int32)
 	}
@@ -303,6 +334,12 @@ func (r *router) route(s int, lft []uint8) {
 
 func (r *router) setFor(d int32) int32 {
 	m := r.masks[d]
+	// Destinations that come one after another mostly share their set
+	// (every uplink, on a leaf): no hashing then.
+	if r.lastID >= 0 && m == r.lastMask {
+		r.setOf[d] = r.lastID
+		return r.lastID
+	}
 	id, ok := r.ids[m]
 	if !ok {
 		var ports []uint8
@@ -318,6 +355,7 @@ func (r *router) setFor(d int32) int32 {
 		r.ids[m] = id
 	}
 	r.setOf[d] = id
+	r.lastMask, r.lastID = m, id
 	return id
 }
 

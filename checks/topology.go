@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -573,8 +574,9 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 			planned[pair{b, a}]++
 		}
 	}
+	near := peersReach(spines, leafList, bundles)
 	judged := make([]shortUplinks, len(leafList)) // by leafList's index
-	for _, sp := range spines {
+	for j, sp := range spines {
 		b := bundles[sp]
 		if len(b) < 3 {
 			continue
@@ -593,12 +595,15 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 			continue // no design the spine's leaves agree on
 		}
 		// Leaves with none to this spine are judged only when it
-		// reaches nearly every leaf that has spines (one pod's spine in
-		// a three-level fabric reaches its pod's leaves only).
+		// reaches nearly every leaf that has spines, or nearly every
+		// leaf cabled to the spines this one is cabled to (one pod's
+		// spine in a three-level fabric reaches its pod's leaves only;
+		// leaves on a subset of the spines by design do not hide a
+		// compute leaf's missing cable).
 		all := 4*len(b) >= 3*len(leaves)
 		for i, l := range leafList {
 			have, cabled := b[l]
-			if !cabled && !all {
+			if !cabled && !all && !near(i, j) {
 				continue
 			}
 			u := &judged[i]
@@ -627,6 +632,85 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 		}
 	}
 	return out
+}
+
+// peersReach returns whether leaf i (of leaves) is to be compared with
+// spine j's design though it has no cable to it: of the other leaves
+// cabled to every spine leaf i is cabled to (three or more), three
+// quarters reach spine j too. Leaves cabled alike are grouped by the
+// spines they reach, so the work is per group, not per leaf.
+func peersReach(spines, leaves []*fabric.Node, bundles map[*fabric.Node]map[*fabric.Node]int) func(i, j int) bool {
+	reach := make([][]int, len(leaves)) // leaf -> spines' indices
+	at := make(map[*fabric.Node]int, len(leaves))
+	for i, l := range leaves {
+		at[l] = i
+	}
+	for j, sp := range spines {
+		for l, k := range bundles[sp] {
+			if i, ok := at[l]; ok && k > 0 {
+				reach[i] = append(reach[i], j)
+			}
+		}
+	}
+	type group struct {
+		reach []int
+		n     int
+	}
+	var groups []*group
+	of := make([]int, len(leaves))
+	byKey := map[string]int{}
+	var key []byte
+	for i, r := range reach {
+		slices.Sort(r)
+		key = key[:0]
+		for _, j := range r {
+			key = binary.AppendUvarint(key, uint64(j))
+		}
+		g, ok := byKey[string(key)]
+		if !ok {
+			g = len(groups)
+			byKey[string(key)] = g
+			groups = append(groups, &group{reach: r})
+		}
+		groups[g].n++
+		of[i] = g
+	}
+	// For each group: how many other leaves reach all its spines, and
+	// how many of those reach each spine.
+	peers := make([]int, len(groups))
+	counts := make([][]int, len(groups))
+	for g, a := range groups {
+		counts[g] = make([]int, len(spines))
+		for _, b := range groups {
+			if !subset(a.reach, b.reach) {
+				continue
+			}
+			peers[g] += b.n
+			for _, j := range b.reach {
+				counts[g][j] += b.n
+			}
+		}
+		peers[g]-- // the leaf itself
+	}
+	return func(i, j int) bool {
+		g := of[i]
+		return peers[g] >= 3 && 4*counts[g][j] >= 3*peers[g]
+	}
+}
+
+// subset reports whether every element of a (ascending) is in b
+// (ascending).
+func subset(a, b []int) bool {
+	k := 0
+	for _, x := range a {
+		for k < len(b) && b[k] < x {
+			k++
+		}
+		if k == len(b) || b[k] != x {
+			return false
+		}
+	}
+	return true
 }
 
 // pattern says how a leaf's cabling differs from its spines' other

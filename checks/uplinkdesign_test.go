@@ -193,6 +193,11 @@ func TestMissingCableOnLeafLikeItsPeers(t *testing.T) {
 			"leaf7", "Leaf leaf7 has 3 uplinks where its spines' other leaves have 4: 1 cable missing or down"},
 		{"beside storage leaves", append(append(rows(3, 1, 1, 1, 1), []int{0, 1, 1, 1}), append(rows(4, 1, 1, 1, 1), rows(2, 1, 1, 0, 0)...)...), same(10, 4),
 			"leaf3", "Leaf leaf3 has 3 uplinks where its spines' other leaves have 4: 1 cable missing or down"},
+		// spine2 reaches 7 of the 10 leaves: under the three quarters
+		// of all leaves, but all the 7 other leaves cabled like leaf3
+		// reach it. Before: nothing on leaf3.
+		{"the storage leaves hide the spine", append(append(rows(3, 1, 1, 1, 1), []int{1, 1, 0, 1}), append(rows(4, 1, 1, 1, 1), rows(2, 1, 1, 0, 0)...)...), same(10, 4),
+			"leaf3", "Leaf leaf3 has 3 uplinks where its spines' other leaves have 4: 1 cable missing or down"},
 		{"beside thinner leaves", append(append(append(rows(5, 2, 2, 2, 2), []int{2, 0, 2, 2}), rows(4, 2, 2, 2, 2)...), rows(2, 1, 1, 1, 1)...), same(12, 8),
 			"leaf5", "Leaf leaf5 has 6 uplinks where its spines' other leaves have 8: 2 cables missing or down"},
 	}

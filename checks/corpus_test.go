@@ -95,7 +95,9 @@ func corpusCheck(t testing.TB, name string, baseline bool) *checks.Result {
 		}
 	}
 	sw.RoutesComputed = true // the corpus files carry no forwarding tables
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, base, nil))
+	snap := sw.Snapshot(checks.Expectations{}, base, nil)
+	snap.BaselineDesigned = baseline // the file as --expect-topology
+	res, err := checks.Run(snap)
 	if err != nil {
 		t.Fatal(err)
 	}

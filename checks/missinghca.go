@@ -310,10 +310,27 @@ func (s *Snapshot) missingHCAs() []Finding {
 // groups (two or more) have it on nine in ten of their hosts, and the
 // group has more of the adapters than it lacks.
 func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[string]map[string]int, kindOf map[string]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
-	if s.Baseline != nil {
-		// The expected topology has the group's adapters (link.down
-		// reports each that is gone) or does not (built without).
+	if s.Baseline != nil && s.BaselineDesigned {
+		// The plan has the group's adapters (link.down reports each
+		// that is gone) or does not (built without).
 		return nil
+	}
+	// An accepted baseline (an earlier sweep's, a gate's part) is no
+	// plan: one that lacks the adapters too may have been taken with the
+	// rail already gone (trial N9: the second sweep and every gate said
+	// nothing). An adapter it has is link.down's to report.
+	var baseDescs map[string]bool
+	baseHas := func(desc string) bool {
+		if s.Baseline == nil {
+			return false
+		}
+		if baseDescs == nil {
+			baseDescs = map[string]bool{}
+			for _, n := range s.Baseline.Nodes {
+				baseDescs[n.Description] = true
+			}
+		}
+		return baseDescs[desc]
 	}
 	hostsOf := map[string][]string{}
 	for h, k := range kindOf {
@@ -357,7 +374,7 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 					hosts += kindSize[o]
 				}
 			}
-			if 4*have < 3*len(others) {
+			if 4*have < 3*len(others) || slices.ContainsFunc(hostsOf[k], func(h string) bool { return baseHas(h + " " + d) }) {
 				continue
 			}
 			missing = append(missing, d)
@@ -370,19 +387,15 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 			continue
 		}
 		hosts := slices.SortedFunc(slices.Values(hostsOf[k]), words.Natural)
+		// The group's hosts in scope: all of them, or a gate's job's
+		// (the title still counts the whole group, judged on the census).
 		var ents []Entity
-		inScope := false
 		for _, h := range hosts {
-			if ns := nodesOf[h]; len(ns) > 0 {
+			if ns := nodesOf[h]; len(ns) > 0 && slices.ContainsFunc(ns[0].Ports, func(p *fabric.Port) bool { return p != nil && p.Num != 0 && s.inScope(p) }) {
 				ents = append(ents, s.nodeEntity(ns[0], "host"))
-				for _, p := range ns[0].Ports {
-					if p != nil && p.Num != 0 && s.inScope(p) {
-						inScope = true
-					}
-				}
 			}
 		}
-		if !inScope || len(ents) == 0 {
+		if len(ents) == 0 {
 			continue
 		}
 		group := kindName(hosts[0])

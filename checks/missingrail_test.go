@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 )
 
@@ -39,6 +40,70 @@ func TestCorpusMissingRailOfAGroup(t *testing.T) {
 	}
 	if n := len(byCheck(res.Findings, "topology.missing-hca")); n != 1 {
 		t.Errorf("%d topology.missing-hca findings, want only this one:%s", n, titles(byCheck(res.Findings, "topology.missing-hca")))
+	}
+}
+
+// TestMissingRailAcceptedBaseline (trial N9): a baseline accepted from
+// an earlier sweep (the state dir's, or a gate's own part) is no plan:
+// taken with the rail already gone it lacks the adapters too, and the
+// group rule kept quiet on every sweep after the first and in every
+// gate. Only a designed topology (--expect-topology) says the group is
+// built so; an accepted one that has the adapters leaves them to
+// link.down.
+func TestMissingRailAcceptedBaseline(t *testing.T) {
+	build := func() *fabric.Fabric {
+		f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 32, Hosts: topology.Hosts{HCAsPerServer: 4}}.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	rename := func(f *fabric.Fabric, drop bool) {
+		for _, n := range f.Nodes {
+			var i, dev int
+			if _, err := fmt.Sscanf(n.Description, "gpu%03d mlx5_%d", &i, &dev); err != nil {
+				continue
+			}
+			group := []string{"gpua", "gpub", "gpuc", "gpud"}[(i-1)/8]
+			n.Description = fmt.Sprintf("%s%03d mlx5_%d", group, i, dev)
+			if drop && group == "gpud" && dev == 3 {
+				n.Description = "unused" // not a host's adapter: gpud has no mlx5_3
+			}
+		}
+	}
+	f := build()
+	rename(f, true)
+	accepted, planWith := build(), build()
+	rename(accepted, true) // the first sweep's, the rail already gone
+	rename(planWith, false)
+	for _, c := range []struct {
+		name     string
+		base     *fabric.Fabric
+		designed bool
+		want     int
+	}{
+		{"no baseline", nil, false, 1},
+		{"accepted without the rail", accepted, false, 1},
+		{"designed without the rail", accepted, true, 0},
+		{"accepted with the rail", planWith, false, 0},
+	} {
+		res, err := checks.Run(&checks.Snapshot{Fabric: f, Baseline: c.base, BaselineDesigned: c.designed}, "topology.missing-hca")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []checks.Finding
+		for _, x := range res.Findings {
+			if strings.Contains(x.Title, "rail missing for the whole group") {
+				got = append(got, x)
+			}
+		}
+		if len(got) != c.want {
+			t.Errorf("%s: %d group findings, want %d:%s", c.name, len(got), c.want, titles(res.Findings))
+			continue
+		}
+		if c.want == 1 && !strings.HasPrefix(got[0].Title, "8 gpud* hosts have no mlx5_3") {
+			t.Errorf("%s: %q, want the 8 gpud hosts without mlx5_3", c.name, got[0].Title)
+		}
 	}
 }
 

@@ -17,6 +17,11 @@ type Snapshot struct {
 	// snapshot) for topology.changed / topology.miswired and link.down of
 	// links that disappeared. Optional.
 	Baseline *fabric.Fabric
+	// BaselineDesigned says Baseline is the operator's plan
+	// (--expect-topology), not one accepted from an earlier sweep (the
+	// state dir's) or a gate's own part: only a plan says that what it
+	// lacks is built so, an accepted one may have taken a fault in.
+	BaselineDesigned bool
 	// Counters holds the PerfMgt readings. Optional.
 	Counters Counters
 	// CountersNotRead, when Counters is nil, says why (a saved fabric

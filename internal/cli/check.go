@@ -88,6 +88,7 @@ func (a *app) runCheck(parent context.Context, opts *checkCmdOptions) error {
 	}
 	defer sess.Close()
 	snap := sw.Snapshot(expect, baseline, nil)
+	snap.BaselineDesigned = baseline != nil // check's only baseline is --expect-topology
 	res, err := checks.Run(snap, o.only...)
 	if err != nil {
 		return withExit(ExitUndecided, err)

@@ -230,7 +230,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		a.notef("the snapshot in %s has no fabric-wide routing verdicts of its sweep (swept by an older ibdoctor, or with --checks leaving out routing.ecmp-imbalance): routing.ecmp-imbalance is judged on the job's destinations alone; run 'ibdoctor sweep'", o.stateDir)
 	}
 	doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
-		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base,
+		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base, BaselineDesigned: o.check.expectTopology != "",
 		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 		RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
 		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,

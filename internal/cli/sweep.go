@@ -295,6 +295,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		return fail(sweepInterrupted(ctx))
 	}
 	snap := sw.Snapshot(o.expectation, baseline, nil)
+	snap.BaselineDesigned = o.designed != nil
 	res, err := checks.Run(snap, o.check.only...)
 	if err != nil {
 		return fail(err)

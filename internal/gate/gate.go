@@ -91,6 +91,10 @@ type Options struct {
 	// because its link was already down at the sweep. Without it the
 	// snapshot's own links are the reference.
 	Baseline *snapshot.Index
+	// BaselineDesigned says Baseline is the operator's plan
+	// (--expect-topology), not the state dir's accepted one
+	// (checks.Snapshot.BaselineDesigned).
+	BaselineDesigned bool
 	// RoutesComputed says the live tables are ibdoctor's own min-hop
 	// routes (a --sim file without them): the routing engine's choices
 	// are then not judged, as in check (checks.Snapshot.RoutesComputed).
@@ -340,6 +344,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	snapCheck := sw.Snapshot(o.Expect, base, sc)
 	snapCheck.FabricRouting = snap.FabricVerdicts()
+	snapCheck.BaselineDesigned = o.BaselineDesigned
 	// The job's hosts are compared with all their peers, not only the
 	// part of the fabric read for the job (topology.missing-hca). A
 	// sweep that did not read everything may lack an HCA it could not

@@ -83,6 +83,14 @@ func (a *app) runCheck(parent context.Context, opts *checkCmdOptions) error {
 		Routes: true, Counters: !o.noCounters, Interval: o.interval,
 		SL: o.sl, PKeyIndex: o.pkeyIndex,
 	})
+	if ctx.Err() != nil {
+		// Checked once every read is done: a signal after this point
+		// only cuts the printing of a report judged on a whole sweep.
+		if sess != nil {
+			sess.Close()
+		}
+		return withExit(ExitUndecided, readInterrupted(ctx, "check", sw))
+	}
 	if err != nil {
 		return err
 	}

@@ -168,6 +168,9 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	}
 	sess, err := a.open(ctx, openOptions{need: source.Need{SMP: true, Perf: !o.check.noCounters}, interval: interval})
 	if err != nil {
+		if ctx.Err() != nil {
+			return withExit(ExitUndecided, readInterrupted(ctx, "gate", nil))
+		}
 		return err
 	}
 	defer sess.Close()
@@ -208,6 +211,9 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 			Routes: true, Counters: counters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 			NoFirmware: gate.NoFirmware, NoAR: gate.NoAR, Discover: discover.Options{Unread: sess.Unread()},
 		})
+		if ctx.Err() != nil {
+			return withExit(ExitUndecided, readInterrupted(ctx, "gate", sw))
+		}
 		if sw == nil {
 			return withExit(ExitUndecided, err)
 		}
@@ -236,6 +242,10 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
 		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded,
 	})
+	if ctx.Err() != nil {
+		// The job's part was read in part: as check, no verdict on it.
+		return withExit(ExitUndecided, readInterruptedAt(ctx, "gate", "before the job's ports and forwarding tables were all read", nil))
+	}
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}

@@ -284,6 +284,11 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		Routes: true, Counters: !o.check.noCounters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted before discovery returned anything: the
+			// same one line as later (not "discover: context canceled").
+			return fail(sweepInterrupted(ctx))
+		}
 		return fail(err)
 	}
 	defer func() {
@@ -502,6 +507,29 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snap
 // ctx's error so that execute knows it for an interrupt.
 func sweepInterrupted(ctx context.Context) error {
 	return interruptedError{fmt.Sprintf("sweep interrupted (%v): the previous report and snapshot are kept", context.Cause(ctx)), ctx.Err()}
+}
+
+// readInterrupted is the error of a check or gate stopped by a signal
+// while it read the fabric: what it had read, and that nothing is judged
+// from it, since a walk abandoned half-way looks like a smaller fabric
+// (leaves with 1 uplink, hosts without HCAs) and every verdict on it
+// would be invented (trial N3). sw is what the sweep read, nil if none.
+func readInterrupted(ctx context.Context, cmd string, sw *diagnose.Sweep) error {
+	return readInterruptedAt(ctx, cmd, "before the fabric was read", sw)
+}
+
+// readInterruptedAt is readInterrupted where read says how far a reader
+// other than a sweep got (sw nil).
+func readInterruptedAt(ctx context.Context, cmd, read string, sw *diagnose.Sweep) error {
+	if sw != nil && sw.Fabric != nil {
+		n := len(sw.Fabric.Nodes)
+		if _, ok := sw.Timings["sm"]; !ok {
+			read = fmt.Sprintf("during discovery, %d nodes walked", n)
+		} else {
+			read = fmt.Sprintf("after discovering %d nodes, before their tables and counters were all read", n)
+		}
+	}
+	return interruptedError{fmt.Sprintf("%s interrupted (%v) %s: nothing is judged or printed from a fabric read in part; run it again", cmd, context.Cause(ctx), read), ctx.Err()}
 }
 
 // interruptedError is a message of its own that still unwraps to the

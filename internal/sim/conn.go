@@ -477,18 +477,41 @@ func (j *job) timedOut() *transport.Packet {
 // and how long it took from start, or why it was lost.
 type outcome struct {
 	mad   []byte
-	pkt   *transport.Packet // if set, the Packet to deliver mad in (answerPacket)
+	pkt   *transport.Packet // if set, the Packet to deliver mad in (newAnswer)
 	from  transport.Addr
 	start time.Time
 	delay time.Duration
 	lost  drop
 }
 
-// answerPacket is a directed-route answer and its bytes in one
-// allocation: a 49k-node sweep is millions of them.
-type answerPacket struct {
-	p   transport.Packet
-	buf [mad.Size]byte
+// A directed-route answer's Packet and bytes come from the Sim's pools
+// (answerPkts, answerBufs): a 49k-node sweep is millions of them, and the
+// Engine hands each back once it is done with it (Recycle).
+
+// newAnswer returns a Packet and a MAD buffer for an answer.
+func (s *Sim) newAnswer() (*transport.Packet, *[mad.Size]byte) {
+	p, _ := s.answerPkts.Get().(*transport.Packet)
+	if p == nil {
+		p = new(transport.Packet)
+	}
+	b, _ := s.answerBufs.Get().(*[mad.Size]byte)
+	if b == nil {
+		b = new([mad.Size]byte)
+	}
+	return p, b
+}
+
+// Recycle implements transport.Recycler. Only handleDR's answers are
+// reused: they are the only packets from a directed route without a
+// status (a timeout notice has one, a LID-routed answer another address),
+// each delivered once, its Packet and bytes from newAnswer.
+func (c *Conn) Recycle(p *transport.Packet) {
+	if p.Status != 0 || p.Addr != transport.DirectedRoute() || len(p.MAD) != mad.Size {
+		return
+	}
+	c.s.answerBufs.Put((*[mad.Size]byte)(p.MAD))
+	*p = transport.Packet{}
+	c.s.answerPkts.Put(p)
 }
 
 // serve queues a MAD at node ni's agent: it arrives after reqHops cables
@@ -561,8 +584,8 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	// to an attribute's MarshalAttr, resp.Data would move resp to the
 	// heap, one more allocation for each of the millions of SMPs of a
 	// 49k-node sweep.
-	ap := new(answerPacket)
-	b := ap.buf[:]
+	pkt, buf := s.newAnswer()
+	b := buf[:]
 	data := (*[mad.SMPDataSize]byte)(b[64:128])
 	*data = req.Data // what an attribute leaves unwritten, as before
 	resp := *req
@@ -582,7 +605,7 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	resp.MarshalTo(b)
 	return outcome{
 		mad:   b,
-		pkt:   &ap.p,
+		pkt:   pkt,
 		from:  transport.DirectedRoute(),
 		start: now,
 		delay: done + time.Duration(rhops)*s.opts.HopLatency,

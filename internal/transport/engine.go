@@ -816,6 +816,7 @@ func (e *Engine) count(f func(*counters)) {
 // stops, every request still in the Engine fails.
 func (e *Engine) read(ctx context.Context) {
 	defer close(e.readerDone)
+	rec, _ := e.conn.(Recycler)
 	bad := 0
 	for {
 		p, err := e.conn.Recv(ctx)
@@ -834,7 +835,9 @@ func (e *Engine) read(ctx context.Context) {
 			continue
 		}
 		bad = 0
-		e.dispatch(p, time.Now())
+		if e.dispatch(p, time.Now()) && rec != nil {
+			rec.Recycle(p)
+		}
 	}
 }
 

@@ -117,6 +117,14 @@ type Deliverer interface {
 	Deliver(f func(*Packet) bool)
 }
 
+// Recycler is a Conn that reuses the packets its Recv returned: the
+// Engine's reader hands back each one whose packet and MAD it did not
+// keep (what a Deliverer's f reports), so a Conn that answers millions of
+// MADs in process (the simulator) need not allocate each answer.
+type Recycler interface {
+	Recycle(*Packet)
+}
+
 // LocalPort describes the port a Conn is bound to.
 type LocalPort struct {
 	Name      string // "mlx5_0/1", "ibsim:sim/h0001", "sim:sample"

@@ -179,7 +179,7 @@ func (s *Snapshot) oversubscribed() []Finding {
 			continue
 		}
 		if m, ok := short[l.n]; ok {
-			out = append(out, s.shortOfUplinksFinding(l.n, m, l.host, l.up, l.hosts, l.ups, ratio))
+			out = append(out, s.shortOfUplinksFinding(l.n, m, l.host, l.up, l.hosts, spineCables(l.n, tiers), ratio))
 			continue
 		}
 		if l.host <= ratio*l.up {
@@ -733,6 +733,36 @@ func (u shortUplinks) pattern() string {
 		return fmt.Sprintf("fewer cables to each of the %d spines", u.spines)
 	}
 	return fmt.Sprintf("of the %d spines, their other leaves' cables to %d, fewer to %d, none to %d", u.spines, u.full, thin, none)
+}
+
+// spineCables counts a leaf's active uplinks as its spines' other leaves
+// are compared by: a cable to another leaf that has spines of its own
+// (leafToLeaf) is not one; it would make the count a figure no leaf has.
+// A cable to a switch with hosts but no spines (a spine with storage
+// cabled to it, a leaf chained below this one) still is.
+func spineCables(leaf *fabric.Node, tiers map[*fabric.Node]int) int {
+	n := 0
+	for _, p := range leaf.Ports {
+		if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) && !leafToLeaf(p, tiers) {
+			n++
+		}
+	}
+	return n
+}
+
+// leafToLeaf reports whether p, on a leaf, is cabled to another leaf that
+// has cables to spines of its own: two leaves of a fat tree cabled to
+// each other rather than each to a spine.
+func leafToLeaf(p *fabric.Port, tiers map[*fabric.Node]int) bool {
+	if !interSwitch(p) || tiers[p.Node] != 0 || tiers[p.Remote.Node] != 0 {
+		return false
+	}
+	for _, q := range p.Remote.Node.Ports {
+		if q != nil && q.Num != 0 && interSwitch(q) && linkUp(q) && tiers[q.Remote.Node] == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // shortOfUplinksFinding says what a leaf's cabling below its spines'

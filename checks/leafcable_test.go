@@ -1,0 +1,61 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+// leafCableTree is a 6-leaf, 4-spine fat tree (8 hosts a leaf, one cable
+// to each spine) with leaf01's and leaf02's cables to spine01 swapped
+// into one leaf-to-leaf cable (leaf01/a <-> leaf02/b) and a loopback on
+// spine01: docs/faults.md's `miswire leaf01/a leaf02/b` when both went
+// to the same spine. It returns the fabric, the clean one, and the two
+// leaf ports.
+func leafCableTree(t *testing.T) (f, base *fabric.Fabric, a, b *fabric.Port) {
+	t.Helper()
+	build := func() *fabric.Fabric {
+		f, err := topology.Routed(topology.FatTree2{Leaves: 6, Spines: 4, HostsPerLeaf: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	f, base = build(), build()
+	spine := node(t, f, "spine01")
+	for _, name := range []string{"leaf01", "leaf02"} {
+		for _, p := range node(t, f, name).Ports {
+			if p != nil && p.Remote != nil && p.Remote.Node == spine {
+				if a == nil {
+					a = p
+				} else {
+					b = p
+				}
+			}
+		}
+	}
+	ra, rb := a.Remote, b.Remote
+	a.Remote, b.Remote, ra.Remote, rb.Remote = b, a, rb, ra
+	return f, base, a, b
+}
+
+// TestShortUplinksCountsSpineCables: a leaf whose cable to a spine is
+// plugged into another leaf has 3 cables to the spines where its peers
+// have 4. Before, the leaf-to-leaf cable was counted as an uplink: "has 4
+// uplinks where its spines' other leaves have 5", a figure no leaf has,
+// beside evidence "to spine01 0 of 1" (trial N4).
+func TestShortUplinksCountsSpineCables(t *testing.T) {
+	f, _, _, _ := leafCableTree(t)
+	for _, fd := range byCheck(run(t, &Snapshot{Fabric: f}), "topology.oversubscribed") {
+		for _, e := range fd.Evidence {
+			if e.Name != "uplinks" {
+				continue
+			}
+			if e.Value != 3 || e.Threshold != 4 || !strings.Contains(fd.Title, "has 3 uplinks where its spines' other leaves have 4") {
+				t.Errorf("%q: uplinks %v of %v, want 3 of 4 (cables to spines only)", fd.Title, e.Value, e.Threshold)
+			}
+		}
+	}
+}

@@ -114,6 +114,10 @@ func TestFileStandInsNotSaved(t *testing.T) {
 					Enabled   string `json:"enabled"`
 					Supported string `json:"supported"`
 				} `json:"speed"`
+				Width *struct {
+					Enabled   string `json:"enabled"`
+					Supported string `json:"supported"`
+				} `json:"width"`
 			} `json:"ports"`
 		} `json:"nodes"`
 	}
@@ -130,6 +134,17 @@ func TestFileStandInsNotSaved(t *testing.T) {
 	}
 	if speeds > 0 {
 		t.Errorf("%d ports saved with the simulator's supported or enabled speeds, which the file does not record", speeds)
+	}
+	widths := 0
+	for _, n := range doc.Nodes {
+		for _, p := range n.Ports {
+			if p.Width != nil && (p.Width.Supported != "" || p.Width.Enabled != "") {
+				widths++
+			}
+		}
+	}
+	if widths > 0 {
+		t.Errorf("%d ports saved with the simulator's supported or enabled widths, which the file does not record", widths)
 	}
 	saved := filepath.Join(t.TempDir(), "dgx.json")
 	if err := os.WriteFile(saved, []byte(out), 0o644); err != nil {

@@ -97,6 +97,10 @@ type FileInfo struct {
 	// link speed (ibnetdiscover text records only the active one): the
 	// simulator then answers its device table's, not the board's.
 	NoSupported bool
+	// NoWidthSupported is the same for link widths: no port gives a
+	// supported width (the simulator answers up to the active one, or
+	// its device table's).
+	NoWidthSupported bool
 	// NoMTU is true when no port in the file gives its NeighborMTU (only
 	// an ibdiagnet2.db_csv's PORTS or ibdoctor's JSON record it): the
 	// simulator then answers none, which is not the fabric's.

@@ -134,6 +134,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 		}
 	}
 	info.NoSupported = !anySpeedSupported(f)
+	info.NoWidthSupported = !anyWidthSupported(f)
 	info.NoMTU = !anyMTU(f)
 	info.Recorded = f.Recorded
 	s, err := New(f, opts)
@@ -330,6 +331,19 @@ func anyMTU(f *fabric.Fabric) bool {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p != nil && p.NeighborMTU != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anyWidthSupported reports whether any port of f gives a supported
+// link width.
+func anyWidthSupported(f *fabric.Fabric) bool {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.WidthSupported != 0 {
 				return true
 			}
 		}

@@ -228,16 +228,26 @@ func (s *Session) DropStandIns(f *fabric.Fabric) {
 // DropSavedStandIns clears from f, a fabric swept over a --sim file that
 // is about to be saved (discover's output, a sweep's snapshot, after the
 // checks judged it), the supported and enabled speeds the simulator
-// answered for a file that records none (SupportedNotRead): the checks
-// hedge on them, but a file saved with them would carry them as read.
+// answered for a file that records none (SupportedNotRead), and the
+// supported and enabled widths likewise: the checks hedge on them, but
+// a file saved with them would carry them as read.
 func (s *Session) DropSavedStandIns(f *fabric.Fabric) {
-	if f == nil || s.SupportedNotRead == "" {
+	if f == nil {
+		return
+	}
+	speeds := s.SupportedNotRead != ""
+	widths := speeds && s.File != nil && s.File.NoWidthSupported
+	if !speeds {
 		return
 	}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p != nil {
-				p.SpeedSupported, p.SpeedEnabled = 0, 0
+			if p == nil {
+				continue
+			}
+			p.SpeedSupported, p.SpeedEnabled = 0, 0
+			if widths {
+				p.WidthSupported, p.WidthEnabled = 0, 0
 			}
 		}
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
-	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/pkeyread"
 	"github.com/ibdoctor/ibdoctor/internal/report"
@@ -195,7 +194,8 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	// The routes as they are now, not as the sweep saw them: the scope
 	// (and so what is re-read and judged) follows the live tables.
 	t := time.Now()
-	blocks, unreached, err := liveRoutes(ctx, e, f, nodes, o.ByLID)
+	r := newReach(f, e, o.ByLID)
+	blocks, unreached, err := liveRoutes(ctx, e, f, nodes, r)
 	sw.Timings["routes"] = time.Since(t)
 	if err != nil {
 		return nil, err // only when ctx ended
@@ -262,7 +262,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 	}
 	t = time.Now()
-	bad := discover.Refresh(ctx, e, ports, o.ByLID, 0)
+	bad := r.refresh(ctx, e, ports)
 	sw.Timings["refresh"] = time.Since(t)
 	unread := map[*fabric.Port]bool{}
 	for _, u := range bad {
@@ -298,7 +298,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	t = time.Now()
 	inScope := maps.Clone(sc.Ports)
 	maps.DeleteFunc(inScope, func(p *fabric.Port, _ bool) bool { return unread[p] })
-	sw.Partitions = pkeyread.Read(ctx, e, f, pkeyread.Ports(f, inScope), e.Local().PortNum, o.ByLID)
+	sw.Partitions = r.partitions(ctx, e, pkeyread.Ports(f, inScope))
 	sw.Timings["partitions"] = time.Since(t)
 	sw.NotePartitionsUnread()
 	sw.FirmwareNotRead = NoFirmware

@@ -27,7 +27,7 @@ type blockKey struct {
 // the routes followed are the live ones (an SM may have moved them since
 // the sweep). Rounds go hop by hop, each round's blocks read at once. It
 // returns the blocks it read and what could not be read.
-func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, hosts []*fabric.Node, byLID bool) (int, []report.Unreached, error) {
+func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, hosts []*fabric.Node, r *reach) (int, []report.Unreached, error) {
 	var (
 		lids   []uint16
 		leaves []*fabric.Node
@@ -83,11 +83,10 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 		if len(need) == 0 {
 			return read, un, nil
 		}
-		err := route.ReadBlocks(ctx, e, need, byLID, 0)
-		if ctx.Err() != nil {
-			return read, un, ctx.Err()
+		bad, err := r.readBlocks(ctx, e, need)
+		if err != nil {
+			return read, un, err
 		}
-		bad := switchErrors(err)
 		for _, se := range bad {
 			un = append(un, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: se.Err.Error()})
 		}
@@ -163,4 +162,59 @@ func hasLFT(f *fabric.Fabric) bool {
 		}
 	}
 	return false
+}
+
+// readBlocks reads blocks as route.ReadBlocks does, each switch the way r
+// says, and the blocks of a switch that did not answer once more by a
+// directed route around the way that failed. It returns what failed both
+// ways; an error only when ctx ended.
+func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []route.Block) ([]*route.SwitchError, error) {
+	var byLID, byPath []route.Block
+	for _, b := range need {
+		if r.lid(b.Switch) {
+			byLID = append(byLID, b)
+		} else {
+			byPath = append(byPath, b)
+		}
+	}
+	var bad []*route.SwitchError
+	for _, g := range []struct {
+		blocks []route.Block
+		byLID  bool
+	}{{byLID, true}, {byPath, false}} {
+		if len(g.blocks) == 0 {
+			continue
+		}
+		err := route.ReadBlocks(ctx, e, g.blocks, g.byLID, 0)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		bad = append(bad, switchErrors(err)...)
+	}
+	again := map[*fabric.Node]bool{}
+	for _, se := range bad {
+		if !again[se.Switch] && r.retry(se.Switch) {
+			again[se.Switch] = true
+		}
+	}
+	if len(again) == 0 {
+		return bad, nil
+	}
+	var kept []*route.SwitchError
+	for _, se := range bad {
+		if !again[se.Switch] {
+			kept = append(kept, se)
+		}
+	}
+	var retried []route.Block
+	for _, b := range need {
+		if again[b.Switch] {
+			retried = append(retried, b)
+		}
+	}
+	err := route.ReadBlocks(ctx, e, retried, false, 0)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return append(kept, switchErrors(err)...), nil
 }

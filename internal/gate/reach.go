@@ -1,0 +1,248 @@
+package gate
+
+import (
+	"context"
+	"maps"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/discover"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/pkeyread"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// reach says how the gate addresses each node: by LID (or the snapshot's
+// directed route) first, and by a directed route from the gate's own port
+// that avoids the links the failed request took, once that failed. An
+// unanswered request does not make a node silent while another way to it
+// is untried: a LID-routed SMP is forwarded by the same tables as the
+// job's traffic, so it is lost on a down link the SM has not routed
+// around (new-user trial N2: the gate called a live spine "did not
+// answer" and never named the down cable its MADs were lost on).
+type reach struct {
+	f     *fabric.Fabric
+	local *fabric.Port // the gate's port in f; nil: no directed route can be made
+	byLID bool
+	dr    map[*fabric.Node]bool // addressed by the directed route in Path now
+	tried map[*fabric.Node]bool
+}
+
+func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
+	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}}
+	l := e.Local()
+	if n := f.NodeByGUID(l.NodeGUID); n != nil {
+		r.local = portOf(n, l.PortNum)
+	}
+	return r
+}
+
+// lid reports whether n is addressed by LID.
+func (r *reach) lid(n *fabric.Node) bool { return r.byLID && !r.dr[n] }
+
+// retry gives n a directed route from the gate's port that avoids every
+// link of the way the failed request went (the LID route on the tables
+// as known, or n's previous directed route), and reports whether there is
+// one to try; once per node.
+func (r *reach) retry(n *fabric.Node) bool {
+	if n == nil || r.tried[n] || r.local == nil || r.local.Remote == nil {
+		return false
+	}
+	r.tried[n] = true
+	avoid := map[*fabric.Port]bool{}
+	mark := func(p *fabric.Port) {
+		avoid[p] = true
+		if p.Remote != nil {
+			avoid[p.Remote] = true
+		}
+	}
+	// follow marks the LID route to lid from switch sw up to node to.
+	follow := func(sw *fabric.Node, lid uint16, to *fabric.Node) {
+		for hop := 0; lid != 0 && sw != to && sw.Switch != nil && hop < maxHops; hop++ {
+			out := sw.Switch.LFT.At(lid)
+			if out == 0 || out == fabric.NoRoute || int(out) >= len(sw.Ports) || sw.Ports[out] == nil {
+				return
+			}
+			p := sw.Ports[out]
+			mark(p)
+			if p.Remote == nil {
+				return
+			}
+			sw = p.Remote.Node
+		}
+	}
+	if r.lid(n) {
+		// The request's way and its response's: each follows the
+		// tables to its destination LID.
+		follow(r.local.Remote.Node, nodeLID(n), n)
+		from := n
+		if n.Type != mad.NodeSwitch {
+			from = nil
+			for _, p := range n.Ports {
+				if p != nil && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch {
+					from = p.Remote.Node
+					break
+				}
+			}
+		}
+		if from != nil {
+			follow(from, r.local.LID, r.local.Node)
+		}
+	} else if len(n.Path) > 1 && r.local.Remote != nil {
+		sw := r.local.Remote.Node
+		for _, out := range n.Path[1:] {
+			p := portOf(sw, out)
+			if p == nil {
+				break
+			}
+			mark(p)
+			if p.Remote == nil {
+				break
+			}
+			sw = p.Remote.Node
+		}
+	}
+	// A CA's own cable (the gate's, the target's) has no way around it:
+	// a route ending there takes it whatever else it avoids.
+	for _, c := range []*fabric.Node{r.local.Node, n} {
+		if c.Type == mad.NodeSwitch {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p != nil {
+				delete(avoid, p)
+				delete(avoid, p.Remote)
+			}
+		}
+	}
+	if len(avoid) == 0 {
+		return false // the same way again, or none: no second look
+	}
+	path := r.pathTo(n, avoid)
+	if path == nil {
+		return false
+	}
+	n.Path = path
+	r.dr[n] = true
+	return true
+}
+
+// pathTo is the shortest directed route from the gate's port to n over
+// the links known up, through switches, avoiding the ports in avoid.
+func (r *reach) pathTo(n *fabric.Node, avoid map[*fabric.Port]bool) mad.Path {
+	first := r.local.Remote.Node
+	start := mad.Path{r.local.Num}
+	if first == n {
+		return start
+	}
+	if first.Type != mad.NodeSwitch {
+		return nil
+	}
+	paths := map[*fabric.Node]mad.Path{first: start}
+	queue := []*fabric.Node{first}
+	for len(queue) > 0 {
+		sw := queue[0]
+		queue = queue[1:]
+		for _, p := range sw.Ports {
+			if p == nil || p.Num == 0 || p.Remote == nil || avoid[p] || p.PhysState != mad.PhysLinkUp {
+				continue
+			}
+			next := p.Remote.Node
+			if next == n {
+				return paths[sw].Extend(p.Num)
+			}
+			if next.Type != mad.NodeSwitch || paths[next] != nil || len(paths[sw]) >= maxHops {
+				continue
+			}
+			paths[next] = paths[sw].Extend(p.Num)
+			queue = append(queue, next)
+		}
+	}
+	return nil
+}
+
+// nodeLID is the LID a LID-routed SMP to n goes to: port 0's for a
+// switch, its first port's with one for a CA.
+func nodeLID(n *fabric.Node) uint16 {
+	for _, p := range n.Ports {
+		if p != nil && p.LID != 0 {
+			return p.LID
+		}
+	}
+	return 0
+}
+
+// refresh re-reads ports' PortInfo as discover.Refresh does, each node
+// the way reach says, and the ports of a node that did not answer once
+// more by a directed route around the way that failed; only what failed
+// both ways is returned.
+func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port) []fabric.Unreachable {
+	var byLID, byPath []*fabric.Port
+	for _, p := range ports {
+		if r.lid(p.Node) {
+			byLID = append(byLID, p)
+		} else {
+			byPath = append(byPath, p)
+		}
+	}
+	var bad []fabric.Unreachable
+	if len(byLID) > 0 {
+		bad = append(bad, discover.Refresh(ctx, e, byLID, true, 0)...)
+	}
+	if len(byPath) > 0 {
+		bad = append(bad, discover.Refresh(ctx, e, byPath, false, 0)...)
+	}
+	if ctx.Err() != nil {
+		return bad
+	}
+	again := map[*fabric.Node]bool{}
+	for _, u := range bad {
+		if n := r.f.NodeByGUID(u.FromGUID); n != nil && !again[n] && r.retry(n) {
+			again[n] = true
+		}
+	}
+	if len(again) == 0 {
+		return bad
+	}
+	var kept []fabric.Unreachable
+	for _, u := range bad {
+		if !again[r.f.NodeByGUID(u.FromGUID)] {
+			kept = append(kept, u)
+		}
+	}
+	var retried []*fabric.Port
+	for _, p := range ports {
+		if again[p.Node] {
+			retried = append(retried, p)
+		}
+	}
+	return append(kept, discover.Refresh(ctx, e, retried, false, 0)...)
+}
+
+// partitions reads the ports' P_Key tables as pkeyread.Read does, by
+// directed route those of a switch that answered only that way and of a
+// CA whose switch did (its table is read through that switch).
+func (r *reach) partitions(ctx context.Context, e *transport.Engine, ports []*fabric.Port) *checks.PartitionView {
+	if !r.byLID {
+		return pkeyread.Read(ctx, e, r.f, ports, e.Local().PortNum, false)
+	}
+	var byLID, byPath []*fabric.Port
+	for _, p := range ports {
+		via := p.Node
+		if via.Type != mad.NodeSwitch && p.Remote != nil {
+			via = p.Remote.Node
+		}
+		if r.lid(via) {
+			byLID = append(byLID, p)
+		} else {
+			byPath = append(byPath, p)
+		}
+	}
+	v := pkeyread.Read(ctx, e, r.f, byLID, e.Local().PortNum, true)
+	if len(byPath) > 0 {
+		w := pkeyread.Read(ctx, e, r.f, byPath, e.Local().PortNum, false)
+		maps.Copy(v.Tables, w.Tables)
+		maps.Copy(v.Unread, w.Unread)
+	}
+	return v
+}

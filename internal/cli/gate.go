@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/hostlist"
+	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/spf13/cobra"
@@ -257,8 +259,87 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	}
 	if doc.Status == "undecided" {
 		// A prolog's log is read by someone deciding what to do with
-		// exit 2: one line to where each kind of undecided is answered.
-		a.notef("undecided (exit 2): docs/runbook.md, \"Before a job: gating\", says what to do for a switch that did not answer, counters not read, or a stale snapshot")
+		// exit 2: one line saying why, and where that is answered
+		// (trial N5: the same three causes were listed whatever the
+		// cause). Hosts not found alone are said on the line above.
+		if why := undecidedReasons(doc); len(why) > 0 {
+			a.notef("undecided (exit 2): %s: docs/runbook.md, \"Before a job: gating\", says what to do", strings.Join(why, "; "))
+		}
 	}
 	return exitForStatus(doc.Status)
+}
+
+// undecidedReasons says what made an undecided gate undecided, in the
+// terms of the runbook's list ("Before a job: gating"): the nodes that
+// did not answer, the counters not read, a route out of a port the sweep
+// saw uncabled, an HCA of the accepted topology missing, and else the
+// checks that could not decide. Hosts not found are not among them: the
+// gate says so on its own line.
+func undecidedReasons(doc *report.Document) []string {
+	var silent, counters, other []string
+	seen := map[string]bool{}
+	add := func(list *[]string, s string) {
+		if k := fmt.Sprintf("%p %s", list, s); !seen[k] {
+			seen[k] = true
+			*list = append(*list, s)
+		}
+	}
+	for _, u := range doc.Unreached {
+		switch u.What {
+		case "host":
+			continue
+		case "link":
+			add(&other, "a route leaves by a port the sweep saw without a cable")
+		case "HCA":
+			add(&other, "an HCA of the accepted topology is not in the snapshot")
+		case "ClassPortInfo", "PortCounters", "PortCountersExtended", "counters":
+			add(&counters, unreachedNode(u.Where))
+		default:
+			add(&silent, unreachedNode(u.Where))
+		}
+	}
+	var why []string
+	if len(silent) > 0 {
+		why = append(why, andMore(silent)+" did not answer")
+	}
+	if len(counters) > 0 {
+		why = append(why, "counters not read on "+andMore(counters))
+	}
+	why = append(why, other...)
+	if len(why) == 0 {
+		var names []string
+		for _, u := range doc.Undecided {
+			if !slices.Contains(names, u.Check) {
+				names = append(names, u.Check)
+			}
+		}
+		if len(names) > 0 {
+			why = append(why, "could not decide "+andMore(names))
+		}
+	}
+	return why
+}
+
+// unreachedNode is the node a report.Unreached's Where names: "switch
+// spine03 (0x…)", "spine03 port 2 (LID 3)", "gpu003 mlx5_0 port 1".
+func unreachedNode(where string) string {
+	where = strings.TrimPrefix(where, "switch ")
+	if i := strings.Index(where, " (0x"); i > 0 {
+		where = where[:i]
+	}
+	if i := strings.LastIndex(where, " port "); i > 0 {
+		where = where[:i]
+	}
+	return where
+}
+
+// andMore lists names as "a", "a and b", "a, b and c", "a, b and 3 more".
+func andMore(names []string) string {
+	switch len(names) {
+	case 1:
+		return names[0]
+	case 2, 3:
+		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	return fmt.Sprintf("%s, %s and %d more", names[0], names[1], len(names)-2)
 }

@@ -84,9 +84,11 @@ func TestGateUndecided(t *testing.T) {
 	if !strings.Contains(out, "hosts not found in the fabric: gpu999") || !strings.Contains(out, "undecided") {
 		t.Errorf("output does not name the unknown host:\n%s", out)
 	}
-	// One line points at what to do next for each kind of undecided.
-	if n := strings.Count(out+stderr, "docs/runbook.md"); n != 1 || !strings.Contains(out+stderr, "Before a job: gating") {
-		t.Errorf("an undecided gate names the runbook's next steps %d times (want 1):\n%s\n%s", n, out, stderr)
+	// The host not found is the only reason: its own stderr line says
+	// the fix, and no second line points elsewhere (trial N5;
+	// TestGateUndecidedHint has a reason that needs the runbook).
+	if n := strings.Count(out+stderr, "docs/runbook.md"); n != 0 || !strings.Contains(stderr, "hosts not found in the fabric: gpu999 (check the node descriptions") {
+		t.Errorf("an undecided gate for an unknown host names the runbook %d times (want 0), or not the host on stderr:\n%s\n%s", n, out, stderr)
 	}
 	code, out, _ = run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu999", "--json")
 	d := chkParse(t, out)

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestGateUndecidedHint (new-user trial N5): the stderr line of an
+// undecided gate names what made it undecided, not the same three causes
+// whatever they were. Hosts not found are said on the line before: no
+// second line then. A switch that did not answer is named.
+func TestGateUndecidedHint(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	state := gateState(t, topo)
+	canned := "a switch that did not answer, counters not read, or a stale snapshot"
+
+	code, _, stderr := run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu[01-02]")
+	if code != ExitUndecided {
+		t.Fatalf("unknown hosts: exit %d, want 2\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "hosts not found in the fabric: gpu01, gpu02") {
+		t.Errorf("unknown hosts: stderr does not name them:\n%s", stderr)
+	}
+	if strings.Contains(stderr, canned) || strings.Contains(stderr, "undecided (exit 2)") {
+		t.Errorf("unknown hosts: a second line about other causes:\n%s", stderr)
+	}
+
+	dead := writeFile(t, "dead.faults", "dead spine01\n")
+	code, _, stderr = run("gate", "--sim="+topo, "--faults", dead, "--state-dir", state, "--nodes", "gpu[001-016]", "--timeout", deadTimeout, "--retries", "0")
+	if code != ExitUndecided {
+		t.Fatalf("dead spine: exit %d, want 2\n%s", code, stderr)
+	}
+	var hint string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "undecided (exit 2)") {
+			hint = l
+		}
+	}
+	if strings.Count(stderr, "docs/runbook.md") != 1 || !strings.Contains(hint, "spine01 did not answer") || strings.Contains(hint, "stale snapshot") || !strings.Contains(hint, `docs/runbook.md, "Before a job: gating"`) {
+		t.Errorf("dead spine: hint %q; want it to name spine01 as not answering and point at the runbook, nothing about a stale snapshot\n%s", hint, stderr)
+	}
+}

@@ -231,7 +231,7 @@ func TestFatTreeUplinkImbalanceStillFound(t *testing.T) {
 }
 
 // TestAsymmetricDetourWarns: equal-length asymmetry is what min-hop
-// routing does and stays info, but a route that takes a detour one way
+// routing does and is not reported, but a route that takes a detour one way
 // (leaf01 -> spine01 -> leaf02 -> spine02 -> leaf03 for gpu009, while
 // gpu009 reaches gpu001 in three switches) is a warning.
 func TestAsymmetricDetourWarns(t *testing.T) {
@@ -265,11 +265,34 @@ lft spine01 dlid="gpu009 mlx5_0" port=2
 lft leaf02 dlid="gpu009 mlx5_0" port=6
 `)
 	// (leaf04 may reach gpu009 through spine01 too: one or two pairs.)
-	if detour.Severity != checks.Warning || strings.Contains(detour.Evidence[0].Text, " 0 of them with more hops") {
+	if detour.Severity != checks.Warning || !strings.Contains(detour.Title, "take more hops one way") {
 		t.Errorf("detour: %s %q", detour.Severity, detour.Evidence[0].Text)
 	}
-	same := asym(`asym "gpu001 mlx5_0" "gpu009 mlx5_0"` + "\n")
-	if same.Severity != checks.Info {
-		t.Errorf("equal-length asymmetry: %s %q", same.Severity, same.Evidence[0].Text)
+}
+
+// TestAsymmetricEqualLengthQuiet (trial N1): B->A moved to another spine
+// at the same length is what min-hop routing does for every destination
+// LID; whether a sampled pair shows it depends on the hosts sampled, so
+// it is no finding (it was an info that came and went with the sample).
+func TestAsymmetricEqualLengthQuiet(t *testing.T) {
+	f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 4}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := sweepSim(t, f, 0, func(s *sim.Sim) {
+		fs, err := sim.ParseFaults(strings.NewReader(`asym "gpu001 mlx5_0" "gpu005 mlx5_0"` + "\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyFaults(fs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil), "routing.asymmetric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 0 {
+		t.Errorf("equal-length asymmetry: %+v, want no finding", res.Findings)
 	}
 }

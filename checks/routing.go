@@ -37,7 +37,7 @@ func init() {
 	})
 	register(Check{
 		ID:      "routing.asymmetric",
-		Summary: "A->B and B->A cross different switches; reported with the share of host pairs and whether it concentrates load",
+		Summary: "A->B and B->A differ in length (one direction takes a detour); equal-length paths through different spines are normal and not reported",
 		Needs:   []string{"topology", "lfts", "routes-read"},
 		run:     (*Snapshot).asymmetric,
 	})
@@ -1257,7 +1257,14 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	}, true
 }
 
-// asymmetric compares A->B with B->A for a sample of host pairs.
+// asymmetric compares A->B with B->A for a sample of host pairs and
+// reports the pairs one direction of which takes more hops: a detour
+// (an edited or stale forwarding entry). Equal-length paths through
+// different switches are not reported: destination-based routing picks
+// a spine per destination LID, so two hosts of a leaf pair go through
+// different spines one way and the other as a rule, and which pair is
+// "asymmetric" depends only on the hosts sampled (trial N1: check said
+// nothing, a gate on gpu012,gpu001 reported the same leaf pair).
 func (s *Snapshot) asymmetric() []Finding {
 	if !hasLFTs(s.Fabric) {
 		return nil
@@ -1267,8 +1274,10 @@ func (s *Snapshot) asymmetric() []Finding {
 	if s.Scope != nil {
 		hosts = slices.DeleteFunc(slices.Clone(hosts), func(p *fabric.Port) bool { return !s.Scope.Hosts[p.Node] })
 	}
-	// One host per leaf is enough: all hosts of a leaf share its routes
-	// up to the destination leaf. Sample at most 256 leaves' hosts.
+	// One host per leaf, at most 256 leaves': a sample, not every host
+	// pair (the walks are the cost at 49k nodes). A pair's verdict is
+	// its own hops both ways, whatever else is sampled, so a check and
+	// a gate that both cover a pair judge it alike.
 	var sample []*fabric.Port
 	seenLeaf := map[*fabric.Node]bool{}
 	for _, h := range hosts {
@@ -1294,9 +1303,9 @@ func (s *Snapshot) asymmetric() []Finding {
 	for _, h := range sample {
 		walks[h] = g.a.WalkTo(h)
 	}
-	pairs, asym, longer := 0, 0, 0
-	load := map[*fabric.Node]int{} // switches crossed by asymmetric reverse paths
+	pairs, longer := 0, 0
 	var example [2]*fabric.Port
+	var exHops [2]int
 	// Pairs a direction of which could not be followed (a port or table
 	// on it not read), and the first of them.
 	unread := 0
@@ -1320,71 +1329,37 @@ func (s *Snapshot) asymmetric() []Finding {
 			pairs++
 			fwd := switchesOn(leafOf(a), wab.Path(leafOf(a)))
 			rev := switchesOn(leafOf(b), wba.Path(leafOf(b)))
-			slices.Reverse(rev)
-			if !slices.Equal(fwd, rev) {
-				asym++
-				if len(fwd) != len(rev) {
-					longer++ // one direction takes a detour
-				}
-				if len(rev) > 2 {
-					for _, n := range rev[1 : len(rev)-1] {
-						load[n]++
-					}
-				}
+			if len(fwd) != len(rev) {
+				longer++
 				if example[0] == nil {
-					example = [2]*fabric.Port{a, b}
+					example, exHops = [2]*fabric.Port{a, b}, [2]int{len(fwd), len(rev)}
 				}
 			}
 		}
 	}
-	if unread > 0 && asym == 0 {
-		// Asymmetric pairs among those not followed cannot be ruled out.
-		s.couldNotDecide("routing.asymmetric", fmt.Sprintf("%d of %d sampled leaf pairs could not be followed both ways (a port or forwarding table on the route was not read), e.g. %s -> %s", unread, unread+pairs, s.nodeName(unreadEx[0].Node), s.nodeName(unreadEx[1].Node)), s.entityOf(unreadEx[0], "source"))
+	if unread > 0 && longer == 0 {
+		// A detour among the pairs not followed cannot be ruled out.
+		s.couldNotDecide("routing.asymmetric", fmt.Sprintf("%d of %d sampled host pairs could not be followed both ways (a port or forwarding table on the route was not read), e.g. %s -> %s", unread, unread+pairs, s.nodeName(unreadEx[0].Node), s.nodeName(unreadEx[1].Node)), s.entityOf(unreadEx[0], "source"))
 	}
-	if asym == 0 || pairs == 0 {
+	if longer == 0 || pairs == 0 {
 		return nil
 	}
-	share := float64(asym) / float64(pairs)
-	conc := concentration(load)
-	sev := Info
-	ratio := s.Expect.ImbalanceRatio
-	if ratio <= 0 {
-		ratio = 1.2
-	}
-	// Asymmetry matters for load only when it piles reverse paths onto
-	// one switch: the busiest switch carries conc times the mean of the
-	// asymmetric reverse paths, and busiest/pairs of all sampled pairs.
-	// Warn when that switch is both concentrated (conc above twice the
-	// ECMP ratio) and carries a real share (above ratio-1, 20%, of the
-	// pairs), or when one direction takes more hops (an edited route).
-	// A handful of pairs piled on one switch is concentrated but carries
-	// no load (docs/checks.md has the measured figures).
-	busiest := 0
-	for _, v := range load {
-		busiest = max(busiest, v)
-	}
-	busyShare := float64(busiest) / float64(pairs)
-	if (conc > 2*ratio && busyShare > ratio-1) || longer > 0 {
-		sev = Warning
-	}
+	share := float64(longer) / float64(pairs)
 	a, b := example[0], example[1]
 	return []Finding{{
 		Check:    "routing.asymmetric",
-		Severity: sev,
-		Title:    fmt.Sprintf("%d of %d sampled leaf pairs route A->B and B->A through different switches", asym, pairs),
+		Severity: Warning,
+		Title:    fmt.Sprintf("%d of %d sampled host pairs take more hops one way than the other (A->B vs B->A)", longer, pairs),
 		Entities: []Entity{s.entityOf(a, "source"), s.entityOf(b, "destination")},
 		Evidence: append([]Evidence{
-			{Name: "asymmetric pairs", Value: float64(asym), Text: fmt.Sprintf("%d of %d leaf pairs (one host per leaf), %d of them with more hops one way; e.g. %s -> %s", asym, pairs, longer, s.nodeName(a.Node), s.nodeName(b.Node))},
-			{Name: "concentration", Value: conc, Text: fmt.Sprintf("reverse paths of asymmetric pairs: busiest switch carries %.1fx the mean", conc)},
-			{Name: "busiest share", Value: busyShare, Threshold: ratio - 1, Text: fmt.Sprintf("the busiest switch carries the reverse paths of %s of the sampled pairs (warn above %s with a concentration above %.1fx, or when one direction takes more hops)", pct(busyShare), pct(ratio-1), 2*ratio)},
+			{Name: "detoured pairs", Value: float64(longer), Text: fmt.Sprintf("%d of %d host pairs (one host per leaf) cross more switches one way; e.g. %s -> %s crosses %d switches, back %d", longer, pairs, s.nodeName(a.Node), s.nodeName(b.Node), exHops[0], exHops[1])},
 		}, unreadPairs(unread)...),
-		// The share is of sampled leaf pairs (one host per leaf), not of
-		// host paths: one edited entry for the sampled host's LID makes
-		// a whole leaf pair asymmetric while moving one leaf's paths to
-		// one host. No path share is claimed.
-		Impact: Impact{Score: share * 0.001 * conc,
-			Summary: fmt.Sprintf("%s of the sampled leaf pairs (one host per leaf, not a share of host paths); asymmetric routes", pct(share)) + " are normal for destination-based routing; they matter when they pile reverse traffic onto a few switches (see the concentration) or break an expectation of symmetric paths"},
-		Action: "If routes should be symmetric (a symmetric routing engine, or latency-sensitive pairs), compare 'ibdoctor trace A B' with 'ibdoctor trace B A' and look for edited LFT entries; otherwise act only when the concentration is high.",
+		// The share is of sampled pairs (one host per leaf), not of
+		// host paths: one edited entry for the sampled host's LID moves
+		// one leaf's paths to one host. No path share is claimed.
+		Impact: Impact{Score: share * 0.001,
+			Summary: fmt.Sprintf("%s of the sampled host pairs (one host per leaf, not a share of host paths) take a longer way one direction: extra latency and load on the switches of the detour; different spines at equal length are normal for destination-based routing and not counted", pct(share))},
+		Action: "Compare 'ibdoctor trace A B' with 'ibdoctor trace B A' for the pair named: the longer direction has an edited or stale forwarding entry (opensm -R file, a static route, an SM that has not re-swept); have the subnet manager re-sweep and route again.",
 		Basis:  "routes",
 	}}
 }
@@ -1406,17 +1381,4 @@ func switchesOn(start *fabric.Node, ports []*fabric.Port) []*fabric.Node {
 		}
 	}
 	return ns
-}
-
-// concentration is max/mean of a load map.
-func concentration(m map[*fabric.Node]int) float64 {
-	if len(m) == 0 {
-		return 0
-	}
-	sum, mx := 0, 0
-	for _, v := range m {
-		sum += v
-		mx = max(mx, v)
-	}
-	return float64(mx) / (float64(sum) / float64(len(m)))
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,5 +58,44 @@ func TestShortUplinksCountsSpineCables(t *testing.T) {
 				t.Errorf("%q: uplinks %v of %v, want 3 of 4 (cables to spines only)", fd.Title, e.Value, e.Threshold)
 			}
 		}
+	}
+}
+
+// TestLeafToLeafCable: the cable leaf01/a <-> leaf02/b, where every other
+// leaf's port a goes to a spine, is named as the cable to move, and the
+// two leaves' "fewer uplinks than their peers" is folded into it instead
+// of calling a cable "missing or down" (it is up, in the wrong place).
+// Before, no finding named the leaf-to-leaf cable (trial N4).
+func TestLeafToLeafCable(t *testing.T) {
+	f, _, a, b := leafCableTree(t)
+	fs := run(t, &Snapshot{Fabric: f})
+	l := byCheck(fs, "topology.leaf-to-leaf")
+	if len(l) != 1 {
+		t.Fatalf("%d leaf-to-leaf findings, want 1: %+v", len(l), fs)
+	}
+	want := fmt.Sprintf("leaf01/%d is cabled to another leaf (leaf02/%d); its peers' port %d goes to a spine", a.Num, b.Num, a.Num)
+	if l[0].Title != want {
+		t.Errorf("title %q, want %q", l[0].Title, want)
+	}
+	folds := 0
+	for _, e := range l[0].Evidence {
+		if e.Name == "uplinks" {
+			folds++
+			if strings.Contains(e.Text, "missing or down") {
+				t.Errorf("folded count still says missing or down: %s", e.Text)
+			}
+		}
+	}
+	if folds != 2 {
+		t.Errorf("%d uplink counts folded into it, want 2 (leaf01, leaf02): %+v", folds, l[0].Evidence)
+	}
+	for _, fd := range byCheck(fs, "topology.oversubscribed") {
+		t.Errorf("left beside it: %s", fd.Title)
+	}
+	// The clean fabric says nothing (leaves cabled to each other by
+	// design: TestCorpusLeafToLeafQuiet on the corpus).
+	_, base, _, _ := leafCableTree(t)
+	if l := byCheck(run(t, &Snapshot{Fabric: base}), "topology.leaf-to-leaf"); len(l) != 0 {
+		t.Errorf("clean fabric: %+v", l)
 	}
 }

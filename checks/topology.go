@@ -826,7 +826,7 @@ func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, u shortUplinks, host
 // training, a miswired cable): they say which cable and why, the count
 // would only say it again. The first of them notes the fold.
 func foldShortUplinks(fs []Finding) []Finding {
-	cause := map[string]bool{"link.down": true, "link.polling": true, "topology.miswired": true, "topology.changed": true}
+	cause := map[string]bool{"link.down": true, "link.polling": true, "topology.miswired": true, "topology.changed": true, "topology.leaf-to-leaf": true}
 	// Decide every fold before copying any finding out: a cause listed
 	// before its count must carry the note too.
 	folded := make([]bool, len(fs))
@@ -856,8 +856,13 @@ func foldShortUplinks(fs []Finding) []Finding {
 			continue
 		}
 		folded[k] = true
+		text := strings.TrimPrefix(f.Title, "Leaf ")
+		if fs[first].Check == "topology.leaf-to-leaf" {
+			// The cable is up, plugged into a leaf: not missing, not down.
+			text = strings.Replace(text, "missing or down", "plugged into a leaf instead", 1)
+		}
 		fs[first].Evidence = append(fs[first].Evidence, Evidence{Name: "uplinks", Value: f.Evidence[i].Value, Threshold: f.Evidence[i].Threshold,
-			Text: strings.TrimPrefix(f.Title, "Leaf ") + " (topology.oversubscribed folded here: these findings name the cables)"})
+			Text: text + " (topology.oversubscribed folded here: these findings name the cables)"})
 	}
 	out := fs[:0:0]
 	for k, f := range fs {

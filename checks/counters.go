@@ -190,10 +190,10 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 			break
 		}
 		rate := float64(val) / span.Seconds()
-		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, span.Round(time.Millisecond), rate, thr)
-		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, roundSpan(span))
+		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, words.Duration(span), rate, thr)
+		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, words.Span(span))
 	case "since-snapshot":
-		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, roundSpan(span), c.Value, thr)
+		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, words.Span(span), c.Value, thr)
 		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, s.portName(p), val)
 	default:
 		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
@@ -536,7 +536,7 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", s.portName(p), stalled*100),
 				Entities: s.portAndPeer(p),
 				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: t.XmitWaitWarn,
-					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, r.SpanOf(iv).Round(time.Millisecond), stalled*100, t.XmitWaitWarn*100)}},
+					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, words.Duration(r.SpanOf(iv)), stalled*100, t.XmitWaitWarn*100)}},
 				Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * stalled,
 					Summary: fmt.Sprintf("flows leaving this port wait for credits %.0f%% of the time; it carries %s of host-to-host paths", stalled*100, pct(share))},
 				Action: "Congestion, not a fault: find what converges on this port (ibdoctor trace, the routing.ecmp-imbalance findings); rebalance routes or spread the job. If the downstream link is degraded, fix that first.",
@@ -601,7 +601,7 @@ func (s *Snapshot) utilization() []Finding {
 			// more means the two readings do not match (a retried or
 			// late read). The reading is unusable, not a hot link.
 			s.couldNotDecide("counters.utilization", fmt.Sprintf("sent %d bytes in %v = %.0f%% of %s: the port's two readings are inconsistent (a retried or late read)",
-				r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, portRate(p)), s.entityOf(p, "end"))
+				r.XmitBytes, words.Duration(r.SpanOf(iv)), util*100, portRate(p)), s.entityOf(p, "end"))
 			return
 		}
 		if !ok || util < t.Utilization {
@@ -615,7 +615,7 @@ func (s *Snapshot) utilization() []Finding {
 			Title:    fmt.Sprintf("Link %s is hot: %.0f%% of %s", s.portName(p), util*100, portRate(p)),
 			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "utilization", Value: util, Threshold: t.Utilization,
-				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, r.SpanOf(iv).Round(time.Millisecond), util*100, portRate(p))}},
+				Text: fmt.Sprintf("sent %d bytes in %v = %.1f%% of %s", r.XmitBytes, words.Duration(r.SpanOf(iv)), util*100, portRate(p))}},
 			Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * 0.001, Summary: "a saturated link slows every flow routed over it"},
 			Action: "Expected under a bandwidth-bound job; if other parallel links idle, see routing.ecmp-imbalance.",
 			Basis:  "delta",
@@ -673,14 +673,4 @@ func prefixed(p, s string) string {
 		return ""
 	}
 	return p + s
-}
-
-// roundSpan rounds a span for a sentence: to the second, but to the
-// millisecond below one, where whole seconds would say "0s" (a gate run
-// right after its sweep, trial C12).
-func roundSpan(d time.Duration) time.Duration {
-	if d < time.Second {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Second)
 }

@@ -386,10 +386,10 @@ func (s *Snapshot) stalledSM() []Finding {
 		out = append(out, Finding{
 			Check:    "sm.stalled",
 			Severity: Error,
-			Title:    fmt.Sprintf("Master SM %s did no work in %s: its ActCount stayed at %d", s.smName(r.Port), r.Between.Round(time.Second), r.Info.ActCount),
+			Title:    fmt.Sprintf("Master SM %s did no work in %s: its ActCount stayed at %d", s.smName(r.Port), words.Span(r.Between), r.Info.ActCount),
 			Entities: []Entity{s.entityOf(r.Port, "sm")},
 			Evidence: []Evidence{{Name: "ActCount", Value: float64(r.Info.ActCount),
-				Text: fmt.Sprintf("ActCount %d at both SMInfo reads, %s apart (a working SM's count advances with every MAD it sends)", r.Info.ActCount, r.Between.Round(time.Millisecond))}},
+				Text: fmt.Sprintf("ActCount %d at both SMInfo reads, %s apart (a working SM's count advances with every MAD it sends)", r.Info.ActCount, words.Duration(r.Between))}},
 			Impact: Impact{PathShare: 1, Score: 0.5, Summary: "the fabric runs on its last routes, but the SM will not react to a failed link, a new node or a port coming back, and SA queries may hang"},
 			Action: "Look at the SM process on that host: is it hung (high CPU, stuck in a sweep, its log stopped)? Restart it, or stop it so a standby SM takes over; 'sminfo' twice a few seconds apart must then show ActCount advancing.",
 			Basis:  "sminfo",

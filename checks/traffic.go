@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -120,7 +120,7 @@ func (s *Snapshot) trafficImbalance() []Finding {
 			Entities: []Entity{s.entityOf(busiest, "end"), s.entityOf(busiest.Remote, "peer")},
 			Evidence: []Evidence{
 				{Name: "max/mean", Value: ratio, Threshold: ratioBar,
-					Text: fmt.Sprintf("port:rate sent over %v %s Gb/s (max/mean %.2f, threshold %.2f); measured on the wire (PortXmitData), whatever the forwarding tables say", iv.Round(time.Millisecond), strings.Join(parts, " "), ratio, ratioBar)},
+					Text: fmt.Sprintf("port:rate sent over %v %s Gb/s (max/mean %.2f, threshold %.2f); measured on the wire (PortXmitData), whatever the forwarding tables say", words.Duration(iv), strings.Join(parts, " "), ratio, ratioBar)},
 				{Name: "busiest uplink", Value: most, Unit: "Gb/s", Threshold: busiest.Rate().Gbps(),
 					Text: fmt.Sprintf("port %d sent %s Gb/s of its %s Gb/s (%s)", busiest.Num, gbpsText(most), gbpsText(busiest.Rate().Gbps()), busiest.Rate())},
 				{Name: "uplinks' mean", Value: mean, Unit: "Gb/s",

@@ -41,7 +41,7 @@ func readmeSample(t *testing.T) (string, int, int) {
 
 var (
 	sampleClock    = regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`)
-	sampleDuration = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s)\b`)
+	sampleDuration = regexp.MustCompile(`(<)?\b\d+(\.\d+)?(ms|µs|s)\b`) // "<1ms": a phase under a millisecond
 	sampleNumber   = regexp.MustCompile(`\d+`)
 )
 

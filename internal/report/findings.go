@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/jsonstream"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
 // Schema is the identifier of the JSON report document. A change that
@@ -247,6 +248,11 @@ func Summary(w io.Writer, st Style, d *Document) {
 		var parts []string
 		for _, k := range []string{"discovery", "counters", "routes", "checks", "total"} {
 			if v, ok := d.Timings[k]; ok {
+				// The JSON's duration string stays as recorded (a Go
+				// duration); the line prints it as words does.
+				if t, err := time.ParseDuration(v); err == nil {
+					v = words.Duration(t)
+				}
 				parts = append(parts, k+" "+v)
 			}
 		}

@@ -390,3 +390,16 @@ func TestTruncateMiddle(t *testing.T) {
 		t.Errorf("coloured cut %q (width %d)", got, VisibleWidth(got))
 	}
 }
+
+// TestSummaryTimingSubMillisecond (trial N6): a phase done in under a
+// millisecond reads "<1ms", not "0s" beside "checks 2ms", which read as
+// "not done". The JSON keeps the duration string as recorded.
+func TestSummaryTimingSubMillisecond(t *testing.T) {
+	d := sampleDoc()
+	d.Timings = map[string]string{"counters": "0s", "routes": "0s", "checks": "2ms", "total": "7ms"}
+	var b bytes.Buffer
+	Summary(&b, Style{}, d)
+	if !strings.Contains(b.String(), "Timing:    counters <1ms, routes <1ms, checks 2ms, total 7ms\n") {
+		t.Errorf("timing line:\n%s", b.String())
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
 // Schema identifies the snapshot file format. v2 keeps the fabric file
@@ -682,10 +683,10 @@ const futureSkew = time.Minute
 func (s *Snapshot) Fresh(now time.Time, maxAge time.Duration) error {
 	age := s.Age(now)
 	if age < -futureSkew {
-		return fmt.Errorf("is dated %s, %v in the future (a clock was wrong when it was taken?)", s.TakenAt.Format(time.RFC3339), (-age).Round(time.Second))
+		return fmt.Errorf("is dated %s, %v in the future (a clock was wrong when it was taken?)", s.TakenAt.Format(time.RFC3339), words.Span(-age))
 	}
 	if age > maxAge {
-		return fmt.Errorf("is %v old (over --max-age %v)", age.Round(time.Second), maxAge)
+		return fmt.Errorf("is %v old (over --max-age %v)", words.Span(age), maxAge)
 	}
 	return nil
 }

@@ -174,7 +174,7 @@ func (e *TimeoutError) Error() string {
 		where = "path " + e.Path.String()
 	}
 	return fmt.Sprintf("transport: no response to %s %s (%s) after %s in %v",
-		e.Class, mad.AttrName(e.Class, e.Attr), where, words.Count(e.Attempts, "attempt"), e.Waited.Round(time.Millisecond))
+		e.Class, mad.AttrName(e.Class, e.Attr), where, words.Count(e.Attempts, "attempt"), words.Duration(e.Waited))
 }
 
 // Is makes errors.Is(err, ErrTimeout) hold.

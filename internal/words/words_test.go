@@ -1,6 +1,9 @@
 package words
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestCount(t *testing.T) {
 	for _, c := range []struct {
@@ -32,6 +35,26 @@ func TestNatural(t *testing.T) {
 	}{{"leaf2", "leaf10", -1}, {"leaf10", "leaf2", 1}, {"leaf02", "leaf2", 0}, {"a", "b", -1}, {"gpu1 mlx5_0", "gpu1 mlx5_1", -1}} {
 		if got := Natural(c.a, c.b); got != c.want {
 			t.Errorf("Natural(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestDuration: one way to print a span for a reader: milliseconds,
+// "<1ms" below one (not "0s", which reads as "not done", trial N6), and
+// Span to the second from one second up.
+func TestDuration(t *testing.T) {
+	for _, c := range []struct {
+		d          time.Duration
+		want, span string
+	}{
+		{0, "<1ms", "<1ms"}, {400 * time.Microsecond, "<1ms", "<1ms"}, {time.Millisecond, "1ms", "1ms"},
+		{312400 * time.Microsecond, "312ms", "312ms"}, {4512 * time.Millisecond, "4.512s", "5s"}, {90 * time.Second, "1m30s", "1m30s"},
+	} {
+		if got := Duration(c.d); got != c.want {
+			t.Errorf("Duration(%v) = %q, want %q", c.d, got, c.want)
+		}
+		if got := Span(c.d); got != c.span {
+			t.Errorf("Span(%v) = %q, want %q", c.d, got, c.span)
 		}
 	}
 }

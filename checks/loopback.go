@@ -91,7 +91,7 @@ func (s *Snapshot) loopbackFinding(n *fabric.Node, ls []fabric.Link) Finding {
 			a, b = b, a
 		}
 		ents = append(ents, s.entityOf(a, "end"), s.entityOf(b, "peer"))
-		pairs = append(pairs, fmt.Sprintf("%d-%d", a.Num, b.Num))
+		pairs = append(pairs, fmt.Sprintf("%d<->%d", a.Num, b.Num)) // a cable, as in the evidence; "19-21" read as a range
 		state := "no state read"
 		if a.StateKnown() {
 			state = fmt.Sprintf("%s/%s", a.State, a.PhysState)

@@ -24,7 +24,9 @@ func TestCorpusSwitchIBLoopbackFinding(t *testing.T) {
 	if f.Severity != checks.Warning {
 		t.Errorf("severity %v, want warning", f.Severity)
 	}
-	want := "SwitchIB Mellanox Technologies has 3 loopback cables (ports 1-2, 19-21, 29-30): each comes back to the same switch"
+	// Each cable's two ports written as a cable ("19<->21"), not as a
+	// range ("19-21" read as ports 19, 20 and 21, trial N8).
+	want := "SwitchIB Mellanox Technologies has 3 loopback cables (ports 1<->2, 19<->21, 29<->30): each comes back to the same switch"
 	if f.Title != want {
 		t.Errorf("title:\n%s\nwant:\n%s", f.Title, want)
 	}
@@ -132,7 +134,7 @@ func TestLoopbacksLiveNoFalseAlarm(t *testing.T) {
 		titlesGot = append(titlesGot, x.Title)
 	}
 	want := []string{
-		"leaf02 has 2 loopback cables (ports 50-51, 60-62): each comes back to the same switch",
+		"leaf02 has 2 loopback cables (ports 50<->51, 60<->62): each comes back to the same switch",
 		"Port spine01/40 is cabled back to spine01/41 (a loopback cable)",
 	}
 	if strings.Join(titlesGot, "\n") != strings.Join(want, "\n") {

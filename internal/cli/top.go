@@ -49,8 +49,9 @@ func newTopCmd(a *app, runF func(*topOptions) error) *cobra.Command {
 		Use:   "top",
 		Short: "Watch the ports live: error rate, XmitWait share and utilisation, worst first",
 		Long: `top discovers the fabric, then re-reads the PerfMgt counters of the watched
-ports every refresh (-n/--interval, default 2s) and shows them sorted by error
-rate, XmitWait share (time the port could not send) or utilisation, with the
+ports every refresh (-n/--interval, default 2s) and shows them sorted by verdict
+then error rate, by XmitWait share (time the port could not send) or by
+utilisation, with the
 link's far end, its rate, and the verdict of ibdoctor's counter checks over the
 last interval.
 
@@ -308,9 +309,9 @@ func (v *topView) header(fr *top.Frame, width int) string {
 	if fr.Interval > 0 {
 		over = fmt.Sprintf(", rates over %v", fr.Interval.Round(10*time.Millisecond))
 	}
-	h := fmt.Sprintf("ibdoctor top  %s  %s  every %v, sorted by %s; %s%s", v.source, at, v.interval, v.sort, scope, over)
+	h := fmt.Sprintf("ibdoctor top  %s  %s  every %v, sorted by %s; %s%s", v.source, at, v.interval, v.sort.Heading(), scope, over)
 	if width > 0 && report.VisibleWidth(h) > width {
-		h = fmt.Sprintf("top  %s  %s  by %s; %s%s", v.source, at, v.sort, short, over)
+		h = fmt.Sprintf("top  %s  %s  by %s; %s%s", v.source, at, v.sort.Heading(), short, over)
 	}
 	return h
 }

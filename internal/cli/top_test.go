@@ -102,7 +102,7 @@ func TestTopLiveAt80(t *testing.T) {
 		}
 	}
 	// The header keeps the sort, the scope and the rates' interval.
-	if head := strings.SplitN(s, "\n", 2)[0]; !strings.Contains(head, "by errors/s; 1022 ports, rates over") || strings.Contains(head, report.Ellipsis) {
+	if head := strings.SplitN(s, "\n", 2)[0]; !strings.Contains(head, "by verdict,err/s; 1022 ports, rates over") || strings.Contains(head, report.Ellipsis) {
 		t.Errorf("the header is cut: %q", head)
 	}
 	if !strings.Contains(s, "VERDICT") || strings.Contains(s, report.Ellipsis+"\n") && strings.Contains(s, "warning c"+report.Ellipsis) {
@@ -189,7 +189,7 @@ func TestTopIBSim(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("text: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(text, "by errors/s;") || !strings.Contains(text, "VERDICT") {
+	if !strings.Contains(text, "by verdict,err/s;") || !strings.Contains(text, "VERDICT") {
 		t.Errorf("text snapshot lacks its header:\n%s", text)
 	}
 	for k, w := range want {

@@ -303,6 +303,14 @@ func (k SortKey) String() string {
 	return [...]string{"errors/s", "xmit-wait", "utilization"}[k]
 }
 
+// Heading is how the view's header says what it is sorted by.
+func (k SortKey) Heading() string {
+	if k == ByErrors {
+		return "verdict,err/s" // short: the header fits 100 columns whole
+	}
+	return k.String()
+}
+
 // Next is the sort key after k (the view's sort key cycles).
 func (k SortKey) Next() SortKey { return (k + 1) % 3 }
 
@@ -319,8 +327,9 @@ func ParseSortKey(s string) (SortKey, error) {
 	return ByErrors, fmt.Errorf("--sort %q: want errors, wait or util", s)
 }
 
-// Sort orders rows worst first by k's figure, then by the verdict's
-// severity, then by name.
+// Sort orders rows worst first: by errors, the verdict's severity then
+// errors/s; by wait or utilisation, k's figure then the severity; then by
+// name.
 func Sort(rows []*Row, k SortKey) {
 	fig := func(r *Row) float64 {
 		switch k {
@@ -338,6 +347,15 @@ func Sort(rows []*Row, k SortKey) {
 		return int(r.Verdict)
 	}
 	slices.SortStableFunc(rows, func(a, b *Row) int {
+		if k == ByErrors {
+			// Worst verdict first: by raw errors/s an info port (relay
+			// errors, millions a second by design) sat above the error
+			// ports (trial N7). Wait and utilisation are figures the
+			// reader chose to rank by, and lead.
+			if c := cmp.Compare(sev(b), sev(a)); c != 0 {
+				return c
+			}
+		}
 		return cmp.Or(cmp.Compare(fig(b), fig(a)), cmp.Compare(sev(b), sev(a)),
 			strings.Compare(a.Node, b.Node), cmp.Compare(a.Num, b.Num))
 	})

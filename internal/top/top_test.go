@@ -2,6 +2,7 @@ package top
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -149,5 +150,39 @@ func TestParseSortKey(t *testing.T) {
 	}
 	if ByUtilization.Next() != ByErrors {
 		t.Error("the sort does not cycle")
+	}
+}
+
+// TestSortErrorsVerdictFirst (trial N7): sorted by errors, the ports are
+// worst first by their verdict, then by errors/s: an info relay-error
+// port counting millions a second (PortRcvSwitchRelayErrors, info by
+// design) no longer sits above the error ports, nor above a warning.
+// Sorted by wait or utilisation the figure chosen still leads.
+func TestSortErrorsVerdictFirst(t *testing.T) {
+	rows := func() []*Row {
+		return []*Row{
+			{Node: "leaf03", Num: 60, ErrorsPerSecond: 6.1e6, HasVerdict: true, Verdict: checks.Info},
+			{Node: "gpu001", Num: 1, ErrorsPerSecond: 2},
+			{Node: "leaf02", Num: 35, ErrorsPerSecond: 6.1, HasVerdict: true, Verdict: checks.Error},
+			{Node: "leaf07", Num: 41, XmitWait: 0.5, HasVerdict: true, Verdict: checks.Warning},
+			{Node: "spine02", Num: 49, ErrorsPerSecond: 39.9, XmitWait: 0.4, HasVerdict: true, Verdict: checks.Error},
+		}
+	}
+	order := func(rs []*Row) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.Node+"/"+itoa(r.Num))
+		}
+		return strings.Join(s, " ")
+	}
+	rs := rows()
+	Sort(rs, ByErrors)
+	if got, want := order(rs), "spine02/49 leaf02/35 leaf07/41 leaf03/60 gpu001/1"; got != want {
+		t.Errorf("by errors: %s, want %s", got, want)
+	}
+	rs = rows()
+	Sort(rs, ByXmitWait)
+	if got, want := order(rs), "leaf07/41 spine02/49 leaf02/35 leaf03/60 gpu001/1"; got != want {
+		t.Errorf("by wait: %s, want %s", got, want)
 	}
 }

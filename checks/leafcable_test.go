@@ -99,3 +99,26 @@ func TestLeafToLeafCable(t *testing.T) {
 		t.Errorf("clean fabric: %+v", l)
 	}
 }
+
+// TestMiswiredNamesBothEnds: against the clean fabric, the expected
+// cables leaf01/a <-> spine01 and leaf02/b <-> spine01 are reported
+// naming the leaf ends too (each now on the leaf-to-leaf cable), not
+// only the spine ports that became a loopback (trial N4c).
+func TestMiswiredNamesBothEnds(t *testing.T) {
+	f, base, a, b := leafCableTree(t)
+	named := map[string]bool{}
+	for _, fd := range byCheck(run(t, &Snapshot{Fabric: f, Baseline: base}), "topology.miswired") {
+		for _, e := range fd.Entities {
+			named[e.String()] = true
+		}
+		if !strings.Contains(fd.Evidence[0].Text, fmt.Sprintf("leaf01/%d <-> leaf02/%d", a.Num, b.Num)) &&
+			!strings.Contains(fd.Evidence[0].Text, fmt.Sprintf("leaf02/%d <-> leaf01/%d", b.Num, a.Num)) {
+			t.Errorf("%q: evidence %q does not name the leaf-to-leaf cable", fd.Title, fd.Evidence[0].Text)
+		}
+	}
+	for _, p := range []string{fmt.Sprintf("leaf01/%d", a.Num), fmt.Sprintf("leaf02/%d", b.Num)} {
+		if !named[p] {
+			t.Errorf("%s not named by topology.miswired (named: %v)", p, named)
+		}
+	}
+}

@@ -270,14 +270,26 @@ func (s *Snapshot) miswired() []Finding {
 			}
 			wantName := fmt.Sprintf("%s/%d", s.nodeName(peer.Node), peer.Num)
 			gotName := s.entityOf(got, "").String()
+			// The expected peer's port is usually not free: in a swap it
+			// carries the other half of the cable to move (on a leaf, a
+			// leaf-to-leaf cable or a loopback), which names no finding
+			// of its own when its expected link is reported from here.
+			found, move := "", ""
+			if m := s.Fabric.NodeByGUID(peer.Node.GUID); m != nil {
+				if q := portOf(m, peer.Num); q != nil && q.Remote != nil && q.Remote != p {
+					now := s.entityOf(q.Remote, "").String()
+					found = fmt.Sprintf(" and %s <-> %s", wantName, now)
+					move = fmt.Sprintf(", after moving the cable now at %s (to %s) off it", wantName, now)
+				}
+			}
 			out = append(out, Finding{
 				Check:    "topology.miswired",
 				Severity: Error,
 				Title:    fmt.Sprintf("Cable at %s goes to %s, expected %s", s.entityOf(p, "").String(), gotName, wantName),
 				Entities: []Entity{s.entityOf(p, "end"), s.entityOf(got, "peer"), {NodeGUID: peer.Node.GUID, Node: s.nodeName(peer.Node), Port: int(peer.Num), Role: "expected-peer"}},
-				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName)}},
+				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, found)}},
 				Impact:   s.miswireImpact(p),
-				Action:   fmt.Sprintf("Move the cable at %s to %s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", s.entityOf(p, "").String(), wantName),
+				Action:   fmt.Sprintf("Move the cable at %s to %s%s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", s.entityOf(p, "").String(), wantName, move),
 				Basis:    "baseline",
 			})
 		}
@@ -857,9 +869,12 @@ func foldShortUplinks(fs []Finding) []Finding {
 		}
 		folded[k] = true
 		text := strings.TrimPrefix(f.Title, "Leaf ")
-		if fs[first].Check == "topology.leaf-to-leaf" {
+		switch fs[first].Check {
+		case "topology.leaf-to-leaf":
 			// The cable is up, plugged into a leaf: not missing, not down.
 			text = strings.Replace(text, "missing or down", "plugged into a leaf instead", 1)
+		case "topology.miswired":
+			text = strings.Replace(text, "missing or down", "plugged elsewhere", 1)
 		}
 		fs[first].Evidence = append(fs[first].Evidence, Evidence{Name: "uplinks", Value: f.Evidence[i].Value, Threshold: f.Evidence[i].Threshold,
 			Text: text + " (topology.oversubscribed folded here: these findings name the cables)"})

@@ -171,7 +171,7 @@ func TestPollingSwitchPortOnlyWhereALinkIsExpected(t *testing.T) {
 	// With the expected topology it decides: the link it has here is
 	// down (an error, reported once as link.down).
 	base := fatTree(t)
-	withBase := run(t, &Snapshot{Fabric: f, Baseline: base})
+	withBase := run(t, &Snapshot{Fabric: f, Baseline: BaselineOf(base)})
 	if fs := byCheck(withBase, "link.polling"); len(fs) != 0 {
 		t.Fatalf("with a baseline, link.polling: %+v", fs)
 	}
@@ -283,7 +283,7 @@ func TestMiswiredAgainstBaseline(t *testing.T) {
 	a, b := leaf.Ports[9], leaf.Ports[10]
 	ra, rb := a.Remote, b.Remote
 	a.Remote, b.Remote, ra.Remote, rb.Remote = rb, ra, b, a
-	fs := run(t, &Snapshot{Fabric: f, Baseline: base})
+	fs := run(t, &Snapshot{Fabric: f, Baseline: BaselineOf(base)})
 	m := byCheck(fs, "topology.miswired")
 	if len(m) != 2 || !strings.Contains(m[0].Title+m[1].Title, "goes to leaf01/10, expected leaf01/9") {
 		t.Fatalf("miswire: %+v", m)
@@ -293,7 +293,7 @@ func TestMiswiredAgainstBaseline(t *testing.T) {
 	p := node(t, f2, "leaf03").Ports[11]
 	p.Remote.Remote, p.Remote = nil, nil
 	p.PhysState, p.State = mad.PhysPolling, mad.PortStateDown
-	d := byCheck(run(t, &Snapshot{Fabric: f2, Baseline: base}), "link.down")
+	d := byCheck(run(t, &Snapshot{Fabric: f2, Baseline: BaselineOf(base)}), "link.down")
 	if len(d) != 1 || !strings.Contains(d[0].Title, "leaf03/11") {
 		t.Fatalf("link.down: %+v", d)
 	}

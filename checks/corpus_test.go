@@ -95,7 +95,7 @@ func corpusCheck(t testing.TB, name string, baseline bool) *checks.Result {
 		}
 	}
 	sw.RoutesComputed = true // the corpus files carry no forwarding tables
-	snap := sw.Snapshot(checks.Expectations{}, base, nil)
+	snap := sw.Snapshot(checks.Expectations{}, checks.BaselineOf(base), nil)
 	snap.BaselineDesigned = baseline // the file as --expect-topology
 	res, err := checks.Run(snap)
 	if err != nil {
@@ -363,7 +363,7 @@ func TestLivePollingWhereALinkIsExpected(t *testing.T) {
 	for _, withBase := range []bool{false, true} {
 		snap := sw.Snapshot(checks.Expectations{}, nil, nil)
 		if withBase {
-			snap = sw.Snapshot(checks.Expectations{}, base, nil)
+			snap = sw.Snapshot(checks.Expectations{}, checks.BaselineOf(base), nil)
 		}
 		res, err := checks.Run(snap)
 		if err != nil {

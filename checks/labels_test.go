@@ -100,7 +100,7 @@ func runLabelCase(t *testing.T, c *labelCase) []checks.Finding {
 				t.Fatal(err)
 			}
 		}
-		res, err := checks.Run(sweepOf(t, s, false).Snapshot(checks.Expectations{}, base, nil))
+		res, err := checks.Run(sweepOf(t, s, false).Snapshot(checks.Expectations{}, checks.BaselineOf(base), nil))
 		if err != nil {
 			t.Fatal(err)
 		}

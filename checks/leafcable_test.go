@@ -107,7 +107,7 @@ func TestLeafToLeafCable(t *testing.T) {
 func TestMiswiredNamesBothEnds(t *testing.T) {
 	f, base, a, b := leafCableTree(t)
 	named := map[string]bool{}
-	for _, fd := range byCheck(run(t, &Snapshot{Fabric: f, Baseline: base}), "topology.miswired") {
+	for _, fd := range byCheck(run(t, &Snapshot{Fabric: f, Baseline: BaselineOf(base)}), "topology.miswired") {
 		for _, e := range fd.Entities {
 			named[e.String()] = true
 		}

@@ -249,7 +249,7 @@ func (s *Snapshot) pollingPorts() []Finding {
 // not a guess from the layout, decides which of n's ports should carry a
 // link.
 func (s *Snapshot) inBaseline(n *fabric.Node) bool {
-	return s.Baseline != nil && s.Baseline.NodeByGUID(n.GUID) != nil
+	return s.Baseline != nil && s.Baseline.has(n.GUID)
 }
 
 func (s *Snapshot) downLinks() []Finding {
@@ -288,24 +288,25 @@ func (s *Snapshot) downLinks() []Finding {
 	}
 	if s.Baseline != nil {
 		unknown := s.unreachedBaseline()
-		for _, l := range s.Baseline.Links() {
-			na, nb := s.Fabric.NodeByGUID(l.A.Node.GUID), s.Fabric.NodeByGUID(l.B.Node.GUID)
-			if na == nil && nb != nil && l.A.Node.Type != mad.NodeSwitch {
+		bl := s.Baseline
+		for l := range s.Baseline.allLinks() {
+			na, nb := s.Fabric.NodeByGUID(bl.guid[l.a.node]), s.Fabric.NodeByGUID(bl.guid[l.b.node])
+			if na == nil && nb != nil && bl.typ[l.a.node] != mad.NodeSwitch {
 				// A host is missing because its link is down: the link
 				// is the finding, seen from the switch's end.
-				l = fabric.Link{A: l.B, B: l.A}
+				l = baseLink{a: l.b, b: l.a}
 				na, nb = nb, nil
-			} else if na != nil && nb != nil && !portKnown(na, l.A.Num) && portKnown(nb, l.B.Num) {
+			} else if na != nil && nb != nil && !portKnown(na, l.a.num) && portKnown(nb, l.b.num) {
 				// One end could not be read (a host behind the down
 				// link cannot be): judge the link from the end that was.
-				l = fabric.Link{A: l.B, B: l.A}
+				l = baseLink{a: l.b, b: l.a}
 				na, nb = nb, na
 			}
-			if na == nil || (nb == nil && l.B.Node.Type == mad.NodeSwitch) {
+			if na == nil || (nb == nil && bl.typ[l.b.node] == mad.NodeSwitch) {
 				continue // a missing switch is topology.changed's finding
 			}
-			pa := portOf(na, l.A.Num)
-			if pa != nil && pa.Remote != nil && nb != nil && pa.Remote.Node == nb && pa.Remote.Num == l.B.Num {
+			pa := portOf(na, l.a.num)
+			if pa != nil && pa.Remote != nil && nb != nil && pa.Remote.Node == nb && pa.Remote.Num == l.b.num {
 				continue
 			}
 			if pa != nil && (pa.PeerUnknown() || !pa.StateKnown()) {
@@ -316,10 +317,10 @@ func (s *Snapshot) downLinks() []Finding {
 			// could not be read leaves the link undecided.
 			if !(pa != nil && pa.StateKnown() && pa.PhysState != mad.PhysLinkUp) {
 				if nb != nil {
-					if pb := portOf(nb, l.B.Num); pb != nil && !pb.StateKnown() {
+					if pb := portOf(nb, l.b.num); pb != nil && !pb.StateKnown() {
 						continue
 					}
-				} else if unknown[l.B.Node.GUID] {
+				} else if unknown[bl.guid[l.b.node]] {
 					continue
 				}
 			}
@@ -329,8 +330,8 @@ func (s *Snapshot) downLinks() []Finding {
 			if pa != nil && !s.inScope(pa) {
 				continue
 			}
-			e := Entity{NodeGUID: na.GUID, Node: s.nodeName(na), Port: int(l.A.Num), Role: "end"}
-			f := Entity{NodeGUID: l.B.Node.GUID, Node: s.nodeName(l.B.Node), Port: int(l.B.Num), Role: "peer"}
+			e := Entity{NodeGUID: na.GUID, Node: s.nodeName(na), Port: int(l.a.num), Role: "end"}
+			f := Entity{NodeGUID: bl.guid[l.b.node], Node: s.baseName(l.b.node), Port: int(l.b.num), Role: "peer"}
 			state := "not read"
 			if pa != nil {
 				state = fmt.Sprintf("%s/%s", pa.PhysState, pa.State)

@@ -64,11 +64,11 @@ func (s *Snapshot) miswiredEnd(l fabric.Link) bool {
 		return false
 	}
 	for _, e := range [][2]*fabric.Port{{l.A, l.B}, {l.B, l.A}} {
-		n := s.Baseline.NodeByGUID(e[0].Node.GUID)
-		if n == nil {
+		n, ok := s.Baseline.nodeByGUID(e[0].Node.GUID)
+		if !ok {
 			continue
 		}
-		if q := portOf(n, e[0].Num); q != nil && q.Remote != nil && (q.Remote.Node.GUID != e[1].Node.GUID || q.Remote.Num != e[1].Num) {
+		if q, ok := s.Baseline.peerAt(n, e[0].Num); ok && (s.Baseline.guid[q.node] != e[1].Node.GUID || q.num != e[1].Num) {
 			return true
 		}
 	}

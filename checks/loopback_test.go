@@ -118,7 +118,7 @@ func TestLoopbacksLiveNoFalseAlarm(t *testing.T) {
 	cableBack(t, byName["leaf02"], 50, 51)
 	cableBack(t, byName["leaf02"], 60, 62)
 	sw := sweepSim(t, f, 0, nil)
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, f, nil))
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, checks.BaselineOf(f), nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -326,8 +326,8 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		}
 		if baseDescs == nil {
 			baseDescs = map[string]bool{}
-			for _, n := range s.Baseline.Nodes {
-				baseDescs[n.Description] = true
+			for i := range s.Baseline.in {
+				baseDescs[s.Baseline.descOf(int32(i))] = true
 			}
 		}
 		return baseDescs[desc]
@@ -516,5 +516,10 @@ func (s *Snapshot) baselineHas(desc string) bool {
 	if s.Baseline == nil {
 		return false
 	}
-	return slices.ContainsFunc(s.Baseline.Nodes, func(n *fabric.Node) bool { return n.Description == desc })
+	for i := range s.Baseline.in {
+		if s.Baseline.descOf(int32(i)) == desc {
+			return true
+		}
+	}
+	return false
 }

@@ -32,7 +32,7 @@ func sampleWith(t *testing.T, faults string, baseline bool) []checks.Finding {
 			t.Fatal(err)
 		}
 	}
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, base, nil))
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, checks.BaselineOf(base), nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ type Snapshot struct {
 	Fabric *fabric.Fabric
 	// Baseline is the expected topology (a designed fabric or a saved
 	// snapshot) for topology.changed / topology.miswired and link.down of
-	// links that disappeared. Optional.
-	Baseline *fabric.Fabric
+	// links that disappeared, made with BaselineOf. Optional.
+	Baseline *Baseline
 	// BaselineDesigned says Baseline is the operator's plan
 	// (--expect-topology), not one accepted from an earlier sweep (the
 	// state dir's) or a gate's own part: only a plan says that what it

@@ -243,40 +243,41 @@ func (s *Snapshot) oversubscribed() []Finding {
 
 func (s *Snapshot) miswired() []Finding {
 	var out []Finding
-	for _, l := range s.Baseline.Links() {
-		for _, end := range [][2]*fabric.Port{{l.A, l.B}, {l.B, l.A}} {
+	b := s.Baseline
+	for l := range b.allLinks() {
+		for k, end := range [2][2]baseEnd{{l.a, l.b}, {l.b, l.a}} {
 			want, peer := end[0], end[1]
-			n := s.Fabric.NodeByGUID(want.Node.GUID)
+			n := s.Fabric.NodeByGUID(b.guid[want.node])
 			if n == nil {
 				continue
 			}
-			p := portOf(n, want.Num)
+			p := portOf(n, want.num)
 			if p == nil || p.Remote == nil || !s.inScope(p) {
 				continue
 			}
 			got := p.Remote
-			if got.Node.GUID == peer.Node.GUID && got.Num == peer.Num {
+			if got.Node.GUID == b.guid[peer.node] && got.Num == peer.num {
 				continue
 			}
 			// Report each swapped cable once: from the end with the
 			// smaller GUID/port of the expected link.
-			if end[0] != l.A {
+			if k == 1 && l.b != l.a {
 				// the other end reports it unless that end is gone
-				if m := s.Fabric.NodeByGUID(l.A.Node.GUID); m != nil {
-					if q := portOf(m, l.A.Num); q != nil && q.Remote != nil {
+				if m := s.Fabric.NodeByGUID(b.guid[l.a.node]); m != nil {
+					if q := portOf(m, l.a.num); q != nil && q.Remote != nil {
 						continue
 					}
 				}
 			}
-			wantName := fmt.Sprintf("%s/%d", s.nodeName(peer.Node), peer.Num)
+			wantName := fmt.Sprintf("%s/%d", s.baseName(peer.node), peer.num)
 			gotName := s.entityOf(got, "").String()
 			// The expected peer's port is usually not free: in a swap it
 			// carries the other half of the cable to move (on a leaf, a
 			// leaf-to-leaf cable or a loopback), which names no finding
 			// of its own when its expected link is reported from here.
 			found, move := "", ""
-			if m := s.Fabric.NodeByGUID(peer.Node.GUID); m != nil {
-				if q := portOf(m, peer.Num); q != nil && q.Remote != nil && q.Remote != p {
+			if m := s.Fabric.NodeByGUID(b.guid[peer.node]); m != nil {
+				if q := portOf(m, peer.num); q != nil && q.Remote != nil && q.Remote != p {
 					now := s.entityOf(q.Remote, "").String()
 					found = fmt.Sprintf(" and %s <-> %s", wantName, now)
 					move = fmt.Sprintf(", after moving the cable now at %s (to %s) off it", wantName, now)
@@ -286,7 +287,7 @@ func (s *Snapshot) miswired() []Finding {
 				Check:    "topology.miswired",
 				Severity: Error,
 				Title:    fmt.Sprintf("Cable at %s goes to %s, expected %s", s.entityOf(p, "").String(), gotName, wantName),
-				Entities: []Entity{s.entityOf(p, "end"), s.entityOf(got, "peer"), {NodeGUID: peer.Node.GUID, Node: s.nodeName(peer.Node), Port: int(peer.Num), Role: "expected-peer"}},
+				Entities: []Entity{s.entityOf(p, "end"), s.entityOf(got, "peer"), {NodeGUID: b.guid[peer.node], Node: s.baseName(peer.node), Port: int(peer.num), Role: "expected-peer"}},
 				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, found)}},
 				Impact:   s.miswireImpact(p),
 				Action:   fmt.Sprintf("Move the cable at %s to %s%s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", s.entityOf(p, "").String(), wantName, move),
@@ -309,67 +310,65 @@ func (s *Snapshot) changed() []Finding {
 	for _, n := range s.Fabric.Nodes {
 		seen[n.GUID] = true
 	}
-	var missing []*fabric.Node
-	for _, n := range s.Baseline.Nodes {
-		if !seen[n.GUID] {
-			missing = append(missing, n)
+	b := s.Baseline
+	var missing []int32
+	for i := range b.in {
+		if !seen[b.guid[i]] {
+			missing = append(missing, int32(i))
 		}
 	}
 	// A missing switch hides the hosts cabled only to it: they are its
 	// finding (named in it), not one finding each.
-	gone := map[*fabric.Node]bool{}
+	gone := map[int32]bool{}
 	for _, n := range missing {
 		gone[n] = true
 	}
-	behind := map[*fabric.Node][]*fabric.Node{}
-	folded := map[*fabric.Node]bool{}
+	behind := map[int32][]int32{}
+	folded := map[int32]bool{}
 	for _, n := range missing {
-		if n.Type == mad.NodeSwitch {
+		if b.typ[n] == mad.NodeSwitch {
 			continue
 		}
-		var sw *fabric.Node
+		sw := int32(-1)
 		only := true
-		for _, p := range n.Ports {
-			if p == nil || p.Remote == nil {
-				continue
-			}
-			r := p.Remote.Node
-			if r.Type != mad.NodeSwitch || !gone[r] || (sw != nil && sw != r) {
+		for r := range b.cables(n) {
+			if b.typ[r] != mad.NodeSwitch || !gone[r] || (sw >= 0 && sw != r) {
 				only = false
 				break
 			}
 			sw = r
 		}
-		if only && sw != nil {
+		if only && sw >= 0 {
 			behind[sw] = append(behind[sw], n)
 			folded[n] = true
 		}
 	}
 	unknown := s.unreachedBaseline()
 	for _, n := range missing {
-		if folded[n] || (s.Scope != nil && !s.scopeNamesNode(n)) {
+		guid, typ := b.guid[n], b.typ[n]
+		if folded[n] || (s.Scope != nil && !s.scopeNamesGUID(guid)) {
 			continue
 		}
-		if unknown[n.GUID] {
+		if unknown[guid] {
 			continue // behind a port whose far end did not answer: could not look
 		}
-		if n.Type != mad.NodeSwitch && s.cutOffByLink(n) {
+		if typ != mad.NodeSwitch && s.cutOffByLink(n) {
 			continue // its down link is link.down's finding
 		}
 		sev := Error
-		if n.Type == mad.NodeSwitch {
+		if typ == mad.NodeSwitch {
 			sev = Critical
 		}
-		title := fmt.Sprintf("%s %s from the expected topology is missing", n.Type, s.nodeName(n))
-		ev := []Evidence{{Name: "node", Text: fmt.Sprintf("NodeGUID 0x%016x is in the expected topology but was not discovered", n.GUID)}}
-		ents := []Entity{s.nodeEntity(n, "missing")}
+		title := fmt.Sprintf("%s %s from the expected topology is missing", typ, s.baseName(n))
+		ev := []Evidence{{Name: "node", Text: fmt.Sprintf("NodeGUID 0x%016x is in the expected topology but was not discovered", guid)}}
+		ents := []Entity{s.baseEntity(n, "missing")}
 		impact := "its links and hosts are out of the fabric"
 		if hs := behind[n]; len(hs) > 0 {
-			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %s behind it", n.Type, s.nodeName(n), words.Count(len(hs), "host"))
+			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %s behind it", typ, s.baseName(n), words.Count(len(hs), "host"))
 			var names []string
 			for _, h := range hs {
-				names = append(names, s.nodeName(h))
-				ents = append(ents, s.nodeEntity(h, "behind"))
+				names = append(names, s.baseName(h))
+				ents = append(ents, s.baseEntity(h, "behind"))
 			}
 			ev = append(ev, Evidence{Name: "hosts behind", Value: float64(len(hs)), Text: "cabled only to it, not discovered either: " + strings.Join(names, ", ")})
 			impact = fmt.Sprintf("%s %s cut off (or could not be seen through it)", words.Count(len(hs), "host"), words.Verb(len(hs), "are"))
@@ -385,13 +384,9 @@ func (s *Snapshot) changed() []Finding {
 			Basis:    "baseline",
 		})
 	}
-	base := make(map[uint64]bool)
-	for _, n := range s.Baseline.Nodes {
-		base[n.GUID] = true
-	}
 	var added []string
 	for _, n := range s.Fabric.Nodes {
-		if !base[n.GUID] {
+		if !b.has(n.GUID) {
 			added = append(added, s.nodeName(n))
 		}
 	}
@@ -416,17 +411,14 @@ func (s *Snapshot) changed() []Finding {
 // cutOffByLink reports whether a missing host's every expected link ends
 // at a switch port that is present and not up: the host is gone because
 // its cable is (link.down reports that link).
-func (s *Snapshot) cutOffByLink(n *fabric.Node) bool {
+func (s *Snapshot) cutOffByLink(n int32) bool {
 	any := false
-	for _, p := range n.Ports {
-		if p == nil || p.Remote == nil {
-			continue
-		}
-		sw := s.Fabric.NodeByGUID(p.Remote.Node.GUID)
+	for peer, num := range s.Baseline.cables(n) {
+		sw := s.Fabric.NodeByGUID(s.Baseline.guid[peer])
 		if sw == nil {
 			return false
 		}
-		q := portOf(sw, p.Remote.Num)
+		q := portOf(sw, num)
 		if q == nil || q.PhysState == mad.PhysLinkUp {
 			return false
 		}
@@ -435,14 +427,14 @@ func (s *Snapshot) cutOffByLink(n *fabric.Node) bool {
 	return any
 }
 
-func (s *Snapshot) scopeNamesNode(n *fabric.Node) bool {
+func (s *Snapshot) scopeNamesGUID(guid uint64) bool {
 	for h := range s.Scope.Hosts {
-		if h.GUID == n.GUID {
+		if h.GUID == guid {
 			return true
 		}
 	}
 	for sw := range s.Scope.Switches {
-		if sw.GUID == n.GUID {
+		if sw.GUID == guid {
 			return true
 		}
 	}
@@ -461,31 +453,29 @@ func (s *Snapshot) unreachedBaseline() map[uint64]bool {
 		return unknown
 	}
 	present := func(guid uint64) bool { return s.Fabric.NodeByGUID(guid) != nil }
-	var queue []*fabric.Node
-	for _, l := range s.Baseline.Links() {
-		for _, e := range [][2]*fabric.Port{{l.A, l.B}, {l.B, l.A}} {
+	b := s.Baseline
+	var queue []int32
+	for l := range b.allLinks() {
+		for _, e := range [2][2]baseEnd{{l.a, l.b}, {l.b, l.a}} {
 			here, there := e[0], e[1]
-			n := s.Fabric.NodeByGUID(here.Node.GUID)
-			if n == nil || present(there.Node.GUID) || unknown[there.Node.GUID] {
+			tg := b.guid[there.node]
+			n := s.Fabric.NodeByGUID(b.guid[here.node])
+			if n == nil || present(tg) || unknown[tg] {
 				continue
 			}
-			if p := portOf(n, here.Num); p == nil || p.PeerUnknown() || !p.StateKnown() {
-				unknown[there.Node.GUID] = true
-				queue = append(queue, there.Node)
+			if p := portOf(n, here.num); p == nil || p.PeerUnknown() || !p.StateKnown() {
+				unknown[tg] = true
+				queue = append(queue, there.node)
 			}
 		}
 	}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		for _, p := range n.Ports {
-			if p == nil || p.Remote == nil {
-				continue
-			}
-			r := p.Remote.Node
-			if !present(r.GUID) && !unknown[r.GUID] {
-				unknown[r.GUID] = true
-				queue = append(queue, r)
+		for peer := range b.cables(n) {
+			if rg := b.guid[peer]; !present(rg) && !unknown[rg] {
+				unknown[rg] = true
+				queue = append(queue, peer)
 			}
 		}
 	}
@@ -580,8 +570,8 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 	}
 	if s.Baseline != nil {
 		planned = map[pair]int{}
-		for _, l := range s.Baseline.Links() {
-			a, b := l.A.Node.GUID, l.B.Node.GUID
+		for l := range s.Baseline.allLinks() {
+			a, b := s.Baseline.guid[l.a.node], s.Baseline.guid[l.b.node]
 			planned[pair{a, b}]++
 			planned[pair{b, a}]++
 		}

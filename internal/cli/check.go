@@ -73,10 +73,14 @@ func (a *app) runCheck(parent context.Context, opts *checkCmdOptions) error {
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}
-	baseline, err := a.loadBaseline(parent, o.expectTopology)
+	designed, err := a.loadBaseline(parent, o.expectTopology)
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}
+	// What the checks compare against, not the decoded file: that is let
+	// go of before the fabric is read.
+	baseline := checks.BaselineOf(designed)
+	designed = nil
 	ctx, stop := signalContext(parent)
 	defer stop()
 	sw, sess, err := a.runSweep(ctx, diagnose.Options{

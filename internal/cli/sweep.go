@@ -70,7 +70,7 @@ type sweepOptions struct {
 	lockWait    time.Duration
 	failOn      checks.Severity // parsed check.failOn; -1: none
 	promMin     checks.Severity
-	designed    *fabric.Fabric // --expect-topology
+	designed    *checks.Baseline // --expect-topology
 	expectation checks.Expectations
 }
 
@@ -178,9 +178,11 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 	if o.expectation, err = o.check.expectations(); err != nil {
 		return err
 	}
-	if o.designed, err = a.loadBaseline(ctx, o.check.expectTopology); err != nil {
+	designed, err := a.loadBaseline(ctx, o.check.expectTopology)
+	if err != nil {
 		return err
 	}
+	o.designed = checks.BaselineOf(designed)
 	return nil
 }
 
@@ -471,7 +473,11 @@ func (r *stagedReport) abort() {
 // the state dir. A state dir from before baselines existed has only a
 // snapshot: its fabric becomes the accepted baseline. accepted says a
 // baseline exists in the state dir (so this sweep must not set one).
-func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snapshot.Snapshot, accepted bool, err error) {
+// The decoded baseline is reduced to what the checks read of it and let
+// go of before the fabric is read: held whole beside the fabric a later
+// sweep reads, it was most of that sweep's peak over a first one's (issue
+// 13).
+func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *snapshot.Snapshot, accepted bool, err error) {
 	p, err := snapshot.Load(o.stateDir)
 	if err == nil {
 		prev = p
@@ -500,7 +506,7 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *fabric.Fabric, prev *snap
 	if o.designed != nil {
 		return o.designed, prev, acc != nil, nil
 	}
-	return acc, prev, acc != nil, nil
+	return checks.BaselineOf(acc), prev, acc != nil, nil
 }
 
 // sweepInterrupted is the error of a sweep stopped by a signal; it wraps

@@ -261,7 +261,7 @@ func lftFailures(err error, why map[uint64]string) []report.Unreached {
 }
 
 // Snapshot builds the checks' input from a sweep.
-func (s *Sweep) Snapshot(expect checks.Expectations, baseline *fabric.Fabric, scope *checks.Scope) *checks.Snapshot {
+func (s *Sweep) Snapshot(expect checks.Expectations, baseline *checks.Baseline, scope *checks.Scope) *checks.Snapshot {
 	snap := &checks.Snapshot{
 		Fabric:   s.Fabric,
 		Baseline: baseline,

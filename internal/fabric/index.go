@@ -256,16 +256,20 @@ func isAEnd(p *Port) bool {
 // Mellanox Technologies (0xb0cf0e0300d33fc0)"); the GUID alone when the
 // description is empty. Findings and listings use it so that two names
 // never mean one node or one name two nodes.
-func (f *Fabric) NameOf(n *Node) string {
-	if n.Description == "" {
-		return fmt.Sprintf("0x%016x", n.GUID)
+func (f *Fabric) NameOf(n *Node) string { return f.NameFor(n.GUID, n.Description) }
+
+// NameFor is NameOf for a node of another fabric known by its GUID and
+// description (an expected topology's).
+func (f *Fabric) NameFor(guid uint64, desc string) string {
+	if desc == "" {
+		return fmt.Sprintf("0x%016x", guid)
 	}
 	if f != nil {
-		for _, o := range f.NodesByName(n.Description) {
-			if o != n && o.GUID != n.GUID {
-				return fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID)
+		for _, o := range f.NodesByName(desc) {
+			if o.GUID != guid {
+				return fmt.Sprintf("%s (0x%016x)", desc, guid)
 			}
 		}
 	}
-	return n.Description
+	return desc
 }

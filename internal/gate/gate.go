@@ -342,7 +342,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if hasLFT(f) {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
-	snapCheck := sw.Snapshot(o.Expect, base, sc)
+	snapCheck := sw.Snapshot(o.Expect, checks.BaselineOf(base), sc)
 	snapCheck.FabricRouting = snap.FabricVerdicts()
 	snapCheck.BaselineDesigned = o.BaselineDesigned
 	// The job's hosts are compared with all their peers, not only the

@@ -19,7 +19,10 @@ import (
 // fabric topology.FatTree8k (9,472 nodes) routed once by OpenSM (min-hop,
 // opensm -o: the tables stay, the SM is gone), then, each a child process
 // timed by GNU time in the same run: ibnetdiscover, ibdoctor check (every
-// counter and forwarding table), sweep (and its state on disk per node),
+// counter and forwarding table), sweep into an empty state directory
+// (and its state on disk per node), sweep2 (the same sweep again in that
+// directory: a later sweep, comparing against the baseline the first
+// accepted),
 // the JSON outputs (discover --format json, links --json, check --json,
 // counters --all --json, top --json) and counters --all and top --once
 // beside them (the difference is what the JSON costs). It reports each
@@ -58,7 +61,10 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 	b.Logf("%d nodes; OpenSM routed them in %v", len(f.Nodes), time.Since(t0).Round(time.Second))
 	bin := ibsimtest.BuildIbdoctor(b)
 	at := []string{"--ibsim=" + s.SockName, "--ibsim-host", host}
-	state := b.TempDir()
+	// stateArg stands for the run's state directory: each run's sweep is
+	// a first sweep into an empty one, its sweep2 a later sweep there.
+	const stateArg = "{state}"
+	sweepArgs := append([]string{bin, "sweep", "--state-dir", stateArg}, at...)
 	type tool struct {
 		name    string
 		args    []string
@@ -67,7 +73,8 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 	tools := []tool{
 		{"ibnetdiscover", []string{"ibnetdiscover"}, true},
 		{"check", append([]string{bin, "check"}, at...), false},
-		{"sweep", append([]string{bin, "sweep", "--state-dir", state}, at...), false},
+		{"sweep", sweepArgs, false},
+		{"sweep2", sweepArgs, false},
 		{"discover-json", append([]string{bin, "discover", "--format", "json"}, at...), false},
 		{"links-json", append([]string{bin, "links", "--json"}, at...), false},
 		{"check-json", append([]string{bin, "check", "--json"}, at...), false},
@@ -76,7 +83,7 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		{"top", append([]string{bin, "top", "--once"}, at...), false},
 		{"top-json", append([]string{bin, "top", "--json"}, at...), false},
 	}
-	// IBDOCTOR_BENCH_TOOLS=check,sweep runs only those beside ibnetdiscover
+	// IBDOCTOR_BENCH_TOOLS=check,sweep,sweep2 runs only those beside ibnetdiscover
 	// (at 49k each tool is minutes on ibsim).
 	if only := os.Getenv("IBDOCTOR_BENCH_TOOLS"); only != "" {
 		want := strings.Split(only, ",")
@@ -93,13 +100,32 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 	}
 	runs := ibsimtest.BenchRuns()
 	got := map[string][]ibsimtest.Child{}
+	inState := func(args []string, dir string) []string {
+		args = slices.Clone(args)
+		for i, a := range args {
+			if a == stateArg {
+				args[i] = dir
+			}
+		}
+		return args
+	}
+	var state string
 	b.ResetTimer()
 	for i := range runs {
+		state = b.TempDir()
+		swept := false
 		for _, t := range tools {
-			r := s.MeasureChild(b, t.args, ibsimtest.ChildOptions{Host: host, Preload: t.preload, GNUTime: true, ExitOK: []int{1, 3}})
+			if t.name == "sweep2" && !swept {
+				// IBDOCTOR_BENCH_TOOLS left the sweep out: a first
+				// sweep, not measured, accepts the baseline.
+				r := s.MeasureChild(b, inState(sweepArgs, state), ibsimtest.ChildOptions{Host: host, ExitOK: []int{1, 3}})
+				b.Logf("run %d: a first sweep for sweep2 (not measured): %v, exit %d", i+1, r.Wall.Round(time.Millisecond), r.Exit)
+			}
+			swept = swept || t.name == "sweep"
+			r := s.MeasureChild(b, inState(t.args, state), ibsimtest.ChildOptions{Host: host, Preload: t.preload, GNUTime: true, ExitOK: []int{1, 3}})
 			got[t.name] = append(got[t.name], r)
 			extra := ""
-			if t.name == "check" || t.name == "sweep" {
+			if t.name == "check" || t.name == "sweep" || t.name == "sweep2" {
 				out, _ := os.ReadFile(r.Output)
 				if m := timingLine.Find(out); m != nil {
 					b.Logf("run %d: %s %s", i+1, t.name, m)
@@ -128,8 +154,8 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		b.ReportMetric(tm/refM, t.name+"-mem-ratio")
 		b.Logf("%s: median %.2f s %.1f MB; %.2f× ibnetdiscover's wall, %.2f× its RSS", t.name, tt, tm/(1<<20), tt/refT, tm/refM)
 	}
-	if len(got["sweep"]) == 0 {
-		return // IBDOCTOR_BENCH_TOOLS left the sweep out: no state to count
+	if len(got["sweep"]) == 0 && len(got["sweep2"]) == 0 {
+		return // IBDOCTOR_BENCH_TOOLS left the sweeps out: no state to count
 	}
 	var size int64
 	ents, _ := os.ReadDir(state)

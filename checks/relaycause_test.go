@@ -38,7 +38,7 @@ func TestRelayErrorsNameTheDownPortsFinding(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sw, _ := sampleCheck(t, c.faults, transport.Options{Timeout: 250 * time.Millisecond, Retries: 1}, diagnose.Options{Routes: true, Counters: true, Interval: time.Second})
-			res, err := checks.Run(sw.Snapshot(checks.Expectations{}, c.base, nil))
+			res, err := checks.Run(sw.Snapshot(checks.Expectations{}, checks.BaselineOf(c.base), nil))
 			if err != nil {
 				t.Fatal(err)
 			}

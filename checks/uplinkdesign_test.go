@@ -253,7 +253,7 @@ func TestSubsetLeafAgainstPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw := corpusSweep(t, cabledFabric(t, append(rows(8, 1, 1, 1, 1), rows(2, 1, 1, 0, 0)...), same(10, 4)))
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, plan, nil))
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, checks.BaselineOf(plan), nil))
 	if err != nil {
 		t.Fatal(err)
 	}

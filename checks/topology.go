@@ -306,14 +306,10 @@ func (s *Snapshot) miswireImpact(p *fabric.Port) Impact {
 
 func (s *Snapshot) changed() []Finding {
 	var out []Finding
-	seen := make(map[uint64]bool)
-	for _, n := range s.Fabric.Nodes {
-		seen[n.GUID] = true
-	}
 	b := s.Baseline
 	var missing []int32
 	for i := range b.in {
-		if !seen[b.guid[i]] {
+		if s.Fabric.NodeByGUID(b.guid[i]) == nil {
 			missing = append(missing, int32(i))
 		}
 	}
@@ -557,23 +553,28 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 	}
 	// The expected topology, when given, is the operator's word on the
 	// design: a leaf it has with as few cables to the spine is as built
-	// (an accepted baseline after a cable was retired).
+	// (an accepted baseline after a cable was retired). Its cable counts
+	// are made the first time a leaf is short: a map of every cable
+	// (about 10 MB at 49k nodes) is not made for a fabric as designed.
 	type pair struct{ leaf, spine uint64 }
 	var planned map[pair]int
+	plannedAtMost := func(leaf, spine uint64, have int) bool {
+		if planned == nil {
+			planned = map[pair]int{}
+			for l := range s.Baseline.allLinks() {
+				a, b := s.Baseline.guid[l.a.node], s.Baseline.guid[l.b.node]
+				planned[pair{a, b}]++
+				planned[pair{b, a}]++
+			}
+		}
+		return planned[pair{leaf, spine}] <= have
+	}
 	// The leaves in the fabric's order, listed once: each spine looked
 	// every node of the fabric up in leaves (tens of millions of lookups
 	// at 49k).
 	for _, n := range s.Fabric.Nodes {
 		if leaves[n] {
 			leafList = append(leafList, n)
-		}
-	}
-	if s.Baseline != nil {
-		planned = map[pair]int{}
-		for l := range s.Baseline.allLinks() {
-			a, b := s.Baseline.guid[l.a.node], s.Baseline.guid[l.b.node]
-			planned[pair{a, b}]++
-			planned[pair{b, a}]++
 		}
 	}
 	near := peersReach(spines, leafList, bundles)
@@ -615,14 +616,14 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 				u.full++
 				u.want += want
 				u.have += want
-			case planned != nil && planned[pair{l.GUID, sp.GUID}] <= have:
+			case s.Baseline != nil && plannedAtMost(l.GUID, sp.GUID, have):
 				u.full++ // as planned: the plan is its design
 				u.want += have
 				u.have += have
 			default:
 				u.want += want
 				u.have += have
-				u.planned = u.planned || planned != nil
+				u.planned = u.planned || s.Baseline != nil
 				u.short = append(u.short, spineBundle{spine: sp, have: have, want: want, peers: most, leaves: len(b)})
 			}
 		}

@@ -87,7 +87,7 @@ func TestMissingRailAcceptedBaseline(t *testing.T) {
 		{"designed without the rail", accepted, true, 0},
 		{"accepted with the rail", planWith, false, 0},
 	} {
-		res, err := checks.Run(&checks.Snapshot{Fabric: f, Baseline: c.base, BaselineDesigned: c.designed}, "topology.missing-hca")
+		res, err := checks.Run(&checks.Snapshot{Fabric: f, Baseline: checks.BaselineOf(c.base), BaselineDesigned: c.designed}, "topology.missing-hca")
 		if err != nil {
 			t.Fatal(err)
 		}

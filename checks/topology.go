@@ -174,11 +174,21 @@ func (s *Snapshot) oversubscribed() []Finding {
 	group := map[same]int{}
 	short := s.shortOfUplinks()
 	tiers := SwitchTiers(s.Fabric)
+	// The hosts most leaves have: a leaf with them is a compute leaf.
+	hostsOf := map[int]int{}
+	mostHosts := 0
+	for _, l := range all {
+		hostsOf[l.hosts]++
+		if c := hostsOf[l.hosts]; c > hostsOf[mostHosts] || c == hostsOf[mostHosts] && l.hosts > mostHosts {
+			mostHosts = l.hosts
+		}
+	}
 	for _, l := range all {
 		if !s.nodeInScope(l.n) {
 			continue
 		}
 		if m, ok := short[l.n]; ok {
+			m.peerHosts = l.hosts == mostHosts
 			out = append(out, s.shortOfUplinksFinding(l.n, m, l.host, l.up, l.hosts, spineCables(l.n, tiers), ratio))
 			continue
 		}
@@ -498,6 +508,9 @@ type shortUplinks struct {
 	// planned: the expected topology has more cables to one of the
 	// spines than the leaf has: missing by the operator's plan.
 	planned bool
+	// alone: no other leaf is cabled to the spines as this one is;
+	// peerHosts: it has as many hosts as most leaves (set by the caller).
+	alone, peerHosts bool
 }
 
 // likePeers reports whether the leaf otherwise looks like its spines'
@@ -506,9 +519,12 @@ type shortUplinks struct {
 // what a cable lost (unplugged, down) looks like; a leaf cabled to half
 // the spines, or with thinner bundles to every spine, differs in its
 // whole pattern, which is how storage or service leaves are built on
-// purpose. The expected topology, when it has the cables, settles it.
+// purpose. But such leaves come in sets, or with hosts of their own: a
+// leaf unlike every other leaf that has its peers' hosts lost cables (on
+// two or three spines one lost bundle is more than a quarter). The
+// expected topology, when it has the cables, settles it.
 func (u shortUplinks) likePeers() bool {
-	return u.planned || 4*(u.want-u.have) <= u.want && (u.full > 0 || u.spines == 1)
+	return u.planned || u.alone && u.peerHosts || 4*(u.want-u.have) <= u.want && (u.full > 0 || u.spines == 1)
 }
 
 // shortOfUplinks finds the leaves with fewer cables to a spine than the
@@ -628,9 +644,23 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 			}
 		}
 	}
+	// Each leaf's cables to every spine, as a key: a cabling no other
+	// leaf shares is not a design of a set of leaves.
+	keys := make([]string, len(leafList))
+	shared := map[string]int{}
+	var key []byte
+	for i, l := range leafList {
+		key = key[:0]
+		for _, sp := range spines {
+			key = binary.AppendUvarint(key, uint64(bundles[sp][l]))
+		}
+		keys[i] = string(key)
+		shared[keys[i]]++
+	}
 	out := map[*fabric.Node]shortUplinks{}
 	for i, u := range judged {
 		if len(u.short) > 0 {
+			u.alone = shared[keys[i]] == 1
 			out[leafList[i]] = u
 		}
 	}
@@ -809,11 +839,11 @@ func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, u shortUplinks, host
 			return f
 		}
 		f.Severity = Info
-		f.Title = fmt.Sprintf("Leaf %s has %d uplinks where its spines' other leaves have %d, %s: taken as its design", s.nodeName(leaf), have, want, u.pattern())
+		f.Title = fmt.Sprintf("Leaf %s has %s where its spines' other leaves have %d, %s: taken as its design", s.nodeName(leaf), words.Count(have, "uplink"), want, u.pattern())
 		f.Impact = Impact{Summary: fmt.Sprintf("within the %.1f:1 threshold: none if built so", ratio)}
 		return f
 	}
-	f.Title = fmt.Sprintf("Leaf %s has %d uplinks where its spines' other leaves have %d: %s missing or down", s.nodeName(leaf), have, want, words.Count(missing, "cable"))
+	f.Title = fmt.Sprintf("Leaf %s has %s where its spines' other leaves have %d: %s missing or down", s.nodeName(leaf), words.Count(have, "uplink"), want, words.Count(missing, "cable"))
 	if over {
 		f.Title += fmt.Sprintf("; oversubscribed %.1f:1 (%s)", r, words.Count(hosts, "host"))
 	}

@@ -277,3 +277,38 @@ func TestSubsetLeafAgainstPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestLostBundleOnFewSpines: on a fabric of two or three spines one
+// failure (an unplugged cable, a twin-port transceiver, a trunk) takes
+// more than a quarter of a leaf's uplinks. A leaf unlike every other
+// leaf, with its peers' hosts, lost cables: storage or service leaves
+// built on a subset come in sets or with hosts of their own (reviewer's
+// R4: each was an info "taken as its design").
+func TestLostBundleOnFewSpines(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		cables [][]int
+		hosts  []int
+		title  string
+	}{
+		{"2 spines x1, one cable gone", append(rows(7, 1, 1), []int{1, 0}), same(8, 2),
+			"Leaf leaf7 has 1 uplink where its spines' other leaves have 2: 1 cable missing or down"},
+		{"2 spines x2, twin-port gone", append(rows(7, 2, 2), []int{2, 0}), same(8, 4),
+			"Leaf leaf7 has 2 uplinks where its spines' other leaves have 4: 2 cables missing or down"},
+		{"3 spines x2, bundle gone", append(rows(7, 2, 2, 2), []int{2, 2, 0}), same(8, 6),
+			"Leaf leaf7 has 4 uplinks where its spines' other leaves have 6: 2 cables missing or down"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := cabledCheck(t, c.cables, c.hosts)
+			for _, f := range fs {
+				if strings.HasPrefix(f.Title, c.title) {
+					if f.Severity != checks.Warning {
+						t.Errorf("%q: %s, want warning", f.Title, f.Severity)
+					}
+					return
+				}
+			}
+			t.Errorf("no %q:%s", c.title, titles(fs))
+		})
+	}
+}

@@ -585,6 +585,11 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 		}
 		return planned[pair{leaf, spine}] <= have
 	}
+	// A baseline without the spine (a gate's is the job's part: its
+	// hosts and their leaves) says nothing of the cables to it.
+	knows := func(leaf, spine *fabric.Node) bool {
+		return s.Baseline != nil && s.Baseline.has(leaf.GUID) && s.Baseline.has(spine.GUID)
+	}
 	// The leaves in the fabric's order, listed once: each spine looked
 	// every node of the fabric up in leaves (tens of millions of lookups
 	// at 49k).
@@ -632,14 +637,14 @@ func (s *Snapshot) shortOfUplinks() map[*fabric.Node]shortUplinks {
 				u.full++
 				u.want += want
 				u.have += want
-			case s.Baseline != nil && plannedAtMost(l.GUID, sp.GUID, have):
+			case knows(l, sp) && plannedAtMost(l.GUID, sp.GUID, have):
 				u.full++ // as planned: the plan is its design
 				u.want += have
 				u.have += have
 			default:
 				u.want += want
 				u.have += have
-				u.planned = u.planned || s.Baseline != nil
+				u.planned = u.planned || knows(l, sp)
 				u.short = append(u.short, spineBundle{spine: sp, have: have, want: want, peers: most, leaves: len(b)})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,4 +312,38 @@ func TestLostBundleOnFewSpines(t *testing.T) {
 			t.Errorf("no %q:%s", c.title, titles(fs))
 		})
 	}
+}
+
+// TestShortUplinksBaselineWithoutSpines: a gate's baseline is the job's
+// part of the accepted one (its hosts and their leaves, no spines), so
+// it says nothing of the leaf's cables to the spines. Counting those as
+// planned at zero made every short bundle "as planned" (reviewer's R5):
+// a gate could never say what check says of the same leaf.
+func TestShortUplinksBaselineWithoutSpines(t *testing.T) {
+	plan, _, err := fabric.ReadFile(context.Background(), cabledFabric(t, rows(8, 1, 1, 1, 1), same(8, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The job's part: the nodes but the spines, and no cables to them
+	// (snapshot.Index.JobPart keeps the links inside the part).
+	plan.Nodes = slices.DeleteFunc(plan.Nodes, func(n *fabric.Node) bool { return strings.HasPrefix(n.Description, "spine") })
+	for _, n := range plan.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil && strings.HasPrefix(p.Remote.Node.Description, "spine") {
+				p.Remote = nil
+			}
+		}
+	}
+	sw := corpusSweep(t, cabledFabric(t, append(rows(7, 1, 1, 1, 1), []int{1, 1, 1, 0}), same(8, 4)))
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, checks.BaselineOf(plan), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Leaf leaf7 has 3 uplinks where its spines' other leaves have 4: 1 cable missing or down"
+	for _, f := range byCheck(res.Findings, "topology.oversubscribed") {
+		if f.Title == want && f.Severity == checks.Warning {
+			return
+		}
+	}
+	t.Errorf("no warning %q:%s", want, titles(res.Findings))
 }

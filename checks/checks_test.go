@@ -336,35 +336,61 @@ func TestCounterErrors(t *testing.T) {
 	}
 }
 
-// A gate's reading carries the counters saved by the sweep: the increase
-// since is judged against the per-interval thresholds, the value against
-// the absolute ones, one finding per counter, growth first.
+// A reading paired with the previous sweep's counters (a gate's, or a
+// later sweep's without --interval): the increase since is judged against
+// the per-interval thresholds, one finding per counter, growth first. A
+// value since the clear that did not grow since the sweep is history, an
+// info finding saying so (trial N10: 500 old PortRcvErrors were an error
+// on every cron sweep, paging until someone cleared the counters); a
+// counter the sweep did not save is judged on its value as without one.
 func TestCounterErrorsSinceSnapshot(t *testing.T) {
 	f := fatTree(t)
 	p := node(t, f, "leaf01").Ports[10]
 	old := node(t, f, "leaf01").Ports[11]
 	clean := node(t, f, "leaf01").Ports[12]
+	unsaved := node(t, f, "leaf01").Ports[13]
+	at := time.Date(2026, 11, 27, 2, 30, 0, 0, time.UTC)
 	c := fakeCounters{rs: []PortReading{
 		// new since the sweep: +500
-		{Port: p, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "PortRcvErrors", Value: 500, Growth: 500, Bits: 16}}},
-		// old errors, not growing: judged on the value
-		{Port: old, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "LinkDownedCounter", Value: 50, Growth: 0, Bits: 8}}},
+		{Port: p, Saved: true, SavedAgo: 10 * time.Minute, SavedAt: at, Errors: []CounterValue{{Name: "PortRcvErrors", Value: 500, Growth: 500, Bits: 16}}},
+		// old errors, not growing: history, info
+		{Port: old, Saved: true, SavedAgo: 10 * time.Minute, SavedAt: at, Errors: []CounterValue{{Name: "LinkDownedCounter", Value: 50, Growth: 0, Bits: 8}}},
 		// +1 symbol error is not over the per-interval threshold 1
-		{Port: clean, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 3, Growth: 1, Bits: 16}}},
+		{Port: clean, Saved: true, SavedAgo: 10 * time.Minute, SavedAt: at, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 3, Growth: 1, Bits: 16}}},
+		// not in the saved reading: no growth known, the value judged
+		{Port: unsaved, Saved: true, SavedAgo: 10 * time.Minute, SavedAt: at, Errors: []CounterValue{{Name: "PortRcvErrors", Value: 500, Unsaved: true, Bits: 16}}},
 	}}
 	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.errors")
-	if len(fs) != 2 {
-		t.Fatalf("want 2 findings, got %+v", fs)
+	if len(fs) != 3 {
+		t.Fatalf("want 3 findings, got %+v", fs)
 	}
 	got := map[string]Finding{}
 	for _, f := range fs {
-		got[f.Evidence[0].Name] = f
+		got[f.Evidence[0].Name+" "+f.Basis] = f
 	}
-	if g := got["PortRcvErrors"]; g.Basis != "since-snapshot" || g.Severity != Error || !strings.Contains(g.Title, "+500 since the last sweep") {
+	g := got["PortRcvErrors since-snapshot"]
+	if g.Severity != Error || !strings.Contains(g.Title, "+500 since the last sweep") {
 		t.Errorf("growth: %+v", g)
 	}
-	if g := got["LinkDownedCounter"]; g.Basis != "absolute" || g.Severity != Error {
-		t.Errorf("absolute: %+v", g)
+	for _, w := range []string{"grew by 500 in 10m0s since the previous sweep at 2026-11-27T02:30:00Z", "0.833/s", "now 500"} {
+		if !strings.Contains(g.Evidence[0].Text, w) {
+			t.Errorf("growth evidence lacks %q: %q", w, g.Evidence[0].Text)
+		}
+	}
+	g = got["LinkDownedCounter absolute"]
+	if g.Severity != Info || !strings.Contains(g.Title, "not growing since the last sweep") {
+		t.Errorf("old errors not growing: want info, got %v %q", g.Severity, g.Title)
+	}
+	for _, w := range []string{"LinkDownedCounter = 50 since the counters were last cleared", "no growth since the previous sweep at 2026-11-27T02:30:00Z (10m0s before"} {
+		if !strings.Contains(g.Evidence[0].Text, w) {
+			t.Errorf("history evidence lacks %q: %q", w, g.Evidence[0].Text)
+		}
+	}
+	if g.Impact.Score != g.Impact.PathShare*counterWeight[Info] {
+		t.Errorf("history scored as %v: %v", g.Severity, g.Impact.Score)
+	}
+	if g := got["PortRcvErrors absolute"]; g.Severity != Error || len(g.Entities) == 0 || g.Entities[0].Port != 13 || strings.Contains(g.Evidence[0].Text, "previous sweep") {
+		t.Errorf("a counter not saved: want an error on its value, got %+v", g)
 	}
 }
 

@@ -110,18 +110,27 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 			}
 			// Cleared since the sweep: the increase since is unknown,
 			// only the value since the clear is known.
-			if r.Saved && c.GrowthUnknown != "" {
+			if r.Saved && !c.Unsaved && c.GrowthUnknown != "" {
 				// No growth to judge since the sweep: undecided, and the
 				// value since the clear is still judged below.
 				if _, judged := t.Delta[c.Name]; judged {
 					unknownSince = append(unknownSince, c.Name)
 					whySince = c.GrowthUnknown
 				}
-			} else if r.Saved && c.ClearedFrom == 0 {
+			} else if r.Saved && !c.Unsaved && c.ClearedFrom == 0 {
 				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
+					f.Evidence[0].Text = sinceSweepText(c, r, f.Evidence[0].Threshold)
 					emit(p, f)
 					continue
 				}
+				// Within its threshold since the sweep: the count since
+				// the clear is history, said at info so that it stays
+				// visible without failing (or paging) on every sweep
+				// until someone clears the counters.
+				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
+					emit(p, s.pastCount(f, t, p, c, r))
+				}
+				continue
 			}
 			if iv == 0 && !r.SpanUnknown || r.Saved {
 				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
@@ -140,6 +149,48 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 			s.couldNotDecide("counters.errors", counterNames(unknownSince)+" since the saved sweep: "+whySince, s.entityOf(p, "end"))
 		}
 	})
+}
+
+// sweepAt names the sweep a reading was paired with: "the previous sweep
+// at 2026-11-27T02:30:00Z (10m0s before)", or by its age alone.
+func sweepAt(r PortReading) string {
+	if r.SavedAt.IsZero() {
+		return fmt.Sprintf("the sweep %v before", words.Span(r.SavedAgo))
+	}
+	return fmt.Sprintf("the previous sweep at %s (%v before)", r.SavedAt.UTC().Format(time.RFC3339), words.Span(r.SavedAgo))
+}
+
+// sinceSweepText is the evidence of a counter over its threshold on its
+// growth since the sweep: how much, over how long, and the rate.
+func sinceSweepText(c CounterValue, r PortReading, thr float64) string {
+	rate := ""
+	if r.SavedAgo > 0 {
+		rate = fmt.Sprintf("%.3g/s; ", float64(c.Growth)/r.SavedAgo.Seconds())
+	}
+	if r.SavedAt.IsZero() {
+		return fmt.Sprintf("%s grew by %d since the sweep %v before (%snow %d; threshold %.0f per interval)", c.Name, c.Growth, words.Span(r.SavedAgo), rate, c.Value, thr)
+	}
+	return fmt.Sprintf("%s grew by %d in %v since the previous sweep at %s (%snow %d; threshold %.0f per interval)", c.Name, c.Growth, words.Span(r.SavedAgo), r.SavedAt.UTC().Format(time.RFC3339), rate, c.Value, thr)
+}
+
+// pastCount turns the finding on a counter's value since the clear into
+// history: the counter did not grow past its threshold since the sweep r
+// was paired with, so the count is old (info), and the finding says so.
+func (s *Snapshot) pastCount(f Finding, t *Thresholds, p *fabric.Port, c CounterValue, r PortReading) Finding {
+	f.Severity = Info
+	f.Impact.Score = f.Impact.PathShare * counterWeight[Info]
+	grew := "no growth since " + sweepAt(r)
+	f.Title = fmt.Sprintf("%s = %d on %s since the last clear, not growing since the last sweep", c.Name, c.Value, s.portName(p))
+	if c.Growth > 0 {
+		grew = fmt.Sprintf("+%d since %s, within its threshold %d per interval", c.Growth, sweepAt(r), t.Delta[c.Name])
+		f.Title = fmt.Sprintf("%s = %d on %s since the last clear, +%d since the last sweep", c.Name, c.Value, s.portName(p), c.Growth)
+	}
+	f.Evidence[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %.0f); %s: history, not a fault now", c.Name, c.Value, f.Evidence[0].Threshold, grew)
+	f.Impact.Summary = "errors counted before the previous sweep, not since: " + f.Impact.Summary
+	// Nothing is dropped now: no down port to name (relayCauses).
+	f.deadEnd = nil
+	f.Action = fmt.Sprintf("Nothing while it does not grow: a later sweep reports it at its severity if it grows past its threshold. To count from zero, clear the counters ('ibdoctor counters --reset errors' every port, or 'perfquery -x -R %d %d' this one, at %s).", s.entityOf(p, "").LID, p.Num, s.portAt(p))
+	return f
 }
 
 // counterNames lists counters in an undecided reason: the first three

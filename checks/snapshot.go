@@ -232,6 +232,9 @@ type PortReading struct {
 	// besides the value (or the interval's increase).
 	Saved    bool
 	SavedAgo time.Duration
+	// SavedAt is when that sweep read them (zero when not known): the
+	// findings name the sweep their growth is counted from.
+	SavedAt time.Time
 	// SpanUnknown is set when each counter's Delta (XmitWait's too) is an
 	// increase over a span that is not known: a file's record of what
 	// the counters grew while its tool sampled them (ibdiagnet2.db_csv's
@@ -265,6 +268,9 @@ type CounterValue struct {
 	// unknown ("" when known), by the same rule (perf.Increase): Growth is
 	// 0 then and not judged.
 	GrowthUnknown string
+	// Unsaved is set on a Saved reading when the sweep did not save this
+	// counter: no growth is known, the value is judged as without one.
+	Unsaved bool
 }
 
 // Scope is the part of the fabric a job uses.

@@ -76,7 +76,7 @@ not look.`,
 	cmd.Flags().StringVar(&o.nodes, "nodes", "", "the job's hosts in Slurm hostlist syntax, e.g. gpu[001-064] (default $SLURM_JOB_NODELIST)")
 	cmd.Flags().StringVar(&o.nameMap, "node-name-map", "", "map node GUIDs to host names (ibnetdiscover's node-name-map format)")
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where sweep keeps its snapshot ($IBDOCTOR_STATE_DIR)")
-	cmd.Flags().DurationVar(&o.maxAge, "max-age", time.Hour, "oldest snapshot to trust; older ones are replaced by a live sweep")
+	cmd.Flags().DurationVar(&o.maxAge, "max-age", snapshotMaxAge, "oldest snapshot to trust; older ones are replaced by a live sweep")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON")
 	detailFlag(cmd.Flags(), &o.detail, 5)
 	cmd.Flags().BoolVarP(&o.verbose, "verbose", "v", false, "also say why each check that did not run was skipped")

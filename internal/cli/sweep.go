@@ -18,9 +18,11 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/spf13/cobra"
 )
 
@@ -68,6 +70,7 @@ type sweepOptions struct {
 	stateDir    string
 	noSave      bool
 	lockWait    time.Duration
+	maxAge      time.Duration
 	failOn      checks.Severity // parsed check.failOn; -1: none
 	promMin     checks.Severity
 	designed    *checks.Baseline // --expect-topology
@@ -99,6 +102,12 @@ Sweeps sharing a --state-dir take turns: a second one waits up to --lock-wait
 for the first, then exits 2 and leaves the outputs alone. A sweep that fails
 or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
 writes ibdoctor_sweep_success 0 to the textfile and exits 2.
+Without --interval, error counters are judged by their growth since the
+previous sweep in --state-dir (a complete one of the same fabric, at most
+--max-age old); a count since the last clear that did not grow since is
+reported as info, not at its severity. Without such a sweep (the first one),
+their values since the last clear are judged. The report's counters_basis
+says which.
 The report's status is judged at --fail-on, or at error (as check) without it.
 Exit status: 0 done, 3 done but parts could not be read, 2 failed, 1 findings
 at or above --fail-on when that is given.`,
@@ -128,6 +137,7 @@ at or above --fail-on when that is given.`,
 	cmd.Flags().StringVar(&o.promMinSev, "prom-min-severity", "warning", "lowest severity whose findings get a series of their own in --prom: info, warning, error or critical")
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where to keep the snapshot and the accepted baseline ($IBDOCTOR_STATE_DIR); created if missing")
 	cmd.Flags().BoolVar(&o.noSave, "no-save", false, "do not write the snapshot (nor take the state directory's lock)")
+	cmd.Flags().DurationVar(&o.maxAge, "max-age", snapshotMaxAge, "oldest previous sweep whose counters error counters' growth is judged against (0: never; their values since the last clear are judged)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", time.Minute, "how long to wait for another sweep of the same --state-dir to finish before giving up (exit 2)")
 	return cmd
 }
@@ -280,6 +290,11 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if err != nil {
 		return fail(err)
 	}
+	defer func() {
+		if prev != nil {
+			prev.Close()
+		}
+	}()
 
 	a.stderr = quietTerminal(a.stderr)
 	sw, sess, err := a.runSweep(ctx, diagnose.Options{
@@ -301,6 +316,17 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if ctx.Err() != nil {
 		return fail(sweepInterrupted(ctx))
 	}
+	// The state keeps the readings themselves; the checks judge them
+	// paired with the previous sweep's.
+	read := sw.Counters
+	basis := ""
+	if sw.Counters != nil && o.check.interval == 0 && sess.Increases == nil {
+		var since *snapshot.Snapshot
+		since, basis = sweepSince(prev, o, sess, sw.Taken)
+		if since != nil {
+			sw.Counters = gate.SinceSweep(sw.Counters, since, sw.Taken)
+		}
+	}
 	snap := sw.Snapshot(o.expectation, baseline, nil)
 	snap.BaselineDesigned = o.designed != nil
 	res, err := checks.Run(snap, o.check.only...)
@@ -315,6 +341,9 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		judge = checks.Error
 	}
 	doc := sw.Document("sweep", sess.Name, res, judge)
+	if doc.CountersBasis == "" {
+		doc.CountersBasis = basis
+	}
 	// The report is encoded before the state is replaced (an encoding
 	// error keeps the old state), streamed into its temporary file, and
 	// published after the state.
@@ -329,7 +358,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	// place of the checks' instead of adding to it (issue 13). --html
 	// draws from the checks' snapshot: it is staged before that.
 	st := sweptState{
-		fabric: sw.Fabric, counters: sw.Counters, taken: sw.Taken, complete: sw.Complete, source: sess.Name,
+		fabric: sw.Fabric, counters: read, taken: sw.Taken, complete: sw.Complete, source: sess.Name,
 		prevComplete: prev != nil && prev.Complete,
 		verdicts:     checks.FabricWide(res, sw.Taken),
 	}
@@ -356,6 +385,10 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	// The checks have judged the fabric: what the simulator stood in
 	// for is not saved as read.
 	sess.DropSavedStandIns(st.fabric)
+	if prev != nil {
+		// Its gate.idx is about to be replaced.
+		prev.Close()
+	}
 	snap, res, sw, baseline, prev = nil, nil, nil, nil, nil
 	sess.Close()
 	sess = nil
@@ -480,8 +513,14 @@ func (r *stagedReport) abort() {
 func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *snapshot.Snapshot, accepted bool, err error) {
 	p, err := snapshot.Load(o.stateDir)
 	if err == nil {
+		// Kept open: its gate.idx holds the counters this sweep's
+		// growth is judged from (the caller closes it).
 		prev = p
-		defer p.Close()
+		defer func() {
+			if err != nil {
+				p.Close()
+			}
+		}()
 	} else if !errors.Is(err, snapshot.ErrNone) {
 		a.notef("ignoring the previous snapshot: %v", err)
 	}
@@ -507,6 +546,40 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 		return o.designed, prev, acc != nil, nil
 	}
 	return checks.BaselineOf(acc), prev, acc != nil, nil
+}
+
+// snapshotMaxAge is the default --max-age of gate and sweep: the oldest
+// snapshot a gate answers from, and the oldest previous sweep a sweep
+// judges its error counters' growth against (cron runs every 15 minutes:
+// a few missed runs are still "since the previous sweep").
+const snapshotMaxAge = time.Hour
+
+// sweepSince decides which earlier sweep this one's error counters are
+// judged against: the previous sweep in the state dir when it is
+// complete, of this fabric (gate's rule: of this source, or holding this
+// very port) and at most --max-age old (gate's Fresh). It returns that
+// snapshot, or nil; and, for the report's counters_basis, which was used
+// or why none was ("" for a first sweep: the values since the clear are
+// judged, as always).
+func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now time.Time) (*snapshot.Snapshot, string) {
+	const values = "error counters judged on their values since the last clear"
+	switch {
+	case prev == nil:
+		return nil, ""
+	case o.maxAge == 0:
+		return nil, values + " (--max-age 0: not against the previous sweep)"
+	case !prev.Complete:
+		return nil, fmt.Sprintf("%s: the previous sweep in %s (%s) is partial", values, o.stateDir, prev.TakenAt.Format(time.RFC3339))
+	}
+	if why := prev.Fresh(now, o.maxAge); why != nil {
+		return nil, fmt.Sprintf("%s: the previous sweep in %s %v", values, o.stateDir, why)
+	}
+	if local := sess.Engine.Local(); prev.Source != sess.Name {
+		if has, known := prev.HasNode(local.NodeGUID); !known || !has || local.NodeGUID == 0 {
+			return nil, fmt.Sprintf("%s: the previous sweep in %s is of %s, not %s (another fabric)", values, o.stateDir, prev.Source, sess.Name)
+		}
+	}
+	return prev, fmt.Sprintf("error counters judged by their growth since the previous sweep at %s (%v before; %s); counts since the last clear that did not grow are info", prev.TakenAt.Format(time.RFC3339), words.Span(now.Sub(prev.TakenAt)), prev.Source)
 }
 
 // sweepInterrupted is the error of a sweep stopped by a signal; it wraps

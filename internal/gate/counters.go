@@ -46,7 +46,25 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 	if o.Increases != nil {
 		return diagnose.WithIncreases(res, o.Increases), un, err
 	}
-	return &sinceSnapshot{Result: res, snap: snap, ago: o.Now.Sub(snap.TakenAt)}, un, err
+	if o.Swept != nil {
+		// The snapshot is the gate's own sweep, a moment ago: no
+		// growth since means nothing over so short a span, and old
+		// counts are not history it saw; the values are judged, as
+		// check judges them.
+		return res, un, err
+	}
+	return &sinceSnapshot{Counters: res, res: res, snap: snap, ago: o.Now.Sub(snap.TakenAt), cache: true}, un, err
+}
+
+// SinceSweep pairs every reading of c (a later sweep's, taken at now)
+// with the counters the earlier sweep in snap saved for its port, as a
+// gate's are: checks then judges each error counter's growth since that
+// sweep, and its value since the clear as history when it did not grow.
+// The readings are paired as they are walked, not kept: a whole fabric's
+// clones would add to the sweep's peak (issue 13).
+func SinceSweep(c checks.Counters, snap *snapshot.Snapshot, now time.Time) checks.Counters {
+	res, _ := c.(*perf.Result)
+	return &sinceSnapshot{Counters: c, res: res, snap: snap, ago: now.Sub(snap.TakenAt)}
 }
 
 // attrOfBits is the attribute an error counter of that width is read
@@ -61,9 +79,14 @@ func attrOfBits(bits int) mad.AttrID {
 // sinceSnapshot is a gate's counter reading: the live sample(s), each
 // port paired with the counters the snapshot's sweep saved for it.
 type sinceSnapshot struct {
-	*perf.Result
+	checks.Counters
+	// res is Counters when perf read them: a port of a switch whose
+	// all-ports sum was clean has exact zeros (nil otherwise).
+	res  *perf.Result
 	snap *snapshot.Snapshot
 	ago  time.Duration
+	// cache: pair once and keep the readings (a gate's few ports).
+	cache bool
 	// paired: the readings with their saved counters, paired on the
 	// first call (every counter check walks them; the saved side is
 	// decoded from gate.idx). Each is a Clone: the Result's readings
@@ -73,6 +96,10 @@ type sinceSnapshot struct {
 
 // Ports implements checks.Counters.
 func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
+	if !s.cache {
+		s.pair(fn)
+		return
+	}
 	if s.paired == nil {
 		s.paired = []checks.PortReading{}
 		s.pair(func(r checks.PortReading) { s.paired = append(s.paired, r.Clone()) })
@@ -83,24 +110,29 @@ func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
 }
 
 func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
-	s.Result.Ports(func(r checks.PortReading) {
+	s.Counters.Ports(func(r checks.PortReading) {
+		if r.Port == nil || r.Port.Node == nil {
+			fn(r)
+			return
+		}
 		saved, ok := s.snap.SavedCounters(r.Port)
 		// A port not read itself (its switch's all-ports sum was clean)
 		// has every error counter exactly 0, whatever the field: its
 		// width is no attribute to compare.
 		exact := false
-		if r.Port != nil && r.Port.Node != nil && s.Result.Last != nil {
-			pc, found := s.Result.Last.Port(perf.Key{GUID: r.Port.Node.GUID, Port: r.Port.Num})
+		if s.res != nil && s.res.Last != nil {
+			pc, found := s.res.Last.Port(perf.Key{GUID: r.Port.Node.GUID, Port: r.Port.Num})
 			exact = found && pc.FromAllPorts
 		}
 		if ok && saved.Errors != nil {
-			r.Saved, r.SavedAgo = true, s.ago
+			r.Saved, r.SavedAgo, r.SavedAt = true, s.ago, s.snap.TakenAt
 			for i := range r.Errors {
 				c := &r.Errors[i]
 				was, ok := saved.Errors[c.Name]
 				if !ok {
 					// not saved: nothing to compare, the value is
-					// still judged
+					// judged as without a sweep
+					c.Unsaved = true
 					continue
 				}
 				// The one rule for an increase (as between check's two

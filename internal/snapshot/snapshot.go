@@ -713,6 +713,10 @@ func (s *Snapshot) HasNode(guid uint64) (has, known bool) {
 	case s.idx != nil:
 		_, ok := s.idx.nodeByGUID(guid)
 		return ok, true
+	case s.ctrs != nil:
+		// Load's gate.idx (a sweep's previous snapshot)
+		_, ok := s.ctrs.nodeByGUID(guid)
+		return ok, true
 	case s.fab != nil:
 		return s.fab.NodeByGUID(guid) != nil, true
 	}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+// TestSweepJudgesGrowthSincePreviousSweep is trial N10: the README's cron
+// sweep (no --interval) judged error counters by their values since the
+// last clear although the state dir holds the previous sweep's, so 500 old
+// PortRcvErrors were an error series in the textfile on every sweep (the
+// README's alert paged until someone cleared the counters) and a counter
+// climbing between sweeps was reported by its total alone. A later sweep
+// judges the growth since the previous one: a static count is info
+// (history, no series at the default --prom-min-severity), a growing one
+// is an error on its growth since that sweep, with its rate; the report's
+// counters_basis names the sweep. Without a usable previous sweep (the
+// first, one older than --max-age, another fabric's) the values are
+// judged, and counters_basis says why.
+func TestSweepJudgesGrowthSincePreviousSweep(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state, out, prom := filepath.Join(dir, "state"), filepath.Join(dir, "r.json"), filepath.Join(dir, "q.prom")
+	faults := writeFile(t, "n10.faults", "counter leaf02/6 PortRcvErrors=500\ncounter leaf02/5 PortRcvErrors=+100000/s\n")
+	sweep := func(extra ...string) (*chkDoc, string) {
+		t.Helper()
+		args := append([]string{"sweep", "--sim=" + topo, "--faults", faults, "--state-dir", state, "--out", out, "--prom", prom}, extra...)
+		if code, _, stderr := run(args...); code != ExitHealthy {
+			t.Fatalf("%v: exit %d, stderr %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := os.ReadFile(prom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chkParse(t, string(data)), string(p)
+	}
+	finding := func(d *chkDoc, port int) checks.Finding {
+		t.Helper()
+		for _, f := range d.Findings {
+			if f.Check == "counters.errors" && f.Entities[0].Node == "leaf02" && f.Entities[0].Port == port {
+				return f
+			}
+		}
+		t.Fatalf("no counters.errors finding on leaf02/%d: %+v", port, d.Findings)
+		return checks.Finding{}
+	}
+	errSeries := func(port string) string {
+		return `check="counters.errors",severity="error",node="leaf02",port="` + port + `"`
+	}
+
+	// First sweep: nothing to compare with, the values judged.
+	d, p := sweep()
+	if f := finding(d, 6); f.Severity != checks.Error || f.Basis != "absolute" || d.CountersBasis != "" {
+		t.Errorf("first sweep: %v %s %q; counters_basis %q", f.Severity, f.Basis, f.Title, d.CountersBasis)
+	}
+	if !strings.Contains(p, errSeries("6")) {
+		t.Errorf("first sweep: no error series for leaf02/6:\n%s", p)
+	}
+
+	// Second sweep: the static count is history, the growing one an
+	// error on its growth since the first sweep.
+	d, p = sweep()
+	f := finding(d, 6)
+	if f.Severity != checks.Info || !strings.Contains(f.Title, "not growing since the last sweep") ||
+		!strings.Contains(f.Evidence[0].Text, "PortRcvErrors = 500 since the counters were last cleared") || !strings.Contains(f.Evidence[0].Text, "no growth since the previous sweep at") {
+		t.Errorf("static count on the second sweep: %v %q / %q", f.Severity, f.Title, f.Evidence[0].Text)
+	}
+	if strings.Contains(p, errSeries("6")) || strings.Contains(p, `node="leaf02",port="6"`) {
+		t.Errorf("second sweep: leaf02/6's old count still has a series:\n%s", p)
+	}
+	g := finding(d, 5)
+	if g.Severity != checks.Error || g.Basis != "since-snapshot" || !strings.Contains(g.Title, "since the last sweep") ||
+		!strings.Contains(g.Evidence[0].Text, "since the previous sweep at") || !strings.Contains(g.Evidence[0].Text, "/s;") {
+		t.Errorf("growing count on the second sweep: %v %s %q / %q", g.Severity, g.Basis, g.Title, g.Evidence[0].Text)
+	}
+	if !strings.Contains(p, errSeries("5")) {
+		t.Errorf("second sweep: no error series for leaf02/5's growth:\n%s", p)
+	}
+	if !strings.Contains(d.CountersBasis, "growth since the previous sweep at") {
+		t.Errorf("counters_basis %q does not name the previous sweep", d.CountersBasis)
+	}
+
+	// A previous sweep older than --max-age is not compared with.
+	d, _ = sweep("--max-age", "1ns")
+	if f := finding(d, 6); f.Severity != checks.Error || f.Basis != "absolute" || !strings.Contains(d.CountersBasis, "over --max-age") {
+		t.Errorf("stale previous sweep: %v %s %q; counters_basis %q", f.Severity, f.Basis, f.Title, d.CountersBasis)
+	}
+	// --interval keeps its meaning: the increase over it is judged, the
+	// value since the clear is not.
+	code, stdout, stderr := run("sweep", "--sim="+topo, "--faults", faults, "--state-dir", state, "--no-save", "--interval", "200ms")
+	if code != ExitHealthy {
+		t.Fatalf("--interval: exit %d, stderr %s", code, stderr)
+	}
+	d = chkParse(t, stdout)
+	if d.CountersBasis != "" || finding(d, 5).Basis != "delta" {
+		t.Errorf("--interval: counters_basis %q, leaf02/5 basis %s", d.CountersBasis, finding(d, 5).Basis)
+	}
+	for _, f := range d.Findings {
+		if f.Check == "counters.errors" && f.Entities[0].Port == 6 && f.Entities[0].Node == "leaf02" {
+			t.Errorf("--interval judged the static count: %q", f.Title)
+		}
+	}
+}
+
+// TestSweepPreviousOfAnotherFabric: a state dir whose last sweep is of
+// another fabric (another source that lacks this port) is not compared
+// with: the values are judged, and counters_basis says why.
+func TestSweepPreviousOfAnotherFabric(t *testing.T) {
+	topo := chkTopology(t)
+	state := filepath.Join(t.TempDir(), "state")
+	// The same shape with other GUIDs (another vendor prefix), under
+	// another name: another fabric, whose leaf02/6 is not this one's.
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8, OUI: 0x001122}, Leaves: 4, Spines: 4, HostsPerLeaf: 4}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := fabric.WriteIBNetDiscover(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	other := writeFile(t, "other.txt", b.String())
+	if code, _, stderr := run("sweep", "--sim="+other, "--faults", writeFile(t, "o.faults", "counter leaf02/6 PortRcvErrors=500\n"), "--state-dir", state, "--out", filepath.Join(t.TempDir(), "a.json")); code != ExitHealthy {
+		t.Fatalf("sweep of the other fabric: exit %d, %s", code, stderr)
+	}
+	faults := writeFile(t, "n10.faults", "counter leaf02/6 PortRcvErrors=500\n")
+	code, stdout, stderr := run("sweep", "--sim="+topo, "--faults", faults, "--state-dir", state, "--no-save")
+	if code != ExitHealthy {
+		t.Fatalf("exit %d, %s", code, stderr)
+	}
+	d := chkParse(t, stdout)
+	if !strings.Contains(d.CountersBasis, "another fabric") {
+		t.Errorf("counters_basis %q", d.CountersBasis)
+	}
+	for _, f := range d.Findings {
+		if f.Check == "counters.errors" && f.Entities[0].Node == "leaf02" && f.Entities[0].Port == 6 && (f.Severity != checks.Error || f.Basis != "absolute") {
+			t.Errorf("judged against another fabric: %v %s %q", f.Severity, f.Basis, f.Title)
+		}
+	}
+}

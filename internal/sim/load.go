@@ -133,9 +133,9 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 			info.Notes = append(info.Notes, fmt.Sprintf("--lfts %s has tables for %d of the %d switches: the others' are not in it, so they are not read (listed as such) and no route through them is judged (give a dump_fts of the whole fabric)", lftPath, routed, switches))
 		}
 	}
-	info.NoSupported = !anySpeedSupported(f)
-	info.NoWidthSupported = !anyWidthSupported(f)
-	info.NoMTU = !anyMTU(f)
+	info.NoSupported = !anyPort(f, func(p *fabric.Port) bool { return p.SpeedSupported != 0 })
+	info.NoWidthSupported = !anyPort(f, func(p *fabric.Port) bool { return p.WidthSupported != 0 })
+	info.NoMTU = !anyPort(f, func(p *fabric.Port) bool { return p.NeighborMTU != 0 })
 	info.Recorded = f.Recorded
 	s, err := New(f, opts)
 	if err != nil {
@@ -313,37 +313,13 @@ func lidOnly(lfts []fabric.DumpedLFT) bool {
 	return true
 }
 
-// anySpeedSupported reports whether any port of f gives a supported link
-// speed mask.
-func anySpeedSupported(f *fabric.Fabric) bool {
+// anyPort reports whether any port of f has the field read tells: a
+// file records a field (supported speeds, widths, NeighborMTU) when any
+// port gives it.
+func anyPort(f *fabric.Fabric, read func(*fabric.Port) bool) bool {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p != nil && p.SpeedSupported != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// anyMTU reports whether any port of f gives its NeighborMTU.
-func anyMTU(f *fabric.Fabric) bool {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p != nil && p.NeighborMTU != 0 {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// anyWidthSupported reports whether any port of f gives a supported
-// link width.
-func anyWidthSupported(f *fabric.Fabric) bool {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p != nil && p.WidthSupported != 0 {
+			if p != nil && read(p) {
 				return true
 			}
 		}

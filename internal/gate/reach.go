@@ -59,11 +59,10 @@ func (r *reach) retry(n *fabric.Node) bool {
 	// follow marks the LID route to lid from switch sw up to node to.
 	follow := func(sw *fabric.Node, lid uint16, to *fabric.Node) {
 		for hop := 0; lid != 0 && sw != to && sw.Switch != nil && hop < maxHops; hop++ {
-			out := sw.Switch.LFT.At(lid)
-			if out == 0 || out == fabric.NoRoute || int(out) >= len(sw.Ports) || sw.Ports[out] == nil {
+			p := egress(sw, lid)
+			if p == nil {
 				return
 			}
-			p := sw.Ports[out]
 			mark(p)
 			if p.Remote == nil {
 				return

@@ -108,6 +108,16 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 // nextSwitch is the switch sw's table sends lid to, or nil when the route
 // ends there (at a CA, a missing entry, an uncabled port).
 func nextSwitch(sw *fabric.Node, lid uint16) *fabric.Node {
+	p := egress(sw, lid)
+	if p == nil || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch {
+		return nil
+	}
+	return p.Remote.Node
+}
+
+// egress is the port switch sw's table sends lid out of, or nil (no
+// table, no entry, a port the switch does not have).
+func egress(sw *fabric.Node, lid uint16) *fabric.Port {
 	if sw.Switch == nil || int(lid) >= sw.Switch.LFT.Len() {
 		return nil
 	}
@@ -115,11 +125,7 @@ func nextSwitch(sw *fabric.Node, lid uint16) *fabric.Node {
 	if out == 0 || out == fabric.NoRoute || int(out) >= len(sw.Ports) {
 		return nil
 	}
-	p := sw.Ports[out]
-	if p == nil || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch {
-		return nil
-	}
-	return p.Remote.Node
+	return sw.Ports[out]
 }
 
 func switchErrors(err error) []*route.SwitchError {

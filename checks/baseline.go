@@ -5,6 +5,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -45,6 +46,10 @@ type Baseline struct {
 	// allLinks derives from the cables (a fabric whose links are not all
 	// well formed); nil otherwise.
 	links []baseLink
+	// descs: the descriptions of nodes 0..in-1, made on the first
+	// hasDesc (checks run concurrently).
+	descsOnce sync.Once
+	descs     map[string]bool
 }
 
 // baseEnd is one end of a baseline link.
@@ -197,6 +202,18 @@ func (b *Baseline) nodeByGUID(guid uint64) (int32, bool) {
 func (b *Baseline) has(guid uint64) bool {
 	_, ok := b.nodeByGUID(guid)
 	return ok
+}
+
+// hasDesc reports whether the expected topology has a node (of its
+// fabric's) with this description.
+func (b *Baseline) hasDesc(desc string) bool {
+	b.descsOnce.Do(func() {
+		b.descs = make(map[string]bool, b.in)
+		for i := range b.in {
+			b.descs[b.descOf(int32(i))] = true
+		}
+	})
+	return b.descs[desc]
 }
 
 // descOf is node i's description.

@@ -319,19 +319,6 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 	// plan: one that lacks the adapters too may have been taken with the
 	// rail already gone (trial N9: the second sweep and every gate said
 	// nothing). An adapter it has is link.down's to report.
-	var baseDescs map[string]bool
-	baseHas := func(desc string) bool {
-		if s.Baseline == nil {
-			return false
-		}
-		if baseDescs == nil {
-			baseDescs = map[string]bool{}
-			for i := range s.Baseline.in {
-				baseDescs[s.Baseline.descOf(int32(i))] = true
-			}
-		}
-		return baseDescs[desc]
-	}
 	hostsOf := map[string][]string{}
 	for h, k := range kindOf {
 		hostsOf[k] = append(hostsOf[k], h)
@@ -374,7 +361,7 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 					hosts += kindSize[o]
 				}
 			}
-			if 4*have < 3*len(others) || slices.ContainsFunc(hostsOf[k], func(h string) bool { return baseHas(h + " " + d) }) {
+			if 4*have < 3*len(others) || slices.ContainsFunc(hostsOf[k], func(h string) bool { return s.baselineHas(h + " " + d) }) {
 				continue
 			}
 			missing = append(missing, d)
@@ -516,10 +503,5 @@ func (s *Snapshot) baselineHas(desc string) bool {
 	if s.Baseline == nil {
 		return false
 	}
-	for i := range s.Baseline.in {
-		if s.Baseline.descOf(int32(i)) == desc {
-			return true
-		}
-	}
-	return false
+	return s.Baseline.hasDesc(desc)
 }

@@ -456,14 +456,19 @@ func (c *Conn) answer(j *job) {
 		return
 	}
 	if j.timeout > 0 && res.delay > j.timeout {
+		if res.pooled != nil {
+			c.s.answers.Put(res.pooled) // nobody saw it
+		}
 		c.deliverAfter(j.sent, j.timeout, j.timedOut())
 		return
 	}
-	p := res.pkt
-	if p == nil {
-		p = new(transport.Packet)
+	var p *transport.Packet
+	if a := res.pooled; a != nil {
+		p = &a.pkt
+		*p = transport.Packet{Addr: res.from, MAD: a.buf[:], Owner: a}
+	} else {
+		p = &transport.Packet{Addr: res.from, MAD: res.mad}
 	}
-	*p = transport.Packet{Addr: res.from, MAD: res.mad}
 	c.deliverAfter(res.start, res.delay, p)
 }
 
@@ -476,42 +481,45 @@ func (j *job) timedOut() *transport.Packet {
 // outcome is what became of a request: the response, where it came from
 // and how long it took from start, or why it was lost.
 type outcome struct {
-	mad   []byte
-	pkt   *transport.Packet // if set, the Packet to deliver mad in (newAnswer)
-	from  transport.Addr
-	start time.Time
-	delay time.Duration
-	lost  drop
+	mad    []byte
+	pooled *answerPacket // if set, the answer is its bytes (newAnswer), not mad
+	from   transport.Addr
+	start  time.Time
+	delay  time.Duration
+	lost   drop
 }
 
-// A directed-route answer's Packet and bytes come from the Sim's pools
-// (answerPkts, answerBufs): a 49k-node sweep is millions of them, and the
-// Engine hands each back once it is done with it (Recycle).
+// A directed-route answer's Packet and bytes come from the Sim's pool
+// (answers): a 49k-node sweep is millions of them, and the Engine hands
+// each back once it is done with it (Recycle).
 
-// newAnswer returns a Packet and a MAD buffer for an answer.
-func (s *Sim) newAnswer() (*transport.Packet, *[mad.Size]byte) {
-	p, _ := s.answerPkts.Get().(*transport.Packet)
-	if p == nil {
-		p = new(transport.Packet)
-	}
-	b, _ := s.answerBufs.Get().(*[mad.Size]byte)
-	if b == nil {
-		b = new([mad.Size]byte)
-	}
-	return p, b
+// answerPacket is a pooled answer: the Packet Recv returns, whose Owner
+// is the answerPacket itself, and the bytes its MAD is.
+type answerPacket struct {
+	pkt transport.Packet
+	buf [mad.Size]byte
 }
 
-// Recycle implements transport.Recycler. Only handleDR's answers are
-// reused: they are the only packets from a directed route without a
-// status (a timeout notice has one, a LID-routed answer another address),
-// each delivered once, its Packet and bytes from newAnswer.
+// newAnswer returns a pooled answer.
+func (s *Sim) newAnswer() *answerPacket {
+	a, _ := s.answers.Get().(*answerPacket)
+	if a == nil {
+		a = new(answerPacket)
+	}
+	return a
+}
+
+// Recycle implements transport.Recycler. Only the Sim's own pooled
+// answers (newAnswer) are taken back, known by their Owner: the very
+// Packet and the bytes newAnswer handed out, not a copy of the Packet or
+// another packet of the same shape.
 func (c *Conn) Recycle(p *transport.Packet) {
-	if p.Status != 0 || p.Addr != transport.DirectedRoute() || len(p.MAD) != mad.Size {
+	a, ok := p.Owner.(*answerPacket)
+	if !ok || &a.pkt != p || len(p.MAD) != mad.Size || &p.MAD[0] != &a.buf[0] {
 		return
 	}
-	c.s.answerBufs.Put((*[mad.Size]byte)(p.MAD))
-	*p = transport.Packet{}
-	c.s.answerPkts.Put(p)
+	a.pkt = transport.Packet{}
+	c.s.answers.Put(a)
 }
 
 // serve queues a MAD at node ni's agent: it arrives after reqHops cables
@@ -584,8 +592,8 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	// to an attribute's MarshalAttr, resp.Data would move resp to the
 	// heap, one more allocation for each of the millions of SMPs of a
 	// 49k-node sweep.
-	pkt, buf := s.newAnswer()
-	b := buf[:]
+	ans := s.newAnswer()
+	b := ans.buf[:]
 	data := (*[mad.SMPDataSize]byte)(b[64:128])
 	*data = req.Data // what an attribute leaves unwritten, as before
 	resp := *req
@@ -596,19 +604,19 @@ func (s *Sim) handleDR(c *Conn, req *mad.SMP) outcome {
 	resp.Method = mad.ResponseMethod(req.Method)
 	resp.Direction = true
 	back, rhops, why := s.drResponse(&resp, dst, in, s.traceDR)
-	if why != "" {
-		return outcome{lost: why}
+	if why == "" && back != c.node {
+		why = drop(fmt.Sprintf("response reached %s instead of the requester", s.nodeName(back)))
 	}
-	if back != c.node {
-		return outcome{lost: drop(fmt.Sprintf("response reached %s instead of the requester", s.nodeName(back)))}
+	if why != "" {
+		s.answers.Put(ans) // nobody saw it
+		return outcome{lost: why}
 	}
 	resp.MarshalTo(b)
 	return outcome{
-		mad:   b,
-		pkt:   pkt,
-		from:  transport.DirectedRoute(),
-		start: now,
-		delay: done + time.Duration(rhops)*s.opts.HopLatency,
+		pooled: ans,
+		from:   transport.DirectedRoute(),
+		start:  now,
+		delay:  done + time.Duration(rhops)*s.opts.HopLatency,
 	}
 }
 

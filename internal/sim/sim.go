@@ -109,9 +109,9 @@ type Sim struct {
 
 	mu    sync.RWMutex
 	nodes []node
-	// answerPkts and answerBufs hold directed-route answers' Packets and
-	// bytes for reuse (newAnswer, Conn.Recycle).
-	answerPkts, answerBufs sync.Pool
+	// answers holds directed-route answers for reuse (newAnswer,
+	// Conn.Recycle).
+	answers sync.Pool
 	// blocks pools the LFT blocks an SM writes into a table that has no
 	// pool yet (a loaded table keeps its decoder's).
 	blocks fabric.BlockInterner

@@ -84,6 +84,10 @@ type Packet struct {
 	// themselves (umad): how long to wait before reporting StatusTimedOut.
 	// Zero: the layer does not track it and the Engine's own timer decides.
 	Timeout time.Duration
+	// Owner is set by a Recycler Conn on a packet it made from a pool of
+	// its own, for its Recycle to know the packet for one of them (never
+	// by its shape); the Engine and other Conns leave it nil.
+	Owner any
 }
 
 // StatusTimedOut is the Packet.Status of an unanswered request (ETIMEDOUT).

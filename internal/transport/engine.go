@@ -853,7 +853,13 @@ func (e *Engine) stop(why error) {
 	}
 	e.timer.Stop()
 	e.mu.Unlock()
-	acts.nsend, acts.sendN = 0, nil // nothing goes out any more
+	// Nothing goes out any more; each attempt queued on the way (an
+	// admission while failing the others) drops the reference it took
+	// for send.
+	for i := 0; i < acts.nsend; i++ {
+		e.release(acts.sendAt(i).r)
+	}
+	acts.nsend, acts.sendN = 0, nil
 	e.run(&acts)
 }
 

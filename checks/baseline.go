@@ -20,6 +20,12 @@ import (
 // the fabric it read (issue 13): it keeps this instead, packed in a few
 // slices (the figures in docs/architecture.md).
 type Baseline struct {
+	// Accepted says the operator accepted this fabric as it is built
+	// (`ibdoctor baseline accept`): what it lacks is then as built, as in
+	// a designed topology (Snapshot.BaselineDesigned). False for a
+	// baseline a first sweep took by itself, which may have taken a fault
+	// in, and for a gate's own sweep's part.
+	Accepted bool
 	// Node i is the fabric's Nodes[i] for i < in; after them come the
 	// nodes outside Nodes that its cables reach (a gate's part of the
 	// baseline cables its switches to switches left out).

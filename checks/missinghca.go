@@ -310,15 +310,16 @@ func (s *Snapshot) missingHCAs() []Finding {
 // groups (two or more) have it on nine in ten of their hosts, and the
 // group has more of the adapters than it lacks.
 func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[string]map[string]int, kindOf map[string]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
-	if s.Baseline != nil && s.BaselineDesigned {
-		// The plan has the group's adapters (link.down reports each
-		// that is gone) or does not (built without).
+	if s.Baseline != nil && (s.BaselineDesigned || s.Baseline.Accepted) {
+		// The plan, or the fabric the operator accepted as built, has
+		// the group's adapters (link.down reports each that is gone) or
+		// does not (built without).
 		return nil
 	}
-	// An accepted baseline (an earlier sweep's, a gate's part) is no
-	// plan: one that lacks the adapters too may have been taken with the
-	// rail already gone (trial N9: the second sweep and every gate said
-	// nothing). An adapter it has is link.down's to report.
+	// A baseline a first sweep took by itself (or a gate's part of it)
+	// is no plan: one that lacks the adapters too may have been taken
+	// with the rail already gone (trial N9: the second sweep and every
+	// gate said nothing). An adapter it has is link.down's to report.
 	hostsOf := map[string][]string{}
 	for h, k := range kindOf {
 		hostsOf[k] = append(hostsOf[k], h)

@@ -43,11 +43,12 @@ func TestCorpusMissingRailOfAGroup(t *testing.T) {
 	}
 }
 
-// TestMissingRailAcceptedBaseline (trial N9): a baseline accepted from
-// an earlier sweep (the state dir's, or a gate's own part) is no plan:
-// taken with the rail already gone it lacks the adapters too, and the
-// group rule kept quiet on every sweep after the first and in every
-// gate. Only a designed topology (--expect-topology) says the group is
+// TestMissingRailAcceptedBaseline (trial N9): a baseline the first
+// sweep took by itself (the state dir's, or a gate's own part) is no
+// plan: taken with the rail already gone it lacks the adapters too, and
+// the group rule kept quiet on every sweep after the first and in every
+// gate. A designed topology (--expect-topology), or one the operator
+// accepted ('baseline accept', Baseline.Accepted), says the group is
 // built so; an accepted one that has the adapters leaves them to
 // link.down.
 func TestMissingRailAcceptedBaseline(t *testing.T) {
@@ -80,14 +81,22 @@ func TestMissingRailAcceptedBaseline(t *testing.T) {
 		name     string
 		base     *fabric.Fabric
 		designed bool
-		want     int
+		// byOperator: 'baseline accept', not the first sweep's own
+		byOperator bool
+		want       int
 	}{
-		{"no baseline", nil, false, 1},
-		{"accepted without the rail", accepted, false, 1},
-		{"designed without the rail", accepted, true, 0},
-		{"accepted with the rail", planWith, false, 0},
+		{"no baseline", nil, false, false, 1},
+		{"accepted without the rail", accepted, false, false, 1},
+		{"designed without the rail", accepted, true, false, 0},
+		{"accepted with the rail", planWith, false, false, 0},
+		{"accepted by the operator without the rail", accepted, false, true, 0},
+		{"accepted by the operator with the rail", planWith, false, true, 0},
 	} {
-		res, err := checks.Run(&checks.Snapshot{Fabric: f, Baseline: checks.BaselineOf(c.base), BaselineDesigned: c.designed}, "topology.missing-hca")
+		b := checks.BaselineOf(c.base)
+		if b != nil {
+			b.Accepted = c.byOperator
+		}
+		res, err := checks.Run(&checks.Snapshot{Fabric: f, Baseline: b, BaselineDesigned: c.designed}, "topology.missing-hca")
 		if err != nil {
 			t.Fatal(err)
 		}

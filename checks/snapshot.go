@@ -18,9 +18,10 @@ type Snapshot struct {
 	// links that disappeared, made with BaselineOf. Optional.
 	Baseline *Baseline
 	// BaselineDesigned says Baseline is the operator's plan
-	// (--expect-topology), not one accepted from an earlier sweep (the
-	// state dir's) or a gate's own part: only a plan says that what it
-	// lacks is built so, an accepted one may have taken a fault in.
+	// (--expect-topology), not the state dir's or a gate's own part: a
+	// plan says that what it lacks is built so (as a baseline the
+	// operator accepted does, Baseline.Accepted); one a first sweep took
+	// by itself may have taken a fault in.
 	BaselineDesigned bool
 	// Counters holds the PerfMgt readings. Optional.
 	Counters Counters

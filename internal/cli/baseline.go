@@ -24,7 +24,9 @@ func newBaselineCmd(a *app) *cobra.Command {
 		Long: `Sweeps compare the fabric against the accepted baseline in --state-dir
 (baseline.json): a link or node missing from it, or a cable moved, is reported
 by every sweep until it is fixed or accepted. The first complete sweep of a
-state dir is its first baseline.`,
+state dir is its first baseline; one you accept is also your word that the
+fabric is built so (a group of hosts without an adapter their peers have is
+then not reported).`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newBaselineAcceptCmd(a, nil))
@@ -41,9 +43,12 @@ func newBaselineAcceptCmd(a *app, runF func(*baselineOptions) error) *cobra.Comm
 		Long: `accept makes the fabric of the last sweep (snapshot.json in --state-dir) the
 accepted baseline: what it lacks or has moved is no longer reported. Run it
 after a planned change (a cable removed, a switch added), once a sweep has seen
-it. When the last sweep could not read everything, it did not replace the
-complete snapshot before it: accept then refuses (the fabric it would accept
-is older than the last sweep) unless --previous is given.`,
+it, or to say the fabric is built as it is (a rack of hosts with fewer HCAs than
+hosts named like them: topology.missing-hca's "rail missing for the whole
+group", which the first sweep's own baseline does not silence). When the last
+sweep could not read everything, it did not replace the complete snapshot
+before it: accept then refuses (the fabric it would accept is older than the
+last sweep) unless --previous is given.`,
 		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor --out report.json
   ibdoctor baseline accept --state-dir /var/lib/ibdoctor`,
 		Args: a.noArgs,
@@ -106,7 +111,9 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 	if err != nil {
 		return withExit(ExitUndecided, err)
 	}
-	if err := snapshot.SaveBaseline(o.stateDir, f); err != nil {
+	// Recorded as the operator's: what it lacks is as built, as in a
+	// designed topology (a group built without a rail is not raised).
+	if err := snapshot.SaveBaseline(o.stateDir, f, true); err != nil {
 		return withExit(ExitUndecided, err)
 	}
 	fmt.Fprintf(a.stdout, "accepted the sweep of %s (%s: %d nodes, %d links) as the baseline in %s\n",

@@ -536,7 +536,7 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 	}
 	if acc == nil && prev != nil && prev.Complete && !o.noSave {
 		if f, err := prev.FabricModel(); err == nil {
-			if err := snapshot.SaveBaseline(o.stateDir, f); err != nil {
+			if err := snapshot.SaveBaseline(o.stateDir, f, false); err != nil {
 				return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
 			}
 			acc = f
@@ -545,7 +545,13 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 	if o.designed != nil {
 		return o.designed, prev, acc != nil, nil
 	}
-	return checks.BaselineOf(acc), prev, acc != nil, nil
+	b := checks.BaselineOf(acc)
+	if b != nil {
+		if b.Accepted, err = snapshot.BaselineAccepted(o.stateDir); err != nil {
+			return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
+		}
+	}
+	return b, prev, acc != nil, nil
 }
 
 // snapshotMaxAge is the default --max-age of gate and sweep: the oldest

@@ -88,7 +88,8 @@ type Options struct {
 	// Baseline is the accepted topology (the state dir's baseline.idx, or
 	// a designed one): it knows a job host's HCA that the snapshot lacks
 	// because its link was already down at the sweep. Without it the
-	// snapshot's own links are the reference.
+	// snapshot's own links are the reference. Its Accepted (the operator
+	// ran `baseline accept`) goes to the checks with it.
 	Baseline *snapshot.Index
 	// BaselineDesigned says Baseline is the operator's plan
 	// (--expect-topology), not the state dir's accepted one
@@ -342,7 +343,13 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if hasLFT(f) {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
-	snapCheck := sw.Snapshot(o.Expect, checks.BaselineOf(base), sc)
+	cb := checks.BaselineOf(base)
+	if cb != nil && o.Baseline != nil {
+		// The operator's, as the state dir recorded it (not the
+		// snapshot's own links, which stand in without a baseline).
+		cb.Accepted = o.Baseline.Accepted
+	}
+	snapCheck := sw.Snapshot(o.Expect, cb, sc)
 	snapCheck.FabricRouting = snap.FabricVerdicts()
 	snapCheck.BaselineDesigned = o.BaselineDesigned
 	// The job's hosts are compared with all their peers, not only the

@@ -91,9 +91,10 @@ func loadBaselineV1(dir string) (*fabric.Fabric, error) {
 	return f, nil
 }
 
-// SaveBaseline makes f the accepted topology in dir. The caller holds
-// dir's Lock.
-func SaveBaseline(dir string, f *fabric.Fabric) error {
+// SaveBaseline makes f the accepted topology in dir; accepted says the
+// operator accepted it (`baseline accept`), false for one a sweep takes
+// by itself (BaselineAccepted). The caller holds dir's Lock.
+func SaveBaseline(dir string, f *fabric.Fabric, accepted bool) error {
 	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
 		z, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 		if err != nil {
@@ -111,7 +112,7 @@ func SaveBaseline(dir string, f *fabric.Fabric) error {
 	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	return writeBaselineIndex(dir, f)
+	return writeBaselineIndex(dir, f, accepted)
 }
 
 // BaselineSource names the file in the state dir that holds the fabric
@@ -124,10 +125,12 @@ func (s *Snapshot) BaselineSource() string { return s.baselineSrc }
 // SaveBaselineFrom is SaveBaseline for a fabric f whose baseline.json.gz
 // bytes are already in dir: the file src (a snapshot's BaselineSource) is
 // copied instead of f encoded again (at 49k nodes that was about 4 s of
-// CPU and its garbage at a first sweep's end). src "" encodes f.
+// CPU and its garbage at a first sweep's end). src "" encodes f. It is
+// the baseline a first sweep takes by itself, not accepted by the
+// operator.
 func SaveBaselineFrom(dir, src string, f *fabric.Fabric) error {
 	if src == "" {
-		return SaveBaseline(dir, f)
+		return SaveBaseline(dir, f, false)
 	}
 	in, err := os.Open(filepath.Join(dir, src))
 	if err != nil {
@@ -143,13 +146,18 @@ func SaveBaselineFrom(dir, src string, f *fabric.Fabric) error {
 	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	return writeBaselineIndex(dir, f)
+	return writeBaselineIndex(dir, f, false)
 }
 
-func writeBaselineIndex(dir string, f *fabric.Fabric) error {
+// writeBaselineIndex writes baseline.idx, which also records whether the
+// operator accepted the baseline (BaselineAccepted).
+func writeBaselineIndex(dir string, f *fabric.Fabric, accepted bool) error {
 	idx, err := encodeIndex(hostEdge(f), newCtrEnc(), time.Time{}, "baseline", true, false)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
+	}
+	if accepted {
+		idx.head[acceptedAt] = 1
 	}
 	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineIndexName), idx.writeTo); err != nil {
 		return fmt.Errorf("baseline: %w", err)
@@ -185,12 +193,31 @@ func hostEdge(f *fabric.Fabric) *fabric.Fabric {
 }
 
 // EnsureBaselineIndex writes baseline.idx beside a baseline.json from a
-// version that had none (f is that baseline). The caller holds dir's Lock.
+// version that had none (f is that baseline), as a baseline a sweep took
+// by itself: that version did not record whether the operator accepted
+// it. The caller holds dir's Lock.
 func EnsureBaselineIndex(dir string, f *fabric.Fabric) error {
 	if _, err := os.Stat(filepath.Join(dir, BaselineIndexName)); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return writeBaselineIndex(dir, f)
+	return writeBaselineIndex(dir, f, false)
+}
+
+// BaselineAccepted says whether the operator accepted dir's baseline
+// (`ibdoctor baseline accept`), as its baseline.idx records: false for
+// one the first sweep took by itself, and for a state dir from before
+// this was recorded (no baseline.idx, or one without the mark), which
+// is taken as the sweep's own.
+func BaselineAccepted(dir string) (bool, error) {
+	x, err := openIndexFile(filepath.Join(dir, BaselineIndexName))
+	if errors.Is(err, ErrNone) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("baseline: %w (accept the current fabric again: ibdoctor baseline accept)", err)
+	}
+	defer x.Close()
+	return x.Accepted, nil
 }
 
 // OpenBaseline opens the accepted topology in dir for a gate: baseline.idx

@@ -36,7 +36,7 @@ func TestBaselineIndexHostEdge(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := SaveBaseline(dir, f); err != nil {
+	if err := SaveBaseline(dir, f, false); err != nil {
 		t.Fatal(err)
 	}
 	x, err := OpenBaseline(dir)
@@ -96,7 +96,7 @@ func TestBaselineIndexHostEdge(t *testing.T) {
 func TestLoadBaselineStreamed(t *testing.T) {
 	f := routedSmall(t)
 	dir := t.TempDir()
-	if err := SaveBaseline(dir, f); err != nil {
+	if err := SaveBaseline(dir, f, false); err != nil {
 		t.Fatal(err)
 	}
 	got, err := LoadBaseline(dir)
@@ -174,7 +174,7 @@ func TestSaveBaselineFromIsSaveBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := t.TempDir()
-		if err := SaveBaseline(want, f); err != nil {
+		if err := SaveBaseline(want, f, false); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{BaselineName, BaselineIndexName} {
@@ -199,5 +199,74 @@ func TestSaveBaselineFromIsSaveBaseline(t *testing.T) {
 		if err != nil || len(got.Nodes) != len(f.Nodes) {
 			t.Fatalf("%s: LoadBaseline: %v", tc.name, err)
 		}
+	}
+}
+
+// TestBaselineAccepted: baseline.idx records whether the operator
+// accepted the baseline (`baseline accept`) or a sweep took it by itself
+// (the first sweep's copy, or an older state dir's snapshot made the
+// baseline); a state dir from before the mark, with a baseline.json and
+// no baseline.idx, or a baseline.idx without the mark, is the sweep's.
+func TestBaselineAccepted(t *testing.T) {
+	f := routedSmall(t)
+	accepted := func(dir string) bool {
+		t.Helper()
+		got, err := BaselineAccepted(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := OpenBaseline(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x != nil {
+			defer x.Close()
+			if x.Accepted != got {
+				t.Errorf("OpenBaseline's Accepted %v, BaselineAccepted %v", x.Accepted, got)
+			}
+		}
+		return got
+	}
+	dir := t.TempDir()
+	if accepted(dir) {
+		t.Error("no baseline: accepted")
+	}
+	if err := SaveBaselineFrom(dir, "", f); err != nil {
+		t.Fatal(err)
+	}
+	if accepted(dir) {
+		t.Error("the first sweep's baseline: accepted")
+	}
+	if err := SaveBaseline(dir, f, true); err != nil {
+		t.Fatal(err)
+	}
+	if !accepted(dir) {
+		t.Error("after baseline accept: not accepted")
+	}
+	if err := SaveBaseline(dir, f, false); err != nil {
+		t.Fatal(err)
+	}
+	if accepted(dir) {
+		t.Error("a sweep's baseline after an accepted one: accepted")
+	}
+
+	// An older state dir: baseline.json, no baseline.idx; the next sweep
+	// indexes it as the sweep's.
+	old := t.TempDir()
+	data, err := fabric.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, BaselineV1Name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if accepted(old) {
+		t.Error("a baseline.json without baseline.idx: accepted")
+	}
+	if err := EnsureBaselineIndex(old, f); err != nil {
+		t.Fatal(err)
+	}
+	if accepted(old) {
+		t.Error("a baseline.json indexed by a later sweep: accepted")
 	}
 }

@@ -44,6 +44,10 @@ const (
 	numSections  = 11
 	headerSize   = headerFixed + numSections*16
 	maxRouteHops = 64
+	// acceptedAt is the header byte that is 1 in a baseline.idx the
+	// operator accepted (`baseline accept`), 0 in one a first sweep took
+	// by itself and in every file from before the byte was kept.
+	acceptedAt = 18
 )
 
 // Sections, in the order of the header's section table.
@@ -571,6 +575,10 @@ type Index struct {
 	TakenAt  time.Time
 	Source   string
 	Complete bool
+	// Accepted says the operator accepted this baseline.idx's fabric as
+	// it is built (`ibdoctor baseline accept`); false for a baseline a
+	// first sweep took by itself, an older state dir's, or a gate.idx.
+	Accepted bool
 	nodes    uint32
 	ports    uint32
 	switches uint32
@@ -649,6 +657,7 @@ func ParseIndex(data []byte) (*Index, error) {
 	x := &Index{data: data}
 	x.TakenAt = time.Unix(0, int64(le.Uint64(data[8:]))).UTC()
 	x.Complete = data[16] == 1
+	x.Accepted = data[acceptedAt] == 1
 	x.idWidth = 4
 	switch {
 	case string(data[:8]) == indexMagic3 && data[17] == 3:

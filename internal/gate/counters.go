@@ -2,7 +2,6 @@ package gate
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -109,13 +108,32 @@ func (s *sinceSnapshot) Ports(fn func(checks.PortReading)) {
 	}
 }
 
+// releaseEvery is how many ports a walk pairs between two releases of
+// the saved counters' pages (Snapshot.ReleasePages): a sweep's walk reads
+// nearly all of gate.idx's node, port and counter records, which would
+// otherwise stay resident, all of them, at the checks' peak; a few
+// hundred ports' pages are few, and mapped again cheaply from the page
+// cache.
+const releaseEvery = 512
+
 func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
+	// Decoded into, port after port: no map per port.
+	var saved snapshot.Saved
+	n := 0
+	if !s.cache {
+		// A sweep's walk of the whole fabric (a gate's few ports are
+		// paired once and kept, its index read lazily).
+		defer s.snap.ReleasePages()
+	}
 	s.Counters.Ports(func(r checks.PortReading) {
 		if r.Port == nil || r.Port.Node == nil {
 			fn(r)
 			return
 		}
-		saved, ok := s.snap.SavedCounters(r.Port)
+		if n++; !s.cache && n%releaseEvery == 0 {
+			s.snap.ReleasePages()
+		}
+		ok := s.snap.SavedInto(r.Port, &saved)
 		// A port not read itself (its switch's all-ports sum was clean)
 		// has every error counter exactly 0, whatever the field: its
 		// width is no attribute to compare.
@@ -124,11 +142,11 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 			pc, found := s.res.Last.Port(perf.Key{GUID: r.Port.Node.GUID, Port: r.Port.Num})
 			exact = found && pc.FromAllPorts
 		}
-		if ok && saved.Errors != nil {
+		if ok {
 			r.Saved, r.SavedAgo, r.SavedAt = true, s.ago, s.snap.TakenAt
 			for i := range r.Errors {
 				c := &r.Errors[i]
-				was, ok := saved.Errors[c.Name]
+				was, wasSaturated, ok := saved.Error(c.Name)
 				if !ok {
 					// not saved: nothing to compare, the value is
 					// judged as without a sweep
@@ -139,7 +157,7 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 				// samples): none across attributes or from a narrow
 				// field stuck at its maximum both times.
 				live := perf.Value{Name: c.Name, Value: c.Value, Bits: c.Bits, Saturated: c.Saturated, Source: attrOfBits(c.Bits)}
-				then := perf.Value{Name: c.Name, Value: was, Bits: c.Bits, Saturated: slices.Contains(saved.Saturated, c.Name), Source: live.Source}
+				then := perf.Value{Name: c.Name, Value: was, Bits: c.Bits, Saturated: wasSaturated, Source: live.Source}
 				switch {
 				case exact:
 				case saved.From == snapshot.FromPortCounters:

@@ -169,6 +169,15 @@ func indexable(f *fabric.Fabric) error {
 // loaded fabric's), for the port of f with the same node GUID and number
 // (the last in f's order, as a map by key would keep).
 func (e *ctrEnc) counters(f *fabric.Fabric, p *fabric.Port) (PortCounters, bool) {
+	off, ok := e.offset(f, p)
+	if !ok {
+		return PortCounters{}, false
+	}
+	return decodeCounters(e.sets, e.vals, off)
+}
+
+// offset is where e's values hold p's counters (counters' rule).
+func (e *ctrEnc) offset(f *fabric.Fabric, p *fabric.Port) (uint32, bool) {
 	off, ok := e.off[p]
 	if !ok && p.Node != nil {
 		if e.byKey == nil {
@@ -183,10 +192,7 @@ func (e *ctrEnc) counters(f *fabric.Fabric, p *fabric.Port) (PortCounters, bool)
 		}
 		off, ok = e.byKey[portKey{p.Node.GUID, p.Num}]
 	}
-	if !ok {
-		return PortCounters{}, false
-	}
-	return decodeCounters(e.sets, e.vals, off)
+	return off, ok
 }
 
 // portKey names a port by its node's GUID and its number.
@@ -1129,64 +1135,177 @@ func (x *Index) hasPeer(guid uint64, port uint8) bool {
 // SavedCounters returns what the sweep saved for a port (by node GUID
 // and port number).
 func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
-	i, ok := x.nodeByGUID(guid)
+	off, ok := x.ctrOffset(guid, port)
 	if !ok {
 		return PortCounters{}, false
 	}
+	return decodeCounters(x.sec[secCtrSet], x.sec[secCtrVal], off)
+}
+
+// savedInto is SavedCounters decoded into v.
+func (x *Index) savedInto(guid uint64, port uint8, v *Saved) bool {
+	off, ok := x.ctrOffset(guid, port)
+	return ok && v.decode(x, x.sec[secCtrSet], x.sec[secCtrVal], off)
+}
+
+// ctrOffset is where the port's saved counters are in the counter
+// values section (0: none).
+func (x *Index) ctrOffset(guid uint64, port uint8) (uint32, bool) {
+	i, ok := x.nodeByGUID(guid)
+	if !ok {
+		return 0, false
+	}
 	q := x.portRec(i, int(port))
 	if q == nil || q[0] == 0 {
-		return PortCounters{}, false
+		return 0, false
 	}
-	off := uint32(q[29]) | uint32(q[30])<<8 | uint32(q[31])<<16
-	return decodeCounters(x.sec[secCtrSet], x.sec[secCtrVal], off)
+	return uint32(q[29]) | uint32(q[30])<<8 | uint32(q[31])<<16, true
+}
+
+// releasePages drops the pages of the mapped file from this process's
+// resident set: each page read counts in it until unmapped, and a walk
+// of every port's saved counters reads most of the file. The file's
+// data stays in the page cache; the next read maps it again. Only for
+// a mapping (madvise on memory ParseIndex was given would zero it).
+func (x *Index) releasePages() {
+	if x == nil || x.unmap == nil {
+		return
+	}
+	// Advice only: a refusal leaves the pages mapped, as before.
+	_ = unix.Madvise(x.data, unix.MADV_DONTNEED)
 }
 
 // decodeCounters reads the port's saved counters at off in the counter
 // values section (encodeCounters' layout); false when off is 0 (none) or
 // the record does not fit the sections.
 func decodeCounters(sets, vals []byte, off uint32) (PortCounters, bool) {
-	if off == 0 || uint64(off)+12 > uint64(len(vals)) {
+	var v Saved
+	if !v.decode(nil, sets, vals, off) {
 		return PortCounters{}, false
 	}
-	set, nz, sat := le.Uint32(vals[off:]), le.Uint32(vals[off+4:]), le.Uint32(vals[off+8:])
-	if uint64(set) >= uint64(len(sets)) {
-		return PortCounters{}, false
-	}
-	n := int(sets[set])
-	pos := int(set) + 1
-	rest := vals[off+12:]
-	pc := PortCounters{Errors: make(map[string]uint64, n)}
-	switch {
-	case sat&ctrFromNarrow != 0:
-		pc.From = FromPortCounters
-	case sat&ctrFromKnown != 0:
-		pc.From = FromPortCountersExtended
-	}
-	for k := range n {
-		if pos >= len(sets) {
-			return PortCounters{}, false
-		}
-		l := int(sets[pos])
-		if pos+1+l > len(sets) {
-			return PortCounters{}, false
-		}
-		name := string(sets[pos+1 : pos+1+l])
-		pos += 1 + l
-		var v uint64
-		if nz&(1<<k) != 0 {
-			var m int
-			v, m = binary.Uvarint(rest)
-			if m <= 0 {
-				return PortCounters{}, false
-			}
-			rest = rest[m:]
-		}
-		pc.Errors[name] = v
-		if sat&(1<<k) != 0 {
+	pc := PortCounters{Errors: make(map[string]uint64, len(v.names)), From: v.From}
+	for k, name := range v.names {
+		pc.Errors[name] = v.vals[k]
+		if v.sat[k] {
 			pc.Saturated = append(pc.Saturated, name)
 		}
 	}
 	return pc, true
+}
+
+// Saved is one port's saved error counters as Snapshot.SavedInto decodes
+// them, into storage kept from port to port: pairing every reading of a
+// later sweep with the previous sweep's allocated a map per port and
+// walk, most of that sweep's garbage (issue 13).
+type Saved struct {
+	// From is PortCounters.From.
+	From  string
+	names []string // the port's set of counter names
+	vals  []uint64 // by names' index
+	sat   []bool   // by names' index: saturated
+	// sets are the name sets decoded so far, by offset in the sets of
+	// setsOf (an *Index or *ctrEnc): a fabric's ports share a few.
+	setsOf any
+	sets   map[uint32][]string
+}
+
+// Error returns the saved value of the counter name, whether it was
+// saturated, and whether the sweep saved it.
+func (v *Saved) Error(name string) (value uint64, saturated, ok bool) {
+	for k, n := range v.names {
+		if n == name {
+			return v.vals[k], v.sat[k], true
+		}
+	}
+	return 0, false, false
+}
+
+// set returns the names of the set at offset set of sets, decoding it
+// the first time it is asked for from owner.
+func (v *Saved) set(owner any, sets []byte, set uint32) ([]string, bool) {
+	if owner != nil && v.setsOf == owner {
+		if names, ok := v.sets[set]; ok {
+			return names, true
+		}
+	}
+	if uint64(set) >= uint64(len(sets)) {
+		return nil, false
+	}
+	n := int(sets[set])
+	pos := int(set) + 1
+	names := make([]string, 0, n)
+	for range n {
+		if pos >= len(sets) {
+			return nil, false
+		}
+		l := int(sets[pos])
+		if pos+1+l > len(sets) {
+			return nil, false
+		}
+		names = append(names, string(sets[pos+1:pos+1+l]))
+		pos += 1 + l
+	}
+	if owner != nil {
+		if v.setsOf != owner {
+			v.setsOf, v.sets = owner, map[uint32][]string{}
+		}
+		v.sets[set] = names
+	}
+	return names, true
+}
+
+// decode reads the port's saved counters at off in the counter values
+// section (encodeCounters' layout) into v; false when off is 0 (none)
+// or the record does not fit the sections. owner (nil: none) keys the
+// cache of decoded name sets.
+func (v *Saved) decode(owner any, sets, vals []byte, off uint32) bool {
+	if off == 0 || uint64(off)+12 > uint64(len(vals)) {
+		return false
+	}
+	set, nz, sat := le.Uint32(vals[off:]), le.Uint32(vals[off+4:]), le.Uint32(vals[off+8:])
+	names, ok := v.set(owner, sets, set)
+	if !ok {
+		return false
+	}
+	v.From = ""
+	switch {
+	case sat&ctrFromNarrow != 0:
+		v.From = FromPortCounters
+	case sat&ctrFromKnown != 0:
+		v.From = FromPortCountersExtended
+	}
+	v.names, v.vals, v.sat = names, v.vals[:0], v.sat[:0]
+	rest := vals[off+12:]
+	for k := range names {
+		var x uint64
+		if nz&(1<<k) != 0 {
+			var m int
+			x, m = binary.Uvarint(rest)
+			if m <= 0 {
+				v.names = nil
+				return false
+			}
+			rest = rest[m:]
+		}
+		v.vals = append(v.vals, x)
+		v.sat = append(v.sat, sat&(1<<k) != 0)
+	}
+	return true
+}
+
+// fill sets v to c (a snapshot whose counters are a map: v1, or a
+// fabric gate.idx cannot hold).
+func (v *Saved) fill(c PortCounters) {
+	// names may be a cached set: a new slice, not appended to
+	v.From, v.names, v.vals, v.sat = c.From, make([]string, 0, len(c.Errors)), v.vals[:0], v.sat[:0]
+	for name := range c.Errors {
+		v.names = append(v.names, name)
+	}
+	slices.Sort(v.names)
+	for _, name := range v.names {
+		v.vals = append(v.vals, c.Errors[name])
+		v.sat = append(v.sat, slices.Contains(c.Saturated, name))
+	}
 }
 
 // HCACensus lists every host adapter of the snapshot with the switch

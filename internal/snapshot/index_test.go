@@ -190,6 +190,18 @@ func FuzzIndex(f *testing.F) {
 		x.SubFabric(append(seeds, 0, 1, 1<<30), 2, 1<<30)
 		x.JobPart([]string{"gpu001", "gpu016"}, nil)
 		x.SavedCounters(fab.Nodes[3].GUID, 1)
+		// SavedInto's decoding (its name sets cached across ports)
+		// answers as SavedCounters'.
+		var v Saved
+		for _, n := range fab.Nodes[:min(len(fab.Nodes), 12)] {
+			for p := range uint8(4) {
+				ok := x.savedInto(n.GUID, p, &v)
+				c, cok := x.SavedCounters(n.GUID, p)
+				if !sameSaved(&v, ok, c, cok) {
+					t.Fatalf("%#x/%d: savedInto %v %+v, SavedCounters %v %+v", n.GUID, p, ok, savedOf(&v), cok, c)
+				}
+			}
+		}
 		x.NodeByLID(5)
 		x.FillLFTs(noLFT)
 	})

@@ -411,6 +411,37 @@ func (s *Snapshot) SavedCounters(p *fabric.Port) (PortCounters, bool) {
 	return c, ok
 }
 
+// SavedInto is SavedCounters decoded into v, whose storage is reused
+// from call to call: a walk of every port allocates nothing per port.
+// False when the sweep saved no error counters for p.
+func (s *Snapshot) SavedInto(p *fabric.Port, v *Saved) bool {
+	switch {
+	case s.idx != nil:
+		return s.idx.savedInto(p.Node.GUID, p.Num, v)
+	case s.ctrs != nil:
+		return s.ctrs.savedInto(p.Node.GUID, p.Num, v)
+	case s.saved != nil:
+		off, ok := s.saved.offset(s.fab, p)
+		return ok && v.decode(s.saved, s.saved.sets, s.saved.vals, off)
+	}
+	c, ok := s.countersMap()[Key(p)]
+	if !ok || c.Errors == nil {
+		return false
+	}
+	v.fill(c)
+	return true
+}
+
+// ReleasePages gives back the resident pages of the snapshot's gate.idx
+// that SavedInto (or any read) mapped in: a later sweep pairs every
+// port's reading with them, and each page read counted in its peak RSS
+// while the index stayed mapped (issue 13). Reads after it map the pages
+// again.
+func (s *Snapshot) ReleasePages() {
+	s.idx.releasePages()
+	s.ctrs.releasePages()
+}
+
 // Age is how old the snapshot is at now.
 func (s *Snapshot) Age(now time.Time) time.Duration { return now.Sub(s.TakenAt) }
 

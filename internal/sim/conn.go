@@ -187,19 +187,26 @@ type Conn struct {
 	port  uint8
 	local transport.LocalPort
 
-	mu     sync.Mutex
-	queue  []*transport.Packet // answers ready for Recv
-	pend   pendingHeap         // on the wall clock: answers not yet due
-	seq    uint64              // pend's tie-break
-	head   atomic.Int64        // pend[0].due, math.MaxInt64 when empty
-	closed bool
+	mu    sync.Mutex
+	queue []*transport.Packet // answers ready for Recv
+	pend  pendingHeap         // on the wall clock: answers not yet due
+	seq   uint64              // pend's tie-break
+	head  atomic.Int64        // pend[0].due, math.MaxInt64 when empty
+	// closed is set under mu; Send and Recv's fast path read it alone.
+	closed atomic.Bool
 	wake   chan struct{}
 	done   chan struct{}
 
+	// got and gotAt are Recv's own: the answers it last took from queue
+	// in one go, and how many of them it returned (a single reader, so
+	// no lock for each answer).
+	got   []*transport.Packet
+	gotAt int
+
 	jmu     sync.Mutex
-	jobs    []job // sent on the wall clock, not yet answered (work)
-	spare   []job // the batch work last emptied, for reuse
-	working bool  // a work goroutine is running
+	jobs    []sent // sent on the wall clock, not yet answered (work)
+	spare   []sent // the batch work last emptied, for reuse
+	working bool   // a work goroutine is running
 }
 
 var _ transport.Conn = (*Conn)(nil)
@@ -211,10 +218,10 @@ func (c *Conn) Local() transport.LocalPort { return c.local }
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return transport.ErrClosed
 	}
-	c.closed = true
+	c.closed.Store(true)
 	c.queue = nil
 	c.pend = nil
 	c.head.Store(math.MaxInt64)
@@ -225,17 +232,24 @@ func (c *Conn) Close() error {
 // Recv implements transport.Conn.
 func (c *Conn) Recv(ctx context.Context) (*transport.Packet, error) {
 	for {
+		if c.gotAt < len(c.got) && !c.closed.Load() {
+			p := c.got[c.gotAt]
+			c.got[c.gotAt] = nil
+			c.gotAt++
+			return p, nil
+		}
 		c.mu.Lock()
-		if c.closed {
+		if c.closed.Load() {
 			c.mu.Unlock()
 			return nil, transport.ErrClosed
 		}
 		if len(c.queue) > 0 {
-			p := c.queue[0]
-			c.queue[0] = nil
-			c.queue = c.queue[1:]
+			// Take every answer ready at once: one lock round trip for
+			// a batch, not for each answer.
+			c.got, c.queue = c.queue, c.got[:0]
+			c.gotAt = 0
 			c.mu.Unlock()
-			return p, nil
+			continue
 		}
 		p, wait := c.takeDue()
 		c.mu.Unlock()
@@ -270,12 +284,18 @@ func (c *Conn) Recv(ctx context.Context) (*transport.Packet, error) {
 
 func (c *Conn) deliver(p *transport.Packet) {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed.Load() {
 		c.mu.Unlock()
 		return
 	}
 	c.queue = append(c.queue, p)
+	first := len(c.queue) == 1
 	c.mu.Unlock()
+	if !first {
+		// Recv has not taken the answers before this one yet: it comes
+		// back for the queue before it waits.
+		return
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -307,10 +327,7 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.mu.Lock()
-	closed := c.closed
-	c.mu.Unlock()
-	if closed {
+	if c.closed.Load() {
 		return transport.ErrClosed
 	}
 	if len(p.MAD) < mad.Size {
@@ -324,49 +341,49 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 		return nil // nobody in the simulated fabric asked
 	}
 	s := c.s
-	j := job{class: h.Class, addr: p.Addr, timeout: p.Timeout, sent: s.now()}
-	copy(j.raw[:], p.MAD)
 	switch {
 	case h.Class == mad.ClassSubnDR:
 		if p.Addr.QP != transport.QP0 {
 			return fmt.Errorf("sim: SMPs go to QP0, not QP%d", p.Addr.QP)
 		}
-		if err := j.smp.Unmarshal(p.MAD); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidRoute, err)
+		// The header decodes (PeekHeader): decoding the SMP can only
+		// fail on its hop fields, checked here on the bytes; the SMP is
+		// decoded where it is answered.
+		if hp, hc := p.MAD[6], p.MAD[7]; hc > mad.MaxHops || hp > mad.MaxHops+1 {
+			var smp mad.SMP
+			if err := smp.Unmarshal(p.MAD); err != nil {
+				return fmt.Errorf("%w: %v", ErrInvalidRoute, err)
+			}
 		}
-		if j.smp.HopCount > 0 && s.nodes[c.node].typ != mad.NodeSwitch && j.smp.InitialPath[1] != c.port {
-			return fmt.Errorf("%w: InitialPath[1] is %d but this CA port is %d", ErrInvalidRoute, j.smp.InitialPath[1], c.port)
+		if hc, ip1 := p.MAD[7], p.MAD[129]; hc > 0 && s.nodes[c.node].typ != mad.NodeSwitch && ip1 != c.port {
+			return fmt.Errorf("%w: InitialPath[1] is %d but this CA port is %d", ErrInvalidRoute, ip1, c.port)
 		}
 	case h.Class == mad.ClassSubnLID:
 		if p.Addr.QP != transport.QP0 {
 			return fmt.Errorf("sim: SMPs go to QP0, not QP%d", p.Addr.QP)
 		}
-		if err := j.smp.Unmarshal(p.MAD); err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
 	case h.Class == mad.ClassPerfMgt:
 		if p.Addr.QP != transport.QP1 {
 			return fmt.Errorf("sim: PerfMgt MADs go to QP1, not QP%d", p.Addr.QP)
-		}
-		if err := j.gmp.Unmarshal(p.MAD); err != nil {
-			return fmt.Errorf("sim: %w", err)
 		}
 	case h.Class == mad.ClassMlnxVendor:
 		if p.Addr.QP != transport.QP1 {
 			return fmt.Errorf("sim: vendor MADs go to QP1, not QP%d", p.Addr.QP)
 		}
-		if err := j.gmp.Unmarshal(p.MAD); err != nil {
-			return fmt.Errorf("sim: %w", err)
-		}
 	}
 	if !s.opts.Concurrent || !s.wall {
 		// On another clock a test advances time after Send: the answer
 		// must be scheduled by then.
+		j := job{sent: sent{class: h.Class, addr: p.Addr, timeout: p.Timeout, at: s.now()}}
+		copy(j.raw[:], p.MAD)
 		c.answer(&j)
 		return nil
 	}
+	at := s.now()
 	c.jmu.Lock()
-	c.jobs = append(c.jobs, j)
+	// Written in place: a request is copied once, into the queue.
+	c.jobs = append(c.jobs, sent{class: h.Class, addr: p.Addr, timeout: p.Timeout, at: at})
+	copy(c.jobs[len(c.jobs)-1].raw[:], p.MAD)
 	start := !c.working
 	c.working = true
 	c.jmu.Unlock()
@@ -379,16 +396,21 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 // workLinger is how long work waits for another request before it exits.
 const workLinger = 50 * time.Microsecond
 
-// job is a request Send accepted, waiting to be answered: decoded (smp or
-// gmp, by class) and as sent (raw, for a timeout notice).
-type job struct {
+// sent is a request Send accepted, as sent, waiting to be answered.
+type sent struct {
 	class   mad.Class
 	addr    transport.Addr
 	timeout time.Duration
-	sent    time.Time
+	at      time.Time
 	raw     [mad.Size]byte
-	smp     mad.SMP
-	gmp     mad.GMP
+}
+
+// job is a request being answered: as sent, and decoded (smp or gmp, by
+// class).
+type job struct {
+	sent
+	smp mad.SMP
+	gmp mad.GMP
 }
 
 // work answers the Conn's queued requests (Options.Concurrent) in the
@@ -397,7 +419,8 @@ type job struct {
 // request as an answer completes) runs on another. Answers are delivered
 // in the order Send took the requests, as when Send answers them itself.
 func (c *Conn) work() {
-	var batch []job
+	var batch []sent
+	var j job
 	idle := time.Time{}
 	for {
 		c.jmu.Lock()
@@ -426,7 +449,8 @@ func (c *Conn) work() {
 		batch, c.jobs, c.spare = c.jobs, c.spare, nil
 		c.jmu.Unlock()
 		for i := range batch {
-			c.answer(&batch[i])
+			j.sent = batch[i]
+			c.answer(&j)
 		}
 	}
 }
@@ -436,22 +460,31 @@ func (c *Conn) work() {
 func (c *Conn) answer(j *job) {
 	s := c.s
 	var res outcome
+	// Send checked what could keep these from decoding.
 	switch j.class {
-	case mad.ClassSubnDR:
-		res = s.handleDR(c, &j.smp)
-	case mad.ClassSubnLID:
-		res = s.handleLIDSMP(c, j.addr.DLID, &j.smp)
-	case mad.ClassPerfMgt:
-		res = s.handlePerf(c, j.addr.DLID, &j.gmp)
-	case mad.ClassMlnxVendor:
-		res = s.handleVendor(c, j.addr.DLID, &j.gmp)
+	case mad.ClassSubnDR, mad.ClassSubnLID:
+		if err := j.smp.Unmarshal(j.raw[:]); err != nil {
+			res = outcome{lost: drop("undecodable SMP: " + err.Error())}
+		} else if j.class == mad.ClassSubnDR {
+			res = s.handleDR(c, &j.smp)
+		} else {
+			res = s.handleLIDSMP(c, j.addr.DLID, &j.smp)
+		}
+	case mad.ClassPerfMgt, mad.ClassMlnxVendor:
+		if err := j.gmp.Unmarshal(j.raw[:]); err != nil {
+			res = outcome{lost: drop("undecodable GMP: " + err.Error())}
+		} else if j.class == mad.ClassPerfMgt {
+			res = s.handlePerf(c, j.addr.DLID, &j.gmp)
+		} else {
+			res = s.handleVendor(c, j.addr.DLID, &j.gmp)
+		}
 	default:
 		// No agent for the class in the simulated fabric.
 		res = outcome{lost: drop(fmt.Sprintf("no agent for %v", j.class))}
 	}
 	if res.lost != "" {
 		if j.timeout > 0 {
-			c.deliverAfter(j.sent, j.timeout, j.timedOut())
+			c.deliverAfter(j.at, j.timeout, j.timedOut())
 		}
 		return
 	}
@@ -459,7 +492,7 @@ func (c *Conn) answer(j *job) {
 		if res.pooled != nil {
 			c.s.answers.Put(res.pooled) // nobody saw it
 		}
-		c.deliverAfter(j.sent, j.timeout, j.timedOut())
+		c.deliverAfter(j.at, j.timeout, j.timedOut())
 		return
 	}
 	var p *transport.Packet

@@ -74,7 +74,7 @@ func (s *Sim) wallNow() int64 { return time.Since(s.epoch).Nanoseconds() }
 // schedule queues p for Recv at due (ns since the Sim's epoch).
 func (c *Conn) schedule(due int64, p *transport.Packet) {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed.Load() {
 		c.mu.Unlock()
 		return
 	}

@@ -213,12 +213,24 @@ type ctxWatch struct {
 // is held in place: most sections decide one of each, and the slices
 // would be an allocation per MAD.
 type actions struct {
+	// now is the time the section works with (an attempt's send time),
+	// read once: a clock read costs about as much as the rest of a
+	// locked section.
+	now   time.Time
 	send0 attempt
 	done0 completion
 	nsend int
 	ndone int
 	sendN []attempt    // the 2nd and later
 	doneN []completion // the 2nd and later
+}
+
+// clock returns a.now, reading the clock the first time.
+func (a *actions) clock() time.Time {
+	if a.now.IsZero() {
+		a.now = time.Now()
+	}
+	return a.now
 }
 
 func (a *actions) addSend(x attempt) {
@@ -388,7 +400,7 @@ func (e *Engine) start(r *request, ctx context.Context, addr Addr, req []byte, w
 	}
 	r.ctx, r.addr, r.h, r.req, r.key, r.owned, r.start = ctx, addr, h, req, keyOf(addr, req, h), owned, time.Now()
 	r.tids = r.tidBuf[:0]
-	var acts actions
+	acts := actions{now: r.start}
 	e.mu.Lock()
 	if e.dead != nil {
 		err := e.deadErr()
@@ -466,7 +478,7 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 		r.refs.Add(1) // send's
 	}
 	tid := e.lastTID
-	now := time.Now()
+	now := acts.clock()
 	e.calls[tid] = entry{r: r, attempt: r.attempt, sentAt: now}
 	r.tids = append(r.tids, tid)
 	if r.attempt == 1 && r.owned {
@@ -668,7 +680,7 @@ func (e *Engine) send(a attempt, acts *actions) {
 func (e *Engine) expire() {
 	var acts actions
 	e.mu.Lock()
-	now := time.Now()
+	now := acts.clock()
 	for r := e.head; r != nil && !r.deadline.After(now); r = e.head {
 		e.unlinkLocked(r)
 		e.timedOutLocked(r, now, &acts)
@@ -874,7 +886,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) bool {
 		return true
 	}
 	tid := mad.TIDLow(h.TID)
-	var acts actions
+	acts := actions{now: now}
 	if p.Status != 0 {
 		e.mu.Lock()
 		en, ok := e.calls[tid]

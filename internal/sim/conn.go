@@ -204,9 +204,10 @@ type Conn struct {
 	gotAt int
 
 	jmu     sync.Mutex
-	jobs    []sent // sent on the wall clock, not yet answered (work)
-	spare   []sent // the batch work last emptied, for reuse
-	working bool   // a work goroutine is running
+	jobs    []sent       // sent on the wall clock, not yet answered (work)
+	queued  atomic.Int32 // len(jobs), for work to wait on without jmu
+	spare   []sent       // the batch work last emptied, for reuse
+	working bool         // a work goroutine is running
 }
 
 var _ transport.Conn = (*Conn)(nil)
@@ -384,6 +385,7 @@ func (c *Conn) Send(ctx context.Context, p *transport.Packet) error {
 	// Written in place: a request is copied once, into the queue.
 	c.jobs = append(c.jobs, sent{class: h.Class, addr: p.Addr, timeout: p.Timeout, at: at})
 	copy(c.jobs[len(c.jobs)-1].raw[:], p.MAD)
+	c.queued.Store(int32(len(c.jobs)))
 	start := !c.working
 	c.working = true
 	c.jmu.Unlock()
@@ -432,13 +434,19 @@ func (c *Conn) work() {
 			// The next request usually follows within microseconds
 			// (the reader sends one as each answer completes): waiting
 			// for it here costs less than a goroutine started and a
-			// thread woken for nearly every MAD.
+			// thread woken for nearly every MAD. The wait watches
+			// queued alone, without the lock Send takes.
 			if idle.IsZero() {
 				idle = time.Now()
 			}
 			if time.Since(idle) < workLinger {
 				c.jmu.Unlock()
-				runtime.Gosched()
+				for spins := 0; c.queued.Load() == 0; spins++ {
+					runtime.Gosched()
+					if spins%16 == 15 && time.Since(idle) >= workLinger {
+						break
+					}
+				}
 				continue
 			}
 			c.working = false
@@ -447,6 +455,7 @@ func (c *Conn) work() {
 		}
 		idle = time.Time{}
 		batch, c.jobs, c.spare = c.jobs, c.spare, nil
+		c.queued.Store(0)
 		c.jmu.Unlock()
 		for i := range batch {
 			j.sent = batch[i]

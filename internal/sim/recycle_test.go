@@ -79,7 +79,10 @@ func TestRecycleLateAnswersConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := transport.NewEngine(conn, transport.Options{Timeout: 200 * time.Microsecond, Retries: 2, Window: 16, PerDest: 4})
+	// Without the engine's timeout, the simulator answers however late
+	// (not a timeout notice instead): answers then come after their
+	// attempt timed out.
+	eng := transport.NewEngine(lateConn{conn.(*Conn)}, transport.Options{Timeout: 200 * time.Microsecond, Retries: 2, Window: 16, PerDest: 4})
 	defer eng.Close()
 	// Leaf ports 1-4 go to hosts, 5 and 6 to the spines; spine port k
 	// to leaf k.
@@ -125,4 +128,13 @@ func TestRecycleLateAnswersConcurrent(t *testing.T) {
 	if st := eng.Stats(); st.Retried == 0 || st.Late == 0 {
 		t.Fatalf("no answer came late (%+v): the test did not test it", st)
 	}
+}
+
+// lateConn sends without the timeout hint; Recycle is *Conn's, promoted.
+type lateConn struct{ *Conn }
+
+func (c lateConn) Send(ctx context.Context, p *transport.Packet) error {
+	q := *p
+	q.Timeout = 0
+	return c.Conn.Send(ctx, &q)
 }

@@ -150,6 +150,7 @@ type request struct {
 	h     mad.Header
 	req   []byte // the caller's MAD, never modified
 	key   destKey
+	dest  *dest // e.dests[key] while r is in the Engine (not after it finished)
 	done  func(*Response, error)
 	c     completer // if set, called instead of done
 	watch bool      // counted in Engine.ctxs
@@ -191,6 +192,11 @@ type entry struct {
 type dest struct {
 	inFlight int // requests holding a slot (in flight or waiting globally)
 	waiting  fifo.Queue[*request]
+	// freed: taken out of Engine.dests. A request abandoned while
+	// finishing another of the same destination empties it too; only
+	// the first may hand it to freeDests, or two destinations would
+	// later share it.
+	freed bool
 }
 
 // destKey is the per-destination window key: the directed route of a DR
@@ -431,8 +437,10 @@ func (e *Engine) start(r *request, ctx context.Context, addr Addr, req []byte, w
 		} else {
 			d = &dest{}
 		}
+		d.freed = false
 		e.dests[r.key] = d
 	}
+	r.dest = d
 	if d.inFlight >= e.opts.PerDest {
 		r.state = waitingDest
 		d.waiting.Push(r)
@@ -543,7 +551,8 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 	if r.watch {
 		e.unwatchLocked(r)
 	}
-	d := e.dests[r.key]
+	d := r.dest
+	r.dest = nil
 	switch state {
 	case waitingDest:
 		d.waiting.Remove(r)
@@ -578,7 +587,8 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 		d.inFlight++
 		e.admitLocked(w, acts)
 	}
-	if d.inFlight == 0 && d.waiting.Len() == 0 {
+	if d.inFlight == 0 && d.waiting.Len() == 0 && !d.freed {
+		d.freed = true
 		delete(e.dests, r.key)
 		if len(e.freeDests) < e.opts.Window {
 			e.freeDests = append(e.freeDests, d)

@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/mad"
@@ -73,5 +74,90 @@ func TestReaderStopReleasesQueuedSends(t *testing.T) {
 		if got := r.refs.Load(); got != 0 {
 			t.Errorf("request %d (state %d) holds %d references after the reader stopped, want 0", i, r.state, got)
 		}
+	}
+}
+
+// answerConn hands each request it is sent to the test (sent) and
+// returns what the test puts in answers.
+type answerConn struct {
+	sent    chan []byte
+	answers chan *Packet
+}
+
+func (c *answerConn) Send(ctx context.Context, p *Packet) error {
+	c.sent <- append([]byte(nil), p.MAD...)
+	return nil
+}
+
+func (c *answerConn) Recv(ctx context.Context) (*Packet, error) {
+	select {
+	case p := <-c.answers:
+		return p, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *answerConn) Local() LocalPort { return LocalPort{Name: "answer/1", PortNum: 1} }
+func (c *answerConn) Close() error     { return nil }
+
+// endedCtx is a context that reports it ended (Err) before its Done
+// channel says so, as a cancelled context does until its AfterFunc runs.
+type endedCtx struct {
+	context.Context
+	done  chan struct{}
+	ended atomic.Bool
+}
+
+func (c *endedCtx) Done() <-chan struct{} { return c.done }
+func (c *endedCtx) Err() error {
+	if c.ended.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// A request abandoned while waiting for its destination's slot, found
+// when the request ahead of it completes, frees the destination once:
+// freed twice, two later destinations would share one window.
+func TestAbandonedWaiterFreesDestOnce(t *testing.T) {
+	c := &answerConn{sent: make(chan []byte, 4), answers: make(chan *Packet, 4)}
+	e := NewEngine(c, Options{Window: 4, PerDest: 1})
+	defer e.Close()
+	req := func() []byte {
+		s, err := mad.NewDRGet(mad.Path{1, 2}, mad.AttrNodeInfo, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Marshal()
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	if err := e.Go(context.Background(), DirectedRoute(), req(), func(*Response, error) { wg.Done() }); err != nil {
+		t.Fatal(err)
+	}
+	ctx := &endedCtx{Context: context.Background(), done: make(chan struct{})}
+	if err := e.Go(ctx, DirectedRoute(), req(), func(_ *Response, err error) {
+		if err == nil {
+			t.Error("the abandoned request was answered")
+		}
+		wg.Done()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx.ended.Store(true)
+	m := <-c.sent
+	m[3] = byte(mad.MethodGetResp)
+	m[4] |= 0x80 // D bit: a response
+	c.answers <- &Packet{Addr: DirectedRoute(), MAD: m}
+	wg.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	seen := map[*dest]bool{}
+	for _, d := range e.freeDests {
+		if seen[d] {
+			t.Fatalf("destination freed twice: %d free destinations, %d distinct", len(e.freeDests), len(seen))
+		}
+		seen[d] = true
 	}
 }

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -112,46 +113,70 @@ func newGraph(f *fabric.Fabric) (*graph, error) {
 	return g, nil
 }
 
-// hopMatrix returns the n×n switch distance matrix (symmetric: links are
-// bidirectional), row i = distances from switch i, by one BFS per switch.
+// hopMatrix returns the n×n switch distance matrix, row i = distances
+// from switch i (unreachable: none, or 255 hops or more).
+//
+// All rows grow together, one hop at a time, as bit sets: the switches
+// within k+1 hops of s are s and those within k hops of any neighbour
+// of s, so each step ORs the neighbours' rows (64 switches a word)
+// instead of one breadth-first search per switch touching every edge
+// for every source, and a row's new bits get distance k+1.
 func (g *graph) hopMatrix(workers int) []uint8 {
 	n := len(g.sw)
 	hops := make([]uint8, n*n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			queue := make([]int32, 0, n)
-			for {
-				s := int(next.Add(1) - 1)
-				if s >= n {
-					return
-				}
-				row := hops[s*n : (s+1)*n]
-				for i := range row {
-					row[i] = unreachable
-				}
-				row[s] = 0
-				queue = append(queue[:0], int32(s))
-				for q := 0; q < len(queue); q++ {
-					u := queue[q]
-					d := row[u] + 1
-					if d == unreachable {
-						break // paths this long are not routable
+	for i := range hops {
+		hops[i] = unreachable
+	}
+	w := (n + 63) / 64
+	cur, next := make([]uint64, n*w), make([]uint64, n*w)
+	for s := range n {
+		hops[s*n+s] = 0
+		cur[s*w+s/64] |= 1 << (s % 64)
+	}
+	for d := 1; d < unreachable; d++ {
+		var grew atomic.Bool
+		var rows atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				const batch = 64
+				for {
+					lo := int(rows.Add(batch) - batch)
+					if lo >= n {
+						return
 					}
-					for _, v := range g.adj[g.adjS[u]:g.adjS[u+1]] {
-						if row[v] == unreachable {
-							row[v] = d
-							queue = append(queue, v)
+					found := false
+					for s := lo; s < min(lo+batch, n); s++ {
+						row := next[s*w : (s+1)*w]
+						copy(row, cur[s*w:(s+1)*w])
+						for _, v := range g.adj[g.adjS[s]:g.adjS[s+1]] {
+							for i, x := range cur[int(v)*w : (int(v)+1)*w] {
+								row[i] |= x
+							}
+						}
+						old := cur[s*w : (s+1)*w]
+						hrow := hops[s*n : (s+1)*n]
+						for i, x := range row {
+							for fresh := x &^ old[i]; fresh != 0; fresh &= fresh - 1 {
+								hrow[i*64+bits.TrailingZeros64(fresh)] = uint8(d)
+								found = true
+							}
 						}
 					}
+					if found {
+						grew.Store(true)
+					}
 				}
-			}
-		}()
+			}()
+		}
+		wg.Wait()
+		if !grew.Load() {
+			break
+		}
+		cur, next = next, cur
 	}
-	wg.Wait()
 	return hops
 }
 

@@ -109,7 +109,7 @@ type Engine struct {
 	opts Options
 
 	mu         sync.Mutex
-	calls      map[uint32]entry     // outstanding attempts by TID low 32 bits
+	calls      tidTable             // outstanding attempts by TID low 32 bits
 	dests      map[destKey]*dest    // destinations with requests in flight or waiting
 	freeDests  []*dest              // emptied, for reuse: a destination comes and goes with nearly every MAD of a table read
 	globalWait fifo.Queue[*request] // requests holding a destination slot, waiting for a global one
@@ -187,6 +187,60 @@ type entry struct {
 	r       *request
 	attempt int
 	sentAt  time.Time
+}
+
+// tidTable holds the outstanding attempts by TID: a slot per TID modulo
+// its size, which TIDs issued in sequence fill without colliding while
+// fewer attempts than slots are outstanding, and a map for the rare one
+// whose slot an older attempt still holds. A Go map's hashing, insert
+// and delete were a sizeable part of the Engine's cost per MAD.
+type tidTable struct {
+	slots []tidSlot
+	mask  uint32
+	more  map[uint32]entry
+}
+
+type tidSlot struct {
+	tid uint32
+	en  entry // en.r == nil: free
+}
+
+func newTIDTable(window int) tidTable {
+	n := 1024
+	for n < 4*window {
+		n *= 2
+	}
+	return tidTable{slots: make([]tidSlot, n), mask: uint32(n - 1)}
+}
+
+func (t *tidTable) get(tid uint32) (entry, bool) {
+	if s := &t.slots[tid&t.mask]; s.en.r != nil && s.tid == tid {
+		return s.en, true
+	}
+	if t.more == nil {
+		return entry{}, false
+	}
+	en, ok := t.more[tid]
+	return en, ok
+}
+
+func (t *tidTable) put(tid uint32, en entry) {
+	if s := &t.slots[tid&t.mask]; s.en.r == nil {
+		s.tid, s.en = tid, en
+		return
+	}
+	if t.more == nil {
+		t.more = make(map[uint32]entry)
+	}
+	t.more[tid] = en
+}
+
+func (t *tidTable) del(tid uint32) {
+	if s := &t.slots[tid&t.mask]; s.en.r != nil && s.tid == tid {
+		*s = tidSlot{}
+		return
+	}
+	delete(t.more, tid)
 }
 
 type dest struct {
@@ -292,7 +346,7 @@ func NewEngine(c Conn, opts Options) *Engine {
 	e := &Engine{
 		conn:       c,
 		opts:       opts,
-		calls:      make(map[uint32]entry),
+		calls:      newTIDTable(opts.Window),
 		dests:      make(map[destKey]*dest),
 		ctxs:       make(map[context.Context]*ctxWatch),
 		stopRead:   cancel,
@@ -476,7 +530,7 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 		if e.lastTID == 0 {
 			continue
 		}
-		if _, busy := e.calls[e.lastTID]; busy {
+		if _, busy := e.calls.get(e.lastTID); busy {
 			continue // wrapped around onto an outstanding TID
 		}
 		break
@@ -487,7 +541,7 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 	}
 	tid := e.lastTID
 	now := acts.clock()
-	e.calls[tid] = entry{r: r, attempt: r.attempt, sentAt: now}
+	e.calls.put(tid, entry{r: r, attempt: r.attempt, sentAt: now})
 	r.tids = append(r.tids, tid)
 	if r.attempt == 1 && r.owned {
 		r.buf = r.req // each later attempt gets its own copy: a Conn or Tap may still hold this one
@@ -544,7 +598,7 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 	}
 	r.state = finished
 	for _, t := range r.tids {
-		delete(e.calls, t)
+		e.calls.del(t)
 	}
 	r.tids = nil
 	e.unlinkLocked(r)
@@ -899,7 +953,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) bool {
 	acts := actions{now: now}
 	if p.Status != 0 {
 		e.mu.Lock()
-		en, ok := e.calls[tid]
+		en, ok := e.calls.get(tid)
 		if p.Status == StatusTimedOut && ok && en.r.state == inFlight && en.attempt == en.r.attempt {
 			e.unlinkLocked(en.r)
 			e.timedOutLocked(en.r, now, &acts)
@@ -921,7 +975,7 @@ func (e *Engine) dispatch(p *Packet, now time.Time) bool {
 		e.mu.Unlock()
 		return true
 	}
-	en, ok := e.calls[tid]
+	en, ok := e.calls.get(tid)
 	if !ok {
 		if e.issuedLocked(tid) {
 			e.st.late++

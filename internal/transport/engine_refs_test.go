@@ -161,3 +161,34 @@ func TestAbandonedWaiterFreesDestOnce(t *testing.T) {
 		seen[d] = true
 	}
 }
+
+// The TID table finds every outstanding attempt, also those whose slot an
+// older one held when they were put, and forgets each deleted one.
+func TestTIDTableCollisions(t *testing.T) {
+	tt := newTIDTable(1)
+	n := uint32(len(tt.slots))
+	rs := make([]request, 4)
+	tids := []uint32{5, 5 + n, 5 + 2*n, 6}
+	for i, tid := range tids {
+		tt.put(tid, entry{r: &rs[i], attempt: i})
+	}
+	check := func(live map[uint32]int) {
+		t.Helper()
+		for i, tid := range tids {
+			en, ok := tt.get(tid)
+			want, isLive := live[tid]
+			if ok != isLive || (ok && (en.r != &rs[want] || en.attempt != i)) {
+				t.Fatalf("get(%d) = %v, %v; want live %v", tid, en.r, ok, isLive)
+			}
+		}
+	}
+	check(map[uint32]int{5: 0, 5 + n: 1, 5 + 2*n: 2, 6: 3})
+	tt.del(5) // the slot's own
+	check(map[uint32]int{5 + n: 1, 5 + 2*n: 2, 6: 3})
+	tt.put(5+3*n, entry{r: &rs[0], attempt: 0})
+	tids[0] = 5 + 3*n
+	check(map[uint32]int{5 + 3*n: 0, 5 + n: 1, 5 + 2*n: 2, 6: 3})
+	tt.del(5 + n) // one in the map
+	tt.del(6)
+	check(map[uint32]int{5 + 3*n: 0, 5 + 2*n: 2})
+}

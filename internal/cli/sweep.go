@@ -103,11 +103,11 @@ for the first, then exits 2 and leaves the outputs alone. A sweep that fails
 or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
 writes ibdoctor_sweep_success 0 to the textfile and exits 2.
 Without --interval, error counters are judged by their growth since the
-previous sweep in --state-dir (a complete one of the same fabric, at most
---max-age old); a count since the last clear that did not grow since is
-reported as info, not at its severity. Without such a sweep (the first one),
-their values since the last clear are judged. The report's counters_basis
-says which.
+previous sweep in --state-dir (one of the same fabric, at most --max-age
+old; a partial one for the ports it read); a count since the last clear
+that did not grow since is reported as info, not at its severity. Without
+such a sweep (the first one), their values since the last clear are judged.
+The report's counters_basis says which.
 The report's status is judged at --fail-on, or at error (as check) without it.
 Exit status: 0 done, 3 done but parts could not be read, 2 failed, 1 findings
 at or above --fail-on when that is given.`,
@@ -561,12 +561,15 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 const snapshotMaxAge = time.Hour
 
 // sweepSince decides which earlier sweep this one's error counters are
-// judged against: the previous sweep in the state dir when it is
-// complete, of this fabric (gate's rule: of this source, or holding this
-// very port) and at most --max-age old (gate's Fresh). It returns that
-// snapshot, or nil; and, for the report's counters_basis, which was used
-// or why none was ("" for a first sweep: the values since the clear are
-// judged, as always).
+// judged against: the previous sweep in the state dir when it is of this
+// fabric (gate's rule: of this source, or holding this very port) and at
+// most --max-age old (gate's Fresh). A partial one is paired too, port by
+// port: a port it read and saved is judged on its growth, one it did not
+// on its values (trial T2: one host always down somewhere must not turn
+// the whole fabric back to its values). It returns that snapshot, or nil;
+// and, for the report's counters_basis, which was used or why none was
+// ("" for a first sweep: the values since the clear are judged, as
+// always).
 func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now time.Time) (*snapshot.Snapshot, string) {
 	const values = "error counters judged on their values since the last clear"
 	switch {
@@ -574,8 +577,6 @@ func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now tim
 		return nil, ""
 	case o.maxAge == 0:
 		return nil, values + " (--max-age 0: not against the previous sweep)"
-	case !prev.Complete:
-		return nil, fmt.Sprintf("%s: the previous sweep in %s (%s) is partial", values, o.stateDir, prev.TakenAt.Format(time.RFC3339))
 	}
 	if why := prev.Fresh(now, o.maxAge); why != nil {
 		return nil, fmt.Sprintf("%s: the previous sweep in %s %v", values, o.stateDir, why)
@@ -585,7 +586,11 @@ func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now tim
 			return nil, fmt.Sprintf("%s: the previous sweep in %s is of %s, not %s (another fabric)", values, o.stateDir, prev.Source, sess.Name)
 		}
 	}
-	return prev, fmt.Sprintf("error counters judged by their growth since the previous sweep at %s (%v before; %s); counts since the last clear that did not grow are info", prev.TakenAt.Format(time.RFC3339), words.Span(now.Sub(prev.TakenAt)), prev.Source)
+	partial := ""
+	if !prev.Complete {
+		partial = "; that sweep was partial: the ports it did not read are judged on their values since the last clear"
+	}
+	return prev, fmt.Sprintf("error counters judged by their growth since the previous sweep at %s (%v before; %s); counts since the last clear that did not grow are info%s", prev.TakenAt.Format(time.RFC3339), words.Span(now.Sub(prev.TakenAt)), prev.Source, partial)
 }
 
 // sweepInterrupted is the error of a sweep stopped by a signal; it wraps

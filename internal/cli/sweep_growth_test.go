@@ -148,3 +148,51 @@ func TestSweepPreviousOfAnotherFabric(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepPairsPerPortAfterPartialSweep is trial T2: one host that did
+// not answer made the previous sweep partial, and the next sweep judged
+// every port's error counters on their values since the last clear again
+// ("the previous sweep ... is partial"), so a static old count was an
+// error series on every sweep of a fabric where some host is always down.
+// A port whose counters the previous sweep read and saved is judged on its
+// growth since, whoever else did not answer; counters_basis says the
+// previous sweep was partial.
+func TestSweepPairsPerPortAfterPartialSweep(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state, out, prom := filepath.Join(dir, "state"), filepath.Join(dir, "r.json"), filepath.Join(dir, "q.prom")
+	faults := writeFile(t, "t2.faults", "counter leaf02/6 PortRcvErrors=500\ndead \"gpu016 mlx5_0\"\n")
+	sweep := func() (*chkDoc, string) {
+		t.Helper()
+		args := []string{"sweep", "--sim=" + topo, "--faults", faults, "--state-dir", state, "--out", out, "--prom", prom, "--timeout", deadTimeout, "--retries", "0"}
+		if code, _, stderr := run(args...); code != ExitPartial {
+			t.Fatalf("%v: exit %d, want %d (partial), stderr %s", args, code, ExitPartial, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := os.ReadFile(prom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chkParse(t, string(data)), string(p)
+	}
+	sweep()
+	d, p := sweep()
+	var f *checks.Finding
+	for i, g := range d.Findings {
+		if g.Check == "counters.errors" && g.Entities[0].Node == "leaf02" && g.Entities[0].Port == 6 {
+			f = &d.Findings[i]
+		}
+	}
+	if f == nil || f.Severity != checks.Info || !strings.Contains(f.Title, "not growing since the last sweep") {
+		t.Errorf("static count after a partial sweep: %+v; counters_basis %q", f, d.CountersBasis)
+	}
+	if strings.Contains(p, `node="leaf02",port="6"`) {
+		t.Errorf("leaf02/6's old count still has a series after a partial sweep:\n%s", p)
+	}
+	if !strings.Contains(d.CountersBasis, "growth since the previous sweep at") || !strings.Contains(d.CountersBasis, "partial") {
+		t.Errorf("counters_basis %q: want the growth since the previous (partial) sweep", d.CountersBasis)
+	}
+}

@@ -83,6 +83,7 @@ var faultKinds = map[string]struct {
 	"dead":      {refs: -1},
 	"flaky":     {refs: -1, required: []string{"answer"}},
 	"drop":      {refs: -1, required: []string{"attr"}},
+	"refuse":    {refs: -1, required: []string{"attr"}},
 	"loss":      {refs: 0, required: []string{"share"}},
 	"dupguid":   {refs: 2},
 	"miswire":   {refs: 2},
@@ -123,7 +124,7 @@ func ParseFaults(r io.Reader) ([]Fault, error) {
 		f := Fault{Line: line, Kind: strings.ToLower(toks[0].s)}
 		k, ok := faultKinds[f.Kind]
 		if !ok {
-			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey, sl2vl, ar)", line, toks[0].s)
+			return nil, fmt.Errorf("line %d: unknown fault %q (one of degrade, limit, down, polling, counter, lft, blackhole, loop, asym, dead, flaky, dupguid, miswire, traffic, sweep, nosm, sm, drop, refuse, loss, lid, desc, mtu, vls, revision, firmware, skew, pkey, mkey, sl2vl, ar)", line, toks[0].s)
 		}
 		for _, t := range toks[1:] {
 			if key, val, isOpt := strings.Cut(t.s, "="); isOpt && !t.quoted && key != "" {
@@ -705,6 +706,9 @@ func (s *Sim) applyFault(f Fault) error {
 	case "drop":
 		v, _ := f.opt("attr")
 		return s.Drop(ref, v)
+	case "refuse":
+		v, _ := f.opt("attr")
+		return s.Refuse(ref, v)
 	case "loss":
 		v, _ := f.opt("share")
 		x, _ := parseLoss(v)

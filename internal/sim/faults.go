@@ -509,13 +509,21 @@ func (s *Sim) Flaky(nodeRef string, share float64) error {
 // droppable are the attributes the drop fault accepts, as mad.AttrName
 // names them.
 var droppable = []string{"NodeInfo", "NodeDescription", "SwitchInfo", "PortInfo", "LinearForwardingTable",
-	"MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended", "SLtoVLMappingTable",
+	"P_KeyTable", "MlnxExtendedPortInfo", "SMInfo", "ClassPortInfo", "PortCounters", "PortCountersExtended", "SLtoVLMappingTable",
 	"GeneralInfo", "AdaptiveRoutingInfo"}
 
 // Drop makes a node's agents never answer one attribute: ref is a node
 // (every modifier) or NODE/N (only modifier N: PortInfo of port N, an
 // LFT block N). The rest of the node answers as usual.
-func (s *Sim) Drop(ref, attr string) error {
+func (s *Sim) Drop(ref, attr string) error { return s.attrFault(ref, attr, false) }
+
+// Refuse makes a node's agents answer one attribute (ref as for Drop)
+// with MAD status 0x001C, invalid field: the node is up and says no, as
+// a switch does for an LFT block past its LinearFDBCap or a port it does
+// not have (a snapshot's stale view of it).
+func (s *Sim) Refuse(ref, attr string) error { return s.attrFault(ref, attr, true) }
+
+func (s *Sim) attrFault(ref, attr string, refuse bool) error {
 	name := ""
 	for _, a := range droppable {
 		if strings.EqualFold(a, attr) {
@@ -523,7 +531,11 @@ func (s *Sim) Drop(ref, attr string) error {
 		}
 	}
 	if name == "" {
-		return fmt.Errorf("sim: drop %s: attribute %q: want one of %s", ref, attr, strings.Join(droppable, ", "))
+		kw := "drop"
+		if refuse {
+			kw = "refuse"
+		}
+		return fmt.Errorf("sim: %s %s: attribute %q: want one of %s", kw, ref, attr, strings.Join(droppable, ", "))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -542,6 +554,10 @@ func (s *Sim) Drop(ref, attr string) error {
 			return err
 		}
 		d.mod = int64(v)
+	}
+	if refuse {
+		s.nodes[ni].refuses = append(s.nodes[ni].refuses, d)
+		return nil
 	}
 	s.nodes[ni].drops = append(s.nodes[ni].drops, d)
 	return nil

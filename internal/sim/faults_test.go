@@ -378,6 +378,7 @@ func FuzzParseFaults(f *testing.F) {
 	f.Add("counter leaf07/23 SymbolErrorCounter=+50/s PortXmitDiscards=1200\nlft leaf04 dlid=57 port=33\n")
 	f.Add("lft leaf04 uplinks-to=33\nasym \"gpu001 mlx5_0\" \"gpu002 mlx5_0\"\nflaky leaf05 answer=70%\n")
 	f.Add("traffic ring-allreduce hosts=gpu* rate=200 stride=32 # x\n")
+	f.Add("refuse spine01/0 attr=LinearForwardingTable\nrefuse leaf02 attr=p_keytable\n")
 	f.Add("AsYm \"\" 0")
 	f.Add("AsYm \"\xa0\" 0")
 	f.Fuzz(func(t *testing.T, text string) {

@@ -18,6 +18,9 @@ func (s *Sim) pmaCaps(n *node) uint16 {
 // arrived on port in. Callers hold s.mu: for writing when req is a Set.
 func (s *Sim) pmaAnswer(ni int32, in uint8, req *mad.GMP, data *[mad.GMPDataSize]byte) mad.Status {
 	n := &s.nodes[ni]
+	if n.refused(&req.Header) {
+		return statusInvalidField
+	}
 	m := req.Method
 	if m != mad.MethodGet && m != mad.MethodSet {
 		return statusMethodUnsupported

@@ -184,10 +184,11 @@ type node struct {
 	dead     bool
 	answer   float64    // share of MADs the agent answers (flaky), 1 normally
 	drops    []attrDrop // attributes the agent never answers (the drop fault)
+	refuses  []attrDrop // attributes the agent answers with a MAD status error (the refuse fault)
 	busyTill atomic.Int64
 }
 
-// attrDrop is one attribute an agent never answers: by name (as
+// attrDrop is one attribute an agent never answers (or refuses): by name (as
 // mad.AttrName gives it, case-insensitive) and, unless mod is -1, only
 // for that attribute modifier (PortInfo's port number).
 type attrDrop struct {

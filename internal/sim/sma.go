@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"strings"
+
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -18,6 +20,9 @@ const (
 // req is a Set.
 func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize]byte) mad.Status {
 	n := &s.nodes[ni]
+	if n.refused(&req.Header) {
+		return statusInvalidField
+	}
 	m := req.Method
 	if m != mad.MethodGet && m != mad.MethodSet {
 		return statusMethodUnsupported
@@ -505,4 +510,15 @@ func (n *node) arInfo() mad.ARInfo {
 		return *n.ar
 	}
 	return mad.ARInfo{GroupCap: 2048, ARNSupported: true, FRNSupported: true, FRSupported: true, BySLCap: true, ARVersionCap: 2, RNVersionCap: 1}
+}
+
+// refused reports whether the node's agent answers req with a status
+// error (the refuse fault).
+func (n *node) refused(req *mad.Header) bool {
+	for _, d := range n.refuses {
+		if strings.EqualFold(mad.AttrName(req.Class, req.AttrID), d.name) && (d.mod < 0 || int64(req.AttrMod) == d.mod) {
+			return true
+		}
+	}
+	return false
 }

@@ -19,8 +19,9 @@ import (
 // port of the subnet; otherwise they follow the nodes' directed routes,
 // which are only valid from the port the fabric was discovered from.
 // Ports that cannot be addressed or do not answer are returned as
-// Unreachable and keep their old values.
-func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byLID bool, parallel int) []fabric.Unreachable {
+// Unreachable, with their error, and keep their old values. e is the
+// request engine (or its Once: each read sent once).
+func Refresh(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool, parallel int) []fabric.Unreachable {
 	if parallel <= 0 {
 		parallel = e.Options().Window
 	}
@@ -34,7 +35,7 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 	fail := func(n *fabric.Node, num uint8, what string, err error) {
 		mu.Lock()
 		defer mu.Unlock()
-		u := fabric.Unreachable{What: what, Reason: errString(err)}
+		u := fabric.Unreachable{What: what, Reason: errString(err), Err: err}
 		if n.Path != nil {
 			u.Path = n.Path
 		}
@@ -110,6 +111,14 @@ func Refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port, byL
 	}
 	wg.Wait()
 	return bad
+}
+
+// SMPReader is what Refresh reads through: a *transport.Engine or its
+// transport.Once.
+type SMPReader interface {
+	Options() transport.Options
+	GetSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) (*mad.SMP, error)
+	GetSMPByLID(ctx context.Context, lid uint16, a mad.Attribute, mod uint32) (*mad.SMP, error)
 }
 
 // errNoLID: a by-LID read of a node without a LID sends nothing.

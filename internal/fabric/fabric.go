@@ -277,6 +277,10 @@ type Unreachable struct {
 	// Where, when set, says where instead of Path: what no directed
 	// route leads to (a part of a saved file not cabled to the rest).
 	Where string
+	// Err is the read's error, for a caller that must tell a node that
+	// did not answer from one that answered no (a gate's retry); set by
+	// discover.Refresh, not saved (a loaded fabric has Reason only).
+	Err error
 }
 
 // DuplicateGUID records two or more nodes answering with one NodeGUID.

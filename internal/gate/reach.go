@@ -14,12 +14,18 @@ import (
 
 // reach says how the gate addresses each node: by LID (or the snapshot's
 // directed route) first, and by a directed route from the gate's own port
-// that avoids the links the failed request took, once that failed. An
-// unanswered request does not make a node silent while another way to it
-// is untried: a LID-routed SMP is forwarded by the same tables as the
-// job's traffic, so it is lost on a down link the SM has not routed
-// around (new-user trial N2: the gate called a live spine "did not
-// answer" and never named the down cable its MADs were lost on).
+// that avoids the links the failed request took, once that went
+// unanswered. An unanswered request does not make a node silent while
+// another way to it is untried: a LID-routed SMP is forwarded by the same
+// tables as the job's traffic, so it is lost on a down link the SM has not
+// routed around (new-user trial N2: the gate called a live spine "did not
+// answer" and never named the down cable its MADs were lost on). A node
+// that answered no (a MAD status, a bad response) or could not be
+// addressed is not retried: its answer came back, another way would not
+// change it (review R7). The second look sends each read once
+// (transport.Once): the first way spent the retries, and a node silent
+// both ways (a dead agent) then costs one more timeout, not a second
+// round of them. It stays "did not answer" (undecided), never down.
 type reach struct {
 	f     *fabric.Fabric
 	local *fabric.Port // the gate's port in f; nil: no directed route can be made
@@ -173,8 +179,8 @@ func nodeLID(n *fabric.Node) uint16 {
 
 // refresh re-reads ports' PortInfo as discover.Refresh does, each node
 // the way reach says, and the ports of a node that did not answer once
-// more by a directed route around the way that failed; only what failed
-// both ways is returned.
+// more by a directed route around the way that failed (each read sent
+// once); only what failed both ways is returned.
 func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabric.Port) []fabric.Unreachable {
 	var byLID, byPath []*fabric.Port
 	for _, p := range ports {
@@ -196,7 +202,7 @@ func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabri
 	}
 	again := map[*fabric.Node]bool{}
 	for _, u := range bad {
-		if n := r.f.NodeByGUID(u.FromGUID); n != nil && !again[n] && r.retry(n) {
+		if n := r.f.NodeByGUID(u.FromGUID); n != nil && !again[n] && transport.Unanswered(u.Err) && r.retry(n) {
 			again[n] = true
 		}
 	}
@@ -215,7 +221,7 @@ func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabri
 			retried = append(retried, p)
 		}
 	}
-	return append(kept, discover.Refresh(ctx, e, retried, false, 0)...)
+	return append(kept, discover.Refresh(ctx, e.Once(), retried, false, 0)...)
 }
 
 // partitions reads the ports' P_Key tables as pkeyread.Read does, by

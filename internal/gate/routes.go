@@ -172,8 +172,9 @@ func hasLFT(f *fabric.Fabric) bool {
 
 // readBlocks reads blocks as route.ReadBlocks does, each switch the way r
 // says, and the blocks of a switch that did not answer once more by a
-// directed route around the way that failed. It returns what failed both
-// ways; an error only when ctx ended.
+// directed route around the way that failed, each sent once (a switch
+// that answered with a status error is not retried). It returns what
+// failed both ways; an error only when ctx ended.
 func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []route.Block) ([]*route.SwitchError, error) {
 	var byLID, byPath []route.Block
 	for _, b := range need {
@@ -199,7 +200,7 @@ func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []rout
 	}
 	again := map[*fabric.Node]bool{}
 	for _, se := range bad {
-		if !again[se.Switch] && r.retry(se.Switch) {
+		if !again[se.Switch] && transport.Unanswered(se.Err) && r.retry(se.Switch) {
 			again[se.Switch] = true
 		}
 	}
@@ -218,7 +219,7 @@ func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []rout
 			retried = append(retried, b)
 		}
 	}
-	err := route.ReadBlocks(ctx, e, retried, false, 0)
+	err := route.ReadBlocks(ctx, e.Once(), retried, false, 0)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

@@ -164,6 +164,7 @@ type request struct {
 
 	state    int
 	attempt  int // current attempt, 1-based
+	tries    int // most attempts; 0: 1+Options.Retries (Engine.Once sets 1)
 	tids     []uint32
 	tidBuf   [2]uint32
 	buf      []byte // the current attempt as sent
@@ -400,12 +401,17 @@ func (e *Engine) Close() error {
 // together with a *StatusError when the response's status is not OK.
 // req is not modified.
 func (e *Engine) Do(ctx context.Context, addr Addr, req []byte) (*Response, error) {
+	return e.do(ctx, addr, req, 0)
+}
+
+// do is Do sending req at most tries times (0: 1+Options.Retries).
+func (e *Engine) do(ctx context.Context, addr Addr, req []byte, tries int) (*Response, error) {
 	type result struct {
 		resp *Response
 		err  error
 	}
 	ch := make(chan result, 1)
-	r, err := e.submit(ctx, addr, req, func(resp *Response, err error) { ch <- result{resp, err} }, false, false)
+	r, err := e.submit(ctx, addr, req, func(resp *Response, err error) { ch <- result{resp, err} }, false, false, tries)
 	if err != nil {
 		return nil, err
 	}
@@ -427,19 +433,19 @@ func (e *Engine) Do(ctx context.Context, addr Addr, req []byte) (*Response, erro
 // must not block for long, and it may call Go. A request whose ctx ends
 // completes with an error wrapping ctx.Err().
 func (e *Engine) Go(ctx context.Context, addr Addr, req []byte, done func(*Response, error)) error {
-	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil, false)
+	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil, false, 0)
 	return err
 }
 
 // goOwned is Go for a request buffer nobody else holds: the Engine writes
 // the first attempt's TID into it instead of copying it.
 func (e *Engine) goOwned(ctx context.Context, addr Addr, req []byte, done func(*Response, error)) error {
-	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil, true)
+	_, err := e.submit(ctx, addr, req, done, ctx.Done() != nil, true, 0)
 	return err
 }
 
-func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*Response, error), watch, owned bool) (*request, error) {
-	r := &request{done: done}
+func (e *Engine) submit(ctx context.Context, addr Addr, req []byte, done func(*Response, error), watch, owned bool, tries int) (*request, error) {
+	r := &request{done: done, tries: tries}
 	if err := e.start(r, ctx, addr, req, watch, owned); err != nil {
 		return nil, err
 	}
@@ -764,7 +770,7 @@ func (e *Engine) timedOutLocked(r *request, now time.Time, acts *actions) {
 		e.finishLocked(r, nil, e.abandon(err, r, r.attempt), acts)
 		return
 	}
-	if r.attempt < 1+e.opts.Retries {
+	if r.attempt < 1+e.opts.Retries && (r.tries == 0 || r.attempt < r.tries) {
 		e.attemptLocked(r, acts)
 		return
 	}

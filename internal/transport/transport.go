@@ -202,8 +202,8 @@ func (e *SilentError) Error() string {
 	if e.Path != nil {
 		where = "path " + e.Path.String()
 	}
-	return fmt.Sprintf("transport: %s %s (%s) not sent: %s went unanswered there after %d attempts",
-		e.Class, mad.AttrName(e.Class, e.Attr), where, mad.AttrName(e.Earlier.Class, e.Earlier.Attr), e.Earlier.Attempts)
+	return fmt.Sprintf("transport: %s %s (%s) not sent: %s went unanswered there after %s",
+		e.Class, mad.AttrName(e.Class, e.Attr), where, mad.AttrName(e.Earlier.Class, e.Earlier.Attr), words.Count(e.Earlier.Attempts, "attempt"))
 }
 
 // StatusError is a response whose MAD status reports an error.

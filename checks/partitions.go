@@ -39,6 +39,9 @@ type PartitionView struct {
 	// Tables holds each read port's valid entries, in table order.
 	Tables map[*fabric.Port][]mad.PKey
 	Unread map[*fabric.Port]string
+	// Errs holds an unread port's read error, where there was one: how
+	// the report words it (did not answer, refused), not judged.
+	Errs map[*fabric.Port]error
 }
 
 // pkeySet is a port's partitions: the membership of each (full wins when

@@ -269,19 +269,34 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	return exitForStatus(doc.Status)
 }
 
-// undecidedReasons says what made an undecided gate undecided, in the
+// undecidedReasons says why an undecided gate could not decide, in the
 // terms of the runbook's list ("Before a job: gating"): the nodes that
-// did not answer, the counters not read, a route out of a port the sweep
-// saw uncabled, an HCA of the accepted topology missing, and else the
-// checks that could not decide. Hosts not found are not among them: the
+// did not answer, those that refused a read (with the attribute and MAD
+// status: they are up), the counters not read, a route out of a port the
+// sweep saw uncabled, an HCA of the accepted topology missing, and else
+// the checks that could not decide. How a node failed a read is worded
+// by report.Unreached.Why alone. Hosts not found are not among them: the
 // gate says so on its own line.
 func undecidedReasons(doc *report.Document) []string {
-	var silent, counters, other []string
-	seen := map[string]bool{}
-	add := func(list *[]string, s string) {
-		if k := fmt.Sprintf("%p %s", list, s); !seen[k] {
-			seen[k] = true
-			*list = append(*list, s)
+	// Nodes go in the middle of a reason: pre + nodes + post.
+	type reason struct {
+		pre, post string
+		nodes     []string
+	}
+	var (
+		reasons []*reason
+		byText  = map[[2]string]*reason{}
+	)
+	add := func(pre, post, node string) {
+		k := [2]string{pre, post}
+		r := byText[k]
+		if r == nil {
+			r = &reason{pre: pre, post: post}
+			byText[k] = r
+			reasons = append(reasons, r)
+		}
+		if node != "" && !slices.Contains(r.nodes, node) {
+			r.nodes = append(r.nodes, node)
 		}
 	}
 	for _, u := range doc.Unreached {
@@ -289,23 +304,30 @@ func undecidedReasons(doc *report.Document) []string {
 		case "host":
 			continue
 		case "link":
-			add(&other, "a route leaves by a port the sweep saw without a cable")
+			add("a route leaves by a port the sweep saw without a cable", "", "")
 		case "HCA":
-			add(&other, "an HCA of the accepted topology is not in the snapshot")
+			add("an HCA of the accepted topology is not in the snapshot", "", "")
 		case "ClassPortInfo", "PortCounters", "PortCountersExtended", "counters":
-			add(&counters, unreachedNode(u.Where))
+			add("counters not read on ", "", unreachedNode(u.Where))
+		case fabric.WhatNoLID:
+			add("no LID to address ", " by", unreachedNode(u.Where))
 		default:
-			add(&silent, unreachedNode(u.Where))
+			if why := u.Why(); why != "" {
+				add("", " "+why, unreachedNode(u.Where))
+			} else {
+				attr, _, _ := strings.Cut(u.What, " ")
+				add(attr+" not read on ", "", unreachedNode(u.Where))
+			}
 		}
 	}
 	var why []string
-	if len(silent) > 0 {
-		why = append(why, andMore(silent)+" did not answer")
+	for _, r := range reasons {
+		if len(r.nodes) == 0 {
+			why = append(why, r.pre+r.post)
+		} else {
+			why = append(why, r.pre+andMore(r.nodes)+r.post)
+		}
 	}
-	if len(counters) > 0 {
-		why = append(why, "counters not read on "+andMore(counters))
-	}
-	why = append(why, other...)
 	if len(why) == 0 {
 		var names []string
 		for _, u := range doc.Undecided {

@@ -41,3 +41,33 @@ func TestGateUndecidedHint(t *testing.T) {
 		t.Errorf("dead spine: hint %q; want it to name spine01 as not answering and point at the runbook, nothing about a stale snapshot\n%s", hint, stderr)
 	}
 }
+
+// TestGateUndecidedHintRefused (review R6): a switch that answered its
+// LFT block with a MAD status error, or a host that answered its P_Key
+// table so, is up: the hint says what it refused and with which status,
+// not that it did not answer (which sends the operator to check cables
+// and agents of a node that answers).
+func TestGateUndecidedHintRefused(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	state := gateState(t, topo)
+	for _, c := range []struct{ fault, want string }{
+		{"refuse spine01 attr=LinearForwardingTable", "spine01 refused LinearForwardingTable (status 0x001C)"},
+		{`refuse "gpu001 mlx5_0" attr=P_KeyTable`, "gpu001 mlx5_0 refused P_KeyTable (status 0x001C)"},
+	} {
+		faults := writeFile(t, "refuse.faults", c.fault+"\n")
+		code, _, stderr := run("gate", "--sim="+topo, "--faults", faults, "--state-dir", state, "--nodes", "gpu[001-016]", "--timeout", deadTimeout, "--retries", "0")
+		if code != ExitUndecided {
+			t.Fatalf("%s: exit %d, want 2\n%s", c.fault, code, stderr)
+		}
+		var hint string
+		for _, l := range strings.Split(stderr, "\n") {
+			if strings.Contains(l, "undecided (exit 2)") {
+				hint = l
+			}
+		}
+		if !strings.Contains(hint, c.want) || strings.Contains(hint, "did not answer") {
+			t.Errorf("%s: hint %q; want it to say %q, not that a node did not answer", c.fault, hint, c.want)
+		}
+	}
+}

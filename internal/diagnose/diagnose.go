@@ -432,7 +432,7 @@ func (s *Sweep) NotePartitionsUnread() {
 		if s.Partitions.Unread[p] == pkeyread.NoLID {
 			what = fabric.WhatNoLID // folded under sm.no-master (foldNoLID)
 		}
-		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: smWhere(p), Reason: s.Partitions.Unread[p]})
+		s.Unreached = append(s.Unreached, report.Unreached{What: what, Where: smWhere(p), Reason: s.Partitions.Unread[p]}.ReadFailed(s.Partitions.Errs[p]))
 	}
 }
 

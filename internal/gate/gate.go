@@ -278,7 +278,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 				unread[p] = true
 			}
 		}
-		sw.Unreached = append(sw.Unreached, report.Unreached{What: u.What, Where: where, Reason: u.Reason})
+		sw.Unreached = append(sw.Unreached, report.Unreached{What: u.What, Where: where, Reason: u.Reason}.ReadFailed(u.Err))
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

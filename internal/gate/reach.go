@@ -248,6 +248,7 @@ func (r *reach) partitions(ctx context.Context, e *transport.Engine, ports []*fa
 		w := pkeyread.Read(ctx, e, r.f, byPath, e.Local().PortNum, false)
 		maps.Copy(v.Tables, w.Tables)
 		maps.Copy(v.Unread, w.Unread)
+		maps.Copy(v.Errs, w.Errs)
 	}
 	return v
 }

@@ -88,7 +88,7 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 			return read, un, err
 		}
 		for _, se := range bad {
-			un = append(un, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: se.Err.Error()})
+			un = append(un, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID), Reason: se.Err.Error()}.ReadFailed(se.Err))
 		}
 		for _, b := range need {
 			k := blockKey{b.Switch, b.Index}

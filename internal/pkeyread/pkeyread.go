@@ -84,7 +84,7 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric, ports []*fabric.Port,
 	if len(f.Nodes) > 0 && f.Nodes[0].Path != nil && len(f.Nodes[0].Path) == 0 {
 		local = f.Nodes[0]
 	}
-	v := &checks.PartitionView{Tables: map[*fabric.Port][]mad.PKey{}, Unread: map[*fabric.Port]string{}}
+	v := &checks.PartitionView{Tables: map[*fabric.Port][]mad.PKey{}, Unread: map[*fabric.Port]string{}, Errs: map[*fabric.Port]error{}}
 	var mu sync.Mutex
 	next := make(chan *fabric.Port)
 	var wg sync.WaitGroup
@@ -93,10 +93,13 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric, ports []*fabric.Port,
 		go func() {
 			defer wg.Done()
 			for p := range next {
-				keys, why := readPort(ctx, g, p, local, localPort, byLID)
+				keys, why, err := readPort(ctx, g, p, local, localPort, byLID)
 				mu.Lock()
 				if why != "" {
 					v.Unread[p] = why
+					if err != nil {
+						v.Errs[p] = err
+					}
 				} else {
 					v.Tables[p] = keys
 				}
@@ -118,7 +121,9 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric, ports []*fabric.Port,
 	return v
 }
 
-func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node, localPort uint8, byLID bool) ([]mad.PKey, string) {
+// readPort returns the port's valid P_Keys, or why they were not read
+// and the read's error when one was sent.
+func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node, localPort uint8, byLID bool) ([]mad.PKey, string, error) {
 	get := func(t *mad.PKeyTable, block uint16) error { return nil }
 	if byLID {
 		// A CA answers for the port its LID names; a switch for any of
@@ -128,7 +133,7 @@ func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node,
 			lid, modPort = p.Node.Ports[0].LID, p.Num
 		}
 		if lid == 0 {
-			return nil, NoLID
+			return nil, NoLID, nil
 		}
 		get = func(t *mad.PKeyTable, block uint16) error {
 			_, err := g.GetSMPByLID(ctx, lid, t, mad.PKeyTableMod(modPort, block))
@@ -137,7 +142,7 @@ func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node,
 	} else {
 		path, modPort, ok := pathTo(p, local, localPort)
 		if !ok {
-			return nil, "no directed route to the port"
+			return nil, "no directed route to the port", nil
 		}
 		get = func(t *mad.PKeyTable, block uint16) error {
 			_, err := g.GetSMP(ctx, path, t, mad.PKeyTableMod(modPort, block))
@@ -160,9 +165,9 @@ func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node,
 				break // past the table's capacity: the agent refused the block
 			}
 			if b == 0 {
-				return nil, err.Error()
+				return nil, err.Error(), err
 			}
-			return nil, fmt.Sprintf("P_KeyTable block %d: %v", b, err)
+			return nil, fmt.Sprintf("P_KeyTable block %d: %v", b, err), err
 		}
 		full := true
 		for _, k := range t.Keys {
@@ -176,5 +181,5 @@ func readPort(ctx context.Context, g Getter, p *fabric.Port, local *fabric.Node,
 			break
 		}
 	}
-	return keys, ""
+	return keys, "", nil
 }

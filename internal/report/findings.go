@@ -81,6 +81,12 @@ type Unreached struct {
 	What   string `json:"what"`
 	Where  string `json:"where"`
 	Reason string `json:"reason"`
+	// Failure says how a MAD read failed, where the reader kept its
+	// error (ReadFailed): NoAnswer, or Refused with the MAD status the
+	// node answered in Status. Empty otherwise (not a read, or another
+	// failure: a response that does not decode, nothing to address).
+	Failure string `json:"failure,omitempty"`
+	Status  string `json:"status,omitempty"`
 }
 
 // MADStats summarises the traffic of the sweep.

@@ -32,6 +32,12 @@ func sweptSnapshot(t testing.TB, f *fabric.Fabric) *snapshot.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sweptSim(t, s)
+}
+
+// sweptSim is sweptSnapshot of a simulator already made (faults planted).
+func sweptSim(t testing.TB, s *sim.Sim) *snapshot.Snapshot {
+	t.Helper()
 	e := engineAt(t, s, "gpu001 mlx5_0")
 	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true})
 	if err != nil {

@@ -79,15 +79,17 @@ func (r *reach) retry(n *fabric.Node) bool {
 	if r.lid(n) {
 		// The request's way and its response's: each follows the
 		// tables to its destination LID.
-		follow(r.local.Remote.Node, nodeLID(n), n)
+		// The response leaves from the port that owns the LID: a CA's
+		// switch on that port's cable (review R8: not its first cabled
+		// port's, on a dual-port HCA the other leaf), none when it has
+		// no cable (its reads by that LID went nowhere to answer from).
+		lp := lidPort(n)
+		follow(r.local.Remote.Node, lp.LID, n)
 		from := n
 		if n.Type != mad.NodeSwitch {
 			from = nil
-			for _, p := range n.Ports {
-				if p != nil && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch {
-					from = p.Remote.Node
-					break
-				}
+			if lp.Remote != nil && lp.Remote.Node.Type == mad.NodeSwitch {
+				from = lp.Remote.Node
 			}
 		}
 		if from != nil {
@@ -166,15 +168,16 @@ func (r *reach) pathTo(n *fabric.Node, avoid map[*fabric.Port]bool) mad.Path {
 	return nil
 }
 
-// nodeLID is the LID a LID-routed SMP to n goes to: port 0's for a
-// switch, its first port's with one for a CA.
-func nodeLID(n *fabric.Node) uint16 {
+// lidPort is the port whose LID a LID-routed SMP to n goes to: port 0
+// for a switch, a CA's first port with a LID; a port without a LID (its
+// LID 0: nothing to follow) when n has none.
+func lidPort(n *fabric.Node) *fabric.Port {
 	for _, p := range n.Ports {
 		if p != nil && p.LID != 0 {
-			return p.LID
+			return p
 		}
 	}
-	return 0
+	return &fabric.Port{Node: n}
 }
 
 // refresh re-reads ports' PortInfo as discover.Refresh does, each node

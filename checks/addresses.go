@@ -60,15 +60,7 @@ func lidPorts(f *fabric.Fabric) []*fabric.Port {
 }
 
 func (s *Snapshot) duplicateLIDs() []Finding {
-	owners := map[uint16][]*fabric.Port{}
-	for _, p := range lidPorts(s.Fabric) {
-		if p.LID == 0 {
-			continue
-		}
-		for l := uint32(p.LID); l < uint32(p.LID)+1<<p.LMC && l < 0xc000; l++ {
-			owners[uint16(l)] = append(owners[uint16(l)], p)
-		}
-	}
+	owners := s.Fabric.SharedLIDs()
 	// One finding per set of ports that share LIDs.
 	type group struct {
 		ports []*fabric.Port

@@ -786,10 +786,18 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	}
 	g := s.routeGraph()
 	byLeaf := map[*fabric.Node][]*fabric.Port{}
+	shared := map[*fabric.Port]bool{}
 	var leaves []*fabric.Node
 	for _, h := range g.hosts {
 		// Scoped to a job: only the job's destinations matter.
 		if s.Scope != nil && !s.Scope.Hosts[h.Node] {
+			continue
+		}
+		// A LID another port also owns is routed to one of them, not
+		// necessarily behind h's leaf: counting it there would blame
+		// the balance for the duplicate (addr.duplicate-lid says it).
+		if s.Fabric.LIDShared(h) != "" {
+			shared[h] = true
 			continue
 		}
 		if l := leafOf(h); l != nil {
@@ -815,7 +823,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	// Each switch's groups are counted on every core, a batch of
 	// switches at a time (the count runs for every switch and CA
 	// destination); they are judged below in the fabric's order.
-	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf}
+	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf, shared: shared}
 	var sws []*fabric.Node
 	for _, sw := range s.Fabric.Nodes {
 		if sw.Type == mad.NodeSwitch && s.nodeInScope(sw) {
@@ -896,6 +904,9 @@ func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
 		if loadMemo == nil {
 			loadMemo = map[*fabric.Port]int{}
 			for _, h := range g.hosts {
+				if c.shared[h] {
+					continue
+				}
 				for lid := range lids(h) {
 					if int(lid) < lft.Len() {
 						if p := portOf(sw, lft.At(lid)); p != nil {
@@ -971,6 +982,8 @@ type ecmpCount struct {
 	leaves []*fabric.Node
 	dist   [][]int16
 	byLeaf map[*fabric.Node][]*fabric.Port
+	// shared are the hosts whose LID another port also owns, not counted
+	shared map[*fabric.Port]bool
 }
 
 // judgeECMP judges switch sw's groups (nil: its table was not read)

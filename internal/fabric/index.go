@@ -17,13 +17,15 @@ import (
 // The checks look things up from several goroutines at once, so each map
 // is built under its sync.Once.
 type index struct {
-	guidOnce, lidOnce, nameOnce, portGUIDOnce, hostOnce sync.Once
+	guidOnce, lidOnce, nameOnce, portGUIDOnce, hostOnce, sharedOnce sync.Once
 
 	byGUID     map[uint64]*Node
 	byLID      map[uint16]*Port
 	byName     map[string][]*Node
 	byPortGUID map[uint64]*Port
 	byHost     map[string][]*Node // first word of the description
+	shared     map[uint16][]*Port // LIDs owned by more than one port
+	sharers    map[*Port][]*Port  // a port of shared, to its LID's other owners
 }
 
 // index returns f's lookup maps; the first caller makes the (empty) set,
@@ -110,6 +112,72 @@ func (f *Fabric) lidIndex() map[uint16]*Port {
 		}
 	})
 	return x.byLID
+}
+
+func (f *Fabric) sharedIndex() *index {
+	x := f.index()
+	x.sharedOnce.Do(func() {
+		owners := make(map[uint16][]*Port, len(f.Nodes))
+		for _, n := range f.Nodes {
+			for i, p := range n.Ports {
+				// A switch's LID belongs to port 0; a CA's to each port.
+				if p == nil || p.LID == 0 || (n.Type == mad.NodeSwitch && i != 0) {
+					continue
+				}
+				for l := uint32(p.LID); l < uint32(p.LID)+1<<p.LMC && l < 0xc000; l++ {
+					owners[uint16(l)] = append(owners[uint16(l)], p)
+				}
+			}
+		}
+		x.shared = map[uint16][]*Port{}
+		x.sharers = map[*Port][]*Port{}
+		for l, ps := range owners {
+			if len(ps) < 2 {
+				continue
+			}
+			x.shared[l] = ps
+			for _, p := range ps {
+				for _, o := range ps {
+					if o != p && !slices.Contains(x.sharers[p], o) {
+						x.sharers[p] = append(x.sharers[p], o)
+					}
+				}
+			}
+		}
+	})
+	return x
+}
+
+// SharedLIDs maps each unicast LID that more than one port owns (by its
+// LID and LMC: a CA's or router's port, a switch's port 0) to its owners,
+// in the fabric's order. The map is f's: do not change it.
+func (f *Fabric) SharedLIDs() map[uint16][]*Port { return f.sharedIndex().shared }
+
+// LIDShared says why a LID-routed read of p (for a switch, of its port 0)
+// would not reach p: its LID is also another port's, so whichever owner
+// the tables lead to answers, and its answer would be filed under p.
+// Empty when p's LIDs are its own.
+func (f *Fabric) LIDShared(p *Port) string {
+	others := f.sharedIndex().sharers[p]
+	if len(others) == 0 {
+		return ""
+	}
+	names := make([]string, len(others))
+	for i, o := range others {
+		names[i] = o.Node.Description
+		if o.Node.Type != mad.NodeSwitch {
+			names[i] += fmt.Sprintf(" port %d", o.Num)
+		}
+	}
+	slices.Sort(names)
+	lid := p.LID
+	for l := uint32(p.LID); l < uint32(p.LID)+1<<p.LMC && l < 0xc000; l++ {
+		if _, ok := f.sharedIndex().shared[uint16(l)]; ok {
+			lid = uint16(l)
+			break
+		}
+	}
+	return fmt.Sprintf("LID %d is shared with %s (addr.duplicate-lid): a read by LID would be answered by either", lid, strings.Join(names, ", "))
 }
 
 // Reindex drops the lookup indexes; call it after changing Nodes (with

@@ -6,6 +6,7 @@
 package firmread
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -68,20 +69,30 @@ func Asked(n *fabric.Node) bool {
 }
 
 // lidOf is the LID GeneralInfo is sent to: a switch's port 0, else the
-// node's first port with a LID (the node answers for itself on any).
-func lidOf(n *fabric.Node) uint16 {
+// node's first port with a LID of its own (the node answers for itself on
+// any). A LID another port also owns is not used: the other owner may
+// answer, and its firmware would be filed under n; shared says why when
+// that leaves none.
+func lidOf(f *fabric.Fabric, n *fabric.Node) (lid uint16, shared string) {
 	if n.Type == mad.NodeSwitch {
-		if len(n.Ports) > 0 && n.Ports[0] != nil {
-			return n.Ports[0].LID
+		if len(n.Ports) > 0 && n.Ports[0] != nil && n.Ports[0].LID != 0 {
+			if why := f.LIDShared(n.Ports[0]); why != "" {
+				return 0, why
+			}
+			return n.Ports[0].LID, ""
 		}
-		return 0
+		return 0, ""
 	}
 	for _, p := range n.Ports {
 		if p != nil && p.Num > 0 && p.LID != 0 && p.State == mad.PortStateActive {
-			return p.LID
+			if why := f.LIDShared(p); why != "" {
+				shared = cmp.Or(shared, why)
+				continue
+			}
+			return p.LID, ""
 		}
 	}
-	return 0
+	return 0, shared
 }
 
 // Read asks every node of f that Asked selects for its GeneralInfo. A
@@ -98,13 +109,16 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric) *checks.FirmwareView 
 		}
 	}
 	fanout.Each(ctx, workers, nodes, v.Versions, v.Unread, func(n *fabric.Node) (fabric.Firmware, string) {
-		return readNode(ctx, g, n)
+		return readNode(ctx, g, f, n)
 	})
 	return v
 }
 
-func readNode(ctx context.Context, g Getter, n *fabric.Node) (fabric.Firmware, string) {
-	lid := lidOf(n)
+func readNode(ctx context.Context, g Getter, f *fabric.Fabric, n *fabric.Node) (fabric.Firmware, string) {
+	lid, shared := lidOf(f, n)
+	if shared != "" {
+		return fabric.Firmware{}, shared
+	}
 	if lid == 0 {
 		return fabric.Firmware{}, NoLID
 	}

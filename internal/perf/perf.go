@@ -475,8 +475,10 @@ func scopeNodes(f *fabric.Fabric, only []*fabric.Port) ([]*fabric.Node, map[*fab
 	return nodes, want
 }
 
-// targets lists the PMAs to read, and the ports that cannot be addressed.
-func targets(nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*PortError) {
+// targets lists the PMAs to read, and the ports that cannot be addressed:
+// without a LID, or with one another port also owns (f.LIDShared), whose
+// answer could be the other owner's counters filed under this port.
+func targets(f *fabric.Fabric, nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*PortError) {
 	var ts []*target
 	var errs []*PortError
 	for _, n := range nodes {
@@ -503,6 +505,12 @@ func targets(nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*Po
 				}
 				continue
 			}
+			if why := f.LIDShared(n.Ports[0]); why != "" {
+				for _, p := range t.ports {
+					errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, LID: t.lid, What: "PortCounters", Err: errors.New(why)})
+				}
+				continue
+			}
 			ts = append(ts, t)
 			continue
 		}
@@ -513,6 +521,10 @@ func targets(nodes []*fabric.Node, want map[*fabric.Port]bool) ([]*target, []*Po
 			if p.LID == 0 || p.LID >= 0xc000 {
 				errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, What: fabric.WhatNoLID,
 					Err: errors.New("the port has no unicast LID (no SM has assigned one)")})
+				continue
+			}
+			if why := f.LIDShared(p); why != "" {
+				errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, LID: p.LID, What: "PortCounters", Err: errors.New(why)})
 				continue
 			}
 			ts = append(ts, &target{node: n, lid: p.LID, ports: []*fabric.Port{p}})
@@ -566,7 +578,7 @@ type narrowRead struct {
 func readWith(ctx context.Context, g Getter, f *fabric.Fabric, o Options, skipClean bool, known capsCache) (*Sample, error) {
 	s := &Sample{Started: o.Now(), Caps: map[uint64]*mad.ClassPortInfo{}}
 	nodes, want := scopeNodes(f, o.Ports)
-	ts, addrErrs := targets(nodes, want)
+	ts, addrErrs := targets(f, nodes, want)
 	n := 0
 	for _, t := range ts {
 		t.first = n

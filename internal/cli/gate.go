@@ -92,18 +92,22 @@ func (o *gateOptions) validate() error {
 	if o.maxAge < 0 {
 		return fmt.Errorf("--max-age %v: give a duration of 0 or more (e.g. 30m; 0 always sweeps)", o.maxAge)
 	}
+	// An error names where the list came from: a prolog without --nodes
+	// has no flag to fix.
+	source := "--nodes"
 	if o.nodes == "" {
 		o.nodes = os.Getenv("SLURM_JOB_NODELIST")
+		source = "SLURM_JOB_NODELIST (read because --nodes is absent)"
 	}
 	if o.nodes == "" {
 		return fmt.Errorf("no hosts: give --nodes \"gpu[001-064]\" or run inside a Slurm job (SLURM_JOB_NODELIST)")
 	}
 	hosts, err := hostlist.Expand(o.nodes)
 	if err != nil {
-		return fmt.Errorf("--nodes: %w", err)
+		return fmt.Errorf("%s: %w", source, err)
 	}
 	if len(hosts) == 0 {
-		return fmt.Errorf("--nodes %q names no host: give e.g. gpu[001-064] or gpu001,gpu002", o.nodes)
+		return fmt.Errorf("%s %q names no host: give e.g. gpu[001-064] or gpu001,gpu002", source, o.nodes)
 	}
 	failOn, err := checks.ParseSeverity(o.check.failOn)
 	if err != nil {

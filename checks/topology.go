@@ -65,6 +65,37 @@ func (s *Snapshot) duplicateGUIDs() []Finding {
 	return out
 }
 
+// claimedTwice reports whether another node of the fabric claims n's
+// NodeGUID too (topology.duplicate-guid): its GUID does not name it.
+func (s *Snapshot) claimedTwice(n *fabric.Node) bool {
+	if s.Fabric.NodeByGUID(n.GUID) != n {
+		return true
+	}
+	return slices.ContainsFunc(s.Fabric.DuplicateGUIDs, func(d fabric.DuplicateGUID) bool { return d.GUID == n.GUID })
+}
+
+// standIn returns the node now at the place of the expected topology's
+// node i (the far end of a switch port i was cabled to) when i's GUID
+// was not found and that node claims a GUID another node claims too: it
+// is i under a cloned NodeGUID, known by its place, so neither missing
+// nor miswired; topology.duplicate-guid is its finding. Nil otherwise.
+func (s *Snapshot) standIn(i int32) *fabric.Node {
+	b := s.Baseline
+	if s.Fabric.NodeByGUID(b.guid[i]) != nil {
+		return nil
+	}
+	for r, num := range b.cables(i) {
+		sw := s.Fabric.NodeByGUID(b.guid[r])
+		if sw == nil || sw.Type != mad.NodeSwitch {
+			continue
+		}
+		if q := portOf(sw, num); q != nil && q.Remote != nil && q.Remote.Node.Type == b.typ[i] && s.claimedTwice(q.Remote.Node) {
+			return q.Remote.Node
+		}
+	}
+	return nil
+}
+
 // hostSlot reports whether switch port p is where a host would be: within
 // its leaf's block of host ports, or where most other leaves have a host.
 func hostSlot(p *fabric.Port, hostAt map[uint8]int, leaves int) bool {
@@ -258,7 +289,9 @@ func (s *Snapshot) miswired() []Finding {
 		for k, end := range [2][2]baseEnd{{l.a, l.b}, {l.b, l.a}} {
 			want, peer := end[0], end[1]
 			n := s.Fabric.NodeByGUID(b.guid[want.node])
-			if n == nil {
+			if n == nil || s.claimedTwice(n) {
+				// A cloned GUID names either claimant: the cable is
+				// judged from its switch end, by place.
 				continue
 			}
 			p := portOf(n, want.num)
@@ -268,6 +301,9 @@ func (s *Snapshot) miswired() []Finding {
 			got := p.Remote
 			if got.Node.GUID == b.guid[peer.node] && got.Num == peer.num {
 				continue
+			}
+			if got.Num == peer.num && s.claimedTwice(got.Node) && s.standIn(peer.node) == got.Node {
+				continue // the expected node under a cloned GUID, in its place
 			}
 			// Report each swapped cable once: from the end with the
 			// smaller GUID/port of the expected link.
@@ -360,6 +396,9 @@ func (s *Snapshot) changed() []Finding {
 		}
 		if typ != mad.NodeSwitch && s.cutOffByLink(n) {
 			continue // its down link is link.down's finding
+		}
+		if s.standIn(n) != nil {
+			continue // there under a cloned GUID: topology.duplicate-guid's finding
 		}
 		sev := Error
 		if typ == mad.NodeSwitch {

@@ -66,6 +66,26 @@ func SinceSweep(c checks.Counters, snap *snapshot.Snapshot, now time.Time) check
 	return &sinceSnapshot{Counters: c, res: res, snap: snap, ago: now.Sub(snap.TakenAt)}
 }
 
+// lookAhead is how far sampleOf looks for a reading's sample past the
+// previous one's before asking the sample's map.
+const lookAhead = 64
+
+// sampleOf returns p's reading in sample, searching from *next on: a
+// perf.Result walks its readings in the sample's order (skipping ports
+// not read twice), so a cursor finds each without the map by key of
+// every port that Sample.Port builds (a later sweep's pairing built it,
+// held through the checks: issue 13). A reading not found close ahead is
+// asked of that map.
+func sampleOf(sample *perf.Sample, p *fabric.Port, next *int) (*perf.PortCounters, bool) {
+	for i := *next; i < len(sample.Ports) && i < *next+lookAhead; i++ {
+		if sample.Ports[i].Port == p {
+			*next = i + 1
+			return sample.Ports[i], true
+		}
+	}
+	return sample.Port(perf.Key{GUID: p.Node.GUID, Port: p.Num})
+}
+
 // attrOfBits is the attribute an error counter of that width is read
 // from: 64 bits only from PortCountersExtended.
 func attrOfBits(bits int) mad.AttrID {
@@ -119,7 +139,7 @@ const releaseEvery = 512
 func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 	// Decoded into, port after port: no map per port.
 	var saved snapshot.Saved
-	n := 0
+	n, next := 0, 0
 	if !s.cache {
 		// A sweep's walk of the whole fabric (a gate's few ports are
 		// paired once and kept, its index read lazily).
@@ -139,7 +159,7 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 		// width is no attribute to compare.
 		exact := false
 		if s.res != nil && s.res.Last != nil {
-			pc, found := s.res.Last.Port(perf.Key{GUID: r.Port.Node.GUID, Port: r.Port.Num})
+			pc, found := sampleOf(s.res.Last, r.Port, &next)
 			exact = found && pc.FromAllPorts
 		}
 		if ok {

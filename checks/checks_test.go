@@ -585,3 +585,62 @@ func TestMergeKeepsLowerBound(t *testing.T) {
 		t.Errorf("merged impact %+v", fs[0].Impact)
 	}
 }
+
+// TestCounterEventsSinceSweep is trial T1: the growth since the previous
+// sweep was judged against the per-interval thresholds ("over" meaning
+// strictly greater, LinkDowned 1), so a link that went down once, or
+// retrained once, between two cron sweeps (or since the sweep, on a gate's
+// own host link) was reported by nothing. Any such event since the sweep
+// is now a warning naming the link, the count and the span; two or more
+// link-downs are an error (flapping). A PortRcvErrors +1 within its
+// threshold is info and says it grew, not "history".
+func TestCounterEventsSinceSweep(t *testing.T) {
+	f := fatTree(t)
+	at := time.Date(2026, 11, 27, 2, 30, 0, 0, time.UTC)
+	port := func(n int) *fabric.Port { return node(t, f, "leaf01").Ports[n] }
+	reading := func(n int, c CounterValue) PortReading {
+		c.Bits = 16
+		return PortReading{Port: port(n), Saved: true, SavedAgo: 15 * time.Minute, SavedAt: at, Errors: []CounterValue{c}}
+	}
+	c := fakeCounters{rs: []PortReading{
+		reading(10, CounterValue{Name: "LinkDownedCounter", Value: 4, Growth: 1}),
+		reading(11, CounterValue{Name: "LinkErrorRecoveryCounter", Value: 1, Growth: 1}),
+		reading(12, CounterValue{Name: "LinkDownedCounter", Value: 5, Growth: 2}),
+		reading(13, CounterValue{Name: "PortRcvErrors", Value: 51, Growth: 1}),
+	}}
+	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.errors")
+	got := map[int]Finding{}
+	for _, f := range fs {
+		got[f.Entities[0].Port] = f
+	}
+	if len(fs) != 4 {
+		t.Fatalf("want 4 findings, got %d: %+v", len(fs), fs)
+	}
+	if g := got[10]; g.Severity != Warning || g.Basis != "since-snapshot" || !strings.Contains(g.Title, "went down 1 time since the last sweep") ||
+		!strings.Contains(g.Evidence[0].Text, "since the previous sweep at 2026-11-27T02:30:00Z") {
+		t.Errorf("one link-down since the sweep: %v %s %q / %q", g.Severity, g.Basis, g.Title, g.Evidence)
+	}
+	if g := got[11]; g.Severity != Warning || g.Basis != "since-snapshot" || !strings.Contains(g.Title, "retrained 1 time since the last sweep") {
+		t.Errorf("one link error recovery since the sweep: %v %s %q", g.Severity, g.Basis, g.Title)
+	}
+	if g := got[12]; g.Severity != Error || !strings.Contains(g.Title, "went down 2 times since the last sweep") {
+		t.Errorf("two link-downs since the sweep: %v %q", g.Severity, g.Title)
+	}
+	if g := got[13]; g.Severity != Info || strings.Contains(g.Evidence[0].Text, "history") || strings.Contains(g.Impact.Summary, "not since") ||
+		!strings.Contains(g.Evidence[0].Text, "+1 since the previous sweep") {
+		t.Errorf("PortRcvErrors +1 within its threshold: %v %q / %q / %q", g.Severity, g.Title, g.Evidence[0].Text, g.Impact.Summary)
+	}
+
+	// since.NAME in a thresholds file sets the threshold on the growth
+	// since the sweep: 1 lets one link-down pass again.
+	th, err := ParseThresholds(strings.NewReader("since.LinkDownedCounter=1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs = byCheck(run(t, &Snapshot{Fabric: f, Counters: c, Expect: Expectations{Thresholds: th}}), "counters.errors")
+	for _, g := range fs {
+		if g.Entities[0].Port == 10 {
+			t.Errorf("since.LinkDownedCounter=1: one link-down still reported: %q", g.Title)
+		}
+	}
+}

@@ -164,13 +164,23 @@ func sweepAt(r PortReading) string {
 // growth since the sweep: how much, over how long, and the rate.
 func sinceSweepText(c CounterValue, r PortReading, thr float64) string {
 	rate := ""
-	if r.SavedAgo > 0 {
+	// A link's few downs or retrains are events, counted; a rate of
+	// them over the span would read as a steady flow.
+	if r.SavedAgo > 0 && c.Name != "LinkDownedCounter" && c.Name != "LinkErrorRecoveryCounter" {
 		rate = fmt.Sprintf("%.3g/s; ", float64(c.Growth)/r.SavedAgo.Seconds())
 	}
 	if r.SavedAt.IsZero() {
-		return fmt.Sprintf("%s grew by %d since the sweep %v before (%snow %d; threshold %.0f per interval)", c.Name, c.Growth, words.Span(r.SavedAgo), rate, c.Value, thr)
+		return fmt.Sprintf("%s grew by %d since the sweep %v before (%snow %d; threshold %.0f since the previous sweep)", c.Name, c.Growth, words.Span(r.SavedAgo), rate, c.Value, thr)
 	}
-	return fmt.Sprintf("%s grew by %d in %v since the previous sweep at %s (%snow %d; threshold %.0f per interval)", c.Name, c.Growth, words.Span(r.SavedAgo), r.SavedAt.UTC().Format(time.RFC3339), rate, c.Value, thr)
+	return fmt.Sprintf("%s grew by %d in %v since the previous sweep at %s (%snow %d; threshold %.0f since the previous sweep)", c.Name, c.Growth, words.Span(r.SavedAgo), r.SavedAt.UTC().Format(time.RFC3339), rate, c.Value, thr)
+}
+
+// times says a count of events: "1 time", "3 times".
+func times(n uint64) string {
+	if n == 1 {
+		return "1 time"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 // pastCount turns the finding on a counter's value since the clear into
@@ -179,14 +189,17 @@ func sinceSweepText(c CounterValue, r PortReading, thr float64) string {
 func (s *Snapshot) pastCount(f Finding, t *Thresholds, p *fabric.Port, c CounterValue, r PortReading) Finding {
 	f.Severity = Info
 	f.Impact.Score = f.Impact.PathShare * counterWeight[Info]
-	grew := "no growth since " + sweepAt(r)
 	f.Title = fmt.Sprintf("%s = %d on %s since the last clear, not growing since the last sweep", c.Name, c.Value, s.portName(p))
+	f.Evidence[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %.0f); no growth since %s: history, not a fault now", c.Name, c.Value, f.Evidence[0].Threshold, sweepAt(r))
+	summary := f.Impact.Summary
+	f.Impact.Summary = "errors counted before the previous sweep, not since: " + summary
 	if c.Growth > 0 {
-		grew = fmt.Sprintf("+%d since %s, within its threshold %d per interval", c.Growth, sweepAt(r), t.Delta[c.Name])
-		f.Title = fmt.Sprintf("%s = %d on %s since the last clear, +%d since the last sweep", c.Name, c.Value, s.portName(p), c.Growth)
+		// It did grow, by no more than its threshold allows between
+		// sweeps: said as such, not as history (trial T1).
+		f.Title = fmt.Sprintf("%s = %d on %s since the last clear, +%d since the last sweep (within its threshold)", c.Name, c.Value, s.portName(p), c.Growth)
+		f.Evidence[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %.0f); +%d since %s, within its threshold %d since the previous sweep: not judged a fault", c.Name, c.Value, f.Evidence[0].Threshold, c.Growth, sweepAt(r), t.Since[c.Name])
+		f.Impact.Summary = fmt.Sprintf("%d of them counted before the previous sweep, %d since: ", c.Value-c.Growth, c.Growth) + summary
 	}
-	f.Evidence[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %.0f); %s: history, not a fault now", c.Name, c.Value, f.Evidence[0].Threshold, grew)
-	f.Impact.Summary = "errors counted before the previous sweep, not since: " + f.Impact.Summary
 	// Nothing is dropped now: no down port to name (relayCauses).
 	f.deadEnd = nil
 	f.Action = fmt.Sprintf("Nothing while it does not grow: a later sweep reports it at its severity if it grows past its threshold. To count from zero, clear the counters ('ibdoctor counters --reset errors' every port, or 'perfquery -x -R %d %d' this one, at %s).", s.entityOf(p, "").LID, p.Num, s.portAt(p))
@@ -211,9 +224,12 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		thr uint64
 		ok  bool
 	)
-	if basis == "absolute" {
+	switch basis {
+	case "absolute":
 		thr, ok = t.Absolute[c.Name]
-	} else {
+	case "since-snapshot":
+		thr, ok = t.Since[c.Name]
+	default:
 		thr, ok = t.Delta[c.Name]
 	}
 	if !ok {
@@ -244,8 +260,20 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		ev[0].Text = fmt.Sprintf("%s grew by %d in %v (%.3g/s; threshold %d per interval)", c.Name, val, words.Duration(span), rate, thr)
 		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, words.Span(span))
 	case "since-snapshot":
-		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d per interval)", c.Name, val, words.Span(span), c.Value, thr)
+		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d since the previous sweep)", c.Name, val, words.Span(span), c.Value, thr)
 		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, s.portName(p), val)
+		switch c.Name {
+		case "LinkDownedCounter":
+			title = fmt.Sprintf("Link %s went down %s since the last sweep", s.portName(p), times(val))
+			if val == 1 {
+				// One down-and-up: a flap, or a reboot or reseat at
+				// one end; more is a link that keeps going down.
+				sev = Warning
+				action = "the link went down and came back once: every flow on it stalled (an NCCL job on it may have failed); if nobody rebooted the host or reseated the cable then, look at the cable and both transceivers"
+			}
+		case "LinkErrorRecoveryCounter":
+			title = fmt.Sprintf("Link %s retrained %s since the last sweep (link error recovery)", s.portName(p), times(val))
+		}
 	default:
 		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)
 		title = fmt.Sprintf("%s = %d on %s", c.Name, val, s.portName(p))

@@ -19,6 +19,11 @@ type Thresholds struct {
 	Absolute map[string]uint64
 	// Delta thresholds apply to the increase over a sampled interval.
 	Delta map[string]uint64
+	// Since thresholds apply to the growth since the previous sweep (a
+	// sweep's or a gate's pairing with the saved counters): a span of
+	// minutes to --max-age, not a sampled interval, so a link that went
+	// down or retrained even once in it is reported (threshold 0).
+	Since map[string]uint64
 	// BER is the largest acceptable symbol-error bit error rate.
 	BER float64
 	// XmitWaitWarn is the share of time stalled that makes a congestion
@@ -37,7 +42,7 @@ type Thresholds struct {
 // the pause between two reads; BER 1e-12 is the IBA target and ibdiagnet's
 // default. docs/checks.md lists them.
 func DefaultThresholds() *Thresholds {
-	return &Thresholds{
+	t := &Thresholds{
 		Absolute: map[string]uint64{
 			"SymbolErrorCounter":           10,
 			"LinkErrorRecoveryCounter":     10,
@@ -74,11 +79,19 @@ func DefaultThresholds() *Thresholds {
 		XmitWaitAbsolute: 1000,
 		Utilization:      0.90,
 	}
+	// Between two sweeps the per-interval thresholds hold but for the
+	// link events: one link-down or one retrain in that span is the flap
+	// that stalls (or kills) a job, and is worth a warning (trial T1).
+	t.Since = maps.Clone(t.Delta)
+	t.Since["LinkDownedCounter"] = 0
+	t.Since["LinkErrorRecoveryCounter"] = 0
+	return t
 }
 
 // ParseThresholds reads a thresholds file over the defaults. Lines are
 // "Name=value" (an absolute threshold, the format of ibqueryerrors'
-// error_thresholds file), "delta.Name=value", or one of "ber",
+// error_thresholds file), "delta.Name=value" (per sampled interval),
+// "since.Name=value" (growth since the previous sweep), or one of "ber",
 // "xmitwait.warn", "xmitwait.info", "xmitwait.absolute", "utilization";
 // '#' starts a comment.
 func ParseThresholds(r io.Reader) (*Thresholds, error) {
@@ -136,6 +149,12 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Delta)))
 			}
 			t.Delta[name] = n
+		case strings.HasPrefix(key, "since."):
+			name := strings.TrimPrefix(key, "since.")
+			if _, known := t.Since[name]; !known {
+				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Since)))
+			}
+			t.Since[name] = n
 		default:
 			if _, known := t.Absolute[key]; !known {
 				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Absolute)))

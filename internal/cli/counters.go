@@ -61,7 +61,8 @@ the share of time PortXmitWait says the port was stalled, and the symbol-error
 bit error rate.
 
 Thresholds (--thresholds FILE, docs/checks.md) are ibqueryerrors' Name=value
-lines plus delta.Name=value for --interval; a counter is over when its value
+lines plus delta.Name=value for --interval (and since.Name=value for a sweep's
+growth since the previous one); a counter is over when its value
 is strictly greater, as in ibqueryerrors. Defaults are docs/checks.md's.
 
 --reset errors|all clears the counters after reading them, like ibqueryerrors

@@ -196,3 +196,41 @@ func TestSweepPairsPerPortAfterPartialSweep(t *testing.T) {
 		t.Errorf("counters_basis %q: want the growth since the previous (partial) sweep", d.CountersBasis)
 	}
 }
+
+// TestGateLinkDownedSinceSweep is trial T1's gate case: the job's own host
+// link went down and retrained once since the cron sweep (LinkDowned +1,
+// LinkErrorRecovery +1) and the gate said "No findings". It now warns,
+// naming the link and the count, and (a warning) does not fail the job at
+// --fail-on error; a second link-down since the sweep is an error.
+func TestGateLinkDownedSinceSweep(t *testing.T) {
+	topo := chkTopology(t)
+	state := filepath.Join(t.TempDir(), "state")
+	f1 := writeFile(t, "f1.faults", "counter \"gpu003 mlx5_0\"/1 LinkDownedCounter=2\n")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--faults", f1, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "s.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d, %s", code, stderr)
+	}
+	gate := func(faults string) (int, *chkDoc) {
+		t.Helper()
+		code, stdout, stderr := run("gate", "--sim="+topo, "--faults", writeFile(t, "f2.faults", faults), "--state-dir", state, "--nodes", "gpu003,gpu009", "--fail-on", "error", "--json")
+		if code != ExitHealthy && code != ExitFindings {
+			t.Fatalf("gate: exit %d, %s", code, stderr)
+		}
+		return code, chkParse(t, stdout)
+	}
+	code, d := gate("counter \"gpu003 mlx5_0\"/1 LinkDownedCounter=3 LinkErrorRecoveryCounter=1\n")
+	var down, retrain bool
+	for _, f := range d.Findings {
+		if f.Check != "counters.errors" || f.Entities[0].Node != "gpu003 mlx5_0" {
+			continue
+		}
+		down = down || f.Severity == checks.Warning && strings.Contains(f.Title, "went down 1 time since the last sweep")
+		retrain = retrain || f.Severity == checks.Warning && strings.Contains(f.Title, "retrained 1 time since the last sweep")
+	}
+	if !down || !retrain || code != ExitHealthy {
+		t.Errorf("one flap since the sweep: exit %d, link-down warning %v, retrain warning %v: %+v", code, down, retrain, d.Findings)
+	}
+	code, d = gate("counter \"gpu003 mlx5_0\"/1 LinkDownedCounter=4\n")
+	if code != ExitFindings || len(d.Findings) == 0 || !strings.Contains(d.Findings[0].Title, "went down 2 times since the last sweep") {
+		t.Errorf("two link-downs since the sweep: exit %d: %+v", code, d.Findings)
+	}
+}

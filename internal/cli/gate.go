@@ -256,7 +256,11 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		return withExit(ExitUndecided, err)
 	}
 	if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
-		a.notef("hosts not found in the fabric: %s (check the node descriptions, or give --node-name-map)", strings.Join(doc.Scope.Unmatched, ", "))
+		if doc.Scope.NotWalked {
+			a.notef("%s %s", doc.Scope.UnmatchedLabel(), strings.Join(doc.Scope.Unmatched, ", "))
+		} else {
+			a.notef("%s %s (check the node descriptions, or give --node-name-map)", doc.Scope.UnmatchedLabel(), strings.Join(doc.Scope.Unmatched, ", "))
+		}
 	}
 	if err := a.printReport(doc, printOptions{json: o.json, detail: o.detail, verbose: o.verbose}); err != nil {
 		return err
@@ -316,7 +320,16 @@ func undecidedReasons(doc *report.Document) []string {
 		case fabric.WhatNoLID:
 			add("no LID to address ", " by", unreachedNode(u.Where))
 		default:
-			if why := u.Why(); why != "" {
+			if u.OwnLeaf() {
+				// Nothing past it was read: that is the reason, whatever
+				// else is listed.
+				path, _, _, _ := fabric.ParseBehind(u.Where)
+				why := u.Why()
+				if why == "" {
+					why = "was not read"
+				}
+				add(fmt.Sprintf("the switch at path %s (this host's leaf) %s: the fabric could not be walked", path, why), "", "")
+			} else if why := u.Why(); why != "" {
 				add("", " "+why, unreachedNode(u.Where))
 			} else {
 				attr, _, _ := strings.Cut(u.What, " ")
@@ -349,6 +362,9 @@ func undecidedReasons(doc *report.Document) []string {
 // unreachedNode is the node a report.Unreached's Where names: "switch
 // spine03 (0x…)", "spine03 port 2 (LID 3)", "gpu003 mlx5_0 port 1".
 func unreachedNode(where string) string {
+	if _, _, _, ok := fabric.ParseBehind(where); ok {
+		return where // "path 0,1,49 (behind leaf01 port 49)": a node not known by name
+	}
 	where = strings.TrimPrefix(where, "switch ")
 	if i := strings.Index(where, " (0x"); i > 0 {
 		where = where[:i]

@@ -71,3 +71,37 @@ func TestGateUndecidedHintRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestGateOwnLeafDead (new-user trial T5): when the switch the gate's own
+// port is cabled to does not answer, nothing past it was walked: the
+// job's hosts could not be looked for (not "not found in the fabric",
+// which sends the operator to the node descriptions), the hint says that
+// this host's leaf did not answer, with its parentheses closed, and the
+// unread node is not said to be off the job's routes.
+func TestGateOwnLeafDead(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := chkTopology(t)
+	dead := writeFile(t, "dead.faults", "dead leaf01\n")
+	code, stdout, stderr := run("gate", "--sim="+topo, "--faults", dead, "--state-dir", t.TempDir(), "--nodes", "gpu005,gpu009", "--timeout", deadTimeout, "--retries", "0")
+	if code != ExitUndecided {
+		t.Fatalf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, "not found in the fabric") || strings.Contains(stdout+stderr, "no node in the fabric has this name") || strings.Contains(stdout+stderr, "node-name-map") {
+		t.Errorf("hosts said not to be in the fabric, though it was not walked:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stderr, "could not be looked for") || !strings.Contains(stderr, "gpu005, gpu009") {
+		t.Errorf("stderr does not say the hosts could not be looked for:\n%s", stderr)
+	}
+	if strings.Contains(stdout, "not on the job's routes") {
+		t.Errorf("the unread leaf is said to be off the job's routes:\n%s", stdout)
+	}
+	var hint string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "undecided (exit 2)") {
+			hint = l
+		}
+	}
+	if !strings.Contains(hint, "the switch at path 0,1 (this host's leaf") || !strings.Contains(hint, "did not answer: the fabric could not be walked") || strings.Count(hint, "(") != strings.Count(hint, ")") {
+		t.Errorf("hint %q: want this host's leaf at path 0,1 named as not answering, parentheses balanced", hint)
+	}
+}

@@ -144,7 +144,7 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 	wheres := f.UnreachableWheres()
 	for i, u := range f.Unreachable {
 		s.Complete = false
-		s.Unreached = append(s.Unreached, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
+		s.Unreached = append(s.Unreached, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason}.ReadFailed(u.Err))
 	}
 	done = stage("sm")
 	s.SM = &checks.SMView{Readings: smread.Read(ctx, e, f, e.Local().PortNum)}

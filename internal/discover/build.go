@@ -63,7 +63,7 @@ func (d *discovery) build() *fabric.Fabric {
 	}
 
 	for _, u := range d.unreachable {
-		e := fabric.Unreachable{What: u.what, Reason: errString(u.err)}
+		e := fabric.Unreachable{What: u.what, Reason: errString(u.err), Err: u.err}
 		from, port := u.from, u.fromPort
 		if u.target != nil {
 			e.Path = u.target.canon

@@ -188,9 +188,16 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		unmatched = unknown
 	}
 	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead, SupportedNotRead: o.SupportedNotRead, NotRecorded: o.NotRecorded}
+	// A host not found where the walk stopped at a node that did not
+	// answer may be behind it: not looked for, not "no such name".
+	notWalked := walkStopped(f, o.Swept)
 	for _, h := range unmatched {
 		sw.Complete = false
-		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: "no node in the fabric has this name (check the node descriptions or --node-name-map)"})
+		reason := "no node in the fabric has this name (check the node descriptions or --node-name-map)"
+		if notWalked {
+			reason = "not looked for: the fabric could not be walked past nodes that did not answer (listed)"
+		}
+		sw.Unreached = append(sw.Unreached, report.Unreached{What: "host", Where: h, Reason: reason})
 	}
 	// The routes as they are now, not as the sweep saw them: the scope
 	// (and so what is re-read and judged) follows the live tables.
@@ -328,7 +335,14 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	var swept time.Duration
 	if o.Swept != nil {
 		for _, u := range o.Swept.Unreached {
-			u.Reason += " (found by the gate's sweep of the whole fabric, not on the job's routes as read)"
+			switch {
+			case u.OwnLeaf():
+				u.Reason += " (this host's leaf: the gate's sweep could not walk the fabric past it)"
+			case notWalked && len(unmatched) > 0:
+				u.Reason += " (found by the gate's sweep of the whole fabric; the hosts not found may be behind it)"
+			default:
+				u.Reason += " (found by the gate's sweep of the whole fabric, not on the job's routes as read)"
+			}
 			sw.Unreached = append(sw.Unreached, u)
 		}
 		for k, v := range o.Swept.Timings {
@@ -397,7 +411,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		jobHosts[h] = true
 	}
 	doc.Scope = &report.ScopeSummary{
-		Hosts: hosts, JobHosts: len(jobHosts) - len(unmatched), Unmatched: unmatched, Ports: len(sc.Ports), Switches: len(sc.Switches),
+		Hosts: hosts, JobHosts: len(jobHosts) - len(unmatched), Unmatched: unmatched, NotWalked: notWalked && len(unmatched) > 0, Ports: len(sc.Ports), Switches: len(sc.Switches),
 		Snapshot: snap.Source, SnapshotAt: snap.TakenAt.Format(time.RFC3339), SnapshotComplete: snap.Complete,
 		OwnSweep: o.Swept != nil, FabricPart: snap.Partial(), LiveReads: len(ports), LFTBlocks: blocks,
 	}
@@ -483,4 +497,23 @@ func copyPort(c *fabric.Node, p *fabric.Port) *fabric.Port {
 		c.Ports[p.Num] = &q
 	}
 	return c.Ports[p.Num]
+}
+
+// walkStopped: the fabric the gate judges from was not walked whole, a
+// node (or the discovery itself) having failed NodeInfo: in the gate's own
+// sweep, or as the snapshot's fabric recorded it.
+func walkStopped(f *fabric.Fabric, swept *diagnose.Sweep) bool {
+	if swept != nil {
+		for _, u := range swept.Unreached {
+			if u.What == "NodeInfo" || u.What == "discovery" {
+				return true
+			}
+		}
+	}
+	for _, u := range f.Unreachable {
+		if u.What == "NodeInfo" {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
@@ -43,4 +44,15 @@ func (u Unreached) Why() string {
 		return fmt.Sprintf("refused %s (status %s)", attr, u.Status)
 	}
 	return ""
+}
+
+// OwnLeaf: u is the NodeInfo of the node one hop out of the reading
+// port (directed route "0,N"), the switch that host is cabled to. When
+// it does not answer, nothing past it was walked.
+func (u Unreached) OwnLeaf() bool {
+	if u.What != "NodeInfo" {
+		return false
+	}
+	path, _, _, ok := fabric.ParseBehind(u.Where)
+	return ok && strings.Count(path, ",") == 1
 }

@@ -104,13 +104,17 @@ type MADStats struct {
 type ScopeSummary struct {
 	// Hosts are the job's HCAs (nodes) found, by description; JobHosts
 	// how many of the hosts the job names were found.
-	Hosts      []string `json:"hosts"`
-	JobHosts   int      `json:"job_hosts"`
-	Unmatched  []string `json:"unmatched_hosts,omitempty"`
-	Ports      int      `json:"ports"`
-	Switches   int      `json:"switches"`
-	Snapshot   string   `json:"snapshot,omitempty"`
-	SnapshotAt string   `json:"snapshot_taken_at,omitempty"`
+	Hosts     []string `json:"hosts"`
+	JobHosts  int      `json:"job_hosts"`
+	Unmatched []string `json:"unmatched_hosts,omitempty"`
+	// NotWalked: the sweep the gate judged from could not walk the whole
+	// fabric (nodes did not answer NodeInfo), so the unmatched hosts
+	// could not be looked for past them: not "not in the fabric".
+	NotWalked  bool   `json:"unmatched_not_looked_for,omitempty"`
+	Ports      int    `json:"ports"`
+	Switches   int    `json:"switches"`
+	Snapshot   string `json:"snapshot,omitempty"`
+	SnapshotAt string `json:"snapshot_taken_at,omitempty"`
 	// SnapshotComplete: the sweep the snapshot holds read everything it
 	// tried. When false, the gate's own reads may be complete while the
 	// fabric beyond the job's part was not all read.
@@ -277,7 +281,7 @@ func Summary(w io.Writer, st Style, d *Document) {
 		}
 		summaryLine(w, st, "Scope", sc)
 		if len(d.Scope.Unmatched) > 0 {
-			summaryLine(w, st, "", st.Red("hosts not found in the fabric:")+" "+strings.Join(d.Scope.Unmatched, ", "))
+			summaryLine(w, st, "", st.Red(d.Scope.UnmatchedLabel())+" "+strings.Join(d.Scope.Unmatched, ", "))
 		}
 	}
 	if d.RoutesComputed {
@@ -503,4 +507,14 @@ func count(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// UnmatchedLabel heads the list of the job's hosts the gate did not find,
+// the one wording of it: not in the fabric, or (NotWalked) not looked for
+// because the walk stopped at nodes that did not answer.
+func (s *ScopeSummary) UnmatchedLabel() string {
+	if s.NotWalked {
+		return "hosts that could not be looked for (the fabric could not be walked past nodes that did not answer):"
+	}
+	return "hosts not found in the fabric:"
 }

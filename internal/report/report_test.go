@@ -69,7 +69,7 @@ func goldenDoc() *Document {
 		Timings: map[string]string{"discovery": "12ms", "routes": "8ms", "counters": "31ms", "sm": "2ms", "partitions": "4ms", "firmware": "3ms", "ar": "1ms", "total": "61ms"},
 		MADs:    &MADStats{Sent: 420, Answered: 417, Retried: 3, TimedOut: 3, Errors: 0, P50ms: 0.25, P99ms: 1.5},
 		Scope: &ScopeSummary{
-			Hosts: []string{"gpu005 mlx5_0", "gpu006 mlx5_0"}, JobHosts: 2, Unmatched: []string{"gpu099"}, Ports: 14, Switches: 5,
+			Hosts: []string{"gpu005 mlx5_0", "gpu006 mlx5_0"}, JobHosts: 2, Unmatched: []string{"gpu099"}, NotWalked: true, Ports: 14, Switches: 5,
 			Snapshot: "ibsim:sim/gpu001", SnapshotAt: "2026-11-22T04:15:00Z", OwnSweep: true, FabricPart: true, LiveReads: 13,
 		},
 		Interval:       "30s",

@@ -344,6 +344,17 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if doc.CountersBasis == "" {
 		doc.CountersBasis = basis
 	}
+	if !o.noSave {
+		doc.SnapshotTakenAt = sw.Taken
+		if !sw.Complete && prev != nil && prev.Complete {
+			// saveSnapshot keeps the complete one (trial T12: with a
+			// host always down, no later sweep replaces it, and once it
+			// is over a gate's --max-age every gate sweeps the fabric
+			// itself; said here and in the textfile so it is seen).
+			doc.SnapshotTakenAt = prev.TakenAt
+			doc.SnapshotKept = fmt.Sprintf("not replaced: this sweep is partial (%d things not read); %s keeps the complete sweep of %s, which gates answer from until it is over their --max-age (default %v: from %s), then sweep the fabric themselves", len(doc.Unreached), o.stateDir, prev.TakenAt.UTC().Format(time.RFC3339), snapshotMaxAge, prev.TakenAt.Add(snapshotMaxAge).UTC().Format(time.RFC3339))
+		}
+	}
 	// The report is encoded before the state is replaced (an encoding
 	// error keeps the old state), streamed into its temporary file, and
 	// published after the state.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,5 +233,48 @@ func TestGateLinkDownedSinceSweep(t *testing.T) {
 	code, d = gate("counter \"gpu003 mlx5_0\"/1 LinkDownedCounter=4\n")
 	if code != ExitFindings || len(d.Findings) == 0 || !strings.Contains(d.Findings[0].Title, "went down 2 times since the last sweep") {
 		t.Errorf("two link-downs since the sweep: exit %d: %+v", code, d.Findings)
+	}
+}
+
+// TestSweepSaysSnapshotKept is trial T12: a partial sweep after a complete
+// one does not replace the snapshot, so with one host always down the
+// snapshot gates answer from only ages, and after their --max-age every
+// gate sweeps the whole fabric; neither the report nor the textfile said
+// so (ibdoctor_sweep_success 1). The report's snapshot_kept names the kept
+// sweep and when gates stop trusting it; the textfile's
+// ibdoctor_snapshot_timestamp_seconds is that sweep's time.
+func TestSweepSaysSnapshotKept(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state, out, prom := filepath.Join(dir, "state"), filepath.Join(dir, "r.json"), filepath.Join(dir, "q.prom")
+	sweep := func(faults string, want int) (*chkDoc, string) {
+		t.Helper()
+		args := []string{"sweep", "--sim=" + topo, "--faults", writeFile(t, "t12.faults", faults), "--state-dir", state, "--out", out, "--prom", prom, "--timeout", deadTimeout, "--retries", "0"}
+		if code, _, stderr := run(args...); code != want {
+			t.Fatalf("%v: exit %d, want %d, stderr %s", args, code, want, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := os.ReadFile(prom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chkParse(t, string(data)), string(p)
+	}
+	d, p := sweep("\n", ExitHealthy)
+	first := d.GeneratedAt
+	if d.SnapshotKept != "" || !strings.Contains(p, "ibdoctor_snapshot_timestamp_seconds ") {
+		t.Errorf("complete sweep: snapshot_kept %q; textfile:\n%s", d.SnapshotKept, p)
+	}
+	d, p = sweep("dead \"gpu016 mlx5_0\"\n", ExitPartial)
+	if !strings.Contains(d.SnapshotKept, "not replaced: this sweep is partial") || !strings.Contains(d.SnapshotKept, "--max-age") {
+		t.Errorf("partial sweep after a complete one: snapshot_kept %q", d.SnapshotKept)
+	}
+	// The kept sweep's time (the same second as the partial one's when
+	// both ran within it).
+	if want := fmt.Sprintf("ibdoctor_snapshot_timestamp_seconds %d\n", first.Unix()); !strings.Contains(p, want) {
+		t.Errorf("partial sweep: textfile lacks %q:\n%s", want, p)
 	}
 }

@@ -58,6 +58,14 @@ type Document struct {
 	// CountersBasis says what the counters judged are when they are not
 	// a live reading (a file's increases over a span it does not give).
 	CountersBasis string `json:"counters_basis,omitempty"`
+	// SnapshotKept says, on a sweep that does not replace the state
+	// dir's snapshot (partial after a complete one), which sweep gates
+	// keep answering from and until when (trial T12).
+	SnapshotKept string `json:"snapshot_kept,omitempty"`
+	// SnapshotTakenAt is when the sweep the state dir's snapshot holds
+	// (after this sweep) was taken: the textfile's
+	// ibdoctor_snapshot_timestamp_seconds. Zero: not a sweep, or --no-save.
+	SnapshotTakenAt time.Time `json:"-"`
 }
 
 // RoutesComputedNote is how every output says the routes are computed.
@@ -200,6 +208,9 @@ func (d *Document) WriteJSON(w io.Writer) error {
 	if d.CountersBasis != "" {
 		jw.Field("counters_basis", d.CountersBasis)
 	}
+	if d.SnapshotKept != "" {
+		jw.Field("snapshot_kept", d.SnapshotKept)
+	}
 	if err := jw.Close(); err != nil {
 		return fmt.Errorf("encoding the report: %w", err)
 	}
@@ -292,6 +303,9 @@ func Summary(w io.Writer, st Style, d *Document) {
 	}
 	if d.CountersBasis != "" {
 		summaryLine(w, st, "Counters", d.CountersBasis)
+	}
+	if d.SnapshotKept != "" {
+		summaryLine(w, st, "Snapshot", st.Yellow(d.SnapshotKept))
 	}
 	if d.RatesNotRead != "" {
 		summaryLine(w, st, "Rates", st.Yellow(d.RatesNotRead+"; the checks that judge rates did not run"))

@@ -39,6 +39,13 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 	writeFindingSeries(&b, d, o)
 	metric(&b, "ibdoctor_sweep_complete", "1 if the last sweep read everything it needed.")
 	fmt.Fprintf(&b, "ibdoctor_sweep_complete %d\n", boolInt(d.Complete))
+	if !d.SnapshotTakenAt.IsZero() {
+		// A partial sweep keeps the complete snapshot before it: gates
+		// answer from that one until it is over their --max-age, then
+		// sweep the fabric themselves; its age is what to alert on.
+		metric(&b, "ibdoctor_snapshot_timestamp_seconds", "When the sweep whose snapshot gates answer from was taken (Unix time): older than the last sweep when that one was partial and did not replace it.")
+		fmt.Fprintf(&b, "ibdoctor_snapshot_timestamp_seconds %d\n", d.SnapshotTakenAt.Unix())
+	}
 	writeStatus(&b, true, d.GeneratedAt, d.GeneratedAt)
 	_, err := w.Write(b.Bytes())
 	return err

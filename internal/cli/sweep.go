@@ -352,7 +352,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 			// is over a gate's --max-age every gate sweeps the fabric
 			// itself; said here and in the textfile so it is seen).
 			doc.SnapshotTakenAt = prev.TakenAt
-			doc.SnapshotKept = fmt.Sprintf("not replaced: this sweep is partial (%d things not read); %s keeps the complete sweep of %s, which gates answer from until it is over their --max-age (default %v: from %s), then sweep the fabric themselves", len(doc.Unreached), o.stateDir, prev.TakenAt.UTC().Format(time.RFC3339), snapshotMaxAge, prev.TakenAt.Add(snapshotMaxAge).UTC().Format(time.RFC3339))
+			doc.SnapshotKept = fmt.Sprintf("not replaced: this sweep is partial (%s not read); %s keeps the complete sweep of %s, which gates answer from until it is over their --max-age (default %v: from %s), then sweep the fabric themselves", words.Count(len(doc.Unreached), "thing"), o.stateDir, prev.TakenAt.UTC().Format(time.RFC3339), words.Span(snapshotMaxAge), prev.TakenAt.Add(snapshotMaxAge).UTC().Format(time.RFC3339))
 		}
 	}
 	// The report is encoded before the state is replaced (an encoding

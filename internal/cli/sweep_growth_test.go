@@ -269,7 +269,7 @@ func TestSweepSaysSnapshotKept(t *testing.T) {
 		t.Errorf("complete sweep: snapshot_kept %q; textfile:\n%s", d.SnapshotKept, p)
 	}
 	d, p = sweep("dead \"gpu016 mlx5_0\"\n", ExitPartial)
-	if !strings.Contains(d.SnapshotKept, "not replaced: this sweep is partial") || !strings.Contains(d.SnapshotKept, "--max-age") {
+	if !strings.Contains(d.SnapshotKept, "not replaced: this sweep is partial (1 thing not read)") || !strings.Contains(d.SnapshotKept, "--max-age") {
 		t.Errorf("partial sweep after a complete one: snapshot_kept %q", d.SnapshotKept)
 	}
 	// The kept sweep's time (the same second as the partial one's when

@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"maps"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sort"
@@ -710,48 +711,79 @@ func newSwitchGraph(f *fabric.Fabric) *switchGraph {
 	return g
 }
 
-// leafDistances returns, for each leaf, every switch's hop distance to it
-// (-1: unreachable), indexed as the graph: the rows share one allocation
-// and the searches one queue (a row and a grown queue per leaf were most
-// of what the check allocated at 49k nodes).
-func (g *switchGraph) leafDistances(leaves []*fabric.Node) [][]int16 {
-	n := len(g.nbrs)
-	slab := make([]int16, len(leaves)*n)
-	rows := make([][]int16, len(leaves))
-	q := make([]int32, 0, n)
-	for i, leaf := range leaves {
-		rows[i] = slab[i*n : (i+1)*n : (i+1)*n]
-		g.distances(leaf, rows[i], q)
-	}
-	return rows
+// leafDist is every switch's hop distance to every leaf (-1:
+// unreachable), by switch then leaf: counting a switch's groups reads
+// its own and its neighbours' rows, one after the other, where rows by
+// leaf had it jump across the whole matrix for every leaf (most of the
+// check's time at 49k nodes).
+type leafDist struct {
+	leaves int
+	d      []int16
 }
 
-// distances fills dist with every switch's hop distance to leaf (-1:
-// unreachable), a breadth-first search through q (its capacity the
-// graph's size: each switch is queued once at most).
-func (g *switchGraph) distances(leaf *fabric.Node, dist []int16, q []int32) {
-	for i := range dist {
-		dist[i] = -1
+// row returns switch i's distances, by leaf.
+func (ld leafDist) row(i int32) []int16 {
+	return ld.d[int(i)*ld.leaves : (int(i)+1)*ld.leaves : (int(i)+1)*ld.leaves]
+}
+
+// leafDistances returns every switch's hop distance to each of leaves,
+// indexed as the graph. The searches run 64 leaves at a time, a bit per
+// leaf (a breadth-first search over bit sets), so a cable is crossed
+// once per level for 64 leaves rather than once per leaf.
+func (g *switchGraph) leafDistances(leaves []*fabric.Node) leafDist {
+	n, nl := len(g.nbrs), len(leaves)
+	ld := leafDist{leaves: nl, d: make([]int16, n*nl)}
+	for i := range ld.d {
+		ld.d[i] = -1
 	}
-	src := g.idx[leaf]
-	dist[src] = 0
-	q = append(q[:0], src)
-	for h := 0; h < len(q); h++ {
-		n := q[h]
-		for _, r := range g.nbrs[n] {
-			if dist[r] < 0 {
-				dist[r] = dist[n] + 1
-				q = append(q, r)
+	sets := make([]uint64, 3*n)
+	front, next, seen := sets[:n:n], sets[n:2*n:2*n], sets[2*n:]
+	for lo := 0; lo < nl; lo += 64 {
+		clear(front)
+		clear(seen)
+		for b, leaf := range leaves[lo:min(nl, lo+64)] {
+			src := g.idx[leaf]
+			front[src] |= 1 << b
+			seen[src] |= 1 << b
+			ld.d[int(src)*nl+lo+b] = 0
+		}
+		for level := int16(1); ; level++ {
+			clear(next)
+			for u, fu := range front {
+				if fu != 0 {
+					for _, r := range g.nbrs[u] {
+						next[r] |= fu
+					}
+				}
 			}
+			more := false
+			for r, x := range next {
+				x &^= seen[r]
+				next[r] = x
+				if x == 0 {
+					continue
+				}
+				more = true
+				seen[r] |= x
+				row := ld.d[r*nl+lo:]
+				for ; x != 0; x &= x - 1 {
+					row[bits.TrailingZeros64(x)] = level
+				}
+			}
+			if !more {
+				break
+			}
+			front, next = next, front
 		}
 	}
+	return ld
 }
 
 // ecmpCand is a switch's up port to another switch, with that switch's
-// index in the switchGraph.
+// distances to the leaves.
 type ecmpCand struct {
-	p  *fabric.Port
-	to int32
+	p    *fabric.Port
+	dist []int16 // that switch's distances to the leaves
 }
 
 // ecmpGroup is a set of equal-cost egress ports of one switch.
@@ -823,7 +855,21 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	// Each switch's groups are counted on every core, a batch of
 	// switches at a time (the count runs for every switch and CA
 	// destination); they are judged below in the fabric's order.
-	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf, shared: shared}
+	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf, shared: shared, leafLIDs: make([][]uint16, len(leaves))}
+	nLIDs := 0
+	for _, h := range g.hosts {
+		nLIDs += 1 << min(h.LMC, 7)
+	}
+	all := make([]uint16, 0, nLIDs)
+	for li, leaf := range leaves {
+		lo := len(all)
+		for _, h := range byLeaf[leaf] {
+			for lid := range lids(h) {
+				all = append(all, lid)
+			}
+		}
+		cnt.leafLIDs[li] = all[lo:len(all):len(all)]
+	}
 	var sws []*fabric.Node
 	for _, sw := range s.Fabric.Nodes {
 		if sw.Type == mad.NodeSwitch && s.nodeInScope(sw) {
@@ -832,16 +878,22 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	}
 	const batch = 256
 	counted := make([]map[string]*ecmpGroup, batch)
+	// per worker: the bit sets of groups, one per leaf, and the
+	// candidate ports, made once rather than for every switch
+	scratch := make([]ecmpScratch, max(1, runtime.GOMAXPROCS(0)))
+	for w := range scratch {
+		scratch[w].near = make([]uint64, len(leaves))
+	}
 	for lo := 0; lo < len(sws); lo += batch {
 		part := sws[lo:min(len(sws), lo+batch)]
 		var next atomic.Int32
 		var wg sync.WaitGroup
-		for range max(1, min(runtime.GOMAXPROCS(0), len(part))) {
+		for w := range min(len(scratch), len(part)) {
 			wg.Go(func() {
 				for i := int(next.Add(1) - 1); i < len(part); i = int(next.Add(1) - 1) {
 					counted[i] = nil
 					if sw := part[i]; sw.Switch != nil && sw.Switch.LFT != nil {
-						counted[i] = cnt.groups(sw)
+						counted[i] = cnt.groups(sw, &scratch[w])
 					}
 				}
 			})
@@ -874,8 +926,8 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 // groups counts, for switch sw, its CA destinations per group of
 // equal-cost ports (towards each leaf, by the switchGraph distances
 // dist), keyed by the group's port numbers.
-func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
-	g, sg, leaves, dist, byLeaf := c.g, c.sg, c.leaves, c.dist, c.byLeaf
+func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch) map[string]*ecmpGroup {
+	g, sg, leaves, dist := c.g, c.sg, c.leaves, c.dist
 	var set []*fabric.Port
 	key := make([]byte, 0, 64)
 	si := sg.idx[sw]
@@ -886,14 +938,30 @@ func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
 	for _, p := range unread {
 		isUnread[p.Num] = true
 	}
-	// the ports that can be in a group, with the switch each leads
-	// to, found once for all leaves
-	var cands []ecmpCand
-	for _, p := range sw.Ports {
-		if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
-			cands = append(cands, ecmpCand{p, sg.idx[p.Remote.Node]})
+	// Per entry value of the table: the number of the port eg.To
+	// returns for a LID below et.Limit with that entry (-1: none), and
+	// of the port it names when that is one not read (-1: none).
+	var et route.EgressTable
+	eg.Table(&et)
+	var upNum, unreadNum [256]int16
+	for out := range upNum {
+		upNum[out], unreadNum[out] = -1, -1
+		if p := et.Ports[out]; p != nil {
+			upNum[out] = int16(p.Num)
+		}
+		if q := portOf(sw, uint8(out)); q != nil && isUnread[q.Num] {
+			unreadNum[out] = int16(q.Num)
 		}
 	}
+	// the ports that can be in a group, with the switch each leads
+	// to, found once for all leaves
+	cands := sc.cands[:0]
+	for _, p := range sw.Ports {
+		if p != nil && p.Num != 0 && interSwitch(p) && linkUp(p) {
+			cands = append(cands, ecmpCand{p, dist.row(sg.idx[p.Remote.Node])})
+		}
+	}
+	sc.cands = cands
 	groups := map[string]*ecmpGroup{}
 	// What the routing engine balanced: every CA destination the
 	// switch forwards, per egress port (by the table's entry, so a
@@ -918,51 +986,82 @@ func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
 		}
 		return loadMemo
 	}
+	own := dist.row(si)
+	// With at most 64 candidates, which of them are one hop nearer
+	// each leaf is found candidate by candidate over all leaves (rows
+	// read in order), as a bit set per leaf; consecutive leaves with
+	// the same set share the group without building its key again.
+	var near []uint64
+	if len(cands) <= 64 {
+		near = sc.near[:len(leaves)]
+		clear(near)
+		for k, cd := range cands {
+			bit := uint64(1) << k
+			for li, d := range cd.dist[:len(own)] {
+				if d == own[li]-1 {
+					near[li] |= bit
+				}
+			}
+		}
+	}
+	var last *ecmpGroup
+	lastSet := ^uint64(0)
 	for li, leaf := range leaves {
-		d := dist[li]
-		ds := d[si]
+		ds := own[li]
 		if ds <= 0 {
 			continue
 		}
-		set, key = set[:0], key[:0]
-		for _, c := range cands {
-			if d[c.to] == ds-1 {
-				set = append(set, c.p)
-				key = append(key, c.p.Num)
+		var grp *ecmpGroup
+		if near != nil && near[li] == lastSet && last != nil {
+			grp = last
+		} else {
+			set, key = set[:0], key[:0]
+			for k, cd := range cands {
+				if near != nil && near[li]&(1<<k) != 0 || near == nil && cd.dist[li] == ds-1 {
+					set = append(set, cd.p)
+					key = append(key, cd.p.Num)
+				}
 			}
-		}
-		if len(set)+len(unread) < 2 {
-			continue
-		}
-		grp := groups[string(key)]
-		if grp == nil {
-			grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
-			for _, p := range set {
-				grp.in[p.Num] = true
+			if len(set)+len(unread) < 2 {
+				continue
 			}
-			groups[string(key)] = grp
+			grp = groups[string(key)]
+			if grp == nil {
+				grp = &ecmpGroup{sw: sw, ports: slices.Clone(set), dlids: map[*fabric.Port]int{}, load: load}
+				for _, p := range set {
+					grp.in[p.Num] = true
+				}
+				groups[string(key)] = grp
+			}
+			if near != nil {
+				last, lastSet = grp, near[li]
+			}
 		}
 		for _, p := range unread {
 			if (ds > 1 || mayLeadTo(p, leaf)) && !slices.Contains(grp.maybe, p) {
 				grp.maybe = append(grp.maybe, p)
 			}
 		}
-		for _, h := range byLeaf[leaf] {
-			for lid := range lids(h) {
-				p := eg.To(lid)
-				if p == nil && int(lid) < lft.Len() {
-					if q := portOf(sw, lft.At(lid)); q != nil && isUnread[q.Num] {
-						grp.count[q.Num]++
-						grp.unread++
-						continue
-					}
-				}
-				if p == nil || !grp.in[p.Num] {
-					grp.other++
+		// eg.To(lid) is the port upNum names for a LID below
+		// et.Limit; a LID without one counts for the port not read
+		// its entry names, if any.
+		for _, lid := range c.leafLIDs[li] {
+			n := int16(-1)
+			if int(lid) < et.Limit {
+				n = upNum[et.LFT.At(lid)]
+			}
+			if n < 0 && int(lid) < et.LFT.Len() {
+				if q := unreadNum[et.LFT.At(lid)]; q >= 0 {
+					grp.count[q]++
+					grp.unread++
 					continue
 				}
-				grp.count[p.Num]++
 			}
+			if n < 0 || !grp.in[n] {
+				grp.other++
+				continue
+			}
+			grp.count[n]++
 		}
 	}
 	for _, grp := range groups {
@@ -975,15 +1074,24 @@ func (c *ecmpCount) groups(sw *fabric.Node) map[string]*ecmpGroup {
 	return groups
 }
 
+// ecmpScratch is one counting goroutine's buffers.
+type ecmpScratch struct {
+	near  []uint64
+	cands []ecmpCand
+}
+
 // ecmpCount is what counting any switch's groups reads.
 type ecmpCount struct {
 	g      *routeGraph
 	sg     *switchGraph
 	leaves []*fabric.Node
-	dist   [][]int16
+	dist   leafDist
 	byLeaf map[*fabric.Node][]*fabric.Port
 	// shared are the hosts whose LID another port also owns, not counted
 	shared map[*fabric.Port]bool
+	// leafLIDs: per leaf, every LID of its hosts (lids), listed once
+	// for all switches.
+	leafLIDs [][]uint16
 }
 
 // judgeECMP judges switch sw's groups (nil: its table was not read)

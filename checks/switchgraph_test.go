@@ -7,9 +7,9 @@ import (
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
-// leafDistances gives every leaf's row of hop distances (checked against
+// leafDistances gives every switch's hop distances to the leaves (checked against
 // a search of its own over the cables) in a fixed number of allocations,
-// not a row and a queue per leaf.
+// not a row and a queue per leaf (nor per batch of leaves).
 func TestLeafDistances(t *testing.T) {
 	f := fatTree(t)
 	sg := newSwitchGraph(f)
@@ -46,8 +46,8 @@ func TestLeafDistances(t *testing.T) {
 			if !ok {
 				w = -1
 			}
-			if int(rows[i][j]) != w {
-				t.Errorf("%s to %s: %d hops, want %d", sw.Description, leaf.Description, rows[i][j], w)
+			if got := rows.row(j)[i]; int(got) != w {
+				t.Errorf("%s to %s: %d hops, want %d", sw.Description, leaf.Description, got, w)
 			}
 		}
 	}

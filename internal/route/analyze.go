@@ -665,6 +665,34 @@ func (e SwitchEgress) To(to uint16) *fabric.Port {
 	return nil
 }
 
+// EgressTable is To for every LID at once: To(lid) is Ports[LFT.At(lid)]
+// for lid < Limit and nil above. A check asking one switch about tens of
+// thousands of LIDs judges each of the 256 entry values once, not each LID.
+type EgressTable struct {
+	LFT   *fabric.LFTView
+	Limit int               // LIDs from here on have no egress (table end, or LinearFDBTop under Strict)
+	Ports [256]*fabric.Port // by entry value: the port To returns, nil for none
+}
+
+// Table fills et with e's switch's EgressTable (in place: it is 2 KB,
+// made for every switch by a check that runs on every switch).
+func (e SwitchEgress) Table(et *EgressTable) {
+	a := e.a
+	t := &a.tabs[e.i]
+	sw := a.sw[e.i]
+	*et = EgressTable{LFT: &t.lft, Limit: t.lft.Len()}
+	if a.rules.Strict {
+		et.Limit = min(et.Limit, int(t.top)+1)
+	}
+	et.Ports[0] = portOf(sw, 0)
+	for out := 1; out < min(len(sw.Ports), int(fabric.NoRoute)); out++ {
+		switch a.kind[int(a.base[e.i])+out] {
+		case slotSwitch, slotNoTable, slotEndpoint: // up
+			et.Ports[out] = sw.Ports[out]
+		}
+	}
+}
+
 // Egress returns the port switch sw's LFT sends LID to out of (port 0
 // where the switch keeps the packet itself), or nil where the table has
 // no usable entry or the port is not up, under a's rules.

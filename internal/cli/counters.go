@@ -237,9 +237,7 @@ func countersNotRead(f *fabric.Fabric, res *perf.Result) []report.Unreached {
 	for i, u := range f.Unreachable {
 		out = append(out, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
 	}
-	for _, e := range res.Errors {
-		out = append(out, diagnose.UnreachedCounter(e))
-	}
+	out = append(out, diagnose.UnreachedCounters(res.Errors)...)
 	return out
 }
 

@@ -21,9 +21,7 @@ func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o
 	})
 	var un []report.Unreached
 	if res != nil {
-		for _, pe := range res.Errors {
-			un = append(un, UnreachedCounter(pe))
-		}
+		un = UnreachedCounters(res.Errors)
 	}
 	if res == nil {
 		return nil, un, err
@@ -31,7 +29,43 @@ func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o
 	return res, un, err
 }
 
-// UnreachedCounter turns a counter read failure into a report entry.
+// UnreachedCounters turns counter read failures into report entries, the
+// one place that does for check, sweep, gate and counters. A node's
+// ClassPortInfo is one MAD for all its ports: when it failed, that is one
+// entry naming the agent and the ports it covers ("counters of ports
+// 2-8,33-40 not read"), not one per port (trial T7: a dead PMA is one
+// thing not read, as a dead node is one, not 64).
+func UnreachedCounters(errs []*perf.PortError) []report.Unreached {
+	type key struct {
+		guid uint64
+		lid  uint16
+		err  string
+	}
+	var (
+		out   []report.Unreached
+		ports = map[key][]int{}
+		at    = map[key]int{} // the entry's index in out
+	)
+	for _, pe := range errs {
+		if pe.What != "ClassPortInfo" || pe.Port == nil {
+			out = append(out, UnreachedCounter(pe))
+			continue
+		}
+		k := key{pe.GUID, pe.LID, pe.Err.Error()}
+		if _, ok := at[k]; !ok {
+			at[k] = len(out)
+			u := UnreachedCounter(&perf.PortError{Key: perf.Key{GUID: pe.GUID}, Node: pe.Node, LID: pe.LID, What: pe.What, Err: pe.Err})
+			out = append(out, u)
+		}
+		ports[k] = append(ports[k], int(pe.Key.Port))
+	}
+	for k, i := range at {
+		out[i].Reason += fmt.Sprintf(" (counters of %s not read)", report.PortRanges(ports[k]))
+	}
+	return out
+}
+
+// UnreachedCounter turns one counter read failure into a report entry.
 func UnreachedCounter(pe *perf.PortError) report.Unreached {
 	where := fmt.Sprintf("0x%016x", pe.GUID)
 	if pe.Node != nil && pe.Node.Description != "" {

@@ -35,9 +35,7 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 	})
 	var un []report.Unreached
 	if res != nil {
-		for _, pe := range res.Errors {
-			un = append(un, diagnose.UnreachedCounter(pe))
-		}
+		un = diagnose.UnreachedCounters(res.Errors)
 	}
 	if res == nil {
 		return nil, un, err

@@ -75,7 +75,7 @@ func UnreachedLines(us []Unreached) []string {
 	// (the entry's "PortInfo 2" is the attribute modifier, the same port).
 	for i, g := range atPort {
 		if g != nil {
-			lines[i] = fmt.Sprintf("%s at %s %s: %s", g.k.attr, g.k.node, portRanges(g.ports), g.k.reason)
+			lines[i] = fmt.Sprintf("%s at %s %s: %s", g.k.attr, g.k.node, PortRanges(g.ports), g.k.reason)
 		}
 	}
 	for i, g := range at {
@@ -90,7 +90,7 @@ func UnreachedLines(us []Unreached) []string {
 		var sets []string
 		bySet := map[string][]string{}
 		for _, n := range g.nodes {
-			s := portRanges(g.ports[n])
+			s := PortRanges(g.ports[n])
 			if _, ok := bySet[s]; !ok {
 				sets = append(sets, s)
 			}
@@ -121,8 +121,8 @@ func attrOfPort(u Unreached) (attr, node string, port int, ok bool) {
 	return u.What[:i], u.Where[:j], n, true
 }
 
-// portRanges writes port numbers as "port 7" or "ports 49-56,60".
-func portRanges(ps []int) string {
+// PortRanges writes port numbers as "port 7" or "ports 49-56,60".
+func PortRanges(ps []int) string {
 	ps = slices.Compact(slices.Sorted(slices.Values(ps)))
 	var parts []string
 	for i := 0; i < len(ps); {

@@ -31,7 +31,7 @@ func TestUnreachedLinesGroups(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
 	}
-	if got := portRanges([]int{60, 49, 50, 51, 53}); got != "ports 49-51,53,60" {
+	if got := PortRanges([]int{60, 49, 50, 51, 53}); got != "ports 49-51,53,60" {
 		t.Errorf("portRanges: %q", got)
 	}
 }

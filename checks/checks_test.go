@@ -476,7 +476,7 @@ func TestRunSkipsMissingInputsAndRejectsUnknownChecks(t *testing.T) {
 	if _, err := Run(&Snapshot{Fabric: f}, "link.bogus"); err == nil {
 		t.Error("unknown check accepted")
 	}
-	if res, _ := Run(&Snapshot{Fabric: f}, "link"); len(res.Ran) != 6 {
+	if res, _ := Run(&Snapshot{Fabric: f}, "link"); len(res.Ran) != 7 {
 		t.Errorf("selecting the link group ran %v", res.Ran)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // BehindWhere is where an unread node lies when only the way to it is
@@ -90,4 +92,27 @@ func (f *Fabric) AddUnreachable(us []Unreachable) *Fabric {
 		f.Unreachable = append(f.Unreachable, u)
 	}
 	return f
+}
+
+// DRPathTo is a directed route from the local node, sending from its port
+// localPort, that arrives at port p itself (an agent answers for the port
+// an SMP comes in by), or false when discovery left none: a switch by its
+// own route; the local port by the empty one; a CA port by its switch's
+// route out of the port it is cabled to, or, cabled straight to the local
+// port (no switch between), one hop out of it.
+func DRPathTo(p *Port, local *Node, localPort uint8) (mad.Path, bool) {
+	n := p.Node
+	switch {
+	case n.Path == nil:
+		return nil, false // not from a discovery
+	case n.Type == mad.NodeSwitch:
+		return n.Path, true
+	case n == local && p.Num == localPort:
+		return mad.Path{}, true
+	case p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && p.Remote.Node.Path != nil:
+		return p.Remote.Node.Path.Extend(p.Remote.Num), true
+	case p.Remote != nil && local != nil && p.Remote.Node == local && p.Remote.Num == localPort:
+		return mad.Path{}.Extend(localPort), true
+	}
+	return nil, false
 }

@@ -57,18 +57,14 @@ func Ports(f *fabric.Fabric, only map[*fabric.Port]bool) []*fabric.Port {
 // reach p's table: a CA answers for the port an SMP comes in by, so the
 // route ends through p; a switch answers for any of its ports.
 func pathTo(p *fabric.Port, local *fabric.Node, localPort uint8) (mad.Path, uint8, bool) {
-	n := p.Node
-	switch {
-	case n.Path == nil:
+	path, ok := fabric.DRPathTo(p, local, localPort)
+	if !ok {
 		return nil, 0, false
-	case n.Type == mad.NodeSwitch:
-		return n.Path, p.Num, true
-	case n == local && p.Num == localPort:
-		return mad.Path{}, 0, true
-	case p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && p.Remote.Node.Path != nil:
-		return p.Remote.Node.Path.Extend(p.Remote.Num), 0, true
 	}
-	return nil, 0, false
+	if p.Node.Type == mad.NodeSwitch {
+		return path, p.Num, true // a switch answers for any of its ports
+	}
+	return path, 0, true
 }
 
 // Read reads the tables of ports. Block 0 first, then the next block

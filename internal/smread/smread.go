@@ -42,17 +42,10 @@ func SMPorts(f *fabric.Fabric) []*fabric.Port {
 // answers for the port an SMP comes in by), or false when discovery left
 // none. localPort is the number of the port ibdoctor sends from.
 func pathTo(p *fabric.Port, local *fabric.Node, localPort uint8) (mad.Path, bool) {
-	n := p.Node
-	switch {
-	case n.Path == nil:
-		return nil, false // not from a discovery
-	case n.Type == mad.NodeSwitch:
-		return n.Path, true
-	case n == local && p.Num == localPort:
-		return mad.Path{}, true
-	case p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && p.Remote.Node.Path != nil:
-		return p.Remote.Node.Path.Extend(p.Remote.Num), true
-	case len(n.Path) > 0:
+	if path, ok := fabric.DRPathTo(p, local, localPort); ok {
+		return path, true
+	}
+	if n := p.Node; len(n.Path) > 0 {
 		return n.Path, true
 	}
 	return nil, false

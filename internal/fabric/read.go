@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -67,6 +68,9 @@ func maxBytes(f Format) int64 {
 type FileInfo struct {
 	Name   string
 	Format Format
+	// Gzip is true when the file was gzip-compressed (told by its magic
+	// bytes): a sweep's fabric-<ns>.json.gz, or a compressed dump.
+	Gzip bool
 	// Noise counts lines written by the tools themselves (ibwarn:,
 	// iberror:, libibumad's "src/x.c:NN;" stderr) that were skipped;
 	// FirstNoise is the first of them and FirstNoiseLine its line number.
@@ -191,19 +195,79 @@ func ReadFile(ctx context.Context, path string) (*Fabric, *FileInfo, error) {
 		if r.err != nil {
 			return nil, nil, r.err
 		}
-		info := &FileInfo{Name: path, Format: h.format}
+		info := &FileInfo{Name: path, Format: h.format, Gzip: h.gzip}
 		return finish(f, info, err)
 	}
 	data, err := h.rest(maxBytes(h.format))
 	if err != nil {
 		return nil, nil, err
 	}
-	return decode(data, path, h.format)
+	f, info, err := decode(data, path, h.format)
+	if info != nil {
+		info.Gzip = h.gzip
+	}
+	return f, info, err
+}
+
+// isGzip tells gzip-compressed data by its magic bytes (RFC 1952).
+func isGzip(data []byte) bool {
+	return len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b
+}
+
+// gzipSource decompresses a gzip stream, its errors saying the data was
+// compressed (a truncated .gz otherwise reads as "unexpected EOF").
+type gzipSource struct{ z *gzip.Reader }
+
+func (g gzipSource) Read(p []byte) (int, error) {
+	n, err := g.z.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("cut short (unexpected end)")
+		}
+		err = fmt.Errorf("gzip-compressed data: %w", err)
+	}
+	return n, err
+}
+
+// gunzip opens gzip-compressed data for reading.
+func gunzip(r io.Reader) (io.Reader, error) {
+	z, err := gzip.NewReader(r)
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			err = errors.New("cut short (unexpected end)")
+		}
+		return nil, fmt.Errorf("gzip-compressed data: %w", err)
+	}
+	return gzipSource{z}, nil
 }
 
 // Decode reads a fabric from a file's bytes (name is used in messages),
 // as ReadFile does.
 func Decode(data []byte, name string) (*Fabric, *FileInfo, error) {
+	if isGzip(data) {
+		r, err := gunzip(bytes.NewReader(data))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		// Bounded as ReadFile is, by the largest format's cap.
+		limit := maxBytes(FormatLFTs)
+		plain, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if int64(len(plain)) > limit {
+			return nil, nil, fmt.Errorf("%s: decompresses to more than the %d MiB ibdoctor reads: is it the right file?", name, limit>>20)
+		}
+		f, info, err := decodePlain(plain, name)
+		if info != nil {
+			info.Gzip = true
+		}
+		return f, info, err
+	}
+	return decodePlain(data, name)
+}
+
+func decodePlain(data []byte, name string) (*Fabric, *FileInfo, error) {
 	format, err := detect(data, name)
 	if errors.Is(err, errOnlyDR) {
 		err = onlyDR(name)
@@ -459,6 +523,10 @@ func detect(data []byte, name string) (Format, error) {
 	if len(head) > headSize {
 		head = head[:headSize]
 	}
+	if isGzip(head) {
+		// ReadFile and Decode take off one layer of gzip before this.
+		return "", fmt.Errorf("%s: gzip-compressed twice: give the file decompressed once (zcat FILE > FILE.gz)", name)
+	}
 	if bytes.IndexByte(head, 0) >= 0 {
 		return "", fmt.Errorf("%s: binary data (a NUL byte in the first %d bytes), not a fabric file: give %s", name, len(head), TopologyFormats)
 	}
@@ -579,8 +647,10 @@ type head struct {
 	ctx    context.Context
 	path   string
 	f      *os.File
+	src    io.Reader // f, or f decompressed
+	gzip   bool
 	stop   func() bool
-	size   int64 // when a regular file
+	size   int64 // when a regular file not compressed
 	buf    []byte
 	eof    bool
 	format Format
@@ -599,15 +669,30 @@ func openHead(ctx context.Context, path string) (*head, error) {
 		h.size = st.Size()
 	}
 	h.buf = make([]byte, 0, min(max(h.size+1, 4096), headSize))
+	h.src = f
 	if h.buf, h.eof, err = readUpTo(ctx, f, h.buf, headSize, path); err != nil {
 		h.close()
 		return nil, err
+	}
+	if isGzip(h.buf) {
+		// Told by the magic bytes; the caps (maxBytes) then bound what
+		// is decompressed, the file's own size saying nothing of it.
+		if h.src, err = gunzip(io.MultiReader(bytes.NewReader(h.buf), f)); err != nil {
+			h.close()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		h.gzip, h.size = true, 0
+		h.buf = make([]byte, 0, headSize)
+		if h.buf, h.eof, err = readUpTo(ctx, h.src, h.buf, headSize, path); err != nil {
+			h.close()
+			return nil, err
+		}
 	}
 	h.format, err = detect(h.buf, path)
 	for want := int64(2 * headSize); errors.Is(err, errOnlyDR) && !h.eof && want <= 64<<20; want *= 2 {
 		// ibnetdiscover -v -p: the DR path lines come first, and on a
 		// large fabric they fill more than the head.
-		if h.buf, h.eof, err = readUpTo(ctx, f, h.buf, want, path); err != nil {
+		if h.buf, h.eof, err = readUpTo(ctx, h.src, h.buf, want, path); err != nil {
 			h.close()
 			return nil, err
 		}
@@ -652,7 +737,7 @@ func (h *head) rest(limit int64) ([]byte, error) {
 	if h.size > int64(cap(buf)) {
 		buf = append(make([]byte, 0, h.size+1), buf...)
 	}
-	buf, _, err := readUpTo(h.ctx, h.f, buf, limit+1, h.path)
+	buf, _, err := readUpTo(h.ctx, h.src, buf, limit+1, h.path)
 	if err != nil {
 		return nil, err
 	}
@@ -697,7 +782,7 @@ func (r *headReader) Read(p []byte) (int, error) {
 		r.err = fmt.Errorf("reading %s: interrupted: %w", r.h.path, context.Cause(r.h.ctx))
 		return 0, r.err
 	}
-	k, err := r.h.f.Read(p)
+	k, err := r.h.src.Read(p)
 	r.n += int64(k)
 	switch {
 	case r.n > r.limit:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
@@ -63,8 +64,21 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 			if err == nil && info.NoSupported && o.Faults == "" {
 				s.SupportedNotRead = fmt.Sprintf("%s (%s) does not record supported speeds", filepath.Base(o.Sim), info.Format)
 			}
+			// A sweep's own fabric-<ns>.json.gz: its tables and counters
+			// are in gate.idx beside it, which --sim does not read, so the
+			// re-judgement is not the sweep's: said on the Counters line
+			// and in a note, never filled in silently.
+			sweepFile := false
+			if err == nil && info.Gzip && info.Format == fabric.FormatJSON {
+				if _, serr := os.Stat(filepath.Join(filepath.Dir(o.Sim), snapshot.IndexName)); serr == nil {
+					sweepFile = true
+					info.Notes = append(info.Notes, fmt.Sprintf("a sweep's saved fabric: its forwarding tables and counters are in %s beside it, which --sim does not read, so the routes are ibdoctor's own and no counters were read: this is not the sweep's verdict (docs/schema-snapshot.md)", snapshot.IndexName))
+				}
+			}
 			if err == nil && !info.Counters {
-				if o.Faults == "" {
+				if o.Faults == "" && sweepFile {
+					s.NoCounters = fmt.Sprintf("%s (a sweep's fabric, %s) carries no counters: the sweep kept them in %s, which --sim does not read, so none were read", filepath.Base(o.Sim), info.Format, snapshot.IndexName)
+				} else if o.Faults == "" {
 					s.NoCounters = fmt.Sprintf("%s (%s) carries no counters, so none were read", filepath.Base(o.Sim), info.Format)
 				} else {
 					// A --faults scenario plants its counters on the

@@ -50,9 +50,9 @@ func Acquire(ctx context.Context, dir string, wait time.Duration) (*Lock, error)
 			return nil, fmt.Errorf("--state-dir: locking %s: %w", path, err)
 		}
 		if !time.Now().Before(deadline) {
-			holder := readHolder(path)
+			err := heldBy(f, path, wait)
 			f.Close()
-			return nil, fmt.Errorf("%w: %s is held%s for over %v: another sweep is still running (wait for it, or raise --lock-wait)", ErrLocked, path, holder, wait)
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
@@ -89,19 +89,44 @@ func quiet(dir string) (unlock func(), ok bool) {
 	return func() { f.Close() }, true
 }
 
-func readHolder(path string) string {
+// heldBy is Acquire's error once it waited wait for the lock at path
+// (f, its descriptor, not locked). The file names the last process that
+// took it to write (a sweep, `baseline accept`); readers take it shared,
+// without writing, so that pid is named only when the holder is a writer
+// and it is running.
+func heldBy(f *os.File, path string, wait time.Duration) error {
+	pid, since := readHolder(path)
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err == nil {
+		// Only shared holders: processes opening the state's files.
+		unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return fmt.Errorf("%w: %s is held for over %v by a process reading the state (a gate, sweep or baseline accept opening its files), not by a sweep: try again, or raise --lock-wait", ErrLocked, path, wait)
+	}
+	if pid > 0 && unix.Kill(pid, 0) == unix.ESRCH {
+		return fmt.Errorf("%w: %s is held for over %v by a process that is not pid %d (which took it at %s and has exited): another sweep or baseline accept, perhaps in another PID namespace (wait for it, or raise --lock-wait)", ErrLocked, path, wait, pid, since)
+	}
+	holder := ""
+	if pid > 0 {
+		holder = fmt.Sprintf(" by pid %d since %s", pid, since)
+	}
+	return fmt.Errorf("%w: %s is held%s for over %v: another sweep is still running (wait for it, or raise --lock-wait)", ErrLocked, path, holder, wait)
+}
+
+// readHolder is the pid and start time the lock file at path records, 0
+// when it records none.
+func readHolder(path string) (int, string) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return ""
+		return 0, ""
 	}
 	fs := strings.Fields(string(b))
 	if len(fs) != 2 {
-		return ""
+		return 0, ""
 	}
-	if _, err := strconv.Atoi(fs[0]); err != nil {
-		return ""
+	pid, err := strconv.Atoi(fs[0])
+	if err != nil || pid <= 0 {
+		return 0, ""
 	}
-	return fmt.Sprintf(" by pid %s since %s", fs[0], fs[1])
+	return pid, fs[1]
 }
 
 // Release gives the lock up.

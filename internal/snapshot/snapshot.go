@@ -306,15 +306,29 @@ const maxVerdicts = 64 << 20
 // checks); errFabricGone when they are a newer sweep's (it writes them
 // before its gate.idx and snapshot.json).
 func readVerdicts(dir string, taken time.Time) (*checks.FabricVerdicts, error) {
-	path := filepath.Join(dir, VerdictsName)
-	fh, err := os.Open(path)
+	fh, err := openVerdicts(dir)
+	if fh == nil || err != nil {
+		return nil, err
+	}
+	return decodeVerdicts(fh, taken)
+}
+
+// openVerdicts opens dir's verdicts file; nil, nil when there is none.
+func openVerdicts(dir string) (*os.File, error) {
+	fh, err := os.Open(filepath.Join(dir, VerdictsName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
+	return fh, nil
+}
+
+// decodeVerdicts is readVerdicts of the opened file fh, which it closes.
+func decodeVerdicts(fh *os.File, taken time.Time) (*checks.FabricVerdicts, error) {
 	defer fh.Close()
+	path := fh.Name()
 	data, err := io.ReadAll(io.LimitReader(fh, maxVerdicts+1))
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
@@ -609,9 +623,18 @@ func Load(dir string) (*Snapshot, error) {
 			// No sweep is between its renames, and none starts one
 			// while this read holds the lock: what it finds is the
 			// state, not a moment of a save; no waiting for a file that
-			// is simply missing.
-			s, data, err = loadOnce(path)
+			// is simply missing. The lock is held only while the files
+			// are opened: a sweep replaces them by rename, so what is
+			// read from them after is this set, and a sweep starting
+			// meanwhile is not kept waiting (reviewer R9).
+			var vf *os.File
+			s, vf, data, err = openOnce(path)
 			unlock()
+			if err == nil {
+				if err = s.readVerdictsFrom(vf); err != nil {
+					s = nil
+				}
+			}
 			if err == nil || !errors.Is(err, errFabricGone) {
 				return s, err
 			}
@@ -668,18 +691,49 @@ func readDoc(path string) (*Snapshot, []byte, error) {
 }
 
 func loadOnce(path string) (*Snapshot, []byte, error) {
-	sp, data, err := readDoc(path)
+	s, vf, data, err := openOnce(path)
+	if err == nil {
+		err = s.readVerdictsFrom(vf)
+	}
 	if err != nil {
 		return nil, data, err
+	}
+	return s, data, nil
+}
+
+// readVerdictsFrom reads the verdicts file openOnce opened (nil: none)
+// as the snapshot's, closing it; on an error it closes the snapshot.
+func (s *Snapshot) readVerdictsFrom(vf *os.File) error {
+	if vf == nil {
+		return nil
+	}
+	v, err := decodeVerdicts(vf, s.TakenAt)
+	if err != nil {
+		s.Close()
+		return err
+	}
+	s.verdicts = v
+	return nil
+}
+
+// openOnce reads snapshot.json at path (it names the other files) and
+// opens the files of its sweep: the fabric file and gate.idx (mapped,
+// its header checked), and the verdicts file (vf, nil when there is
+// none), left unread. Nothing else is decoded, so a caller holding the
+// state dir's lock for the set to be consistent holds it briefly.
+func openOnce(path string) (_ *Snapshot, vf *os.File, _ []byte, _ error) {
+	sp, data, err := readDoc(path)
+	if err != nil {
+		return nil, nil, data, err
 	}
 	s := *sp
 	s.dir = filepath.Dir(path)
 	s.file, err = os.Open(filepath.Join(s.dir, s.FabricFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, data, missingFile(s.FabricFile)
+		return nil, nil, data, missingFile(s.FabricFile)
 	}
 	if err != nil {
-		return nil, data, fmt.Errorf("snapshot: %w", err)
+		return nil, nil, data, fmt.Errorf("snapshot: %w", err)
 	}
 	if s.IndexFile != "" {
 		// A sweep may have replaced gate.idx since snapshot.json was
@@ -693,15 +747,15 @@ func loadOnce(path string) (*Snapshot, []byte, error) {
 		}
 		if err != nil {
 			s.Close()
-			return nil, data, err
+			return nil, nil, data, err
 		}
 		s.ctrs = x
 	}
-	if s.verdicts, err = readVerdicts(s.dir, s.TakenAt); err != nil {
+	if vf, err = openVerdicts(s.dir); err != nil {
 		s.Close()
-		return nil, data, err
+		return nil, nil, data, err
 	}
-	return &s, data, nil
+	return &s, vf, data, nil
 }
 
 // futureSkew is how far ahead of this host's clock a snapshot may be

@@ -113,7 +113,7 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 	}
 	// Recorded as the operator's: what it lacks is as built, as in a
 	// designed topology (a group built without a rail is not raised).
-	if err := snapshot.SaveBaseline(o.stateDir, f, true); err != nil {
+	if err := snapshot.SaveBaseline(o.stateDir, f, snap.Source, true); err != nil {
 		return withExit(ExitUndecided, err)
 	}
 	fmt.Fprintf(a.stdout, "accepted the sweep of %s (%s: %d nodes, %d links) as the baseline in %s\n",

@@ -163,9 +163,11 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	} else if base, err = snapshot.OpenBaseline(o.stateDir); err != nil {
 		return withExit(ExitUndecided, fmt.Errorf("--state-dir: %w", err))
 	}
-	if base != nil {
-		defer base.Close()
-	}
+	defer func() {
+		if base != nil {
+			base.Close()
+		}
+	}()
 	// A file that recorded counters once has no second sample for
 	// --interval: as check (unless counters are not read at all).
 	interval := o.check.interval
@@ -183,18 +185,33 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	// A --sim file without counters has none to read (the simulator's
 	// zeros are not counters read).
 	counters := !o.check.noCounters && sess.NoCounters == ""
-	if local := sess.Engine.Local(); snap != nil && snap.Source != sess.Name && local.NodeGUID != 0 {
-		// A snapshot of another source that lacks this very port is of
-		// another fabric (another subnet, another file): its hosts are
-		// not this fabric's, so "hosts not found" would send the
-		// operator to the node descriptions (trial T7).
-		if has, known := snap.HasNode(local.NodeGUID); known && !has {
-			a.notef("snapshot in %s is of %s, not %s (this port, %s, is not in it: another fabric): sweeping the fabric", o.stateDir, snap.Source, sess.Name, local.Name)
+	local := sess.Engine.Local()
+	if snap != nil {
+		// A snapshot of another fabric (another subnet, another file):
+		// its hosts are not this fabric's, so "hosts not found" would
+		// send the operator to the node descriptions (trial T7).
+		other, why, err := snap.OfAnotherFabric(sess.Name, local.Name, local.NodeGUID)
+		if err != nil {
+			a.notef("snapshot in %s: %v: sweeping the fabric", o.stateDir, err)
+		} else if other {
+			a.notef("snapshot in %s is of %s, not %s (%s): sweeping the fabric", o.stateDir, snap.Source, sess.Name, why)
+		}
+		if err != nil || other {
 			snap.Close()
 			snap = nil
 		}
 	}
-	if local := sess.Engine.Local(); snap != nil && local.LID == 0 {
+	if base != nil && o.check.expectTopology == "" {
+		// The state dir's baseline, by the same rule: another fabric's
+		// would give the job's hosts that fabric's HCAs and cables.
+		other, why, err := base.OfAnotherFabric(sess.Name, local.Name, local.NodeGUID)
+		if err == nil && other {
+			a.notef("baseline in %s is of %s, not %s (%s): not used (the snapshot's own links are the reference)", o.stateDir, base.Source, sess.Name, why)
+			base.Close()
+			base = nil
+		}
+	}
+	if snap != nil && local.LID == 0 {
 		// No subnet manager has given this very port a LID: nothing
 		// can be addressed by LID from here, and the snapshot's
 		// directed routes may start at another port. Sweep by directed

@@ -231,3 +231,35 @@ func TestGateSnapshotOfAnotherFabric(t *testing.T) {
 		t.Errorf("gate from another fabric's snapshot: exit %d, stderr:\n%s\nwant the snapshot named as another fabric's and the gate's own sweep", code, stderr)
 	}
 }
+
+// TestGateBaselineOfAnotherFabric: the state dir's accepted baseline is
+// judged by the rule its snapshot is (one function,
+// snapshot.OfAnotherFabric): a gate talking to the sample from a state
+// dir swept from the SX6036 file said its snapshot was another fabric's
+// and swept, yet handed that fabric's baseline to the job's checks
+// without a word. It must say so and not use it, also when the snapshot
+// is not used for another reason (--max-age).
+func TestGateBaselineOfAnotherFabric(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	state := filepath.Join(t.TempDir(), "state")
+	other := corpusPath(t, "sx6036-fdr10-2014.ibnetdiscover")
+	if code, _, stderr := run("sweep", "--sim="+other, "--state-dir", state, "--out", filepath.Join(t.TempDir(), "r.json")); code == ExitUndecided {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	for _, extra := range [][]string{nil, {"--max-age", "1ns"}} {
+		args := append([]string{"gate", "--sim", "--state-dir", state, "--nodes", "gpu[001-002]", "--json"}, extra...)
+		code, _, stderr := run(args...)
+		if code == ExitUndecided || !strings.Contains(stderr, "baseline in "+state+" is of sim:sx6036-fdr10-2014.ibnetdiscover, not sim:sample") ||
+			!strings.Contains(stderr, "another fabric): not used") {
+			t.Errorf("gate %v from another fabric's state dir: exit %d, stderr:\n%s\nwant the baseline named as another fabric's and not used", extra, code, stderr)
+		}
+	}
+	// This fabric's own state dir: its baseline is used, said nothing of.
+	own := filepath.Join(t.TempDir(), "own")
+	if code, _, stderr := run("sweep", "--sim", "--state-dir", own, "--out", filepath.Join(t.TempDir(), "r.json")); code == ExitUndecided {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	if _, _, stderr := run("gate", "--sim", "--state-dir", own, "--nodes", "gpu[001-002]", "--json"); strings.Contains(stderr, "baseline in") {
+		t.Errorf("gate on its own fabric's state dir: %s", stderr)
+	}
+}

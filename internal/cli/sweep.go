@@ -423,7 +423,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		if o.designed == nil && !accepted && st.complete {
 			// The fabric file just saved holds its bytes: copied, not
 			// encoded again.
-			if err := snapshot.SaveBaselineFrom(o.stateDir, src, st.fabric); err != nil {
+			if err := snapshot.SaveBaselineFrom(o.stateDir, src, st.fabric, st.source); err != nil {
 				return fail(fmt.Errorf("--state-dir: %w", err))
 			}
 		}
@@ -547,7 +547,7 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 	}
 	if acc == nil && prev != nil && prev.Complete && !o.noSave {
 		if f, err := prev.FabricModel(); err == nil {
-			if err := snapshot.SaveBaseline(o.stateDir, f, false); err != nil {
+			if err := snapshot.SaveBaseline(o.stateDir, f, prev.Source, false); err != nil {
 				return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
 			}
 			acc = f
@@ -592,10 +592,14 @@ func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now tim
 	if why := prev.Fresh(now, o.maxAge); why != nil {
 		return nil, fmt.Sprintf("%s: the previous sweep in %s %v", values, o.stateDir, why)
 	}
-	if local := sess.Engine.Local(); prev.Source != sess.Name {
-		if has, known := prev.HasNode(local.NodeGUID); !known || !has || local.NodeGUID == 0 {
-			return nil, fmt.Sprintf("%s: the previous sweep in %s is of %s, not %s (another fabric)", values, o.stateDir, prev.Source, sess.Name)
-		}
+	// gate's rule for its snapshot, the same function.
+	local := sess.Engine.Local()
+	other, why, err := prev.OfAnotherFabric(sess.Name, local.Name, local.NodeGUID)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: the previous sweep in %s could not be read (%v)", values, o.stateDir, err)
+	}
+	if other {
+		return nil, fmt.Sprintf("%s: the previous sweep in %s is of %s, not %s (%s)", values, o.stateDir, prev.Source, sess.Name, why)
 	}
 	partial := ""
 	if !prev.Complete {

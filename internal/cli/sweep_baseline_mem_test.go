@@ -33,7 +33,7 @@ func TestLaterSweepHoldsNoDecodedBaseline(t *testing.T) {
 	}
 	nodes := len(f.Nodes)
 	dir := t.TempDir()
-	if err := snapshot.SaveBaseline(dir, f, false); err != nil {
+	if err := snapshot.SaveBaseline(dir, f, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
 	f = nil

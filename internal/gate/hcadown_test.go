@@ -34,7 +34,7 @@ func stateOf(t *testing.T, s *sim.Sim, withBaseline bool) (*snapshot.Snapshot, *
 		t.Fatal(err)
 	}
 	if withBaseline {
-		if err := snapshot.SaveBaseline(dir, build(t, twoHCAs), false); err != nil {
+		if err := snapshot.SaveBaseline(dir, build(t, twoHCAs), "sim:test", false); err != nil {
 			t.Fatal(err)
 		}
 	}

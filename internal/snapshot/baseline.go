@@ -91,10 +91,11 @@ func loadBaselineV1(dir string) (*fabric.Fabric, error) {
 	return f, nil
 }
 
-// SaveBaseline makes f the accepted topology in dir; accepted says the
-// operator accepted it (`baseline accept`), false for one a sweep takes
-// by itself (BaselineAccepted). The caller holds dir's Lock.
-func SaveBaseline(dir string, f *fabric.Fabric, accepted bool) error {
+// SaveBaseline makes f, read from source (a sweep's Source), the
+// accepted topology in dir; accepted says the operator accepted it
+// (`baseline accept`), false for one a sweep takes by itself
+// (BaselineAccepted). The caller holds dir's Lock.
+func SaveBaseline(dir string, f *fabric.Fabric, source string, accepted bool) error {
 	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
 		z, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 		if err != nil {
@@ -112,7 +113,7 @@ func SaveBaseline(dir string, f *fabric.Fabric, accepted bool) error {
 	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	return writeBaselineIndex(dir, f, accepted)
+	return writeBaselineIndex(dir, f, source, accepted)
 }
 
 // BaselineSource names the file in the state dir that holds the fabric
@@ -128,9 +129,9 @@ func (s *Snapshot) BaselineSource() string { return s.baselineSrc }
 // CPU and its garbage at a first sweep's end). src "" encodes f. It is
 // the baseline a first sweep takes by itself, not accepted by the
 // operator.
-func SaveBaselineFrom(dir, src string, f *fabric.Fabric) error {
+func SaveBaselineFrom(dir, src string, f *fabric.Fabric, source string) error {
 	if src == "" {
-		return SaveBaseline(dir, f, false)
+		return SaveBaseline(dir, f, source, false)
 	}
 	in, err := os.Open(filepath.Join(dir, src))
 	if err != nil {
@@ -146,13 +147,17 @@ func SaveBaselineFrom(dir, src string, f *fabric.Fabric) error {
 	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	return writeBaselineIndex(dir, f, false)
+	return writeBaselineIndex(dir, f, source, false)
 }
 
-// writeBaselineIndex writes baseline.idx, which also records whether the
-// operator accepted the baseline (BaselineAccepted).
-func writeBaselineIndex(dir string, f *fabric.Fabric, accepted bool) error {
-	idx, err := encodeIndex(hostEdge(f), newCtrEnc(), time.Time{}, "baseline", true, false)
+// writeBaselineIndex writes baseline.idx, which also records the source
+// the baseline was read from (Index.OfAnotherFabric) and whether the
+// operator accepted it (BaselineAccepted).
+func writeBaselineIndex(dir string, f *fabric.Fabric, source string, accepted bool) error {
+	if source == "" {
+		source = unknownSource
+	}
+	idx, err := encodeIndex(hostEdge(f), newCtrEnc(), time.Time{}, source, true, false)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -200,8 +205,12 @@ func EnsureBaselineIndex(dir string, f *fabric.Fabric) error {
 	if _, err := os.Stat(filepath.Join(dir, BaselineIndexName)); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	return writeBaselineIndex(dir, f, false)
+	return writeBaselineIndex(dir, f, "", false)
 }
+
+// unknownSource is the source baseline.idx gives a baseline whose sweep's
+// source is not known (as every baseline.idx before it was kept).
+const unknownSource = "baseline"
 
 // BaselineAccepted says whether the operator accepted dir's baseline
 // (`ibdoctor baseline accept`), as its baseline.idx records: false for

@@ -36,7 +36,7 @@ func TestBaselineIndexHostEdge(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	if err := SaveBaseline(dir, f, false); err != nil {
+	if err := SaveBaseline(dir, f, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
 	x, err := OpenBaseline(dir)
@@ -96,7 +96,7 @@ func TestBaselineIndexHostEdge(t *testing.T) {
 func TestLoadBaselineStreamed(t *testing.T) {
 	f := routedSmall(t)
 	dir := t.TempDir()
-	if err := SaveBaseline(dir, f, false); err != nil {
+	if err := SaveBaseline(dir, f, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
 	got, err := LoadBaseline(dir)
@@ -170,11 +170,11 @@ func TestSaveBaselineFromIsSaveBaseline(t *testing.T) {
 		if (src != "") != tc.copied || (src != "" && src != s.FabricFile) {
 			t.Fatalf("%s: baseline source %q (fabric file %q, index %q)", tc.name, src, s.FabricFile, s.IndexFile)
 		}
-		if err := SaveBaselineFrom(dir, src, f); err != nil {
+		if err := SaveBaselineFrom(dir, src, f, "sim:test"); err != nil {
 			t.Fatal(err)
 		}
 		want := t.TempDir()
-		if err := SaveBaseline(want, f, false); err != nil {
+		if err := SaveBaseline(want, f, "sim:test", false); err != nil {
 			t.Fatal(err)
 		}
 		for _, name := range []string{BaselineName, BaselineIndexName} {
@@ -231,19 +231,19 @@ func TestBaselineAccepted(t *testing.T) {
 	if accepted(dir) {
 		t.Error("no baseline: accepted")
 	}
-	if err := SaveBaselineFrom(dir, "", f); err != nil {
+	if err := SaveBaselineFrom(dir, "", f, "sim:test"); err != nil {
 		t.Fatal(err)
 	}
 	if accepted(dir) {
 		t.Error("the first sweep's baseline: accepted")
 	}
-	if err := SaveBaseline(dir, f, true); err != nil {
+	if err := SaveBaseline(dir, f, "sim:test", true); err != nil {
 		t.Fatal(err)
 	}
 	if !accepted(dir) {
 		t.Error("after baseline accept: not accepted")
 	}
-	if err := SaveBaseline(dir, f, false); err != nil {
+	if err := SaveBaseline(dir, f, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
 	if accepted(dir) {

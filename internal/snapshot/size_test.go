@@ -66,7 +66,7 @@ func TestStateBytesPerNode(t *testing.T) {
 	if _, err := s.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveBaseline(dir, f, false); err != nil {
+	if err := SaveBaseline(dir, f, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
 	ents, err := os.ReadDir(dir)
@@ -128,7 +128,7 @@ func benchSave(b *testing.B, tree topology.FatTree3) {
 			b.Fatal(err)
 		}
 	}
-	if err := SaveBaseline(dir, f, false); err != nil {
+	if err := SaveBaseline(dir, f, "sim:test", false); err != nil {
 		b.Fatal(err)
 	}
 	ents, _ := os.ReadDir(dir)

@@ -135,7 +135,7 @@ func TestLoadV1State(t *testing.T) {
 	if _, err := s2.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := SaveBaseline(dir, got, false); err != nil {
+	if err := SaveBaseline(dir, got, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
 	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, s2.FabricFile, IndexName, FileName}; !slices.Equal(names, want) {

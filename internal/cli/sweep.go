@@ -316,6 +316,25 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if ctx.Err() != nil {
 		return fail(sweepInterrupted(ctx))
 	}
+	if baseline != nil && o.designed == nil {
+		why, err := baselineOfAnotherFabric(o.stateDir, sess)
+		if err != nil {
+			return fail(fmt.Errorf("--state-dir: %w", err))
+		}
+		if why != "" {
+			// Compared with another fabric's baseline every node of this
+			// one would be "missing" (trial T6: two subnets on one host,
+			// both cron lines on the default state dir); saved, this
+			// sweep would replace the other fabric's snapshot, which its
+			// gates read.
+			fix := "give each fabric its own state dir (--state-dir per fabric, or IBDOCTOR_STATE_DIR), or make this fabric the baseline with 'ibdoctor baseline accept'"
+			if !o.noSave {
+				return fail(fmt.Errorf("--state-dir %s: %s: nothing saved; %s", o.stateDir, why, fix))
+			}
+			a.notef("--state-dir %s: %s: not compared against it (%s)", o.stateDir, why, fix)
+			baseline = nil
+		}
+	}
 	// The state keeps the readings themselves; the checks judge them
 	// paired with the previous sweep's.
 	read := sw.Counters
@@ -563,6 +582,23 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 		}
 	}
 	return b, prev, acc != nil, nil
+}
+
+// baselineOfAnotherFabric says why the accepted baseline in dir is of a
+// fabric other than the one sess talks to (the snapshot's rule,
+// Index.OfAnotherFabric), or "" when it is this fabric's or there is none.
+func baselineOfAnotherFabric(dir string, sess *session) (string, error) {
+	x, err := snapshot.OpenBaseline(dir)
+	if err != nil || x == nil {
+		return "", err
+	}
+	defer x.Close()
+	local := sess.Engine.Local()
+	other, why, err := x.OfAnotherFabric(sess.Name, local.Name, local.NodeGUID)
+	if err != nil || !other {
+		return "", err
+	}
+	return fmt.Sprintf("its baseline is of %s, not %s (%s)", x.Source, sess.Name, why), nil
 }
 
 // snapshotMaxAge is the default --max-age of gate and sweep: the oldest

@@ -41,9 +41,20 @@ var sample struct {
 }
 
 func sweepSample() (*report.Document, *checks.Snapshot, error) {
+	return sweepSampleKilled()
+}
+
+// sweepSampleKilled sweeps the sample with the named nodes dead (they
+// answer nothing).
+func sweepSampleKilled(dead ...string) (*report.Document, *checks.Snapshot, error) {
 	s, err := sim.Sample(sim.Options{})
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, n := range dead {
+		if err := s.Kill(n); err != nil {
+			return nil, nil, err
+		}
 	}
 	c, err := s.Attach("", 0)
 	if err != nil {
@@ -334,5 +345,37 @@ func TestHostsAndErrorFrame(t *testing.T) {
 	}
 	if !strings.Contains(page, `<rect class="key s2"`) {
 		t.Error("the legend has no error key")
+	}
+}
+
+// TestUnreachedDrawn (trial T9): with spine03 dead the drawing showed a
+// healthy 3-spine fabric, nothing on the leaves whose ports 49-56 lead to
+// it. Each leaf now carries a dashed stub "8 unanswered" naming the
+// ports, and the legend says what it means; a fabric that answered
+// everywhere has neither.
+func TestUnreachedDrawn(t *testing.T) {
+	doc, snap, err := sweepSampleKilled("spine03")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := render(t, doc, snap)
+	if strings.Contains(page, ">spine03<") {
+		t.Fatal("spine03 drawn though it did not answer")
+	}
+	stubs := regexp.MustCompile(`<g class="unr"><title>8 ports whose far end did not answer \(could not look, not absent\): (leaf0\d)/49, leaf0\d/50, [^<]*leaf0\d/56</title><path d="[^"]*"/><text [^>]*>8 unanswered</text></g>`).FindAllStringSubmatch(page, -1)
+	leaves := map[string]bool{}
+	for _, m := range stubs {
+		leaves[m[1]] = true
+	}
+	if len(stubs) != 8 || len(leaves) != 8 {
+		t.Errorf("%d unanswered stubs on %d leaves, want one on each of the 8 leaves", len(stubs), len(leaves))
+	}
+	if !strings.Contains(page, `far end did not answer: not read, not absent</span>`) {
+		t.Error("the legend does not say what a dashed stub is")
+	}
+	hdoc, hsnap := sampleReport(t)
+	healthy := render(t, hdoc, hsnap)
+	if strings.Contains(healthy, `class="unr"`) || strings.Contains(healthy, "far end did not answer") {
+		t.Error("a fabric that answered everywhere has unanswered stubs or their legend")
 	}
 }

@@ -83,6 +83,10 @@ type model struct {
 	// Per finding: the boxes and bundles it names, and for routing
 	// findings the bundles on the routes concerned.
 	hl []highlight
+	// unr: per box, its nodes' ports whose far end did not answer
+	// (fabric.Unreachable's NodeInfo out of them): could not look, which
+	// the drawing must not show as "not there".
+	unr map[int][]string
 }
 
 type highlight struct {
@@ -103,6 +107,21 @@ func newModel(d *layout.Drawing, s *checks.Snapshot, fs []checks.Finding) *model
 				m.readings[r.Port] = r.Clone()
 			}
 		})
+	}
+	for _, u := range s.Fabric.Unreachable {
+		if u.What != "NodeInfo" || u.FromGUID == 0 {
+			continue
+		}
+		n := s.Fabric.NodeByGUID(u.FromGUID)
+		if n == nil {
+			continue
+		}
+		if bi := d.BoxOf(n); bi >= 0 {
+			if m.unr == nil {
+				m.unr = map[int][]string{}
+			}
+			m.unr[bi] = append(m.unr[bi], fmt.Sprintf("%s/%d", n.Description, u.FromPort))
+		}
 	}
 	var an *route.Analyzer
 	for i, f := range fs {

@@ -68,6 +68,7 @@ func Render(w io.Writer, doc *report.Document, snap *checks.Snapshot, o Options)
 		Verdicts   []string
 		Usual      string
 		RoutesNote string
+		Unreached  bool
 	}{
 		Doc:        doc,
 		Title:      fmt.Sprintf("ibdoctor %s: %s", doc.Command, doc.Source),
@@ -81,6 +82,7 @@ func Render(w io.Writer, doc *report.Document, snap *checks.Snapshot, o Options)
 		Verdicts:   verdictNames[1:],
 		Usual:      usualNote(m.usualCounts()),
 		RoutesNote: report.RoutesComputedNote,
+		Unreached:  len(m.unr) > 0,
 	}
 	return pageTmpl.Execute(w, v)
 }

@@ -130,7 +130,34 @@ func (m *model) writeSVG(b *strings.Builder) {
 		}
 		b.WriteString(`</g>`)
 	}
-	b.WriteString(`</g></svg>`)
+	b.WriteString(`</g>`)
+	m.writeUnreached(b)
+	b.WriteString(`</svg>`)
+}
+
+// writeUnreached draws, above each box with ports whose far end did not
+// answer, a dashed stub counting them: what lies there was not read,
+// and is neither absent nor healthy.
+func (m *model) writeUnreached(b *strings.Builder) {
+	if len(m.unr) == 0 {
+		return
+	}
+	b.WriteString(`<g id="unreached">`)
+	for i, bx := range m.d.Boxes {
+		ports := m.unr[i]
+		if len(ports) == 0 {
+			continue
+		}
+		cx := bx.X + bx.W/2
+		word := "ports"
+		if len(ports) == 1 {
+			word = "port"
+		}
+		fmt.Fprintf(b, `<g class="unr"><title>%s</title><path d="M%s %sV%s"/><text x="%s" y="%s">%d unanswered</text></g>`,
+			html.EscapeString(fmt.Sprintf("%d %s whose far end did not answer (could not look, not absent): %s", len(ports), word, strings.Join(ports, ", "))),
+			num(cx), num(bx.Y), num(bx.Y-layout.RowGap*0.45), num(cx), num(bx.Y-layout.RowGap*0.45-3), len(ports))
+	}
+	b.WriteString(`</g>`)
 }
 
 // hostState counts a hosts box's adapters by the state of their links:

@@ -139,6 +139,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 	}
 	sess.DropStandIns(f)
 	sess.DropSavedStandIns(f)
+	sess.KeepRecorded(f)
 
 	w := bufio.NewWriter(a.stdout)
 	st := a.style()

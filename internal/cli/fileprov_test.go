@@ -107,6 +107,13 @@ func TestFileStandInsNotSaved(t *testing.T) {
 	if n := strings.Count(out, `"neighbor_mtu"`) + strings.Count(out, `"mtu_cap"`); n > 0 {
 		t.Errorf("%d ports saved with the simulator's MTU, which the file does not record", n)
 	}
+	// Nor its SM, VLs, M_Key policy or P_Keys (a db_csv's are kept:
+	// TestDBCSVSavedFabricRunsSameChecks).
+	for _, field := range []string{`"recorded"`, `"sms"`, `"master_sm_lid"`, `"vl_cap"`, `"oper_vls"`, `"mkey_protect"`, `"pkey_enforce"`, `"pkeys"`} {
+		if n := strings.Count(out, field); n > 0 {
+			t.Errorf("%s saved %d times: the simulator's stand-in, which the file does not record", field, n)
+		}
+	}
 	var doc struct {
 		Nodes []struct {
 			Ports []struct {

@@ -415,6 +415,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	// The checks have judged the fabric: what the simulator stood in
 	// for is not saved as read.
 	sess.DropSavedStandIns(st.fabric)
+	sess.KeepRecorded(st.fabric)
 	if prev != nil {
 		// Its gate.idx is about to be replaced.
 		prev.Close()

@@ -318,9 +318,14 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 			sw.SM.AgainNotRead = why
 		}
 		if sess.File.Recorded.SMInfo {
-			// An ibdiagnet2.db_csv's SM_INFO: the simulator answers
-			// that reading, whose ActCount stays as recorded.
-			sw.SM.AgainNotRead = fmt.Sprintf("%s (%s) records one SMInfo reading of each subnet manager (SM_INFO): whether ActCount advances needs two", filepath.Base(sess.File.Name), sess.File.Format)
+			// An ibdiagnet2.db_csv's SM_INFO (or a fabric saved from
+			// one): the simulator answers that reading, whose ActCount
+			// stays as recorded.
+			table := ""
+			if sess.File.Format == fabric.FormatDBCSV {
+				table = " (SM_INFO)"
+			}
+			sw.SM.AgainNotRead = fmt.Sprintf("%s (%s) records one SMInfo reading of each subnet manager%s: whether ActCount advances needs two", filepath.Base(sess.File.Name), sess.File.Format, table)
 		}
 	}
 	sw.RatesNotRead = sess.RatesNotRead

@@ -40,7 +40,30 @@ func dump(f *Fabric) string {
 				p.Num, p.GUID, p.LID, p.LMC, p.State, p.PhysState,
 				p.WidthActive, p.WidthEnabled, p.WidthSupported, p.SpeedActive, p.SpeedEnabled, p.SpeedSupported,
 				p.NeighborMTU, p.MTUCap, p.CapMask, p.CapMask2, peer)
+			if r := f.Recorded; r != (Recorded{}) {
+				// Only the recorded inputs' fields are data.
+				fmt.Fprintf(&b, "      recorded")
+				if r.SMInfo {
+					fmt.Fprintf(&b, " msm=%d", p.MasterSMLID)
+				}
+				if r.VLs {
+					fmt.Fprintf(&b, " vls=%d/%d", p.VLCap, p.OperVLs)
+				}
+				if r.MKey {
+					fmt.Fprintf(&b, " mkey=%d/%d", p.MKeyProtect, p.MKeyLease)
+				}
+				if r.PKeys {
+					fmt.Fprintf(&b, " enforce=%d pkeys=%v", p.PKeyEnforce, f.PKeys[p])
+				}
+				b.WriteString("\n")
+			}
 		}
+	}
+	if f.Recorded != (Recorded{}) {
+		fmt.Fprintf(&b, "recorded %+v sms-nil=%v\n", f.Recorded, f.SMs == nil)
+	}
+	for _, r := range f.SMs {
+		fmt.Fprintf(&b, "sm %#x[%d] guid=%#x %v pri=%d act=%d\n", r.Port.Node.GUID, r.Port.Num, r.GUID, r.State, r.Priority, r.ActCount)
 	}
 	for _, u := range f.Unreachable {
 		fmt.Fprintf(&b, "unreachable %s from %#x[%d] %q %q\n", u.Path, u.FromGUID, u.FromPort, u.What, u.Reason)

@@ -26,10 +26,39 @@ const SchemaV1 = "ibdoctor.fabric/v1"
 
 type jsonFabric struct {
 	Schema         string          `json:"schema"`
+	Recorded       []string        `json:"recorded,omitempty"`
 	Nodes          []jsonNode      `json:"nodes"`
 	Links          []jsonLink      `json:"links"`
+	SMs            []jsonSM        `json:"sms,omitempty"`
 	Unreachable    []jsonUnreach   `json:"unreachable,omitempty"`
 	DuplicateGUIDs []jsonDuplicate `json:"duplicate_guids,omitempty"`
+}
+
+// recordedNames are Recorded's inputs as the JSON names them, and the
+// port fields each one carries: those fields are written only for an
+// input the fabric's source recorded, so a simulator's stand-in is never
+// saved as read.
+var recordedNames = []struct {
+	name   string
+	on     func(*Recorded) *bool
+	fields string
+}{
+	{"sm_info", func(r *Recorded) *bool { return &r.SMInfo }, "master_sm_lid"},
+	{"vls", func(r *Recorded) *bool { return &r.VLs }, "vl_cap, oper_vls"},
+	{"mkey", func(r *Recorded) *bool { return &r.MKey }, "mkey_protect, mkey_lease"},
+	{"pkeys", func(r *Recorded) *bool { return &r.PKeys }, "pkey_enforce, pkeys"},
+}
+
+// jsonSM is one subnet manager's SMInfo as the source recorded it
+// (RecordedSM): behind port "port" of nodes[node].
+type jsonSM struct {
+	Node     int    `json:"node"`
+	GUID     string `json:"guid"`
+	Port     uint8  `json:"port"`
+	SMGUID   string `json:"sm_guid"`
+	State    string `json:"state"`
+	Priority uint8  `json:"priority"`
+	ActCount uint32 `json:"act_count"`
 }
 
 type jsonNode struct {
@@ -77,7 +106,20 @@ type jsonPort struct {
 	// Unreached names what went unanswered: "port_info", "speed",
 	// "far_end" (fabric.Unreached).
 	Unreached []string `json:"unreached,omitempty"`
+	// What the source recorded beyond the topology (recordedNames):
+	// written only for the inputs "recorded" lists.
+	MasterSMLID uint16   `json:"master_sm_lid,omitempty"`
+	VLCap       uint8    `json:"vl_cap,omitempty"`
+	OperVLs     uint8    `json:"oper_vls,omitempty"`
+	MKeyProtect uint8    `json:"mkey_protect,omitempty"`
+	MKeyLease   uint16   `json:"mkey_lease,omitempty"`
+	PKeyEnforce []string `json:"pkey_enforce,omitempty"`
+	PKeys       []string `json:"pkeys,omitempty"`
 }
+
+// maxJSONPKeys bounds a port's P_Key table on input: a 16-bit
+// PartitionCap.
+const maxJSONPKeys = 65536
 
 // unreachedNames are fabric.Unreached's bits as the JSON names them.
 var unreachedNames = []struct {
@@ -181,9 +223,25 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 			}
 		}
 	}
+	rec := f.Recorded
+	var sms []jsonSM
+	if rec.SMInfo {
+		sms = make([]jsonSM, 0, len(f.SMs))
+		for _, r := range f.SMs {
+			i, ok := index[r.Port.Node]
+			if !ok || int(r.Port.Num) >= len(r.Port.Node.Ports) || r.Port.Node.Ports[r.Port.Num] != r.Port {
+				return fmt.Errorf("fabric: marshal: a subnet manager behind %s port %d, which is not in Nodes", hex64(r.Port.Node.GUID), r.Port.Num)
+			}
+			sms = append(sms, jsonSM{Node: i, GUID: hex64(r.Port.Node.GUID), Port: r.Port.Num, SMGUID: hex64(r.GUID),
+				State: r.State.String(), Priority: r.Priority, ActCount: r.ActCount})
+		}
+	}
 	jw := jsonstream.New(w, jsonstream.Options{Indent: opt.Indent})
 	jw.Field("schema", SchemaV1)
-	jw.Array("nodes", len(f.Nodes), func(i int) any { return jsonNodeOf(f.Nodes[i], opt) })
+	if names := rec.names(); len(names) > 0 {
+		jw.Field("recorded", names)
+	}
+	jw.Array("nodes", len(f.Nodes), func(i int) any { return jsonNodeOf(f, f.Nodes[i], opt) })
 	if order == nil {
 		jw.Array("links", nlinks, func(i int) any { return jsonLinkOf(links[i], index) })
 	} else {
@@ -205,6 +263,9 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 			}
 		})
 	}
+	if sms != nil {
+		jw.Array("sms", len(sms), func(i int) any { return sms[i] })
+	}
 	if len(f.Unreachable) > 0 {
 		jw.Array("unreachable", len(f.Unreachable), func(i int) any { return jsonUnreachOf(f.Unreachable[i]) })
 	}
@@ -217,7 +278,24 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 	return nil
 }
 
-func jsonNodeOf(n *Node, opt MarshalOptions) jsonNode {
+// names lists the inputs r says were recorded, by their JSON names.
+func (r Recorded) names() []string {
+	var out []string
+	for _, x := range recordedNames {
+		if *x.on(&r) {
+			out = append(out, x.name)
+		}
+	}
+	return out
+}
+
+// pkeyEnforceNames are PKeyEnforce's bits as the JSON names them.
+var pkeyEnforceNames = []struct {
+	bit  uint8
+	name string
+}{{PKeyEnforceIn, "in"}, {PKeyEnforceOut, "out"}}
+
+func jsonNodeOf(f *Fabric, n *Node, opt MarshalOptions) jsonNode {
 	jn := jsonNode{
 		Type:              nodeTypeName(n.Type),
 		GUID:              hex64(n.GUID),
@@ -268,9 +346,39 @@ func jsonNodeOf(n *Node, opt MarshalOptions) jsonNode {
 				jp.Unreached = append(jp.Unreached, u.name)
 			}
 		}
+		recordedPortJSON(&jp, p, f)
 		jn.Ports = append(jn.Ports, jp)
 	}
 	return jn
+}
+
+// recordedPortJSON gives jp the fields of p that f's source recorded
+// (f.Recorded), and none of the others: a stand-in is not data.
+func recordedPortJSON(jp *jsonPort, p *Port, f *Fabric) {
+	rec := f.Recorded
+	if rec.SMInfo {
+		jp.MasterSMLID = p.MasterSMLID
+	}
+	if rec.VLs {
+		jp.VLCap, jp.OperVLs = p.VLCap, p.OperVLs
+	}
+	if rec.MKey {
+		jp.MKeyProtect, jp.MKeyLease = p.MKeyProtect, p.MKeyLease
+	}
+	if !rec.PKeys {
+		return
+	}
+	for _, e := range pkeyEnforceNames {
+		if p.PKeyEnforce&e.bit != 0 {
+			jp.PKeyEnforce = append(jp.PKeyEnforce, e.name)
+		}
+	}
+	if keys := f.PKeys[p]; len(keys) > 0 {
+		jp.PKeys = make([]string, len(keys))
+		for i, k := range keys {
+			jp.PKeys[i] = fmt.Sprintf("0x%04x", uint16(k))
+		}
+	}
 }
 
 func jsonLinkOf(l Link, index map[*Node]int) jsonLink {
@@ -529,6 +637,7 @@ func readJSONDoc(r io.Reader) (*Fabric, jsonTop, error) {
 		nodesSeen bool
 		nodesErr  error
 		doc       jsonFabric
+		extra     jsonExtra
 	)
 	for dec.More() {
 		t, err := dec.Token()
@@ -556,9 +665,13 @@ func readJSONDoc(r io.Reader) (*Fabric, jsonTop, error) {
 				return nil, top, fmt.Errorf("fabric: unmarshal: \"nodes\" given twice: give one list of nodes")
 			}
 			nodesSeen = true
-			nodes, nodesErr, err = readJSONNodes(dec)
+			nodes, nodesErr, err = readJSONNodes(dec, &extra)
 		case strings.EqualFold(key, "links"):
 			err = dec.Decode(&doc.Links)
+		case strings.EqualFold(key, "recorded"):
+			err = dec.Decode(&doc.Recorded)
+		case strings.EqualFold(key, "sms"):
+			err = dec.Decode(&doc.SMs)
 		case strings.EqualFold(key, "unreachable"):
 			err = dec.Decode(&doc.Unreachable)
 		case strings.EqualFold(key, "duplicate_guids"):
@@ -590,7 +703,7 @@ func readJSONDoc(r io.Reader) (*Fabric, jsonTop, error) {
 	if top.schema != SchemaV1 {
 		return nil, top, nil
 	}
-	f, err := doc.link(nodes)
+	f, err := doc.link(nodes, &extra)
 	return f, top, err
 }
 
@@ -598,7 +711,7 @@ func readJSONDoc(r io.Reader) (*Fabric, jsonTop, error) {
 // time. The first element that does not make a Node is nodeErr; the rest
 // are still read, so a syntax error later in the file is the one told,
 // as it would be had the document been decoded whole.
-func readJSONNodes(dec *json.Decoder) (nodes []*Node, nodeErr, err error) {
+func readJSONNodes(dec *json.Decoder, extra *jsonExtra) (nodes []*Node, nodeErr, err error) {
 	t, err := dec.Token()
 	if err != nil || t == nil {
 		return nil, nil, err
@@ -615,7 +728,7 @@ func readJSONNodes(dec *json.Decoder) (nodes []*Node, nodeErr, err error) {
 		if nodeErr != nil {
 			continue
 		}
-		n, err := jn.decode(&in)
+		n, err := jn.decode(&in, extra, i)
 		if err != nil {
 			nodeErr = fmt.Errorf("fabric: unmarshal: nodes[%d]: %w", i, err)
 			nodes = nil
@@ -645,12 +758,32 @@ func jsonKind(t json.Token) string {
 	return "null"
 }
 
+// jsonExtra collects what the nodes' ports carry of the recorded
+// inputs while they stream: the P_Key tables, and where a field of each
+// input (by recordedNames' index) was first given, to refuse it when
+// "recorded" does not list its input.
+type jsonExtra struct {
+	pkeys map[*Port][]mad.PKey
+	first [4]string
+}
+
+// given notes that the port at where gave a field of input i.
+func (x *jsonExtra) given(i int, where string) {
+	if x.first[i] == "" {
+		x.first[i] = where
+	}
+}
+
 // link rebuilds the fabric from its decoded nodes and the rest of the
-// document: the links' Remote pointers, unreachable and duplicate GUIDs.
-func (doc *jsonFabric) link(nodes []*Node) (*Fabric, error) {
+// document: the links' Remote pointers, what the source recorded,
+// unreachable and duplicate GUIDs.
+func (doc *jsonFabric) link(nodes []*Node, extra *jsonExtra) (*Fabric, error) {
 	f := &Fabric{Nodes: nodes}
 	if f.Nodes == nil {
 		f.Nodes = []*Node{}
+	}
+	if err := doc.recorded(f, extra); err != nil {
+		return nil, fmt.Errorf("fabric: unmarshal: %w", err)
 	}
 	for i, jl := range doc.Links {
 		var ends [2]*Port
@@ -713,7 +846,82 @@ func (doc *jsonFabric) link(nodes []*Node) (*Fabric, error) {
 	return f, nil
 }
 
-func (jn *jsonNode) decode(in *BlockInterner) (*Node, error) {
+// recorded sets f.Recorded from "recorded", refusing a field of an input
+// it does not list (a value with no source), and f's recorded subnet
+// managers and P_Key tables.
+func (doc *jsonFabric) recorded(f *Fabric, extra *jsonExtra) error {
+next:
+	for _, name := range doc.Recorded {
+		for _, x := range recordedNames {
+			if name == x.name {
+				*x.on(&f.Recorded) = true
+				continue next
+			}
+		}
+		return fmt.Errorf("recorded %q: want sm_info, vls, mkey or pkeys", name)
+	}
+	for i, x := range recordedNames {
+		if where := extra.first[i]; where != "" && !*x.on(&f.Recorded) {
+			return fmt.Errorf("%s gives %s, but \"recorded\" does not list %q: list it, or leave the fields out", where, x.fields, x.name)
+		}
+	}
+	if len(doc.SMs) > 0 && !f.Recorded.SMInfo {
+		return fmt.Errorf("\"sms\" given, but \"recorded\" does not list \"sm_info\": list it, or leave them out")
+	}
+	if f.Recorded.PKeys {
+		f.PKeys = extra.pkeys
+	}
+	if !f.Recorded.SMInfo {
+		return nil
+	}
+	f.SMs = make([]RecordedSM, 0, len(doc.SMs)) // recorded: none is not nil
+	seen := map[*Port]bool{}
+	for i, js := range doc.SMs {
+		if js.Node < 0 || js.Node >= len(f.Nodes) {
+			return fmt.Errorf("sms[%d]: node index %d out of range", i, js.Node)
+		}
+		n := f.Nodes[js.Node]
+		if js.GUID != "" {
+			g, err := parseGUIDString("guid", js.GUID)
+			if err != nil {
+				return fmt.Errorf("sms[%d]: %w", i, err)
+			}
+			if g != n.GUID {
+				return fmt.Errorf("sms[%d]: node %d has GUID %s, the entry says %s", i, js.Node, hex64(n.GUID), js.GUID)
+			}
+		}
+		if int(js.Port) >= len(n.Ports) || n.Ports[js.Port] == nil || (n.Type == mad.NodeSwitch) != (js.Port == 0) {
+			return fmt.Errorf("sms[%d]: node %s has no port %d in \"ports\" an SM can be behind (a switch's port 0, a CA's own)", i, hex64(n.GUID), js.Port)
+		}
+		p := n.Ports[js.Port]
+		if seen[p] {
+			return fmt.Errorf("sms[%d]: node %s port %d has two subnet managers", i, hex64(n.GUID), js.Port)
+		}
+		seen[p] = true
+		g, err := parseGUIDString("sm_guid", js.SMGUID)
+		if err != nil {
+			return fmt.Errorf("sms[%d]: %w", i, err)
+		}
+		st, ok := smStateByName(js.State)
+		if !ok || js.Priority > 15 {
+			return fmt.Errorf("sms[%d]: state %q priority %d: want NotActive, Discovering, Standby or Master, and a priority 0..15", i, js.State, js.Priority)
+		}
+		f.SMs = append(f.SMs, RecordedSM{Port: p, GUID: g, State: st, Priority: js.Priority, ActCount: js.ActCount})
+	}
+	return nil
+}
+
+// smStateByName is mad.SMState's String read back.
+func smStateByName(s string) (mad.SMState, bool) {
+	for st := mad.SMNotActive; st <= mad.SMMaster; st++ {
+		if st.String() == s {
+			return st, true
+		}
+	}
+	return 0, false
+}
+
+func (jn *jsonNode) decode(in *BlockInterner, extra *jsonExtra, at int) (*Node, error) {
 	t, err := parseNodeType(jn.Type)
 	if err != nil {
 		return nil, err
@@ -782,6 +990,9 @@ func (jn *jsonNode) decode(in *BlockInterner) (*Node, error) {
 		}
 		p.Node = n
 		n.Ports[jp.Num] = p
+		if err := jp.decodeRecorded(p, extra, fmt.Sprintf("nodes[%d] port %d", at, jp.Num)); err != nil {
+			return nil, fmt.Errorf("port %d: %w", jp.Num, err)
+		}
 	}
 	return n, nil
 }
@@ -844,6 +1055,57 @@ next:
 		return nil, fmt.Errorf("unreached %q: want port_info, speed or far_end", name)
 	}
 	return p, nil
+}
+
+// decodeRecorded reads the fields of the recorded inputs into p (the
+// P_Key table into extra), checking their ranges, and notes in extra
+// which inputs the port gave fields of.
+func (jp *jsonPort) decodeRecorded(p *Port, extra *jsonExtra, where string) error {
+	if jp.MasterSMLID != 0 {
+		extra.given(0, where)
+	}
+	if jp.VLCap != 0 || jp.OperVLs != 0 {
+		extra.given(1, where)
+	}
+	if jp.MKeyProtect != 0 || jp.MKeyLease != 0 {
+		extra.given(2, where)
+	}
+	if len(jp.PKeyEnforce) > 0 || len(jp.PKeys) > 0 {
+		extra.given(3, where)
+	}
+	if jp.VLCap > 15 || jp.OperVLs > 15 || jp.MKeyProtect > 3 {
+		return fmt.Errorf("vl_cap %d oper_vls %d mkey_protect %d: want 4-bit VL codes and 2 protection bits", jp.VLCap, jp.OperVLs, jp.MKeyProtect)
+	}
+	p.MasterSMLID, p.VLCap, p.OperVLs, p.MKeyProtect, p.MKeyLease = jp.MasterSMLID, jp.VLCap, jp.OperVLs, jp.MKeyProtect, jp.MKeyLease
+next:
+	for _, name := range jp.PKeyEnforce {
+		for _, e := range pkeyEnforceNames {
+			if name == e.name {
+				p.PKeyEnforce |= e.bit
+				continue next
+			}
+		}
+		return fmt.Errorf("pkey_enforce %q: want in or out", name)
+	}
+	if len(jp.PKeys) == 0 {
+		return nil
+	}
+	if len(jp.PKeys) > maxJSONPKeys {
+		return fmt.Errorf("pkeys: %d entries, a table has at most %d", len(jp.PKeys), maxJSONPKeys)
+	}
+	keys := make([]mad.PKey, len(jp.PKeys))
+	for i, k := range jp.PKeys {
+		v, err := parseUint(k, 16)
+		if err != nil {
+			return fmt.Errorf("pkeys[%d] %q: want a 16-bit number", i, k)
+		}
+		keys[i] = mad.PKey(v)
+	}
+	if extra.pkeys == nil {
+		extra.pkeys = map[*Port][]mad.PKey{}
+	}
+	extra.pkeys[p] = keys
+	return nil
 }
 
 // lftHex is t's entries in hex, two digits a LID.

@@ -194,6 +194,12 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Add(good)
 	f.Add([]byte(`{"schema":"ibdoctor.fabric/v1","nodes":[],"links":[]}`))
+	rec, err := Marshal(fullFabricRecorded())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(rec)
+	f.Add([]byte(`{"schema":"ibdoctor.fabric/v1","recorded":["sm_info","pkeys"],"sms":[],"nodes":[{"type":"ca","guid":"0x1","system_image_guid":"0x1","description":"h","vendor_id":"0x0","device_id":"0x0","revision":"0x0","num_ports":1,"ports":[{"num":1,"guid":"0x1","lid":3,"state":"Active","phys_state":"LinkUp","master_sm_lid":3,"pkey_enforce":["in"],"pkeys":["0xffff","0x0000"]}]}],"links":[]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fab, err := Unmarshal(b)
 		if err != nil {
@@ -202,6 +208,21 @@ func FuzzUnmarshal(f *testing.F) {
 		out, err := Marshal(fab)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// An input the document does not list as recorded has no field
+		// written: no value without a source.
+		for _, x := range recordedNames {
+			if *x.on(&fab.Recorded) {
+				continue
+			}
+			for _, field := range strings.Split(x.fields, ", ") {
+				if bytes.Contains(out, []byte(`"`+field+`"`)) {
+					t.Fatalf("%s written, but %s is not recorded", field, x.name)
+				}
+			}
+		}
+		if !fab.Recorded.SMInfo && (fab.SMs != nil || bytes.Contains(out, []byte(`"sms"`))) {
+			t.Fatal("subnet managers without sm_info recorded")
 		}
 		g, err := Unmarshal(out)
 		if err != nil {

@@ -18,15 +18,19 @@ func wholeDocument(t *testing.T, f *Fabric, opt MarshalOptions) []byte {
 	for i, n := range f.Nodes {
 		index[n] = i
 	}
-	doc := jsonFabric{Schema: SchemaV1, Nodes: []jsonNode{}, Links: []jsonLink{}}
+	doc := jsonFabric{Schema: SchemaV1, Recorded: f.Recorded.names(), Nodes: []jsonNode{}, Links: []jsonLink{}}
 	for _, n := range f.Nodes {
-		doc.Nodes = append(doc.Nodes, jsonNodeOf(n, opt))
+		doc.Nodes = append(doc.Nodes, jsonNodeOf(f, n, opt))
 	}
 	for _, l := range f.linksSeen() { // Links before it had a fast path
 		doc.Links = append(doc.Links, jsonLinkOf(l, index))
 	}
 	for _, u := range f.Unreachable {
 		doc.Unreachable = append(doc.Unreachable, jsonUnreachOf(u))
+	}
+	for _, r := range f.SMs {
+		doc.SMs = append(doc.SMs, jsonSM{Node: index[r.Port.Node], GUID: hex64(r.Port.Node.GUID), Port: r.Port.Num,
+			SMGUID: hex64(r.GUID), State: r.State.String(), Priority: r.Priority, ActCount: r.ActCount})
 	}
 	for _, d := range f.DuplicateGUIDs {
 		doc.DuplicateGUIDs = append(doc.DuplicateGUIDs, jsonDuplicateOf(d))

@@ -124,15 +124,18 @@ func unmarshalWhole(data []byte) (*Fabric, error) {
 	if doc.Schema != SchemaV1 {
 		return nil, fmt.Errorf("schema %q", doc.Schema)
 	}
-	var nodes []*Node
-	for _, jn := range doc.Nodes {
-		n, err := jn.decode(nil)
+	var (
+		nodes []*Node
+		extra jsonExtra
+	)
+	for i, jn := range doc.Nodes {
+		n, err := jn.decode(nil, &extra, i)
 		if err != nil {
 			return nil, err
 		}
 		nodes = append(nodes, n)
 	}
-	return doc.link(nodes)
+	return doc.link(nodes, &extra)
 }
 
 // FuzzReadJSONAsWhole: the streaming decoder reads a document exactly as

@@ -89,3 +89,59 @@ func (s *Sim) Sweep() error {
 	s.rerouteLocked()
 	return nil
 }
+
+// KeepRecorded gives f, a fabric discovered over this simulator, what its
+// file recorded beyond the topology and the simulator answers as such
+// (fabric.Recorded): which inputs, the subnet managers as they answer
+// SMInfo and the ports' P_Key tables, so that f saved and read again is
+// judged on them too. The ports' PortInfo fields (MasterSMLID, VLs, M_Key,
+// enforcement) are discovery's own reading. Inputs the file did not record
+// stay unrecorded: the simulator's stand-ins are not saved as read. An SM
+// behind a node f does not hold (not reached, a duplicated GUID) leaves
+// the SMs unrecorded rather than saved as absent.
+func (s *Sim) KeepRecorded(f *fabric.Fabric) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	f.Recorded, f.SMs, f.PKeys = s.recorded, nil, nil
+	// port finds the discovered port of simulated node ni, port pn.
+	port := func(ni int32, pn uint8) *fabric.Port {
+		g := s.nodes[ni].guid
+		n := f.NodeByGUID(g)
+		if n == nil || len(s.byGUID[g]) != 1 || int(pn) >= len(n.Ports) {
+			return nil
+		}
+		return n.Ports[pn]
+	}
+	if f.Recorded.SMInfo {
+		f.SMs = make([]fabric.RecordedSM, 0, len(s.sms)) // recorded: none is not nil
+		for _, a := range s.sms {
+			p := port(a.node, a.port)
+			if p == nil {
+				f.Recorded.SMInfo, f.SMs = false, nil
+				break
+			}
+			guid := a.guid
+			if guid == 0 {
+				guid = s.nodes[a.node].ports[a.port].guid
+				if s.nodes[a.node].typ == mad.NodeSwitch {
+					guid = s.nodes[a.node].guid
+				}
+			}
+			f.SMs = append(f.SMs, fabric.RecordedSM{Port: p, GUID: guid, State: a.state, Priority: a.priority, ActCount: a.act.Load()})
+		}
+	}
+	if f.Recorded.PKeys {
+		f.PKeys = map[*fabric.Port][]mad.PKey{}
+		for i := range s.nodes {
+			for pn := range s.nodes[i].ports {
+				sp := &s.nodes[i].ports[pn]
+				if sp.pkeyUnknown || len(sp.pkeys) == 0 {
+					continue
+				}
+				if p := port(int32(i), uint8(pn)); p != nil {
+					f.PKeys[p] = append([]mad.PKey(nil), sp.pkeys...)
+				}
+			}
+		}
+	}
+}

@@ -113,6 +113,7 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 	}
 	if s.File != nil {
 		s.NotRecorded = notRecorded(filepath.Base(o.Sim), s.File, sm)
+		s.sim = sm
 	}
 	if o.Sim != "" && !sm.SLtoVLPlanted() {
 		s.NoSL2VL = fmt.Sprintf("%s carries no SL2VL tables, so none were read", filepath.Base(o.Sim))

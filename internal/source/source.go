@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/capture"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/internal/transport/ibsim"
 )
@@ -76,6 +77,8 @@ type Session struct {
 	Kind string
 	// File says how a --sim file was read (nil otherwise).
 	File *fabric.FileInfo
+	// sim is the in-process simulator of a --sim session (KeepRecorded).
+	sim *sim.Sim
 	// RoutesComputed is true when the simulator's forwarding tables are
 	// ibdoctor's own min-hop routes, not the fabric's: every output
 	// that shows routes must say so.
@@ -223,6 +226,19 @@ func (s *Session) DropStandIns(f *fabric.Fabric) {
 			}
 		}
 	}
+}
+
+// KeepRecorded gives f, a fabric swept over a --sim file that is about
+// to be saved (discover's output, a sweep's snapshot), what the file
+// recorded beyond the topology and the sweep read from it (its subnet
+// managers, MasterSMLIDs, VLs, M_Key policy, P_Key tables: see
+// sim.KeepRecorded), so that the saved fabric read again runs the same
+// checks on the same data. A live fabric's are not saved.
+func (s *Session) KeepRecorded(f *fabric.Fabric) {
+	if f == nil || s.sim == nil {
+		return
+	}
+	s.sim.KeepRecorded(f)
 }
 
 // DropSavedStandIns clears from f, a fabric swept over a --sim file that

@@ -285,7 +285,7 @@ func TestMiswiredAgainstBaseline(t *testing.T) {
 	a.Remote, b.Remote, ra.Remote, rb.Remote = rb, ra, b, a
 	fs := run(t, &Snapshot{Fabric: f, Baseline: BaselineOf(base)})
 	m := byCheck(fs, "topology.miswired")
-	if len(m) != 2 || !strings.Contains(m[0].Title+m[1].Title, "goes to leaf01/10, expected leaf01/9") {
+	if len(m) != 2 || !strings.Contains(m[0].Title+m[1].Title, "Expected spine01/1 <-> leaf01/9: spine01/1 goes to leaf01/10, leaf01/9 to spine02/1") {
 		t.Fatalf("miswire: %+v", m)
 	}
 	// And a cable removed: link.down against the baseline.

@@ -321,18 +321,22 @@ func (s *Snapshot) miswired() []Finding {
 			// carries the other half of the cable to move (on a leaf, a
 			// leaf-to-leaf cable or a loopback), which names no finding
 			// of its own when its expected link is reported from here.
-			found, move := "", ""
+			found, move, also := "", "", ""
 			if m := s.Fabric.NodeByGUID(b.guid[peer.node]); m != nil {
 				if q := portOf(m, peer.num); q != nil && q.Remote != nil && q.Remote != p {
 					now := s.entityOf(q.Remote, "").String()
 					found = fmt.Sprintf(" and %s <-> %s", wantName, now)
 					move = fmt.Sprintf(", after moving the cable now at %s (to %s) off it", wantName, now)
+					also = fmt.Sprintf(", %s to %s", wantName, now)
 				}
 			}
 			out = append(out, Finding{
 				Check:    "topology.miswired",
 				Severity: Error,
-				Title:    fmt.Sprintf("Cable at %s goes to %s, expected %s", s.entityOf(p, "").String(), gotName, wantName),
+				// Both ends of the expected cable first: a table cut to
+				// the terminal's width still shows the two ports to
+				// recable; then where each goes now.
+				Title:    fmt.Sprintf("Expected %s <-> %s: %s goes to %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, also),
 				Entities: []Entity{s.entityOf(p, "end"), s.entityOf(got, "peer"), {NodeGUID: b.guid[peer.node], Node: s.baseName(peer.node), Port: int(peer.num), Role: "expected-peer"}},
 				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, found)}},
 				Impact:   s.miswireImpact(p),

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 )
@@ -94,6 +95,72 @@ func (s *Snapshot) leafToLeafCables() []Finding {
 			Action: fmt.Sprintf("Find on the cabling plan which spine %s and %s belong to and move the cable (its other end is probably plugged where a spine cable of %s's belongs; a loopback on a spine is often the spine's half of the same swap). Confirm with 'ibdoctor links'.", ea, eb, s.nodeName(b.Node)),
 			Basis:  "topology",
 		})
+	}
+	return out
+}
+
+// foldLeafToLeaf merges a leaf-to-leaf cable's finding into the
+// topology.miswired finding of an expected cable one of its ends belongs
+// to: with an expected topology the same cable is reported twice, once
+// as "plugged into a leaf" and once as the expected cable's other half.
+// One cable is one finding: miswired's, the more specific (it names the
+// port the cable belongs on) and the more severe, carrying the leaf-to-leaf
+// evidence (uplink counts folded into it included), its far leaf end and
+// the higher severity. Without such a miswired finding it stays.
+func foldLeafToLeaf(fs []Finding) []Finding {
+	type portKey struct {
+		guid uint64
+		port int
+	}
+	key := func(e Entity) portKey { return portKey{e.NodeGUID, e.Port} }
+	folded := make([]bool, len(fs))
+	for k, l := range fs {
+		if l.Check != "topology.leaf-to-leaf" || len(l.Entities) < 2 {
+			continue
+		}
+		// The miswired finding whose expected cable holds the end the
+		// leaf-to-leaf title names first, else its other end.
+		into := -1
+		for _, end := range l.Entities[:2] {
+			for j, m := range fs {
+				if m.Check != "topology.miswired" || into >= 0 {
+					continue
+				}
+				for _, e := range m.Entities {
+					if (e.Role == "end" || e.Role == "expected-peer") && key(e) == key(end) {
+						into = j
+						break
+					}
+				}
+			}
+		}
+		if into < 0 {
+			continue
+		}
+		folded[k] = true
+		m := &fs[into]
+		m.Severity = max(m.Severity, l.Severity)
+		for _, e := range l.Entities {
+			if !slices.ContainsFunc(m.Entities, func(x Entity) bool { return key(x) == key(e) }) {
+				e.Role = "peer"
+				m.Entities = append(m.Entities, e)
+			}
+		}
+		for i, e := range l.Evidence {
+			if i == 0 {
+				e.Text += " (topology.leaf-to-leaf folded here: the same cable)"
+			}
+			m.Evidence = append(m.Evidence, e)
+		}
+		if l.Impact.Score > m.Impact.Score {
+			m.Impact = l.Impact
+		}
+	}
+	out := fs[:0:0]
+	for k, f := range fs {
+		if !folded[k] {
+			out = append(out, f)
+		}
 	}
 	return out
 }

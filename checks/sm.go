@@ -262,6 +262,7 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	fs = foldMissingHCA(fs)
 	linkDownCauses(fs)
 	fs = foldShortUplinks(fs)
+	fs = foldLeafToLeaf(fs)
 	relayCauses(fs)
 	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })
 	if root < 0 {

@@ -365,13 +365,15 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	}
 	if !o.noSave {
 		doc.SnapshotTakenAt = sw.Taken
-		if !sw.Complete && prev != nil && prev.Complete {
+		if !sw.Complete && keepsComplete(prev, o, sw.Taken) {
 			// saveSnapshot keeps the complete one (trial T12: with a
 			// host always down, no later sweep replaces it, and once it
 			// is over a gate's --max-age every gate sweeps the fabric
 			// itself; said here and in the textfile so it is seen).
 			doc.SnapshotTakenAt = prev.TakenAt
-			doc.SnapshotKept = fmt.Sprintf("not replaced: this sweep is partial (%s not read); %s keeps the complete sweep of %s, which gates answer from until it is over their --max-age (default %v: from %s), then sweep the fabric themselves", words.Count(len(doc.Unreached), "thing"), o.stateDir, prev.TakenAt.UTC().Format(time.RFC3339), words.Span(snapshotMaxAge), prev.TakenAt.Add(snapshotMaxAge).UTC().Format(time.RFC3339))
+			doc.SnapshotKept = fmt.Sprintf("not replaced: this sweep is partial (%s not read); %s keeps the complete sweep of %s, which gates answer from until it is over their --max-age (default %v: from %s), then sweep the fabric themselves; the first partial sweep after it is over this sweep's --max-age replaces it, saved marked partial", words.Count(len(doc.Unreached), "thing"), o.stateDir, prev.TakenAt.UTC().Format(time.RFC3339), words.Span(snapshotMaxAge), prev.TakenAt.Add(snapshotMaxAge).UTC().Format(time.RFC3339))
+		} else if !sw.Complete && prev != nil && prev.Complete {
+			a.notef("the complete sweep of %s in %s is past --max-age %v: replaced by this partial sweep, saved marked partial (gates see it as partial), so the next sweep judges error counters by their growth since this one", prev.TakenAt.UTC().Format(time.RFC3339), o.stateDir, words.Span(o.maxAge))
 		}
 	}
 	// The report is encoded before the state is replaced (an encoding
@@ -389,7 +391,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	// draws from the checks' snapshot: it is staged before that.
 	st := sweptState{
 		fabric: sw.Fabric, counters: read, taken: sw.Taken, complete: sw.Complete, source: sess.Name,
-		prevComplete: prev != nil && prev.Complete,
+		prevComplete: keepsComplete(prev, o, sw.Taken),
 		verdicts:     checks.FabricWide(res, sw.Taken),
 	}
 	// The textfile and the page are staged beside their targets too: an
@@ -468,6 +470,19 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		return withExit(ExitPartial, nil)
 	}
 	return nil
+}
+
+// keepsComplete says whether a partial sweep at now leaves prev, the
+// state dir's snapshot, in place: a complete one within --max-age (or any
+// complete one at --max-age 0, when sweeps are not paired). Past it the
+// partial sweep is saved, marked partial, so the next sweep pairs its
+// counters with it: kept, the complete one paired with nothing and every
+// later sweep judged static counts on their values again (review V1).
+func keepsComplete(prev *snapshot.Snapshot, o *sweepOptions, now time.Time) bool {
+	if prev == nil || !prev.Complete {
+		return false
+	}
+	return o.maxAge == 0 || prev.Fresh(now, o.maxAge) == nil
 }
 
 // sweptState is what a sweep's state is written from, once its report
@@ -701,8 +716,8 @@ func writeFailedProm(path string) error {
 // saveSnapshot keeps the sweep for gate and the next sweep, and says
 // whether it did, and which file of dir holds the fabric as a baseline
 // would (snapshot.BaselineSource). A partial sweep does not replace a
-// complete one of the same fabric: gate would lose sight of what the
-// partial sweep could not reach.
+// complete one within --max-age (keepsComplete): gate would lose sight
+// of what the partial sweep could not reach.
 func saveSnapshot(st *sweptState, dir string) (bool, string, error) {
 	if !st.complete && st.prevComplete {
 		return false, "", nil

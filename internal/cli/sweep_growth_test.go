@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -276,5 +277,53 @@ func TestSweepSaysSnapshotKept(t *testing.T) {
 	// both ran within it).
 	if want := fmt.Sprintf("ibdoctor_snapshot_timestamp_seconds %d\n", first.Unix()); !strings.Contains(p, want) {
 		t.Errorf("partial sweep: textfile lacks %q:\n%s", want, p)
+	}
+}
+
+// TestSweepPairsPartialSweepsPastMaxAge is review V1: a partial sweep did
+// not replace a complete one, so with one host always down the complete
+// sweep aged past --max-age and from then on every sweep judged all
+// counters on their values again (a static 500 PortRcvErrors an error on
+// every sweep, trial T2's symptom). Once the kept complete sweep is over
+// --max-age a partial sweep is saved (as partial), so the next partial
+// sweep is judged by the growth since it.
+func TestSweepPairsPartialSweepsPastMaxAge(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "r.json")
+	sweep := func(faults string, want int, extra ...string) *chkDoc {
+		t.Helper()
+		args := append([]string{"sweep", "--sim=" + topo, "--faults", writeFile(t, "v1.faults", faults), "--state-dir", state, "--out", out, "--timeout", deadTimeout, "--retries", "0"}, extra...)
+		if code, _, stderr := run(args...); code != want {
+			t.Fatalf("%v: exit %d, want %d, stderr %s", args, code, want, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chkParse(t, string(data))
+	}
+	const static = "counter leaf02/6 PortRcvErrors=500\n"
+	sweep(static, ExitHealthy)
+	// The complete sweep ages past the --max-age of the later sweeps.
+	const maxAge = 4 * time.Second
+	time.Sleep(maxAge + 500*time.Millisecond)
+	partial := static + "dead \"gpu016 mlx5_0\"\n"
+	d := sweep(partial, ExitPartial, "--max-age", maxAge.String())
+	if !strings.Contains(d.CountersBasis, "over --max-age") {
+		t.Fatalf("first partial sweep past --max-age: counters_basis %q", d.CountersBasis)
+	}
+	d = sweep(partial, ExitPartial, "--max-age", maxAge.String())
+	var f *checks.Finding
+	for i, g := range d.Findings {
+		if g.Check == "counters.errors" && g.Entities[0].Node == "leaf02" && g.Entities[0].Port == 6 {
+			f = &d.Findings[i]
+		}
+	}
+	if f == nil || f.Severity != checks.Info || !strings.Contains(d.CountersBasis, "growth since the previous sweep at") {
+		t.Errorf("second partial sweep: leaf02/6 %+v; counters_basis %q (want judged by its growth since the first partial sweep)", f, d.CountersBasis)
+	}
+	if d.SnapshotKept != "" && !strings.Contains(d.SnapshotKept, "partial") {
+		t.Errorf("second partial sweep: snapshot_kept %q", d.SnapshotKept)
 	}
 }

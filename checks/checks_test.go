@@ -458,6 +458,33 @@ func TestThresholdsFile(t *testing.T) {
 	}
 }
 
+// TestThresholdsDeltaGovernsSince is reviewer V4: a site's delta. line
+// stopped applying to the growth since the previous sweep when since.
+// thresholds were split off (a sweep reported +5 PortRcvErrors under
+// delta.PortRcvErrors=1000). A delta. line sets since. too unless the file
+// gives since. for that counter, before or after it.
+func TestThresholdsDeltaGovernsSince(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want map[string]uint64
+	}{
+		{"delta.PortRcvErrors=1000\n", map[string]uint64{"PortRcvErrors": 1000, "LinkDownedCounter": 0, "SymbolErrorCounter": 1}},
+		{"since.PortRcvErrors=7\ndelta.PortRcvErrors=1000\n", map[string]uint64{"PortRcvErrors": 7}},
+		{"delta.PortRcvErrors=1000\nsince.PortRcvErrors=7\n", map[string]uint64{"PortRcvErrors": 7}},
+		{"delta.LinkDownedCounter=3\n", map[string]uint64{"LinkDownedCounter": 3, "LinkErrorRecoveryCounter": 0}},
+	} {
+		th, err := ParseThresholds(strings.NewReader(tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range tc.want {
+			if th.Since[name] != want {
+				t.Errorf("%q: since.%s = %d, want %d", tc.file, name, th.Since[name], want)
+			}
+		}
+	}
+}
+
 func TestRunSkipsMissingInputsAndRejectsUnknownChecks(t *testing.T) {
 	f := fatTree(t)
 	res, err := Run(&Snapshot{Fabric: f})

@@ -96,6 +96,11 @@ func DefaultThresholds() *Thresholds {
 // '#' starts a comment.
 func ParseThresholds(r io.Reader) (*Thresholds, error) {
 	t := DefaultThresholds()
+	// A delta. line also governs the growth since the previous sweep
+	// unless the file gives that counter a since. line (in any order): a
+	// site that raised delta.PortRcvErrors keeps it raised in sweeps and
+	// gates, as before since. existed.
+	deltaSet, sinceSet := map[string]bool{}, map[string]bool{}
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -149,12 +154,14 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Delta)))
 			}
 			t.Delta[name] = n
+			deltaSet[name] = true
 		case strings.HasPrefix(key, "since."):
 			name := strings.TrimPrefix(key, "since.")
 			if _, known := t.Since[name]; !known {
 				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Since)))
 			}
 			t.Since[name] = n
+			sinceSet[name] = true
 		default:
 			if _, known := t.Absolute[key]; !known {
 				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Absolute)))
@@ -164,6 +171,11 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading thresholds: %w", err)
+	}
+	for name := range deltaSet {
+		if !sinceSet[name] {
+			t.Since[name] = t.Delta[name]
+		}
 	}
 	return t, nil
 }

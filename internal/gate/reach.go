@@ -40,6 +40,24 @@ func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
 	if n := f.NodeByGUID(l.NodeGUID); n != nil {
 		r.local = portOf(n, l.PortNum)
 	}
+	if byLID && r.local != nil && r.local.Remote != nil {
+		// A LID another port also owns is answered by whichever owner
+		// the tables lead to, and that answer would be filed under this
+		// node (review V2: gpu017 "trained at 1X" from gpu001's
+		// PortInfo): such a node is read by a directed route from here.
+		for _, ps := range f.SharedLIDs() {
+			for _, p := range ps {
+				n := p.Node
+				if n == r.local.Node || r.dr[n] || lidPort(n) != p {
+					continue // its reads go to a LID of its own
+				}
+				if path := r.pathTo(n, nil); path != nil {
+					n.Path = path
+					r.dr[n] = true
+				}
+			}
+		}
+	}
 	return r
 }
 

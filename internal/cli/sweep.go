@@ -593,11 +593,35 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 	}
 	b := checks.BaselineOf(acc)
 	if b != nil {
-		if b.Accepted, err = snapshot.BaselineAccepted(o.stateDir); err != nil {
+		if b.Accepted, err = snapshot.BaselineAccepted(o.stateDir); snapshot.IsCorrupt(err) {
+			// baseline.idx is the gates' copy of baseline.json.gz, just
+			// read: a damaged one must not fail every cron sweep (review
+			// V9), nor its lost "accepted" mark be guessed.
+			if err = corruptBaselineIndex(a, o, acc); err != nil {
+				return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
+			}
+		} else if err != nil {
 			return nil, nil, false, fmt.Errorf("--state-dir: %w", err)
 		}
 	}
 	return b, prev, acc != nil, nil
+}
+
+// corruptBaselineIndex deals with a damaged baseline.idx beside acc, the
+// baseline it copies: rewritten from acc (unless --no-save), and either
+// way taken as a baseline the operator did not accept, said on stderr.
+func corruptBaselineIndex(a *app, o *sweepOptions, acc *fabric.Fabric) error {
+	path := filepath.Join(o.stateDir, snapshot.BaselineIndexName)
+	again := "if it had been accepted with 'ibdoctor baseline accept', accept it again"
+	if o.noSave {
+		a.notef("%s is corrupt (not a readable baseline index): the baseline is taken as not accepted and not checked for being of another fabric; --no-save: left as it is (a sweep without --no-save rewrites it from %s)", path, snapshot.BaselineName)
+		return nil
+	}
+	if err := snapshot.RewriteBaselineIndex(o.stateDir, acc); err != nil {
+		return err
+	}
+	a.notef("%s was corrupt (not a readable baseline index): rewritten from %s, marked not accepted (the mark was in the damaged file; %s)", path, snapshot.BaselineName, again)
+	return nil
 }
 
 // baselineOfAnotherFabric says why the accepted baseline in dir is of a
@@ -605,6 +629,10 @@ func sweepBaseline(a *app, o *sweepOptions) (baseline *checks.Baseline, prev *sn
 // Index.OfAnotherFabric), or "" when it is this fabric's or there is none.
 func baselineOfAnotherFabric(dir string, sess *session) (string, error) {
 	x, err := snapshot.OpenBaseline(dir)
+	if snapshot.IsCorrupt(err) {
+		// Only under --no-save (a sweep rewrites it first), said then.
+		return "", nil
+	}
 	if err != nil || x == nil {
 		return "", err
 	}

@@ -327,3 +327,45 @@ func TestSweepPairsPartialSweepsPastMaxAge(t *testing.T) {
 		t.Errorf("second partial sweep: snapshot_kept %q", d.SnapshotKept)
 	}
 }
+
+// TestSweepRepairsCorruptBaselineIndex is review V9: a damaged
+// baseline.idx (the gates' copy of the baseline, read by a sweep only for
+// its "accepted" mark) failed every sweep with exit 2 and the advice
+// "run 'ibdoctor sweep' again", the command that kept failing. The sweep
+// has baseline.json.gz, the baseline itself: it rewrites baseline.idx
+// from it, marked not accepted, says so on stderr naming the file and how
+// to accept it again, and completes; the next sweep reads it silently.
+func TestSweepRepairsCorruptBaselineIndex(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "r.json")
+	sweep := func(extra ...string) string {
+		t.Helper()
+		args := append([]string{"sweep", "--sim=" + topo, "--state-dir", state, "--out", out}, extra...)
+		code, _, stderr := run(args...)
+		if code != ExitHealthy {
+			t.Fatalf("%v: exit %d, want %d, stderr %s", args, code, ExitHealthy, stderr)
+		}
+		return stderr
+	}
+	sweep()
+	idx := filepath.Join(state, "baseline.idx")
+	data, err := os.ReadFile(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(idx, data[:100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr := sweep("--no-save")
+	if !strings.Contains(stderr, idx) || !strings.Contains(stderr, "corrupt") || strings.Contains(stderr, "run 'ibdoctor sweep' again") {
+		t.Errorf("--no-save sweep over a corrupt baseline.idx: stderr %q", stderr)
+	}
+	stderr = sweep()
+	if !strings.Contains(stderr, idx) || !strings.Contains(stderr, "rewritten") || !strings.Contains(stderr, "ibdoctor baseline accept") {
+		t.Errorf("sweep over a corrupt baseline.idx: stderr %q (want it named, rewritten, and how to accept again)", stderr)
+	}
+	if stderr = sweep(); strings.Contains(stderr, "baseline.idx") {
+		t.Errorf("sweep after the repair: stderr %q", stderr)
+	}
+}

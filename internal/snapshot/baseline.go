@@ -208,6 +208,19 @@ func EnsureBaselineIndex(dir string, f *fabric.Fabric) error {
 	return writeBaselineIndex(dir, f, "", false)
 }
 
+// RewriteBaselineIndex replaces a damaged baseline.idx by one written
+// from f, dir's baseline itself, marked not accepted and of no known
+// source: both were recorded only in the damaged file. The caller holds
+// dir's Lock.
+func RewriteBaselineIndex(dir string, f *fabric.Fabric) error {
+	return writeBaselineIndex(dir, f, "", false)
+}
+
+// IsCorrupt says whether err is about an index file that is not one
+// (truncated, or not of this format), as against one that could not be
+// opened or read at all.
+func IsCorrupt(err error) bool { return errors.Is(err, errCorrupt) }
+
 // unknownSource is the source baseline.idx gives a baseline whose sweep's
 // source is not known (as every baseline.idx before it was kept).
 const unknownSource = "baseline"

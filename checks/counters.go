@@ -753,3 +753,101 @@ func prefixed(p, s string) string {
 	}
 	return p + s
 }
+
+// foldLinkEvents makes one finding of a link's downs and retrains counted
+// over one span (since the previous sweep, or an --interval): a link that
+// goes down counts it at both ends, and often a retrain too, so one event
+// was two to four findings (reviewer V3, trial T1), each titled "Link ...
+// went down". The finding kept is the link-down with the highest count
+// (else the retrain), at the highest severity of the group; the others
+// become its evidence. Counts since the last clear are left apart: the
+// two ends' histories may differ.
+func foldLinkEvents(fs []Finding) []Finding {
+	type end struct {
+		guid uint64
+		port int
+	}
+	type linkKey struct {
+		basis string
+		a, b  end
+	}
+	keyOf := func(f Finding) (linkKey, bool) {
+		if f.Check != "counters.errors" || (f.Basis != "since-snapshot" && f.Basis != "delta") || len(f.Evidence) == 0 || len(f.Entities) == 0 {
+			return linkKey{}, false
+		}
+		if n := f.Evidence[0].Name; n != "LinkDownedCounter" && n != "LinkErrorRecoveryCounter" {
+			return linkKey{}, false
+		}
+		k := linkKey{basis: f.Basis, a: end{f.Entities[0].NodeGUID, f.Entities[0].Port}}
+		if len(f.Entities) > 1 {
+			k.b = end{f.Entities[1].NodeGUID, f.Entities[1].Port}
+		}
+		if k.b.guid < k.a.guid || k.b.guid == k.a.guid && k.b.port < k.a.port {
+			k.a, k.b = k.b, k.a
+		}
+		return k, true
+	}
+	// rank orders a group's findings: link-downs before retrains, then
+	// by count.
+	rank := func(f Finding) (int, float64) {
+		if f.Evidence[0].Name == "LinkDownedCounter" {
+			return 1, f.Evidence[0].Value
+		}
+		return 0, f.Evidence[0].Value
+	}
+	groups := map[linkKey][]int{}
+	var order []linkKey
+	for i, f := range fs {
+		if k, ok := keyOf(f); ok {
+			if groups[k] == nil {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], i)
+		}
+	}
+	drop := make([]bool, len(fs))
+	for _, k := range order {
+		idx := groups[k]
+		if len(idx) < 2 {
+			continue
+		}
+		best := idx[0]
+		for _, i := range idx[1:] {
+			ri, vi := rank(fs[i])
+			rb, vb := rank(fs[best])
+			if ri > rb || ri == rb && vi > vb {
+				best = i
+			}
+		}
+		m := &fs[best]
+		var retrains float64
+		for _, i := range idx {
+			if i == best {
+				continue
+			}
+			drop[i] = true
+			o := fs[i]
+			m.Severity = max(m.Severity, o.Severity)
+			if o.Impact.Score > m.Impact.Score {
+				m.Impact.Score = o.Impact.Score
+			}
+			if o.Evidence[0].Name == "LinkErrorRecoveryCounter" && m.Evidence[0].Name == "LinkDownedCounter" {
+				retrains = max(retrains, o.Evidence[0].Value)
+			}
+			ev := o.Evidence[0]
+			ev.Text = fmt.Sprintf("at %s: %s (the same link; one event counts at both ends)", o.Entities[0], ev.Text)
+			m.Evidence = append(m.Evidence, ev)
+			m.Evidence = append(m.Evidence, o.Evidence[1:]...)
+		}
+		if retrains > 0 && m.Basis == "since-snapshot" {
+			m.Title = strings.TrimSuffix(m.Title, " since the last sweep") + fmt.Sprintf(" and retrained %s since the last sweep", times(uint64(retrains)))
+		}
+	}
+	out := fs[:0:0]
+	for i, f := range fs {
+		if !drop[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}

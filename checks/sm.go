@@ -263,6 +263,7 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	linkDownCauses(fs)
 	fs = foldShortUplinks(fs)
 	fs = foldLeafToLeaf(fs)
+	fs = foldLinkEvents(fs)
 	relayCauses(fs)
 	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })
 	if root < 0 {

@@ -298,7 +298,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 			Basis:    "topology",
 		})
 	}
-	return append(out, s.missingRailOfGroups(kindSize, kindHave, kindOf, nodesOf, len(unknownAt) > 0)...)
+	return append(out, s.missingRailOfGroups(kindSize, kindHave, kindOf, devs, nodesOf, len(unknownAt) > 0)...)
 }
 
 // missingRailOfGroups finds a whole group of hosts (one host kind: a
@@ -309,13 +309,14 @@ func (s *Snapshot) missingHCAs() []Finding {
 // hosts are compared; the adapter counts when three quarters of the other
 // groups (two or more) have it on nine in ten of their hosts, and the
 // group has more of the adapters than it lacks.
-func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[string]map[string]int, kindOf map[string]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
-	if s.Baseline != nil && (s.BaselineDesigned || s.Baseline.Accepted) {
-		// The plan, or the fabric the operator accepted as built, has
-		// the group's adapters (link.down reports each that is gone) or
-		// does not (built without).
-		return nil
-	}
+func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[string]map[string]int, kindOf map[string]string, devs map[string][]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
+	// The plan, or the fabric the operator accepted as built, has the
+	// group's adapters (link.down reports each that is gone) or does not
+	// (built without) — for the groups it has: every host of the group
+	// in it with the adapters the host has now. A rack added after it
+	// (reviewer V6), or hosts added to a group, the operator said nothing
+	// about, so they are judged as without a baseline.
+	asBuilt := s.Baseline != nil && (s.BaselineDesigned || s.Baseline.Accepted)
 	// A baseline a first sweep took by itself (or a gate's part of it)
 	// is no plan: one that lacks the adapters too may have been taken
 	// with the rail already gone (trial N9: the second sweep and every
@@ -372,6 +373,11 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		// another kind of host (CPU nodes with one HCA beside GPU nodes
 		// with four), not a group that lost a rail.
 		if len(missing) == 0 || len(missing) >= len(kindHave[k]) {
+			continue
+		}
+		if asBuilt && !slices.ContainsFunc(hostsOf[k], func(h string) bool {
+			return slices.ContainsFunc(devs[h], func(d string) bool { return !s.baselineHas(h + " " + d) })
+		}) {
 			continue
 		}
 		hosts := slices.SortedFunc(slices.Values(hostsOf[k]), words.Natural)

@@ -144,3 +144,86 @@ func TestMissingRailNotAnotherKind(t *testing.T) {
 		t.Errorf("want nothing for CPU nodes with one HCA beside GPU nodes with four:%s\nundecided: %+v", titles(res.Findings), res.Undecided)
 	}
 }
+
+// TestMissingRailNewGroupAfterAccept (reviewer V6): an accepted (or
+// designed) baseline says the groups it has are built so; a rack added
+// after it (its hosts not in the baseline) the operator said nothing
+// about, and it was silenced too: a new gpud rack without mlx5_3 gave no
+// finding at all once the baseline was accepted. Only a group whose
+// hosts the baseline has, with the HCAs they have now, is left alone.
+func TestMissingRailNewGroupAfterAccept(t *testing.T) {
+	build := func(keep func(host string) bool) *fabric.Fabric {
+		f, err := topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 32, Hosts: topology.Hosts{HCAsPerServer: 4}}.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range f.Nodes {
+			var i, dev int
+			if _, err := fmt.Sscanf(n.Description, "gpu%03d mlx5_%d", &i, &dev); err != nil {
+				continue
+			}
+			group := []string{"gpua", "gpub", "gpuc", "gpud"}[(i-1)/8]
+			n.Description = fmt.Sprintf("%s%03d mlx5_%d", group, i, dev)
+			if group == "gpud" && dev == 3 {
+				n.Description = "unused" // not a host's adapter: gpud has no mlx5_3
+			}
+		}
+		if keep == nil {
+			return f
+		}
+		// The fabric before the rack was added: its nodes and cables gone.
+		gone := map[*fabric.Node]bool{}
+		var nodes []*fabric.Node
+		for _, n := range f.Nodes {
+			host, _, _ := strings.Cut(n.Description, " ")
+			if n.Description == "unused" || (strings.HasPrefix(host, "gpu") && !keep(host)) {
+				gone[n] = true
+				continue
+			}
+			nodes = append(nodes, n)
+		}
+		for _, n := range nodes {
+			for _, p := range n.Ports {
+				if p != nil && p.Remote != nil && gone[p.Remote.Node] {
+					p.Remote = nil
+				}
+			}
+		}
+		f.Nodes = nodes
+		f.Reindex()
+		return f
+	}
+	f := build(nil)
+	for _, c := range []struct {
+		name     string
+		base     *fabric.Fabric
+		designed bool
+		want     int
+	}{
+		{"accepted before the gpud rack", build(func(h string) bool { return !strings.HasPrefix(h, "gpud") }), false, 1},
+		{"designed before the gpud rack", build(func(h string) bool { return !strings.HasPrefix(h, "gpud") }), true, 1},
+		{"accepted with half the gpud rack", build(func(h string) bool { return h < "gpud029" }), false, 1},
+		{"accepted with the gpud rack", build(func(string) bool { return true }), false, 0},
+		{"designed with the gpud rack", build(func(string) bool { return true }), true, 0},
+	} {
+		b := checks.BaselineOf(c.base)
+		b.Accepted = !c.designed
+		res, err := checks.Run(&checks.Snapshot{Fabric: f, Baseline: b, BaselineDesigned: c.designed}, "topology.missing-hca")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []checks.Finding
+		for _, x := range res.Findings {
+			if strings.Contains(x.Title, "rail missing for the whole group") {
+				got = append(got, x)
+			}
+		}
+		if len(got) != c.want {
+			t.Errorf("%s: %d group findings, want %d:%s", c.name, len(got), c.want, titles(res.Findings))
+			continue
+		}
+		if c.want == 1 && !strings.HasPrefix(got[0].Title, "8 gpud* hosts have no mlx5_3") {
+			t.Errorf("%s: %q, want the 8 gpud hosts without mlx5_3", c.name, got[0].Title)
+		}
+	}
+}

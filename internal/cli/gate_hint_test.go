@@ -105,3 +105,28 @@ func TestGateOwnLeafDead(t *testing.T) {
 		t.Errorf("hint %q: want this host's leaf at path 0,1 named as not answering, parentheses balanced", hint)
 	}
 }
+
+// TestGateFromPartialSnapshotNotWalked (reviewer V5): T5's wording held
+// only when the gate swept itself. Gating from a snapshot whose sweep
+// could not walk past a dead leaf said gpu017 (behind it) was "not found
+// in the fabric (check the node descriptions ...)": gate.idx did not
+// record that the walk stopped. It does now, and the gate says the host
+// could not be looked for.
+func TestGateFromPartialSnapshotNotWalked(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dir := t.TempDir()
+	dead := writeFile(t, "dead.faults", "dead leaf05\n")
+	if code, _, stderr := run("sweep", "--sim", "--faults", dead, "--state-dir", dir, "--timeout", deadTimeout, "--retries", "0"); code != ExitPartial {
+		t.Fatalf("sweep: exit %d, want 3 (partial)\n%s", code, stderr)
+	}
+	code, stdout, stderr := run("gate", "--sim", "--faults", dead, "--state-dir", dir, "--nodes", "gpu003,gpu017", "--fail-on", "critical", "--timeout", deadTimeout, "--retries", "0")
+	if code != ExitUndecided {
+		t.Fatalf("gate: exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout+stderr, "not found in the fabric") || strings.Contains(stdout+stderr, "no node in the fabric has this name") || strings.Contains(stdout+stderr, "node-name-map") {
+		t.Errorf("gpu017 said not to be in the fabric, though the snapshot's sweep stopped at leaf05:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stderr, "could not be looked for") || !strings.Contains(stderr, "gpu017") {
+		t.Errorf("stderr does not say gpu017 could not be looked for:\n%s", stderr)
+	}
+}

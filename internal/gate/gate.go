@@ -190,7 +190,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead, SupportedNotRead: o.SupportedNotRead, NotRecorded: o.NotRecorded}
 	// A host not found where the walk stopped at a node that did not
 	// answer may be behind it: not looked for, not "no such name".
-	notWalked := walkStopped(f, o.Swept)
+	notWalked := walkStopped(f, o.Swept) || snap.WalkStopped()
 	for _, h := range unmatched {
 		sw.Complete = false
 		reason := "no node in the fabric has this name (check the node descriptions or --node-name-map)"
@@ -501,7 +501,8 @@ func copyPort(c *fabric.Node, p *fabric.Port) *fabric.Port {
 
 // walkStopped: the fabric the gate judges from was not walked whole, a
 // node (or the discovery itself) having failed NodeInfo: in the gate's own
-// sweep, or as the snapshot's fabric recorded it.
+// sweep, or as the snapshot's fabric recorded it (a fabric built from
+// gate.idx has none: Snapshot.WalkStopped says it for the index).
 func walkStopped(f *fabric.Fabric, swept *diagnose.Sweep) bool {
 	if swept != nil {
 		for _, u := range swept.Unreached {

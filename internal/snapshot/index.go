@@ -48,6 +48,11 @@ const (
 	// operator accepted (`baseline accept`), 0 in one a first sweep took
 	// by itself and in every file from before the byte was kept.
 	acceptedAt = 18
+	// walkStoppedAt is the header byte that is 1 when the sweep's walk
+	// stopped at a node that did not answer NodeInfo: a host not in the
+	// file may be behind it (a gate says it could not be looked for). 0
+	// in files from before the byte was kept.
+	walkStoppedAt = 19
 )
 
 // Sections, in the order of the header's section table.
@@ -447,6 +452,9 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	if idWidth < 4 {
 		out[17] = byte(idWidth) // 0: 4-byte block numbers (as files before this byte)
 	}
+	if slices.ContainsFunc(f.Unreachable, func(u fabric.Unreachable) bool { return u.What == "NodeInfo" }) {
+		out[walkStoppedAt] = 1
+	}
 	le.PutUint32(out[20:], uint32(len(f.Nodes)))
 	le.PutUint32(out[24:], portSlot)
 	le.PutUint32(out[28:], uint32(len(sws)/swRecSize))
@@ -585,11 +593,15 @@ type Index struct {
 	// it is built (`ibdoctor baseline accept`); false for a baseline a
 	// first sweep took by itself, an older state dir's, or a gate.idx.
 	Accepted bool
-	nodes    uint32
-	ports    uint32
-	switches uint32
-	maxLID   uint32
-	idWidth  int // bytes of a block number: 2, 3 or 4
+	// WalkStopped says the sweep's walk stopped at a node that did not
+	// answer NodeInfo (its fabric's Unreachable), so nodes past it are
+	// not in the file.
+	WalkStopped bool
+	nodes       uint32
+	ports       uint32
+	switches    uint32
+	maxLID      uint32
+	idWidth     int // bytes of a block number: 2, 3 or 4
 }
 
 // noPort0 is a node record's flag (byte 47) for a node whose port 0 is
@@ -664,6 +676,7 @@ func ParseIndex(data []byte) (*Index, error) {
 	x.TakenAt = time.Unix(0, int64(le.Uint64(data[8:]))).UTC()
 	x.Complete = data[16] == 1
 	x.Accepted = data[acceptedAt] == 1
+	x.WalkStopped = data[walkStoppedAt] == 1
 	x.idWidth = 4
 	switch {
 	case string(data[:8]) == indexMagic3 && data[17] == 3:

@@ -383,6 +383,12 @@ func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap, also ...u
 	return f, nil
 }
 
+// WalkStopped reports whether the snapshot's sweep stopped its walk at a
+// node that did not answer NodeInfo, as gate.idx records it (FabricFor's
+// part of the fabric carries no Unreachable list); without gate.idx the
+// fabric file's Unreachable says so.
+func (s *Snapshot) WalkStopped() bool { return s != nil && s.idx != nil && s.idx.WalkStopped }
+
 // Partial reports whether FabricFor's fabric is a part of the sweep's
 // (the job's hosts, the switches on their routes and their neighbours),
 // not the whole fabric.

@@ -313,9 +313,9 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 	// The plan, or the fabric the operator accepted as built, has the
 	// group's adapters (link.down reports each that is gone) or does not
 	// (built without) — for the groups it has: every host of the group
-	// in it with the adapters the host has now. A rack added after it
-	// (reviewer V6), or hosts added to a group, the operator said nothing
-	// about, so they are judged as without a baseline.
+	// (in a gate, of the job's) in it with the adapters the host has now.
+	// A rack added after it (reviewer V6), or hosts added to a group, the
+	// operator said nothing about: they are judged as without a baseline.
 	asBuilt := s.Baseline != nil && (s.BaselineDesigned || s.Baseline.Accepted)
 	// A baseline a first sweep took by itself (or a gate's part of it)
 	// is no plan: one that lacks the adapters too may have been taken
@@ -375,21 +375,25 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		if len(missing) == 0 || len(missing) >= len(kindHave[k]) {
 			continue
 		}
-		if asBuilt && !slices.ContainsFunc(hostsOf[k], func(h string) bool {
-			return slices.ContainsFunc(devs[h], func(d string) bool { return !s.baselineHas(h + " " + d) })
-		}) {
-			continue
-		}
 		hosts := slices.SortedFunc(slices.Values(hostsOf[k]), words.Natural)
 		// The group's hosts in scope: all of them, or a gate's job's
 		// (the title still counts the whole group, judged on the census).
 		var ents []Entity
+		var scoped []string
 		for _, h := range hosts {
 			if ns := nodesOf[h]; len(ns) > 0 && slices.ContainsFunc(ns[0].Ports, func(p *fabric.Port) bool { return p != nil && p.Num != 0 && s.inScope(p) }) {
 				ents = append(ents, s.nodeEntity(ns[0], "host"))
+				scoped = append(scoped, h)
 			}
 		}
 		if len(ents) == 0 {
+			continue
+		}
+		// A gate's baseline is its job's part: the job's hosts of the
+		// group are the ones it can say it has.
+		if asBuilt && !slices.ContainsFunc(scoped, func(h string) bool {
+			return slices.ContainsFunc(devs[h], func(d string) bool { return !s.baselineHas(h + " " + d) })
+		}) {
 			continue
 		}
 		group := kindName(hosts[0])

@@ -156,3 +156,37 @@ func TestMissingRailSilencedByBaselineAccept(t *testing.T) {
 func TestCorpusMissingRailSilencedByBaselineAccept(t *testing.T) {
 	acceptSilencesMissingRail(t, corpusPath(t, "dgx-ndr-2025.ibnetdiscover"), "a05-p1-dgx-01-c01", "10 a05-p1-dgx-01-c* hosts have no HCA-5")
 }
+
+// TestGateMissingRailNewRackAfterAccept (reviewer V6): 'baseline accept'
+// is the operator's word on the hosts it had. Accepted before the gpud
+// rack was named so (its hosts not in the baseline), a gate on gpud025
+// reports the rack's missing rail; before, the accept silenced it.
+func TestGateMissingRailNewRackAfterAccept(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	sim := railGroupsTopology(t)
+	full, err := os.ReadFile(sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fabric as accepted: the rack's HCAs not yet named as gpud hosts.
+	if err := os.WriteFile(sim, []byte(strings.ReplaceAll(string(full), `"gpud0`, `"spare0`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+sim, "--state-dir", state); code != ExitHealthy && code != ExitFindings {
+		t.Fatalf("first sweep: exit %d\n%s", code, stderr)
+	}
+	if code, out, stderr := run("baseline", "accept", "--state-dir", state); code != 0 {
+		t.Fatalf("baseline accept: exit %d\n%s%s", code, out, stderr)
+	}
+	if err := os.WriteFile(sim, full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run("sweep", "--sim="+sim, "--state-dir", state); code != ExitHealthy && code != ExitFindings {
+		t.Fatalf("second sweep: exit %d\n%s", code, stderr)
+	}
+	code, out, stderr := run("gate", "--sim="+sim, "--state-dir", state, "--nodes", "gpud025", "--json")
+	if titles, _ := missingRailFinding(t, out); len(titles) != 1 || !strings.Contains(titles[0], "8 gpud* hosts have no mlx5_3") {
+		t.Errorf("gate --nodes gpud025, its rack added after the accept: exit %d, group findings %q, want the gpud rack's\n%s", code, titles, stderr)
+	}
+}

@@ -31,7 +31,9 @@ func (e *Engine) Once() Once { return Once{e} }
 // Options are the Engine's, with the retries Once leaves out.
 func (o Once) Options() Options {
 	opts := o.e.opts
-	opts.Retries = 0
+	// Negative is "none" in Options (0 is the default, 3): an Engine or
+	// a deadline made from these must not retry either (review V7).
+	opts.Retries = -1
 	return opts
 }
 

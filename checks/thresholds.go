@@ -150,23 +150,20 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 			t.XmitWaitAbsolute = n
 		case strings.HasPrefix(key, "delta."):
 			name := strings.TrimPrefix(key, "delta.")
-			if _, known := t.Delta[name]; !known {
-				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Delta)))
+			if err := setKnown(t.Delta, name, n); err != nil {
+				return nil, fail(err)
 			}
-			t.Delta[name] = n
 			deltaSet[name] = true
 		case strings.HasPrefix(key, "since."):
 			name := strings.TrimPrefix(key, "since.")
-			if _, known := t.Since[name]; !known {
-				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Since)))
+			if err := setKnown(t.Since, name, n); err != nil {
+				return nil, fail(err)
 			}
-			t.Since[name] = n
 			sinceSet[name] = true
 		default:
-			if _, known := t.Absolute[key]; !known {
-				return nil, fail(fmt.Errorf("unknown counter (known: %s)", knownNames(t.Absolute)))
+			if err := setKnown(t.Absolute, key, n); err != nil {
+				return nil, fail(err)
 			}
-			t.Absolute[key] = n
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -178,6 +175,16 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 		}
 	}
 	return t, nil
+}
+
+// setKnown sets m's threshold for a counter it already names; an
+// unknown name is an error listing the known ones.
+func setKnown(m map[string]uint64, name string, n uint64) error {
+	if _, known := m[name]; !known {
+		return fmt.Errorf("unknown counter (known: %s)", knownNames(m))
+	}
+	m[name] = n
+	return nil
 }
 
 func knownNames(m map[string]uint64) string {

@@ -2,8 +2,9 @@ package sim
 
 import (
 	"context"
-	"slices"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -558,44 +559,104 @@ func TestLIDDescFaultLines(t *testing.T) {
 
 // TestLossReproducible: under the loss fault, which MADs are lost depends
 // on the seed and the request, not on the order concurrent MADs arrive
-// in: two sweeps with one seed lose the same reads, another seed others.
+// in: the same requests with one seed, served in order, in reverse and
+// concurrently, lose the same attempts; another seed loses others.
 // Before, choices came from one counter shared by all MADs in arrival
-// order, so each sweep with the same seed lost different reads.
+// order. It asks the simulator's own decision (serve) rather than what
+// an engine timed out, which under load also counts late answers.
 func TestLossReproducible(t *testing.T) {
-	lost := func(seed uint64) string {
+	type req struct {
+		node int32
+		attr mad.AttrID
+		mod  uint32
+	}
+	var reqs []req
+	lost := func(seed uint64, order string) string {
 		s, err := Sample(Options{Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
 		applyText(t, s, "loss share=30%\n")
-		c, err := s.Attach("", 0)
-		if err != nil {
-			t.Fatal(err)
+		if reqs == nil {
+			for ni := range int32(s.NumNodes()) {
+				for _, a := range []mad.AttrID{mad.AttrNodeInfo, mad.AttrPortInfo} {
+					for mod := range uint32(3) {
+						reqs = append(reqs, req{ni, a, mod})
+					}
+				}
+			}
 		}
-		// A lost MAD is never answered, but under load an answered one can
-		// be late: the timeout must outlast a slow answer by far, or a
-		// late answer counts as lost and the runs differ.
-		e := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: 1})
-		defer func() { e.Close(); c.Close() }()
-		f, err := discover.Run(context.Background(), e, discover.Options{})
-		if err != nil {
-			t.Fatal(err)
+		// Two attempts of each request, in the order its sender makes them.
+		try := func(r req) [2]bool {
+			var out [2]bool
+			for i := range out {
+				h := mad.Header{Class: mad.ClassSubnDR, Method: mad.MethodGet, AttrID: r.attr, AttrMod: r.mod}
+				_, why := s.serve(r.node, &h, 1, uint64(r.node)+1, s.Now())
+				out[i] = why != ""
+			}
+			return out
 		}
-		var ws []string
-		for _, u := range f.Unreachable {
-			ws = append(ws, u.What+" "+u.Path.String())
+		got := make([][2]bool, len(reqs))
+		switch order {
+		case "forward":
+			for i, r := range reqs {
+				got[i] = try(r)
+			}
+		case "reverse":
+			for i := len(reqs) - 1; i >= 0; i-- {
+				got[i] = try(reqs[i])
+			}
+		case "concurrent":
+			var wg sync.WaitGroup
+			for i, r := range reqs {
+				wg.Go(func() { got[i] = try(r) })
+			}
+			wg.Wait()
 		}
-		slices.Sort(ws)
-		return strings.Join(ws, "\n")
+		var b strings.Builder
+		for i, g := range got {
+			for a, l := range g {
+				if l {
+					fmt.Fprintf(&b, "%v attempt %d\n", reqs[i], a)
+				}
+			}
+		}
+		return b.String()
 	}
-	a, b, c := lost(7), lost(7), lost(8)
+	a := lost(7, "forward")
 	if a == "" {
-		t.Fatal("nothing lost at 30% loss with one retry")
+		t.Fatal("nothing lost at 30% loss")
 	}
-	if a != b {
-		t.Errorf("seed 7 lost different reads in two sweeps:\n%s\n--\n%s", a, b)
+	for _, order := range []string{"reverse", "concurrent"} {
+		if b := lost(7, order); a != b {
+			t.Errorf("seed 7 served %s lost other attempts than in order:\n%s\n--\n%s", order, a, b)
+		}
 	}
-	if a == c {
-		t.Errorf("seeds 7 and 8 lost the same reads")
+	if a == lost(8, "forward") {
+		t.Errorf("seeds 7 and 8 lost the same attempts")
+	}
+}
+
+// TestLossSeenByDiscovery: a sweep under the loss fault with one retry
+// reports reads it could not make (unreached), not a smaller fabric
+// presented as complete.
+func TestLossSeenByDiscovery(t *testing.T) {
+	s, err := Sample(Options{Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyText(t, s, "loss share=30%\n")
+	c, err := s.Attach("", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+	defer func() { e.Close(); c.Close() }()
+	f, err := discover.Run(context.Background(), e, discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Unreachable) == 0 {
+		t.Fatal("nothing unreached at 30% loss with one retry")
 	}
 }

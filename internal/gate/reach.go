@@ -32,10 +32,13 @@ type reach struct {
 	byLID bool
 	dr    map[*fabric.Node]bool // addressed by the directed route in Path now
 	tried map[*fabric.Node]bool
+	// first is, for a node retried by a directed route, the failure the
+	// first way: a read that fails the second way too says both.
+	first map[*fabric.Node]error
 }
 
 func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
-	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}}
+	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}}
 	l := e.Local()
 	if n := f.NodeByGUID(l.NodeGUID); n != nil {
 		r.local = portOf(n, l.PortNum)
@@ -63,6 +66,17 @@ func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
 
 // lid reports whether n is addressed by LID.
 func (r *reach) lid(n *fabric.Node) bool { return r.byLID && !r.dr[n] }
+
+// bothWays is err, n's read's failure, with the failure of the first
+// way when n was retried by a directed route after it and err is no
+// answer that way too (review V10: the directed route's single attempt
+// alone read as the retries ignored).
+func (r *reach) bothWays(n *fabric.Node, err error) error {
+	if first := r.first[n]; first != nil && r.dr[n] && transport.Unanswered(err) {
+		return &transport.TwoWaysError{First: first, Second: err}
+	}
+	return err
+}
 
 // retry gives n a directed route from the gate's port that avoids every
 // link of the way the failed request went (the LID route on the tables
@@ -225,10 +239,11 @@ func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabri
 	for _, u := range bad {
 		if n := r.f.NodeByGUID(u.FromGUID); n != nil && !again[n] && transport.Unanswered(u.Err) && r.retry(n) {
 			again[n] = true
+			r.first[n] = u.Err
 		}
 	}
 	if len(again) == 0 {
-		return bad
+		return r.saidBothWays(bad)
 	}
 	var kept []fabric.Unreachable
 	for _, u := range bad {
@@ -242,7 +257,20 @@ func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabri
 			retried = append(retried, p)
 		}
 	}
-	return append(kept, discover.Refresh(ctx, e.Once(), retried, false, 0)...)
+	return r.saidBothWays(append(kept, discover.Refresh(ctx, e.Once(), retried, false, 0)...))
+}
+
+// saidBothWays words the failures of nodes read by a directed route
+// after their first way failed with both ways (bothWays).
+func (r *reach) saidBothWays(bad []fabric.Unreachable) []fabric.Unreachable {
+	for i, u := range bad {
+		if n := r.f.NodeByGUID(u.FromGUID); n != nil {
+			if err := r.bothWays(n, u.Err); err != u.Err {
+				bad[i].Err, bad[i].Reason = err, err.Error()
+			}
+		}
+	}
+	return bad
 }
 
 // partitions reads the ports' P_Key tables as pkeyread.Read does, by
@@ -267,6 +295,15 @@ func (r *reach) partitions(ctx context.Context, e *transport.Engine, ports []*fa
 	v := pkeyread.Read(ctx, e, r.f, byLID, e.Local().PortNum, true)
 	if len(byPath) > 0 {
 		w := pkeyread.Read(ctx, e, r.f, byPath, e.Local().PortNum, false)
+		for p, err := range w.Errs {
+			via := p.Node
+			if via.Type != mad.NodeSwitch && p.Remote != nil {
+				via = p.Remote.Node
+			}
+			if both := r.bothWays(via, err); both != err {
+				w.Errs[p], w.Unread[p] = both, both.Error()
+			}
+		}
 		maps.Copy(v.Tables, w.Tables)
 		maps.Copy(v.Unread, w.Unread)
 		maps.Copy(v.Errs, w.Errs)

@@ -202,10 +202,11 @@ func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []rout
 	for _, se := range bad {
 		if !again[se.Switch] && transport.Unanswered(se.Err) && r.retry(se.Switch) {
 			again[se.Switch] = true
+			r.first[se.Switch] = se.Err
 		}
 	}
 	if len(again) == 0 {
-		return bad, nil
+		return r.blocksBothWays(bad), nil
 	}
 	var kept []*route.SwitchError
 	for _, se := range bad {
@@ -223,5 +224,14 @@ func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []rout
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return append(kept, switchErrors(err)...), nil
+	return r.blocksBothWays(append(kept, switchErrors(err)...)), nil
+}
+
+// blocksBothWays words the failures of switches read by a directed
+// route after their first way failed with both ways (bothWays).
+func (r *reach) blocksBothWays(bad []*route.SwitchError) []*route.SwitchError {
+	for _, se := range bad {
+		se.Err = r.bothWays(se.Switch, se.Err)
+	}
+	return bad
 }

@@ -76,3 +76,29 @@ func TestOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoWaysError: a read unanswered by LID and by the directed route
+// around it says both ways with their attempts (review V10), says "not
+// sent" for a way the read itself was not sent (another read of the node
+// went unanswered there first), and is still an unanswered read.
+func TestTwoWaysError(t *testing.T) {
+	lft, pi := mad.AttrLinearForwardingTable, mad.AttrPortInfo
+	path := mad.Path{1, 50}
+	byLID := &transport.TimeoutError{Addr: transport.SMPAt(3), Class: mad.ClassSubnLID, Attr: lft, Attempts: 4, Waited: 4 * time.Second}
+	byDR := &transport.TimeoutError{Addr: transport.DirectedRoute(), Class: mad.ClassSubnDR, Attr: lft, Path: path, Attempts: 1, Waited: time.Second}
+	err := error(&transport.TwoWaysError{First: byLID, Second: byDR})
+	if got, want := err.Error(), "no response by LID 3 after 4 attempts in 4s, nor by directed route (path 0,1,50) after 1 attempt in 1s"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if !transport.Unanswered(err) || !errors.Is(err, transport.ErrTimeout) {
+		t.Errorf("%v: not an unanswered read", err)
+	}
+	silent := &transport.SilentError{Addr: transport.DirectedRoute(), Class: mad.ClassSubnDR, Attr: pi, AttrMod: 2, Path: path, Earlier: byDR}
+	err = &transport.TwoWaysError{First: byLID, Second: silent}
+	if got, want := err.Error(), "no response by LID 3 (not sent: LinearForwardingTable went unanswered there after 4 attempts), nor by directed route (path 0,1,50) (not sent: LinearForwardingTable went unanswered there after 1 attempt)"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if !transport.Unanswered(err) {
+		t.Errorf("%v: not an unanswered read", err)
+	}
+}

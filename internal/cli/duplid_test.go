@@ -55,7 +55,7 @@ func TestDuplicateLIDNotReadByLID(t *testing.T) {
 		"GeneralInfo gpu001 mlx5_1 (":        "LID 2 is shared with spine02",
 		"GeneralInfo spine02 (":              "LID 2 is shared with gpu001 mlx5_1 port 1",
 		"PortCounters gpu001 mlx5_1 port 1 ": "LID 2 is shared with spine02",
-		"PortCounters spine02 port 1 ":       "LID 2 is shared with gpu001 mlx5_1 port 1",
+		"PortCounters spine02 (LID 2)":       "LID 2 is shared with gpu001 mlx5_1 port 1",
 	}
 	for _, u := range d.Unreached {
 		for k, why := range wants {

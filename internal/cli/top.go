@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/gate"
 	"github.com/ibdoctor/ibdoctor/internal/hostlist"
@@ -249,11 +250,10 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 		a.listStderr(fmt.Sprintf("Read from the 16/32-bit PortCounters only (%s):", plural(narrowPorts(fr), "port")), lines)
 	}
 	if len(fr.Errors) > 0 {
-		lines := make([]string, len(fr.Errors))
-		for i, e := range fr.Errors {
-			lines[i] = fmt.Sprint(e)
-		}
-		a.listStderr(fmt.Sprintf("Could not read (%d):", len(fr.Errors)), lines)
+		// Said as check says them (one line for a PMA not read, not one
+		// per port).
+		notRead := diagnose.UnreachedCounters(fr.Errors)
+		a.listStderr(fmt.Sprintf("Could not read (%d):", len(notRead)), report.UnreachedLines(notRead))
 		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", plural(perf.PortsNotRead(fr.Errors), "port")))
 	}
 	if n := undecidedRows(rows); n > 0 {

@@ -30,15 +30,18 @@ func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o
 }
 
 // UnreachedCounters turns counter read failures into report entries, the
-// one place that does for check, sweep, gate and counters. A node's
-// ClassPortInfo is one MAD for all its ports: when it failed, that is one
-// entry naming the agent and the ports it covers ("counters of ports
+// one place that does for check, sweep, gate and counters. A failure of a
+// node's PMA (perf.PortError.Agent: its ClassPortInfo, one MAD for all
+// its ports, or the LID it is addressed by, shared with another port) is
+// one entry naming the agent and the ports it covers ("counters of ports
 // 2-8,33-40 not read"), not one per port (trial T7: a dead PMA is one
-// thing not read, as a dead node is one, not 64).
+// thing not read, as a dead node is one, not 64; T11: a switch whose LID
+// is shared, likewise).
 func UnreachedCounters(errs []*perf.PortError) []report.Unreached {
 	type key struct {
 		guid uint64
 		lid  uint16
+		what string
 		err  string
 	}
 	var (
@@ -47,11 +50,11 @@ func UnreachedCounters(errs []*perf.PortError) []report.Unreached {
 		at    = map[key]int{} // the entry's index in out
 	)
 	for _, pe := range errs {
-		if pe.What != "ClassPortInfo" || pe.Port == nil {
+		if !pe.Agent || pe.Port == nil {
 			out = append(out, UnreachedCounter(pe))
 			continue
 		}
-		k := key{pe.GUID, pe.LID, pe.Err.Error()}
+		k := key{pe.GUID, pe.LID, pe.What, pe.Err.Error()}
 		if _, ok := at[k]; !ok {
 			at[k] = len(out)
 			u := UnreachedCounter(&perf.PortError{Key: perf.Key{GUID: pe.GUID}, Node: pe.Node, LID: pe.LID, What: pe.What, Err: pe.Err})

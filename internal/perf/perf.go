@@ -333,6 +333,12 @@ type PortError struct {
 	// read because its PMA stopped answering (the first few asked, the
 	// rest not asked).
 	Silent int
+	// Agent: the failure is the node's PMA's, the same for each of its
+	// ports failed with it (its ClassPortInfo, or the LID it is addressed
+	// by): one thing not read, said once with the ports it covers
+	// (diagnose.UnreachedCounters), while each port stays failed here
+	// for the checks.
+	Agent bool
 }
 
 func (e *PortError) Error() string {
@@ -507,7 +513,7 @@ func targets(f *fabric.Fabric, nodes []*fabric.Node, want map[*fabric.Port]bool)
 			}
 			if why := f.LIDShared(n.Ports[0]); why != "" {
 				for _, p := range t.ports {
-					errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, LID: t.lid, What: "PortCounters", Err: errors.New(why)})
+					errs = append(errs, &PortError{Key: Key{n.GUID, p.Num}, Port: p, Node: n, LID: t.lid, What: "PortCounters", Err: errors.New(why), Agent: true})
 				}
 				continue
 			}
@@ -651,7 +657,7 @@ func (sp *sampler) cpiJob(ts []*target) *job {
 		for _, t := range ts {
 			if err != nil {
 				for _, p := range t.ports {
-					sp.fail(&PortError{Key: Key{t.node.GUID, p.Num}, Port: p, Node: t.node, LID: t.lid, What: "ClassPortInfo", Err: err})
+					sp.fail(&PortError{Key: Key{t.node.GUID, p.Num}, Port: p, Node: t.node, LID: t.lid, What: "ClassPortInfo", Err: err, Agent: true})
 				}
 				continue
 			}

@@ -200,7 +200,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", sweepErr))
 	}
 	v := judgeCounters(f, res, sess.Increases, thr, failOn)
-	notRead := countersNotRead(f, res)
+	notRead := countersNotRead(f, res, diagnose.Silence{Fabric: f, From: diagnose.ReadFrom(f, sess.Engine.Local())})
 	if o.json {
 		if err := writeCountersJSON(a.stdout, v, res, f, thr, *o, sess.Name, notRead); err != nil {
 			return err
@@ -231,13 +231,13 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 
 // countersNotRead lists what discovery missed and what the counter sweep
 // could not read or reset.
-func countersNotRead(f *fabric.Fabric, res *perf.Result) []report.Unreached {
+func countersNotRead(f *fabric.Fabric, res *perf.Result, s diagnose.Silence) []report.Unreached {
 	var out []report.Unreached
 	wheres := f.UnreachableWheres()
 	for i, u := range f.Unreachable {
 		out = append(out, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
 	}
-	out = append(out, diagnose.UnreachedCounters(res.Errors)...)
+	out = append(out, diagnose.UnreachedCounters(res.Errors, s)...)
 	return out
 }
 

@@ -137,7 +137,8 @@ func (a *app) runTop(parent context.Context, o *topOptions) error {
 		Perf:   perf.Options{SL: o.sl, PKeyIndex: o.pkeyIndex, Workers: a.opts.source.Window},
 		Expect: checks.Expectations{Thresholds: thr},
 	})
-	v := &topView{source: sess.Name, sort: key, filter: o.filter, interval: o.interval}
+	v := &topView{source: sess.Name, sort: key, filter: o.filter, interval: o.interval,
+		silence: diagnose.Silence{Fabric: f, From: diagnose.ReadFrom(f, sess.Engine.Local())}}
 	interactive := !o.once && !o.json && a.io.IsStdoutTTY() && a.io.IsStdinTTY()
 	if interactive {
 		if f, ok := a.stdin.(*os.File); ok {
@@ -206,6 +207,8 @@ type topView struct {
 	edit     string
 	frame    *top.Frame
 	err      error
+	// silence says why a PMA did not answer, where what was read shows it.
+	silence diagnose.Silence
 }
 
 // snapshot reads twice, --interval apart, and prints one view.
@@ -252,7 +255,7 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 	if len(fr.Errors) > 0 {
 		// Said as check says them (one line for a PMA not read, not one
 		// per port).
-		notRead := diagnose.UnreachedCounters(fr.Errors)
+		notRead := diagnose.UnreachedCounters(fr.Errors, v.silence)
 		a.listStderr(fmt.Sprintf("Could not read (%d):", len(notRead)), report.UnreachedLines(notRead))
 		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", plural(perf.PortsNotRead(fr.Errors), "port")))
 	}

@@ -3,12 +3,15 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // sweepCounters reads every linked port's PerfMgt counters (twice when an
@@ -21,7 +24,7 @@ func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o
 	})
 	var un []report.Unreached
 	if res != nil {
-		un = UnreachedCounters(res.Errors)
+		un = UnreachedCounters(res.Errors, Silence{Fabric: f, From: ReadFrom(f, e.Local())})
 	}
 	if res == nil {
 		return nil, un, err
@@ -30,14 +33,15 @@ func sweepCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, o
 }
 
 // UnreachedCounters turns counter read failures into report entries, the
-// one place that does for check, sweep, gate and counters. A failure of a
-// node's PMA (perf.PortError.Agent: its ClassPortInfo, one MAD for all
-// its ports, or the LID it is addressed by, shared with another port) is
-// one entry naming the agent and the ports it covers ("counters of ports
-// 2-8,33-40 not read"), not one per port (trial T7: a dead PMA is one
-// thing not read, as a dead node is one, not 64; T11: a switch whose LID
-// is shared, likewise).
-func UnreachedCounters(errs []*perf.PortError) []report.Unreached {
+// one place that does for check, sweep, gate, counters and top. A failure
+// of a node's PMA (perf.PortError.Agent: its ClassPortInfo, one MAD for
+// all its ports, or the LID it is addressed by, shared with another port)
+// is one entry naming the agent and the ports it covers ("counters of
+// ports 2-8,33-40 not read"), not one per port (trial T7: a dead PMA is
+// one thing not read, as a dead node is one, not 64; T11: a switch whose
+// LID is shared, likewise). An agent that did not answer says why when
+// what was read shows it (Silence.Why).
+func UnreachedCounters(errs []*perf.PortError, s Silence) []report.Unreached {
 	type key struct {
 		guid uint64
 		lid  uint16
@@ -48,10 +52,15 @@ func UnreachedCounters(errs []*perf.PortError) []report.Unreached {
 		out   []report.Unreached
 		ports = map[key][]int{}
 		at    = map[key]int{} // the entry's index in out
+		why   = map[key]string{}
 	)
 	for _, pe := range errs {
 		if !pe.Agent || pe.Port == nil {
-			out = append(out, UnreachedCounter(pe))
+			u := UnreachedCounter(pe)
+			if pe.Silent > 0 {
+				u.Reason += s.Why(pe.Node, pe.LID)
+			}
+			out = append(out, u)
 			continue
 		}
 		k := key{pe.GUID, pe.LID, pe.What, pe.Err.Error()}
@@ -59,13 +68,139 @@ func UnreachedCounters(errs []*perf.PortError) []report.Unreached {
 			at[k] = len(out)
 			u := UnreachedCounter(&perf.PortError{Key: perf.Key{GUID: pe.GUID}, Node: pe.Node, LID: pe.LID, What: pe.What, Err: pe.Err})
 			out = append(out, u)
+			if transport.Unanswered(pe.Err) {
+				why[k] = s.Why(pe.Node, pe.LID)
+			}
 		}
 		ports[k] = append(ports[k], int(pe.Key.Port))
 	}
 	for k, i := range at {
-		out[i].Reason += fmt.Sprintf(" (counters of %s not read)", report.PortRanges(ports[k]))
+		out[i].Reason += fmt.Sprintf(" (counters of %s not read)%s", report.PortRanges(ports[k]), why[k])
 	}
 	return out
+}
+
+// Silence knows what was read about why reads sent by LID from one port
+// went unanswered; its zero value knows nothing and says nothing.
+type Silence struct {
+	Fabric *fabric.Fabric
+	// From is the port the reads were sent from (ReadFrom); nil: unknown.
+	From *fabric.Port
+	// Read, when set, says which ports' PortInfo (answered or not) and
+	// which forwarding-table blocks were read in this run: a gate
+	// re-reads its job's part, and the snapshot's older view of the rest
+	// is no cause to state. Nil: all of Fabric was read in this run.
+	Read Fresh
+}
+
+// Fresh says what of a fabric was read in this run.
+type Fresh interface {
+	Port(*fabric.Port) bool
+	Block(sw *fabric.Node, index int) bool
+}
+
+// ReadFrom is the port of f the reads go out of: the engine's local port,
+// nil when f does not have it (by port GUID too: a cloned node GUID could
+// name another node).
+func ReadFrom(f *fabric.Fabric, l transport.LocalPort) *fabric.Port {
+	n := f.NodeByGUID(l.NodeGUID)
+	if n == nil || int(l.PortNum) >= len(n.Ports) {
+		return nil
+	}
+	p := n.Ports[l.PortNum]
+	if p == nil || (l.PortGUID != 0 && p.GUID != 0 && p.GUID != l.PortGUID) {
+		return nil
+	}
+	return p
+}
+
+// Why says, as "; ..." to append to the entry's reason, what was read that
+// keeps a read by LID from From to node n's PMA at lid, or its answer,
+// from arriving: the LID route (either way) leaves by a port that is down,
+// ends at a switch with no entry for it, or loops; n did not answer
+// PortInfo either (its management is silent, not only its PMA); or From's
+// own LID is another port's too, so the answer goes to either. Empty when
+// nothing read shows a cause: the entry then says only that the agent did
+// not answer (never guess).
+func (s Silence) Why(n *fabric.Node, lid uint16) string {
+	if s.Fabric == nil || s.From == nil || s.From.LID == 0 || lid == 0 {
+		return ""
+	}
+	from := fmt.Sprintf("this port (%s/%d)", s.From.Node.Description, s.From.Num)
+	if why := s.routeWhy(s.From.LID, lid, "the LID route to it from "+from); why != "" {
+		return why
+	}
+	if why := s.routeWhy(lid, s.From.LID, "its answer's LID route back to "+from); why != "" {
+		return why
+	}
+	if n != nil {
+		var silent []int
+		for _, p := range n.Ports {
+			if p != nil && !p.StateKnown() && (s.Read == nil || s.Read.Port(p)) {
+				silent = append(silent, int(p.Num))
+			}
+		}
+		if len(silent) > 0 {
+			return fmt.Sprintf("; %s did not answer PortInfo either (%s): its management agent is silent, not only its PMA", n.Description, report.PortRanges(silent))
+		}
+	}
+	if s.Read == nil || s.Read.Port(s.From) {
+		var others []string
+		for _, p := range s.Fabric.SharedLIDs()[s.From.LID] {
+			if p != s.From && p.Node != s.From.Node {
+				others = append(others, fmt.Sprintf("%s/%d", p.Node.Description, p.Num))
+			}
+		}
+		if len(others) > 0 {
+			return fmt.Sprintf("; the answer goes to LID %d, which %s has too (addr.duplicate-lid)", s.From.LID, strings.Join(others, ", "))
+		}
+	}
+	return ""
+}
+
+// routeWhy is the cause on the LID route from LID a to LID b, if it ends
+// short of b at a port down, a missing entry or a loop, and every table
+// entry and port it went by was read in this run; else empty.
+func (s Silence) routeWhy(a, b uint16, what string) string {
+	t, err := route.TraceRoute(s.Fabric, a, b)
+	if err != nil {
+		return ""
+	}
+	for _, h := range t.Hops {
+		if s.Read == nil {
+			break
+		}
+		if !s.Read.Block(h.Switch, int(b)/mad.LFTBlockSize) {
+			return ""
+		}
+		if int(h.Out) < len(h.Switch.Ports) && h.Out != 0 && h.Out != fabric.NoRoute {
+			if p := h.Switch.Ports[h.Out]; p != nil && (!s.Read.Port(p) || (p.Remote != nil && !s.Read.Port(p.Remote))) {
+				return ""
+			}
+		}
+	}
+	if len(t.Hops) == 0 {
+		return ""
+	}
+	last := t.Hops[len(t.Hops)-1].Switch.Description
+	switch t.Outcome {
+	case route.DeadEnd:
+		p := t.End
+		switch {
+		case p == nil || !p.StateKnown():
+			return ""
+		case p.State == mad.PortStateDown:
+			return fmt.Sprintf("; %s leaves %s by port %d, which is down", what, last, p.Num)
+		case p.Remote != nil && p.Remote.StateKnown() && p.Remote.State == mad.PortStateDown:
+			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is down", what, last, p.Num, p.Remote.Node.Description, p.Remote.Num)
+		}
+		return "" // a port without a cable: not shown why
+	case route.NoRoute:
+		return fmt.Sprintf("; %s ends at %s, whose forwarding table has no entry for LID %d", what, last, b)
+	case route.Loop:
+		return fmt.Sprintf("; %s loops (back at %s)", what, last)
+	}
+	return ""
 }
 
 // UnreachedCounter turns one counter read failure into a report entry.

@@ -17,8 +17,9 @@ import (
 // readCounters reads the PerfMgt counters of ports (once, or twice
 // o.Interval apart) and pairs each with what the snapshot saved for it, so
 // that checks judges the value and the increase since the sweep; or, over
-// a file that recorded its increases (o.Increases), with those.
-func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, ports []*fabric.Port, snap *snapshot.Snapshot, o Options) (checks.Counters, []report.Unreached, error) {
+// a file that recorded its increases (o.Increases), with those. silence
+// says why a PMA did not answer, where what was read shows it.
+func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, ports []*fabric.Port, snap *snapshot.Snapshot, o Options, silence diagnose.Silence) (checks.Counters, []report.Unreached, error) {
 	if len(ports) == 0 {
 		// perf reads every port when given none.
 		ports = []*fabric.Port{}
@@ -35,7 +36,7 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 	})
 	var un []report.Unreached
 	if res != nil {
-		un = diagnose.UnreachedCounters(res.Errors)
+		un = diagnose.UnreachedCounters(res.Errors, silence)
 	}
 	if res == nil {
 		return nil, un, err

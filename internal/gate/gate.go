@@ -316,7 +316,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		// A port whose PortInfo did not answer does not answer PerfMgt
 		// either (it is listed unread already): no timeouts for it.
 		read := slices.DeleteFunc(slices.Clone(ports), func(p *fabric.Port) bool { return unread[p] })
-		c, unreached, err := readCounters(ctx, e, f, read, snap, o)
+		for _, p := range ports {
+			r.ports[p] = true // re-read now, answered or not
+		}
+		silence := diagnose.Silence{Fabric: f, From: diagnose.ReadFrom(f, e.Local()), Read: r}
+		c, unreached, err := readCounters(ctx, e, f, read, snap, o, silence)
 		sw.Timings["counters"] = time.Since(t)
 		if err != nil {
 			return nil, err // only when ctx ended

@@ -35,10 +35,22 @@ type reach struct {
 	// first is, for a node retried by a directed route, the failure the
 	// first way: a read that fails the second way too says both.
 	first map[*fabric.Node]error
+	// blocks are the forwarding-table blocks read in this run
+	// (liveRoutes), ports the ports whose PortInfo was (refresh): what a
+	// cause may be stated from (diagnose.Silence.Read), where the rest is
+	// the snapshot's older view.
+	blocks map[blockKey]bool
+	ports  map[*fabric.Port]bool
 }
 
+// Port implements diagnose.Fresh.
+func (r *reach) Port(p *fabric.Port) bool { return r.ports[p] }
+
+// Block implements diagnose.Fresh.
+func (r *reach) Block(sw *fabric.Node, index int) bool { return r.blocks[blockKey{sw, index}] }
+
 func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
-	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}}
+	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}, blocks: map[blockKey]bool{}, ports: map[*fabric.Port]bool{}}
 	l := e.Local()
 	if n := f.NodeByGUID(l.NodeGUID); n != nil {
 		r.local = portOf(n, l.PortNum)

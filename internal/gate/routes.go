@@ -95,6 +95,7 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 			state[k] = !failedBlock(bad, b)
 			if state[k] {
 				read++
+				r.blocks[k] = true
 			} else if b.Switch.Switch != nil {
 				// The snapshot's table is not the switch's now: routes
 				// through it are not known (as check leaves a table with

@@ -58,6 +58,10 @@ type app struct {
 	// cpu is the CPU profile being written (--cpuprofile), renamed into
 	// place by stopProfiles.
 	cpu *os.File
+	// args are the command line's words (after the program's name), for
+	// a command that must find one flag on a line pflag refused (sweep's
+	// --prom).
+	args []string
 }
 
 // style is how to draw on stdout: colour on a terminal unless --no-color
@@ -79,6 +83,19 @@ type globalOptions struct {
 	// itself (docs/architecture.md, issue 13): pprof files written when
 	// the command ends.
 	cpuProfile, memProfile string
+}
+
+// preRun checks cmd's numeric flags and starts the profiles, before any
+// command runs (root's PersistentPreRunE; sweep's, which also marks the
+// textfile failed when it refuses).
+func (a *app) preRun(cmd *cobra.Command) error {
+	if err := validateFlags(cmd); err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	if err := a.startProfile(); err != nil {
+		return withExit(ExitUndecided, err)
+	}
+	return nil
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -109,13 +126,7 @@ is wrong by what it costs.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if err := validateFlags(cmd); err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			if err := a.startProfile(); err != nil {
-				return withExit(ExitUndecided, err)
-			}
-			return nil
+			return a.preRun(cmd)
 		},
 	}
 	// Help fits the terminal: pflag wraps the flags' descriptions at its
@@ -239,7 +250,7 @@ func mainWith(ios *iostreams.IOStreams, args []string) int {
 	// out, which remembers a write error.
 	stdout, stderr := ios.Out, ios.ErrOut
 	out := &errWriter{w: stdout}
-	a := &app{io: ios, stdin: ios.In, stdout: out, stderr: stderr}
+	a := &app{io: ios, stdin: ios.In, stdout: out, stderr: stderr, args: args}
 	a.io.Out = out
 	root := newRootCmd(a)
 	root.SetArgs(args)

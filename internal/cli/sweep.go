@@ -101,7 +101,8 @@ fixed or accepted. --expect-topology compares against a designed one instead.
 Sweeps sharing a --state-dir take turns: a second one waits up to --lock-wait
 for the first, then exits 2 and leaves the outputs alone. A sweep that fails
 or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
-writes ibdoctor_sweep_success 0 to the textfile and exits 2.
+writes ibdoctor_sweep_success 0 to the textfile and exits 2; so does one that
+refuses its flags (a value out of range, a bad --thresholds file).
 Without --interval, error counters are judged by their growth since the
 previous sweep in --state-dir (one of the same fabric, at most --max-age
 old; a partial one for the ports it read); a count since the last clear
@@ -116,10 +117,16 @@ at or above --fail-on when that is given.`,
     --prom /var/lib/node_exporter/textfile/ibdoctor.prom
   # every 15 minutes from cron, a script holding the command above:
   */15 * * * * root /usr/local/sbin/ibdoctor-sweep`,
-		Args: a.noArgs,
+		// Every refusal of the command line marks the textfile failed
+		// (refused): the flags pflag cannot parse, the stray words, the
+		// numeric ranges, then validate.
+		Args: func(cmd *cobra.Command, args []string) error { return o.refused(a.noArgs(cmd, args)) },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return o.refused(a.preRun(cmd))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.validate(cmd.Context(), a); err != nil {
-				return withExit(ExitUndecided, err)
+				return o.refused(withExit(ExitUndecided, err))
 			}
 			if runF != nil {
 				return runF(&o)
@@ -129,7 +136,7 @@ at or above --fail-on when that is given.`,
 			return runSweepCmd(ctx, a, &o)
 		},
 	}
-	cmd.SetFlagErrorFunc(flagError)
+	cmd.SetFlagErrorFunc(a.sweepFlagError)
 	o.check.flags(cmd.Flags(), "")
 	cmd.Flags().StringVar(&o.out, "out", "-", "write the JSON report to this file (atomically; - is stdout)")
 	cmd.Flags().StringVar(&o.prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")
@@ -160,6 +167,9 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 		return fmt.Errorf("--prom-min-severity: %w", err)
 	}
 	o.promMin = s
+	if o.maxAge < 0 {
+		return fmt.Errorf("--max-age %v: give a duration of 0 or more (e.g. 1h; 0 judges error counters by their values since the last clear)", o.maxAge)
+	}
 	if o.lockWait < 0 {
 		return fmt.Errorf("--lock-wait %v: give a duration of 0 or more (e.g. 1m; 0 gives up at once)", o.lockWait)
 	}

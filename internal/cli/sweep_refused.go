@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ibdoctor/ibdoctor/internal/outfile"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// refused is what sweep returns when it refuses its command line (err,
+// exit 2; nil passes through): the textfile, when its own path is fine,
+// says ibdoctor_sweep_success 0 as a sweep that failed reading says it,
+// so the alert on it fires for a typo in cron's command line or in its
+// thresholds file too, not only an hour later as a stale sweep (trial
+// T3). A --prom path that is itself refused is left alone.
+func (o *sweepOptions) refused(err error) error {
+	if err == nil || !o.promPathOK() {
+		return err
+	}
+	if perr := writeFailedProm(o.prom); perr != nil {
+		return withExit(ExitUndecided, fmt.Errorf("%w; and --prom: %v", err, perr))
+	}
+	return err
+}
+
+// promPathOK says whether --prom passes the checks validate makes of it:
+// a file that can be written, not stdout, not a file of the state
+// directory, not another output's file.
+func (o *sweepOptions) promPathOK() bool {
+	if o.prom == "" || o.prom == outfile.Stdout || outfile.CheckWritable(o.prom) != nil {
+		return false
+	}
+	if checkOutputsApart(o.stateDir, []outputPath{{"--prom", o.prom}}) != nil {
+		return false
+	}
+	for _, other := range []outputPath{{"--out", o.out}, {"--html", o.html}} {
+		if checkOutputsApart(o.stateDir, []outputPath{other}) != nil {
+			continue // refused on its own, so not written either
+		}
+		if checkOutputsApart(o.stateDir, []outputPath{{"--prom", o.prom}, other}) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// sweepFlagError is sweep's FlagErrorFunc: pflag stops at the first flag
+// it cannot parse, so the output paths are read again from the whole
+// command line, every other flag skipped, to mark the textfile failed
+// wherever --prom stands.
+func (a *app) sweepFlagError(cmd *cobra.Command, err error) error {
+	err = flagError(cmd, err)
+	fs := pflag.NewFlagSet("sweep-outputs", pflag.ContinueOnError)
+	fs.ParseErrorsWhitelist.UnknownFlags = true
+	fs.SetOutput(io.Discard)
+	var o sweepOptions
+	fs.StringVar(&o.prom, "prom", "", "")
+	fs.StringVar(&o.out, "out", outfile.Stdout, "")
+	htmlFlag(fs, &o.html)
+	fs.StringVar(&o.stateDir, "state-dir", defaultStateDir(), "")
+	if fs.Parse(a.args) != nil {
+		return err
+	}
+	return o.refused(err)
+}

@@ -1279,6 +1279,15 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	}
 	mean := float64(total) / float64(n)
 	dlidRatio := float64(maxD) / mean
+	// Destinations come in whole numbers: 3 over 2 ports is as even as
+	// it gets. Only a busiest port above the best possible split counts,
+	// whatever the path loads say, so a balanced group does not make
+	// them be computed (every host pair's route, the biggest cost of a
+	// healthy fabric's checks at scale).
+	best := (total + n - 1) / n
+	if maxD <= best {
+		return Finding{}, false
+	}
 	// Path loads, when the route analysis is there, say how host-to-host
 	// traffic (not just destinations) spreads.
 	var paths []int
@@ -1295,11 +1304,8 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 			pathRatio = float64(mx) / (float64(sum) / float64(n))
 		}
 	}
-	// Destinations come in whole numbers: 3 over 2 ports is as even as
-	// it gets. Only a busiest port above the best possible split counts.
-	best := (total + n - 1) / n
 	worst := max(dlidRatio, pathRatio)
-	if maxD <= best || worst <= ratio {
+	if worst <= ratio {
 		return Finding{}, false
 	}
 	// A min-hop engine balances each port's total count of destinations,

@@ -1,8 +1,11 @@
 package diagnose
 
 import (
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
@@ -52,4 +55,54 @@ func TestLoadsLazy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestECMPBalancedFollowsNoHostPaths: routing.ecmp-imbalance on a
+// balanced fat tree judges every group by its destination counts alone
+// (none above the best split), so it does not make the host-pair loads be
+// followed, which at 49k nodes cost more CPU than all the other checks.
+func TestECMPBalancedFollowsNoHostPaths(t *testing.T) {
+	f, err := topology.Routed(topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLoads(f)
+	res, err := checks.Run(&checks.Snapshot{Fabric: f, Loads: l}, "routing.ecmp-imbalance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Findings) != 0 {
+		t.Fatalf("finding on a balanced tree: %s", res.Findings[0].Title)
+	}
+	if l.paths != nil {
+		t.Error("host-pair loads followed for groups balanced by their destinations")
+	}
+}
+
+// BenchmarkECMPImbalanceLoads50k is routing.ecmp-imbalance on a min-hop
+// routed FatTree50k with the route analysis `check` gives it (fresh
+// each run, so the host-pair loads are followed whenever the check asks).
+func BenchmarkECMPImbalanceLoads50k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree50k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := cpu()
+	for b.Loop() {
+		res, err := checks.Run(&checks.Snapshot{Fabric: f, Loads: NewLoads(f)}, "routing.ecmp-imbalance")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Findings) != 0 {
+			b.Fatalf("finding on min-hop routes: %s", res.Findings[0].Title)
+		}
+	}
+	b.ReportMetric(float64(cpu()-start)/float64(b.N)/1e9, "cpu-s/op")
 }

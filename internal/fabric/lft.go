@@ -235,6 +235,17 @@ func (v *LFTView) At(lid uint16) uint8 {
 }
 
 // NumBlocks returns the number of 64-entry blocks.
+func (v *LFTView) NumBlocks() int { return len(v.offs) }
+
+// Block returns block i (< NumBlocks), entries past Len NoRoute: a walk
+// to the LIDs of one block looks the block up once per switch, not once
+// per LID. The block is shared: it must not be written.
+func (v *LFTView) Block(i int) *LFTBlock {
+	off := v.offs[i]
+	return (*LFTBlock)(v.bytes[off : off+mad.LFTBlockSize])
+}
+
+// NumBlocks returns the number of 64-entry blocks.
 func (t *LFT) NumBlocks() int {
 	if t == nil {
 		return 0

@@ -117,7 +117,54 @@ func (a *Analyzer) step(i int32, to uint16, dst *fabric.Port) (uint8, int32, Out
 		}
 		return fabric.NoRoute, -1, NoTable
 	}
-	out := t.lft.At(to)
+	return a.judge(i, t.lft.At(to), dst)
+}
+
+// stepIn is step for a walk with per-destination state dw: the entry is
+// read from the switch's block cached in dw, looked up once for all the
+// LIDs of a block (a walk's destinations in turn mostly share one), so
+// a hop reads one small array in order instead of the switch's table
+// header and its block offsets, scattered over the heap.
+func (a *Analyzer) stepIn(dw *destWork, i int32, to uint16, dst *fabric.Port) (uint8, int32, Outcome) {
+	c := &dw.col[i]
+	if k := int32(to / mad.LFTBlockSize); c.blk != k {
+		a.fillCol(c, i, k)
+	}
+	if c.p == nil {
+		return a.step(i, to, dst)
+	}
+	return a.judge(i, c.p[to%mad.LFTBlockSize], dst)
+}
+
+// blockCol is one switch's LFT block k cached by a walk: p is nil when
+// the block is not wholly inside the table (and, under Strict, below
+// LinearFDBTop), where step judges entry by entry.
+type blockCol struct {
+	blk int32 // -1: none cached
+	p   *fabric.LFTBlock
+}
+
+// fillCol caches switch i's block k in c.
+func (a *Analyzer) fillCol(c *blockCol, i, k int32) {
+	t := &a.tabs[i]
+	last := int(k+1)*mad.LFTBlockSize - 1
+	c.blk, c.p = k, nil
+	if last < t.lft.Len() && (!a.rules.Strict || last <= int(t.top)) {
+		c.p = t.lft.Block(int(k))
+	}
+}
+
+// newCols returns an empty block cache for every switch.
+func (a *Analyzer) newCols() []blockCol {
+	c := make([]blockCol, len(a.sw))
+	for i := range c {
+		c[i].blk = -1
+	}
+	return c
+}
+
+// judge is step once switch i's entry for the destination is read.
+func (a *Analyzer) judge(i int32, out uint8, dst *fabric.Port) (uint8, int32, Outcome) {
 	switch {
 	case out == 0:
 		if dst != nil && dst.Node == a.sw[i] {
@@ -265,6 +312,7 @@ type destWork struct {
 	// end, when set (a Walk), holds per switch the switch its route
 	// ended at.
 	end []int32
+	col []blockCol // see stepIn
 }
 
 // HostPaths follows the route from every host to every other host of
@@ -334,6 +382,7 @@ func (a *Analyzer) HostPaths(hosts []uint16, maxFailed int) (*HostPaths, error) 
 			dw := &destWork{
 				state: make([]uint8, ns), res: make([]Outcome, ns), depth: make([]int32, ns),
 				nxt: make([]int32, ns), out: make([]uint8, ns), w: make([]int64, ns), acc: make([]int64, ns),
+				col: a.newCols(),
 			}
 			nfail := 0
 			for {
@@ -437,7 +486,7 @@ func (a *Analyzer) resolve(dw *destWork, s int32, to uint16, dst *fabric.Port) {
 		dw.state[cur] = onStack
 		dw.touch = append(dw.touch, cur)
 		stack = append(stack, cur)
-		out, j, so := a.step(cur, to, dst)
+		out, j, so := a.stepIn(dw, cur, to, dst)
 		dw.out[cur] = out
 		if j < 0 {
 			// the route ends at cur
@@ -527,6 +576,7 @@ func (a *Analyzer) WalkTo(dst *fabric.Port) *Walk {
 	return &Walk{a: a, dst: dst, dw: destWork{
 		state: make([]uint8, ns), res: make([]Outcome, ns), depth: make([]int32, ns),
 		nxt: make([]int32, ns), out: make([]uint8, ns), end: make([]int32, ns),
+		col: a.newCols(),
 	}}
 }
 

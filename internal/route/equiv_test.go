@@ -141,6 +141,11 @@ func TestAnalyzerMatchesStepByStep(t *testing.T) {
 		func() (*fabric.Fabric, error) {
 			return topology.FatTree3{Common: topology.Common{SwitchPorts: 8}, Pods: 3, LeavesPerPod: 2, SpinesPerPod: 2, HostsPerLeaf: 3, Cores: 4}.Build()
 		},
+		// More than two LFT blocks of LIDs: a walk reads whole blocks
+		// from its cache (stepIn), the last one, partial, entry by entry.
+		func() (*fabric.Fabric, error) {
+			return topology.FatTree2{Common: topology.Common{SwitchPorts: 24}, Leaves: 6, Spines: 3, HostsPerLeaf: 20, LinksPerPair: 1}.Build()
+		},
 	}
 	noSMA := func(p *fabric.Port) bool { return p.State == mad.PortStateActive && p.Num != 3 }
 	rulesets := map[string]Rules{"zero": {}, "strict": {Strict: true}, "portup": {Strict: true, PortUp: noSMA}}
@@ -199,7 +204,11 @@ func TestAnalyzerMatchesStepByStep(t *testing.T) {
 					}
 				}
 				var w *Walk
-				for _, d := range hosts {
+				order := slices.Clone(hosts)
+				if round%4 == 3 { // blocks in turn, and back
+					rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+				}
+				for _, d := range order {
 					dst := f.PortByLID(d)
 					if w == nil || round%2 == 0 {
 						w = a.WalkTo(dst)

@@ -402,6 +402,7 @@ func BenchmarkHostPaths10k(b *testing.B) {
 	}
 	hosts := hostLIDs(f)
 	b.ResetTimer()
+	start := processCPU(b)
 	for i := 0; i < b.N; i++ {
 		a := NewAnalyzer(f)
 		hp, err := a.HostPaths(hosts, 10)
@@ -412,6 +413,7 @@ func BenchmarkHostPaths10k(b *testing.B) {
 			b.Fatalf("outcomes %v", hp.Outcomes)
 		}
 	}
+	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N)/1e9, "cpu-s/op")
 	b.ReportMetric(float64(len(hosts)), "hosts")
 	b.ReportMetric(float64(len(hosts))*float64(len(hosts)-1), "pairs")
 }

@@ -418,6 +418,30 @@ func BenchmarkHostPaths10k(b *testing.B) {
 	b.ReportMetric(float64(len(hosts))*float64(len(hosts)-1), "pairs")
 }
 
+// BenchmarkHostPaths50k is BenchmarkHostPaths10k over the 45,056 hosts of
+// the min-hop routed FatTree50k (3,840 switches): tables far larger than
+// the caches, where a hop's table lookup costs most.
+func BenchmarkHostPaths50k(b *testing.B) {
+	f, err := topology.Routed(topology.FatTree50k())
+	if err != nil {
+		b.Fatal(err)
+	}
+	hosts := hostLIDs(f)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := processCPU(b)
+	for b.Loop() {
+		hp, err := NewAnalyzer(f).HostPaths(hosts, 10)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if hp.Outcomes[Delivered] != int64(len(hosts))*int64(len(hosts)-1) {
+			b.Fatalf("outcomes %v", hp.Outcomes)
+		}
+	}
+	b.ReportMetric(float64(processCPU(b)-start)/float64(b.N)/1e9, "cpu-s/op")
+}
+
 // BenchmarkLIDLoads10k measures per-port CA LID counts on the same fabric.
 func BenchmarkLIDLoads10k(b *testing.B) {
 	f, err := topology.FatTree3{Pods: 10, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 32 * 16}.Build()

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"cmp"
+	"fmt"
 	"iter"
 	"slices"
 	"strings"
@@ -143,11 +144,7 @@ func BaselineOf(f *fabric.Fabric) *Baseline {
 		b.descEnd[i] = uint32(desc.Len())
 	}
 	b.desc = desc.String()
-	b.byGUID = make([]int32, b.in)
-	for i := range b.byGUID {
-		b.byGUID[i] = int32(i)
-	}
-	slices.SortStableFunc(b.byGUID, func(x, y int32) int { return cmp.Compare(b.guid[x], b.guid[y]) })
+	b.indexGUIDs()
 	// A well-formed fabric's links are its cables' A ends in GUID
 	// order: kept only when they are not.
 	b.links = links
@@ -163,6 +160,15 @@ func BaselineOf(f *fabric.Fabric) *Baseline {
 		b.links = nil
 	}
 	return b
+}
+
+// indexGUIDs makes byGUID.
+func (b *Baseline) indexGUIDs() {
+	b.byGUID = make([]int32, b.in)
+	for i := range b.byGUID {
+		b.byGUID[i] = int32(i)
+	}
+	slices.SortStableFunc(b.byGUID, func(x, y int32) int { return cmp.Compare(b.guid[x], b.guid[y]) })
 }
 
 // derivedLinks are the links of a fabric whose links are well formed, in
@@ -263,4 +269,112 @@ func (s *Snapshot) baseName(i int32) string {
 // baseEntity is nodeEntity for an expected topology's node.
 func (s *Snapshot) baseEntity(i int32, role string) Entity {
 	return Entity{NodeGUID: s.Baseline.guid[i], Node: s.baseName(i), LID: s.Baseline.lid[i], Role: role}
+}
+
+// BaselineColumns is a Baseline as plain columns, for a state file to
+// keep it (a later sweep then reads it instead of decoding the whole
+// accepted fabric, issue 13) and give it back through NewBaseline. Node i
+// has GUID[i], Type[i], LID[i] and the description ending at DescEnd[i]
+// in Desc; nodes In and on are outside the fabric's Nodes, reached by
+// its cables. Node i's cabled ports are k in First[i]..First[i+1]-1:
+// At[k] is the port's index in the node's Ports, Peer[k] and PeerNum[k]
+// its far end. LinkNode and LinkNum hold the links (A end, then B end)
+// when KeptLinks says they are not the ones derived from the cables.
+// Columns shares them with the Baseline: read only.
+type BaselineColumns struct {
+	In        int
+	GUID      []uint64
+	Type      []mad.NodeType
+	LID       []uint16
+	Desc      string
+	DescEnd   []uint32
+	First     []int32
+	At        []uint16
+	Peer      []int32
+	PeerNum   []uint8
+	KeptLinks bool
+	LinkNode  []int32
+	LinkNum   []uint8
+}
+
+// Columns gives b's columns (Accepted aside: whoever keeps them keeps
+// that mark).
+func (b *Baseline) Columns() BaselineColumns {
+	c := BaselineColumns{
+		In: b.in, GUID: b.guid, Type: b.typ, LID: b.lid, Desc: b.desc, DescEnd: b.descEnd,
+		First: b.first, At: b.at, Peer: b.peer, PeerNum: b.peerNum, KeptLinks: b.links != nil,
+	}
+	if b.links != nil {
+		c.LinkNode = make([]int32, 0, 2*len(b.links))
+		c.LinkNum = make([]uint8, 0, 2*len(b.links))
+		for _, l := range b.links {
+			c.LinkNode = append(c.LinkNode, l.a.node, l.b.node)
+			c.LinkNum = append(c.LinkNum, l.a.num, l.b.num)
+		}
+	}
+	return c
+}
+
+// NewBaseline makes the Baseline whose columns c are (Columns' inverse),
+// keeping c's slices. Columns that do not hold together (read from a
+// damaged file) are an error, never a Baseline that would panic a check
+// or answer for nodes that are not there.
+func NewBaseline(c BaselineColumns) (*Baseline, error) {
+	n := len(c.GUID)
+	switch {
+	case n >= 1<<31-1:
+		return nil, fmt.Errorf("baseline columns: %d nodes", n)
+	case len(c.Type) != n || len(c.LID) != n || len(c.DescEnd) != n || len(c.First) != n+1:
+		return nil, fmt.Errorf("baseline columns: %d GUIDs, %d types, %d LIDs, %d descriptions, %d cable starts", n, len(c.Type), len(c.LID), len(c.DescEnd), len(c.First))
+	case c.In < 0 || c.In > n:
+		return nil, fmt.Errorf("baseline columns: %d of %d nodes in the fabric", c.In, n)
+	case len(c.Peer) != len(c.At) || len(c.PeerNum) != len(c.At):
+		return nil, fmt.Errorf("baseline columns: %d cabled ports, %d far nodes, %d far ports", len(c.At), len(c.Peer), len(c.PeerNum))
+	case len(c.LinkNode) != len(c.LinkNum) || len(c.LinkNode)%2 != 0 || (!c.KeptLinks && len(c.LinkNode) != 0):
+		return nil, fmt.Errorf("baseline columns: %d link nodes, %d link ports", len(c.LinkNode), len(c.LinkNum))
+	case c.First[0] != 0 || int(c.First[n]) != len(c.At):
+		return nil, fmt.Errorf("baseline columns: cables %d..%d of %d", c.First[0], c.First[n], len(c.At))
+	}
+	end := uint32(0)
+	for i, e := range c.DescEnd {
+		if e < end {
+			return nil, fmt.Errorf("baseline columns: node %d's description ends at %d, before %d", i, e, end)
+		}
+		end = e
+	}
+	if int(end) != len(c.Desc) {
+		return nil, fmt.Errorf("baseline columns: descriptions end at %d of %d bytes", end, len(c.Desc))
+	}
+	for i := range n {
+		lo, hi := c.First[i], c.First[i+1]
+		if hi < lo {
+			return nil, fmt.Errorf("baseline columns: node %d's cables %d..%d", i, lo, hi)
+		}
+		for k := lo; k < hi; k++ {
+			// In port order, each port once (peerAt searches them), a
+			// port number a byte holds (derivedLinks' A end).
+			if c.At[k] > 0xff || (k > lo && c.At[k] <= c.At[k-1]) {
+				return nil, fmt.Errorf("baseline columns: node %d's cabled port %d out of order", i, c.At[k])
+			}
+			if c.Peer[k] < 0 || int(c.Peer[k]) >= n {
+				return nil, fmt.Errorf("baseline columns: node %d's cable to node %d of %d", i, c.Peer[k], n)
+			}
+		}
+	}
+	b := &Baseline{
+		in: c.In, guid: c.GUID, typ: c.Type, lid: c.LID, desc: c.Desc, descEnd: c.DescEnd,
+		first: c.First, at: c.At, peer: c.Peer, peerNum: c.PeerNum,
+	}
+	if c.KeptLinks {
+		b.links = make([]baseLink, len(c.LinkNode)/2)
+		for i := range b.links {
+			a, z := c.LinkNode[2*i], c.LinkNode[2*i+1]
+			if a < 0 || int(a) >= n || z < 0 || int(z) >= n {
+				return nil, fmt.Errorf("baseline columns: link %d between nodes %d and %d of %d", i, a, z, n)
+			}
+			b.links[i] = baseLink{a: baseEnd{a, c.LinkNum[2*i]}, b: baseEnd{z, c.LinkNum[2*i+1]}}
+		}
+	}
+	b.indexGUIDs()
+	return b, nil
 }

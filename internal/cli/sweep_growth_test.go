@@ -2,7 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 )
 
@@ -406,4 +410,121 @@ func TestLinkEventOneFindingPerLink(t *testing.T) {
 	if f.Severity != checks.Warning || !strings.Contains(f.Title, "went down 1 time since the last sweep") || len(f.Entities) < 2 || len(f.Evidence) < 2 || !strings.Contains(f.Evidence[1].Text, "one event counts at both ends") {
 		t.Errorf("the flap's finding: %s %q entities %+v evidence %+v", f.Severity, f.Title, f.Entities, f.Evidence)
 	}
+}
+
+// TestSweepBaselineFromTopology: a later sweep reads the baseline from
+// baseline.topo instead of decoding baseline.json.gz (issue 13), and
+// finds the same either way. Where baseline.topo cannot stand for the
+// baseline — absent (a state dir from before it), damaged, or made from
+// another baseline.json.gz — the sweep decodes the baseline, says so on
+// stderr naming the file, and rewrites it (not under --no-save); the
+// next sweep is silent.
+func TestSweepBaselineFromTopology(t *testing.T) {
+	dir := t.TempDir()
+	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "r.json")
+	topo := filepath.Join(state, snapshot.BaselineTopologyName)
+	down := writeFile(t, "down.faults", "down \"gpu017 mlx5_0\"/1\n")
+	sweep := func(faults string, extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"sweep", "--sim", "--state-dir", state, "--out", out}, extra...)
+		if faults != "" {
+			args = append(args, "--faults", faults)
+		}
+		code, _, stderr := run(args...)
+		if code != ExitHealthy && code != ExitFindings {
+			t.Fatalf("%v: exit %d, stderr %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The findings of the checks that read the baseline (the
+		// counters' growth depends on the time between sweeps).
+		var kept []checks.Finding
+		for _, f := range chkParse(t, string(data)).Findings {
+			if strings.HasPrefix(f.Check, "topology.") || strings.HasPrefix(f.Check, "link.") {
+				kept = append(kept, f)
+			}
+		}
+		fs, err := json.Marshal(kept)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stderr, string(fs)
+	}
+	if stderr, _ := sweep(""); strings.Contains(stderr, snapshot.BaselineTopologyName) {
+		t.Fatalf("first sweep: stderr %q", stderr)
+	}
+	if _, err := os.Stat(topo); err != nil {
+		t.Fatalf("the first sweep wrote no %s: %v", snapshot.BaselineTopologyName, err)
+	}
+	stderr, want := sweep(down)
+	if strings.Contains(stderr, snapshot.BaselineTopologyName) {
+		t.Fatalf("later sweep: stderr %q", stderr)
+	}
+	if !strings.Contains(want, `"link.down"`) {
+		t.Fatalf("the later sweep compared nothing: %s", want)
+	}
+	fallback := func(what, says string, noSave bool) {
+		t.Helper()
+		var extra []string
+		if noSave {
+			extra = append(extra, "--no-save")
+		}
+		stderr, got := sweep(down, extra...)
+		if !strings.Contains(stderr, topo) || !strings.Contains(stderr, says) || !strings.Contains(stderr, "decoded whole") {
+			t.Fatalf("%s: stderr %q, want %s named, %q and the decode said", what, stderr, topo, says)
+		}
+		if got != want {
+			t.Fatalf("%s: findings differ from the sweep that read %s:\n%s\n%s", what, snapshot.BaselineTopologyName, got, want)
+		}
+		if noSave {
+			return
+		}
+		if !strings.Contains(stderr, "written from it") {
+			t.Fatalf("%s: stderr %q, want it rewritten", what, stderr)
+		}
+		if stderr, _ := sweep(down); strings.Contains(stderr, snapshot.BaselineTopologyName) {
+			t.Fatalf("%s: the sweep after the rewrite: stderr %q", what, stderr)
+		}
+	}
+	if err := os.Remove(topo); err != nil {
+		t.Fatal(err)
+	}
+	fallback("absent, --no-save", "is absent", true)
+	if _, err := os.Stat(topo); err == nil {
+		t.Fatal("--no-save wrote it")
+	}
+	fallback("absent", "is absent", false)
+	data, err := os.ReadFile(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(topo, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fallback("truncated", "is corrupt", false)
+	// The same baseline compressed otherwise: other bytes, as an older
+	// ibdoctor's accept writes baseline.json.gz without baseline.topo.
+	gzPath := filepath.Join(state, snapshot.BaselineName)
+	zdata, err := os.ReadFile(gzPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zdata))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&again, gzip.BestCompression)
+	zw.Write(plain)
+	zw.Close()
+	if err := os.WriteFile(gzPath, again.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fallback("another baseline file", "is not of the baseline.json.gz beside it", false)
 }

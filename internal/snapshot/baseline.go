@@ -113,6 +113,9 @@ func SaveBaseline(dir string, f *fabric.Fabric, source string, accepted bool) er
 	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
 	}
+	if err := WriteBaselineTopology(dir, f); err != nil {
+		return err
+	}
 	return writeBaselineIndex(dir, f, source, accepted)
 }
 
@@ -146,6 +149,9 @@ func SaveBaselineFrom(dir, src string, f *fabric.Fabric, source string) error {
 	}
 	if err := os.Remove(filepath.Join(dir, BaselineV1Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("baseline: %w", err)
+	}
+	if err := WriteBaselineTopology(dir, f); err != nil {
+		return err
 	}
 	return writeBaselineIndex(dir, f, source, false)
 }
@@ -202,10 +208,17 @@ func hostEdge(f *fabric.Fabric) *fabric.Fabric {
 // by itself: that version did not record whether the operator accepted
 // it. The caller holds dir's Lock.
 func EnsureBaselineIndex(dir string, f *fabric.Fabric) error {
-	if _, err := os.Stat(filepath.Join(dir, BaselineIndexName)); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	if HasBaselineIndex(dir) {
 		return nil
 	}
 	return writeBaselineIndex(dir, f, "", false)
+}
+
+// HasBaselineIndex says whether dir has a baseline.idx (false only when
+// it is known to be absent: EnsureBaselineIndex would write one).
+func HasBaselineIndex(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, BaselineIndexName))
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
 }
 
 // RewriteBaselineIndex replaces a damaged baseline.idx by one written

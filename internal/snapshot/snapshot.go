@@ -40,7 +40,7 @@ const FileName = "snapshot.json"
 // that name in the state directory would replace the state.
 func IsStateFile(name string) bool {
 	switch name {
-	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, LockName, LastSweepName:
+	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, BaselineTopologyName, LockName, LastSweepName:
 		return true
 	}
 	ok, _ := filepath.Match("fabric-*.json*", name)

@@ -138,7 +138,7 @@ func TestLoadV1State(t *testing.T) {
 	if err := SaveBaseline(dir, got, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
-	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, s2.FabricFile, IndexName, FileName}; !slices.Equal(names, want) {
+	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, BaselineTopologyName, s2.FabricFile, IndexName, FileName}; !slices.Equal(names, want) {
 		t.Errorf("after a save and an accept the state dir holds %v, want %v", names, want)
 	}
 	if b, err := LoadBaseline(dir); err != nil || b == nil || len(b.Nodes) != len(f.Nodes) || b.Nodes[0].Switch.LFT != nil {

@@ -118,8 +118,9 @@ func foldLeafToLeaf(fs []Finding) []Finding {
 		if l.Check != "topology.leaf-to-leaf" || len(l.Entities) < 2 {
 			continue
 		}
-		// The miswired finding whose expected cable holds the end the
-		// leaf-to-leaf title names first, else its other end.
+		// The miswired finding whose cables (expected or found; a swap
+		// names each port once) hold the end the leaf-to-leaf title
+		// names first, else its other end.
 		into := -1
 		for _, end := range l.Entities[:2] {
 			for j, m := range fs {
@@ -127,7 +128,7 @@ func foldLeafToLeaf(fs []Finding) []Finding {
 					continue
 				}
 				for _, e := range m.Entities {
-					if (e.Role == "end" || e.Role == "expected-peer") && key(e) == key(end) {
+					if (e.Role == "end" || e.Role == "peer" || e.Role == "expected-peer") && key(e) == key(end) {
 						into = j
 						break
 					}

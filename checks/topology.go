@@ -285,6 +285,7 @@ func (s *Snapshot) oversubscribed() []Finding {
 func (s *Snapshot) miswired() []Finding {
 	var out []Finding
 	b := s.Baseline
+	swapped := map[*fabric.Port]bool{} // ends of a swap or rotation already reported
 	for l := range b.allLinks() {
 		for k, end := range [2][2]baseEnd{{l.a, l.b}, {l.b, l.a}} {
 			want, peer := end[0], end[1]
@@ -295,7 +296,7 @@ func (s *Snapshot) miswired() []Finding {
 				continue
 			}
 			p := portOf(n, want.num)
-			if p == nil || p.Remote == nil || !s.inScope(p) {
+			if p == nil || p.Remote == nil || !s.inScope(p) || swapped[p] {
 				continue
 			}
 			got := p.Remote
@@ -305,7 +306,17 @@ func (s *Snapshot) miswired() []Finding {
 			if got.Num == peer.num && s.claimedTwice(got.Node) && s.standIn(peer.node) == got.Node {
 				continue // the expected node under a cloned GUID, in its place
 			}
-			// Report each swapped cable once: from the end with the
+			// Cables swapped (or rotated) among themselves are one fault
+			// with one fix: one finding, whichever of their expected
+			// cables is met first.
+			if c := s.swapCycle(p); c != nil {
+				for _, q := range c {
+					swapped[q] = true
+				}
+				out = append(out, s.swapFinding(c))
+				continue
+			}
+			// Report each moved cable once: from the end with the
 			// smaller GUID/port of the expected link.
 			if k == 1 && l.b != l.a {
 				// the other end reports it unless that end is gone
@@ -317,10 +328,11 @@ func (s *Snapshot) miswired() []Finding {
 			}
 			wantName := fmt.Sprintf("%s/%d", s.baseName(peer.node), peer.num)
 			gotName := s.entityOf(got, "").String()
-			// The expected peer's port is usually not free: in a swap it
-			// carries the other half of the cable to move (on a leaf, a
-			// leaf-to-leaf cable or a loopback), which names no finding
-			// of its own when its expected link is reported from here.
+			// The expected peer's port is usually not free: in a chain of
+			// moves it carries the other half of the cable to move (on a
+			// leaf, a leaf-to-leaf cable or a loopback), which names no
+			// finding of its own when its expected link is reported from
+			// here. When it has no link the cable simply moved.
 			found, move, also := "", "", ""
 			if m := s.Fabric.NodeByGUID(b.guid[peer.node]); m != nil {
 				if q := portOf(m, peer.num); q != nil && q.Remote != nil && q.Remote != p {
@@ -328,6 +340,8 @@ func (s *Snapshot) miswired() []Finding {
 					found = fmt.Sprintf(" and %s <-> %s", wantName, now)
 					move = fmt.Sprintf(", after moving the cable now at %s (to %s) off it", wantName, now)
 					also = fmt.Sprintf(", %s to %s", wantName, now)
+				} else if q != nil && q.Remote == nil && q.StateKnown() {
+					also = fmt.Sprintf(", %s has no link", wantName)
 				}
 			}
 			out = append(out, Finding{
@@ -336,7 +350,7 @@ func (s *Snapshot) miswired() []Finding {
 				// Both ends of the expected cable first: a table cut to
 				// the terminal's width still shows the two ports to
 				// recable; then where each goes now.
-				Title:    fmt.Sprintf("Expected %s <-> %s: %s goes to %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, also),
+				Title:    fmt.Sprintf("Expected %s <-> %s moved: %s goes to %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, also),
 				Entities: []Entity{s.entityOf(p, "end"), s.entityOf(got, "peer"), {NodeGUID: b.guid[peer.node], Node: s.baseName(peer.node), Port: int(peer.num), Role: "expected-peer"}},
 				Evidence: []Evidence{{Name: "link", Text: fmt.Sprintf("expected %s <-> %s; found %s <-> %s%s", s.entityOf(p, "").String(), wantName, s.entityOf(p, "").String(), gotName, found)}},
 				Impact:   s.miswireImpact(p),
@@ -346,6 +360,152 @@ func (s *Snapshot) miswired() []Finding {
 		}
 	}
 	return out
+}
+
+// maxRotation bounds the cables followed round a swap or rotation: past
+// it the cables are reported one by one (and a chain that does not close
+// is not walked further than a sweep's worth of work).
+const maxRotation = 64
+
+// swapCycle follows the cables from p: p's cable to its far end y, y's
+// expected cable to the port x it belongs to, x's cable, and so on. When
+// that comes back to p, the cables are swapped (two) or rotated (more)
+// among themselves: every one of their ends is in use, each at another
+// one's place. It returns the ports in that order, x0 y0 x1 y1 ... (xi
+// <-> yi cabled, yi expected to x(i+1), the last y to x0); nil when the
+// walk meets an end without a cable, a port the expected topology has no
+// cable at, a node it lacks or one whose GUID another node claims too.
+func (s *Snapshot) swapCycle(p *fabric.Port) []*fabric.Port {
+	b := s.Baseline
+	var c []*fabric.Port
+	for x := p; len(c) < 2*maxRotation; {
+		y := x.Remote
+		if y == nil || s.claimedTwice(x.Node) || s.claimedTwice(y.Node) {
+			return nil
+		}
+		i, ok := b.nodeByGUID(y.Node.GUID)
+		if !ok {
+			return nil
+		}
+		e, ok := b.peerAt(i, y.Num)
+		if !ok {
+			return nil
+		}
+		n := s.Fabric.NodeByGUID(b.guid[e.node])
+		if n == nil {
+			return nil
+		}
+		next := portOf(n, e.num)
+		if next == nil || next == x || next.Remote == nil {
+			return nil // x <-> y as planned, or the walk leaves the cables in use
+		}
+		c = append(c, x, y)
+		if next == p {
+			return c
+		}
+		if slices.Contains(c, next) {
+			return nil
+		}
+		x = next
+	}
+	return nil
+}
+
+// swapFinding is one finding for cables swapped or rotated among
+// themselves (swapCycle's c). It names the ends to exchange on one side
+// of the cables: the side whose ends are ports of one switch if there is
+// one (a leaf's two ports, not two HCAs), else the side with fewer HCA
+// ports, else the one whose first port sorts first; the title starts with
+// them, so a table cut to the terminal's width still shows the ports to
+// recable.
+func (s *Snapshot) swapFinding(c []*fabric.Port) Finding {
+	k := len(c) / 2
+	// The other side: the same cycle walked the other way from c[1].
+	other := []*fabric.Port{c[1], c[0]}
+	for j := k - 1; j >= 1; j-- {
+		other = append(other, c[2*j+1], c[2*j])
+	}
+	name := func(p *fabric.Port) string { return s.entityOf(p, "").String() }
+	type side struct {
+		ports         []*fabric.Port
+		oneNode, hcas int
+		first         string
+	}
+	judge := func(q []*fabric.Port) side {
+		sd := side{ports: q, first: name(q[0])}
+		for i := 0; i < len(q); i += 2 {
+			if q[i].Node != q[0].Node {
+				sd.oneNode = 1
+			}
+			if q[i].Node.Type != mad.NodeSwitch {
+				sd.hcas++
+			}
+			if words.Natural(name(q[i]), sd.first) < 0 {
+				sd.first = name(q[i])
+			}
+		}
+		if q[0].Node.Type != mad.NodeSwitch {
+			sd.oneNode = 1 // two HCAs' ports are not one switch's
+		}
+		return sd
+	}
+	a, o := judge(c), judge(other)
+	if o.oneNode < a.oneNode || o.oneNode == a.oneNode && (o.hcas < a.hcas || o.hcas == a.hcas && words.Natural(o.first, a.first) < 0) {
+		a = o
+	}
+	// Start at the side's first port by name.
+	q := a.ports
+	for i := 0; i < len(q); i += 2 {
+		if name(q[i]) == a.first {
+			q = append(slices.Clone(q[i:]), q[:i]...)
+			break
+		}
+	}
+	var ends, now, fix, back, wantLinks, foundLinks []string
+	var ents []Entity
+	impact := Impact{}
+	for i := 0; i < len(q); i += 2 {
+		x, y := q[i], q[i+1]
+		exp := q[(i+len(q)-1)%len(q)] // x's expected far end: the previous y
+		ends = append(ends, name(x))
+		now = append(now, fmt.Sprintf("cable at %s goes to %s (expected %s)", name(x), name(y), name(exp)))
+		fix = append(fix, fmt.Sprintf("%s to %s", name(x), name(exp)))
+		back = append(back, fmt.Sprintf("%s reaches %s", name(x), name(exp)))
+		wantLinks = append(wantLinks, fmt.Sprintf("%s <-> %s", name(x), name(exp)))
+		foundLinks = append(foundLinks, fmt.Sprintf("%s <-> %s", name(x), name(y)))
+		ents = append(ents, s.entityOf(x, "end"), s.entityOf(y, "peer"))
+		if im := s.miswireImpact(x); im.Score > impact.Score {
+			impact = im
+		}
+	}
+	var title, action string
+	plan := "(or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes."
+	switch {
+	case k == 2:
+		title = fmt.Sprintf("%s and %s are swapped: %s; swap them", ends[0], ends[1], strings.Join(now, ", "))
+		action = fmt.Sprintf("Exchange the cables at %s and %s, so that %s %s", ends[0], ends[1], strings.Join(back, " and "), plan)
+	case k <= 3:
+		title = fmt.Sprintf("%s and %s are rotated: %s", strings.Join(ends[:k-1], ", "), ends[k-1], strings.Join(now, ", "))
+		action = fmt.Sprintf("Re-plug the %d cables so that each reaches its expected port: %s %s", k, strings.Join(fix, ", "), plan)
+	default:
+		among := strings.Join(ends[:k-1], ", ") + " and " + ends[k-1]
+		if k > 6 {
+			among = fmt.Sprintf("%s and %d more", strings.Join(ends[:5], ", "), k-5)
+		}
+		title = fmt.Sprintf("%d cables are rotated among %s: %s; the evidence lists the other %d", k, among, now[0], k-1)
+		action = fmt.Sprintf("Re-plug the %d cables so that each reaches its expected port: %s %s", k, strings.Join(fix, ", "), plan)
+	}
+	return Finding{
+		Check:    "topology.miswired",
+		Severity: Error,
+		Title:    title,
+		Entities: ents,
+		Evidence: []Evidence{{Name: "link", Value: float64(k), Unit: "cables",
+			Text: fmt.Sprintf("expected %s; found %s", strings.Join(wantLinks, ", "), strings.Join(foundLinks, ", "))}},
+		Impact: impact,
+		Action: action,
+		Basis:  "baseline",
+	}
 }
 
 func (s *Snapshot) miswireImpact(p *fabric.Port) Impact {

@@ -129,10 +129,13 @@ type Impact struct {
 
 // Finding is one thing wrong with the fabric.
 type Finding struct {
-	Check    string     `json:"check"`
-	Severity Severity   `json:"severity"`
-	Title    string     `json:"title"`
-	Entities []Entity   `json:"entities"`
+	Check    string   `json:"check"`
+	Severity Severity `json:"severity"`
+	Title    string   `json:"title"`
+	Entities []Entity `json:"entities"`
+	// Group, when set, names the group of hosts the finding is about as
+	// its title does ("a05-p1-dgx-01-c*"); the entities are its hosts.
+	Group    string     `json:"group,omitempty"`
 	Evidence []Evidence `json:"evidence"`
 	Impact   Impact     `json:"impact"`
 	Action   string     `json:"action"`

@@ -413,6 +413,7 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 			Severity: Error,
 			Title:    fmt.Sprintf("%d %s hosts have no %s where the hosts of %d other groups have it: a rail missing for the whole group", len(hosts), group, strings.Join(missing, ", "), peerKinds),
 			Entities: ents,
+			Group:    group,
 			Evidence: []Evidence{{Name: "HCAs", Value: 0, Threshold: float64(peerHosts),
 				Text: fmt.Sprintf("none of %s has %s; %d hosts of %d other groups with the same adapter naming (%s) have it on nine in ten of their hosts or more; %s",
 					words.Count(len(hosts), "host"), strings.Join(missing, ", "), peerHosts, peerKinds, strings.Join(otherNames, ", "),

@@ -146,46 +146,13 @@ func writeCounts(b *bytes.Buffer, d *Document) {
 // findingLabels are one finding's series labels.
 type findingLabels struct{ check, severity, node, port, peer string }
 
-// labelsOf names a finding's place after its subject, its first entity:
-// node is the subject's node (a "host" entity's host, not the adapter
-// that stands for it), port its port or, when the subject is a whole
-// switch, the first port of that switch the finding names (an ECMP
-// group's busiest port), and peer the entity playing "peer" or else the
-// first other "end" (the leaf port where a missing HCA's cable belongs).
-// Before, the first "end" was taken as node, so a missing HCA was
-// labelled with its leaf and the host was in no label.
+// labelsOf labels a finding with its place (checks.Finding.Place), the
+// one rule the JSON report's reader can apply to its group and entities.
 func labelsOf(f checks.Finding) findingLabels {
-	l := findingLabels{check: f.Check, severity: f.Severity.String()}
-	if len(f.Entities) == 0 {
-		return l
-	}
-	subj, rest := f.Entities[0], f.Entities[1:]
-	l.node = subj.Node
-	if subj.Role == "host" {
-		l.node, _, _ = strings.Cut(subj.Node, " ")
-	}
-	port := subj.Port
-	for _, e := range rest {
-		if port > 0 {
-			break
-		}
-		if e.Port > 0 && e.Node == subj.Node && e.NodeGUID == subj.NodeGUID && e.Role != "peer" {
-			port = e.Port
-		}
-	}
-	if port > 0 {
-		l.port = strconv.Itoa(port)
-	}
-	for _, role := range []string{"peer", "end"} {
-		for _, e := range rest {
-			if e.Role == role && (role == "peer" || e.Node != subj.Node) {
-				l.peer = e.String()
-				break
-			}
-		}
-		if l.peer != "" {
-			break
-		}
+	pl := f.Place()
+	l := findingLabels{check: f.Check, severity: f.Severity.String(), node: pl.Node, peer: pl.Peer}
+	if pl.Port > 0 {
+		l.port = strconv.Itoa(pl.Port)
 	}
 	return l
 }
@@ -195,11 +162,13 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 	if max <= 0 {
 		max = DefaultMaxSeries
 	}
-	// Two findings of one check on one port (two counters over their
-	// thresholds) would be one series twice, which Prometheus rejects:
-	// the series keeps the worse score.
+	// Two findings of one check at one place (two counters over their
+	// thresholds on one port) would be one series twice, which
+	// Prometheus rejects: the series keeps the worse score, and the other
+	// finding is counted as dropped, never silently folded in.
 	var order []findingLabels
 	score := map[findingLabels]float64{}
+	shared := 0
 	for _, f := range d.Findings {
 		if f.Severity < o.MinSeverity {
 			continue
@@ -208,8 +177,11 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 		if s, ok := score[l]; !ok {
 			order = append(order, l)
 			score[l] = f.Impact.Score
-		} else if f.Impact.Score > s {
-			score[l] = f.Impact.Score
+		} else {
+			shared++
+			if f.Impact.Score > s {
+				score[l] = f.Impact.Score
+			}
 		}
 	}
 	// Worst first (the document is ranked, but be sure), so the cap drops
@@ -227,9 +199,9 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 		}
 		return 0
 	})
-	dropped := 0
+	dropped := shared
 	if len(order) > max {
-		dropped = len(order) - max
+		dropped += len(order) - max
 		order = order[:max]
 	}
 	metric(b, "ibdoctor_finding_impact_score", "One series per finding of the last sweep at or above --prom-min-severity, labelled with where it is; the value is its impact score (share of collective bandwidth lost, 0..1).")
@@ -240,7 +212,7 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 	}
 	metric(b, "ibdoctor_finding_series_limit", "Most ibdoctor_finding_impact_score series written; the worst findings are kept.")
 	fmt.Fprintf(b, "ibdoctor_finding_series_limit %d\n", max)
-	metric(b, "ibdoctor_finding_series_dropped", "Findings at or above --prom-min-severity left without a series by the limit.")
+	metric(b, "ibdoctor_finding_series_dropped", "Findings at or above --prom-min-severity without a series of their own: left out by the limit, or at the same labels as a worse finding (that series keeps the worse score).")
 	fmt.Fprintf(b, "ibdoctor_finding_series_dropped %d\n", dropped)
 }
 

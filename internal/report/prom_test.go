@@ -79,7 +79,7 @@ func TestPrometheusFindingSeries(t *testing.T) {
 		`ibdoctor_finding_impact_score{check="link.degraded-width",severity="critical",node="gpu\"7\" mlx5_0\\a` + "\t" + `b",port="1",peer=""} 0.7` + "\n",
 		`ibdoctor_finding_impact_score{check="counters.errors",severity="warning",node="leaf000",port="1",peer="spine01/1"} 0.06` + "\n",
 		"ibdoctor_finding_series_limit 500\n",
-		"ibdoctor_finding_series_dropped 101\n", // 601 distinct series (600 + the merged critical), 500 kept
+		"ibdoctor_finding_series_dropped 102\n", // 602 findings: 601 distinct series (the two criticals share one), 500 kept, the other critical counted
 		"ibdoctor_sweep_success 1\n",
 	} {
 		if !strings.Contains(text, want) {
@@ -197,6 +197,18 @@ func TestPrometheusLabelsNameTheSubject(t *testing.T) {
 		{Check: "link.degraded-width", Severity: checks.Critical, Impact: checks.Impact{Score: 0.1}, Entities: []checks.Entity{
 			{NodeGUID: 0x0b, Node: "leaf07", Port: 41, Role: "end"},
 			{NodeGUID: 0x02, Node: "spine02", Port: 49, Role: "peer"}}},
+		// Where the routes end, not the first destination (trial T5).
+		{Check: "routing.unreachable", Severity: checks.Critical, Impact: checks.Impact{Score: 0.15}, Entities: []checks.Entity{
+			{NodeGUID: 0x33, Node: "gpu003 mlx5_1", Port: 1, Role: "destination"},
+			{NodeGUID: 0x04, Node: "leaf04", Role: "switch"},
+			{NodeGUID: 0x04, Node: "leaf04", Port: 50, Role: "egress"}}},
+		{Check: "routing.unreachable", Severity: checks.Critical, Impact: checks.Impact{Score: 0.14}, Entities: []checks.Entity{
+			{NodeGUID: 0x34, Node: "gpu020 mlx5_0", Port: 1, Role: "destination"},
+			{NodeGUID: 0x02, Node: "leaf02", Role: "switch"}}},
+		// A group's finding is at the group (trial T13).
+		{Check: "topology.missing-hca", Severity: checks.Error, Impact: checks.Impact{Score: 0.017}, Group: "a05-p1-dgx-01-c*", Entities: []checks.Entity{
+			{NodeGUID: 0x61, Node: "a05-p1-dgx-01-c01 HCA-1", Role: "host"},
+			{NodeGUID: 0x62, Node: "a05-p1-dgx-01-c02 HCA-1", Role: "host"}}},
 	}
 	d.CountBySeverity()
 	var b bytes.Buffer
@@ -207,6 +219,9 @@ func TestPrometheusLabelsNameTheSubject(t *testing.T) {
 		`ibdoctor_finding_impact_score{check="topology.missing-hca",severity="error",node="gpu012",port="",peer="leaf03/28"} 0.004` + "\n",
 		`ibdoctor_finding_impact_score{check="routing.ecmp-imbalance",severity="critical",node="spine01",port="33",peer="leaf05/33"} 0.2` + "\n",
 		`ibdoctor_finding_impact_score{check="link.degraded-width",severity="critical",node="leaf07",port="41",peer="spine02/49"} 0.1` + "\n",
+		`ibdoctor_finding_impact_score{check="routing.unreachable",severity="critical",node="leaf04",port="50",peer=""} 0.15` + "\n",
+		`ibdoctor_finding_impact_score{check="routing.unreachable",severity="critical",node="leaf02",port="",peer=""} 0.14` + "\n",
+		`ibdoctor_finding_impact_score{check="topology.missing-hca",severity="error",node="a05-p1-dgx-01-c*",port="",peer=""} 0.017` + "\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("textfile lacks %q:\n%s", want, b.String())

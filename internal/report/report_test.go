@@ -88,6 +88,17 @@ func goldenDoc() *Document {
 		Evidence: []checks.Evidence{},
 		Action:   "These forwarding tables are ibdoctor's own min-hop routes; give the fabric's with --lfts FILE.",
 		Basis:    "routes",
+	}, checks.Finding{
+		Check: "topology.missing-hca", Severity: checks.Error, Group: "gpu00*",
+		Title: "2 gpu00* hosts have no mlx5_1 where the hosts of 1 other group have it: a rail missing for the whole group",
+		Entities: []checks.Entity{
+			{NodeGUID: 0xb83fd20300000007, Node: "gpu006 mlx5_0", LID: 12, Role: "host"},
+			{NodeGUID: 0xb83fd20300000008, Node: "gpu007 mlx5_0", LID: 14, Role: "host"},
+		},
+		Evidence: []checks.Evidence{{Name: "HCAs", Value: 0, Threshold: 4, Text: "none of 2 hosts has mlx5_1"}},
+		Impact:   checks.Impact{Score: 0.1333, Summary: "jobs on these hosts run without that rail"},
+		Action:   "Check whether the group's mlx5_1 leaf switch is powered, cabled and in the fabric.",
+		Basis:    "topology",
 	})
 	d.CountBySeverity()
 	return d

@@ -52,3 +52,27 @@ func TestDuplicateGUIDAgainstBaseline(t *testing.T) {
 	}
 	_ = stderr
 }
+
+// TestGateClonedGUIDAfterCleanSweep: trial T4's last step. After a clean
+// sweep, gpu017 mlx5_1 reports gpu003 mlx5_1's NodeGUID; the gate of a
+// job on both hosts re-reads their HCAs' NodeInfo and fails (exit 1) on
+// the critical topology.duplicate-guid, as the sweep a minute later
+// does. Before, it exited 0 with no findings (it re-read PortInfo only).
+func TestGateClonedGUIDAfterCleanSweep(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := "../../fixtures/sample/fabric.txt"
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r1.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	dup := writeFile(t, "dup.faults", "dupguid \"gpu003 mlx5_1\" \"gpu017 mlx5_1\"\n")
+	code, out, stderr := run("gate", "--sim="+topo, "--faults", dup, "--state-dir", state, "--nodes", "gpu003,gpu017", "--json")
+	d := chkParse(t, out)
+	var got []string
+	for _, f := range d.Findings {
+		got = append(got, f.Severity.String()+" "+f.Check+" "+f.Title)
+	}
+	if code != ExitFindings || len(got) != 1 || !strings.HasPrefix(got[0], "critical topology.duplicate-guid 2 nodes claim NodeGUID") {
+		t.Errorf("gate: exit %d, findings:\n%s\nwant exit 1 on the critical topology.duplicate-guid alone\n%s", code, strings.Join(got, "\n"), stderr)
+	}
+}

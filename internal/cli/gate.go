@@ -332,6 +332,8 @@ func undecidedReasons(doc *report.Document) []string {
 			add("a route leaves by a port the sweep saw without a cable", "", "")
 		case "HCA":
 			add("an HCA of the accepted topology is not in the snapshot", "", "")
+		case gate.WhatNodeGUID:
+			add("", " answers another NodeGUID than the snapshot's (a board changed since the sweep)", unreachedNode(u.Where))
 		case "ClassPortInfo", "PortCounters", "PortCountersExtended", "counters":
 			add("counters not read on ", "", unreachedNode(u.Where))
 		case fabric.WhatNoLID:

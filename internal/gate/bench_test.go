@@ -29,6 +29,13 @@ func BenchmarkGate10k(b *testing.B) {
 	benchGate(b, topology.FatTree3{Pods: 9, LeavesPerPod: 32, SpinesPerPod: 32, HostsPerLeaf: 32, Cores: 1024}, 137)
 }
 
+// BenchmarkGate8k is the same on topology.FatTree8k (9,472 nodes, 8,192
+// HCAs, one a host): what the gate's NodeInfo re-read of the job's HCAs
+// adds is one SMP per HCA (SMPs/op).
+func BenchmarkGate8k(b *testing.B) {
+	benchGate(b, topology.FatTree8k(), 128)
+}
+
 // BenchmarkGate49k is the same on FatTree50k (48,896 nodes, 45,056 HCAs). Building and
 // sweeping it takes minutes and several GB: it runs only with
 // IBDOCTOR_BENCH_BIG=1.

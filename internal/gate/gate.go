@@ -301,6 +301,24 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 				Reason: "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"})
 		}
 	}
+	// The job's HCAs' NodeGUIDs as they are now: one that answers with
+	// another node's GUID since the sweep is a duplicate GUID
+	// (topology.duplicate-guid), which PortInfo does not show (trial T4).
+	t = time.Now()
+	silent := map[*fabric.Node]bool{}
+	for p := range unread {
+		silent[p.Node] = true
+	}
+	dups, badGUID := r.guids(ctx, e, snap, nodes, silent)
+	sw.Timings["nodeinfo"] = time.Since(t)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	f.DuplicateGUIDs = append(f.DuplicateGUIDs, dups...)
+	if len(badGUID) > 0 {
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, badGUID...)
+	}
 	// The job's P_Key tables as they are now: hosts that share no
 	// partition cannot talk, and the job must not start.
 	t = time.Now()

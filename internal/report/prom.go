@@ -37,7 +37,7 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 	var b bytes.Buffer
 	writeCounts(&b, d)
 	writeFindingSeries(&b, d, o)
-	metric(&b, "ibdoctor_sweep_complete", "1 if the last sweep read everything it needed.")
+	metric(&b, "ibdoctor_sweep_complete", helpComplete)
 	fmt.Fprintf(&b, "ibdoctor_sweep_complete %d\n", boolInt(d.Complete))
 	if !d.SnapshotTakenAt.IsZero() {
 		// A partial sweep keeps the complete snapshot before it: gates
@@ -51,15 +51,23 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 	return err
 }
 
+// helpComplete is ibdoctor_sweep_complete's HELP: like the counts, it
+// describes the last sweep that published its report, kept when a later
+// one fails, so the kept series never mix two sweeps (trial T15: a failed
+// sweep wrote complete 0 beside the kept sweep's unreached 0).
+const helpComplete = "1 if the last successful sweep read everything it needed (kept with its counts when a later sweep fails: ibdoctor_sweep_success says that)."
+
 // PrometheusFailed writes the textfile of a sweep that failed or was
 // interrupted at `at`: ibdoctor_sweep_success 0, so an alert fires, with
 // the last success's time kept from prev (the textfile as it was; 0 when
-// no sweep has succeeded). The counts and findings of the last good
-// sweep are kept too, as its report is: they are still the newest
-// knowledge, and dropping them would resolve their alerts.
+// no sweep has succeeded). The counts, findings and completeness of the
+// last good sweep are kept too, as its report is: they are still the
+// newest knowledge, and dropping them would resolve their alerts; without
+// one there is no ibdoctor_sweep_complete.
 func PrometheusFailed(w io.Writer, prev []byte, at time.Time) error {
 	var b bytes.Buffer
 	var lastOK int64
+	kept := "" // the kept sweep's ibdoctor_sweep_complete value
 	skip := map[string]bool{
 		"ibdoctor_sweep_success": true, "ibdoctor_sweep_last_success_timestamp_seconds": true,
 		"ibdoctor_sweep_timestamp_seconds": true, "ibdoctor_sweep_complete": true,
@@ -85,14 +93,21 @@ func PrometheusFailed(w io.Writer, prev []byte, at time.Time) error {
 				}
 			}
 		}
+		if name == "ibdoctor_sweep_complete" && !strings.HasPrefix(line, "#") && kept == "" {
+			if f := strings.Fields(line); len(f) == 2 && (f[1] == "0" || f[1] == "1") {
+				kept = f[1]
+			}
+		}
 		if skip[name] {
 			continue
 		}
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
-	metric(&b, "ibdoctor_sweep_complete", "1 if the last sweep read everything it needed.")
-	b.WriteString("ibdoctor_sweep_complete 0\n")
+	if kept != "" {
+		metric(&b, "ibdoctor_sweep_complete", helpComplete)
+		fmt.Fprintf(&b, "ibdoctor_sweep_complete %s\n", kept)
+	}
 	metric(&b, "ibdoctor_sweep_success", "1 if the last sweep finished and published its report, 0 if it failed or was interrupted.")
 	b.WriteString("ibdoctor_sweep_success 0\n")
 	metric(&b, "ibdoctor_sweep_last_success_timestamp_seconds", "When the last successful sweep ran (Unix time; 0: never).")
@@ -117,11 +132,11 @@ func writeStatus(b *bytes.Buffer, ok bool, lastOK, at time.Time) {
 }
 
 func writeCounts(b *bytes.Buffer, d *Document) {
-	metric(b, "ibdoctor_findings", "Findings of the last sweep by severity.")
+	metric(b, "ibdoctor_findings", "Findings of the last successful sweep by severity.")
 	for _, s := range []string{"critical", "error", "warning", "info"} {
 		fmt.Fprintf(b, "ibdoctor_findings{severity=%s} %d\n", labelValue(s), d.Counts[s])
 	}
-	metric(b, "ibdoctor_check_findings", "Findings of the last sweep by check and severity.")
+	metric(b, "ibdoctor_check_findings", "Findings of the last successful sweep by check and severity.")
 	type key struct{ check, sev string }
 	byCheck := map[key]int{}
 	for _, f := range d.Findings {
@@ -135,11 +150,11 @@ func writeCounts(b *bytes.Buffer, d *Document) {
 	for _, k := range keys {
 		fmt.Fprintf(b, "ibdoctor_check_findings{check=%s,severity=%s} %d\n", labelValue(k.check), labelValue(k.sev), byCheck[k])
 	}
-	metric(b, "ibdoctor_fabric_nodes", "Nodes discovered by type.")
+	metric(b, "ibdoctor_fabric_nodes", "Nodes the last successful sweep discovered, by type.")
 	fmt.Fprintf(b, "ibdoctor_fabric_nodes{type=\"switch\"} %d\nibdoctor_fabric_nodes{type=\"ca\"} %d\n", d.Fabric.Switches, d.Fabric.CAs)
-	metric(b, "ibdoctor_fabric_links", "Links discovered.")
+	metric(b, "ibdoctor_fabric_links", "Links the last successful sweep discovered.")
 	fmt.Fprintf(b, "ibdoctor_fabric_links %d\n", d.Fabric.Links)
-	metric(b, "ibdoctor_unreached", "Things the last sweep could not read.")
+	metric(b, "ibdoctor_unreached", "Things the last successful sweep could not read.")
 	fmt.Fprintf(b, "ibdoctor_unreached %d\n", len(d.Unreached))
 }
 
@@ -204,7 +219,7 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 		dropped += len(order) - max
 		order = order[:max]
 	}
-	metric(b, "ibdoctor_finding_impact_score", "One series per finding of the last sweep at or above --prom-min-severity, labelled with where it is; the value is its impact score (share of collective bandwidth lost, 0..1).")
+	metric(b, "ibdoctor_finding_impact_score", "One series per finding of the last successful sweep at or above --prom-min-severity, labelled with where it is; the value is its impact score (share of collective bandwidth lost, 0..1).")
 	for _, l := range order {
 		fmt.Fprintf(b, "ibdoctor_finding_impact_score{check=%s,severity=%s,node=%s,port=%s,peer=%s} %s\n",
 			labelValue(l.check), labelValue(l.severity), labelValue(l.node), labelValue(l.port), labelValue(l.peer),

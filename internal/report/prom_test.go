@@ -116,6 +116,7 @@ func TestPrometheusGoldenPromtool(t *testing.T) {
 func TestPrometheusFailed(t *testing.T) {
 	var good bytes.Buffer
 	d := goldenDoc()
+	d.Complete = true
 	Prometheus(&good, d, PromOptions{MinSeverity: checks.Warning})
 	at := d.GeneratedAt.Add(15 * time.Minute)
 	var failed bytes.Buffer
@@ -127,7 +128,12 @@ func TestPrometheusFailed(t *testing.T) {
 	for i, text := range []string{failed.String(), again.String()} {
 		for _, want := range []string{
 			"ibdoctor_sweep_success 0\n",
-			"ibdoctor_sweep_complete 0\n",
+			// The kept series are all the last successful sweep's
+			// (trial T15: complete 0 beside the kept unreached 0).
+			"ibdoctor_sweep_complete 1\n",
+			"# HELP ibdoctor_sweep_complete 1 if the last successful sweep read everything it needed",
+			"# HELP ibdoctor_unreached Things the last successful sweep could not read.\n",
+			"# HELP ibdoctor_findings Findings of the last successful sweep by severity.\n",
 			fmt.Sprintf("ibdoctor_sweep_last_success_timestamp_seconds %d\n", d.GeneratedAt.Unix()),
 			fmt.Sprintf("ibdoctor_sweep_timestamp_seconds %d\n", at.Add(time.Duration(i)*15*time.Minute).Unix()),
 			`ibdoctor_findings{severity="critical"} 1` + "\n",
@@ -145,7 +151,7 @@ func TestPrometheusFailed(t *testing.T) {
 	// Never a success: the last success is 0, so a staleness alert fires.
 	var never bytes.Buffer
 	PrometheusFailed(&never, nil, at)
-	if !strings.Contains(never.String(), "ibdoctor_sweep_last_success_timestamp_seconds 0\n") {
+	if !strings.Contains(never.String(), "ibdoctor_sweep_last_success_timestamp_seconds 0\n") || strings.Contains(never.String(), "ibdoctor_sweep_complete") {
 		t.Errorf("no previous textfile:\n%s", never.String())
 	}
 	promtoolCheck(t, never.Bytes())
@@ -166,10 +172,14 @@ func FuzzPrometheusFailed(f *testing.F) {
 			t.Fatal(err)
 		}
 		text := b.String()
-		for _, name := range []string{"ibdoctor_sweep_success ", "ibdoctor_sweep_complete ", "ibdoctor_sweep_last_success_timestamp_seconds ", "ibdoctor_sweep_timestamp_seconds "} {
+		for _, name := range []string{"ibdoctor_sweep_success ", "ibdoctor_sweep_last_success_timestamp_seconds ", "ibdoctor_sweep_timestamp_seconds "} {
 			if n := strings.Count("\n"+text, "\n"+name); n != 1 {
 				t.Fatalf("%q %d times in:\n%s", name, n, text)
 			}
+		}
+		// The kept sweep's completeness: once, or not at all without one.
+		if n := strings.Count("\n"+text, "\nibdoctor_sweep_complete "); n > 1 {
+			t.Fatalf("ibdoctor_sweep_complete %d times in:\n%s", n, text)
 		}
 		for l := range strings.Lines(text) {
 			if !strings.HasPrefix(l, "ibdoctor_") && !strings.HasPrefix(l, "# HELP ibdoctor_") && !strings.HasPrefix(l, "# TYPE ibdoctor_") {

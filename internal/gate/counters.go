@@ -154,8 +154,7 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 		}
 		ok := s.snap.SavedInto(r.Port, &saved)
 		// A port not read itself (its switch's all-ports sum was clean)
-		// has every error counter exactly 0, whatever the field: its
-		// width is no attribute to compare.
+		// has every counter exactly 0 (pairGrowth).
 		exact := false
 		if s.res != nil && s.res.Last != nil {
 			pc, found := sampleOf(s.res.Last, r.Port, &next)
@@ -172,33 +171,49 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 					c.Unsaved = true
 					continue
 				}
-				// The one rule for an increase (as between check's two
-				// samples): none across attributes or from a narrow
-				// field stuck at its maximum both times.
-				live := perf.Value{Name: c.Name, Value: c.Value, Bits: c.Bits, Saturated: c.Saturated, Source: attrOfBits(c.Bits)}
-				then := perf.Value{Name: c.Name, Value: was, Bits: c.Bits, Saturated: wasSaturated, Source: live.Source}
-				switch {
-				case exact:
-				case saved.From == snapshot.FromPortCounters:
-					then.Source = mad.AttrPortCounters
-				case saved.From == snapshot.FromPortCountersExtended:
-					then.Source = mad.AttrPortCountersExtended
-				}
-				dv := perf.Increase(then, live)
-				switch {
-				case dv.Unknown:
-					c.GrowthUnknown = dv.Why
-				case dv.Backwards:
-					// Below the saved value: cleared (or reset, or
-					// wrapped) since the sweep. How much it grew since
-					// is unknown; checks judges the value since the
-					// clear, never a growth.
-					c.ClearedFrom = was
-				default:
-					c.Growth = dv.Delta
+				pairGrowth(c, was, wasSaturated, saved.From, exact)
+			}
+			if w := r.XmitWait; w != nil {
+				// PortXmitWait by the same rule: checks judges the share
+				// of time stalled since the sweep (trial T8). Not saved
+				// by an ibdoctor before it was kept: the value is judged.
+				if was, wasSaturated, ok := saved.XmitWait(); ok {
+					pairGrowth(w, was, wasSaturated, saved.From, exact)
+				} else {
+					w.Unsaved = true
 				}
 			}
 		}
 		fn(r)
 	})
+}
+
+// pairGrowth sets c's increase since the saved reading was: the one rule
+// for an increase (as between check's two samples), none across
+// attributes or from a narrow field stuck at its maximum both times. exact
+// is a port not read itself (its switch's all-ports sum was clean): every
+// counter exactly 0, whatever the field, so its width is no attribute to
+// compare.
+func pairGrowth(c *checks.CounterValue, was uint64, wasSaturated bool, from string, exact bool) {
+	live := perf.Value{Name: c.Name, Value: c.Value, Bits: c.Bits, Saturated: c.Saturated, Source: attrOfBits(c.Bits)}
+	then := perf.Value{Name: c.Name, Value: was, Bits: c.Bits, Saturated: wasSaturated, Source: live.Source}
+	switch {
+	case exact:
+	case from == snapshot.FromPortCounters:
+		then.Source = mad.AttrPortCounters
+	case from == snapshot.FromPortCountersExtended:
+		then.Source = mad.AttrPortCountersExtended
+	}
+	dv := perf.Increase(then, live)
+	switch {
+	case dv.Unknown:
+		c.GrowthUnknown = dv.Why
+	case dv.Backwards:
+		// Below the saved value: cleared (or reset, or wrapped) since
+		// the sweep. How much it grew since is unknown; checks judges
+		// the value since the clear, never a growth.
+		c.ClearedFrom = was
+	default:
+		c.Growth = dv.Delta
+	}
 }

@@ -529,9 +529,17 @@ func (x *encodedIndex) bytes() []byte {
 // of the saturated ones, and the nonzero values as uvarints. It returns
 // the offset of the port's entry in vals.
 func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals *[]byte) (uint32, error) {
-	names := make([]string, 0, len(c.Errors))
+	names := make([]string, 0, len(c.Errors)+1)
 	for n := range c.Errors {
-		names = append(names, n)
+		if n != xmitWaitName {
+			names = append(names, n)
+		}
+	}
+	if c.XmitWait != nil {
+		// Kept among the names (a set without it is a file from before,
+		// or a port without it): a later sweep judges the share of time
+		// stalled since this one (trial T8).
+		names = append(names, xmitWaitName)
 	}
 	if len(names) > maxCtrNames-2 {
 		return 0, fmt.Errorf("gate index: %d counters on one port (at most %d)", len(names), maxCtrNames-2)
@@ -560,8 +568,14 @@ func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals 
 	case FromPortCountersExtended:
 		sat |= ctrFromKnown
 	}
+	value := func(n string) uint64 {
+		if n == xmitWaitName {
+			return *c.XmitWait
+		}
+		return c.Errors[n]
+	}
 	for i, n := range names {
-		if c.Errors[n] != 0 {
+		if value(n) != 0 {
 			nz |= 1 << i
 		}
 		if slices.Contains(c.Saturated, n) {
@@ -574,11 +588,15 @@ func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals 
 	*vals = le.AppendUint32(*vals, sat)
 	for i, n := range names {
 		if nz&(1<<i) != 0 {
-			*vals = binary.AppendUvarint(*vals, c.Errors[n])
+			*vals = binary.AppendUvarint(*vals, value(n))
 		}
 	}
 	return off, nil
 }
+
+// xmitWaitName is PortXmitWait's name in a port's counter set: the one
+// name of the set that is not an error counter (PortCounters.XmitWait).
+const xmitWaitName = "PortXmitWait"
 
 // Index is an opened gate.idx.
 type Index struct {
@@ -1198,7 +1216,12 @@ func decodeCounters(sets, vals []byte, off uint32) (PortCounters, bool) {
 	}
 	pc := PortCounters{Errors: make(map[string]uint64, len(v.names)), From: v.From}
 	for k, name := range v.names {
-		pc.Errors[name] = v.vals[k]
+		if name == xmitWaitName {
+			w := v.vals[k]
+			pc.XmitWait = &w
+		} else {
+			pc.Errors[name] = v.vals[k]
+		}
 		if v.sat[k] {
 			pc.Saturated = append(pc.Saturated, name)
 		}
@@ -1220,6 +1243,13 @@ type Saved struct {
 	// setsOf (an *Index or *ctrEnc): a fabric's ports share a few.
 	setsOf any
 	sets   map[uint32][]string
+}
+
+// XmitWait returns the saved PortXmitWait, whether it was saturated,
+// and whether the sweep saved it (not in a file from before it was kept,
+// nor for a port whose PMA does not count it).
+func (v *Saved) XmitWait() (value uint64, saturated, ok bool) {
+	return v.Error(xmitWaitName)
 }
 
 // Error returns the saved value of the counter name, whether it was
@@ -1310,14 +1340,21 @@ func (v *Saved) decode(owner any, sets, vals []byte, off uint32) bool {
 // fabric gate.idx cannot hold).
 func (v *Saved) fill(c PortCounters) {
 	// names may be a cached set: a new slice, not appended to
-	v.From, v.names, v.vals, v.sat = c.From, make([]string, 0, len(c.Errors)), v.vals[:0], v.sat[:0]
+	v.From, v.names, v.vals, v.sat = c.From, make([]string, 0, len(c.Errors)+1), v.vals[:0], v.sat[:0]
 	for name := range c.Errors {
-		v.names = append(v.names, name)
+		if name != xmitWaitName {
+			v.names = append(v.names, name)
+		}
 	}
 	slices.Sort(v.names)
 	for _, name := range v.names {
 		v.vals = append(v.vals, c.Errors[name])
 		v.sat = append(v.sat, slices.Contains(c.Saturated, name))
+	}
+	if c.XmitWait != nil {
+		v.names = append(v.names, xmitWaitName)
+		v.vals = append(v.vals, *c.XmitWait)
+		v.sat = append(v.sat, slices.Contains(c.Saturated, xmitWaitName))
 	}
 }
 

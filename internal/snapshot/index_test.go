@@ -38,6 +38,15 @@ func testCounters(f *fabric.Fabric) map[string]PortCounters {
 				pc.Errors["SymbolErrorCounter"] = 65535
 				pc.Saturated = []string{"SymbolErrorCounter"}
 			}
+			// PortXmitWait on most ports, 0 on some, saturated on a few.
+			if i%4 != 1 {
+				w := uint64(i * 1000 * int(p.Num) % 7)
+				if i%7 == 0 {
+					w = 1<<32 - 1
+					pc.Saturated = append(pc.Saturated, "PortXmitWait")
+				}
+				pc.XmitWait = &w
+			}
 			c[Key(p)] = pc
 		}
 	}
@@ -92,7 +101,8 @@ func TestIndexRoundTrip(t *testing.T) {
 			}
 			w, wok := ctr[Key(p)]
 			c, ok := x.SavedCounters(n.GUID, p.Num)
-			if ok != wok || (ok && (!maps.Equal(c.Errors, w.Errors) || !slices.Equal(c.Saturated, w.Saturated))) {
+			if ok != wok || (ok && (!maps.Equal(c.Errors, w.Errors) || !slices.Equal(slices.Sorted(slices.Values(c.Saturated)), slices.Sorted(slices.Values(w.Saturated))) ||
+				(c.XmitWait == nil) != (w.XmitWait == nil) || (c.XmitWait != nil && *c.XmitWait != *w.XmitWait))) {
 				t.Errorf("%s: counters %v %+v, want %v %+v", Key(p), ok, c, wok, w)
 			}
 		}

@@ -17,7 +17,15 @@ func savedOf(v *Saved) PortCounters {
 		if !ok {
 			panic(name)
 		}
-		pc.Errors[name] = x
+		if name == xmitWaitName {
+			w, wsat, wok := v.XmitWait()
+			if !wok || w != x || wsat != sat {
+				panic(name)
+			}
+			pc.XmitWait = &w
+		} else {
+			pc.Errors[name] = x
+		}
 		if sat {
 			pc.Saturated = append(pc.Saturated, name)
 		}
@@ -37,7 +45,8 @@ func sameSaved(v *Saved, vok bool, c PortCounters, cok bool) bool {
 	got := savedOf(v)
 	slices.Sort(got.Saturated)
 	want := slices.Sorted(slices.Values(c.Saturated))
-	return maps.Equal(got.Errors, c.Errors) && slices.Equal(got.Saturated, want) && got.From == c.From
+	return maps.Equal(got.Errors, c.Errors) && slices.Equal(got.Saturated, want) && got.From == c.From &&
+		(got.XmitWait == nil) == (c.XmitWait == nil) && (got.XmitWait == nil || *got.XmitWait == *c.XmitWait)
 }
 
 // TestSavedIntoIsSavedCounters: SavedInto, the decoding a later sweep's

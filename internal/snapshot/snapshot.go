@@ -142,6 +142,16 @@ func portCountersOf(r checks.PortReading) PortCounters {
 	if r.XmitWait != nil {
 		v := r.XmitWait.Value
 		pc.XmitWait = &v
+		if r.XmitWait.Saturated {
+			pc.Saturated = append(pc.Saturated, xmitWaitName)
+		}
+		if pc.From == "" {
+			// Read from the same attribute as the error counters.
+			pc.From = FromPortCounters
+			if r.XmitWait.Bits == 64 {
+				pc.From = FromPortCountersExtended
+			}
+		}
 	}
 	return pc
 }

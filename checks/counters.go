@@ -593,34 +593,27 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		}
 		sh := s.pathShare(p)
 		share := sh.v
+		w := r.XmitWait
 		if iv > 0 {
-			if r.XmitWait.DeltaUnknown != "" {
-				s.couldNotDecide("counters.congestion", "PortXmitWait "+r.XmitWait.DeltaUnknown, s.entityOf(p, "end"))
+			if w.DeltaUnknown != "" {
+				s.couldNotDecide("counters.congestion", "PortXmitWait "+w.DeltaUnknown, s.entityOf(p, "end"))
 				return
 			}
-			stalled, ok := r.Stalled(iv.Seconds())
-			if !ok {
+			if f, ok := s.stalledFinding(t, p, r, w.Delta, r.SpanOf(iv), "delta"); ok {
+				emit(p, f)
+			}
+			return
+		}
+		if r.Saved && !w.Unsaved && w.ClearedFrom == 0 && !r.SpanUnknown {
+			// Paired with the previous sweep's PortXmitWait (a later
+			// sweep, or a gate): the share of time stalled since then.
+			if w.GrowthUnknown != "" {
+				s.couldNotDecide("counters.congestion", "PortXmitWait since the saved sweep: "+w.GrowthUnknown, s.entityOf(p, "end"))
 				return
 			}
-			if stalled < t.XmitWaitInfo {
-				return
+			if f, ok := s.stalledFinding(t, p, r, w.Growth, r.SavedAgo, "since-snapshot"); ok {
+				emit(p, f)
 			}
-			sev := Info
-			if stalled >= t.XmitWaitWarn {
-				sev = Warning
-			}
-			emit(p, Finding{
-				Check:    "counters.congestion",
-				Severity: sev,
-				Title:    fmt.Sprintf("Port %s could not send %.0f%% of the time (congestion)", s.portName(p), stalled*100),
-				Entities: s.portAndPeer(p),
-				Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Delta), Threshold: t.XmitWaitWarn,
-					Text: fmt.Sprintf("PortXmitWait +%d ticks in %v = %.1f%% of the time stalled (warn at %.0f%%)", r.XmitWait.Delta, words.Duration(r.SpanOf(iv)), stalled*100, t.XmitWaitWarn*100)}},
-				Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * stalled,
-					Summary: fmt.Sprintf("flows leaving this port wait for credits %.0f%% of the time; it carries %s of host-to-host paths", stalled*100, pct(share))},
-				Action: "Congestion, not a fault: find what converges on this port (ibdoctor trace, the routing.ecmp-imbalance findings); rebalance routes or spread the job. If the downstream link is degraded, fix that first.",
-				Basis:  "delta",
-			})
 			return
 		}
 		if r.SpanUnknown {
@@ -646,18 +639,67 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		if r.XmitWait.Value <= t.XmitWaitAbsolute {
 			return
 		}
+		text := fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)
+		if r.Saved && w.ClearedFrom > 0 {
+			// Below the previous sweep's: cleared since, so no share
+			// since that sweep is known, only the count since the clear.
+			text = fmt.Sprintf("PortXmitWait = %d, cleared since the sweep (it read %d then; the share of time stalled since is unknown); sample with --interval to see it", w.Value, w.ClearedFrom)
+		}
 		emit(p, Finding{
 			Check:    "counters.congestion",
 			Severity: Info,
 			Title:    fmt.Sprintf("Port %s has waited to send %d ticks since its counters were cleared", s.portName(p), r.XmitWait.Value),
 			Entities: s.portAndPeer(p),
 			Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(r.XmitWait.Value), Threshold: float64(t.XmitWaitAbsolute),
-				Text: fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)}},
+				Text: text}},
 			Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * 0.001, Summary: "congestion at some time since the last clear; its rate is unknown without an interval"},
 			Action: "Run 'ibdoctor check --interval 30s' to see whether this port is congested now.",
 			Basis:  "absolute",
 		})
 	})
+}
+
+// stalledFinding is the one judgement of a port's share of time stalled
+// (counters.congestion): ticks of PortXmitWait counted over span, against
+// xmitwait.warn and xmitwait.info. basis is "delta" (over check's or a
+// gate's --interval) or "since-snapshot" (since the previous sweep the
+// reading was paired with); only the wording of the span differs. A
+// saturated counter counted at least ticks, so the share is a lower bound.
+func (s *Snapshot) stalledFinding(t *Thresholds, p *fabric.Port, r PortReading, ticks uint64, span time.Duration, basis string) (Finding, bool) {
+	stalled, ok := stalledShare(ticks, r.XmitWaitTicksPerSecond, span.Seconds())
+	if !ok || stalled < t.XmitWaitInfo {
+		return Finding{}, false
+	}
+	sev := Info
+	if stalled >= t.XmitWaitWarn {
+		sev = Warning
+	}
+	sh := s.pathShare(p)
+	share := sh.v
+	atLeast, since, over := "", "", fmt.Sprintf("in %v", words.Duration(span))
+	if basis == "since-snapshot" {
+		since = " since the last sweep"
+		over = fmt.Sprintf("in %v since the previous sweep", words.Duration(span))
+		if !r.SavedAt.IsZero() {
+			over = fmt.Sprintf("in %v since the previous sweep at %s", words.Duration(span), r.SavedAt.UTC().Format(time.RFC3339))
+		}
+	}
+	text := fmt.Sprintf("PortXmitWait +%d ticks %s = %.1f%% of the time stalled (warn at %.0f%%)", ticks, over, stalled*100, t.XmitWaitWarn*100)
+	if r.XmitWait.Saturated {
+		atLeast = "at least "
+		text += fmt.Sprintf("; the %d-bit counter is saturated at %d: it waited at least this long", r.XmitWait.Bits, r.XmitWait.Value)
+	}
+	return Finding{
+		Check:    "counters.congestion",
+		Severity: sev,
+		Title:    fmt.Sprintf("Port %s could not send %s%.0f%% of the time%s (congestion)", s.portName(p), atLeast, stalled*100, since),
+		Entities: s.portAndPeer(p),
+		Evidence: []Evidence{{Name: "PortXmitWait", Value: float64(ticks), Threshold: t.XmitWaitWarn, Text: text}},
+		Impact: Impact{PathShare: share, PathShareLowerBound: sh.atLeast, Score: share * stalled,
+			Summary: fmt.Sprintf("flows leaving this port wait for credits %s%.0f%% of the time%s; it carries %s of host-to-host paths", atLeast, stalled*100, since, pct(share))},
+		Action: "Congestion, not a fault: find what converges on this port (ibdoctor trace, the routing.ecmp-imbalance findings); rebalance routes or spread the job. If the downstream link is degraded, fix that first.",
+		Basis:  basis,
+	}, true
 }
 
 func (s *Snapshot) utilization() []Finding {

@@ -134,11 +134,21 @@ func rateFromFarEnd(p *fabric.Port) bool {
 // would count stalled all the time); false without an interval or
 // PortXmitWait.
 func (r PortReading) Stalled(interval float64) (float64, bool) {
-	interval = r.span(interval)
-	if r.XmitWait == nil || interval <= 0 || r.XmitWaitTicksPerSecond <= 0 || r.XmitWait.DeltaUnknown != "" {
+	if r.XmitWait == nil || r.XmitWait.DeltaUnknown != "" {
 		return 0, false
 	}
-	return float64(r.XmitWait.Delta) / (r.XmitWaitTicksPerSecond * interval), true
+	return stalledShare(r.XmitWait.Delta, r.XmitWaitTicksPerSecond, r.span(interval))
+}
+
+// stalledShare is the share of seconds a port waited to send, from the
+// ticks PortXmitWait counted over them at perSecond ticks a second when
+// stalled all the time: over an interval (Stalled) or since the previous
+// sweep (counters.congestion's stalledFinding).
+func stalledShare(ticks uint64, perSecond, seconds float64) (float64, bool) {
+	if seconds <= 0 || perSecond <= 0 {
+		return 0, false
+	}
+	return float64(ticks) / (perSecond * seconds), true
 }
 
 // span is the seconds the port's deltas cover: its own Elapsed when

@@ -106,7 +106,8 @@ refuses its flags (a value out of range, a bad --thresholds file).
 Without --interval, error counters are judged by their growth since the
 previous sweep in --state-dir (one of the same fabric, at most --max-age
 old; a partial one for the ports it read); a count since the last clear
-that did not grow since is reported as info, not at its severity. Without
+that did not grow since is reported as info, not at its severity; congestion
+is the share of time each port could not send since that sweep. Without
 such a sweep (the first one), their values since the last clear are judged.
 The report's counters_basis says which.
 The report's status is judged at --fail-on, or at error (as check) without it.
@@ -738,7 +739,7 @@ func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now tim
 	if !prev.Complete {
 		partial = "; that sweep was partial: the ports it did not read are judged on their values since the last clear"
 	}
-	return prev, fmt.Sprintf("error counters judged by their growth since the previous sweep at %s (%v before; %s); counts since the last clear that did not grow are info%s", prev.TakenAt.Format(time.RFC3339), words.Span(now.Sub(prev.TakenAt)), prev.Source, partial)
+	return prev, fmt.Sprintf("error counters judged by their growth since the previous sweep at %s (%v before; %s); counts since the last clear that did not grow are info; congestion by the share of time stalled since then (PortXmitWait; its value where that sweep did not save it)%s", prev.TakenAt.Format(time.RFC3339), words.Span(now.Sub(prev.TakenAt)), prev.Source, partial)
 }
 
 // sweepInterrupted is the error of a sweep stopped by a signal; it wraps

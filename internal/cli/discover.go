@@ -138,8 +138,7 @@ func (a *app) runDiscover(parent context.Context, o *discoverOptions) error {
 		return withExit(ExitUndecided, runErr)
 	}
 	sess.DropStandIns(f)
-	sess.DropSavedStandIns(f)
-	sess.KeepRecorded(f)
+	sess.SavedAs(f).Apply(f)
 
 	w := bufio.NewWriter(a.stdout)
 	st := a.style()

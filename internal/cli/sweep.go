@@ -346,6 +346,16 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 			baseline = nil
 		}
 	}
+	// The fabric file does not depend on the findings: it is written
+	// while the checks run (docs/architecture.md), and published with
+	// the rest of the state once they are done. Until then it is a
+	// temporary file, removed if the sweep fails or is interrupted.
+	savedAs := sess.SavedAs(sw.Fabric)
+	var ahead *snapshot.FabricAhead
+	if !o.noSave && (sw.Complete || !keepsComplete(prev, o, sw.Taken)) {
+		ahead = snapshot.WriteFabricAhead(ctx, o.stateDir, sw.Fabric, sw.Taken, savedAs)
+		defer ahead.Abort()
+	}
 	// The state keeps the readings themselves; the checks judge them
 	// paired with the previous sweep's.
 	read := sw.Counters
@@ -425,10 +435,19 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		}
 		defer html.Abort()
 	}
+	if ahead != nil {
+		// The writer reads the fabric: it is changed only after it.
+		if err := ahead.Wait(); err != nil && ctx.Err() == nil {
+			return fail(fmt.Errorf("--state-dir: %w", err))
+		}
+	}
+	if ctx.Err() != nil {
+		// Nothing is published yet: the previous state stays whole.
+		return fail(sweepInterrupted(ctx))
+	}
 	// The checks have judged the fabric: what the simulator stood in
 	// for is not saved as read.
-	sess.DropSavedStandIns(st.fabric)
-	sess.KeepRecorded(st.fabric)
+	savedAs.Apply(st.fabric)
 	if prev != nil {
 		// Its gate.idx is about to be replaced.
 		prev.Close()
@@ -442,7 +461,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		// allocations grow the heap past the checks' peak before the
 		// next collection (issue 13, figures in docs/architecture.md).
 		runtime.GC()
-		saved, src, err := saveSnapshot(&st, o.stateDir)
+		saved, src, err := saveSnapshot(&st, o.stateDir, ahead)
 		if err != nil {
 			return fail(err)
 		}
@@ -800,7 +819,7 @@ func writeFailedProm(path string) error {
 // would (snapshot.BaselineSource). A partial sweep does not replace a
 // complete one within --max-age (keepsComplete): gate would lose sight
 // of what the partial sweep could not reach.
-func saveSnapshot(st *sweptState, dir string) (bool, string, error) {
+func saveSnapshot(st *sweptState, dir string, ahead *snapshot.FabricAhead) (bool, string, error) {
 	if !st.complete && st.prevComplete {
 		return false, "", nil
 	}
@@ -812,6 +831,7 @@ func saveSnapshot(st *sweptState, dir string) (bool, string, error) {
 	// go of them once it has encoded them.
 	st.counters = nil
 	s.SetFabricVerdicts(st.verdicts)
+	s.WriteAhead(ahead)
 	if _, err := s.Save(dir); err != nil {
 		return false, "", fmt.Errorf("--state-dir: %w", err)
 	}

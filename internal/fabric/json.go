@@ -171,9 +171,76 @@ type MarshalOptions struct {
 	OmitLFT bool
 	// Indent pretty-prints with two spaces.
 	Indent bool
+	// As, when not nil, writes f as As.Apply would leave it, without
+	// changing f: a sweep writes its fabric file while the checks still
+	// read the fabric with the simulator's stand-ins in it.
+	As *SavedAs
 }
 
-func hex64(v uint64) string { return fmt.Sprintf("0x%016x", v) }
+// SavedAs is how a fabric is saved when its source stood in for part of
+// what it holds (a --sim file's simulator): the inputs the file recorded
+// beyond the topology, and which answers were stand-ins, not read.
+type SavedAs struct {
+	Recorded Recorded
+	SMs      []RecordedSM
+	PKeys    map[*Port][]mad.PKey
+	// DropSpeeds: the ports' supported and enabled speeds were stand-ins;
+	// DropWidths likewise their supported and enabled widths.
+	DropSpeeds, DropWidths bool
+}
+
+// Apply makes f what it is saved as. A nil a leaves f as it is.
+func (a *SavedAs) Apply(f *Fabric) {
+	if a == nil || f == nil {
+		return
+	}
+	f.Recorded, f.SMs, f.PKeys = a.Recorded, a.SMs, a.PKeys
+	if !a.DropSpeeds && !a.DropWidths {
+		return
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if a.DropSpeeds {
+				p.SpeedSupported, p.SpeedEnabled = 0, 0
+			}
+			if a.DropWidths {
+				p.WidthSupported, p.WidthEnabled = 0, 0
+			}
+		}
+	}
+}
+
+// savedView is what WriteJSON writes of f beyond its nodes' own fields:
+// f's, or opt.As's.
+type savedView struct {
+	rec                    Recorded
+	sms                    []RecordedSM
+	pkeys                  map[*Port][]mad.PKey
+	dropSpeeds, dropWidths bool
+}
+
+func viewOf(f *Fabric, opt MarshalOptions) savedView {
+	if a := opt.As; a != nil {
+		return savedView{a.Recorded, a.SMs, a.PKeys, a.DropSpeeds, a.DropWidths}
+	}
+	return savedView{rec: f.Recorded, sms: f.SMs, pkeys: f.PKeys}
+}
+
+// hex64 is fmt.Sprintf("0x%016x", v), without fmt's boxing of v (a
+// GUID for every port of a fabric file).
+func hex64(v uint64) string {
+	const digits = "0123456789abcdef"
+	var b [18]byte
+	b[0], b[1] = '0', 'x'
+	for i := 17; i >= 2; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return string(b[:])
+}
 
 // Marshal encodes f as an ibdoctor.fabric/v1 JSON document (indented,
 // LFTs included). Unmarshal(Marshal(f)) reproduces f exactly.
@@ -223,11 +290,12 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 			}
 		}
 	}
-	rec := f.Recorded
+	view := viewOf(f, opt)
+	rec := view.rec
 	var sms []jsonSM
 	if rec.SMInfo {
-		sms = make([]jsonSM, 0, len(f.SMs))
-		for _, r := range f.SMs {
+		sms = make([]jsonSM, 0, len(view.sms))
+		for _, r := range view.sms {
 			i, ok := index[r.Port.Node]
 			if !ok || int(r.Port.Num) >= len(r.Port.Node.Ports) || r.Port.Node.Ports[r.Port.Num] != r.Port {
 				return fmt.Errorf("fabric: marshal: a subnet manager behind %s port %d, which is not in Nodes", hex64(r.Port.Node.GUID), r.Port.Num)
@@ -241,7 +309,12 @@ func WriteJSON(w io.Writer, f *Fabric, opt MarshalOptions) error {
 	if names := rec.names(); len(names) > 0 {
 		jw.Field("recorded", names)
 	}
-	jw.Array("nodes", len(f.Nodes), func(i int) any { return jsonNodeOf(f, f.Nodes[i], opt) })
+	// Each node is encoded before the next is made: its ports' slice is
+	// reused, and the masks and capability strings, which repeat, are
+	// made once (their garbage raised a sweep's peak heap by the GC
+	// cycles it caused while the checks ran, issue 13).
+	enc := &nodeEncoder{widths: map[[3]uint16]*jsonMasks{}, speeds: map[[3]uint16]*jsonMasks{}, caps: map[uint32]string{}, caps2: map[uint16]string{}}
+	jw.Array("nodes", len(f.Nodes), func(i int) any { return enc.node(&view, f.Nodes[i], opt) })
 	if order == nil {
 		jw.Array("links", nlinks, func(i int) any { return jsonLinkOf(links[i], index) })
 	} else {
@@ -295,7 +368,47 @@ var pkeyEnforceNames = []struct {
 	name string
 }{{PKeyEnforceIn, "in"}, {PKeyEnforceOut, "out"}}
 
-func jsonNodeOf(f *Fabric, n *Node, opt MarshalOptions) jsonNode {
+// nodeEncoder makes WriteJSON's nodes (jsonNodeOf), sharing what repeats
+// from one to the next: a node it returns is valid until the next.
+type nodeEncoder struct {
+	ports          []jsonPort
+	widths, speeds map[[3]uint16]*jsonMasks
+	caps           map[uint32]string
+	caps2          map[uint16]string
+	jn             jsonNode
+}
+
+func (e *nodeEncoder) node(view *savedView, n *Node, opt MarshalOptions) any {
+	e.jn = jsonNodeOf(view, n, opt, e)
+	e.ports = e.jn.Ports
+	return &e.jn
+}
+
+// cachedMasks is masks(a, en, s), one *jsonMasks per value in m (the
+// encoder only reads it).
+func cachedMasks[T maskSet](m map[[3]uint16]*jsonMasks, a, en, s T) *jsonMasks {
+	k := [3]uint16{uint16(a), uint16(en), uint16(s)}
+	if v, ok := m[k]; ok {
+		return v
+	}
+	v := masks(a, en, s)
+	m[k] = v
+	return v
+}
+
+// hexOnce is fmt.Sprintf(format, v), each value's string made once in m.
+func hexOnce[T uint16 | uint32](m map[T]string, format string, v T) string {
+	if s, ok := m[v]; ok {
+		return s
+	}
+	s := fmt.Sprintf(format, v)
+	m[v] = s
+	return s
+}
+
+// jsonNodeOf makes n's JSON node; e, when not nil, shares what repeats
+// (WriteJSON's nodeEncoder), else every value is the node's own.
+func jsonNodeOf(view *savedView, n *Node, opt MarshalOptions, e *nodeEncoder) jsonNode {
 	jn := jsonNode{
 		Type:              nodeTypeName(n.Type),
 		GUID:              hex64(n.GUID),
@@ -307,6 +420,9 @@ func jsonNodeOf(f *Fabric, n *Node, opt MarshalOptions) jsonNode {
 		Revision:          fmt.Sprintf("0x%08x", n.Revision),
 		NumPorts:          n.NumPorts(),
 		Ports:             []jsonPort{},
+	}
+	if e != nil && e.ports != nil {
+		jn.Ports = e.ports[:0]
 	}
 	if len(n.Ports) == 0 {
 		jn.NumPorts = -1 // no Ports slice at all
@@ -328,34 +444,54 @@ func jsonNodeOf(f *Fabric, n *Node, opt MarshalOptions) jsonNode {
 		if p == nil {
 			continue
 		}
+		we, ws, se, ss := p.WidthEnabled, p.WidthSupported, p.SpeedEnabled, p.SpeedSupported
+		if view.dropWidths {
+			we, ws = 0, 0
+		}
+		if view.dropSpeeds {
+			se, ss = 0, 0
+		}
 		jp := jsonPort{
 			Num: p.Num, GUID: hex64(p.GUID), LID: p.LID, LMC: p.LMC,
 			State: p.State.String(), PhysState: p.PhysState.String(),
-			Width:       masks(p.WidthActive, p.WidthEnabled, p.WidthSupported),
-			Speed:       masks(p.SpeedActive, p.SpeedEnabled, p.SpeedSupported),
 			NeighborMTU: mtuJSON(p.NeighborMTU), MTUCap: mtuJSON(p.MTUCap),
 		}
+		if e != nil {
+			jp.Width = cachedMasks(e.widths, p.WidthActive, we, ws)
+			jp.Speed = cachedMasks(e.speeds, p.SpeedActive, se, ss)
+		} else {
+			jp.Width = masks(p.WidthActive, we, ws)
+			jp.Speed = masks(p.SpeedActive, se, ss)
+		}
 		if p.CapMask != 0 {
-			jp.CapMask = fmt.Sprintf("0x%08x", p.CapMask)
+			if e != nil {
+				jp.CapMask = hexOnce(e.caps, "0x%08x", p.CapMask)
+			} else {
+				jp.CapMask = fmt.Sprintf("0x%08x", p.CapMask)
+			}
 		}
 		if p.CapMask2 != 0 {
-			jp.CapMask2 = fmt.Sprintf("0x%04x", p.CapMask2)
+			if e != nil {
+				jp.CapMask2 = hexOnce(e.caps2, "0x%04x", p.CapMask2)
+			} else {
+				jp.CapMask2 = fmt.Sprintf("0x%04x", p.CapMask2)
+			}
 		}
 		for _, u := range unreachedNames {
 			if p.Unreached&u.bit != 0 {
 				jp.Unreached = append(jp.Unreached, u.name)
 			}
 		}
-		recordedPortJSON(&jp, p, f)
+		recordedPortJSON(&jp, p, view)
 		jn.Ports = append(jn.Ports, jp)
 	}
 	return jn
 }
 
-// recordedPortJSON gives jp the fields of p that f's source recorded
-// (f.Recorded), and none of the others: a stand-in is not data.
-func recordedPortJSON(jp *jsonPort, p *Port, f *Fabric) {
-	rec := f.Recorded
+// recordedPortJSON gives jp the fields of p that the fabric's source
+// recorded (view.rec), and none of the others: a stand-in is not data.
+func recordedPortJSON(jp *jsonPort, p *Port, view *savedView) {
+	rec := view.rec
 	if rec.SMInfo {
 		jp.MasterSMLID = p.MasterSMLID
 	}
@@ -373,7 +509,7 @@ func recordedPortJSON(jp *jsonPort, p *Port, f *Fabric) {
 			jp.PKeyEnforce = append(jp.PKeyEnforce, e.name)
 		}
 	}
-	if keys := f.PKeys[p]; len(keys) > 0 {
+	if keys := view.pkeys[p]; len(keys) > 0 {
 		jp.PKeys = make([]string, len(keys))
 		for i, k := range keys {
 			jp.PKeys[i] = fmt.Sprintf("0x%04x", uint16(k))

@@ -3,6 +3,7 @@ package fabric
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,4 +233,13 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatal("not stable")
 		}
 	})
+}
+
+// TestHex64: hex64 is fmt's "0x%016x".
+func TestHex64(t *testing.T) {
+	for _, v := range []uint64{0, 1, 0xf, 0x10, 0xb83fd20300000001, 0xdeadbeef, 1<<63 | 5, ^uint64(0)} {
+		if got, want := hex64(v), fmt.Sprintf("0x%016x", v); got != want {
+			t.Errorf("hex64(%#x) = %q, want %q", v, got, want)
+		}
+	}
 }

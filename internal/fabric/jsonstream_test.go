@@ -19,8 +19,9 @@ func wholeDocument(t *testing.T, f *Fabric, opt MarshalOptions) []byte {
 		index[n] = i
 	}
 	doc := jsonFabric{Schema: SchemaV1, Recorded: f.Recorded.names(), Nodes: []jsonNode{}, Links: []jsonLink{}}
+	view := viewOf(f, opt)
 	for _, n := range f.Nodes {
-		doc.Nodes = append(doc.Nodes, jsonNodeOf(f, n, opt))
+		doc.Nodes = append(doc.Nodes, jsonNodeOf(&view, n, opt, nil))
 	}
 	for _, l := range f.linksSeen() { // Links before it had a fast path
 		doc.Links = append(doc.Links, jsonLinkOf(l, index))

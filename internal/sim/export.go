@@ -92,17 +92,24 @@ func (s *Sim) Sweep() error {
 
 // KeepRecorded gives f, a fabric discovered over this simulator, what its
 // file recorded beyond the topology and the simulator answers as such
-// (fabric.Recorded): which inputs, the subnet managers as they answer
+// (Recorded).
+func (s *Sim) KeepRecorded(f *fabric.Fabric) {
+	f.Recorded, f.SMs, f.PKeys = s.Recorded(f)
+}
+
+// Recorded is what f, a fabric discovered over this simulator, keeps of
+// what its file recorded beyond the topology and the simulator answers as
+// such (fabric.Recorded): which inputs, the subnet managers as they answer
 // SMInfo and the ports' P_Key tables, so that f saved and read again is
 // judged on them too. The ports' PortInfo fields (MasterSMLID, VLs, M_Key,
 // enforcement) are discovery's own reading. Inputs the file did not record
 // stay unrecorded: the simulator's stand-ins are not saved as read. An SM
 // behind a node f does not hold (not reached, a duplicated GUID) leaves
-// the SMs unrecorded rather than saved as absent.
-func (s *Sim) KeepRecorded(f *fabric.Fabric) {
+// the SMs unrecorded rather than saved as absent. f is only read.
+func (s *Sim) Recorded(f *fabric.Fabric) (rec fabric.Recorded, sms []fabric.RecordedSM, pkeys map[*fabric.Port][]mad.PKey) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	f.Recorded, f.SMs, f.PKeys = s.recorded, nil, nil
+	rec = s.recorded
 	// port finds the discovered port of simulated node ni, port pn.
 	port := func(ni int32, pn uint8) *fabric.Port {
 		g := s.nodes[ni].guid
@@ -112,12 +119,12 @@ func (s *Sim) KeepRecorded(f *fabric.Fabric) {
 		}
 		return n.Ports[pn]
 	}
-	if f.Recorded.SMInfo {
-		f.SMs = make([]fabric.RecordedSM, 0, len(s.sms)) // recorded: none is not nil
+	if rec.SMInfo {
+		sms = make([]fabric.RecordedSM, 0, len(s.sms)) // recorded: none is not nil
 		for _, a := range s.sms {
 			p := port(a.node, a.port)
 			if p == nil {
-				f.Recorded.SMInfo, f.SMs = false, nil
+				rec.SMInfo, sms = false, nil
 				break
 			}
 			guid := a.guid
@@ -127,11 +134,11 @@ func (s *Sim) KeepRecorded(f *fabric.Fabric) {
 					guid = s.nodes[a.node].guid
 				}
 			}
-			f.SMs = append(f.SMs, fabric.RecordedSM{Port: p, GUID: guid, State: a.state, Priority: a.priority, ActCount: a.act.Load()})
+			sms = append(sms, fabric.RecordedSM{Port: p, GUID: guid, State: a.state, Priority: a.priority, ActCount: a.act.Load()})
 		}
 	}
-	if f.Recorded.PKeys {
-		f.PKeys = map[*fabric.Port][]mad.PKey{}
+	if rec.PKeys {
+		pkeys = map[*fabric.Port][]mad.PKey{}
 		for i := range s.nodes {
 			for pn := range s.nodes[i].ports {
 				sp := &s.nodes[i].ports[pn]
@@ -139,9 +146,10 @@ func (s *Sim) KeepRecorded(f *fabric.Fabric) {
 					continue
 				}
 				if p := port(int32(i), uint8(pn)); p != nil {
-					f.PKeys[p] = append([]mad.PKey(nil), sp.pkeys...)
+					pkeys[p] = append([]mad.PKey(nil), sp.pkeys...)
 				}
 			}
 		}
 	}
+	return rec, sms, pkeys
 }

@@ -97,14 +97,7 @@ func loadBaselineV1(dir string) (*fabric.Fabric, error) {
 // (BaselineAccepted). The caller holds dir's Lock.
 func SaveBaseline(dir string, f *fabric.Fabric, source string, accepted bool) error {
 	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
-		z, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
-		if err != nil {
-			return err
-		}
-		if err := fabric.WriteJSON(z, f, fabric.MarshalOptions{OmitLFT: true}); err != nil {
-			return err
-		}
-		return z.Close()
+		return writeFabricGz(w, f, fabric.MarshalOptions{OmitLFT: true})
 	}); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}

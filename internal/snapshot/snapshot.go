@@ -87,6 +87,8 @@ type Snapshot struct {
 	// baselineSrc is the fabric file Save wrote when it is
 	// baseline.json.gz's bytes (BaselineSource).
 	baselineSrc string
+	// ahead is the fabric file written before Save (WriteAhead).
+	ahead *FabricAhead
 }
 
 // PortCounters is one port's saved counters.
@@ -364,6 +366,11 @@ func decodeVerdicts(fh *os.File, taken time.Time) (*checks.FabricVerdicts, error
 // keeps them. Nil: they did not run.
 func (s *Snapshot) SetFabricVerdicts(v *checks.FabricVerdicts) { s.verdicts = v }
 
+// WriteAhead gives Save the fabric file a WriteFabricAhead wrote for
+// this snapshot's sweep, to publish instead of writing it; Save aborts it
+// when it was written for another layout and writes the file itself.
+func (s *Snapshot) WriteAhead(a *FabricAhead) { s.ahead = a }
+
 // FabricVerdicts are the sweep's fabric-wide verdicts, nil when the
 // sweep did not make them.
 func (s *Snapshot) FabricVerdicts() *checks.FabricVerdicts { return s.verdicts }
@@ -523,18 +530,28 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// repeat), which with gate.idx keeps the state under 1 KB per node.
 	// It is written first, under a name of its own, so readers of the
 	// current snapshot.json are not disturbed.
-	s.FabricFile = fmt.Sprintf("fabric-%d.json.gz", s.TakenAt.UnixNano())
-	if err := outfile.WriteAtomicFunc(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
-		z, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
-		if err != nil {
-			return err
+	s.FabricFile = fabricFileName(s.TakenAt)
+	if a := s.ahead; a != nil && a.dir == dir && a.name == s.FabricFile && a.omitLFT == (s.IndexFile != "") {
+		// Written while the checks ran (WriteFabricAhead): renamed now,
+		// in the place the file is written in otherwise.
+		s.ahead = nil
+		if err := a.Wait(); err != nil {
+			a.Abort()
+			return "", err
 		}
-		if err := fabric.WriteJSON(z, f, fabric.MarshalOptions{OmitLFT: s.IndexFile != ""}); err != nil {
-			return err
+		if err := a.staged.Commit(); err != nil {
+			return "", fmt.Errorf("snapshot: %w", err)
 		}
-		return z.Close()
-	}); err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+	} else {
+		// Not written ahead, or written for another layout (counters
+		// gate.idx cannot hold want the tables in the file).
+		s.ahead.Abort()
+		s.ahead = nil
+		if err := outfile.WriteAtomicFunc(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
+			return writeFabricGz(w, f, fabric.MarshalOptions{OmitLFT: s.IndexFile != ""})
+		}); err != nil {
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
 	}
 	var idx *encodedIndex
 	if s.IndexFile != "" {

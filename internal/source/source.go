@@ -228,43 +228,27 @@ func (s *Session) DropStandIns(f *fabric.Fabric) {
 	}
 }
 
-// KeepRecorded gives f, a fabric swept over a --sim file that is about
-// to be saved (discover's output, a sweep's snapshot), what the file
-// recorded beyond the topology and the sweep read from it (its subnet
-// managers, MasterSMLIDs, VLs, M_Key policy, P_Key tables: see
-// sim.KeepRecorded), so that the saved fabric read again runs the same
-// checks on the same data. A live fabric's are not saved.
-func (s *Session) KeepRecorded(f *fabric.Fabric) {
-	if f == nil || s.sim == nil {
-		return
-	}
-	s.sim.KeepRecorded(f)
-}
-
-// DropSavedStandIns clears from f, a fabric swept over a --sim file that
-// is about to be saved (discover's output, a sweep's snapshot, after the
-// checks judged it), the supported and enabled speeds the simulator
-// answered for a file that records none (SupportedNotRead), and the
-// supported and enabled widths likewise: the checks hedge on them, but
-// a file saved with them would carry them as read.
-func (s *Session) DropSavedStandIns(f *fabric.Fabric) {
-	if f == nil {
-		return
-	}
+// SavedAs is what f, a fabric swept over a --sim file that is about to
+// be saved (discover's output, a sweep's snapshot, after the checks
+// judged it), is saved as; nil when it is saved as it is (a live
+// fabric's). It keeps what the file recorded beyond the topology and the
+// sweep read from it (its subnet managers, MasterSMLIDs, VLs, M_Key
+// policy, P_Key tables: see sim.Recorded), so that the saved fabric read
+// again runs the same checks on the same data; and it drops the supported
+// and enabled speeds the simulator answered for a file that records none
+// (SupportedNotRead), and the supported and enabled widths likewise: the
+// checks hedge on them, but a file saved with them would carry them as
+// read. f is only read: SavedAs.Apply, or fabric.MarshalOptions.As, saves
+// it so.
+func (s *Session) SavedAs(f *fabric.Fabric) *fabric.SavedAs {
 	speeds := s.SupportedNotRead != ""
-	widths := speeds && s.File != nil && s.File.NoWidthSupported
-	if !speeds {
-		return
+	if f == nil || (s.sim == nil && !speeds) {
+		return nil
 	}
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p == nil {
-				continue
-			}
-			p.SpeedSupported, p.SpeedEnabled = 0, 0
-			if widths {
-				p.WidthSupported, p.WidthEnabled = 0, 0
-			}
-		}
+	a := &fabric.SavedAs{Recorded: f.Recorded, SMs: f.SMs, PKeys: f.PKeys, DropSpeeds: speeds,
+		DropWidths: speeds && s.File != nil && s.File.NoWidthSupported}
+	if s.sim != nil {
+		a.Recorded, a.SMs, a.PKeys = s.sim.Recorded(f)
 	}
+	return a
 }

@@ -672,3 +672,16 @@ func TestCounterEventsSinceSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateGUIDWithoutPaths: a file that records a cloned GUID by its
+// claimants' descriptions only (ibnetdiscover -p has no paths) still names
+// both claimants and counts them, not "0 nodes claim".
+func TestDuplicateGUIDWithoutPaths(t *testing.T) {
+	f := fatTree(t)
+	f.DuplicateGUIDs = []fabric.DuplicateGUID{{GUID: 0x1234, Descs: []string{"agg1", "agg2"}}}
+	d := byCheck(run(t, &Snapshot{Fabric: f}), "topology.duplicate-guid")
+	if len(d) != 1 || !strings.HasPrefix(d[0].Title, "2 nodes claim") || len(d[0].Entities) != 2 ||
+		!strings.Contains(d[0].Evidence[0].Text, `"agg1"`) || strings.Contains(d[0].Evidence[0].Text, "at path") {
+		t.Errorf("duplicate guid without paths: %+v", d)
+	}
+}

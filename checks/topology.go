@@ -43,20 +43,27 @@ func (s *Snapshot) duplicateGUIDs() []Finding {
 	for _, d := range s.Fabric.DuplicateGUIDs {
 		var ents []Entity
 		var where []string
-		for i, p := range d.Paths {
+		// A file may record the claimants by description only
+		// (ibnetdiscover -p has no paths): each is still a claimant.
+		claimants := max(len(d.Paths), len(d.Descs))
+		for i := range claimants {
 			name := fmt.Sprintf("0x%016x", d.GUID)
 			if i < len(d.Descs) && d.Descs[i] != "" {
 				name = d.Descs[i]
 			}
 			ents = append(ents, Entity{NodeGUID: d.GUID, Node: name, Role: "claimant"})
-			where = append(where, fmt.Sprintf("%q at path %s", name, p))
+			if i < len(d.Paths) {
+				where = append(where, fmt.Sprintf("%q at path %s", name, d.Paths[i]))
+			} else {
+				where = append(where, fmt.Sprintf("%q", name))
+			}
 		}
 		out = append(out, Finding{
 			Check:    "topology.duplicate-guid",
 			Severity: Critical,
-			Title:    fmt.Sprintf("%d nodes claim NodeGUID 0x%016x", len(d.Paths), d.GUID),
+			Title:    fmt.Sprintf("%d nodes claim NodeGUID 0x%016x", claimants, d.GUID),
 			Entities: ents,
-			Evidence: []Evidence{{Name: "NodeGUID", Value: float64(len(d.Paths)), Text: "seen as " + strings.Join(where, "; ")}},
+			Evidence: []Evidence{{Name: "NodeGUID", Value: float64(claimants), Text: "seen as " + strings.Join(where, "; ")}},
 			Impact:   Impact{Score: 1, Summary: "the subnet manager cannot tell the nodes apart: routes and LIDs for both are unreliable"},
 			Action:   "Find the node with the cloned GUID (a replaced board flashed with a copied image, a VM with a copied GUID) and burn a unique GUID into it; then let the SM re-sweep.",
 			Basis:    "topology",

@@ -287,6 +287,29 @@ func BenchmarkLaterSweepBaseline(b *testing.B) {
 			}
 		}
 	})
+	// What the first sweep (or an accept) adds to write it, into a copy
+	// of the baseline file.
+	b.Run("write", func(b *testing.B) {
+		f, err := LoadBaseline(dir)
+		if err != nil || f == nil {
+			b.Fatal(f, err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, BaselineName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		to := b.TempDir()
+		if err := os.WriteFile(filepath.Join(to, BaselineName), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if err := WriteBaselineTopology(to, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("decoded", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {

@@ -73,6 +73,8 @@ type sweepOptions struct {
 	maxAge      time.Duration
 	failOn      checks.Severity // parsed check.failOn; -1: none
 	promMin     checks.Severity
+	promLabel   []string         // --prom-label as given
+	promLabels  []report.Label   // parsed (promLabelsOf)
 	designed    *checks.Baseline // --expect-topology
 	expectation checks.Expectations
 }
@@ -142,6 +144,7 @@ at or above --fail-on when that is given.`,
 	cmd.Flags().StringVar(&o.out, "out", "-", "write the JSON report to this file (atomically; - is stdout)")
 	cmd.Flags().StringVar(&o.prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")
 	htmlFlag(cmd.Flags(), &o.html)
+	cmd.Flags().StringArrayVar(&o.promLabel, "prom-label", nil, "add the label NAME=VALUE to every series of --prom (repeatable), e.g. fabric=compute when sweeps of two fabrics write to one textfile collector")
 	cmd.Flags().StringVar(&o.promMinSev, "prom-min-severity", "warning", "lowest severity whose findings get a series of their own in --prom: info, warning, error or critical")
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where to keep the snapshot and the accepted baseline ($IBDOCTOR_STATE_DIR); created if missing")
 	cmd.Flags().BoolVar(&o.noSave, "no-save", false, "do not write the snapshot (nor take the state directory's lock)")
@@ -166,6 +169,9 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 	s, err := checks.ParseSeverity(o.promMinSev)
 	if err != nil {
 		return fmt.Errorf("--prom-min-severity: %w", err)
+	}
+	if o.promLabels, err = promLabelsOf(o.promLabel); err != nil {
+		return err
 	}
 	o.promMin = s
 	if o.maxAge < 0 {
@@ -280,7 +286,7 @@ func sameDir(a, b string) bool {
 func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	fail := func(err error) error {
 		if o.prom != "" {
-			if perr := writeFailedProm(o.prom); perr != nil {
+			if perr := writeFailedProm(o.prom, o.promLabels); perr != nil {
 				err = fmt.Errorf("%w; and --prom: %v", err, perr)
 			}
 		}
@@ -423,7 +429,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	var prom, html *outfile.Staged
 	if o.prom != "" {
 		if prom, err = outfile.Stage(o.prom, func(w io.Writer) error {
-			return report.Prometheus(w, doc, report.PromOptions{MinSeverity: o.promMin})
+			return report.Prometheus(w, doc, report.PromOptions{MinSeverity: o.promMin, Labels: o.promLabels})
 		}); err != nil {
 			return fail(fmt.Errorf("--prom: %w", err))
 		}
@@ -802,13 +808,13 @@ func (e interruptedError) Unwrap() error { return e.err }
 
 // writeFailedProm replaces the textfile by one saying the sweep failed,
 // keeping the last success's time and the last good counts.
-func writeFailedProm(path string) error {
+func writeFailedProm(path string, labels []report.Label) error {
 	prev, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		prev = nil
 	}
 	var b bytes.Buffer
-	if err := report.PrometheusFailed(&b, prev, time.Now()); err != nil {
+	if err := report.PrometheusFailed(&b, prev, time.Now(), labels); err != nil {
 		return err
 	}
 	return outfile.WriteAtomic(path, b.Bytes())

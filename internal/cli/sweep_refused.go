@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
+	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -19,7 +20,11 @@ func (o *sweepOptions) refused(err error) error {
 	if err == nil || !o.promPathOK() {
 		return err
 	}
-	if perr := writeFailedProm(o.prom); perr != nil {
+	labels, lerr := promLabelsOf(o.promLabel)
+	if lerr != nil {
+		return err // not the textfile's series: left alone
+	}
+	if perr := writeFailedProm(o.prom, labels); perr != nil {
 		return withExit(ExitUndecided, fmt.Errorf("%w; and --prom: %v", err, perr))
 	}
 	return err
@@ -57,6 +62,7 @@ func (a *app) sweepFlagError(cmd *cobra.Command, err error) error {
 	fs.SetOutput(io.Discard)
 	var o sweepOptions
 	fs.StringVar(&o.prom, "prom", "", "")
+	fs.StringArrayVar(&o.promLabel, "prom-label", nil, "")
 	fs.StringVar(&o.out, "out", outfile.Stdout, "")
 	htmlFlag(fs, &o.html)
 	fs.StringVar(&o.stateDir, "state-dir", defaultStateDir(), "")
@@ -64,4 +70,23 @@ func (a *app) sweepFlagError(cmd *cobra.Command, err error) error {
 		return err
 	}
 	return o.refused(err)
+}
+
+// promLabelsOf parses --prom-label values; a name given twice is refused
+// (the second would silently win or make every line invalid).
+func promLabelsOf(args []string) ([]report.Label, error) {
+	var out []report.Label
+	for _, a := range args {
+		l, err := report.ParseLabel(a)
+		if err != nil {
+			return nil, fmt.Errorf("--prom-label %w", err)
+		}
+		for _, o := range out {
+			if o.Name == l.Name {
+				return nil, fmt.Errorf("--prom-label %s=%s and %s=%s: give each label once", o.Name, o.Value, l.Name, l.Value)
+			}
+		}
+		out = append(out, l)
+	}
+	return out, nil
 }

@@ -215,39 +215,54 @@ func TestSweepOutputs(t *testing.T) {
 	}
 }
 
-// TestSweepREADMECronLine runs the README's cron line as written, on a
-// fresh host (no state dir, no textfile dir), with /var/lib moved into a
-// temporary folder and --sim added; twice, as cron would.
+// TestSweepREADMECronLine runs the README's cron lines as written (the
+// one-fabric line and the two-fabric pair), on a fresh host (no state dir,
+// no textfile dir), with /var/lib moved into a temporary folder and --sim
+// added; twice each, as cron would.
 func TestSweepREADMECronLine(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var line string
+	var lines []string
 	for l := range strings.Lines(string(readme)) {
 		if strings.HasPrefix(l, "*/15 ") && strings.Contains(l, "ibdoctor sweep") {
-			line = strings.TrimSpace(l)
+			lines = append(lines, strings.TrimSpace(l))
 		}
 	}
-	if line == "" {
-		t.Fatal("README.md has no cron line (*/15 ... ibdoctor sweep ...)")
+	if len(lines) < 3 {
+		t.Fatalf("README.md has %d cron lines (*/15 ... ibdoctor sweep ...), want the one-fabric line and the two-fabric pair", len(lines))
 	}
 	root := t.TempDir()
-	fields := strings.Fields(strings.ReplaceAll(line, "/var/lib/", root+"/var/lib/"))
-	// minute hour day month weekday user command...
-	if len(fields) < 8 || fields[5] != "root" || fields[6] != "ibdoctor" {
-		t.Fatalf("cron line not in the /etc/cron.d form: %q", line)
-	}
-	args := append(fields[7:], "--sim="+chkTopology(t))
-	for i := range 2 {
-		code, stdout, stderr := run(args...)
-		if code != ExitHealthy || stdout != "" || stderr != "" {
-			t.Fatalf("run %d of %q: exit %d, stdout %q, stderr %q", i+1, line, code, stdout, stderr)
+	for _, line := range lines {
+		fields := strings.Fields(strings.ReplaceAll(line, "/var/lib/", root+"/var/lib/"))
+		// minute hour day month weekday user command...
+		if len(fields) < 8 || fields[5] != "root" || fields[6] != "ibdoctor" {
+			t.Fatalf("cron line not in the /etc/cron.d form: %q", line)
 		}
-	}
-	for _, p := range []string{"var/lib/ibdoctor/report.json", "var/lib/ibdoctor/snapshot.json", "var/lib/node_exporter/textfile/ibdoctor.prom"} {
-		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
-			t.Errorf("after the cron line: %v", err)
+		args := append(fields[7:], "--sim="+chkTopology(t))
+		for i := range 2 {
+			code, stdout, stderr := run(args...)
+			if code != ExitHealthy || stdout != "" || stderr != "" {
+				t.Fatalf("run %d of %q: exit %d, stdout %q, stderr %q", i+1, line, code, stdout, stderr)
+			}
+		}
+		var outs []string
+		for i, f := range fields[:len(fields)-1] {
+			switch f {
+			case "--out", "--prom":
+				outs = append(outs, fields[i+1])
+			case "--state-dir":
+				outs = append(outs, filepath.Join(fields[i+1], "snapshot.json"))
+			}
+		}
+		if len(outs) != 3 {
+			t.Errorf("%q: want --state-dir, --out and --prom", line)
+		}
+		for _, p := range outs {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("after the cron line %q: %v", line, err)
+			}
 		}
 	}
 }

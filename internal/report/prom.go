@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 )
@@ -22,6 +23,71 @@ type PromOptions struct {
 	// DefaultMaxSeries. What the cap left out is counted in
 	// ibdoctor_finding_series_dropped.
 	MaxSeries int
+	// Labels are added to every series (--prom-label fabric=compute), so
+	// the textfiles of sweeps of two fabrics on one host name different
+	// series in one collector directory.
+	Labels []Label
+}
+
+// Label is a constant label of every series of a textfile.
+type Label struct{ Name, Value string }
+
+// ownLabels are the label names ibdoctor's series use themselves.
+var ownLabels = map[string]bool{"check": true, "severity": true, "node": true, "port": true, "peer": true, "type": true}
+
+// ParseLabel reads a --prom-label NAME=VALUE: a Prometheus label name
+// (letters, digits and _, not starting with a digit or __) other than the
+// ones ibdoctor's series use, and a value that is not empty.
+func ParseLabel(s string) (Label, error) {
+	name, value, ok := strings.Cut(s, "=")
+	fix := "give NAME=VALUE, NAME of letters, digits and _ not starting with a digit (e.g. --prom-label fabric=compute)"
+	if !ok || value == "" || !utf8.ValidString(value) {
+		return Label{}, fmt.Errorf("%q: %s", s, fix)
+	}
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return Label{}, fmt.Errorf("%q: %s", s, fix)
+		}
+	}
+	if name == "" || strings.HasPrefix(name, "__") {
+		return Label{}, fmt.Errorf("%q: %s; names starting with __ are Prometheus' own", s, fix)
+	}
+	if ownLabels[name] {
+		return Label{}, fmt.Errorf("%q: ibdoctor's series use the label %s themselves: give another name (e.g. fabric)", s, name)
+	}
+	return Label{Name: name, Value: value}, nil
+}
+
+// withLabels adds ls to every sample line of text, first among its
+// labels.
+func withLabels(text []byte, ls []Label) []byte {
+	if len(ls) == 0 {
+		return text
+	}
+	var add strings.Builder
+	for i, l := range ls {
+		if i > 0 {
+			add.WriteByte(',')
+		}
+		add.WriteString(l.Name + "=" + labelValue(l.Value))
+	}
+	var b bytes.Buffer
+	for line := range strings.Lines(string(text)) {
+		if strings.HasPrefix(line, "#") {
+			b.WriteString(line)
+			continue
+		}
+		i := strings.IndexAny(line, "{ ")
+		switch {
+		case i < 0:
+			b.WriteString(line)
+		case line[i] == '{':
+			b.WriteString(line[:i+1] + add.String() + "," + line[i+1:])
+		default:
+			b.WriteString(line[:i] + "{" + add.String() + "}" + line[i:])
+		}
+	}
+	return b.Bytes()
 }
 
 // DefaultMaxSeries keeps a fabric with thousands of findings from
@@ -47,7 +113,7 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 		fmt.Fprintf(&b, "ibdoctor_snapshot_timestamp_seconds %d\n", d.SnapshotTakenAt.Unix())
 	}
 	writeStatus(&b, true, d.GeneratedAt, d.GeneratedAt)
-	_, err := w.Write(b.Bytes())
+	_, err := w.Write(withLabels(b.Bytes(), o.Labels))
 	return err
 }
 
@@ -64,7 +130,8 @@ const helpComplete = "1 if the last successful sweep read everything it needed (
 // last good sweep are kept too, as its report is: they are still the
 // newest knowledge, and dropping them would resolve their alerts; without
 // one there is no ibdoctor_sweep_complete.
-func PrometheusFailed(w io.Writer, prev []byte, at time.Time) error {
+// The series it writes anew carry labels (the kept ones carry theirs).
+func PrometheusFailed(w io.Writer, prev []byte, at time.Time, labels []Label) error {
 	var b bytes.Buffer
 	var lastOK int64
 	kept := "" // the kept sweep's ibdoctor_sweep_complete value
@@ -86,17 +153,19 @@ func PrometheusFailed(w io.Writer, prev []byte, at time.Time) error {
 		if !strings.HasPrefix(name, "ibdoctor_") {
 			continue // not ours, or a comment: leave it out
 		}
-		if name == "ibdoctor_sweep_last_success_timestamp_seconds" && !strings.HasPrefix(line, "#") {
-			if f := strings.Fields(line); len(f) == 2 {
-				if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-					lastOK = v
-				}
+		// The value is after the last space: a label value may hold
+		// spaces.
+		value := ""
+		if i := strings.LastIndexByte(line, ' '); i > 0 && !strings.HasPrefix(line, "#") {
+			value = line[i+1:]
+		}
+		if name == "ibdoctor_sweep_last_success_timestamp_seconds" && value != "" {
+			if v, err := strconv.ParseInt(value, 10, 64); err == nil {
+				lastOK = v
 			}
 		}
-		if name == "ibdoctor_sweep_complete" && !strings.HasPrefix(line, "#") && kept == "" {
-			if f := strings.Fields(line); len(f) == 2 && (f[1] == "0" || f[1] == "1") {
-				kept = f[1]
-			}
+		if name == "ibdoctor_sweep_complete" && kept == "" && (value == "0" || value == "1") {
+			kept = value
 		}
 		if skip[name] {
 			continue
@@ -104,16 +173,18 @@ func PrometheusFailed(w io.Writer, prev []byte, at time.Time) error {
 		b.WriteString(line)
 		b.WriteByte('\n')
 	}
+	var st bytes.Buffer
 	if kept != "" {
-		metric(&b, "ibdoctor_sweep_complete", helpComplete)
-		fmt.Fprintf(&b, "ibdoctor_sweep_complete %s\n", kept)
+		metric(&st, "ibdoctor_sweep_complete", helpComplete)
+		fmt.Fprintf(&st, "ibdoctor_sweep_complete %s\n", kept)
 	}
-	metric(&b, "ibdoctor_sweep_success", "1 if the last sweep finished and published its report, 0 if it failed or was interrupted.")
-	b.WriteString("ibdoctor_sweep_success 0\n")
-	metric(&b, "ibdoctor_sweep_last_success_timestamp_seconds", "When the last successful sweep ran (Unix time; 0: never).")
-	fmt.Fprintf(&b, "ibdoctor_sweep_last_success_timestamp_seconds %d\n", lastOK)
-	metric(&b, "ibdoctor_sweep_timestamp_seconds", "When the last sweep ran, successful or not (Unix time).")
-	fmt.Fprintf(&b, "ibdoctor_sweep_timestamp_seconds %d\n", at.Unix())
+	metric(&st, "ibdoctor_sweep_success", "1 if the last sweep finished and published its report, 0 if it failed or was interrupted.")
+	st.WriteString("ibdoctor_sweep_success 0\n")
+	metric(&st, "ibdoctor_sweep_last_success_timestamp_seconds", "When the last successful sweep ran (Unix time; 0: never).")
+	fmt.Fprintf(&st, "ibdoctor_sweep_last_success_timestamp_seconds %d\n", lastOK)
+	metric(&st, "ibdoctor_sweep_timestamp_seconds", "When the last sweep ran, successful or not (Unix time).")
+	fmt.Fprintf(&st, "ibdoctor_sweep_timestamp_seconds %d\n", at.Unix())
+	b.Write(withLabels(st.Bytes(), labels))
 	_, err := w.Write(b.Bytes())
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 )
@@ -120,11 +121,11 @@ func TestPrometheusFailed(t *testing.T) {
 	Prometheus(&good, d, PromOptions{MinSeverity: checks.Warning})
 	at := d.GeneratedAt.Add(15 * time.Minute)
 	var failed bytes.Buffer
-	if err := PrometheusFailed(&failed, good.Bytes(), at); err != nil {
+	if err := PrometheusFailed(&failed, good.Bytes(), at, nil); err != nil {
 		t.Fatal(err)
 	}
 	again := bytes.Buffer{}
-	PrometheusFailed(&again, append([]byte("# a foreign comment\nother_metric 1\n"), failed.Bytes()...), at.Add(15*time.Minute))
+	PrometheusFailed(&again, append([]byte("# a foreign comment\nother_metric 1\n"), failed.Bytes()...), at.Add(15*time.Minute), nil)
 	for i, text := range []string{failed.String(), again.String()} {
 		for _, want := range []string{
 			"ibdoctor_sweep_success 0\n",
@@ -150,7 +151,7 @@ func TestPrometheusFailed(t *testing.T) {
 	}
 	// Never a success: the last success is 0, so a staleness alert fires.
 	var never bytes.Buffer
-	PrometheusFailed(&never, nil, at)
+	PrometheusFailed(&never, nil, at, nil)
 	if !strings.Contains(never.String(), "ibdoctor_sweep_last_success_timestamp_seconds 0\n") || strings.Contains(never.String(), "ibdoctor_sweep_complete") {
 		t.Errorf("no previous textfile:\n%s", never.String())
 	}
@@ -168,7 +169,7 @@ func FuzzPrometheusFailed(f *testing.F) {
 	f.Add([]byte("\x00\n\n{}"))
 	f.Fuzz(func(t *testing.T, prev []byte) {
 		var b bytes.Buffer
-		if err := PrometheusFailed(&b, prev, time.Unix(1000, 0)); err != nil {
+		if err := PrometheusFailed(&b, prev, time.Unix(1000, 0), nil); err != nil {
 			t.Fatal(err)
 		}
 		text := b.String()
@@ -238,4 +239,27 @@ func TestPrometheusLabelsNameTheSubject(t *testing.T) {
 		}
 	}
 	promtoolCheck(t, b.Bytes())
+}
+
+// FuzzParseLabel: an accepted --prom-label is a valid label name, not one
+// of ibdoctor's own, with a value; written on a sample line it is its
+// first label, its value quoted as the exposition format wants.
+func FuzzParseLabel(f *testing.F) {
+	for _, s := range []string{"fabric=compute", "a=b=c", "node=x", "__x=y", "1a=b", "f=\"q\"\\\n", "=x", "x="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLabel(s)
+		if err != nil {
+			return
+		}
+		if l.Value == "" || !utf8.ValidString(l.Value) || l.Name == "" || strings.HasPrefix(l.Name, "__") || ownLabels[l.Name] || l.Name+"="+l.Value != s {
+			t.Fatalf("%q accepted as %+v", s, l)
+		}
+		got := string(withLabels([]byte("m{a=\"1\"} 2\nn 3\n# HELP n x\n"), []Label{l}))
+		want := "m{" + l.Name + "=" + labelValue(l.Value) + ",a=\"1\"} 2\nn{" + l.Name + "=" + labelValue(l.Value) + "} 3\n# HELP n x\n"
+		if got != want {
+			t.Fatalf("withLabels: %q, want %q", got, want)
+		}
+	})
 }

@@ -471,71 +471,141 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		}
 		hostsTotal = max(1, n)
 	}
+	// The same destination failing the same way at several places (one
+	// blackhole on two leaves) is one finding over all of them: each
+	// place cuts off its own sources, and a fold of identical titles
+	// kept the first place's count and switch only (trial T6). A place
+	// failing several destinations names itself in the title and stays
+	// on its own.
+	type groupKey struct {
+		why route.Outcome
+		dst *fabric.Port
+		at  routeFail
+	}
+	var groups [][]routeFail
+	groupOf := map[groupKey]int{}
 	for _, f := range order {
-		hh := hits[f]
+		k := groupKey{at: f}
+		if dsts := hits[f].dsts; len(dsts) == 1 {
+			k = groupKey{why: f.why, dst: dsts[0]}
+		}
+		i, ok := groupOf[k]
+		if !ok {
+			i = len(groups)
+			groupOf[k] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], f)
+	}
+	hostIdx := map[*fabric.Node]int{} // the finding a place's routes are in
+	for _, places := range groups {
+		// dsts are the same at every place of a group of several.
+		dsts := hits[places[0]].dsts
 		var srcs []*fabric.Port
 		for _, h := range rf.hosts {
-			if hh.srcs[h] {
-				srcs = append(srcs, h)
+			for _, f := range places {
+				if hits[f].srcs[h] {
+					srcs = append(srcs, h)
+					break
+				}
 			}
 		}
-		sev := Critical
-		atName := "?"
-		var downAt *fabric.Port // the egress port, read and without a physical link
 		var ents []Entity
-		for i, d := range hh.dsts {
+		for i, d := range dsts {
 			if i == 5 {
 				break
 			}
 			ents = append(ents, s.entityOf(d, "destination"))
 		}
-		if f.at != nil {
-			atName = s.nodeName(f.at)
-			ents = append(ents, s.nodeEntity(f.at, "switch"))
-			if f.port != 0 {
-				if p := portOf(f.at, f.port); p != nil {
-					ents = append(ents, s.entityOf(p, "egress"))
-					atName = s.entityOf(p, "").String()
-					if f.why == route.DeadEnd && p.StateKnown() && p.PhysState != mad.PhysLinkUp {
-						downAt = p
+		var atNames, swNames, details []string
+		var downs []*fabric.Port // the egress ports, read and without a physical link
+		pairs := 0
+		for _, f := range places {
+			hh := hits[f]
+			atName, swName := "?", "?"
+			if f.at != nil {
+				if _, ok := hostIdx[f.at]; !ok {
+					hostIdx[f.at] = len(out)
+				}
+				atName, swName = s.nodeName(f.at), s.nodeName(f.at)
+				ents = append(ents, s.nodeEntity(f.at, "switch"))
+				if f.port != 0 {
+					if p := portOf(f.at, f.port); p != nil {
+						ents = append(ents, s.entityOf(p, "egress"))
+						atName = s.entityOf(p, "").String()
+						if f.why == route.DeadEnd && p.StateKnown() && p.PhysState != mad.PhysLinkUp {
+							downs = append(downs, p)
+						}
 					}
 				}
 			}
-		}
-		pairs := 0
-		for _, d := range hh.dsts {
-			pairs += len(srcs)
-			if hh.srcs[d] {
-				pairs--
+			atNames, swNames = append(atNames, atName), append(swNames, swName)
+			// A route from one leaf to one destination ends at one
+			// place, so the places' sources and pairs add up.
+			n := 0
+			for _, h := range rf.hosts {
+				if hh.srcs[h] {
+					n++
+				}
 			}
+			for _, d := range dsts {
+				pairs += n
+				if hh.srcs[d] {
+					pairs--
+				}
+			}
+			d := fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dsts[0].LID)
+			if f.at != nil && f.why == route.NoRoute {
+				d = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", s.nodeName(f.at), dsts[0].LID)
+			}
+			if len(places) > 1 {
+				var own []*fabric.Port
+				for _, h := range srcs {
+					if hh.srcs[h] {
+						own = append(own, h)
+					}
+				}
+				d += " (" + sourcesCount(own) + ")"
+			}
+			details = append(details, d)
 		}
 		share := float64(pairs) / float64(hostsTotal*(hostsTotal-1)+1)
-		dst := hh.dsts[0]
+		f := places[0]
+		dst := dsts[0]
+		atList := joinAnd(atNames)
 		var title, detail string
-		if len(hh.dsts) == 1 {
+		if len(dsts) == 1 {
 			title = fmt.Sprintf("%s cannot reach %s (LID %d): %s", sourcesCount(srcs), s.nodeName(dst.Node), dst.LID, why(f.why))
-			detail = fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dst.LID)
-			if f.at != nil && f.why == route.NoRoute {
-				detail = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", s.nodeName(f.at), dst.LID)
+			if len(places) > 1 {
+				title += " at " + atList
 			}
+			detail = strings.Join(details, "; ")
 		} else {
-			title = fmt.Sprintf("%s cannot reach %s: %s at %s", sourcesCount(srcs), words.Count(len(hh.dsts), "destination"), why(f.why), atName)
-			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atName, s.hostNames(hh.dsts, 5))
+			title = fmt.Sprintf("%s cannot reach %s: %s at %s", sourcesCount(srcs), words.Count(len(dsts), "destination"), why(f.why), atList)
+			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atList, s.hostNames(dsts, 5))
 		}
-		involved := len(srcs) + len(hh.dsts)
+		involved := len(srcs) + len(dsts)
 		dstWord, entries := "destination", fmt.Sprintf("entry for LID %d", dst.LID)
-		if len(hh.dsts) > 1 {
-			dstWord, entries = "destinations", fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(hh.dsts)-1)
+		if len(dsts) > 1 {
+			dstWord, entries = "destinations", fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(dsts)-1)
 		}
-		action := fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, entries, atName)
-		if downAt != nil {
+		action := fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atList, entries, atList)
+		if len(downs) == len(places) {
 			// The tables point at a port whose link is down: the cable
 			// is the first suspect, the tables the second (trial T14).
-			action = fmt.Sprintf("%s is %s: if a cable belongs there (a link.down finding names it against the expected topology or the snapshot), reseat or replace it. Until it is back the subnet manager should route around it: if it does not, check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atName, downAt.PhysState, atName, entries, s.nodeName(downAt.Node))
+			is := fmt.Sprintf("%s is %s", atList, downs[0].PhysState)
+			if len(downs) > 1 {
+				is = atList + " have no link"
+			}
+			action = fmt.Sprintf("%s: if a cable belongs there (a link.down finding names it against the expected topology or the snapshot), reseat or replace it. Until it is back the subnet manager should route around it: if it does not, check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", is, atList, entries, joinAnd(swNames))
+		}
+		var deadEnd *fabric.Port
+		if len(downs) > 0 {
+			deadEnd = downs[0]
 		}
 		out = append(out, Finding{
 			Check:    id,
-			Severity: sev,
+			Severity: Critical,
 			Title:    title,
 			Entities: ents,
 			Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + s.hostNames(srcs, 5)}},
@@ -545,29 +615,21 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			Impact:  Impact{PathShare: share, Score: max(min(1, float64(involved)/float64(hostsTotal)), 0.05), Summary: "traffic from these hosts to the " + dstWord + " is lost: jobs spanning them hang or fail"},
 			Action:  action,
 			Basis:   "routes",
-			deadEnd: downAt,
+			deadEnd: deadEnd,
 		})
 	}
 	if loops {
-		out = s.switchLoopFindings(out, order, rf.swLoops)
+		out = s.switchLoopFindings(out, hostIdx, rf.swLoops)
 	}
 	return out
 }
 
-// switchLoopFindings adds the loops on switches' own LIDs to out, the
-// host loops found at the places in hostAt: one finding per switch the
-// loops come back to. A loop that host routes already go round (one of
+// switchLoopFindings adds the loops on switches' own LIDs to out, whose
+// host-loop findings hostIdx indexes by the switches they come back to:
+// one finding per switch the loops come back to. A loop that host routes already go round (one of
 // its switches is where a host loop comes back) is one problem: its
 // finding gains the switch LIDs as evidence instead.
-func (s *Snapshot) switchLoopFindings(out []Finding, hostAt []routeFail, ls []*switchLoop) []Finding {
-	hostIdx := map[*fabric.Node]int{}
-	for i, f := range hostAt {
-		if f.at != nil {
-			if _, ok := hostIdx[f.at]; !ok {
-				hostIdx[f.at] = i
-			}
-		}
-	}
+func (s *Snapshot) switchLoopFindings(out []Finding, hostIdx map[*fabric.Node]int, ls []*switchLoop) []Finding {
 	for _, l := range ls {
 		var names []string
 		ents := []Entity{}
@@ -652,6 +714,14 @@ func unreadPorts(sw *fabric.Node) []*fabric.Port {
 		}
 	}
 	return out
+}
+
+// joinAnd lists names as a sentence does: "a", "a and b", "a, b and c".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // sourcesCount counts a route finding's sources as hosts, and as HCA

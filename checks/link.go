@@ -103,9 +103,26 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 		if v.Unread != nil {
 			ev = append(ev, Evidence{Name: "unread end", Text: s.unreadEndText(v)})
 		}
-		im := s.linkImpact(a, active, wantRate)
+		bar := wantRate
+		if v.CappedWhy != "" {
+			// A second fault on the link: one end's hardware caps it
+			// below its peers too. The loss is against what the peers
+			// run, and the fix for the degradation restores only
+			// wantRate (trial T12: "100 of 200 Gb/s" for a link whose
+			// peers run 400, the limit reported nowhere).
+			bar = v.Peer
+			part := "speed"
+			if width {
+				part = "width"
+			}
+			ev = append(ev, Evidence{Name: "hardware", Text: fmt.Sprintf("%s: %s; fixing the %s restores %s (%s Gb/s), not the peers' %s (%s Gb/s)",
+				v.CappedWhy, v.PeerCounts, part, wantRate, fmtGbps(wantRate.Gbps()), v.Peer, fmtGbps(v.Peer.Gbps()))})
+			action += fmt.Sprintf(" Even then the link runs below its peers: %s supports at most %s; replace it (or its cable, if the cable is the slower part) with one matching the fleet's %s, or accept it.",
+				s.entityOf(v.Slow, "").String(), supportedRate(v.Slow), v.Peer)
+		}
+		im := s.linkImpact(a, active, bar)
 		sev := Warning
-		lost := 1 - active.Gbps()/wantRate.Gbps()
+		lost := 1 - active.Gbps()/bar.Gbps()
 		switch {
 		case isSwitchLink(a) && lost >= 0.5:
 			sev = Critical

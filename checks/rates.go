@@ -43,8 +43,14 @@ type LinkVerdict struct {
 	// lone link, not a sub-fleet (docs/checks.md, link.slower-hardware).
 	HardwareWhy string
 	// PeerCounts says how many comparable links run at which rate; set
-	// with HardwareWhy.
+	// with HardwareWhy or CappedWhy.
 	PeerCounts string
+	// CappedWhy, on a degraded link, says why Want is below Peer: Slow's
+	// hardware caps the link there too (a second fault on one link), so
+	// the loss is against Peer and fixing the degradation restores only
+	// Want (trial T12). Empty unless that end is a lone link, as with
+	// HardwareWhy.
+	CappedWhy string
 	// Unread is the end whose PortInfo went unanswered, nil when both
 	// were read. The link is then judged from the other end: a link's
 	// active width and speed are the same at both ends, while what the
@@ -271,7 +277,7 @@ func (s *Snapshot) judgeLink(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		// Neither end's lane speed was read (fabric.UnreachedSpeed):
 		// could not decide, which is not slow.
 		v.Want.Speed, v.SpeedWhy = 0, ""
-		v.HardwareWhy, v.PeerCounts = "", ""
+		v.HardwareWhy, v.CappedWhy, v.PeerCounts = "", "", ""
 	}
 	return v
 }
@@ -394,6 +400,10 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 		v.Peer = peer
 		if slow != nil && !v.Degraded() && cappedBy(slow, v.Active, peer) && !peers.subFleet(slow) {
 			v.HardwareWhy = fmt.Sprintf("%s supports at most %s; %s", s.entityOf(slow, "").String(), supportedRate(slow), peerWhy())
+			v.PeerCounts = peers.counts(a, b)
+		}
+		if slow != nil && v.Degraded() && cappedBy(slow, v.Want, peer) && !peers.subFleet(slow) {
+			v.CappedWhy = fmt.Sprintf("%s supports at most %s; %s", s.entityOf(slow, "").String(), supportedRate(slow), peerWhy())
 			v.PeerCounts = peers.counts(a, b)
 		}
 	}

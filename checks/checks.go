@@ -43,6 +43,9 @@ type Result struct {
 	// Undecided lists the subjects a check that ran could not judge
 	// because what it needs there was not read.
 	Undecided []Undecided `json:"undecided,omitempty"`
+	// unfolded are the topology.oversubscribed findings before
+	// foldSymptoms (FabricWide's).
+	unfolded []Finding
 }
 
 // Run runs the selected checks (all when ids is empty) over s and returns
@@ -58,7 +61,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	s.undecided = nil
 	defer func() { s.memo = nil }()
 	for _, c := range selected {
-		if why := missing(s, c.Needs); why != "" {
+		if why := missing(s, c.ID, c.Needs); why != "" {
 			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
 			continue
 		}
@@ -67,6 +70,11 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	}
 	// Folding may find a symptom whose cause could not be decided: it
 	// is undecided too, so the list is taken after.
+	for _, f := range res.Findings {
+		if f.Check == "topology.oversubscribed" {
+			res.unfolded = append(res.unfolded, f)
+		}
+	}
 	res.Findings = s.foldSymptoms(res.Findings)
 	res.Undecided = s.takeUndecided()
 	for i := range res.Findings {
@@ -134,7 +142,7 @@ func selectChecks(ids []string) ([]Check, error) {
 	return selected, nil
 }
 
-func missing(s *Snapshot, needs []string) string {
+func missing(s *Snapshot, id string, needs []string) string {
 	for _, n := range needs {
 		if why := s.NotRecorded[n]; why != "" {
 			return why
@@ -167,6 +175,10 @@ func missing(s *Snapshot, needs []string) string {
 		case "lfts":
 			if s.Fabric == nil || !hasLFTs(s.Fabric) {
 				return "forwarding tables were not read"
+			}
+		case "whole-fabric":
+			if s.Scope != nil && !s.FabricRouting.Judged(id) {
+				return "a gate holds the job's part of the snapshot, not every peer this check compares with, and the snapshot has no sweep's verdict of it (its verdicts are of an older ibdoctor, or the sweep did not run it): run 'ibdoctor sweep'"
 			}
 		case "rates":
 			if s.RatesNotRead != "" {

@@ -12,16 +12,34 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
-// fabricWide are the checks whose verdict on a switch needs every
-// destination it routes, not only a job's: a gate cannot make it on its
-// part of the fabric, so it takes the sweep's (FabricVerdicts).
-var fabricWide = []string{"routing.ecmp-imbalance"}
+// fabricWide are the checks whose verdict on a switch needs the whole
+// fabric, not only a job's part: every destination it routes
+// (routing.ecmp-imbalance), every leaf of its spines and the typical
+// leaf (topology.oversubscribed). A gate cannot make it on its part of
+// the fabric, so it takes the sweep's (FabricVerdicts).
+var fabricWide = []string{"routing.ecmp-imbalance", "topology.oversubscribed"}
 
 // FabricVerdicts are the findings of the fabricWide checks on a whole
 // fabric (a sweep's), kept with the snapshot for the gates that follow.
 type FabricVerdicts struct {
 	Taken    time.Time `json:"taken_at"`
 	Findings []Finding `json:"findings"`
+	// Checks are the fabricWide checks the sweep judged (ran, or skipped
+	// for data a gate's part lacks too). Empty in the verdicts of an
+	// older ibdoctor, which judged routing.ecmp-imbalance only.
+	Checks []string `json:"checks,omitempty"`
+}
+
+// Judged reports whether v holds the sweep's verdict of check id: a
+// check it did not judge is not known, which is not "no finding".
+func (v *FabricVerdicts) Judged(id string) bool {
+	switch {
+	case v == nil:
+		return false
+	case len(v.Checks) == 0:
+		return id == "routing.ecmp-imbalance"
+	}
+	return slices.Contains(v.Checks, id)
 }
 
 // FabricWide returns the verdicts of the fabricWide checks in res, a Run
@@ -30,19 +48,55 @@ type FabricVerdicts struct {
 // A check skipped for lack of data has nothing to carry: a gate's part
 // lacks the same data.
 func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
+	v := &FabricVerdicts{Taken: taken.UTC(), Findings: []Finding{}}
 	for _, id := range fabricWide {
 		skipped := slices.ContainsFunc(res.Skipped, func(s Skipped) bool { return s.Check == id })
-		if !slices.Contains(res.Ran, id) && !skipped {
-			return nil
+		if slices.Contains(res.Ran, id) || skipped {
+			v.Checks = append(v.Checks, id)
 		}
 	}
-	v := &FabricVerdicts{Taken: taken.UTC(), Findings: []Finding{}}
+	if len(v.Checks) == 0 {
+		return nil
+	}
 	for _, f := range res.Findings {
-		if slices.Contains(fabricWide, f.Check) {
+		if f.Check == "routing.ecmp-imbalance" {
 			v.Findings = append(v.Findings, f)
 		}
 	}
+	// Before the folds: a leaf's missing uplinks folded into the
+	// link.down of each cable are the gate's own fold to make, when it
+	// has those findings; without them the count is all it has.
+	v.Findings = append(v.Findings, res.unfolded...)
 	return v
+}
+
+// sweepOversubscribed is a gate's topology.oversubscribed: the sweep's
+// findings that name a switch of the job's part. The gate holds part of
+// the snapshot, in which a spine's other leaves and the typical leaf
+// are not all there: judged on it, a leaf short of 4 cables read as
+// short of 2 against "5 of its 5 leaves" (trial T7).
+func (s *Snapshot) sweepOversubscribed() []Finding {
+	var out []Finding
+	for _, fd := range s.FabricRouting.Findings {
+		if fd.Check != "topology.oversubscribed" {
+			continue
+		}
+		ents := slices.Clone(fd.Entities)
+		job := false
+		for i := range ents {
+			ents[i].NodeGUID = entityGUID(ents[i])
+			if n := s.Fabric.NodeByGUID(ents[i].NodeGUID); n != nil && ents[i].Role == "switch" && s.nodeInScope(n) {
+				job = true
+			}
+		}
+		if !job {
+			continue
+		}
+		fd.Entities = ents
+		fd.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "judged", Text: fmt.Sprintf("the sweep's verdict of %s on the whole fabric: a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold", s.FabricRouting.Taken.Format(time.RFC3339))})
+		out = append(out, fd)
+	}
+	return out
 }
 
 // RunFabricWide runs the fabricWide checks over s, a whole fabric, and

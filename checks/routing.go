@@ -973,7 +973,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			s.judgeECMP(sw, counted[i], unknown, ratio, &out)
 		}
 	}
-	if s.Scope != nil && s.FabricRouting != nil {
+	if s.Scope != nil && s.FabricRouting.Judged("routing.ecmp-imbalance") {
 		// The sweep's verdict on a group stands for every job whose
 		// routes leave by its busiest port; the job's own judgement of
 		// the same port would say it twice.

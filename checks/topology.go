@@ -21,7 +21,7 @@ func init() {
 	register(Check{
 		ID:      "topology.oversubscribed",
 		Summary: "a leaf's uplink bandwidth is below half its host bandwidth (ratio configurable), or a leaf otherwise cabled like its peers has fewer cables to a spine than the spine's other leaves (missing or down uplinks)",
-		Needs:   []string{"topology", "rates"},
+		Needs:   []string{"topology", "rates", "whole-fabric"},
 		run:     (*Snapshot).oversubscribed,
 	})
 	register(Check{
@@ -151,6 +151,9 @@ func portNumbers(ps []uint8) string {
 }
 
 func (s *Snapshot) oversubscribed() []Finding {
+	if s.Scope != nil {
+		return s.sweepOversubscribed()
+	}
 	ratio := s.Expect.Oversubscription
 	if ratio <= 0 {
 		ratio = 2

@@ -138,7 +138,8 @@ func (a *app) runTop(parent context.Context, o *topOptions) error {
 		Expect: checks.Expectations{Thresholds: thr},
 	})
 	v := &topView{source: sess.Name, sort: key, filter: o.filter, interval: o.interval,
-		silence: diagnose.Silence{Fabric: f, From: diagnose.ReadFrom(f, sess.Engine.Local())}}
+		silence: diagnose.Silence{Fabric: f, From: diagnose.ReadFrom(f, sess.Engine.Local())},
+		missed:  discoveryNotRead(f)}
 	interactive := !o.once && !o.json && a.io.IsStdoutTTY() && a.io.IsStdinTTY()
 	if interactive {
 		if f, ok := a.stdin.(*os.File); ok {
@@ -148,8 +149,23 @@ func (a *app) runTop(parent context.Context, o *topOptions) error {
 	return v.snapshot(ctx, a, s, o.json)
 }
 
+// discoveryNotRead is what discovery tried and could not read, said as
+// counters and check say it. A scope cannot leave it out: an HCA that did
+// not answer NodeInfo has no name to match --hosts or --switch by, and
+// a view without it reads as complete (trial T2).
+func discoveryNotRead(f *fabric.Fabric) []report.Unreached {
+	var out []report.Unreached
+	wheres := f.UnreachableWheres()
+	for i, u := range f.Unreachable {
+		out = append(out, report.Unreached{What: u.What, Where: wheres[i], Reason: u.Reason})
+	}
+	return out
+}
+
 // topScope is the ports top watches: every port with a link, or the
-// --switch and --hosts ports.
+// --switch and --hosts ports. A port whose far end did not answer is
+// watched when its link is up (perf.LinkUp, what counters reads): its PMA
+// answers, and it is the evidence left of the node behind it.
 func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
 	var nodes []*fabric.Node
 	for _, s := range o.switches {
@@ -175,7 +191,7 @@ func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
 	seen := map[*fabric.Port]bool{}
 	add := func(n *fabric.Node) {
 		for _, p := range n.Ports {
-			if p == nil || p.Num == 0 || p.Remote == nil || seen[p] {
+			if p == nil || p.Num == 0 || seen[p] || (p.Remote == nil && !perf.LinkUp(n, p)) {
 				continue
 			}
 			seen[p] = true
@@ -209,6 +225,31 @@ type topView struct {
 	err      error
 	// silence says why a PMA did not answer, where what was read shows it.
 	silence diagnose.Silence
+	// missed is what discovery could not read: listed with the counters
+	// not read, on every view.
+	missed []report.Unreached
+}
+
+// notRead is what the frame could not read, discovery's first, each said
+// once (one line for a PMA not read, not one per port).
+func (v *topView) notRead(fr *top.Frame) []report.Unreached {
+	out := append([]report.Unreached(nil), v.missed...)
+	if len(fr.Errors) > 0 {
+		out = append(out, diagnose.UnreachedCounters(fr.Errors, v.silence)...)
+	}
+	return out
+}
+
+// footer is the line under the table saying what was not read (none: "").
+func (v *topView) footer(fr *top.Frame) string {
+	nr := v.notRead(fr)
+	switch len(nr) {
+	case 0:
+		return ""
+	case 1:
+		return "Not read: " + report.UnreachedLines(nr)[0]
+	}
+	return fmt.Sprintf("Not read: %s (listed on stderr), the first %s", words.Count(len(nr), "thing"), report.UnreachedLines(nr)[0])
 }
 
 // snapshot reads twice, --interval apart, and prints one view.
@@ -234,16 +275,24 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 	}
 	rows := top.Filter(fr.Rows, v.filter)
 	top.Sort(rows, v.sort)
+	// The JSON document ends as the table does: what was not read listed
+	// on stderr and exit 3, not a complete-looking 0.
 	if asJSON {
-		return writeTopJSON(a.stdout, v, fr, rows)
-	}
-	w := bufio.NewWriter(a.stdout)
-	st := a.style()
-	io.WriteString(w, report.WrapString("", v.header(fr, st.Width), st.Width))
-	fmt.Fprintln(w)
-	writeTopTable(w, st, rows, 0)
-	if err := w.Flush(); err != nil {
-		return err
+		if err := writeTopJSON(a.stdout, v, fr, rows); err != nil {
+			return err
+		}
+	} else {
+		w := bufio.NewWriter(a.stdout)
+		st := a.style()
+		io.WriteString(w, report.WrapString("", v.header(fr, st.Width), st.Width))
+		fmt.Fprintln(w)
+		writeTopTable(w, st, rows, 0)
+		if foot := v.footer(fr); foot != "" {
+			io.WriteString(w, report.WrapString("", st.Yellow(foot), st.Width))
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(fr.Narrow) > 0 {
 		lines := make([]string, len(fr.Narrow))
@@ -252,12 +301,18 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 		}
 		a.listStderr(fmt.Sprintf("Read from the 16/32-bit PortCounters only (%s):", plural(narrowPorts(fr), "port")), lines)
 	}
-	if len(fr.Errors) > 0 {
+	if notRead := v.notRead(fr); len(notRead) > 0 {
 		// Said as check says them (one line for a PMA not read, not one
 		// per port).
-		notRead := diagnose.UnreachedCounters(fr.Errors, v.silence)
 		a.listStderr(fmt.Sprintf("Could not read (%d):", len(notRead)), report.UnreachedLines(notRead))
-		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", plural(perf.PortsNotRead(fr.Errors), "port")))
+		what := make([]string, 0, 2)
+		if len(v.missed) > 0 {
+			what = append(what, words.Count(len(v.missed), "thing")+" discovery tried")
+		}
+		if len(fr.Errors) > 0 {
+			what = append(what, plural(perf.PortsNotRead(fr.Errors), "port"))
+		}
+		return withExit(ExitPartial, fmt.Errorf("%s could not be read; what was read is printed", strings.Join(what, " and ")))
 	}
 	if n := undecidedRows(rows); n > 0 {
 		return withExit(ExitPartial, fmt.Errorf("%s undecided: an increase could not be computed (shown as ?)", plural(n, "port")))
@@ -442,7 +497,15 @@ func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error
 		}
 	}
 	jw.Array("ports", len(measured), func(i int) any { return topPortOf(measured[i]) })
-	jw.Array("not_read", len(fr.Errors), func(i int) any { return fr.Errors[i].Error() })
+	// Discovery's misses first, in the words the text view uses; then
+	// each port's counter error as before.
+	missed := report.UnreachedLines(v.missed)
+	jw.Array("not_read", len(missed)+len(fr.Errors), func(i int) any {
+		if i < len(missed) {
+			return missed[i]
+		}
+		return fr.Errors[i-len(missed)].Error()
+	})
 	jw.Array("read_narrow", len(fr.Narrow), func(i int) any { return fr.Narrow[i].Error() })
 	if err := jw.Close(); err != nil {
 		return err
@@ -627,6 +690,9 @@ func (v *topView) draw(a *app) {
 	}
 	if v.frame != nil && len(v.frame.Errors) > 0 {
 		status = st.Yellow(plural(perf.PortsNotRead(v.frame.Errors), "port")+" not read") + "  " + status
+	}
+	if len(v.missed) > 0 {
+		status = st.Yellow(words.Count(len(v.missed), "thing")+" discovery could not read") + "  " + status
 	}
 	line(status)
 	line("")

@@ -446,6 +446,12 @@ var errSkipped = errors.New("not asked: the PMA did not answer for its first por
 // end of its cable is known: the PMA does not need the port's PortInfo,
 // and its counters are the link's evidence.
 func linkUp(n *fabric.Node, p *fabric.Port) bool {
+	return LinkUp(n, p)
+}
+
+// LinkUp is linkUp for a caller choosing ports to read (top's scope): the
+// ports a counter sweep reads, so the two never disagree on what is there.
+func LinkUp(n *fabric.Node, p *fabric.Port) bool {
 	if p == nil || p.Num == 0 {
 		return false
 	}

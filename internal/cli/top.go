@@ -461,11 +461,13 @@ type topPort struct {
 	XmitWaitShare   *float64 `json:"xmit_wait_share"`
 	TxUtilization   *float64 `json:"tx_utilization"`
 	RxUtilization   *float64 `json:"rx_utilization"`
-	TxBytesPerSec   float64  `json:"tx_bytes_per_second"`
-	RxBytesPerSec   float64  `json:"rx_bytes_per_second"`
-	Verdict         string   `json:"verdict,omitempty"`
-	Check           string   `json:"check,omitempty"`
-	Finding         string   `json:"finding,omitempty"`
+	// TxBytesPerSec and RxBytesPerSec are null when the data counter's
+	// increase is unknown, as the utilisation is: 0 would read as idle.
+	TxBytesPerSec *float64 `json:"tx_bytes_per_second"`
+	RxBytesPerSec *float64 `json:"rx_bytes_per_second"`
+	Verdict       string   `json:"verdict,omitempty"`
+	Check         string   `json:"check,omitempty"`
+	Finding       string   `json:"finding,omitempty"`
 	// Counters is the attribute read: PortCountersExtended, or
 	// PortCounters when the extended one went unanswered.
 	Counters string `json:"counters"`
@@ -517,7 +519,13 @@ func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error
 func topPortOf(r *top.Row) topPort {
 	p := topPort{Node: r.Node, Port: r.Num, FarEnd: r.Peer, Rate: r.Rate,
 		XmitWaitShare: optShare(r.XmitWait), TxUtilization: optShare(r.TxUtil), RxUtilization: optShare(r.RxUtil),
-		TxBytesPerSec: r.TxBytesPerSec, RxBytesPerSec: r.RxBytesPerSec, Counters: "PortCountersExtended", Unknown: r.Unknown}
+		Counters: "PortCountersExtended", Unknown: r.Unknown}
+	if !r.TxUnknown {
+		p.TxBytesPerSec = &r.TxBytesPerSec
+	}
+	if !r.RxUnknown {
+		p.RxBytesPerSec = &r.RxBytesPerSec
+	}
 	if !r.ErrorsUnknown {
 		p.ErrorsPerSecond = &r.ErrorsPerSecond
 	}

@@ -15,7 +15,9 @@ import (
 // read" (stderr), on a footer line and in not_read, and exits 3.
 func TestTopSaysWhatDiscoveryMissed(t *testing.T) {
 	faults := writeFile(t, "faults.txt", "dead \"gpu005 mlx5_1\"\n")
-	base := []string{"top", "--sim", "--faults", faults, "-n", "200ms", "--once", "--timeout", deadTimeout, "--retries", "0", "--no-color"}
+	// One node times out, once: a timeout longer than deadTimeout keeps
+	// a loaded machine's slow answers from counting as not read.
+	base := []string{"top", "--sim", "--faults", faults, "-n", "200ms", "--once", "--timeout", "2s", "--retries", "0", "--no-color"}
 	const missed = "behind leaf02 port 2"
 
 	code, out, stderr := run(base...)
@@ -67,4 +69,51 @@ func TestTopSaysWhatDiscoveryMissed(t *testing.T) {
 func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	return strings.Join(l[:min(n, len(l))], "\n")
+}
+
+// TestTopUnknownBytesPerSecondNull: leaf02's PortCountersExtended never
+// answers, so the increase of its ports' 32-bit data counters is unknown.
+// Trial T10: tx_utilization was null but tx_bytes_per_second 0 (an
+// invented idle port for a jq sum); both come from that one increase and
+// are null together, as counters --json has them.
+func TestTopUnknownBytesPerSecondNull(t *testing.T) {
+	faults := writeFile(t, "faults.txt", "drop leaf02 attr=PortCountersExtended\n")
+	_, out, _ := run("top", "--sim", "--faults", faults, "-n", "200ms", "--once", "--json", "--timeout", deadTimeout, "--retries", "0")
+	var doc struct {
+		Ports []struct {
+			Node    string   `json:"node"`
+			Port    int      `json:"port"`
+			TxUtil  *float64 `json:"tx_utilization"`
+			RxUtil  *float64 `json:"rx_utilization"`
+			TxBytes *float64 `json:"tx_bytes_per_second"`
+			RxBytes *float64 `json:"rx_bytes_per_second"`
+			Unknown string   `json:"unknown"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, firstLines(out, 20))
+	}
+	unknown := 0
+	for _, p := range doc.Ports {
+		if p.Unknown == "" || p.TxUtil != nil {
+			if p.TxBytes == nil || p.RxBytes == nil {
+				t.Errorf("%s/%d: bytes per second null with the increase known", p.Node, p.Port)
+			}
+			continue
+		}
+		unknown++
+		if p.TxBytes != nil || p.RxBytes != nil {
+			t.Errorf("%s/%d: tx_utilization null (%s) but tx/rx_bytes_per_second %v/%v, want null", p.Node, p.Port, p.Unknown, deref(p.TxBytes), deref(p.RxBytes))
+		}
+	}
+	if unknown == 0 {
+		t.Fatalf("no port with an unknown data increase: the fault did not bite\n%s", firstLines(out, 40))
+	}
+}
+
+func deref(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
 }

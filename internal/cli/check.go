@@ -172,7 +172,7 @@ func printUnreached(w io.Writer, st report.Style, d *report.Document) {
 				fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(d.Undecided)-20)
 				break
 			}
-			io.WriteString(w, report.WrapString("  ", fmt.Sprintf("%s on %s: %s", u.Check, u, u.Reason), st.Width))
+			io.WriteString(w, report.WrapString("  ", report.UndecidedLine(u), st.Width))
 		}
 	}
 	if len(d.Unreached) == 0 {

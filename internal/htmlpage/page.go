@@ -27,7 +27,6 @@ var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{
 	"impact": report.ImpactShort,
 	"inc":    func(i int) int { return i + 1 },
 	"plural": report.Plural,
-	"unread": report.UnreadSummary,
 	"verdict": func(f checks.Finding) string {
 		return verdictOf(f.Check).String()
 	},
@@ -55,34 +54,43 @@ func Render(w io.Writer, doc *report.Document, snap *checks.Snapshot, o Options)
 		return err
 	}
 	v := struct {
-		Doc        *report.Document
-		Title      string
-		Taken      string
-		Details    int
-		CSS        template.CSS
-		JS         template.JS
-		SVG        template.HTML
-		Data       template.JS
-		Heat       bool
-		ByPod      bool
-		Verdicts   []string
-		Usual      string
-		RoutesNote string
-		Unreached  bool
+		Doc       *report.Document
+		Title     string
+		Taken     string
+		Details   int
+		CSS       template.CSS
+		JS        template.JS
+		SVG       template.HTML
+		Data      template.JS
+		Heat      bool
+		ByPod     bool
+		Verdicts  []string
+		Usual     string
+		Unreached bool
+		// Rows are the summary's lines, Undecided and Unread its
+		// lists, as the text report renders them (report.SummaryRows,
+		// UndecidedLine, UnreachedLines): the same values, not copies.
+		Rows      []report.SummaryRow
+		Undecided []string
+		Unread    []string
 	}{
-		Doc:        doc,
-		Title:      fmt.Sprintf("ibdoctor %s: %s", doc.Command, doc.Source),
-		Taken:      doc.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
-		CSS:        template.CSS(pageCSS),
-		JS:         template.JS(pageJS),
-		SVG:        template.HTML(svg.String()),
-		Data:       template.JS(data),
-		Heat:       m.interval > 0,
-		ByPod:      d.ByPod,
-		Verdicts:   verdictNames[1:],
-		Usual:      usualNote(m.usualCounts()),
-		RoutesNote: report.RoutesComputedNote,
-		Unreached:  len(m.unr) > 0,
+		Doc:       doc,
+		Title:     fmt.Sprintf("ibdoctor %s: %s", doc.Command, doc.Source),
+		Taken:     doc.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"),
+		CSS:       template.CSS(pageCSS),
+		JS:        template.JS(pageJS),
+		SVG:       template.HTML(svg.String()),
+		Data:      template.JS(data),
+		Heat:      m.interval > 0,
+		ByPod:     d.ByPod,
+		Verdicts:  verdictNames[1:],
+		Usual:     usualNote(m.usualCounts()),
+		Unreached: len(m.unr) > 0,
+		Rows:      report.SummaryRows(doc),
+		Unread:    report.UnreachedLines(doc.Unreached),
+	}
+	for _, u := range doc.Undecided {
+		v.Undecided = append(v.Undecided, report.UndecidedLine(u))
 	}
 	return pageTmpl.Execute(w, v)
 }

@@ -249,12 +249,48 @@ func summaryLine(w io.Writer, st Style, label string, clauses ...string) {
 	}
 }
 
-// Summary writes the short summary that precedes the findings table:
-// fabric, timing, counts by severity, what could not be read, the checks
-// that did not run (one line; NotRun gives the reasons), and the status.
-func Summary(w io.Writer, st Style, d *Document) {
-	head := fmt.Sprintf("%s  %s  %s", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
-	io.WriteString(w, WrapString("", head, st.Width))
+// Tones of a summary clause: how a renderer marks it (the terminal's
+// colour, the page's class).
+const (
+	TonePlain = ""
+	ToneWarn  = "warn"
+	ToneBad   = "bad"
+	ToneGood  = "good"
+)
+
+// Clause is one part of a summary line: Text marked with Tone, then Tail
+// unmarked.
+type Clause struct {
+	Text, Tone, Tail string
+}
+
+// SummaryRow is one line of the summary: its label ("" continues the
+// line above) and clauses. Counts marks the Findings line, whose counts
+// each renderer paints by severity; NotRun the line of the checks that
+// did not run, which the page opens into their reasons.
+type SummaryRow struct {
+	Label   string
+	Clauses []Clause
+	Counts  bool
+	NotRun  bool
+}
+
+// SummaryRows is the summary that precedes the findings table, line by
+// line: fabric, timing, scope, what the figures are based on (routes,
+// counters, snapshot, rates), counts by severity, what could not be read
+// or decided, the checks that did not run, and the status. The terminal
+// (Summary) and the page (htmlpage) both render these rows, so a line
+// cannot be in one and not the other (trial T1, T8).
+func SummaryRows(d *Document) []SummaryRow {
+	var rows []SummaryRow
+	plain := func(texts ...string) []Clause {
+		cs := make([]Clause, len(texts))
+		for i, t := range texts {
+			cs[i] = Clause{Text: t}
+		}
+		return cs
+	}
+	add := func(label string, cs ...Clause) { rows = append(rows, SummaryRow{Label: label, Clauses: cs}) }
 	f := d.Fabric
 	fab := []string{fmt.Sprintf("%s (%s, %s), %s", count(f.Nodes, "node", "nodes"), count(f.Switches, "switch", "switches"), count(f.CAs, "CA", "CAs"), count(f.Links, "link", "links"))}
 	if d.Scope != nil && d.Scope.FabricPart {
@@ -264,7 +300,7 @@ func Summary(w io.Writer, st Style, d *Document) {
 	if d.MADs != nil {
 		fab = append(fab, fmt.Sprintf("%d MADs, %d retried, %d timed out", d.MADs.Sent, d.MADs.Retried, d.MADs.TimedOut))
 	}
-	summaryLine(w, st, "Fabric", fab...)
+	add("Fabric", plain(fab...)...)
 	if len(d.Timings) > 0 {
 		var parts []string
 		for _, k := range []string{"discovery", "counters", "routes", "checks", "total"} {
@@ -277,7 +313,7 @@ func Summary(w io.Writer, st Style, d *Document) {
 				parts = append(parts, k+" "+v)
 			}
 		}
-		summaryLine(w, st, "Timing", strings.Join(parts, ", "))
+		add("Timing", Clause{Text: strings.Join(parts, ", ")})
 	}
 	if d.Scope != nil {
 		sc := fmt.Sprintf("%s (%s), %s, %s on their routes", count(d.Scope.JobHosts, "host", "hosts"), count(len(d.Scope.Hosts), "HCA", "HCAs"),
@@ -290,59 +326,91 @@ func Summary(w io.Writer, st Style, d *Document) {
 			sc += fmt.Sprintf(" (%s %s, %s and %s re-read live)", of, d.Scope.SnapshotAt, count(d.Scope.LiveReads, "port", "ports"),
 				count(d.Scope.LFTBlocks, "forwarding-table block", "forwarding-table blocks"))
 		}
-		summaryLine(w, st, "Scope", sc)
+		add("Scope", Clause{Text: sc})
 		if len(d.Scope.Unmatched) > 0 {
-			summaryLine(w, st, "", st.Red(d.Scope.UnmatchedLabel())+" "+strings.Join(d.Scope.Unmatched, ", "))
+			add("", Clause{Text: d.Scope.UnmatchedLabel(), Tone: ToneBad, Tail: " " + strings.Join(d.Scope.Unmatched, ", ")})
 		}
 	}
 	if d.RoutesComputed {
-		summaryLine(w, st, "Routes", st.Yellow(RoutesComputedNote))
+		add("Routes", Clause{Text: RoutesComputedNote, Tone: ToneWarn})
 	}
 	if d.CountersNotRead != "" {
-		summaryLine(w, st, "Counters", st.Yellow(d.CountersNotRead))
+		add("Counters", Clause{Text: d.CountersNotRead, Tone: ToneWarn})
 	}
 	if d.CountersBasis != "" {
-		summaryLine(w, st, "Counters", d.CountersBasis)
+		add("Counters", Clause{Text: d.CountersBasis})
 	}
 	if d.SnapshotKept != "" {
-		summaryLine(w, st, "Snapshot", st.Yellow(d.SnapshotKept))
+		add("Snapshot", Clause{Text: d.SnapshotKept, Tone: ToneWarn})
 	}
 	if d.RatesNotRead != "" {
-		summaryLine(w, st, "Rates", st.Yellow(d.RatesNotRead+"; the checks that judge rates did not run"))
+		add("Rates", Clause{Text: d.RatesNotRead + "; the checks that judge rates did not run", Tone: ToneWarn})
 	}
 	c := d.Counts
-	sev := fmt.Sprintf("%s critical, %s error, %s warning, %s info",
-		paintCount(st.Red, c["critical"]), paintCount(st.Red, c["error"]), paintCount(st.Yellow, c["warning"]), fmt.Sprint(c["info"]))
-	summaryLine(w, st, "Findings", sev)
-	reached := []string{"everything"}
+	rows = append(rows, SummaryRow{Label: "Findings", Counts: true, Clauses: plain(fmt.Sprintf("%d critical, %d error, %d warning, %d info",
+		c["critical"], c["error"], c["warning"], c["info"]))})
+	reached := []Clause{{Text: "everything"}}
 	if len(d.Unreached) > 0 {
-		reached = []string{st.Yellow(UnreadSummary(len(d.Unreached)))}
+		reached = []Clause{{Text: UnreadSummary(len(d.Unreached)), Tone: ToneWarn}}
 	}
 	if sc := d.Scope; sc != nil && sc.Snapshot != "" && !sc.SnapshotComplete {
 		// A gate reads its job's part live; the rest of the fabric it
 		// judges against is the snapshot's, which did not read it all.
 		if len(d.Unreached) == 0 {
-			reached = []string{"the job's part of the fabric"}
+			reached = []Clause{{Text: "the job's part of the fabric"}}
 		}
-		reached = append(reached, st.Yellow(fmt.Sprintf("not the whole fabric: the snapshot's sweep of %s was incomplete", sc.SnapshotAt)))
+		reached = append(reached, Clause{Text: fmt.Sprintf("not the whole fabric: the snapshot's sweep of %s was incomplete", sc.SnapshotAt), Tone: ToneWarn})
 	}
-	summaryLine(w, st, "Reached", reached...)
+	add("Reached", reached...)
 	if len(d.Undecided) > 0 {
-		summaryLine(w, st, "Undecided", st.Yellow(UndecidedSummary(d.Undecided)))
+		add("Undecided", Clause{Text: UndecidedSummary(d.Undecided), Tone: ToneWarn})
 	}
 	if len(d.Skipped) > 0 {
-		summaryLine(w, st, "Not run", NotRunShort(d.Skipped))
+		rows = append(rows, SummaryRow{Label: "Not run", NotRun: true, Clauses: plain(NotRunShort(d.Skipped))})
 	}
-	status := d.Status
-	switch status {
+	tone := ToneWarn
+	switch d.Status {
 	case "healthy":
-		status = st.Green(status)
+		tone = ToneGood
 	case "unhealthy":
-		status = st.Red(status)
-	default:
-		status = st.Yellow(status)
+		tone = ToneBad
 	}
-	summaryLine(w, st, "Status", fmt.Sprintf("%s (fail on %s)", status, d.FailOn))
+	add("Status", Clause{Text: d.Status, Tone: tone, Tail: fmt.Sprintf(" (fail on %s)", d.FailOn)})
+	return rows
+}
+
+// UndecidedLine is one entry of the "Could not decide" list.
+func UndecidedLine(u checks.Undecided) string {
+	return fmt.Sprintf("%s on %s: %s", u.Check, u, u.Reason)
+}
+
+// Summary writes the short summary that precedes the findings table
+// (SummaryRows), under the report's first line.
+func Summary(w io.Writer, st Style, d *Document) {
+	head := fmt.Sprintf("%s  %s  %s", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	io.WriteString(w, WrapString("", head, st.Width))
+	for _, r := range SummaryRows(d) {
+		if r.Counts {
+			c := d.Counts
+			summaryLine(w, st, r.Label, fmt.Sprintf("%s critical, %s error, %s warning, %s info",
+				paintCount(st.Red, c["critical"]), paintCount(st.Red, c["error"]), paintCount(st.Yellow, c["warning"]), fmt.Sprint(c["info"])))
+			continue
+		}
+		cs := make([]string, len(r.Clauses))
+		for i, c := range r.Clauses {
+			t := c.Text
+			switch c.Tone {
+			case ToneWarn:
+				t = st.Yellow(t)
+			case ToneBad:
+				t = st.Red(t)
+			case ToneGood:
+				t = st.Green(t)
+			}
+			cs[i] = t + c.Tail
+		}
+		summaryLine(w, st, r.Label, cs...)
+	}
 }
 
 // flagInReason finds the flag a skipped check's reason says to add

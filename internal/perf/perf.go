@@ -339,6 +339,9 @@ type PortError struct {
 	// (diagnose.UnreachedCounters), while each port stays failed here
 	// for the checks.
 	Agent bool
+	// BothSamples: the read failed alike in both samples of an
+	// interval, and is this one entry (Err says so).
+	BothSamples bool
 }
 
 func (e *PortError) Error() string {
@@ -899,7 +902,7 @@ func (sp *sampler) narrowErrors(ts []*target) []*PortError {
 			nums[i] = int(r.num)
 		}
 		slices.Sort(nums)
-		err := fmt.Errorf("%v; the 16/32-bit PortCounters of %s %s were read instead", rs[0].err, plural(len(nums), "port"), numRanges(nums))
+		err := fmt.Errorf("%w; the 16/32-bit PortCounters of %s %s were read instead", rs[0].err, plural(len(nums), "port"), numRanges(nums))
 		out = append(out, &PortError{Key: Key{t.node.GUID, 0}, Node: t.node, LID: t.lid, What: "PortCountersExtended", Err: err, ReadNarrow: len(nums)})
 	}
 	return out

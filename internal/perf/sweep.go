@@ -123,7 +123,7 @@ func Sweep(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Result,
 		}
 		second, err := readWith(ctx, g, f, o, false, first.Caps)
 		r.Last = second
-		r.Errors = append(r.Errors, second.Errors...)
+		r.Errors = mergeSampleErrors(r.Errors, second.Errors)
 		// The interval the checks judge by is the measured one, as in
 		// Compare: each sweep takes time, so a port's two readings are
 		// further apart than o.Interval.
@@ -151,6 +151,45 @@ func Sweep(ctx context.Context, g Getter, f *fabric.Fabric, o Options) (*Result,
 	sortErrors(r.Errors)
 	return r, ctx.Err()
 }
+
+// mergeSampleErrors appends the second sample's errors to the first's,
+// except one that repeats a first-sample failure of the same read (the
+// same port or PMA and attribute, unanswered both times, or failing with
+// the same words): that one is said once, "in both samples" (trial T11:
+// a PMA whose PortCountersExtended never answers was two identical
+// entries). The words of a timeout carry its wait, so unanswered reads
+// are matched as unanswered, not by their text.
+func mergeSampleErrors(first, second []*PortError) []*PortError {
+	type key struct {
+		Key
+		port bool
+		what string
+	}
+	at := make(map[key]*PortError, len(first))
+	for _, e := range first {
+		at[key{e.Key, e.Port != nil, e.What}] = e
+	}
+	for _, e := range second {
+		f := at[key{e.Key, e.Port != nil, e.What}]
+		same := f != nil && f.Agent == e.Agent && f.ReadNarrow == e.ReadNarrow && f.Silent == e.Silent &&
+			((transport.Unanswered(f.Err) && transport.Unanswered(e.Err)) || f.Err.Error() == e.Err.Error())
+		if !same {
+			first = append(first, e)
+			continue
+		}
+		if !f.BothSamples {
+			f.BothSamples = true
+			f.Err = bothSamples{f.Err}
+		}
+	}
+	return first
+}
+
+// bothSamples is the error of a read that failed in both samples.
+type bothSamples struct{ err error }
+
+func (b bothSamples) Error() string { return b.err.Error() + "; so in both samples" }
+func (b bothSamples) Unwrap() error { return b.err }
 
 // Compare makes a Result of a new sample and each port's own previous
 // reading (prev; a live view that reads the fabric in turns keeps one per

@@ -290,8 +290,35 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
+	// The ports whose far end did not answer NodeInfo in the sweep f
+	// holds: no link in f, but not for want of a cable (trial T4).
+	type portKey struct {
+		guid uint64
+		num  uint8
+	}
+	farEnd := map[portKey]string{}
+	wheres := f.UnreachableWheres()
+	for i, u := range f.Unreachable {
+		if u.What == "NodeInfo" && u.FromGUID != 0 {
+			farEnd[portKey{u.FromGUID, u.FromPort}] = wheres[i]
+		}
+	}
+	onRoutes := map[string]bool{} // own sweep's NodeInfo entries a route leads to
 	for _, p := range ports {
 		if noLink[p] && !unread[p] && p.Remote == nil && p.PhysState == mad.PhysLinkUp {
+			if where, ok := farEnd[portKey{p.Node.GUID, p.Num}]; ok {
+				p.Unreached |= fabric.UnreachedPeer
+				sw.Complete = false
+				if o.Swept != nil {
+					// The gate's own sweep lists that NodeInfo: said
+					// once, there, as on the job's routes.
+					onRoutes[where] = true
+					continue
+				}
+				sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
+					Reason: "the port is up now but its far end (" + where + ") did not answer the snapshot's sweep, so what is behind it is unknown"})
+				continue
+			}
 			// A live route goes out of a port the sweep saw without a
 			// cable: what is behind it was never read (the model's
 			// UnreachedPeer, so no check calls it a dead end).
@@ -360,6 +387,8 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			switch {
 			case u.OwnLeaf():
 				u.Reason += " (this host's leaf: the gate's sweep could not walk the fabric past it)"
+			case u.What == "NodeInfo" && onRoutes[u.Where]:
+				u.Reason += " (found by the gate's sweep of the whole fabric, on the job's routes: a route leaves toward it)"
 			case notWalked && len(unmatched) > 0:
 				u.Reason += " (found by the gate's sweep of the whole fabric; the hosts not found may be behind it)"
 			default:

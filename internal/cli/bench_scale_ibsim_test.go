@@ -92,6 +92,11 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 	// IBDOCTOR_BENCH_PROFILE_DIR=DIR keeps a CPU and a heap profile of
 	// each ibdoctor child there (DIR/check.cpu.pprof, ...), the last run's.
 	if dir := os.Getenv("IBDOCTOR_BENCH_PROFILE_DIR"); dir != "" {
+		// Made here rather than refused: a missing DIR found only now
+		// would cost the minutes OpenSM took to route the fabric.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatalf("IBDOCTOR_BENCH_PROFILE_DIR: %v", err)
+		}
 		for i, t := range tools {
 			if t.name != "ibnetdiscover" {
 				tools[i].args = append(slices.Clone(t.args), "--cpuprofile", filepath.Join(dir, t.name+".cpu.pprof"), "--memprofile", filepath.Join(dir, t.name+".heap.pprof"))

@@ -50,6 +50,7 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 	wg.Wait()
 	var dups []fabric.DuplicateGUID
 	var bad []report.Unreached
+	pl := placer{r: r, e: e, snap: snap}
 	for _, a := range answers {
 		n := a.n
 		switch {
@@ -63,10 +64,18 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 			continue
 		}
 		g := a.ni.NodeGUID
-		other := r.f.NodeByGUID(g)
-		if has, _ := snap.HasNode(g); other == nil && !has {
+		if has, _ := snap.HasNode(g); r.f.NodeByGUID(g) == nil && !has {
 			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description,
 				Reason: fmt.Sprintf("answers NodeGUID 0x%016x, not the snapshot's 0x%016x: the adapter changed since the sweep, which no longer describes it; run 'ibdoctor sweep'", g, n.GUID)})
+			continue
+		}
+		// Another known node's GUID is a clone only when the node at
+		// n's place answers it and the other node's place still does:
+		// a LID read meets whoever owns the LID now (an SM failover
+		// reassigns LIDs), a directed route whoever is cabled there
+		// now (review V1).
+		if why := pl.clone(ctx, n, g, r.lid(n)); why != "" {
+			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description, Reason: why})
 			continue
 		}
 		k := -1
@@ -79,7 +88,7 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 			// The node the snapshot has under that GUID first: the
 			// claimant the sweep knew.
 			d := fabric.DuplicateGUID{GUID: g, Paths: []mad.Path{nil}, Descs: []string{""}}
-			if other != nil {
+			if other := r.f.NodeByGUID(g); other != nil {
 				d.Paths[0], d.Descs[0] = other.Path, other.Description
 			}
 			dups = append(dups, d)
@@ -89,6 +98,98 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 		dups[k].Descs = append(dups[k].Descs, n.Description)
 	}
 	return dups, bad
+}
+
+// placer reads NodeInfo by directed routes over the snapshot's links, from
+// the gate's port: at a node's place as the sweep saw it, whatever LID
+// owns it now.
+type placer struct {
+	r     *reach
+	e     *transport.Engine
+	snap  *snapshot.Snapshot
+	links *fabric.Fabric // the snapshot's whole fabric, made on first need
+	err   error
+}
+
+// clone says why n's answer of g (another known node's GUID) is not
+// shown to be a duplicate, "" when it is: the node at n's place answers
+// g too and the node at g's place in the snapshot still answers g.
+func (p *placer) clone(ctx context.Context, n *fabric.Node, g uint64, byLID bool) string {
+	name := p.name(g)
+	if byLID {
+		lid := lidPort(n).LID
+		var ni mad.NodeInfo
+		err := p.read(ctx, n.GUID, &ni)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("LID %d now answers as %s, and its place in the snapshot could not be read to tell a clone from a change since the sweep (%s); run 'ibdoctor sweep'", lid, name, err)
+		case ni.NodeGUID == n.GUID:
+			return fmt.Sprintf("LID %d now answers as %s: the LIDs changed since the sweep; run 'ibdoctor sweep'", lid, name)
+		case ni.NodeGUID != g:
+			return fmt.Sprintf("LID %d now answers as %s and its place in the snapshot as %s: the fabric changed since the sweep; run 'ibdoctor sweep'", lid, name, p.name(ni.NodeGUID))
+		}
+	}
+	var ni mad.NodeInfo
+	if err := p.read(ctx, g, &ni); err != nil {
+		return fmt.Sprintf("its place in the snapshot answers as %s, and %s's place could not be read to tell a clone from a change since the sweep (%s); run 'ibdoctor sweep'", name, name, err)
+	}
+	if ni.NodeGUID != g {
+		return fmt.Sprintf("its place in the snapshot answers as %s, and %s's place as %s: the cabling changed since the sweep; run 'ibdoctor sweep'", name, name, p.name(ni.NodeGUID))
+	}
+	return ""
+}
+
+// name is how the snapshot names the node with GUID g.
+func (p *placer) name(g uint64) string {
+	if n := p.r.f.NodeByGUID(g); n != nil && n.Description != "" {
+		return n.Description
+	}
+	if desc, _, ok := p.snap.Node(g); ok && desc != "" {
+		return desc
+	}
+	return fmt.Sprintf("0x%016x", g)
+}
+
+// read reads the NodeInfo at the place the snapshot has the node with
+// GUID g, by a directed route from the gate's port.
+func (p *placer) read(ctx context.Context, g uint64, ni *mad.NodeInfo) error {
+	path, err := p.path(g)
+	if err != nil {
+		return err
+	}
+	_, err = p.e.GetSMP(ctx, path, ni, 0)
+	return err
+}
+
+// path is a directed route from the gate's port to the snapshot's node
+// with GUID g: the snapshot's own when the gate reads by directed routes
+// (it runs at the sweep's port), else one made over the snapshot's links.
+func (p *placer) path(g uint64) (mad.Path, error) {
+	if !p.r.byLID {
+		if n := p.r.f.NodeByGUID(g); n != nil && n.Path != nil {
+			return n.Path, nil
+		}
+		if _, path, ok := p.snap.Node(g); ok && path != nil {
+			return path, nil
+		}
+		return nil, fmt.Errorf("the snapshot has no directed route to 0x%016x", g)
+	}
+	if p.links == nil && p.err == nil {
+		p.links, p.err = p.snap.Links()
+	}
+	if p.err != nil {
+		return nil, p.err
+	}
+	l := p.e.Local()
+	me, to := p.links.NodeByGUID(l.NodeGUID), p.links.NodeByGUID(g)
+	if me == nil || to == nil || portOf(me, l.PortNum) == nil || portOf(me, l.PortNum).Remote == nil {
+		return nil, fmt.Errorf("no directed route from this port to 0x%016x over the snapshot's links", g)
+	}
+	path := (&reach{local: portOf(me, l.PortNum)}).pathTo(to, nil)
+	if path == nil {
+		return nil, fmt.Errorf("no directed route from this port to 0x%016x over the snapshot's links", g)
+	}
+	return path, nil
 }
 
 // nodeInfo reads n's NodeInfo by LID (its first port with one) or by its

@@ -1153,6 +1153,35 @@ func (x *Index) Whole() (*fabric.Fabric, error) {
 	return x.build(all, all)
 }
 
+// Links builds the whole fabric without forwarding tables: the links a
+// directed route is made over, without the tables' memory.
+func (x *Index) Links() (*fabric.Fabric, error) {
+	all := make(map[uint32]bool, x.nodes)
+	for i := range x.nodes {
+		all[i] = true
+	}
+	return x.build(all, nil)
+}
+
+// nodeNamed is the description and directed route (nil when the sweep
+// recorded none) of the node with GUID g.
+func (x *Index) nodeNamed(g uint64) (string, mad.Path, bool) {
+	i, ok := x.nodeByGUID(g)
+	if !ok {
+		return "", nil, false
+	}
+	r := x.node(i)
+	desc, ok1 := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
+	path, ok2 := x.str(le.Uint32(r[32:]), uint32(r[46]))
+	if !ok1 || !ok2 {
+		return "", nil, false
+	}
+	if r[47]&1 == 0 {
+		return desc, nil, true
+	}
+	return desc, mad.Path(path), true
+}
+
 // hasPeer says whether the sweep saw a cable on a port.
 func (x *Index) hasPeer(guid uint64, port uint8) bool {
 	i, ok := x.nodeByGUID(guid)

@@ -20,6 +20,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
 	"github.com/ibdoctor/ibdoctor/internal/words"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // Schema identifies the snapshot file format. v2 keeps the fabric file
@@ -821,6 +822,29 @@ func (s *Snapshot) HCACensus() ([]checks.HostHCA, error) {
 		return nil, err
 	}
 	return checks.HCACensus(f), nil
+}
+
+// Node returns the description and directed route (from the sweep's
+// port; nil when unknown) the snapshot has for the node with guid.
+func (s *Snapshot) Node(guid uint64) (desc string, path mad.Path, ok bool) {
+	switch {
+	case s.idx != nil:
+		return s.idx.nodeNamed(guid)
+	case s.fab != nil:
+		if n := s.fab.NodeByGUID(guid); n != nil {
+			return n.Description, n.Path, true
+		}
+	}
+	return "", nil, false
+}
+
+// Links returns the snapshot's whole fabric, from gate.idx without the
+// forwarding tables (a new copy each call), else the fabric model.
+func (s *Snapshot) Links() (*fabric.Fabric, error) {
+	if s.idx != nil {
+		return s.idx.Links()
+	}
+	return s.FabricModel()
 }
 
 // HasNode reports whether the snapshot's fabric holds a node with the

@@ -77,3 +77,83 @@ func TestCongestionSinceSweep(t *testing.T) {
 		t.Errorf("--interval: %+v", fs)
 	}
 }
+
+// A share of time stalled above 100% is not a reading: the saved
+// PortXmitWait and the span disagree (a stepped clock, another host's
+// state dir, a counter history that is not the saved one). So is a span
+// that is not positive. Both are undecided, said so, never a finding.
+func TestCongestionImplausibleSpan(t *testing.T) {
+	f := fatTree(t)
+	port := node(t, f, "leaf01").Ports
+	w := func(g uint64) *CounterValue {
+		return &CounterValue{Name: "PortXmitWait", Bits: 64, Value: 500_000_000, Growth: g}
+	}
+	c := fakeCounters{rs: []PortReading{
+		{Port: port[9], Saved: true, SavedAgo: 10 * time.Second, XmitWait: w(80_000_000), XmitWaitTicksPerSecond: 1e6}, // 800%
+		{Port: port[10], Saved: true, SavedAgo: -5 * time.Second, XmitWait: w(1_000_000), XmitWaitTicksPerSecond: 1e6},
+		{Port: port[11], Saved: true, SavedAgo: 10 * time.Second, XmitWait: w(10_100_000), XmitWaitTicksPerSecond: 1e6}, // 101%: reading times
+	}}
+	res, err := Run(&Snapshot{Fabric: f, Counters: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int]Finding{}
+	for _, g := range byCheck(res.Findings, "counters.congestion") {
+		got[g.Entities[0].Port] = g
+	}
+	if g, ok := got[9]; ok {
+		t.Errorf("800%% stalled is not a reading, got %v %q", g.Severity, g.Title)
+	}
+	if g, ok := got[10]; ok {
+		t.Errorf("a negative span gives no share, got %v %q", g.Severity, g.Title)
+	}
+	if g, ok := got[11]; !ok || !strings.Contains(g.Title, "could not send 100% of the time") || g.Impact.Score > 1 {
+		t.Errorf("101%% is within the reading times' tolerance: want 100%%, score <= 1; got %q %v", g.Title, g.Impact.Score)
+	}
+	for _, g := range res.Findings {
+		if g.Impact.Score > 1 || g.Impact.Score < 0 {
+			t.Errorf("score out of 0..1: %v %q", g.Impact.Score, g.Title)
+		}
+	}
+	n := map[int]int{}
+	for _, u := range res.Undecided {
+		if u.Check != "counters.congestion" {
+			continue
+		}
+		n[u.Subject.Port]++
+		switch u.Subject.Port {
+		case 9:
+			for _, want := range []string{"80000000 ticks", "10s", "1000000 ticks/s", "not comparable"} {
+				if !strings.Contains(u.Reason, want) {
+					t.Errorf("port 9 reason %q lacks %q", u.Reason, want)
+				}
+			}
+		case 10:
+			if !strings.Contains(u.Reason, "clock") {
+				t.Errorf("port 10 reason %q does not name the clock", u.Reason)
+			}
+		}
+	}
+	if n[9] != 1 || n[10] != 1 || n[11] != 0 {
+		t.Errorf("want one could-not-decide for ports 9 and 10, none for 11; got %v (%+v)", n, res.Undecided)
+	}
+
+	// --interval, by the same rule.
+	iv := fakeCounters{iv: 10 * time.Second, rs: []PortReading{{Port: port[9], XmitWait: &CounterValue{Name: "PortXmitWait", Delta: 80_000_000}, XmitWaitTicksPerSecond: 1e6}}}
+	res, err = Run(&Snapshot{Fabric: f, Counters: iv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := byCheck(res.Findings, "counters.congestion"); len(fs) != 0 {
+		t.Errorf("--interval 800%%: want no finding, got %q", fs[0].Title)
+	}
+	var us []Undecided
+	for _, u := range res.Undecided {
+		if u.Check == "counters.congestion" {
+			us = append(us, u)
+		}
+	}
+	if len(us) != 1 || us[0].Subject.Port != 9 || !strings.Contains(us[0].Reason, "not comparable") {
+		t.Errorf("--interval 800%%: want one could-not-decide, got %+v", us)
+	}
+}

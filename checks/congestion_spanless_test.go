@@ -77,12 +77,12 @@ func TestCongestionWithoutSpanSummarised(t *testing.T) {
 	spanned, absolute := slices.Clone(rs), slices.Clone(rs)
 	for i := range rs {
 		spanned[i].SpanUnknown = false
-		spanned[i].XmitWait = &CounterValue{Name: "PortXmitWait", Delta: 100_000_000 * uint64(i+1)}
+		spanned[i].XmitWait = &CounterValue{Name: "PortXmitWait", Delta: 60_000_000 * uint64(i+1)}
 		absolute[i].SpanUnknown = false
 		absolute[i].XmitWait = &CounterValue{Name: "PortXmitWait", Value: rs[i].XmitWait.Delta}
 	}
 	if fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: fakeCounters{iv: 30 * time.Second, rs: spanned}}), "counters.congestion"); len(fs) != 7 {
-		t.Errorf("with a 30 s span: %d findings, want one per port (7, stalled 21%%..150%%)", len(fs))
+		t.Errorf("with a 30 s span: %d findings, want one per port (7, stalled 13%%..90%%)", len(fs))
 	}
 	if fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: fakeCounters{rs: absolute}}), "counters.congestion"); len(fs) != 6 || fs[0].Basis != "absolute" {
 		t.Errorf("on values: %d findings, want one per port over 1000 (6)", len(fs))

@@ -659,15 +659,42 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 	})
 }
 
+// stallTolerance is how far above 100% a share of time stalled may read
+// and still be taken as 100%: the span is timed from the requests, not
+// from when each port latched its counter.
+const stallTolerance = 0.02
+
 // stalledFinding is the one judgement of a port's share of time stalled
 // (counters.congestion): ticks of PortXmitWait counted over span, against
 // xmitwait.warn and xmitwait.info. basis is "delta" (over check's or a
 // gate's --interval) or "since-snapshot" (since the previous sweep the
 // reading was paired with); only the wording of the span differs. A
 // saturated counter counted at least ticks, so the share is a lower bound.
+//
+// A share above 100% (beyond stallTolerance for the reading times) or a
+// span that is not positive is not a reading: the two readings or the
+// clock disagree, so the port is undecided, never a finding.
 func (s *Snapshot) stalledFinding(t *Thresholds, p *fabric.Port, r PortReading, ticks uint64, span time.Duration, basis string) (Finding, bool) {
+	from := "the two samples"
+	if basis == "since-snapshot" {
+		from = "the saved reading"
+	}
+	if span <= 0 {
+		s.couldNotDecide("counters.congestion", fmt.Sprintf("PortXmitWait grew %d ticks over a span of %v: the clock stepped back since %s, or %s is another clock's; no share of time",
+			ticks, span, from, from), s.entityOf(p, "end"))
+		return Finding{}, false
+	}
 	stalled, ok := stalledShare(ticks, r.XmitWaitTicksPerSecond, span.Seconds())
-	if !ok || stalled < t.XmitWaitInfo {
+	if !ok {
+		return Finding{}, false
+	}
+	if stalled > 1+stallTolerance {
+		s.couldNotDecide("counters.congestion", fmt.Sprintf("PortXmitWait grew %d ticks in %v: more than the span holds at %.0f ticks/s (%.0f%% of the time); %s or the clock is not comparable",
+			ticks, words.Duration(span), r.XmitWaitTicksPerSecond, stalled*100, from), s.entityOf(p, "end"))
+		return Finding{}, false
+	}
+	stalled = min(stalled, 1)
+	if stalled < t.XmitWaitInfo {
 		return Finding{}, false
 	}
 	sev := Info

@@ -3,6 +3,8 @@ package snapshot
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,5 +173,51 @@ func TestFabricAheadBesideChecks(t *testing.T) {
 	}
 	if !bytes.Equal(got, want[fabricFileName(taken)]) {
 		t.Error("the fabric file written beside the checks is not Save's")
+	}
+}
+
+// TestSaveRemovesStaleTemporaries: a sweep killed with SIGKILL (cron's
+// timeout -s KILL, the OOM killer) leaves its staged fabric file; the
+// next Save, under the lock, removes such temporaries of state files, and
+// only regular files with a state file's temporary name.
+func TestSaveRemovesStaleTemporaries(t *testing.T) {
+	f := routedSmall(t)
+	dir := t.TempDir()
+	stale := []string{".fabric-1795771358912020880.json.gz.tmp-416033148", ".gate.idx.tmp-12", ".snapshot.json.tmp-7"}
+	for _, n := range stale {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("half a file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := []string{".report.json.tmp-5", "fabric-notes.txt"} // not a state file's temporary
+	for _, n := range keep {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := t.TempDir()
+	if err := os.Symlink(filepath.Join(other, "target"), filepath.Join(dir, ".verdicts.json.tmp-3")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".fabric-1.json.gz.tmp-4"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep = append(keep, ".verdicts.json.tmp-3", ".fabric-1.json.gz.tmp-4")
+	s, err := New(f, everyPort{f}, time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC), "sim:test", "test", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range stale {
+		if _, err := os.Lstat(filepath.Join(dir, n)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: a killed sweep's temporary is still there after Save (%v)", n, err)
+		}
+	}
+	for _, n := range keep {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s: not a state file's regular temporary, removed: %v", n, err)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -612,12 +613,33 @@ func (s *Snapshot) Save(dir string) (string, error) {
 			os.Remove(o)
 		}
 	}
+	removeStaleTemps(dir)
 	s.dir = dir
 	s.baselineSrc = ""
 	if s.IndexFile != "" {
 		s.baselineSrc = s.FabricFile
 	}
 	return path, nil
+}
+
+// removeStaleTemps removes the temporaries of state files (outfile's
+// ".NAME.tmp-*") that a killed sweep left in dir: a SIGKILL skips the
+// clean-up, and the staged fabric file alone is megabytes. Save runs it
+// holding dir's lock, after its own files are renamed, so any such
+// temporary is a dead writer's. Only regular files: a symlink or folder
+// of that name is not one of ours.
+func removeStaleTemps(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*"))
+	for _, t := range tmps {
+		name := filepath.Base(t)[1:]
+		i := strings.LastIndex(name, ".tmp-")
+		if i <= 0 || !IsStateFile(name[:i]) {
+			continue
+		}
+		if st, err := os.Lstat(t); err == nil && st.Mode().IsRegular() {
+			os.Remove(t)
+		}
+	}
 }
 
 // ErrNone is returned by Load when there is no snapshot yet.

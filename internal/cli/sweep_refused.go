@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/ibdoctor/ibdoctor/internal/outfile"
 	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -23,6 +27,19 @@ func (o *sweepOptions) refused(err error) error {
 	labels, lerr := promLabelsOf(o.promLabel)
 	if lerr != nil {
 		return err // not the textfile's series: left alone
+	}
+	// The textfile is read, then replaced: a sweep holding the state
+	// dir's lock publishes its own, which this could put the older
+	// counts back over. Held, the textfile is left to that sweep (as a
+	// sweep finding the lock busy leaves it), without waiting: a refused
+	// line's --lock-wait may be the refused flag. A state dir that does
+	// not exist has no sweep and is not created.
+	if st, serr := os.Stat(o.stateDir); o.stateDir != "" && serr == nil && st.IsDir() {
+		lock, lerr := snapshot.Acquire(context.Background(), o.stateDir, 0)
+		if errors.Is(lerr, snapshot.ErrLocked) {
+			return err
+		}
+		defer lock.Release()
 	}
 	if perr := writeFailedProm(o.prom, labels); perr != nil {
 		return withExit(ExitUndecided, fmt.Errorf("%w; and --prom: %v", err, perr))

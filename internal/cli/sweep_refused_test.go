@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 )
 
 // TestSweepRefusedWritesFailedProm: every exit 2 of a sweep whose --prom
@@ -78,4 +81,46 @@ func promLine(text, name string) string {
 		}
 	}
 	return ""
+}
+
+// TestSweepRefusedLeavesPromToLockHolder: a refused command line (a
+// second cron entry, a typo) while a sweep holds the state dir's lock
+// leaves the textfile to that sweep, as a sweep finding the lock busy
+// does: a read-modify-write of it now could put back the older sweep's
+// counts over the fresh ones. With the lock free it writes as before.
+func TestSweepRefusedLeavesPromToLockHolder(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	out, prom, state := filepath.Join(dir, "r.json"), filepath.Join(dir, "x.prom"), filepath.Join(dir, "state")
+	good := []string{"sweep", "--sim=" + topo, "--out", out, "--prom", prom, "--state-dir", state}
+	if code, _, stderr := run(good...); code != ExitHealthy {
+		t.Fatalf("good sweep: exit %d: %s", code, stderr)
+	}
+	before, _ := os.ReadFile(prom)
+	lock, err := snapshot.Acquire(context.Background(), state, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append(append([]string{}, good...), "--fail-on", "bogus")
+	if code, _, stderr := run(bad...); code != ExitUndecided || !strings.Contains(stderr, "--fail-on") {
+		t.Fatalf("refused line, lock held: exit %d: %s", code, stderr)
+	}
+	if p, _ := os.ReadFile(prom); string(p) != string(before) {
+		t.Errorf("refused line rewrote the textfile while a sweep held the lock:\n%s", p)
+	}
+	lock.Release()
+	if code, _, stderr := run(bad...); code != ExitUndecided {
+		t.Fatalf("refused line, lock free: exit %d: %s", code, stderr)
+	}
+	if p, _ := os.ReadFile(prom); promLine(string(p), "ibdoctor_sweep_success") != "ibdoctor_sweep_success 0" {
+		t.Errorf("refused line with the lock free: textfile not marked failed:\n%s", p)
+	}
+	// A state dir that does not exist is not created by a refusal.
+	gone := filepath.Join(dir, "nostate")
+	if code, _, _ := run("sweep", "--sim="+topo, "--out", out, "--prom", prom, "--state-dir", gone, "--fail-on", "bogus"); code != ExitUndecided {
+		t.Fatalf("refused line, no state dir: exit %d", code)
+	}
+	if _, err := os.Stat(gone); err == nil {
+		t.Errorf("a refused line created its --state-dir %s", gone)
+	}
 }

@@ -51,7 +51,34 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 		// check judges them.
 		return res, un, err
 	}
-	return &sinceSnapshot{Counters: res, res: res, snap: snap, ago: o.Now.Sub(snap.TakenAt), cache: true}, un, err
+	// From the saved counter pass's start, not the sweep's: a gate soon
+	// after a large sweep does not count the sweep's discovery as time
+	// the port could have waited in. The gate's side is its start (its
+	// own pass follows within seconds, on o.Clock, which tests fake).
+	return &sinceSnapshot{Counters: res, res: res, snap: snap, ago: o.Now.Sub(snap.CountersRead()), cache: true}, un, err
+}
+
+// readingsApart is the span between the snapshot's counters and a later
+// sweep's c: from the start of each counter pass, so neither sweep's
+// discovery counts as time the port could have waited in. A pass whose
+// start is not known starts at now; a snapshot that did not record its
+// pass, at its sweep's start.
+func readingsApart(c checks.Counters, snap *snapshot.Snapshot, now time.Time) time.Duration {
+	if cs, ok := c.(interface{ CountersStarted() time.Time }); ok {
+		if at := cs.CountersStarted(); !at.IsZero() {
+			now = at
+		}
+	}
+	return now.Sub(snap.CountersRead())
+}
+
+// CountersStarted is when the readings' counter pass started (zero when
+// not known), for the snapshot that saves them.
+func (s *sinceSnapshot) CountersStarted() time.Time {
+	if cs, ok := s.Counters.(interface{ CountersStarted() time.Time }); ok {
+		return cs.CountersStarted()
+	}
+	return time.Time{}
 }
 
 // SinceSweep pairs every reading of c (a later sweep's, taken at now)
@@ -62,7 +89,7 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 // clones would add to the sweep's peak (issue 13).
 func SinceSweep(c checks.Counters, snap *snapshot.Snapshot, now time.Time) checks.Counters {
 	res, _ := c.(*perf.Result)
-	return &sinceSnapshot{Counters: c, res: res, snap: snap, ago: now.Sub(snap.TakenAt)}
+	return &sinceSnapshot{Counters: c, res: res, snap: snap, ago: readingsApart(c, snap, now)}
 }
 
 // lookAhead is how far sampleOf looks for a reading's sample past the

@@ -125,3 +125,63 @@ func TestSweepPairsXmitWait(t *testing.T) {
 		t.Errorf("no PortXmitWait saved: want unsaved, got %+v", c)
 	}
 }
+
+// waitReadingsAt is waitReadings whose counter pass started at started.
+type waitReadingsAt struct {
+	waitReadings
+	started time.Time
+}
+
+func (c waitReadingsAt) CountersStarted() time.Time { return c.started }
+
+// TestSinceSweepSpanFromCounterPasses (review V5): a counter's growth
+// since the previous sweep is timed from that sweep's counter pass, not
+// its start: at 49k nodes discovery and the tables take minutes, which
+// made the span too long and a port stalled 60% read 15%. The pass's
+// start is kept in snapshot.json (counters_at), read back by Load and
+// LoadForGate; a snapshot without it falls back to its sweep's start.
+func TestSinceSweepSpanFromCounterPasses(t *testing.T) {
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8}, Leaves: 2, Spines: 2, HostsPerLeaf: 3}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	wr := waitReadings{f: f, bits: 64, wait: func(i int) (uint64, bool) { return 1000, false }}
+	later := waitReadingsAt{wr, taken.Add(15*time.Minute + 30*time.Second)}
+	for _, c := range []struct {
+		name  string
+		saved checks.Counters
+		want  time.Duration
+	}{
+		{"pass recorded", waitReadingsAt{wr, taken.Add(90 * time.Second)}, 14 * time.Minute},
+		{"older snapshot", wr, 15*time.Minute + 30*time.Second},
+	} {
+		s, err := snapshot.New(f, c.saved, taken, "sim:pair", "test", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if _, err := s.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, load := range []struct {
+			name string
+			fn   func(string) (*snapshot.Snapshot, error)
+		}{{"Load", snapshot.Load}, {"LoadForGate", snapshot.LoadForGate}} {
+			prev, err := load.fn(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			SinceSweep(later, prev, taken.Add(15*time.Minute)).Ports(func(r checks.PortReading) {
+				if n++; r.SavedAgo != c.want {
+					t.Fatalf("%s, %s: SavedAgo %v, want %v (from one counter pass to the other)", c.name, load.name, r.SavedAgo, c.want)
+				}
+			})
+			prev.Close()
+			if n == 0 {
+				t.Fatalf("%s: no readings", c.name)
+			}
+		}
+	}
+}

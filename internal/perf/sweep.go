@@ -362,6 +362,15 @@ func reset(ctx context.Context, g Getter, s *Sample, o Options) []*PortError {
 	return errs
 }
 
+// CountersStarted is when the last sample's pass started (zero without
+// one): the time a saved reading is paired from (snapshot.New).
+func (r *Result) CountersStarted() time.Time {
+	if r == nil || r.Last == nil {
+		return time.Time{}
+	}
+	return r.Last.Started
+}
+
 // Ports implements checks.Counters: one reading per port of the last
 // sample, in fabric order, with deltas when two samples were read. Each
 // reading's Errors and XmitWait are this call's buffers, reused for the

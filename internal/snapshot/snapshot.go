@@ -56,6 +56,12 @@ type Snapshot struct {
 	Source   string    `json:"source"`
 	Version  string    `json:"ibdoctor_version"`
 	Complete bool      `json:"complete"`
+	// CountersAt is when the sweep's counter pass started, after
+	// discovery and the tables (minutes after TakenAt at 49k nodes): a
+	// later sweep or a gate times a counter's growth from it. Zero in a
+	// snapshot an ibdoctor before it was kept wrote: TakenAt stands for
+	// it (CountersRead).
+	CountersAt time.Time `json:"counters_at,omitzero"`
 	// FabricFile names the file beside snapshot.json that holds the
 	// fabric (ibdoctor.fabric/v1 with LFTs). It is kept apart so that a
 	// big fabric is parsed once, and only when needed.
@@ -124,7 +130,22 @@ func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version s
 	// gate.idx): a map of every port's counters is built only if asked
 	// for (SavedCounters on an unsaved snapshot, or a fabric gate.idx
 	// cannot hold).
-	return &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f, readings: c}, nil
+	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f, readings: c}
+	if cs, ok := c.(interface{ CountersStarted() time.Time }); ok {
+		if at := cs.CountersStarted(); !at.IsZero() {
+			s.CountersAt = at.UTC()
+		}
+	}
+	return s, nil
+}
+
+// CountersRead is when the saved counters were read: the counter pass's
+// start, or the sweep's for a snapshot that did not record it.
+func (s *Snapshot) CountersRead() time.Time {
+	if !s.CountersAt.IsZero() {
+		return s.CountersAt
+	}
+	return s.TakenAt
 }
 
 // portCountersOf is what a snapshot keeps of one port's reading.
@@ -266,7 +287,7 @@ func LoadForGate(dir string) (*Snapshot, error) {
 		if err == nil {
 			var v *checks.FabricVerdicts
 			if v, err = readVerdicts(dir, x.TakenAt); err == nil {
-				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir, verdicts: v}, nil
+				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir, verdicts: v}, nil
 			}
 		}
 		x.Close()

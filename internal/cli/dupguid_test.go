@@ -76,3 +76,22 @@ func TestGateClonedGUIDAfterCleanSweep(t *testing.T) {
 		t.Errorf("gate: exit %d, findings:\n%s\nwant exit 1 on the critical topology.duplicate-guid alone\n%s", code, strings.Join(got, "\n"), stderr)
 	}
 }
+
+// TestGateClonedGUIDNamesSnapshotNode: a gate of gpu017 alone, whose
+// job's part of the snapshot does not hold gpu003, names the first
+// claimant of the cloned GUID as the snapshot has it (description and
+// directed route). Before, it was the bare GUID "at path 0", the path of
+// the gate's own port (review V3).
+func TestGateClonedGUIDNamesSnapshotNode(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := "../../fixtures/sample/fabric.txt"
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r1.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	dup := writeFile(t, "dup.faults", "dupguid \"gpu003 mlx5_1\" \"gpu017 mlx5_1\"\n")
+	code, out, stderr := run("gate", "--sim="+topo, "--faults", dup, "--state-dir", state, "--nodes", "gpu017")
+	if code != ExitFindings || !strings.Contains(out, `seen as "gpu003 mlx5_1" at path 0,1,18; "gpu017 mlx5_1" at path 0,1,33,33,2`) || strings.Contains(out, "at path 0;") {
+		t.Errorf("gate: exit %d, want the claimants named with their snapshot paths:\n%s\n%s", code, out, stderr)
+	}
+}

@@ -51,6 +51,7 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 	var dups []fabric.DuplicateGUID
 	var bad []report.Unreached
 	pl := placer{r: r, e: e, snap: snap}
+	pathless := map[int]string{} // dups whose first claimant has no directed route
 	for _, a := range answers {
 		n := a.n
 		switch {
@@ -86,16 +87,30 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 		}
 		if k < 0 {
 			// The node the snapshot has under that GUID first: the
-			// claimant the sweep knew.
-			d := fabric.DuplicateGUID{GUID: g, Paths: []mad.Path{nil}, Descs: []string{""}}
+			// claimant the sweep knew, as the snapshot has it.
+			d := fabric.DuplicateGUID{GUID: g}
+			desc, path := pl.name(g), mad.Path(nil)
 			if other := r.f.NodeByGUID(g); other != nil {
-				d.Paths[0], d.Descs[0] = other.Path, other.Description
+				path = other.Path
+			} else if _, p, ok := snap.Node(g); ok {
+				path = p
+			}
+			if path != nil {
+				d.Paths, d.Descs = append(d.Paths, path), append(d.Descs, desc)
+			} else {
+				// Named last: checks pairs paths with the first
+				// names, and this one has none (review V3: it was
+				// shown "at path 0", this port's).
+				pathless[len(dups)] = desc
 			}
 			dups = append(dups, d)
 			k = len(dups) - 1
 		}
 		dups[k].Paths = append(dups[k].Paths, n.Path)
 		dups[k].Descs = append(dups[k].Descs, n.Description)
+	}
+	for k, desc := range pathless {
+		dups[k].Descs = append(dups[k].Descs, desc)
 	}
 	return dups, bad
 }

@@ -350,6 +350,12 @@ func (s *Snapshot) miswired() []Finding {
 					found = fmt.Sprintf(" and %s <-> %s", wantName, now)
 					move = fmt.Sprintf(", after moving the cable now at %s (to %s) off it", wantName, now)
 					also = fmt.Sprintf(", %s to %s", wantName, now)
+				} else if q != nil && q.StateKnown() && q.PeerUnknown() {
+					// Up, with a far end that did not answer: what is
+					// there was not seen, not known to be nothing
+					// (review V4).
+					also = fmt.Sprintf(", %s is up but what is behind it did not answer", wantName)
+					move = fmt.Sprintf(", after finding where the live cable at %s leads (its far end did not answer)", wantName)
 				} else if q != nil && q.Remote == nil && q.StateKnown() {
 					also = fmt.Sprintf(", %s has no link", wantName)
 				}

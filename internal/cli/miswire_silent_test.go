@@ -11,7 +11,10 @@ import (
 // port is up and its far end did not answer NodeInfo: topology.miswired
 // must not say "leaf02/1 has no link" (could not look stated as a fact,
 // review V4; its Action then moved a cable onto a port holding a live
-// one), but that it is up and what is behind it did not answer.
+// one), but that it is up and what is behind it did not answer. Nor is
+// gpu005 mlx5_1, whose expected port now holds mlx5_0's cable, "missing"
+// (topology.changed) while leaf02 has an up port whose far end did not
+// answer: it may be there (could not look).
 func TestMiswiredPeerSilentNotNoLink(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	state := filepath.Join(t.TempDir(), "state")
@@ -23,6 +26,10 @@ func TestMiswiredPeerSilentNotNoLink(t *testing.T) {
 	d := chkParse(t, out)
 	var got []string
 	for _, f := range d.Findings {
+		if f.Check == "topology.changed" && strings.Contains(f.Title, "gpu005") {
+			// It may be the silent adapter at leaf02/1: could not look.
+			t.Errorf("finding %s %q for an adapter that may be behind the port whose far end did not answer", f.Severity, f.Title)
+		}
 		if f.Check == "topology.miswired" && strings.Contains(f.Title, "leaf02/1") {
 			got = append(got, f.Title)
 		}

@@ -126,6 +126,9 @@ func (a *Analyzer) step(i int32, to uint16, dst *fabric.Port) (uint8, int32, Out
 // a hop reads one small array in order instead of the switch's table
 // header and its block offsets, scattered over the heap.
 func (a *Analyzer) stepIn(dw *destWork, i int32, to uint16, dst *fabric.Port) (uint8, int32, Outcome) {
+	if dw.col == nil {
+		return a.step(i, to, dst)
+	}
 	c := &dw.col[i]
 	if k := int32(to / mad.LFTBlockSize); c.blk != k {
 		a.fillCol(c, i, k)
@@ -576,13 +579,18 @@ func (a *Analyzer) WalkTo(dst *fabric.Port) *Walk {
 	return &Walk{a: a, dst: dst, dw: destWork{
 		state: make([]uint8, ns), res: make([]Outcome, ns), depth: make([]int32, ns),
 		nxt: make([]int32, ns), out: make([]uint8, ns), end: make([]int32, ns),
-		col: a.newCols(),
 	}}
 }
 
 // Reset turns w into a walk towards dst, keeping its memory: a check that
 // walks to every host in turn allocates once instead of once per host.
 func (w *Walk) Reset(dst *fabric.Port) {
+	// The block cache pays only across destinations (a walk's own hops
+	// meet each switch once): made on the first Reset, so the walks a
+	// check keeps, one per host, do not each hold one per switch.
+	if w.dw.col == nil {
+		w.dw.col = w.a.newCols()
+	}
 	for _, u := range w.dw.touch {
 		w.dw.state[u] = unseen
 	}

@@ -196,11 +196,12 @@ func (p *placer) path(g uint64) (mad.Path, error) {
 		return nil, p.err
 	}
 	l := p.e.Local()
-	me, to := p.links.NodeByGUID(l.NodeGUID), p.links.NodeByGUID(g)
-	if me == nil || to == nil || portOf(me, l.PortNum) == nil || portOf(me, l.PortNum).Remote == nil {
-		return nil, fmt.Errorf("no directed route from this port to 0x%016x over the snapshot's links", g)
+	var path mad.Path
+	if me, to := p.links.NodeByGUID(l.NodeGUID), p.links.NodeByGUID(g); me != nil && to != nil {
+		if local := portOf(me, l.PortNum); local != nil && local.Remote != nil {
+			path = (&reach{local: local}).pathTo(to, nil)
+		}
 	}
-	path := (&reach{local: portOf(me, l.PortNum)}).pathTo(to, nil)
 	if path == nil {
 		return nil, fmt.Errorf("no directed route from this port to 0x%016x over the snapshot's links", g)
 	}

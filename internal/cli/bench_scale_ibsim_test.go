@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // BenchmarkScaleVsIbnetdiscover8k measures issue 13's rows on ibsim: the
@@ -22,7 +23,7 @@ import (
 // counter and forwarding table), sweep into an empty state directory
 // (and its state on disk per node), sweep2 (the same sweep again in that
 // directory: a later sweep, comparing against the baseline the first
-// accepted),
+// accepted), gate (64 hosts spread over the fabric, against that state),
 // the JSON outputs (discover --format json, links --json, check --json,
 // counters --all --json, top --json) and counters --all and top --once
 // beside them (the difference is what the JSON costs). It reports each
@@ -65,6 +66,20 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 	// a first sweep into an empty one, its sweep2 a later sweep there.
 	const stateArg = "{state}"
 	sweepArgs := append([]string{bin, "sweep", "--state-dir", stateArg}, at...)
+	// gate: 64 hosts spread evenly over the fabric's HCAs, as
+	// BenchmarkGateProcess8k picks them, against the state the sweeps
+	// left (issue 13's gate row: ≤ 0.5 s and ≤ 100 MB at 49k).
+	var hosts []string
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeCA {
+			hosts = append(hosts, strings.Fields(n.Description)[0])
+		}
+	}
+	job := make([]string, 64)
+	for i := range job {
+		job[i] = hosts[i*(len(hosts)/len(job))]
+	}
+	gateArgs := append([]string{bin, "gate", "--state-dir", stateArg, "--nodes", strings.Join(job, ",")}, at...)
 	type tool struct {
 		name    string
 		args    []string
@@ -75,6 +90,7 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		{"check", append([]string{bin, "check"}, at...), false},
 		{"sweep", sweepArgs, false},
 		{"sweep2", sweepArgs, false},
+		{"gate", gateArgs, false},
 		{"discover-json", append([]string{bin, "discover", "--format", "json"}, at...), false},
 		{"links-json", append([]string{bin, "links", "--json"}, at...), false},
 		{"check-json", append([]string{bin, "check", "--json"}, at...), false},
@@ -83,7 +99,7 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		{"top", append([]string{bin, "top", "--once"}, at...), false},
 		{"top-json", append([]string{bin, "top", "--json"}, at...), false},
 	}
-	// IBDOCTOR_BENCH_TOOLS=check,sweep,sweep2 runs only those beside ibnetdiscover
+	// IBDOCTOR_BENCH_TOOLS=check,sweep,sweep2,gate runs only those beside ibnetdiscover
 	// (at 49k each tool is minutes on ibsim).
 	if only := os.Getenv("IBDOCTOR_BENCH_TOOLS"); only != "" {
 		want := strings.Split(only, ",")
@@ -120,11 +136,12 @@ func benchScale(b *testing.B, ft topology.FatTree3, smWait time.Duration) {
 		state = b.TempDir()
 		swept := false
 		for _, t := range tools {
-			if t.name == "sweep2" && !swept {
+			if (t.name == "sweep2" || t.name == "gate") && !swept {
 				// IBDOCTOR_BENCH_TOOLS left the sweep out: a first
 				// sweep, not measured, accepts the baseline.
 				r := s.MeasureChild(b, inState(sweepArgs, state), ibsimtest.ChildOptions{Host: host, ExitOK: []int{1, 3}})
-				b.Logf("run %d: a first sweep for sweep2 (not measured): %v, exit %d", i+1, r.Wall.Round(time.Millisecond), r.Exit)
+				b.Logf("run %d: a first sweep for %s (not measured): %v, exit %d", i+1, t.name, r.Wall.Round(time.Millisecond), r.Exit)
+				swept = true
 			}
 			swept = swept || t.name == "sweep"
 			r := s.MeasureChild(b, inState(t.args, state), ibsimtest.ChildOptions{Host: host, Preload: t.preload, GNUTime: true, ExitOK: []int{1, 3}})

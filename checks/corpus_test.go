@@ -61,6 +61,10 @@ func corpusSweep(t testing.TB, path string) *diagnose.Sweep {
 	return sw
 }
 
+// completeTimeout is the MAD timeout of a test sweep that must read
+// everything: the simulator answers every MAD, so only load delays one.
+const completeTimeout = 5 * time.Second
+
 // sweepOf sweeps the simulator as 'ibdoctor check --sim' does; complete
 // says whether the sweep must have read everything.
 func sweepOf(t testing.TB, s *sim.Sim, complete bool) *diagnose.Sweep {
@@ -69,7 +73,15 @@ func sweepOf(t testing.TB, s *sim.Sim, complete bool) *diagnose.Sweep {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
+	// A complete sweep expects every MAD answered: its timeout only bounds
+	// how late an answer may come on a loaded CI machine under -race (500 ms
+	// lost PortInfo answers on 2 cores at load 23). A sweep that may miss
+	// nodes keeps the short one, so its dead nodes cost little.
+	timeout := 500 * time.Millisecond
+	if complete {
+		timeout = completeTimeout
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: timeout, Retries: 1})
 	t.Cleanup(func() { e.Close(); c.Close() })
 	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true})
 	if err != nil {

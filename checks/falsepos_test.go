@@ -47,7 +47,7 @@ func sweepSim(t *testing.T, f *fabric.Fabric, interval time.Duration, prepare fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 500 * time.Millisecond, Retries: 1})
+	e := transport.NewEngine(c, transport.Options{Timeout: completeTimeout, Retries: 1})
 	t.Cleanup(func() { e.Close(); c.Close() })
 	sw, err := diagnose.Run(context.Background(), e, diagnose.Options{Routes: true, Counters: true, Interval: interval})
 	if err != nil {

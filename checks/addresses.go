@@ -15,7 +15,7 @@ func init() {
 	register(Check{
 		ID:      "addr.duplicate-lid",
 		Summary: "two ports (a switch counts as its port 0) own the same LID, LMC ranges included",
-		Needs:   []string{"topology"},
+		Needs:   []string{"topology", "lids"},
 		run:     (*Snapshot).duplicateLIDs,
 	})
 	register(Check{

@@ -147,6 +147,9 @@ func missing(s *Snapshot, id string, needs []string) string {
 		if why := s.NotRecorded[n]; why != "" {
 			return why
 		}
+		if (n == "lfts" || n == "lids") && s.LIDsMoved != "" {
+			return s.LIDsMoved
+		}
 		switch n {
 		case "topology":
 			if s.Fabric == nil {

@@ -12,6 +12,14 @@ import (
 // hosts, their leaf switches and those links are in scope. Routes that
 // fail (no route, dead end, loop) include the ports up to the failure.
 func ScopeFor(f *fabric.Fabric, hosts []*fabric.Node) *Scope {
+	return ScopeExcept(f, hosts, nil)
+}
+
+// ScopeExcept is ScopeFor without the routes to the host ports in notTo:
+// a gate that found their LIDs moved since the sweep (the tables send
+// those LIDs to other nodes now) leaves the routes to them out. Their
+// cables, and the routes from them, stay.
+func ScopeExcept(f *fabric.Fabric, hosts []*fabric.Node, notTo map[*fabric.Port]bool) *Scope {
 	sc := &Scope{
 		Hosts:    make(map[*fabric.Node]bool, len(hosts)),
 		Ports:    make(map[*fabric.Port]bool),
@@ -43,6 +51,9 @@ func ScopeFor(f *fabric.Fabric, hosts []*fabric.Node) *Scope {
 	leafOrder, _ := leaves(hostPorts)
 	var w *route.Walk
 	for _, dst := range hostPorts {
+		if notTo[dst] {
+			continue
+		}
 		if w == nil {
 			w = g.a.WalkTo(dst)
 		} else {

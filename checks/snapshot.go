@@ -55,6 +55,12 @@ type Snapshot struct {
 	// a file: checks that judge the routing engine's choices
 	// (routing.credit-loop) then do not run.
 	RoutesComputed bool
+	// LIDsMoved, when not empty, says the LIDs are no longer the ones
+	// the forwarding tables and addresses were judged by (a gate whose
+	// job HCAs' snapshot LIDs now answer as other nodes): the checks
+	// that follow routes to LIDs or compare LIDs give it as their reason
+	// for not running.
+	LIDsMoved string
 	// Loads holds route loads computed over the LFTs. Optional.
 	Loads Loads
 	// Expect holds what the operator expects (rates, thresholds).

@@ -55,8 +55,9 @@ Without a fresh snapshot it sweeps the whole fabric first, counters included.
 Exit status: 0 healthy; 1 a finding at or above --fail-on in what it read (the
 fabric is bad for this job, even if some of it could not be read); 2 could not
 decide: no such finding, but a host was not found, a port or table block on the
-routes could not be read, or no device. A gate never says healthy when it could
-not look.`,
+routes could not be read, the job's LIDs changed since the sweep (its routes are
+then not judged), or no device. A gate never says healthy when it could not
+look.`,
 		Example: `  # Slurm prolog
   ibdoctor gate --fail-on error || exit 1          # reads SLURM_JOB_NODELIST
   ibdoctor gate --nodes "gpu[001-064]" --json`,
@@ -333,7 +334,18 @@ func undecidedReasons(doc *report.Document) []string {
 		case "HCA":
 			add("an HCA of the accepted topology is not in the snapshot", "", "")
 		case gate.WhatNodeGUID:
-			add("", " answers another NodeGUID than the snapshot's (a board changed since the sweep)", unreachedNode(u.Where))
+			// Said as the gate found it: only a GUID the snapshot does
+			// not have is a board changed.
+			switch {
+			case strings.Contains(u.Reason, gate.LIDsChanged):
+				add("the LIDs changed since the sweep (the snapshot's LID of ", " answers as another node): routes and LIDs not judged; run 'ibdoctor sweep'", unreachedNode(u.Where))
+			case strings.Contains(u.Reason, gate.CloneUntold):
+				add("", " answers another known node's NodeGUID, and a clone could not be told from a change since the sweep", unreachedNode(u.Where))
+			case strings.Contains(u.Reason, gate.PlaceChanged):
+				add("the cabling changed since the sweep (", "'s place in the snapshot holds another node); run 'ibdoctor sweep'", unreachedNode(u.Where))
+			default:
+				add("", " answers another NodeGUID than the snapshot's (a board changed since the sweep)", unreachedNode(u.Where))
+			}
 		case "ClassPortInfo", "PortCounters", "PortCountersExtended", "counters":
 			add("counters not read on ", "", unreachedNode(u.Where))
 		case fabric.WhatNoLID:

@@ -213,56 +213,24 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Unreached = append(sw.Unreached, unreached...)
 	}
 	sc := checks.ScopeFor(f, nodes)
-	// The switch ports the baseline has the job's HCAs cabled to are the
-	// job's too, cable or not: they are re-read and judged.
-	for _, l := range base.Links() {
-		if l.A.Node.Type != mad.NodeSwitch {
-			l.A, l.B = l.B, l.A
-		}
-		if l.A.Node.Type != mad.NodeSwitch || l.B.Node.Type == mad.NodeSwitch {
-			continue
-		}
-		if n := f.NodeByGUID(l.A.Node.GUID); n != nil {
-			if p := portOf(n, l.A.Num); p != nil {
-				sc.Ports[p] = true
-				sc.Switches[n] = true
-				if n.Ports[0] != nil {
-					sc.Ports[n.Ports[0]] = true
-				}
-			}
-		}
-	}
+	baselinePorts(sc, base, f)
 	if snap.Widen(sc.Ports) {
 		// A live route left the part of the snapshot read for the job:
 		// start again on the whole of it.
 		return Run(ctx, snap, e, o)
 	}
-	var ports []*fabric.Port
-	for p := range sc.Ports {
-		if p.Num != 0 {
-			ports = append(ports, p)
-		}
-	}
-	slices.SortFunc(ports, func(a, b *fabric.Port) int {
-		if a.Node.GUID != b.Node.GUID {
-			if a.Node.GUID < b.Node.GUID {
-				return -1
-			}
-			return 1
-		}
-		return int(a.Num) - int(b.Num)
-	})
+	ports := sortedPorts(sc)
 	// The cables between switches on the job's routes as the snapshot
-	// has them: the expected topology they are judged against once
-	// re-read (link.down names one that went down since the sweep, trial
-	// T14), as the hosts' own cables are.
+	// has them (before the re-read drops those now down): the expected
+	// topology they are judged against once re-read (link.down names one
+	// that went down since the sweep, trial T14), as the hosts' own
+	// cables are; added once the scope is settled (moved LIDs narrow it).
 	var isls [][2]*fabric.Port
 	for _, p := range ports {
 		if p.Remote != nil && p.Node.Type == mad.NodeSwitch && p.Remote.Node.Type == mad.NodeSwitch {
 			isls = append(isls, [2]*fabric.Port{p, p.Remote}) // a cable seen from both ends is added once
 		}
 	}
-	addLinks(base, isls)
 	noLink := map[*fabric.Port]bool{} // no peer in the snapshot
 	for _, p := range ports {
 		if p.Remote == nil {
@@ -273,20 +241,23 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	bad := r.refresh(ctx, e, ports)
 	sw.Timings["refresh"] = time.Since(t)
 	unread := map[*fabric.Port]bool{}
-	for _, u := range bad {
-		sw.Complete = false
-		where := fmt.Sprintf("0x%016x port %d", u.FromGUID, u.FromPort)
-		if n := f.NodeByGUID(u.FromGUID); n != nil {
-			where = fmt.Sprintf("%s port %d", n.Description, u.FromPort)
-			// Its state now is unknown: the snapshot's is not judged
-			// as if it were read (could not look).
-			if p := portOf(n, u.FromPort); p != nil && (u.What == fmt.Sprintf("PortInfo %d", u.FromPort) || u.What == fabric.WhatNoLID) {
-				p.Unreached |= fabric.UnreachedInfo
-				unread[p] = true
+	notRead := func(bad []fabric.Unreachable) {
+		for _, u := range bad {
+			sw.Complete = false
+			where := fmt.Sprintf("0x%016x port %d", u.FromGUID, u.FromPort)
+			if n := f.NodeByGUID(u.FromGUID); n != nil {
+				where = fmt.Sprintf("%s port %d", n.Description, u.FromPort)
+				// Its state now is unknown: the snapshot's is not judged
+				// as if it were read (could not look).
+				if p := portOf(n, u.FromPort); p != nil && (u.What == fmt.Sprintf("PortInfo %d", u.FromPort) || u.What == fabric.WhatNoLID) {
+					p.Unreached |= fabric.UnreachedInfo
+					unread[p] = true
+				}
 			}
+			sw.Unreached = append(sw.Unreached, report.Unreached{What: u.What, Where: where, Reason: u.Reason}.ReadFailed(u.Err))
 		}
-		sw.Unreached = append(sw.Unreached, report.Unreached{What: u.What, Where: where, Reason: u.Reason}.ReadFailed(u.Err))
 	}
+	notRead(bad)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -336,7 +307,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	for p := range unread {
 		silent[p.Node] = true
 	}
-	dups, badGUID := r.guids(ctx, e, snap, nodes, silent)
+	dups, badGUID, moved := r.guids(ctx, e, snap, nodes, silent)
 	sw.Timings["nodeinfo"] = time.Since(t)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -346,6 +317,41 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, badGUID...)
 	}
+	var lidsMoved string
+	if len(moved) > 0 {
+		// The SM reassigned LIDs since the sweep: what was read by a
+		// moved LID is another node's, and the routes followed to the
+		// snapshot's LIDs lead to other nodes. The moved HCAs are read
+		// again where they answered, by directed route; the scope keeps
+		// the routes to the LIDs that still answer as their HCAs; the
+		// routes and LIDs are not judged (could not decide).
+		t = time.Now()
+		var again []*fabric.Port
+		notTo := map[*fabric.Port]bool{}
+		for _, m := range moved {
+			m.node.Path, r.dr[m.node] = m.path, true
+			for _, p := range m.node.Ports {
+				if p == nil || p.Num == 0 {
+					continue
+				}
+				notTo[p] = true
+				if sc.Ports[p] && !unread[p] {
+					again = append(again, p)
+				}
+			}
+		}
+		notRead(r.refresh(ctx, e, again))
+		sw.Timings["refresh"] += time.Since(t)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		sc = checks.ScopeExcept(f, nodes, notTo)
+		baselinePorts(sc, base, f)
+		ports = sortedPorts(sc)
+		lidsMoved = movedReason(moved)
+		isls = slices.DeleteFunc(isls, func(l [2]*fabric.Port) bool { return !sc.Ports[l[0]] && !sc.Ports[l[1]] })
+	}
+	addLinks(base, isls)
 	// The job's P_Key tables as they are now: hosts that share no
 	// partition cannot talk, and the job must not start.
 	t = time.Now()
@@ -405,7 +411,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 	}
 	t = time.Now()
-	if hasLFT(f) {
+	if hasLFT(f) && lidsMoved == "" {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
 	cb := checks.BaselineOf(base)
@@ -417,6 +423,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	snapCheck := sw.Snapshot(o.Expect, cb, sc)
 	snapCheck.FabricRouting = snap.FabricVerdicts()
 	snapCheck.BaselineDesigned = o.BaselineDesigned
+	snapCheck.LIDsMoved = lidsMoved
 	// The job's hosts are compared with all their peers, not only the
 	// part of the fabric read for the job (topology.missing-hca). A
 	// sweep that did not read everything may lack an HCA it could not
@@ -470,6 +477,65 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		doc.Status = "undecided"
 	}
 	return doc, nil
+}
+
+// baselinePorts adds to sc the switch ports the baseline has the job's
+// HCAs cabled to: the job's too, cable or not, they are re-read and
+// judged.
+func baselinePorts(sc *checks.Scope, base, f *fabric.Fabric) {
+	for _, l := range base.Links() {
+		if l.A.Node.Type != mad.NodeSwitch {
+			l.A, l.B = l.B, l.A
+		}
+		if l.A.Node.Type != mad.NodeSwitch || l.B.Node.Type == mad.NodeSwitch {
+			continue
+		}
+		if n := f.NodeByGUID(l.A.Node.GUID); n != nil {
+			if p := portOf(n, l.A.Num); p != nil {
+				sc.Ports[p] = true
+				sc.Switches[n] = true
+				if n.Ports[0] != nil {
+					sc.Ports[n.Ports[0]] = true
+				}
+			}
+		}
+	}
+}
+
+// sortedPorts are sc's ports but switches' port 0, by node GUID and number.
+func sortedPorts(sc *checks.Scope) []*fabric.Port {
+	var ports []*fabric.Port
+	for p := range sc.Ports {
+		if p.Num != 0 {
+			ports = append(ports, p)
+		}
+	}
+	slices.SortFunc(ports, func(a, b *fabric.Port) int {
+		if a.Node.GUID != b.Node.GUID {
+			if a.Node.GUID < b.Node.GUID {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Num) - int(b.Num)
+	})
+	return ports
+}
+
+// movedReason is why the checks of routes and LIDs do not run once the
+// gate found LIDs moved: each moved LID named once, the first few.
+func movedReason(moved []movedLID) string {
+	ms := slices.Clone(moved)
+	slices.SortFunc(ms, func(a, b movedLID) int { return int(a.lid) - int(b.lid) })
+	var said []string
+	for i, m := range ms {
+		if i == 3 {
+			said = append(said, fmt.Sprintf("and %d more", len(ms)-i))
+			break
+		}
+		said = append(said, fmt.Sprintf("LID %d now answers as %s", m.lid, m.now))
+	}
+	return "the LIDs changed since the sweep (" + strings.Join(said, ", ") + "): routes followed to the snapshot's LIDs lead to other nodes and its LIDs are not the fabric's; run 'ibdoctor sweep'"
 }
 
 // jobLinks copies the hosts' nodes and the nodes they are cabled to, with

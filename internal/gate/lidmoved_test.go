@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,86 @@ func TestGateMovedIsNotClone(t *testing.T) {
 		}
 		if said == 0 || doc.Status == "healthy" {
 			t.Errorf("%s: status %q, want undecided with %q; unread %+v, findings %d", c.name, doc.Status, c.reason, doc.Unreached, len(doc.Findings))
+		}
+	}
+}
+
+// TestGateMovedLIDsLeaveRoutesUndecided: once the gate knows a job HCA's
+// LID moved since the sweep (its snapshot LID answers as another node,
+// its place in the snapshot as itself), every verdict resting on the
+// snapshot's LIDs is could-not-decide, and what it read by directed route
+// stands. Before, the LID swap gave critical routing.unreachable
+// "delivered to the wrong host" (routes followed to LID 30, now
+// gpu017's), the moved HCA's own link was judged on the other HCA's
+// PortInfo (read by LID 30: an HDR-limited HCA's link "trained at HDR
+// instead of NDR", error), and gpu017, not in the job, was judged
+// because the route to LID 30 now ends there.
+func TestGateMovedLIDsLeaveRoutesUndecided(t *testing.T) {
+	clean, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := sweptSim(t, clean)
+	swap := "lid \"gpu003 mlx5_1\" lid=142\nlid \"gpu017 mlx5_1\" lid=30\nsweep\n"
+	for _, c := range []struct {
+		name, faults string
+		hosts        []string
+		lids         []string // named in the routing checks' reason
+		status       string
+		want         map[string]string // check -> a port its finding names
+	}{
+		{"one host", swap, []string{"gpu003"}, []string{"LID 30 now answers as gpu017 mlx5_1"}, "undecided", nil},
+		{"both hosts", swap, []string{"gpu003", "gpu017"}, []string{"LID 30 now answers as gpu017 mlx5_1", "LID 142 now answers as gpu003 mlx5_1"}, "undecided", nil},
+		{"faults read by directed route stay", swap + "limit \"gpu003 mlx5_1/1\" speed=HDR\ndegrade \"gpu003 mlx5_0/1\" width=1x\n", []string{"gpu003"},
+			[]string{"LID 30 now answers as gpu017 mlx5_1"}, "unhealthy",
+			map[string]string{"link.degraded-width": "gpu003 mlx5_0/1", "link.slower-hardware": "gpu003 mlx5_1/1"}},
+	} {
+		live, err := sim.SampleHealthy(sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff := filepath.Join(t.TempDir(), "t.faults")
+		if err := os.WriteFile(ff, []byte(c.faults), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := live.ApplyFaultsFile(ff); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), Options{Hosts: c.hosts, FailOn: checks.Error, ByLID: true, Source: "sim:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Status != c.status {
+			t.Errorf("%s: status %q, want %q", c.name, doc.Status, c.status)
+		}
+		found := map[string]bool{}
+		for _, f := range doc.Findings {
+			switch {
+			case strings.HasPrefix(f.Check, "routing.") || f.Check == "addr.duplicate-lid":
+				t.Errorf("%s: %s %s %s judged on the snapshot's LIDs", c.name, f.Severity, f.Check, f.Title)
+			case strings.Contains(f.Title, "gpu017") && !slices.Contains(c.hosts, "gpu017"):
+				t.Errorf("%s: %s %s %s: gpu017 is not in the job", c.name, f.Severity, f.Check, f.Title)
+			case c.want[f.Check] != "" && strings.Contains(f.Title, c.want[f.Check]):
+				found[f.Check] = true
+			case f.Severity >= checks.Error:
+				t.Errorf("%s: unexpected %s %s %s", c.name, f.Severity, f.Check, f.Title)
+			}
+		}
+		for ch := range c.want {
+			if !found[ch] {
+				t.Errorf("%s: no %s on %s; findings %+v", c.name, ch, c.want[ch], doc.Findings)
+			}
+		}
+		skipped := ""
+		for _, s := range doc.Skipped {
+			if s.Check == "routing.unreachable" {
+				skipped = s.Reason
+			}
+		}
+		for _, l := range c.lids {
+			if !strings.Contains(skipped, l) {
+				t.Errorf("%s: routing.unreachable not run with a reason naming %q: %q", c.name, l, skipped)
+			}
 		}
 	}
 }

@@ -16,6 +16,21 @@ import (
 // answered with a GUID the snapshot does not have.
 const WhatNodeGUID = "NodeGUID"
 
+// Why a WhatNodeGUID entry's HCA answered another GUID, as its reason
+// says it (the prolog's one-line summary groups the HCAs by it).
+const (
+	// LIDsChanged: its snapshot LID answers as another node, its place
+	// in the snapshot as itself.
+	LIDsChanged = "the LIDs changed since the sweep"
+	// PlaceChanged: its place in the snapshot (or the other node's)
+	// holds another node now (a CloneUntold reason says it too).
+	PlaceChanged = "place in the snapshot"
+	// CloneUntold: a place could not be read to tell a clone from a change.
+	CloneUntold = "to tell a clone from a change since the sweep"
+	// BoardChanged: a GUID the snapshot does not have at all.
+	BoardChanged = "the adapter changed since the sweep"
+)
+
 // guids re-reads the NodeInfo of the job's HCAs (one SMP each, addressed
 // as reach says) and compares each NodeGUID with the snapshot's: an HCA
 // that now answers with another node's GUID (a bad firmware burn, a board
@@ -26,7 +41,12 @@ const WhatNodeGUID = "NodeGUID"
 // answer with a GUID the snapshot does not have (the board changed since
 // the sweep: the snapshot no longer describes it). HCAs in skip (their
 // PortInfo was not read) are not asked again.
-func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.Snapshot, hcas []*fabric.Node, skip map[*fabric.Node]bool) ([]fabric.DuplicateGUID, []report.Unreached) {
+//
+// It also returns the HCAs whose snapshot LID now answers as another
+// node while their place in the snapshot answers as themselves: their
+// LIDs moved (an SM reassigned them since the sweep), with the directed
+// route that reached them.
+func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.Snapshot, hcas []*fabric.Node, skip map[*fabric.Node]bool) ([]fabric.DuplicateGUID, []report.Unreached, []movedLID) {
 	type answer struct {
 		n   *fabric.Node
 		ni  mad.NodeInfo
@@ -50,6 +70,7 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 	wg.Wait()
 	var dups []fabric.DuplicateGUID
 	var bad []report.Unreached
+	var moved []movedLID
 	pl := placer{r: r, e: e, snap: snap}
 	pathless := map[int]string{} // dups whose first claimant has no directed route
 	for _, a := range answers {
@@ -67,7 +88,7 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 		g := a.ni.NodeGUID
 		if has, _ := snap.HasNode(g); r.f.NodeByGUID(g) == nil && !has {
 			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description,
-				Reason: fmt.Sprintf("answers NodeGUID 0x%016x, not the snapshot's 0x%016x: the adapter changed since the sweep, which no longer describes it; run 'ibdoctor sweep'", g, n.GUID)})
+				Reason: fmt.Sprintf("answers NodeGUID 0x%016x, not the snapshot's 0x%016x: %s, which no longer describes it; run 'ibdoctor sweep'", g, n.GUID, BoardChanged)})
 			continue
 		}
 		// Another known node's GUID is a clone only when the node at
@@ -75,8 +96,11 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 		// a LID read meets whoever owns the LID now (an SM failover
 		// reassigns LIDs), a directed route whoever is cabled there
 		// now (review V1).
-		if why := pl.clone(ctx, n, g, r.lid(n)); why != "" {
+		if why, path := pl.clone(ctx, n, g, r.lid(n)); why != "" {
 			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description, Reason: why})
+			if path != nil {
+				moved = append(moved, movedLID{node: n, lid: lidPort(n).LID, now: pl.name(g), path: path})
+			}
 			continue
 		}
 		k := -1
@@ -112,7 +136,16 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 	for k, desc := range pathless {
 		dups[k].Descs = append(dups[k].Descs, desc)
 	}
-	return dups, bad
+	return dups, bad, moved
+}
+
+// movedLID is a job HCA whose snapshot LID now answers as another node
+// (now), found at its place in the snapshot by path.
+type movedLID struct {
+	node *fabric.Node
+	lid  uint16
+	now  string
+	path mad.Path
 }
 
 // placer reads NodeInfo by directed routes over the snapshot's links, from
@@ -128,8 +161,10 @@ type placer struct {
 
 // clone says why n's answer of g (another known node's GUID) is not
 // shown to be a duplicate, "" when it is: the node at n's place answers
-// g too and the node at g's place in the snapshot still answers g.
-func (p *placer) clone(ctx context.Context, n *fabric.Node, g uint64, byLID bool) string {
+// g too and the node at g's place in the snapshot still answers g. When
+// n's LID moved (n answers at its place) it also returns the directed
+// route that reached n.
+func (p *placer) clone(ctx context.Context, n *fabric.Node, g uint64, byLID bool) (string, mad.Path) {
 	name := p.name(g)
 	if byLID {
 		lid := lidPort(n).LID
@@ -137,21 +172,22 @@ func (p *placer) clone(ctx context.Context, n *fabric.Node, g uint64, byLID bool
 		err := p.read(ctx, n.GUID, &ni)
 		switch {
 		case err != nil:
-			return fmt.Sprintf("LID %d now answers as %s, and its place in the snapshot could not be read to tell a clone from a change since the sweep (%s); run 'ibdoctor sweep'", lid, name, err)
+			return fmt.Sprintf("LID %d now answers as %s, and its place in the snapshot could not be read %s (%s); run 'ibdoctor sweep'", lid, name, CloneUntold, err), nil
 		case ni.NodeGUID == n.GUID:
-			return fmt.Sprintf("LID %d now answers as %s: the LIDs changed since the sweep; run 'ibdoctor sweep'", lid, name)
+			path, _ := p.path(n.GUID) // read just now
+			return fmt.Sprintf("LID %d now answers as %s: %s; run 'ibdoctor sweep'", lid, name, LIDsChanged), path
 		case ni.NodeGUID != g:
-			return fmt.Sprintf("LID %d now answers as %s and its place in the snapshot as %s: the fabric changed since the sweep; run 'ibdoctor sweep'", lid, name, p.name(ni.NodeGUID))
+			return fmt.Sprintf("LID %d now answers as %s and its place in the snapshot as %s: the fabric changed since the sweep; run 'ibdoctor sweep'", lid, name, p.name(ni.NodeGUID)), nil
 		}
 	}
 	var ni mad.NodeInfo
 	if err := p.read(ctx, g, &ni); err != nil {
-		return fmt.Sprintf("its place in the snapshot answers as %s, and %s's place could not be read to tell a clone from a change since the sweep (%s); run 'ibdoctor sweep'", name, name, err)
+		return fmt.Sprintf("its place in the snapshot answers as %s, and %s's place could not be read %s (%s); run 'ibdoctor sweep'", name, name, CloneUntold, err), nil
 	}
 	if ni.NodeGUID != g {
-		return fmt.Sprintf("its place in the snapshot answers as %s, and %s's place as %s: the cabling changed since the sweep; run 'ibdoctor sweep'", name, name, p.name(ni.NodeGUID))
+		return fmt.Sprintf("its place in the snapshot answers as %s, and %s's place as %s: the cabling changed since the sweep; run 'ibdoctor sweep'", name, name, p.name(ni.NodeGUID)), nil
 	}
-	return ""
+	return "", nil
 }
 
 // name is how the snapshot names the node with GUID g.

@@ -121,11 +121,30 @@ type jsonPort struct {
 // PartitionCap.
 const maxJSONPKeys = 65536
 
-// unreachedNames are fabric.Unreached's bits as the JSON names them.
-var unreachedNames = []struct {
-	bit  Unreached
+// nameBit is a flag bit and its name in the JSON.
+type nameBit[B ~uint8] struct {
+	bit  B
 	name string
-}{{UnreachedInfo, "port_info"}, {UnreachedSpeed, "speed"}, {UnreachedPeer, "far_end"}}
+}
+
+// bitsNamed ORs the bits that names name in table; bad is the first name
+// table does not have (bits then incomplete).
+func bitsNamed[B ~uint8](names []string, table []nameBit[B]) (bits B, bad string, ok bool) {
+next:
+	for _, name := range names {
+		for _, nb := range table {
+			if name == nb.name {
+				bits |= nb.bit
+				continue next
+			}
+		}
+		return bits, name, false
+	}
+	return bits, "", true
+}
+
+// unreachedNames are fabric.Unreached's bits as the JSON names them.
+var unreachedNames = []nameBit[Unreached]{{UnreachedInfo, "port_info"}, {UnreachedSpeed, "speed"}, {UnreachedPeer, "far_end"}}
 
 // jsonMasks holds a port's active/enabled/supported width or speed.
 type jsonMasks struct {
@@ -363,10 +382,7 @@ func (r Recorded) names() []string {
 }
 
 // pkeyEnforceNames are PKeyEnforce's bits as the JSON names them.
-var pkeyEnforceNames = []struct {
-	bit  uint8
-	name string
-}{{PKeyEnforceIn, "in"}, {PKeyEnforceOut, "out"}}
+var pkeyEnforceNames = []nameBit[uint8]{{PKeyEnforceIn, "in"}, {PKeyEnforceOut, "out"}}
 
 // nodeEncoder makes WriteJSON's nodes (jsonNodeOf), sharing what repeats
 // from one to the next: a node it returns is valid until the next.
@@ -1180,16 +1196,11 @@ func (jp *jsonPort) decode() (*Port, error) {
 		}
 		p.CapMask2 = uint16(v)
 	}
-next:
-	for _, name := range jp.Unreached {
-		for _, u := range unreachedNames {
-			if name == u.name {
-				p.Unreached |= u.bit
-				continue next
-			}
-		}
-		return nil, fmt.Errorf("unreached %q: want port_info, speed or far_end", name)
+	u, bad, ok := bitsNamed(jp.Unreached, unreachedNames)
+	if !ok {
+		return nil, fmt.Errorf("unreached %q: want port_info, speed or far_end", bad)
 	}
+	p.Unreached |= u
 	return p, nil
 }
 
@@ -1213,16 +1224,11 @@ func (jp *jsonPort) decodeRecorded(p *Port, extra *jsonExtra, where string) erro
 		return fmt.Errorf("vl_cap %d oper_vls %d mkey_protect %d: want 4-bit VL codes and 2 protection bits", jp.VLCap, jp.OperVLs, jp.MKeyProtect)
 	}
 	p.MasterSMLID, p.VLCap, p.OperVLs, p.MKeyProtect, p.MKeyLease = jp.MasterSMLID, jp.VLCap, jp.OperVLs, jp.MKeyProtect, jp.MKeyLease
-next:
-	for _, name := range jp.PKeyEnforce {
-		for _, e := range pkeyEnforceNames {
-			if name == e.name {
-				p.PKeyEnforce |= e.bit
-				continue next
-			}
-		}
-		return fmt.Errorf("pkey_enforce %q: want in or out", name)
+	e, bad, ok := bitsNamed(jp.PKeyEnforce, pkeyEnforceNames)
+	if !ok {
+		return fmt.Errorf("pkey_enforce %q: want in or out", bad)
 	}
+	p.PKeyEnforce |= e
 	if len(jp.PKeys) == 0 {
 		return nil
 	}

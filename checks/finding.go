@@ -133,8 +133,10 @@ type Finding struct {
 	Severity Severity `json:"severity"`
 	Title    string   `json:"title"`
 	Entities []Entity `json:"entities"`
-	// Group, when set, names the group of hosts the finding is about as
-	// its title does ("a05-p1-dgx-01-c*"); the entities are its hosts.
+	// Group, when set, names the things the finding is about together,
+	// as its title does: a group of hosts ("a05-p1-dgx-01-c*"; the
+	// entities are its hosts) or the places one routing fault is at
+	// ("leaf01 and leaf02"; the entities name each).
 	Group    string     `json:"group,omitempty"`
 	Evidence []Evidence `json:"evidence"`
 	Impact   Impact     `json:"impact"`

@@ -16,8 +16,10 @@ type Place struct {
 
 // Place names where f is from its group and entities, by their roles, so
 // the JSON report's reader can tell it too (docs/schema-report.md):
-//   - a finding about a group of hosts is at the group (Group), with no
-//     port or peer;
+//   - a finding about a group of hosts, or one fault at several places
+//     (one blackhole at two leaves), is at the group (Group: the hosts'
+//     pattern, or every place as the title lists them), with no port or
+//     peer;
 //   - otherwise its subject is its first "egress" entity (the port its
 //     routes leave by, where a routing fault is), else its first entity
 //     that is not a "destination" or "source" (the switch of a routing

@@ -3,6 +3,8 @@ package checks_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/ibdoctor/ibdoctor/checks"
 )
 
 // TestSameBlackholeAtTwoLeavesCountsBoth: the same destination with no
@@ -45,6 +47,15 @@ func TestSameBlackholeAtTwoLeavesCountsBoth(t *testing.T) {
 		if !found {
 			t.Errorf("no switch entity %s in %v", sw, f.Entities)
 		}
+	}
+	// One finding, one series: an alert labelled with the first switch
+	// only sent the operator to leaf01 and fired anew for leaf02 once
+	// leaf01 was fixed.
+	if pl, want := f.Place(), (checks.Place{Node: "leaf01 and leaf02"}); pl != want {
+		t.Errorf("place %+v, want %+v (every switch the finding is at, as its title names them)", pl, want)
+	}
+	if pl := one[0].Place(); pl.Node != "leaf01" {
+		t.Errorf("one leaf's finding placed at %+v, want leaf01", pl)
 	}
 	if f.Impact.Score <= one[0].Impact.Score {
 		t.Errorf("impact score %.3f, not above one leaf's %.3f", f.Impact.Score, one[0].Impact.Score)

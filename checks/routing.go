@@ -603,11 +603,20 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		if len(downs) > 0 {
 			deadEnd = downs[0]
 		}
+		// Several places are one fault at all of them: its place (the
+		// textfile's labels) names them all, as the title does. At the
+		// first only, an alert sent the operator to leaf01 and fired
+		// anew for leaf02 once leaf01 was fixed.
+		group := ""
+		if len(places) > 1 {
+			group = atList
+		}
 		out = append(out, Finding{
 			Check:    id,
 			Severity: Critical,
 			Title:    title,
 			Entities: ents,
+			Group:    group,
 			Evidence: []Evidence{{Name: "sources", Value: float64(len(srcs)), Text: detail + "; affected sources: " + s.hostNames(srcs, 5)}},
 			// Lost, not slowed: a collective over any of the sources
 			// and the destination hangs, so the score is the share of

@@ -307,9 +307,15 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if err != nil {
 		return fail(err)
 	}
+	// since is the earlier sweep the counters are paired with when it is
+	// not prev (STATE/partial's, sweepSince).
+	var since *snapshot.Snapshot
 	defer func() {
 		if prev != nil {
 			prev.Close()
+		}
+		if since != nil {
+			since.Close()
 		}
 	}()
 
@@ -367,10 +373,13 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	read := sw.Counters
 	basis := ""
 	if sw.Counters != nil && o.check.interval == 0 && sess.Increases == nil {
-		var since *snapshot.Snapshot
-		since, basis = sweepSince(prev, o, sess, sw.Taken)
-		if since != nil {
-			sw.Counters = gate.SinceSweep(sw.Counters, since, sw.Taken)
+		var s *snapshot.Snapshot
+		s, basis = sweepSince(prev, o, sess, sw.Taken)
+		if s != nil {
+			sw.Counters = gate.SinceSweep(sw.Counters, s, sw.Taken)
+		}
+		if s != prev {
+			since = s
 		}
 	}
 	snap := sw.Snapshot(o.expectation, baseline, nil)
@@ -458,7 +467,10 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		// Its gate.idx is about to be replaced.
 		prev.Close()
 	}
-	snap, res, sw, baseline, prev = nil, nil, nil, nil, nil
+	if since != nil {
+		since.Close()
+	}
+	snap, res, sw, baseline, prev, since = nil, nil, nil, nil, nil, nil
 	sess.Close()
 	sess = nil
 	if !o.noSave {
@@ -749,7 +761,11 @@ func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now tim
 		return nil, values + " (--max-age 0: not against the previous sweep)"
 	}
 	if why := prev.Fresh(now, o.maxAge); why != nil {
-		return nil, fmt.Sprintf("%s: the previous sweep in %s %v", values, o.stateDir, why)
+		// The complete sweep kept past the partial ones after it is
+		// too old; the last of those is not.
+		if prev = partialSince(o, prev, now); prev == nil {
+			return nil, fmt.Sprintf("%s: the previous sweep in %s %v", values, o.stateDir, why)
+		}
 	}
 	// gate's rule for its snapshot, the same function.
 	local := sess.Engine.Local()
@@ -826,9 +842,7 @@ func writeFailedProm(path string, labels []report.Label) error {
 // complete one within --max-age (keepsComplete): gate would lose sight
 // of what the partial sweep could not reach.
 func saveSnapshot(st *sweptState, dir string, ahead *snapshot.FabricAhead) (bool, string, error) {
-	if !st.complete && st.prevComplete {
-		return false, "", nil
-	}
+	keep := !st.complete && st.prevComplete
 	s, err := snapshot.New(st.fabric, st.counters, st.taken, st.source, buildinfo.Get().Version, st.complete)
 	if err != nil {
 		return false, "", err
@@ -837,9 +851,43 @@ func saveSnapshot(st *sweptState, dir string, ahead *snapshot.FabricAhead) (bool
 	// go of them once it has encoded them.
 	st.counters = nil
 	s.SetFabricVerdicts(st.verdicts)
+	if keep {
+		// Gates keep the complete sweep; the next sweep pairs its
+		// counters with this one once that is past --max-age
+		// (sweepSince), not with nothing.
+		if _, err := s.Save(filepath.Join(dir, partialDir)); err != nil {
+			return false, "", fmt.Errorf("--state-dir: %w", err)
+		}
+		return false, "", nil
+	}
 	s.WriteAhead(ahead)
 	if _, err := s.Save(dir); err != nil {
 		return false, "", fmt.Errorf("--state-dir: %w", err)
 	}
+	// A partial sweep kept beside the complete one is older than this.
+	if err := os.RemoveAll(filepath.Join(dir, partialDir)); err != nil {
+		return false, "", fmt.Errorf("--state-dir: %w", err)
+	}
 	return true, s.BaselineSource(), nil
+}
+
+// partialDir is where, under the state dir, a partial sweep that kept
+// the complete snapshot in place (keepsComplete) saves itself: the
+// counters the next sweep pairs with once the complete one is past
+// --max-age. Gates do not read it.
+const partialDir = "partial"
+
+// partialSince is the partial sweep saved in partialDir when it is
+// later than prev (the state dir's snapshot, past --max-age) and within
+// --max-age at now; nil otherwise.
+func partialSince(o *sweepOptions, prev *snapshot.Snapshot, now time.Time) *snapshot.Snapshot {
+	p, err := snapshot.Load(filepath.Join(o.stateDir, partialDir))
+	if err != nil {
+		return nil // none (or unreadable: the values are judged, as without it)
+	}
+	if !p.TakenAt.After(prev.TakenAt) || p.Fresh(now, o.maxAge) != nil {
+		p.Close()
+		return nil
+	}
+	return p
 }

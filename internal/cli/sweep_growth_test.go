@@ -528,3 +528,54 @@ func TestSweepBaselineFromTopology(t *testing.T) {
 	}
 	fallback("another baseline file", "is not of the baseline.json.gz beside it", false)
 }
+
+// TestSweepPairsFirstPartialPastMaxAge (statefix2's "Not done"): a
+// complete sweep, then partial ones (a host down) within --max-age keep
+// it; the first partial sweep after it went past --max-age judged every
+// error counter on its value since the last clear, though the partial
+// sweep before it had read them minutes ago: a static PortRcvErrors=500
+// that every sweep called info flapped to error for one sweep (a false
+// alarm at each such transition). A partial sweep that keeps the complete
+// one now saves itself in STATE/partial, and the next sweep pairs with it
+// when the complete one is too old.
+func TestSweepPairsFirstPartialPastMaxAge(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "r.json")
+	sweep := func(faults string, want int, extra ...string) *chkDoc {
+		t.Helper()
+		args := append([]string{"sweep", "--sim=" + topo, "--faults", writeFile(t, "p1.faults", faults), "--state-dir", state, "--out", out, "--timeout", deadTimeout, "--retries", "0"}, extra...)
+		if code, _, stderr := run(args...); code != want {
+			t.Fatalf("%v: exit %d, want %d, stderr %s", args, code, want, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return chkParse(t, string(data))
+	}
+	const maxAge = 8 * time.Second
+	age := "--max-age=" + maxAge.String()
+	const static = "counter leaf02/6 PortRcvErrors=500\n"
+	partial := static + "dead \"gpu016 mlx5_0\"\n"
+	sweep(static, ExitHealthy, age)
+	done := time.Now() // the complete sweep was taken before
+	time.Sleep(maxAge / 2)
+	if d := sweep(partial, ExitPartial, age); d.SnapshotKept == "" {
+		t.Fatalf("partial sweep within --max-age: the complete sweep not kept")
+	}
+	time.Sleep(time.Until(done.Add(maxAge + 500*time.Millisecond)))
+	d := sweep(partial, ExitPartial, age)
+	var f *checks.Finding
+	for i, g := range d.Findings {
+		if g.Check == "counters.errors" && g.Entities[0].Node == "leaf02" && g.Entities[0].Port == 6 {
+			f = &d.Findings[i]
+		}
+	}
+	if f == nil || f.Severity != checks.Info || !strings.Contains(d.CountersBasis, "growth since the previous sweep at") {
+		t.Errorf("first partial sweep past the complete one's --max-age: leaf02/6 %+v; counters_basis %q (want judged by its growth since the partial sweep before)", f, d.CountersBasis)
+	}
+	if _, err := os.Stat(filepath.Join(state, "partial")); !os.IsNotExist(err) {
+		t.Errorf("STATE/partial left after the partial sweep replaced the complete one: %v", err)
+	}
+}

@@ -258,6 +258,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 	}
 	notRead(bad)
+	// The LIDs and LMCs are the ones read now: the lookups by LID (and
+	// which LIDs are shared, addr.duplicate-lid) are made again from
+	// them, not kept from the snapshot's (an LMC taken since the sweep
+	// whose range covers another port's LID passed the gate).
+	f.Reindex()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -341,6 +346,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			}
 		}
 		notRead(r.refresh(ctx, e, again))
+		f.Reindex()
 		sw.Timings["refresh"] += time.Since(t)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -75,6 +75,22 @@ func (r *readErr) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// HasBaseline says whether dir holds a baseline (baseline.json.gz, or an
+// older version's baseline.json) without reading it: what a sweep
+// comparing against a designed topology needs to know of it.
+func HasBaseline(dir string) (bool, error) {
+	for _, name := range []string{BaselineName, BaselineV1Name} {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("baseline: %w", err)
+		}
+	}
+	return false, nil
+}
+
 func loadBaselineV1(dir string) (*fabric.Fabric, error) {
 	path := filepath.Join(dir, BaselineV1Name)
 	data, err := os.ReadFile(path)

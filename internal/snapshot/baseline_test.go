@@ -270,3 +270,20 @@ func TestBaselineAccepted(t *testing.T) {
 		t.Error("a baseline.json indexed by a later sweep: accepted")
 	}
 }
+
+// TestHasBaseline: either baseline file, read or not, says one exists.
+func TestHasBaseline(t *testing.T) {
+	dir := t.TempDir()
+	if ok, err := HasBaseline(dir); ok || err != nil {
+		t.Fatalf("empty dir: %v, %v", ok, err)
+	}
+	for _, name := range []string{BaselineV1Name, BaselineName} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := HasBaseline(dir); !ok || err != nil {
+			t.Fatalf("with %s: %v, %v", name, ok, err)
+		}
+		os.Remove(filepath.Join(dir, name))
+	}
+}

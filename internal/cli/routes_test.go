@@ -327,9 +327,10 @@ func TestComputedRoutesLabelled(t *testing.T) {
 }
 
 // deadTimeout is the --timeout of tests in which some node is meant not to
-// answer. It is long against the simulator's answer time so that, on a
-// loaded 2-core CI runner, only the dead nodes time out: 20 ms made live
-// nodes "unreached" under load.
+// answer. The simulator says which reads went unanswered
+// (transport.TimeoutNotifier), so a live node is not "unreached" however
+// late a loaded machine reads its answer; the timeout sets how long a dead
+// node's read takes (and the "in 250ms" of its line).
 const deadTimeout = "250ms"
 
 // TestRoutesPipedFits80: piped output is never cut, so a line wider than

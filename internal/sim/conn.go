@@ -210,7 +210,19 @@ type Conn struct {
 	working bool         // a work goroutine is running
 }
 
-var _ transport.Conn = (*Conn)(nil)
+var (
+	_ transport.Conn            = (*Conn)(nil)
+	_ transport.TimeoutNotifier = (*Conn)(nil)
+)
+
+// NotifiesTimeouts implements transport.TimeoutNotifier. On the wall
+// clock every request the simulated fabric loses, or answers later than
+// its Timeout, gets its StatusTimedOut notice, and an answer given in
+// time is delivered however late the reader takes it: whether a node
+// answered is the simulator's decision, not a race between the Engine's
+// timer and its reader on a loaded machine. On another clock the notices
+// come when the caller moves it, so the Engine keeps its own timer.
+func (c *Conn) NotifiesTimeouts() bool { return c.s.wall }
 
 // Local implements transport.Conn.
 func (c *Conn) Local() transport.LocalPort { return c.local }

@@ -133,6 +133,10 @@ func TestRecycleLateAnswersConcurrent(t *testing.T) {
 // lateConn sends without the timeout hint; Recycle is *Conn's, promoted.
 type lateConn struct{ *Conn }
 
+// NotifiesTimeouts: without the hint the simulator sends no notice, so
+// the Engine's own timer must end the attempts.
+func (lateConn) NotifiesTimeouts() bool { return false }
+
 func (c lateConn) Send(ctx context.Context, p *transport.Packet) error {
 	q := *p
 	q.Timeout = 0

@@ -107,6 +107,9 @@ type Response struct {
 type Engine struct {
 	conn Conn
 	opts Options
+	// grace is added to each attempt's deadline: NoticeGrace when the
+	// Conn reports its timeouts itself (TimeoutNotifier), else 0.
+	grace time.Duration
 
 	mu         sync.Mutex
 	calls      tidTable             // outstanding attempts by TID low 32 bits
@@ -353,6 +356,9 @@ func NewEngine(c Conn, opts Options) *Engine {
 		stopRead:   cancel,
 		readerDone: make(chan struct{}),
 	}
+	if n, ok := c.(TimeoutNotifier); ok && n.NotifiesTimeouts() {
+		e.grace = NoticeGrace
+	}
 	e.timer = time.AfterFunc(time.Hour, e.expire)
 	e.timer.Stop()
 	if d, ok := c.(Deliverer); ok {
@@ -556,7 +562,7 @@ func (e *Engine) attemptLocked(r *request, acts *actions) {
 		copy(r.buf, r.req)
 	}
 	binary.BigEndian.PutUint64(r.buf[8:16], uint64(tid))
-	r.deadline = now.Add(e.opts.Timeout)
+	r.deadline = now.Add(e.opts.Timeout + e.grace)
 	e.linkLocked(r)
 	e.st.sent++
 	e.st.bytesSent += uint64(len(r.buf))

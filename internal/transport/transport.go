@@ -121,6 +121,23 @@ type Deliverer interface {
 	Deliver(f func(*Packet) bool)
 }
 
+// TimeoutNotifier is a Conn that can say it reports every request it
+// leaves unanswered with a StatusTimedOut packet Packet.Timeout after it
+// was sent, and never one it answered in time: the simulator on the wall
+// clock, which decides itself which MADs its fabric loses. When
+// NotifiesTimeouts is true the Engine ends an attempt on the Conn's notice
+// and its own timer is only a backstop, NoticeGrace later: an answer
+// given in time can reach the Engine's reader after Timeout on a loaded
+// machine, and the Engine's timer would call a node that answered
+// unanswered (could not look where it could).
+type TimeoutNotifier interface {
+	NotifiesTimeouts() bool
+}
+
+// NoticeGrace is how long after Timeout the Engine waits for a
+// TimeoutNotifier's notice before it ends the attempt itself.
+const NoticeGrace = 10 * time.Second
+
 // Recycler is a Conn that reuses the packets its Recv returned: the
 // Engine's reader hands back each one whose packet and MAD it did not
 // keep (what a Deliverer's f reports), so a Conn that answers millions of

@@ -22,33 +22,43 @@ import (
 // shows the sample fabric's ports with their far end and rate, refreshes
 // (the clock in the header moves), changes the sort on 'w', filters on
 // '/', and quits on 'q' with exit 0, leaving the alternate screen.
+//
+// A capture can catch a frame half drawn: tmux takes the program's
+// output in pieces, so the header may be the new frame's while the rows
+// below are still the last one's (under load 30-46 the filter's status
+// line showed with unfiltered rows, and the sort's header with the old
+// order). Each step therefore waits, with a generous bound, for a screen
+// on which everything it asserts holds, and fails with what was missing
+// and the last screen.
 func TestTopLiveInTmux(t *testing.T) {
 	tmuxtest.Require(t)
 	bin := ibdoctorBinary(t)
 	p := tmuxtest.Start(t, 100, 24, t.TempDir(), bin, "top", "--sim", "-n", "1s")
-	screen := func() string { return p.Screen() }
-	waitScreen := func(what string, cond func(string) bool) string {
+	// waitScreen polls the screen until missing says nothing is (it
+	// returns what the screen lacks, "" when it has it all).
+	waitScreen := func(what string, missing func(s string) string) string {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(time.Minute)
 		for {
-			s := screen()
-			if cond(s) {
+			s := p.Screen()
+			m := missing(s)
+			if m == "" {
 				return s
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("waited for %s; the screen shows:\n%s", what, s)
+				t.Fatalf("waited for %s: %s; the screen shows:\n%s", what, m, s)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	first := waitScreen("the ports with rates", func(s string) bool {
-		return strings.Contains(s, "rates over") && strings.Contains(s, "spine02/49")
-	})
-	for _, want := range []string{"ibdoctor top  sim:sample", "PORT", "FAR END", "RATE", "leaf07/41", "1X NDR", "congestion"} {
-		if !strings.Contains(first, want) {
-			t.Errorf("the screen lacks %q:\n%s", want, first)
+	first := waitScreen("the ports with rates", func(s string) string {
+		for _, want := range []string{"rates over", "spine02/49", "ibdoctor top  sim:sample", "PORT", "FAR END", "RATE", "leaf07/41", "1X NDR", "congestion"} {
+			if !strings.Contains(s, want) {
+				return fmt.Sprintf("the screen lacks %q", want)
+			}
 		}
-	}
+		return ""
+	})
 	lines := strings.Split(strings.TrimRight(first, "\n"), "\n")
 	if len(lines) > 24 || !strings.HasPrefix(lines[0], "ibdoctor top") {
 		t.Errorf("the view does not fit 24 lines with its header on top:\n%s", first)
@@ -59,23 +69,46 @@ func TestTopLiveInTmux(t *testing.T) {
 		}
 	}
 	clock := strings.Fields(lines[0])[3]
-	waitScreen("a refresh (the header's clock moves)", func(s string) bool {
-		return !strings.Contains(strings.SplitN(s, "\n", 2)[0], clock)
+	waitScreen("a refresh (the header's clock moves)", func(s string) string {
+		if strings.Contains(strings.SplitN(s, "\n", 2)[0], clock) {
+			return "the header still shows " + clock
+		}
+		return ""
 	})
 	p.SendKeys("w")
-	s := waitScreen("the sort by xmit-wait", func(s string) bool { return strings.Contains(s, "sorted by xmit-wait") })
 	// The most stalled port comes first: spine01/33 and spine02/33 wait
 	// 75% of the time on the sample fabric.
-	if rows := strings.Split(s, "\n"); len(rows) < 6 || !strings.Contains(rows[5], "/33") {
-		t.Errorf("sorted by xmit-wait, the first port is not a stalled spine port:\n%s", s)
-	}
-	p.SendKeys("/", "leaf07", "Enter")
-	s = waitScreen("the filter", func(s string) bool { return strings.Contains(s, `filter "leaf07"`) })
-	for _, l := range strings.Split(s, "\n")[5:] {
-		if strings.TrimSpace(l) != "" && !strings.Contains(l, "leaf07") {
-			t.Errorf("filtered on leaf07, the view shows %q", l)
+	waitScreen("the sort by xmit-wait, a stalled spine port first", func(s string) string {
+		rows := strings.Split(s, "\n")
+		switch {
+		case !strings.Contains(s, "sorted by xmit-wait"):
+			return "the header does not say sorted by xmit-wait"
+		case len(rows) < 6 || !strings.Contains(rows[5], "/33"):
+			return "sorted by xmit-wait, the first port is not a stalled spine port"
 		}
-	}
+		return ""
+	})
+	p.SendKeys("/", "leaf07", "Enter")
+	waitScreen("the filter", func(s string) string {
+		rows := strings.Split(s, "\n")
+		if len(rows) < 6 || !strings.Contains(s, `filter "leaf07"`) {
+			return "the status line does not show the filter"
+		}
+		shown := 0
+		for _, l := range rows[5:] {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			if !strings.Contains(l, "leaf07") {
+				return fmt.Sprintf("filtered on leaf07, the view shows %q", l)
+			}
+			shown++
+		}
+		if shown == 0 {
+			return "filtered on leaf07, the view shows no port"
+		}
+		return ""
+	})
 	p.SendKeys("q")
 	code, after := p.WaitExit(10 * time.Second)
 	if code != 0 {

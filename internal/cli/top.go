@@ -499,15 +499,11 @@ func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error
 		}
 	}
 	jw.Array("ports", len(measured), func(i int) any { return topPortOf(measured[i]) })
-	// Discovery's misses first, in the words the text view uses; then
-	// each port's counter error as before.
-	missed := report.UnreachedLines(v.missed)
-	jw.Array("not_read", len(missed)+len(fr.Errors), func(i int) any {
-		if i < len(missed) {
-			return missed[i]
-		}
-		return fr.Errors[i-len(missed)].Error()
-	})
+	// The lines the text's Could not read list prints (discovery's misses
+	// first, a silent PMA once with its ports and why), not one raw
+	// error per port.
+	notRead := report.UnreachedLines(v.notRead(fr))
+	jw.Array("not_read", len(notRead), func(i int) any { return notRead[i] })
 	jw.Array("read_narrow", len(fr.Narrow), func(i int) any { return fr.Narrow[i].Error() })
 	if err := jw.Close(); err != nil {
 		return err

@@ -117,3 +117,51 @@ func deref(f *float64) any {
 	}
 	return *f
 }
+
+// TestTopJSONNotReadAsText: with leaf01's port 49 down (the SM has not
+// routed around it), the reads sent by LID from gpu001 mlx5_0 to spine03
+// and to a few HCAs go unanswered. top's "Could not read" says spine03's
+// silent PMA once, with the ports it covers; --json's not_read had one
+// entry per port instead (70 against the text's 8), each the raw error.
+// docs/schema-report.md: each not_read entry is the one line of text the
+// Could not read list prints.
+func TestTopJSONNotReadAsText(t *testing.T) {
+	faults := writeFile(t, "faults.txt", "down leaf01/49\n")
+	code, out, stderr := run("top", "--sim", "--faults", faults, "-n", "200ms", "--json", "--timeout", deadTimeout, "--retries", "0")
+	if code != ExitPartial {
+		t.Errorf("exit %d, want %d\n%s", code, ExitPartial, stderr)
+	}
+	var doc struct {
+		NotRead []string `json:"not_read"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, firstLines(out, 20))
+	}
+	_, list, ok := strings.Cut(stderr, "Could not read (")
+	if !ok {
+		t.Fatalf("no Could not read list on stderr:\n%s", stderr)
+	}
+	var text []string
+	for _, l := range strings.Split(list, "\n")[1:] {
+		if !strings.HasPrefix(l, "  ") {
+			break
+		}
+		text = append(text, strings.TrimPrefix(l, "  "))
+	}
+	if strings.Join(doc.NotRead, "\n") != strings.Join(text, "\n") {
+		t.Errorf("not_read (%d entries) is not the Could not read list (%d lines):\n%s\nwant:\n%s", len(doc.NotRead), len(text), firstLines(strings.Join(doc.NotRead, "\n"), 10), strings.Join(text, "\n"))
+	}
+	spine := 0
+	for _, l := range doc.NotRead {
+		if strings.Contains(l, "spine03") {
+			spine++
+			if !strings.Contains(l, "ClassPortInfo at spine03 (LID 3): ") || !strings.Contains(l, "(counters of ports ") {
+				t.Errorf("spine03's entry is not its PMA's, with the ports it covers: %q", l)
+				break
+			}
+		}
+	}
+	if spine != 1 {
+		t.Errorf("%d not_read entries name spine03, want 1", spine)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/buildinfo"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
+	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/top"
 )
 
@@ -25,9 +26,8 @@ func topJSONWhole(v *topView, fr *top.Frame, rows []*top.Row) []byte {
 			doc.Ports = append(doc.Ports, topPortOf(r))
 		}
 	}
-	for _, e := range fr.Errors {
-		doc.NotRead = append(doc.NotRead, e.Error())
-	}
+	// Not read: the Could not read list's lines (TestTopJSONNotReadAsText).
+	doc.NotRead = append(doc.NotRead, report.UnreachedLines(v.notRead(fr))...)
 	for _, e := range fr.Narrow {
 		doc.ReadNarrow = append(doc.ReadNarrow, e.Error())
 	}

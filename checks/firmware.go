@@ -129,6 +129,11 @@ func init() {
 type FirmwareView struct {
 	Versions map[*fabric.Node]fabric.Firmware
 	Unread   map[*fabric.Node]string
+	// NoAnswer holds the nodes of Unread whose GeneralInfo went
+	// unanswered, with the LID it was sent to: once the routes are read,
+	// their reason says why when what was read shows it, as a silent
+	// PMA's does (diagnose.Silence).
+	NoAnswer map[*fabric.Node]uint16
 	// NotAsked counts the nodes not sent the MAD: other vendors'
 	// devices and NVIDIA's SHARP aggregation nodes, which do not answer it.
 	NotAsked int

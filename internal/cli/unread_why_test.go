@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -39,5 +40,45 @@ func TestClassPortInfoSaysWhy(t *testing.T) {
 	line := regexp.MustCompile(`ClassPortInfo at spine03 \(LID 3\): transport: no response .*\(counters of ports [0-9,-]+ not read\)\n`)
 	if !line.MatchString(out) || strings.Contains(out, "LID route") {
 		t.Errorf("check: a dropped ClassPortInfo is said with a cause nothing read shows:\n%s\n%s", out, stderr)
+	}
+}
+
+// TestGeneralInfoSaysWhy: GeneralInfo (firmware) goes by LID, as the
+// PMA's reads do, and is kept from its node by the same causes. With
+// leaf01's port 49 down, spine03's ClassPortInfo line said the LID route
+// leaves by the down port while its GeneralInfo line said only "no
+// response". Both now say it, from the one judgement (diagnose.Silence);
+// a dropped GeneralInfo keeps the bare line.
+func TestGeneralInfoSaysWhy(t *testing.T) {
+	because := regexp.MustCompile(`GeneralInfo at spine03 \(0x[0-9a-f]{16}\): transport: no response [^\n]*; the LID route to it from this port \(gpu001 mlx5_0/1\) leaves leaf01 by port 49, which is down\n`)
+	down := writeFile(t, "down.faults", "down leaf01/49\n")
+	_, out, stderr := runAt(400, "check", "--sim", "--faults", down, "--timeout", deadTimeout, "--retries", "0")
+	if !because.MatchString(out) {
+		t.Errorf("check: the GeneralInfo line does not say the route leaves by the down port:\n%s\n%s", out, stderr)
+	}
+	_, js, _ := run("check", "--sim", "--faults", down, "--timeout", deadTimeout, "--retries", "0", "--json")
+	var d struct {
+		Unreached []struct{ What, Where, Reason string } `json:"unreached"`
+	}
+	if err := json.Unmarshal([]byte(js), &d); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, u := range d.Unreached {
+		if u.What == "GeneralInfo" && strings.HasPrefix(u.Where, "spine03 ") {
+			found = true
+			if !strings.HasSuffix(u.Reason, "; the LID route to it from this port (gpu001 mlx5_0/1) leaves leaf01 by port 49, which is down") {
+				t.Errorf("--json: spine03's GeneralInfo reason %q lacks the cause", u.Reason)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("--json: no GeneralInfo entry for spine03: %+v", d.Unreached)
+	}
+	drop := writeFile(t, "drop.faults", "drop spine03 attr=GeneralInfo\n")
+	_, out, stderr = runAt(400, "check", "--sim", "--faults", drop, "--timeout", deadTimeout, "--retries", "0")
+	line := regexp.MustCompile(`GeneralInfo at spine03 \(0x[0-9a-f]{16}\): transport: no response [^\n]*\n`)
+	if !line.MatchString(out) || strings.Contains(out, "LID route") {
+		t.Errorf("check: a dropped GeneralInfo is said with a cause nothing read shows:\n%s\n%s", out, stderr)
 	}
 }

@@ -159,13 +159,14 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 	s.Partitions = pkeyread.Read(ctx, e, f, pkeyread.Ports(f, nil), e.Local().PortNum, false)
 	done()
 	s.NotePartitionsUnread()
+	firmwareAt := -1
 	if why := cmp.Or(o.NoFirmware, e.Local().NoVendorMADs); why != "" {
 		s.FirmwareNotRead = why
 	} else {
 		done = stage("firmware")
 		s.Firmware = firmread.Read(ctx, e, f)
 		done()
-		s.noteFirmwareUnread()
+		firmwareAt = s.noteFirmwareUnread()
 	}
 	if why := cmp.Or(o.NoAR, e.Local().NoARInfo); why != "" {
 		s.ARNotRead = why
@@ -198,6 +199,9 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 				s.noteSL2VLUnread(pairs)
 			}
 		}
+	}
+	if firmwareAt >= 0 {
+		s.sayWhyFirmwareSilent(firmwareAt, Silence{Fabric: f, From: ReadFrom(f, e.Local())})
 	}
 	if o.Counters {
 		done := stage("counters")
@@ -438,24 +442,58 @@ func (s *Sweep) NotePartitionsUnread() {
 
 // noteFirmwareUnread lists the nodes asked for GeneralInfo that did not
 // answer as unreached: their firmware is unknown, and the sweep is
-// incomplete. One without a LID is folded under sm.no-master.
-func (s *Sweep) noteFirmwareUnread() {
+// incomplete. One without a LID is folded under sm.no-master. It returns
+// where its entries start in s.Unreached (sayWhyFirmwareSilent).
+func (s *Sweep) noteFirmwareUnread() int {
+	at := len(s.Unreached)
 	s.noteNodesUnread(s.Firmware.Unread, func(why string) string {
 		if why == firmread.NoLID {
 			return fabric.WhatNoLID
 		}
 		return "GeneralInfo"
 	})
+	return at
+}
+
+// sayWhyFirmwareSilent adds to the reason of each node whose GeneralInfo
+// went unanswered why, when what was read shows it: GeneralInfo goes by
+// LID as the PMA's reads do, so a down port on the LID route, an agent
+// silent to PortInfo too or a shared reading LID keep it from answering
+// alike, and a silent PMA's line says so (Silence.Why, the one
+// judgement). Both renderings of the reason change, the unread entry
+// (from at on, in noteFirmwareUnread's order) and the view's Unread
+// that firmware.mixed-version's could-not-decide quotes. Called once the
+// forwarding tables are read: the routes are part of the cause.
+func (s *Sweep) sayWhyFirmwareSilent(at int, silence Silence) {
+	for i, n := range sortedByGUID(s.Firmware.Unread) {
+		lid, ok := s.Firmware.NoAnswer[n]
+		if !ok {
+			continue
+		}
+		why := silence.Why(n, lid)
+		if why == "" {
+			continue
+		}
+		s.Firmware.Unread[n] += why
+		if u := &s.Unreached[at+i]; u.What == "GeneralInfo" {
+			u.Reason = s.Firmware.Unread[n]
+		}
+	}
 }
 
 // noteNodesUnread lists the nodes a read stage asked and could not read
 // (unread: node -> reason), by GUID, under what(reason): the sweep is
 // then incomplete.
 func (s *Sweep) noteNodesUnread(unread map[*fabric.Node]string, what func(why string) string) {
-	for _, n := range slices.SortedFunc(maps.Keys(unread), func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) }) {
+	for _, n := range sortedByGUID(unread) {
 		s.Complete = false
 		s.Unreached = append(s.Unreached, report.Unreached{What: what(unread[n]), Where: fmt.Sprintf("%s (0x%016x)", n.Description, n.GUID), Reason: unread[n]})
 	}
+}
+
+// sortedByGUID is the nodes of m in NodeGUID order.
+func sortedByGUID[V any](m map[*fabric.Node]V) []*fabric.Node {
+	return slices.SortedFunc(maps.Keys(m), func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
 }
 
 // noteSL2VLUnread lists the port pairs whose SLtoVLMappingTable did not

@@ -8,10 +8,12 @@ package firmread
 import (
 	"cmp"
 	"context"
+	"sync"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/fanout"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -99,7 +101,7 @@ func lidOf(f *fabric.Fabric, n *fabric.Node) (lid uint16, shared string) {
 // node that does not answer is in Unread with the reason: its firmware
 // is unknown, nothing more.
 func Read(ctx context.Context, g Getter, f *fabric.Fabric) *checks.FirmwareView {
-	v := &checks.FirmwareView{Versions: map[*fabric.Node]fabric.Firmware{}, Unread: map[*fabric.Node]string{}}
+	v := &checks.FirmwareView{Versions: map[*fabric.Node]fabric.Firmware{}, Unread: map[*fabric.Node]string{}, NoAnswer: map[*fabric.Node]uint16{}}
 	var nodes []*fabric.Node
 	for _, n := range f.Nodes {
 		if Asked(n) {
@@ -108,27 +110,39 @@ func Read(ctx context.Context, g Getter, f *fabric.Fabric) *checks.FirmwareView 
 			v.NotAsked++
 		}
 	}
+	var mu sync.Mutex
 	fanout.Each(ctx, workers, nodes, v.Versions, v.Unread, func(n *fabric.Node) (fabric.Firmware, string) {
-		return readNode(ctx, g, f, n)
+		fw, why, silentAt := readNode(ctx, g, f, n)
+		if silentAt != 0 {
+			mu.Lock()
+			v.NoAnswer[n] = silentAt
+			mu.Unlock()
+		}
+		return fw, why
 	})
 	return v
 }
 
-func readNode(ctx context.Context, g Getter, f *fabric.Fabric, n *fabric.Node) (fabric.Firmware, string) {
+// readNode reads n's firmware, or says why not; silentAt is the LID a
+// GeneralInfo went unanswered at (0: it did not).
+func readNode(ctx context.Context, g Getter, f *fabric.Fabric, n *fabric.Node) (fw fabric.Firmware, why string, silentAt uint16) {
 	lid, shared := lidOf(f, n)
 	if shared != "" {
-		return fabric.Firmware{}, shared
+		return fabric.Firmware{}, shared, 0
 	}
 	if lid == 0 {
-		return fabric.Firmware{}, NoLID
+		return fabric.Firmware{}, NoLID, 0
 	}
 	var gi mad.GeneralInfo
 	if _, err := g.GetVendor(ctx, lid, &gi, 0); err != nil {
-		return fabric.Firmware{}, err.Error()
+		if transport.Unanswered(err) {
+			silentAt = lid
+		}
+		return fabric.Firmware{}, err.Error(), silentAt
 	}
-	fw := checks.FirmwareOf(&gi)
+	fw = checks.FirmwareOf(&gi)
 	if fw == (fabric.Firmware{PSID: fw.PSID}) {
-		return fabric.Firmware{}, "GeneralInfo answered with firmware version 0.0.0"
+		return fabric.Firmware{}, "GeneralInfo answered with firmware version 0.0.0", 0
 	}
-	return fw, ""
+	return fw, "", 0
 }

@@ -24,7 +24,7 @@ func (f *fakeVendor) GetVendor(_ context.Context, lid uint16, a mad.Attribute, _
 	defer f.mu.Unlock()
 	f.asked[lid]++
 	if f.dead[lid] {
-		return nil, transport.ErrTimeout
+		return nil, &transport.TimeoutError{Class: mad.ClassMlnxVendor, Attempts: 1} // as the Engine says it
 	}
 	*a.(*mad.GeneralInfo) = f.fw[lid]
 	return &mad.GMP{}, nil
@@ -86,6 +86,11 @@ func TestRead(t *testing.T) {
 	}
 	if v.Unread[f.Nodes[2]] == "" || v.Unread[f.Nodes[3]] != NoLID || len(v.Unread) != 2 {
 		t.Errorf("unread %v, want q2-silent (no answer) and q2-nolid (%s)", v.Unread, NoLID)
+	}
+	// The one that went unanswered, with the LID asked: its line can say
+	// why (diagnose.Silence); one without a LID was not sent anything.
+	if len(v.NoAnswer) != 1 || v.NoAnswer[f.Nodes[2]] != 3 {
+		t.Errorf("no answer %v, want q2-silent at LID 3", v.NoAnswer)
 	}
 	if v.NotAsked != 3 || g.asked[6] != 0 || g.asked[7] != 0 || g.asked[9] != 0 {
 		t.Errorf("not asked %d (asked LIDs 6, 7, 9: %d, %d, %d times), want the QLogic HCA, the aggregation node and Bull's non-Mellanox device not asked", v.NotAsked, g.asked[6], g.asked[7], g.asked[9])

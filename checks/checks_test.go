@@ -459,6 +459,30 @@ func TestThresholdsFile(t *testing.T) {
 	}
 }
 
+// TestThresholdsXmitWaitOrder is trial B6: xmitwait.info above
+// xmitwait.warn was accepted, and a port stalled 50% of the time under
+// "xmitwait.info=0.6, xmitwait.warn=0.2" got no finding at all. An inverted
+// pair is refused naming the line that set the offending value (or the
+// default it crosses) and the fix; an equal pair (no info band) is fine.
+func TestThresholdsXmitWaitOrder(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"xmitwait.info=0.6\nxmitwait.warn=0.2\n", "thresholds line 1: xmitwait.info 0.6 is above xmitwait.warn 0.2 (line 2)"},
+		{"xmitwait.warn=0.2\n# c\nxmitwait.info=0.6\n", "thresholds line 3: xmitwait.info 0.6 is above xmitwait.warn 0.2 (line 1)"},
+		{"xmitwait.info=0.3\n", "thresholds line 1: xmitwait.info 0.3 is above xmitwait.warn 0.2 (the default)"},
+		{"xmitwait.warn=0.01\n", "thresholds line 1: xmitwait.warn 0.01 is below xmitwait.info 0.05 (the default)"},
+	} {
+		_, err := ParseThresholds(strings.NewReader(tc.file))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !strings.Contains(err.Error(), "lower xmitwait.info or raise xmitwait.warn") {
+			t.Errorf("%q: err = %v, want %q and the fix", tc.file, err, tc.want)
+		}
+	}
+	for _, ok := range []string{"xmitwait.info=0.2\nxmitwait.warn=0.2\n", "xmitwait.warn=0.5\nxmitwait.info=0.3\n", "xmitwait.info=0\n"} {
+		if _, err := ParseThresholds(strings.NewReader(ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
+
 // TestThresholdsDeltaGovernsSince is reviewer V4: a site's delta. line
 // stopped applying to the growth since the previous sweep when since.
 // thresholds were split off (a sweep reported +5 PortRcvErrors under

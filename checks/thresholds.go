@@ -101,6 +101,9 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 	// site that raised delta.PortRcvErrors keeps it raised in sweeps and
 	// gates, as before since. existed.
 	deltaSet, sinceSet := map[string]bool{}, map[string]bool{}
+	// The lines that set the two congestion levels (0: the default), to
+	// name them when the pair is inverted.
+	infoLine, warnLine := 0, 0
 	sc := bufio.NewScanner(r)
 	line := 0
 	for sc.Scan() {
@@ -133,9 +136,9 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 			case "ber":
 				t.BER = f
 			case "xmitwait.warn":
-				t.XmitWaitWarn = f
+				t.XmitWaitWarn, warnLine = f, line
 			case "xmitwait.info":
-				t.XmitWaitInfo = f
+				t.XmitWaitInfo, infoLine = f, line
 			default:
 				t.Utilization = f
 			}
@@ -169,12 +172,35 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading thresholds: %w", err)
 	}
+	if err := xmitWaitOrder(t, infoLine, warnLine); err != nil {
+		return nil, err
+	}
 	for name := range deltaSet {
 		if !sinceSet[name] {
 			t.Since[name] = t.Delta[name]
 		}
 	}
 	return t, nil
+}
+
+// xmitWaitOrder refuses an info level above the warning level: a share of
+// time below the info level is not reported at all, so the pair would hide
+// congestion above the warning level (trial B6).
+func xmitWaitOrder(t *Thresholds, infoLine, warnLine int) error {
+	if t.XmitWaitInfo <= t.XmitWaitWarn {
+		return nil
+	}
+	where := func(line int) string {
+		if line == 0 {
+			return "the default"
+		}
+		return fmt.Sprintf("line %d", line)
+	}
+	const fix = "a share of time between them would be reported as nothing; lower xmitwait.info or raise xmitwait.warn"
+	if infoLine != 0 {
+		return fmt.Errorf("thresholds line %d: xmitwait.info %g is above xmitwait.warn %g (%s): %s", infoLine, t.XmitWaitInfo, t.XmitWaitWarn, where(warnLine), fix)
+	}
+	return fmt.Errorf("thresholds line %d: xmitwait.warn %g is below xmitwait.info %g (%s): %s", warnLine, t.XmitWaitWarn, t.XmitWaitInfo, where(infoLine), fix)
 }
 
 // setKnown sets m's threshold for a counter it already names; an

@@ -15,6 +15,10 @@ type Check struct {
 	// Needs names the inputs the check reads: "topology", "counters",
 	// "routes", "baseline".
 	Needs []string
+	// reads names the parts of a Run's memo the check reads (directly
+	// or through another memoized part): Run lets a part go once no
+	// check left to run reads it.
+	reads memoPart
 	run   func(*Snapshot) []Finding
 }
 
@@ -60,13 +64,14 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	s.memo = &runMemo{}
 	s.undecided = nil
 	defer func() { s.memo = nil }()
-	for _, c := range selected {
+	for i, c := range selected {
 		if why := missing(s, c.ID, c.Needs); why != "" {
 			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
 			continue
 		}
 		res.Ran = append(res.Ran, c.ID)
 		res.Findings = append(res.Findings, c.run(s)...)
+		s.memo.release(selected[i+1:])
 	}
 	// Folding may find a symptom whose cause could not be decided: it
 	// is undecided too, so the list is taken after.

@@ -3,6 +3,8 @@ package checks
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"testing"
 )
 
 // BaselineDiff says how two Baselines differ, field by field (every
@@ -46,4 +48,68 @@ func BaselineDiff(x, y *Baseline) string {
 		return "links"
 	}
 	return ""
+}
+
+// MemoParts names memo parts for the tests ("links verdicts routes").
+func MemoParts(p memoPart) string {
+	var out []string
+	for _, x := range []struct {
+		part memoPart
+		name string
+	}{{memoLinks, "links"}, {memoVerdicts, "verdicts"}, {memoRoutes, "routes"}} {
+		if p&x.part != 0 {
+			out = append(out, x.name)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// held is what m holds now.
+func (m *runMemo) held() memoPart {
+	var p memoPart
+	if m.links != nil {
+		p |= memoLinks
+	}
+	if m.verdicts != nil || m.judged {
+		p |= memoVerdicts
+	}
+	if m.routeGraph != nil || m.routeFails != nil {
+		p |= memoRoutes
+	}
+	return p
+}
+
+// ProbeMemo registers, until the test ends, a check id that records what
+// the Run's memo holds when it runs (MemoParts), in *held. Not for
+// parallel tests: it changes the registry.
+func ProbeMemo(t testing.TB, id string) *string {
+	held := new(string)
+	*held = "not run"
+	n := len(registry)
+	registry = append(registry, Check{ID: id, Summary: "test probe", run: func(s *Snapshot) []Finding {
+		*held = MemoParts(s.memo.held())
+		return nil
+	}})
+	t.Cleanup(func() { registry = registry[:n] })
+	return held
+}
+
+// MemoReads runs check id alone on s with a fresh memo and says what it
+// asked of the memo and what it declares it reads (Check.reads).
+func MemoReads(s *Snapshot, id string) (used, declared string) {
+	for _, c := range registry {
+		if c.ID != id {
+			continue
+		}
+		if why := missing(s, c.ID, c.Needs); why != "" {
+			return "", MemoParts(c.reads)
+		}
+		s.memo = &runMemo{}
+		s.undecided = nil
+		c.run(s)
+		used = MemoParts(s.memo.used)
+		s.memo = nil
+		return used, MemoParts(c.reads)
+	}
+	return "", "no such check"
 }

@@ -12,6 +12,7 @@ func init() {
 		ID:      "link.hca-to-hca",
 		Summary: "an adapter port cabled straight to another adapter, no switch between: neither host reaches the fabric through it",
 		Needs:   []string{"topology"},
+		reads:   memoLinks,
 		run:     (*Snapshot).hcaToHCA,
 	})
 }

@@ -12,6 +12,7 @@ func init() {
 		ID:      "topology.leaf-to-leaf",
 		Summary: "in a fat tree whose leaves are not cabled to each other, a cable joins two leaves at a port where the other leaves have a cable to a spine: a spine cable plugged into the wrong switch",
 		Needs:   []string{"topology"},
+		reads:   memoLinks,
 		run:     (*Snapshot).leafToLeafCables,
 	})
 }

@@ -13,18 +13,21 @@ func init() {
 		ID:      "link.degraded-width",
 		Summary: "an active link runs at fewer lanes than both ends have enabled, than its parallel siblings, or than the expected rate",
 		Needs:   []string{"topology", "rates"},
+		reads:   memoLinks | memoVerdicts,
 		run:     func(s *Snapshot) []Finding { return s.degradedLinks(true) },
 	})
 	register(Check{
 		ID:      "link.degraded-speed",
 		Summary: "an active link runs at a lower lane speed than both ends have enabled, than its parallel siblings, or than the expected rate",
 		Needs:   []string{"topology", "rates"},
+		reads:   memoLinks | memoVerdicts,
 		run:     func(s *Snapshot) []Finding { return s.degradedLinks(false) },
 	})
 	register(Check{
 		ID:      "link.slower-hardware",
 		Summary: "an active link runs as fast as one end's hardware supports, below what its peers run (a lone slower HCA or port, not a sub-fleet)",
 		Needs:   []string{"topology", "rates"},
+		reads:   memoLinks | memoVerdicts,
 		run:     (*Snapshot).slowerHardware,
 	})
 	register(Check{

@@ -12,12 +12,14 @@ func init() {
 		ID:      "config.mtu-mismatch",
 		Summary: "an active link runs a smaller MTU (NeighborMTU) than most of the fabric's links, or an end's MTUCap is below it",
 		Needs:   []string{"topology", "mtu"},
+		reads:   memoLinks,
 		run:     (*Snapshot).mtuMismatch,
 	})
 	register(Check{
 		ID:      "config.vl-mismatch",
 		Summary: "the two ends of an active link run different numbers of data VLs (OperationalVLs), or fewer than most of the fabric's ports",
 		Needs:   []string{"topology", "vls"},
+		reads:   memoLinks,
 		run:     (*Snapshot).vlMismatch,
 	})
 }

@@ -14,6 +14,7 @@ func init() {
 		ID:      "link.loopback",
 		Summary: "a cable comes back to the node it leaves (two ports of one switch or one adapter cabled to each other): it carries no traffic and takes two ports",
 		Needs:   []string{"topology"},
+		reads:   memoLinks,
 		run:     (*Snapshot).loopbacks,
 	})
 }

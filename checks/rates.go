@@ -93,8 +93,11 @@ func (v LinkVerdict) SlowerHardware() bool { return v.HardwareWhy != "" }
 // LinkVerdicts judges every active link in scope (both ends physically up)
 // and returns them in the fabric's link order.
 func (s *Snapshot) LinkVerdicts() []LinkVerdict {
-	if s.memo != nil && s.memo.judged {
-		return s.memo.verdicts
+	if s.memo != nil {
+		s.memo.used |= memoVerdicts
+		if s.memo.judged {
+			return s.memo.verdicts
+		}
 	}
 	links := s.links()
 	peers := newPeerRates(s.Fabric, links)

@@ -22,24 +22,28 @@ func init() {
 		ID:      "routing.unreachable",
 		Summary: "a live host LID has no route from some switches: LFT entry 0xFF, beyond LinearFDBTop, or an egress port that is down",
 		Needs:   []string{"topology", "lfts"},
+		reads:   memoRoutes,
 		run:     func(s *Snapshot) []Finding { return s.routeFailures(false) },
 	})
 	register(Check{
 		ID:      "routing.loop",
 		Summary: "forwarding tables send a destination around a loop",
 		Needs:   []string{"topology", "lfts"},
+		reads:   memoRoutes,
 		run:     func(s *Snapshot) []Finding { return s.routeFailures(true) },
 	})
 	register(Check{
 		ID:      "routing.ecmp-imbalance",
 		Summary: "a switch spreads destinations (or host-to-host paths) unevenly over equal-cost ports: more than 20% above the mean",
 		Needs:   []string{"topology", "lfts", "routes-read"},
+		reads:   memoRoutes,
 		run:     (*Snapshot).ecmpImbalance,
 	})
 	register(Check{
 		ID:      "routing.asymmetric",
 		Summary: "A->B and B->A differ in length (one direction takes a detour); equal-length paths through different spines are normal and not reported",
 		Needs:   []string{"topology", "lfts", "routes-read"},
+		reads:   memoRoutes,
 		run:     (*Snapshot).asymmetric,
 	})
 }
@@ -58,6 +62,7 @@ func (s *Snapshot) routeGraph() *routeGraph {
 	if s.memo == nil {
 		return newRouteGraph(s.Fabric)
 	}
+	s.memo.used |= memoRoutes
 	if s.memo.routeGraph == nil {
 		s.memo.routeGraph = newRouteGraph(s.Fabric)
 	}
@@ -402,6 +407,9 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	// the egress port): a down link that routes still use, or one loop,
 	// breaks the routes to many destinations at once.
 	var rf *routeFails
+	if s.memo != nil {
+		s.memo.used |= memoRoutes
+	}
 	switch {
 	case s.memo == nil:
 		rf = s.findRouteFails()

@@ -120,8 +120,23 @@ type Snapshot struct {
 	undecided []Undecided
 }
 
+// memoPart is one part of a Run's memo, or a set of them.
+type memoPart uint8
+
+const (
+	// memoLinks is runMemo.links (Snapshot.links).
+	memoLinks memoPart = 1 << iota
+	// memoVerdicts is runMemo.verdicts (Snapshot.LinkVerdicts).
+	memoVerdicts
+	// memoRoutes is runMemo.routeGraph and routeFails.
+	memoRoutes
+)
+
 // runMemo is what checks share within one Run.
 type runMemo struct {
+	// used is what was asked of the memo (for the test that each check
+	// declares what it reads, Check.reads).
+	used memoPart
 	// routeFails: routing.unreachable and routing.loop judge the same
 	// walk to every host from every leaf, the costliest part of a
 	// check at 49k nodes, so it is made once.
@@ -136,11 +151,33 @@ type runMemo struct {
 	routeGraph *routeGraph
 }
 
+// release lets go of the parts no check in left reads. Held to the end of
+// the Run, the link verdicts (~20 MB at 49k nodes) were live through the
+// routing checks, where a sweep's heap peaks, and the route graph
+// through the topology checks (issue 13, docs/architecture.md). A part
+// asked for again is made again: correct, only slower.
+func (m *runMemo) release(left []Check) {
+	var still memoPart
+	for _, c := range left {
+		still |= c.reads
+	}
+	if still&memoVerdicts == 0 {
+		m.verdicts, m.judged = nil, false
+	}
+	if still&memoLinks == 0 {
+		m.links = nil
+	}
+	if still&memoRoutes == 0 {
+		m.routeGraph, m.routeFails = nil, nil
+	}
+}
+
 // links returns s.Fabric.Links(), once per Run.
 func (s *Snapshot) links() []fabric.Link {
 	if s.memo == nil {
 		return s.Fabric.Links()
 	}
+	s.memo.used |= memoLinks
 	if s.memo.links == nil {
 		s.memo.links = s.Fabric.Links()
 	}

@@ -237,6 +237,15 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			noLink[p] = true
 		}
 	}
+	// The cables as the snapshot has them: a port read down drops its
+	// cable, which a second read (by directed route, of a node whose LID
+	// moved) may find up after all.
+	cabled := map[*fabric.Port]*fabric.Port{}
+	for _, p := range ports {
+		if p.Remote != nil {
+			cabled[p] = p.Remote
+		}
+	}
 	t = time.Now()
 	bad := r.refresh(ctx, e, ports)
 	sw.Timings["refresh"] = time.Since(t)
@@ -308,11 +317,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	// another node's GUID since the sweep is a duplicate GUID
 	// (topology.duplicate-guid), which PortInfo does not show (trial T4).
 	t = time.Now()
-	silent := map[*fabric.Node]bool{}
-	for p := range unread {
-		silent[p.Node] = true
-	}
-	dups, badGUID, moved := r.guids(ctx, e, snap, nodes, silent)
+	dups, badGUID, moved := r.guids(ctx, e, snap, nodes, silentNodes(unread))
 	sw.Timings["nodeinfo"] = time.Since(t)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -322,8 +327,21 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Complete = false
 		sw.Unreached = append(sw.Unreached, badGUID...)
 	}
+	// The switches read by LID, likewise: an SM that reassigned LIDs
+	// may have moved theirs, and then their tables and ports as read
+	// were another switch's (a false routing.loop and link.down).
+	t = time.Now()
+	swMoved, badSwitch := r.switchIDs(ctx, e, snap, sc.Switches, silentNodes(unread))
+	sw.Timings["nodeinfo"] += time.Since(t)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if len(badSwitch) > 0 {
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, badSwitch...)
+	}
 	var lidsMoved string
-	if len(moved) > 0 {
+	if moved = append(moved, swMoved...); len(moved) > 0 {
 		// The SM reassigned LIDs since the sweep: what was read by a
 		// moved LID is another node's, and the routes followed to the
 		// snapshot's LIDs lead to other nodes. The moved HCAs are read
@@ -333,19 +351,52 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		t = time.Now()
 		var again []*fabric.Port
 		notTo := map[*fabric.Port]bool{}
+		switchMoved := false
 		for _, m := range moved {
-			m.node.Path, r.dr[m.node] = m.path, true
 			for _, p := range m.node.Ports {
-				if p == nil || p.Num == 0 {
+				if p == nil {
 					continue
 				}
-				notTo[p] = true
-				if sc.Ports[p] && !unread[p] {
+				if m.node.Type != mad.NodeSwitch && p.Num != 0 {
+					notTo[p] = true
+				}
+				switch {
+				case !sc.Ports[p] || unread[p]:
+				case m.path == nil:
+					// Its place holds another node: not read at all.
+					p.Unreached |= fabric.UnreachedInfo
+					unread[p] = true
+				default:
+					// Port 0 too: a switch's counters are read at the
+					// LID it has now.
 					again = append(again, p)
+				}
+			}
+			if m.node.Type == mad.NodeSwitch {
+				switchMoved = true
+			}
+			if m.path != nil {
+				m.node.Path, r.dr[m.node] = m.path, true
+			}
+		}
+		if switchMoved {
+			// The routes were followed on another switch's table: none
+			// is known, and the scope keeps the job's own cables.
+			for _, n := range nodes {
+				for _, p := range n.Ports {
+					if p != nil && p.Num != 0 {
+						notTo[p] = true
+					}
 				}
 			}
 		}
 		notRead(r.refresh(ctx, e, again))
+		for _, p := range again {
+			// Read down by a moved LID (another node's port), up now.
+			if q := cabled[p]; q != nil && p.Remote == nil && q.Remote == nil && p.State != mad.PortStateDown && q.State != mad.PortStateDown {
+				p.Remote, q.Remote = q, p
+			}
+		}
 		f.Reindex()
 		sw.Timings["refresh"] += time.Since(t)
 		if ctx.Err() != nil {
@@ -483,6 +534,15 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		doc.Status = "undecided"
 	}
 	return doc, nil
+}
+
+// silentNodes are the nodes of the ports in unread.
+func silentNodes(unread map[*fabric.Port]bool) map[*fabric.Node]bool {
+	out := map[*fabric.Node]bool{}
+	for p := range unread {
+		out[p.Node] = true
+	}
+	return out
 }
 
 // baselinePorts adds to sc the switch ports the baseline has the job's

@@ -147,3 +147,68 @@ func TestGateMovedLIDsLeaveRoutesUndecided(t *testing.T) {
 		}
 	}
 }
+
+// TestGateMovedSwitchLIDs: the SM swapped two leaves' LIDs since the
+// sweep (leaf01 now 6, leaf02 now 5; leaf02/18 down). The gate read
+// "leaf01" by LID 5 — leaf02's forwarding table and ports — and failed the
+// job on them: critical routing.loop at leaf01 and error link.down on
+// gpu003 mlx5_1's cable (leaf02/18 is the one down). Now the switches the
+// gate read by LID have their NodeInfo checked there too: leaf01's LID
+// moved, its ports are read again by directed route, and what rests on
+// the LIDs is not judged.
+func TestGateMovedSwitchLIDs(t *testing.T) {
+	clean, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := sweptSim(t, clean)
+	swap := "lid leaf01 lid=6\nlid leaf02 lid=5\nsweep\n"
+	for _, c := range []struct {
+		name, faults string
+		status       string
+		want         string // a finding that must stay
+	}{
+		{"leaves swapped", swap + "down leaf02/18\n", "undecided", ""},
+		{"the job's own cable down", swap + "down leaf01/19\n", "unhealthy", "link.down"},
+	} {
+		live, err := sim.SampleHealthy(sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff := filepath.Join(t.TempDir(), "t.faults")
+		if err := os.WriteFile(ff, []byte(c.faults), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := live.ApplyFaultsFile(ff); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), Options{Hosts: []string{"gpu002", "gpu003"}, FailOn: checks.Error, ByLID: true, Source: "sim:test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, f := range doc.Findings {
+			switch {
+			case c.want != "" && f.Check == c.want && strings.Contains(f.Title, "leaf01/19"):
+				found = true
+			case f.Severity >= checks.Warning:
+				t.Errorf("%s: %s %s %s", c.name, f.Severity, f.Check, f.Title)
+			}
+		}
+		if c.want != "" && !found {
+			t.Errorf("%s: no %s on leaf01/19", c.name, c.want)
+		}
+		if doc.Status != c.status {
+			t.Errorf("%s: status %q, want %q", c.name, doc.Status, c.status)
+		}
+		skipped := ""
+		for _, s := range doc.Skipped {
+			if s.Check == "routing.loop" {
+				skipped = s.Reason
+			}
+		}
+		if !strings.Contains(skipped, "LID 5 now answers as leaf02") {
+			t.Errorf("%s: routing.loop not run with a reason naming LID 5: %q", c.name, skipped)
+		}
+	}
+}

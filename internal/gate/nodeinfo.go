@@ -1,8 +1,10 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -139,8 +141,9 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 	return dups, bad, moved
 }
 
-// movedLID is a job HCA whose snapshot LID now answers as another node
-// (now), found at its place in the snapshot by path.
+// movedLID is a job HCA (or a switch on its routes) whose snapshot LID
+// now answers as another node (now), found at its place in the snapshot
+// by path; path is nil when its place did not answer as itself.
 type movedLID struct {
 	node *fabric.Node
 	lid  uint16
@@ -260,4 +263,65 @@ func (r *reach) nodeInfo(ctx context.Context, e *transport.Engine, n *fabric.Nod
 	}
 	_, err := e.GetSMPByLID(ctx, lid, ni, 0)
 	return err
+}
+
+// switchIDs re-reads by LID the NodeInfo of the switches in sws that the
+// gate reads by LID (one SMP each; not those in skip, whose reads already
+// went unanswered) and returns those whose LID now answers as another
+// node: what was read of them by LID (forwarding tables, PortInfo,
+// counters) was that node's. Each is checked at its place in the
+// snapshot by directed route: one answering there is returned with that
+// route; one that does not, without. A read that fails says nothing of
+// the LID map: the switch's other reads are listed already, or answered.
+func (r *reach) switchIDs(ctx context.Context, e *transport.Engine, snap *snapshot.Snapshot, sws map[*fabric.Node]bool, skip map[*fabric.Node]bool) ([]movedLID, []report.Unreached) {
+	type answer struct {
+		n   *fabric.Node
+		ni  mad.NodeInfo
+		err error
+	}
+	var answers []*answer
+	for n := range sws {
+		if r.lid(n) && !skip[n] && lidPort(n).LID != 0 {
+			answers = append(answers, &answer{n: n})
+		}
+	}
+	slices.SortFunc(answers, func(a, b *answer) int { return cmp.Compare(a.n.GUID, b.n.GUID) })
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, e.Options().Window))
+	for _, a := range answers {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(a *answer) {
+			defer func() { <-sem; wg.Done() }()
+			_, a.err = e.GetSMPByLID(ctx, lidPort(a.n).LID, &a.ni, 0)
+		}(a)
+	}
+	wg.Wait()
+	var moved []movedLID
+	var bad []report.Unreached
+	pl := placer{r: r, e: e, snap: snap}
+	for _, a := range answers {
+		if a.err != nil || a.ni.NodeGUID == a.n.GUID {
+			continue
+		}
+		n, lid, name := a.n, lidPort(a.n).LID, pl.name(a.ni.NodeGUID)
+		var ni mad.NodeInfo
+		err := pl.read(ctx, n.GUID, &ni)
+		switch {
+		case err == nil && ni.NodeGUID == n.GUID:
+			path, _ := pl.path(n.GUID) // read just now
+			moved = append(moved, movedLID{node: n, lid: lid, now: name, path: path})
+			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description,
+				Reason: fmt.Sprintf("LID %d now answers as %s: %s; run 'ibdoctor sweep'", lid, name, LIDsChanged)})
+		case err == nil:
+			moved = append(moved, movedLID{node: n, lid: lid, now: name})
+			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description,
+				Reason: fmt.Sprintf("LID %d now answers as %s and its place in the snapshot as %s: the fabric changed since the sweep; run 'ibdoctor sweep'", lid, name, pl.name(ni.NodeGUID))})
+		default:
+			moved = append(moved, movedLID{node: n, lid: lid, now: name})
+			bad = append(bad, report.Unreached{What: WhatNodeGUID, Where: n.Description,
+				Reason: fmt.Sprintf("LID %d now answers as %s, and its place in the snapshot could not be read %s (%s); run 'ibdoctor sweep'", lid, name, CloneUntold, err)})
+		}
+	}
+	return moved, bad
 }

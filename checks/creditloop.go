@@ -110,14 +110,17 @@ func buildChanGraph(f *fabric.Fabric) *chanGraph {
 	// egress channels, whole words of edge (256 bits per channel).
 	var at atomic.Int32
 	var wg sync.WaitGroup
+	var c carry
 	for range max(1, min(runtime.GOMAXPROCS(0), len(g.sw))) {
 		wg.Go(func() {
+			defer c.catch()
 			for i := int(at.Add(1) - 1); i < len(g.sw); i = int(at.Add(1) - 1) {
 				g.addEdges(i, dests, lfts, next)
 			}
 		})
 	}
 	wg.Wait()
+	c.rethrow()
 	return g
 }
 

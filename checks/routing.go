@@ -300,10 +300,12 @@ func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, p
 	ends := make([][]walkEnd, workers)
 	for lo := 0; lo < len(dsts); lo += per * workers {
 		var wg sync.WaitGroup
+		var c carry
 		for wi := range workers {
 			first := min(len(dsts), lo+wi*per)
 			part := dsts[first:min(len(dsts), lo+(wi+1)*per)]
 			wg.Go(func() {
+				defer c.catch()
 				ev := ends[wi][:0]
 				for k, dst := range part {
 					if walks[wi] == nil {
@@ -321,6 +323,7 @@ func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, p
 			})
 		}
 		wg.Wait()
+		c.rethrow()
 		for _, ev := range ends {
 			for _, e := range ev {
 				record(e)
@@ -975,8 +978,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		part := sws[lo:min(len(sws), lo+batch)]
 		var next atomic.Int32
 		var wg sync.WaitGroup
+		var c carry
 		for w := range min(len(scratch), len(part)) {
 			wg.Go(func() {
+				defer c.catch()
 				for i := int(next.Add(1) - 1); i < len(part); i = int(next.Add(1) - 1) {
 					counted[i] = nil
 					if sw := part[i]; sw.Switch != nil && sw.Switch.LFT != nil {
@@ -986,6 +991,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			})
 		}
 		wg.Wait()
+		c.rethrow()
 		for i, sw := range part {
 			s.judgeECMP(sw, counted[i], unknown, ratio, &out)
 		}
@@ -1349,8 +1355,15 @@ func portNums(ps []*fabric.Port) string {
 	return b.String()
 }
 
+// judgeGroup judges the spread over grp's ports read. Fewer than two
+// (a switch whose PortInfo went unanswered leaves a group with none) is
+// no spread at all: judgeECMP then says whether counting in the ports not
+// read would decide it.
 func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	n := len(grp.ports)
+	if n < 2 {
+		return Finding{}, false
+	}
 	total := 0
 	maxD, minD := 0, -1
 	for _, p := range grp.ports {

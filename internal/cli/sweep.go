@@ -104,7 +104,8 @@ Sweeps sharing a --state-dir take turns: a second one waits up to --lock-wait
 for the first, then exits 2 and leaves the outputs alone. A sweep that fails
 or is interrupted (SIGTERM, SIGINT) keeps the previous report and snapshot,
 writes ibdoctor_sweep_success 0 to the textfile and exits 2; so does one that
-refuses its flags (a value out of range, a bad --thresholds file).
+refuses its flags (a value out of range, a bad --thresholds file), and one
+that crashes on a bug in ibdoctor (its stack goes to stderr).
 Without --interval, error counters are judged by their growth since the
 previous sweep in --state-dir (one of the same fabric, at most --max-age
 old; a partial one for the ports it read); a count since the last clear
@@ -136,7 +137,7 @@ at or above --fail-on when that is given.`,
 			}
 			ctx, stop := signalContext(cmd.Context())
 			defer stop()
-			return runSweepCmd(ctx, a, &o)
+			return o.guarded(a, func() error { return runSweepCmd(ctx, a, &o) })
 		},
 	}
 	cmd.SetFlagErrorFunc(a.sweepFlagError)

@@ -172,7 +172,7 @@ func printUnreached(w io.Writer, st report.Style, d *report.Document) {
 				fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(d.Undecided)-20)
 				break
 			}
-			io.WriteString(w, report.WrapString("  ", report.UndecidedLine(u), st.TextWidth()))
+			io.WriteString(w, report.WrapString("  ", report.UndecidedLine(u), st.Width))
 		}
 	}
 	if len(d.Unreached) == 0 {
@@ -185,7 +185,7 @@ func printUnreached(w io.Writer, st report.Style, d *report.Document) {
 			fmt.Fprintf(w, "  ... %d more lines (--json lists every read)\n", len(lines)-20)
 			break
 		}
-		io.WriteString(w, report.WrapString("  ", l, st.TextWidth()))
+		io.WriteString(w, report.WrapString("  ", l, st.Width))
 	}
 }
 

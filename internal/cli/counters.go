@@ -748,7 +748,7 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 	if v.undecided > 0 {
 		summary += "; " + st.Yellow(plural(v.undecided, "port")+" undecided (an increase could not be computed: '?')")
 	}
-	io.WriteString(w, report.WrapString("", summary, st.TextWidth()))
+	io.WriteString(w, report.WrapString("", summary, st.Width))
 	if res.Reset != perf.ResetNone {
 		cleared := "error counters"
 		if res.Reset == perf.ResetAll {

@@ -210,7 +210,7 @@ func printFabric(w io.Writer, st report.Style, format string, f *fabric.Fabric, 
 	}
 	fmt.Fprintln(w)
 	io.WriteString(w, report.WrapString(st.Bold("Discovered")+": ", fmt.Sprintf("%s (%s, %s, %s), %s, from %s in %v",
-		plural(len(f.Nodes), "node"), plural(sw, "switch"), plural(ca, "CA"), plural(rt, "router"), plural(links, "link"), source, words.Duration(took)), st.TextWidth()))
+		plural(len(f.Nodes), "node"), plural(sw, "switch"), plural(ca, "CA"), plural(rt, "router"), plural(links, "link"), source, words.Duration(took)), st.Width))
 	for _, d := range f.DuplicateGUIDs {
 		paths := make([]string, len(d.Paths))
 		for i, p := range d.Paths {

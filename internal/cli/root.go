@@ -71,7 +71,6 @@ func (a *app) style() report.Style {
 	st := report.Style{Color: a.io.ColorEnabled(), Width: a.io.OutputWidth()}
 	if st.Width == 0 {
 		st.RuleWidth = a.io.TerminalWidth()
-		st.Prose = a.io.ReaderWidth()
 	}
 	return st
 }

@@ -97,7 +97,7 @@ func (a *app) runRoutes(parent context.Context, o *routesOptions) error {
 		if o.format == "dump_fts" {
 			a.warnf("routes %s", report.RoutesComputedNote)
 		} else {
-			io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, a.style().TextWidth())+"\n")
+			io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, a.style().Width)+"\n")
 		}
 	}
 	if o.format == "dump_fts" {
@@ -281,8 +281,8 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 		if holes > 0 {
 			count += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
 		}
-		io.WriteString(w, report.WrapString("", title, st.TextWidth()))
-		io.WriteString(w, report.WrapString("  ", count, st.TextWidth()))
+		io.WriteString(w, report.WrapString("", title, st.Width))
+		io.WriteString(w, report.WrapString("  ", count, st.Width))
 		// One row per LID in every table: a long name is cut in its
 		// middle, not wrapped, so each table keeps the same labelled
 		// columns whatever its names' lengths.

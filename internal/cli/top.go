@@ -284,11 +284,11 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 	} else {
 		w := bufio.NewWriter(a.stdout)
 		st := a.style()
-		io.WriteString(w, report.WrapString("", v.header(fr, st.Width), st.TextWidth()))
+		io.WriteString(w, report.WrapString("", v.header(fr, st.Width), st.Width))
 		fmt.Fprintln(w)
 		writeTopTable(w, st, rows, 0)
 		if foot := v.footer(fr); foot != "" {
-			io.WriteString(w, report.WrapString("", st.Yellow(foot), st.TextWidth()))
+			io.WriteString(w, report.WrapString("", st.Yellow(foot), st.Width))
 		}
 		if err := w.Flush(); err != nil {
 			return err

@@ -83,7 +83,7 @@ func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 	w := bufio.NewWriter(a.stdout)
 	st := a.style()
 	if sess.RoutesComputed {
-		io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, st.TextWidth()))
+		io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, st.Width))
 	}
 	printTrace(w, st, lt)
 	if err := w.Flush(); err != nil {
@@ -138,7 +138,7 @@ func portText(p *fabric.Port) string {
 // printTrace prints the hops and the ending.
 func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 	if src := lt.Fabric.PortByLID(lt.From); src != nil {
-		io.WriteString(w, report.WrapString("", "From "+portText(src), st.TextWidth()))
+		io.WriteString(w, report.WrapString("", "From "+portText(src), st.Width))
 	} else {
 		fmt.Fprintf(w, "From LID %d\n", lt.From)
 	}
@@ -167,7 +167,7 @@ func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 		}
 		st.Table(w, []string{"HOP", "SWITCH", "GUID", "LID", "IN -> OUT"}, rows)
 	}
-	io.WriteString(w, report.WrapString("", endText(st, lt), st.TextWidth()))
+	io.WriteString(w, report.WrapString("", endText(st, lt), st.Width))
 }
 
 // endText says how the route ended, naming where.

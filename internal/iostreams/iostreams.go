@@ -127,18 +127,6 @@ func (s *IOStreams) OutputWidth() int {
 	return s.TerminalWidth()
 }
 
-// ReaderWidth is the width of the terminal a person reads stdout at:
-// stdout's when it is one; piped or redirected, that of stderr or stdin
-// when either is a terminal (`ibdoctor check | less` in a shell); 0 when
-// none is (cron, a script), whose log keeps each line whole. Prose may
-// wrap at it, at word boundaries, never cut; tables keep OutputWidth.
-func (s *IOStreams) ReaderWidth() int {
-	if !s.outTTY && !s.errTTY && !s.inTTY {
-		return 0
-	}
-	return s.TerminalWidth()
-}
-
 // ErrWidth is the width messages on stderr must fit: the terminal's when
 // stderr is one, 0 (one line each, for a log) otherwise.
 func (s *IOStreams) ErrWidth() int {

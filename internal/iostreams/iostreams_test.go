@@ -127,36 +127,3 @@ func TestHeightAfterOutWrapped(t *testing.T) {
 		t.Errorf("TerminalWidth = %d, want 80", w)
 	}
 }
-
-// TestReaderWidth: piped or redirected, stdout has no width (tables stay
-// whole), but a person reading it (`ibdoctor check | less`) sits at the
-// terminal on stderr or stdin, whose width prose may wrap at; with no
-// terminal anywhere (cron, a script) there is none.
-func TestReaderWidth(t *testing.T) {
-	m, s := openPTY(t)
-	if err := unix.IoctlSetWinsize(int(m.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: 72, Row: 30}); err != nil {
-		t.Fatal(err)
-	}
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	for _, c := range []struct {
-		name    string
-		io      *IOStreams
-		out, rd int
-	}{
-		{"stdout a pipe, stderr the terminal", New(nil, w, s), 0, 72},
-		{"stdout a pipe, stdin the terminal", New(s, w, w), 0, 72},
-		{"stdout the terminal", New(nil, s, w), 72, 72},
-		{"no terminal", New(r, w, w), 0, 0},
-		{"buffers", New(nil, &bytes.Buffer{}, &bytes.Buffer{}), 0, 0},
-	} {
-		c.io.getenv = func(string) string { return "" }
-		if o, rd := c.io.OutputWidth(), c.io.ReaderWidth(); o != c.out || rd != c.rd {
-			t.Errorf("%s: OutputWidth %d, ReaderWidth %d; want %d, %d", c.name, o, rd, c.out, c.rd)
-		}
-	}
-}

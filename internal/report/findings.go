@@ -237,7 +237,7 @@ func summaryLine(w io.Writer, st Style, label string, clauses ...string) {
 		first = strings.Repeat(" ", summaryLabel)
 	}
 	text := strings.Join(clauses, "; ")
-	if width := st.TextWidth(); width <= 0 || VisibleWidth(first+text) <= width {
+	if st.Width <= 0 || VisibleWidth(first+text) <= st.Width {
 		io.WriteString(w, first+text+"\n")
 		return
 	}
@@ -245,7 +245,7 @@ func summaryLine(w io.Writer, st Style, label string, clauses ...string) {
 		if i > 0 {
 			first = strings.Repeat(" ", summaryLabel)
 		}
-		io.WriteString(w, WrapString(first, c, st.TextWidth()))
+		io.WriteString(w, WrapString(first, c, st.Width))
 	}
 }
 
@@ -388,7 +388,7 @@ func UndecidedLine(u checks.Undecided) string {
 // (SummaryRows), under the report's first line.
 func Summary(w io.Writer, st Style, d *Document) {
 	head := fmt.Sprintf("%s  %s  %s", st.Bold("ibdoctor "+d.Command), d.Source, d.GeneratedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
-	io.WriteString(w, WrapString("", head, st.TextWidth()))
+	io.WriteString(w, WrapString("", head, st.Width))
 	for _, r := range SummaryRows(d) {
 		if r.Counts {
 			c := d.Counts
@@ -459,7 +459,7 @@ func NotRun(w io.Writer, st Style, skipped []checks.Skipped) {
 	}
 	for _, k := range skipped {
 		first := "  " + k.Check + strings.Repeat(" ", width-len(k.Check)+2)
-		io.WriteString(w, WrapString(first, k.Reason, st.TextWidth()))
+		io.WriteString(w, WrapString(first, k.Reason, st.Width))
 	}
 }
 
@@ -521,23 +521,23 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 				if len(fs)-detail == 1 {
 					others = "the other finding"
 				}
-				io.WriteString(w, WrapString("", fmt.Sprintf("(evidence and next steps of %s: --detail N, or --json)", others), st.TextWidth()))
+				io.WriteString(w, WrapString("", fmt.Sprintf("(evidence and next steps of %s: --detail N, or --json)", others), st.Width))
 			}
 			break
 		}
 		fmt.Fprintln(w)
 		num := fmt.Sprintf("%*s", numWidth, fmt.Sprintf("%d.", i+1))
 		first := st.Bold(num) + " " + SeverityLabel(st, f.Severity) + " "
-		io.WriteString(w, WrapString(first, st.Bold(f.Title), st.TextWidth()))
+		io.WriteString(w, WrapString(first, st.Bold(f.Title), st.Width))
 		ev := "evidence: "
 		for _, e := range f.Evidence {
-			io.WriteString(w, WrapString(label+ev, e.String(), st.TextWidth()))
+			io.WriteString(w, WrapString(label+ev, e.String(), st.Width))
 			ev = "          " // one label, the rest under it
 		}
 		if f.Impact.Summary != "" {
-			io.WriteString(w, WrapString(label+"impact:   ", f.Impact.Summary, st.TextWidth()))
+			io.WriteString(w, WrapString(label+"impact:   ", f.Impact.Summary, st.Width))
 		}
-		io.WriteString(w, WrapString(label+"do:       ", f.Action, st.TextWidth()))
+		io.WriteString(w, WrapString(label+"do:       ", f.Action, st.Width))
 	}
 	return nil
 }

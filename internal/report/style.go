@@ -16,26 +16,12 @@ type Style struct {
 	// Color enables ANSI colour.
 	Color bool
 	// Width is the terminal width text must fit; 0 for a pipe or a file,
-	// which get the full text, nothing cut (prose may wrap at Prose).
+	// which get the full text, nothing cut or wrapped.
 	Width int
 	// RuleWidth, on a pipe (Width 0), is the widest a table's header rule
 	// is drawn: the reader's terminal ($COLUMNS, else 80). The rows keep
 	// their full text; one long row does not stretch the rule past it.
 	RuleWidth int
-	// Prose, on a pipe (Width 0), is the width prose wraps at (summary
-	// lines, a finding's details, lists; at word boundaries, never cut):
-	// the terminal of the person reading the pipe, 0 when there is none
-	// (iostreams.ReaderWidth). Tables ignore it: their rows stay whole.
-	Prose int
-}
-
-// TextWidth is the width prose wraps at: Width on a terminal, Prose on a
-// pipe (0: not wrapped).
-func (s Style) TextWidth() int {
-	if s.Width > 0 {
-		return s.Width
-	}
-	return s.Prose
 }
 
 // IsTerminal reports whether w is a terminal.

@@ -10,8 +10,8 @@ import (
 // leaf02, two switches longer than the way back) make a sampled pair or
 // two take a detour, but they move only a few leaves' paths to that one
 // host: a handful of 992 host paths. The finding used to put the share
-// of sampled pairs in the impact as a share of paths; it is of sampled
-// host pairs and must be said so, not shown as paths.
+// of sampled pairs in the impact as a share of paths; it is of HCA
+// port pairs (every pair now) and must be said so, not shown as paths.
 func TestAsymmetricShareIsNotOfPaths(t *testing.T) {
 	f := fatTree(t)
 	dst := node(t, f, "gpu009").Ports[1] // leaf02's first host: the one sampled
@@ -28,7 +28,7 @@ func TestAsymmetricShareIsNotOfPaths(t *testing.T) {
 	if limit := 24.0 / 992; a.Impact.PathShare > limit {
 		t.Errorf("impact path share %.4f, above the %.4f of host paths the edited entries carry", a.Impact.PathShare, limit)
 	}
-	if !strings.Contains(a.Title, " of 6 sampled host pairs take more hops one way") || a.Severity != Warning {
-		t.Errorf("%s %q: want a warning counting the sampled host pairs (of 6) with a detour", a.Severity, a.Title)
+	if !strings.Contains(a.Title, " of 496 HCA port pairs take more hops one way") || a.Severity != Warning {
+		t.Errorf("%s %q: want a warning counting the HCA port pairs (of 496) with a detour", a.Severity, a.Title)
 	}
 }

@@ -182,6 +182,45 @@ type routeFails struct {
 	// them, but the subnet manager's and everyone's LID-routed MADs to
 	// that switch go round them.
 	swLoops []*switchLoop
+	// asym: how every route of the walk ended, for routing.asymmetric.
+	asym *asymRoutes
+}
+
+// asymRoutes is the code (routeCode) of the route from every leaf to
+// every host, from findRouteFails' walks, for routing.asymmetric: a host
+// pair's two directions are the routes from each one's leaf to the
+// other, so every pair is judged without a walk of its own. A leaf's
+// routes to one leaf's hosts are alike as a rule: ref holds the code of
+// the route to each leaf's first host, exc the walks whose code differs
+// (none on a healthy fat tree), so it costs a byte per leaf pair, not
+// one per route (46 million at 49k nodes).
+type asymRoutes struct {
+	leaves  []*fabric.Node
+	dsts    []*fabric.Port
+	hostsOf [][]int32 // per leaf: its hosts, as indexes into dsts
+	ref     []uint8   // [dst leaf × len(leaves) + src leaf]
+	exc     map[[2]int32][]asymExc
+}
+
+// asymExc is a route from a leaf to the pos-th host of another (exc's
+// key: source, destination leaf) whose code is not ref's.
+type asymExc struct {
+	pos  int32
+	code uint8
+}
+
+// codes returns the code of the route from leaf src to each host of
+// leaf dst.
+func (ar *asymRoutes) codes(src, dst int) []uint8 {
+	c := make([]uint8, len(ar.hostsOf[dst]))
+	r := ar.ref[dst*len(ar.leaves)+src]
+	for i := range c {
+		c[i] = r
+	}
+	for _, e := range ar.exc[[2]int32{int32(src), int32(dst)}] {
+		c[e.pos] = e.code
+	}
+	return c
 }
 
 // switchLoop is the switch LIDs whose routes loop back to one switch.
@@ -202,6 +241,21 @@ type routeUnread struct {
 	// src, dst: the first route that stops here (a job's, when scoped),
 	// named to the user; src is nil when the leaf has no other host.
 	src, dst *fabric.Port
+}
+
+// routeFails is findRouteFails, made once per Run: routing.unreachable,
+// routing.loop and routing.asymmetric judge the same walks.
+func (s *Snapshot) routeFails() *routeFails {
+	if s.memo != nil {
+		s.memo.used |= memoRoutes
+	}
+	switch {
+	case s.memo == nil:
+		return s.findRouteFails()
+	case s.memo.routeFails == nil:
+		s.memo.routeFails = s.findRouteFails()
+	}
+	return s.memo.routeFails
 }
 
 // findRouteFails walks every host's routes from every leaf once.
@@ -225,11 +279,52 @@ func (s *Snapshot) findRouteFails() *routeFails {
 			dsts = append(dsts, dst)
 		}
 	}
+	// Every route's code for routing.asymmetric: first the routes to
+	// each leaf's first host (ref), then the walks below hand over those
+	// that differ.
+	nl := len(leafOrder)
+	ar := &asymRoutes{leaves: leafOrder, dsts: dsts, hostsOf: make([][]int32, nl), ref: make([]uint8, nl*nl), exc: map[[2]int32][]asymExc{}}
+	rf.asym = ar
+	leafIdx := make(map[*fabric.Node]int32, nl)
+	for i, leaf := range leafOrder {
+		leafIdx[leaf] = int32(i)
+	}
+	dstLeaf, dstPos := make([]int32, len(dsts)), make([]int32, len(dsts))
+	var firsts []*fabric.Port
+	var firstLeaf []int32
+	for di, d := range dsts {
+		m, ok := leafIdx[leafOf(d)]
+		if !ok {
+			dstLeaf[di] = -1
+			continue
+		}
+		dstLeaf[di], dstPos[di] = m, int32(len(ar.hostsOf[m]))
+		if len(ar.hostsOf[m]) == 0 {
+			firsts, firstLeaf = append(firsts, d), append(firstLeaf, m)
+		}
+		ar.hostsOf[m] = append(ar.hostsOf[m], int32(di))
+	}
+	routeCodes(g, firsts, leafAt, func(k int) []uint8 {
+		m := int(firstLeaf[k])
+		return ar.ref[m*nl : (m+1)*nl]
+	})
 	// The walks (46 million at 49k nodes) run on every core.
 	walkAll(g, dsts, leafAt, max(1, min(runtime.GOMAXPROCS(0), len(dsts))), 256,
 		func(o route.Outcome, _ *fabric.Node) bool { return o != route.Delivered },
+		func(di int) []uint8 {
+			if m := int(dstLeaf[di]); m >= 0 {
+				return ar.ref[m*nl : (m+1)*nl]
+			}
+			return nil
+		},
 		func(e walkEnd) {
-			rf.record(s, dsts[e.dst], leafOrder[e.leaf], byLeaf, leafInScope[leafOrder[e.leaf]], e.o, e.at)
+			if e.o != route.Delivered {
+				rf.record(s, dsts[e.dst], leafOrder[e.leaf], byLeaf, leafInScope[leafOrder[e.leaf]], e.o, e.at)
+			}
+			if m := dstLeaf[e.dst]; m >= 0 && e.code != ar.ref[int(m)*nl+int(e.leaf)] {
+				k := [2]int32{e.leaf, m}
+				ar.exc[k] = append(ar.exc[k], asymExc{pos: dstPos[e.dst], code: e.code})
+			}
 		})
 	if s.Scope == nil {
 		rf.swLoops = s.findSwitchLoops(g)
@@ -269,7 +364,7 @@ func switchLoops(g *routeGraph, sws []route.Switch, swNodes []*fabric.Node, dsts
 	by := map[*fabric.Node]*switchLoop{}
 	var w *route.Walk // the recording's own, for the loops' paths
 	walkAll(g, dsts, sws, workers, per,
-		func(o route.Outcome, at *fabric.Node) bool { return o == route.Loop && at != nil },
+		func(o route.Outcome, at *fabric.Node) bool { return o == route.Loop && at != nil }, nil,
 		func(e walkEnd) {
 			dst := dsts[e.dst]
 			l := by[e.at]
@@ -295,7 +390,12 @@ func switchLoops(g *routeGraph, sws []route.Switch, swNodes []*fabric.Node, dsts
 // workers goroutines taking per destinations each in turn, and hands
 // record every walk keep wants, in destination order, then switch order,
 // as one walker would (record runs on the caller's goroutine).
-func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, per int, keep func(route.Outcome, *fabric.Node) bool, record func(walkEnd)) {
+//
+// With ref set, each walk also gets its code (routeCode) and is handed
+// over when its code differs from ref(dst)[switch] too (a nil row
+// compares nothing): how long the routes are, without a record of each
+// route that is as expected.
+func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, per int, keep func(route.Outcome, *fabric.Node) bool, ref func(dst int) []uint8, record func(walkEnd)) {
 	walks := make([]*route.Walk, workers)
 	ends := make([][]walkEnd, workers)
 	for lo := 0; lo < len(dsts); lo += per * workers {
@@ -313,9 +413,21 @@ func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, p
 					} else {
 						walks[wi].Reset(dst)
 					}
+					w := walks[wi]
+					if ref == nil {
+						for i, sw := range from {
+							if o, at := w.FromSwitch(sw); keep(o, at) {
+								ev = append(ev, walkEnd{dst: int32(first + k), leaf: int32(i), o: o, at: at})
+							}
+						}
+						continue
+					}
+					row := ref(first + k)
 					for i, sw := range from {
-						if o, at := walks[wi].FromSwitch(sw); keep(o, at) {
-							ev = append(ev, walkEnd{dst: int32(first + k), leaf: int32(i), o: o, at: at})
+						o, at := w.FromSwitch(sw)
+						code := routeCode(o, w.Switches(sw))
+						if keep(o, at) || row != nil && code != row[i] {
+							ev = append(ev, walkEnd{dst: int32(first + k), leaf: int32(i), o: o, at: at, code: code})
 						}
 					}
 				}
@@ -332,6 +444,36 @@ func walkAll(g *routeGraph, dsts []*fabric.Port, from []route.Switch, workers, p
 	}
 }
 
+// routeCodes sets row(k)[i] to the code (routeCode) of the route from
+// from[i] to dsts[k], on every core; each row is written by one
+// goroutine, with no record per walk.
+func routeCodes(g *routeGraph, dsts []*fabric.Port, from []route.Switch, row func(k int) []uint8) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(dsts))) {
+		wg.Go(func() {
+			var w *route.Walk
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(dsts) {
+					return
+				}
+				if w == nil {
+					w = g.a.WalkTo(dsts[k])
+				} else {
+					w.Reset(dsts[k])
+				}
+				r := row(k)
+				for i, sw := range from {
+					o, _ := w.FromSwitch(sw)
+					r[i] = routeCode(o, w.Switches(sw))
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // walkEnd is a route that was not delivered: to dsts[dst] from
 // leafOrder[leaf] (in switchLoops, from the dst-th switch LID and the
 // leaf-th switch), how and where it ended.
@@ -339,6 +481,27 @@ type walkEnd struct {
 	dst, leaf int32
 	o         route.Outcome
 	at        *fabric.Node
+	code      uint8 // routeCode, when walkAll was given ref
+}
+
+// Route codes: how a route ended, and when delivered how many switches
+// it crossed (1..253), in a byte, for routing.asymmetric.
+const (
+	codeNotFollowed uint8 = 0   // route.Unread, route.NoTable
+	codeFailed      uint8 = 255 // lost: no route, dead end, loop, ...
+	codeMaxSwitches       = 254 // a longer delivered route counts as 254
+)
+
+// routeCode is a route's code: its outcome o and, delivered, the
+// switches it crosses (Walk.Switches).
+func routeCode(o route.Outcome, switches int) uint8 {
+	switch o {
+	case route.Delivered:
+		return uint8(min(max(switches, 1), codeMaxSwitches))
+	case route.Unread, route.NoTable:
+		return codeNotFollowed
+	}
+	return codeFailed
 }
 
 // record adds a route that was not delivered, from leaf to dst, to rf.
@@ -409,19 +572,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 	// One finding per place routes fail (the switch, and for a dead end
 	// the egress port): a down link that routes still use, or one loop,
 	// breaks the routes to many destinations at once.
-	var rf *routeFails
-	if s.memo != nil {
-		s.memo.used |= memoRoutes
-	}
-	switch {
-	case s.memo == nil:
-		rf = s.findRouteFails()
-	case s.memo.routeFails == nil:
-		rf = s.findRouteFails()
-		s.memo.routeFails = rf
-	default:
-		rf = s.memo.routeFails
-	}
+	rf := s.routeFails()
 	kind := 0
 	if loops {
 		kind = 1
@@ -1484,91 +1635,131 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	}, true
 }
 
-// asymmetric compares A->B with B->A for a sample of host pairs and
-// reports the pairs one direction of which takes more hops: a detour
-// (an edited or stale forwarding entry). Equal-length paths through
-// different switches are not reported: destination-based routing picks
-// a spine per destination LID, so two hosts of a leaf pair go through
-// different spines one way and the other as a rule, and which pair is
-// "asymmetric" depends only on the hosts sampled (trial N1: check said
-// nothing, a gate on gpu012,gpu001 reported the same leaf pair).
+// asymmetric compares A->B with B->A for every pair of host ports (a
+// gate: of the job's) and reports the pairs one direction of which
+// crosses more switches: a detour (an edited or stale forwarding
+// entry). Equal-length paths through different switches are not
+// reported: destination-based routing picks a spine per destination LID,
+// so two hosts of a leaf pair go through different spines one way and
+// the other as a rule (trial N1). A pair's directions are the routes
+// from each one's leaf to the other, which routing.unreachable's walk
+// to every host from every leaf has followed (asymRoutes): every pair
+// is judged for the price of counting. It judged one host per leaf
+// before, so a detour on another host's LID was seen by a gate covering
+// that host and not by check.
 func (s *Snapshot) asymmetric() []Finding {
 	if !hasLFTs(s.Fabric) {
 		return nil
 	}
-	g := s.routeGraph()
-	hosts := g.hosts
-	if s.Scope != nil {
-		hosts = slices.DeleteFunc(slices.Clone(hosts), func(p *fabric.Port) bool { return !s.Scope.Hosts[p.Node] })
-	}
-	// One host per leaf, at most 256 leaves': a sample, not every host
-	// pair (the walks are the cost at 49k nodes). A pair's verdict is
-	// its own hops both ways, whatever else is sampled, so a check and
-	// a gate that both cover a pair judge it alike.
-	var sample []*fabric.Port
-	seenLeaf := map[*fabric.Node]bool{}
-	for _, h := range hosts {
-		l := leafOf(h)
-		if l == nil || seenLeaf[l] {
+	ar := s.routeFails().asym
+	nl := len(ar.leaves)
+	delivered := func(c uint8) bool { return c != codeNotFollowed && c != codeFailed }
+	c2 := func(n int64) int64 { return n * (n - 1) / 2 }
+	// pairs followed both ways, those one way longer, those a direction
+	// of which was not followed (a port or table on it not read)
+	var pairs, longer, unread int64
+	var example, unreadEx [2]*fabric.Port
+	var exHops [2]int
+	for l := range nl {
+		hl := ar.hostsOf[l]
+		if len(hl) == 0 {
 			continue
 		}
-		seenLeaf[l] = true
-		sample = append(sample, h)
-	}
-	if len(sample) > 256 {
-		step := len(sample) / 256
-		var t []*fabric.Port
-		for i := 0; i < len(sample); i += step {
-			t = append(t, sample[i])
-		}
-		sample = t
-	}
-	if len(sample) < 2 {
-		return nil
-	}
-	walks := make(map[*fabric.Port]*route.Walk, len(sample))
-	for _, h := range sample {
-		walks[h] = g.a.WalkTo(h)
-	}
-	pairs, longer := 0, 0
-	var example [2]*fabric.Port
-	var exHops [2]int
-	// Pairs a direction of which could not be followed (a port or table
-	// on it not read), and the first of them.
-	unread := 0
-	var unreadEx [2]*fabric.Port
-	notRead := func(o route.Outcome) bool { return o == route.Unread || o == route.NoTable }
-	for i, a := range sample {
-		for _, b := range sample[i+1:] {
-			wab, wba := walks[b], walks[a]
-			o1, _ := wab.From(leafOf(a))
-			o2, _ := wba.From(leafOf(b))
-			if notRead(o1) || notRead(o2) {
-				if unread == 0 {
-					unreadEx = [2]*fabric.Port{a, b}
-				}
-				unread++
+		for m := l; m < nl; m++ {
+			hm := ar.hostsOf[m]
+			if len(hm) == 0 {
 				continue
 			}
-			if o1 != route.Delivered || o2 != route.Delivered {
+			_, x1 := ar.exc[[2]int32{int32(l), int32(m)}]
+			_, x2 := ar.exc[[2]int32{int32(m), int32(l)}]
+			r1, r2 := ar.ref[m*nl+l], ar.ref[l*nl+m] // l to m's hosts, m to l's
+			if !x1 && !x2 && l != m {
+				// Every route alike each way: the pairs are judged alike.
+				all := int64(len(hl)) * int64(len(hm))
+				switch {
+				case r1 == codeNotFollowed || r2 == codeNotFollowed:
+					unread += all
+					if unreadEx[0] == nil {
+						unreadEx = [2]*fabric.Port{ar.dsts[hl[0]], ar.dsts[hm[0]]}
+					}
+				case delivered(r1) && delivered(r2):
+					pairs += all
+					if r1 != r2 {
+						longer += all
+						if example[0] == nil {
+							example, exHops = [2]*fabric.Port{ar.dsts[hl[0]], ar.dsts[hm[0]]}, [2]int{int(r1), int(r2)}
+						}
+					}
+				}
 				continue
 			}
-			pairs++
-			fwd := switchesOn(leafOf(a), wab.Path(leafOf(a)))
-			rev := switchesOn(leafOf(b), wba.Path(leafOf(b)))
-			if len(fwd) != len(rev) {
-				longer++
-				if example[0] == nil {
-					example, exHops = [2]*fabric.Port{a, b}, [2]int{len(fwd), len(rev)}
+			if !x1 && l == m {
+				// A leaf's own hosts reached alike: no pair differs.
+				if all := c2(int64(len(hl))); r1 == codeNotFollowed {
+					unread += all
+					if unreadEx[0] == nil && len(hl) > 1 {
+						unreadEx = [2]*fabric.Port{ar.dsts[hl[0]], ar.dsts[hl[1]]}
+					}
+				} else if delivered(r1) {
+					pairs += all
+				}
+				continue
+			}
+			// Some routes differ: count by code. fwd[i] is the route
+			// from l to m's i-th host, back[j] from m to l's j-th.
+			fwd := ar.codes(l, m)
+			back := fwd
+			if l != m {
+				back = ar.codes(m, l)
+			}
+			var hf, hb [256]int64
+			for _, c := range fwd {
+				hf[c]++
+			}
+			for _, c := range back {
+				hb[c]++
+			}
+			nf, nb := int64(len(fwd)), int64(len(back))
+			df, db := nf-hf[codeNotFollowed]-hf[codeFailed], nb-hb[codeNotFollowed]-hb[codeFailed]
+			var p, same, u int64
+			if l == m {
+				p, u = c2(df), c2(nf)-c2(nf-hf[codeNotFollowed])
+				for c := 1; c < int(codeFailed); c++ {
+					same += c2(hf[c])
+				}
+			} else {
+				p, u = df*db, nf*nb-(nf-hf[codeNotFollowed])*(nb-hb[codeNotFollowed])
+				for c := 1; c < int(codeFailed); c++ {
+					same += hf[c] * hb[c]
+				}
+			}
+			pairs, longer, unread = pairs+p, longer+p-same, unread+u
+			// The first pair of each kind, named: a is on l, b on m.
+			for j := 0; j < len(back) && (example[0] == nil || unreadEx[0] == nil); j++ {
+				for i := range fwd {
+					if l == m && i <= j {
+						continue
+					}
+					a, b := ar.dsts[hl[j]], ar.dsts[hm[i]]
+					f, bk := fwd[i], back[j]
+					if l == m {
+						bk = fwd[j]
+					}
+					if unreadEx[0] == nil && (f == codeNotFollowed || bk == codeNotFollowed) {
+						unreadEx = [2]*fabric.Port{a, b}
+					}
+					if example[0] == nil && delivered(f) && delivered(bk) && f != bk {
+						example, exHops = [2]*fabric.Port{a, b}, [2]int{int(f), int(bk)}
+					}
 				}
 			}
 		}
 	}
-	if unread > 0 && longer == 0 {
+	if unread > 0 && longer == 0 && unreadEx[0] != nil {
 		// A detour among the pairs not followed cannot be ruled out.
-		s.couldNotDecide("routing.asymmetric", fmt.Sprintf("%d of %d sampled host pairs could not be followed both ways (a port or forwarding table on the route was not read), e.g. %s -> %s", unread, unread+pairs, s.nodeName(unreadEx[0].Node), s.nodeName(unreadEx[1].Node)), s.entityOf(unreadEx[0], "source"))
+		s.couldNotDecide("routing.asymmetric", fmt.Sprintf("%d of %d HCA port pairs could not be followed both ways (a port or forwarding table on the route was not read), e.g. %s -> %s", unread, unread+pairs, s.nodeName(unreadEx[0].Node), s.nodeName(unreadEx[1].Node)), s.entityOf(unreadEx[0], "source"))
 	}
-	if longer == 0 || pairs == 0 {
+	if longer == 0 || pairs == 0 || example[0] == nil {
 		return nil
 	}
 	share := float64(longer) / float64(pairs)
@@ -1576,27 +1767,26 @@ func (s *Snapshot) asymmetric() []Finding {
 	return []Finding{{
 		Check:    "routing.asymmetric",
 		Severity: Warning,
-		Title:    fmt.Sprintf("%d of %d sampled host pairs take more hops one way than the other (A->B vs B->A)", longer, pairs),
+		Title:    fmt.Sprintf("%d of %d HCA port pairs take more hops one way than the other (A->B vs B->A)", longer, pairs),
 		Entities: []Entity{s.entityOf(a, "source"), s.entityOf(b, "destination")},
 		Evidence: append([]Evidence{
-			{Name: "detoured pairs", Value: float64(longer), Text: fmt.Sprintf("%d of %d host pairs (one host per leaf) cross more switches one way; e.g. %s -> %s crosses %d switches, back %d", longer, pairs, s.nodeName(a.Node), s.nodeName(b.Node), exHops[0], exHops[1])},
+			{Name: "detoured pairs", Value: float64(longer), Text: fmt.Sprintf("%d of %d HCA port pairs (every pair followed both ways) cross more switches one way; e.g. %s -> %s crosses %d switches, back %d", longer, pairs, s.nodeName(a.Node), s.nodeName(b.Node), exHops[0], exHops[1])},
 		}, unreadPairs(unread)...),
-		// The share is of sampled pairs (one host per leaf), not of
-		// host paths: one edited entry for the sampled host's LID moves
-		// one leaf's paths to one host. No path share is claimed.
+		// The share is of host port pairs, not of host paths crossing
+		// a link: no path share is claimed.
 		Impact: Impact{Score: share * 0.001,
-			Summary: fmt.Sprintf("%s of the sampled host pairs (one host per leaf, not a share of host paths) take a longer way one direction: extra latency and load on the switches of the detour; different spines at equal length are normal for destination-based routing and not counted", pct(share))},
+			Summary: fmt.Sprintf("%s of the HCA port pairs take a longer way one direction: extra latency and load on the switches of the detour; different spines at equal length are normal for destination-based routing and not counted", pct(share))},
 		Action: "Compare 'ibdoctor trace A B' with 'ibdoctor trace B A' for the pair named: the longer direction has an edited or stale forwarding entry (opensm -R file, a static route, an SM that has not re-swept); have the subnet manager re-sweep and route again.",
 		Basis:  "routes",
 	}}
 }
 
-// unreadPairs is the evidence that some sampled pairs were not followed.
-func unreadPairs(n int) []Evidence {
+// unreadPairs is the evidence that some pairs were not followed.
+func unreadPairs(n int64) []Evidence {
 	if n == 0 {
 		return nil
 	}
-	return []Evidence{{Name: "pairs not followed", Value: float64(n), Text: fmt.Sprintf("%d sampled leaf pairs could not be followed both ways (a port or forwarding table on the route was not read); the share is of the pairs followed", n)}}
+	return []Evidence{{Name: "pairs not followed", Value: float64(n), Text: fmt.Sprintf("%d HCA port pairs could not be followed both ways (a port or forwarding table on the route was not read); the share is of the pairs followed", n)}}
 }
 
 // switchesOn lists the switches a route from start crosses.

@@ -657,6 +657,23 @@ func (w *Walk) fromIndex(i int32) (Outcome, *fabric.Node) {
 	return o, at
 }
 
+// Switches returns how many switches the route from s to the
+// destination crosses, s and the last included, when it is Delivered;
+// 0 otherwise. The walk memoises it with the outcome: a check comparing
+// route lengths over every walk pays one lookup, not a Path.
+func (w *Walk) Switches(s Switch) int {
+	if s.i < 0 {
+		return 0
+	}
+	if w.dw.state[s.i] != resolved {
+		w.a.resolve(&w.dw, s.i, w.dst.LID, w.dst)
+	}
+	if w.dw.res[s.i] != Delivered {
+		return 0
+	}
+	return int(w.dw.depth[s.i]) + 1
+}
+
 // Path returns the egress ports the route from switch sw to the
 // destination leaves by, in order: up to the destination's port, the
 // port of a dead end (or port 0 where a switch keeps the packet), the

@@ -61,6 +61,10 @@ func TestWalkMatchesTraceRoute(t *testing.T) {
 							t.Errorf("%v: walk fails at %s", tr, at.Description)
 						}
 					}
+					s, _ := a.Switch(sw)
+					if n, want := w.Switches(s), len(tr.Hops); o == Delivered && n != want || o != Delivered && n != 0 {
+						t.Fatalf("%v: Switches %d (outcome %v)", tr, n, o)
+					}
 					path := w.Path(sw)
 					if o == Loop {
 						continue // the trace repeats the switch that closes the loop

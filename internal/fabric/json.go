@@ -78,16 +78,63 @@ type jsonNode struct {
 }
 
 type jsonSwitch struct {
-	LinearFDBCap  uint16  `json:"linear_fdb_cap"`
-	LinearFDBTop  uint16  `json:"linear_fdb_top"`
-	MulticastCap  uint16  `json:"multicast_cap"`
-	LIDsPerPort   uint16  `json:"lids_per_port"`
-	EnhancedPort0 bool    `json:"enhanced_port0"`
-	LifeTimeValue uint8   `json:"life_time_value"`
-	DefaultPort   uint8   `json:"default_port"`
-	PartitionCap  uint16  `json:"partition_cap"`
-	MulticastTop  uint16  `json:"multicast_top"`
-	LFT           *string `json:"lft,omitempty"`
+	LinearFDBCap  uint16   `json:"linear_fdb_cap"`
+	LinearFDBTop  uint16   `json:"linear_fdb_top"`
+	MulticastCap  uint16   `json:"multicast_cap"`
+	LIDsPerPort   uint16   `json:"lids_per_port"`
+	EnhancedPort0 bool     `json:"enhanced_port0"`
+	LifeTimeValue uint8    `json:"life_time_value"`
+	DefaultPort   uint8    `json:"default_port"`
+	PartitionCap  uint16   `json:"partition_cap"`
+	MulticastTop  uint16   `json:"multicast_top"`
+	LFT           *lftText `json:"lft,omitempty"`
+}
+
+// lftText is a switch's "lft": two hex digits a LID. Read, a plain hex
+// string is decoded straight from the bytes the decoder hands over,
+// without encoding/json unquoting it and copying it into a string (98 KB
+// a switch, 376 MB at 49k nodes, on the file's one decoding goroutine);
+// anything else (escapes, a bad digit, an odd length, not a string) is
+// decoded as the string field it was, so it reads or fails as before.
+type lftText struct {
+	b []byte // the entries, when the hex was decoded here
+	s string // else the string as encoding/json decoded it (and, written, the hex)
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (t *lftText) UnmarshalJSON(data []byte) error {
+	if n := len(data); n >= 2 && data[0] == '"' && data[n-1] == '"' && n%2 == 0 {
+		in := data[1 : n-1]
+		b := make([]byte, len(in)/2)
+		if _, err := hex.Decode(b, in); err == nil {
+			*t = lftText{b: b}
+			return nil
+		}
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	*t = lftText{s: s}
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler: written as the string
+// field was (a json.Marshaler's output would be validated and copied
+// again, 98 KB a switch).
+func (t lftText) MarshalText() ([]byte, error) {
+	if t.b != nil {
+		return hex.AppendEncode(nil, t.b), nil
+	}
+	return []byte(t.s), nil
+}
+
+// table builds the LFT t holds, its blocks in pool in.
+func (t *lftText) table(in *BlockInterner) (*LFT, error) {
+	if t.b != nil {
+		return LFTFromBytes(t.b, in), nil
+	}
+	return lftFromHex(t.s, in)
 }
 
 type jsonPort struct {
@@ -451,8 +498,7 @@ func jsonNodeOf(view *savedView, n *Node, opt MarshalOptions, e *nodeEncoder) js
 		js := &jsonSwitch{s.LinearFDBCap, s.LinearFDBTop, s.MulticastCap, s.LIDsPerPort, s.EnhancedPort0,
 			s.LifeTimeValue, s.DefaultPort, s.PartitionCap, s.MulticastTop, nil}
 		if s.LFT != nil && !opt.OmitLFT {
-			h := lftHex(s.LFT)
-			js.LFT = &h
+			js.LFT = &lftText{s: lftHex(s.LFT)}
 		}
 		jn.Switch = js
 	}
@@ -1122,7 +1168,7 @@ func (jn *jsonNode) decode(in *BlockInterner, extra *jsonExtra, at int) (*Node, 
 		n.Switch = &Switch{js.LinearFDBCap, js.LinearFDBTop, js.MulticastCap, js.LIDsPerPort, js.EnhancedPort0,
 			js.LifeTimeValue, js.DefaultPort, js.PartitionCap, js.MulticastTop, nil}
 		if js.LFT != nil {
-			t, err := lftFromHex(*js.LFT, in)
+			t, err := js.LFT.table(in)
 			if err != nil {
 				return nil, fmt.Errorf("switch lft: %v", err)
 			}

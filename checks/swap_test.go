@@ -177,3 +177,97 @@ func TestMovedCableIsNotASwap(t *testing.T) {
 		t.Errorf("a moved cable is called a swap: %q / %q", m[0].Title, m[0].Action)
 	}
 }
+
+// TestMovedChainIsOneFinding: cables moved along a chain that does not
+// close (the cable of A at B's port, B's at C's, and C's port free in the
+// plan, or C's own cable left without a link) are one fault with one
+// fix, walked from the empty end: one topology.miswired finding whose
+// evidence lists each hop and whose action moves the cables in order.
+// Before, each expected cable of the chain got its own "moved" finding
+// (swapfix's note, left undone after db71eb9).
+func TestMovedChainIsOneFinding(t *testing.T) {
+	free := func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			if n.Description != "leaf01" {
+				continue
+			}
+			p := n.Ports[64]
+			p.Remote.Remote, p.Remote.State, p.Remote.PhysState = nil, mad.PortStateDown, mad.PhysPolling
+			p.Remote, p.State, p.PhysState = nil, mad.PortStateDown, mad.PhysPolling
+		}
+	}
+	for _, c := range []struct {
+		name, faults string
+		cut          func(*fabric.Fabric)
+		title        string
+		action       []string // in this order
+		ports        []string
+	}{
+		{
+			// gpu001 mlx5_1's cable to the free leaf01/64, then mlx5_0's
+			// to mlx5_1's place: leaf01/1 left empty.
+			name:   "host cables shifted to a free port",
+			faults: "miswire \"gpu001 mlx5_1/1\" leaf01/64\nmiswire \"gpu001 mlx5_0/1\" leaf01/2\n",
+			cut:    free,
+			title:  "2 cables moved along a chain from leaf01/1 to leaf01/64: cable at leaf01/2 goes to gpu001 mlx5_0/1 (belongs at leaf01/1), cable at leaf01/64 goes to gpu001 mlx5_1/1 (belongs at leaf01/2); leaf01/1 has no link",
+			action: []string{"move the cable at leaf01/2 (to gpu001 mlx5_0/1) to leaf01/1", "then the cable at leaf01/64 (to gpu001 mlx5_1/1) to leaf01/2"},
+			ports:  []string{"leaf01/1", "leaf01/2", "leaf01/64", "gpu001 mlx5_0/1", "gpu001 mlx5_1/1"},
+		},
+		{
+			// A leaf's uplinks shifted one port up into the free port.
+			name:   "uplinks shifted to a free port",
+			faults: "miswire spine03/2 leaf01/64\nmiswire spine03/1 leaf01/50\n",
+			cut:    free,
+			title:  "2 cables moved along a chain from leaf01/49 to leaf01/64: cable at leaf01/50 goes to spine03/1 (belongs at leaf01/49), cable at leaf01/64 goes to spine03/2 (belongs at leaf01/50); leaf01/49 has no link",
+			action: []string{"move the cable at leaf01/50 (to spine03/1) to leaf01/49", "then the cable at leaf01/64 (to spine03/2) to leaf01/50"},
+			ports:  []string{"leaf01/49", "leaf01/50", "leaf01/64", "spine03/1", "spine03/2"},
+		},
+		{
+			// Three uplinks rotated (leaf01/49, /50, /51 to spine03/2,
+			// /3, /1), then leaf01/51's link down: the chain is open at
+			// both ends, each a port without a link.
+			name:   "both ends without a link",
+			faults: "miswire leaf01/49 spine03/2\nmiswire leaf01/50 spine03/3\ndown leaf01/51\n",
+			title:  "2 cables moved along a chain from leaf01/51 to spine03/1: cable at leaf01/50 goes to spine03/3 (belongs at leaf01/51), cable at leaf01/49 goes to spine03/2 (belongs at leaf01/50); leaf01/51 has no link, spine03/1 has no link",
+			action: []string{"move the cable at leaf01/50 (to spine03/3) to leaf01/51", "then the cable at leaf01/49 (to spine03/2) to leaf01/50", "then connect leaf01/49 to spine03/1"},
+			ports:  []string{"leaf01/49", "leaf01/50", "leaf01/51", "spine03/1", "spine03/2", "spine03/3"},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := miswiredAfter(t, c.faults, c.cut)
+			m := byCheck(res.Findings, "topology.miswired")
+			if len(m) != 1 {
+				logFindings(t, res.Findings)
+				t.Fatalf("%d topology.miswired findings, want 1 for the one chain", len(m))
+			}
+			f := m[0]
+			if f.Title != c.title {
+				t.Errorf("title\n %q\nwant\n %q", f.Title, c.title)
+			}
+			at := 0
+			for _, step := range c.action {
+				i := strings.Index(f.Action[at:], step)
+				if i < 0 {
+					t.Errorf("action %q lacks %q after byte %d", f.Action, step, at)
+					break
+				}
+				at += i + len(step)
+			}
+			named := map[string]bool{}
+			for _, e := range f.Entities {
+				named[e.String()] = true
+			}
+			for _, p := range c.ports {
+				if !named[p] {
+					t.Errorf("%s not among the entities %v", p, f.Entities)
+				}
+			}
+			for _, p := range c.ports {
+				if !strings.Contains(f.Evidence[0].Text, p) {
+					t.Errorf("evidence %q does not name %s", f.Evidence[0].Text, p)
+				}
+			}
+			t.Logf("%s\n%s\n%s", f.Title, f.Evidence[0].Text, f.Action)
+		})
+	}
+}

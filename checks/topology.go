@@ -326,6 +326,15 @@ func (s *Snapshot) miswired() []Finding {
 				out = append(out, s.swapFinding(c))
 				continue
 			}
+			// Cables moved along a chain that does not close are one
+			// fault too, fixed by walking it from its empty end.
+			if c := s.moveChain(p); c != nil {
+				for _, q := range c.ports {
+					swapped[q] = true
+				}
+				out = append(out, s.chainFinding(c))
+				continue
+			}
 			// Report each moved cable once: from the end with the
 			// smaller GUID/port of the expected link.
 			if k == 1 && l.b != l.a {
@@ -425,6 +434,229 @@ func (s *Snapshot) swapCycle(p *fabric.Port) []*fabric.Port {
 		x = next
 	}
 	return nil
+}
+
+// chain is cables moved along a chain that does not close (moveChain):
+// ports[i] and ports[i+1] are cabled now when found[i], else expected
+// to be cabled to each other (and are not). It starts at the end the
+// fix starts from.
+type chain struct {
+	ports []*fabric.Port
+	found []bool
+}
+
+// plannedPort is the port the expected topology cables x to: ok is false
+// when it has none there (x's node is not in it, or x is free in it);
+// gone is true when that port's node is not in the fabric.
+func (s *Snapshot) plannedPort(x *fabric.Port) (q *fabric.Port, ok, gone bool) {
+	b := s.Baseline
+	i, ok := b.nodeByGUID(x.Node.GUID)
+	if !ok {
+		return nil, false, false
+	}
+	e, ok := b.peerAt(i, x.Num)
+	if !ok {
+		return nil, false, false
+	}
+	n := s.Fabric.NodeByGUID(b.guid[e.node])
+	if n == nil || portOf(n, e.num) == nil {
+		return nil, true, true
+	}
+	return portOf(n, e.num), true, false
+}
+
+// moveChain follows the cables from p, whose cable is not where the
+// expected topology has it, both ways: p's cable to its far end, that
+// end's expected peer, its cable, and so on, and the same from p's
+// expected peer. When both walks stop (a port without a cable, or one
+// the expected topology has none at) without closing (swapCycle's case),
+// the cables are moved along a chain: one fault. It returns nil when
+// the chain holds fewer than two expected cables (one moved cable: its
+// own finding says it), meets a node the fabric lacks, a cloned GUID, a
+// port whose state or far end was not read (what is there is not known)
+// or is longer than maxRotation cables.
+func (s *Snapshot) moveChain(p *fabric.Port) *chain {
+	// walk returns the ports after x, each reached by a cable (found)
+	// or an expected cable, alternately, starting as found says.
+	walk := func(x *fabric.Port, found bool) ([]*fabric.Port, []bool, bool) {
+		var ps []*fabric.Port
+		var fs []bool
+		for len(ps) <= 2*maxRotation {
+			var next *fabric.Port
+			if found {
+				next = x.Remote
+				if next == nil {
+					// x ends the chain without a link: known to have
+					// none, not one whose far end did not answer.
+					return ps, fs, x.StateKnown() && !x.PeerUnknown()
+				}
+			} else {
+				q, ok, gone := s.plannedPort(x)
+				if gone {
+					return nil, nil, false
+				}
+				if !ok {
+					return ps, fs, true // x has no cable in the plan
+				}
+				next = q
+			}
+			if next == p || slices.Contains(ps, next) || s.claimedTwice(next.Node) {
+				return nil, nil, false // a cycle is swapCycle's
+			}
+			ps, fs = append(ps, next), append(fs, found)
+			x, found = next, !found
+		}
+		return nil, nil, false
+	}
+	if p.Remote == nil || s.claimedTwice(p.Node) {
+		return nil
+	}
+	fwd, ff, ok := walk(p, true)
+	if !ok {
+		return nil
+	}
+	back, bf, ok := walk(p, false)
+	if !ok {
+		return nil
+	}
+	c := &chain{}
+	for i := len(back) - 1; i >= 0; i-- {
+		c.ports, c.found = append(c.ports, back[i]), append(c.found, bf[i])
+	}
+	c.ports = append(append(c.ports, p), fwd...)
+	c.found = append(c.found, ff...)
+	expected, cables := 0, 0
+	for _, f := range c.found {
+		if f {
+			cables++
+		} else {
+			expected++
+		}
+	}
+	if expected < 2 || cables > maxRotation {
+		return nil
+	}
+	// Start where the fix starts: at an end that is an empty port (the
+	// first cable to move goes there), else either; then the way that
+	// moves fewer HCA ends (a switch's ports are where cables are
+	// re-plugged), then the first by name.
+	rev := &chain{ports: slices.Clone(c.ports), found: slices.Clone(c.found)}
+	slices.Reverse(rev.ports)
+	slices.Reverse(rev.found)
+	judge := func(c *chain) (int, int, string) {
+		full := 0
+		if c.found[0] {
+			full = 1 // starts at a cable to remove
+		}
+		hcas := 0
+		for _, x := range c.moved() {
+			if x.Node.Type != mad.NodeSwitch {
+				hcas++
+			}
+		}
+		return full, hcas, s.entityOf(c.ports[0], "").String()
+	}
+	f1, h1, n1 := judge(c)
+	f2, h2, n2 := judge(rev)
+	if f2 < f1 || f2 == f1 && (h2 < h1 || h2 == h1 && words.Natural(n2, n1) < 0) {
+		return rev
+	}
+	return c
+}
+
+// moved returns the ports whose cable ends the fix re-plugs, in order:
+// after an expected cable from x to y, y's cable is moved from its far
+// end z to x (z is moved).
+func (c *chain) moved() []*fabric.Port {
+	var out []*fabric.Port
+	for i := 0; i+1 < len(c.found); i++ {
+		if !c.found[i] && c.found[i+1] {
+			out = append(out, c.ports[i+2])
+		}
+	}
+	return out
+}
+
+// chainFinding is one finding for cables moved along a chain (moveChain):
+// the title names each moved cable and where it belongs, from the end
+// the fix starts at; the evidence lists every expected and found cable;
+// the action walks the chain.
+func (s *Snapshot) chainFinding(c *chain) Finding {
+	name := func(p *fabric.Port) string { return s.entityOf(p, "").String() }
+	ps, last := c.ports, len(c.ports)-1
+	var now, steps, wantLinks, foundLinks, ends []string
+	var ents []Entity
+	impact := Impact{}
+	for i, f := range c.found {
+		x, y := ps[i], ps[i+1]
+		if !f {
+			wantLinks = append(wantLinks, fmt.Sprintf("%s <-> %s", name(x), name(y)))
+			continue
+		}
+		foundLinks = append(foundLinks, fmt.Sprintf("%s <-> %s", name(y), name(x)))
+		if i == 0 {
+			// The chain starts at a cable the plan does not have:
+			// take it out first, which frees the port the next goes to.
+			steps = append(steps, fmt.Sprintf("unplug the cable between %s and %s (%s has none in the expected topology)", name(x), name(y), name(x)))
+			ents = append(ents, s.entityOf(x, "end"), s.entityOf(y, "peer"))
+			continue
+		}
+		// y's cable is moved from y to ps[i-1], x's expected peer.
+		to := ps[i-1]
+		now = append(now, fmt.Sprintf("cable at %s goes to %s (belongs at %s)", name(y), name(x), name(to)))
+		step := fmt.Sprintf("move the cable at %s (to %s) to %s", name(y), name(x), name(to))
+		if len(steps) > 0 {
+			step = fmt.Sprintf("then the cable at %s (to %s) to %s", name(y), name(x), name(to))
+		}
+		steps = append(steps, step)
+		ents = append(ents, s.entityOf(y, "end"), s.entityOf(x, "peer"))
+		if im := s.miswireImpact(y); im.Score > impact.Score {
+			impact = im
+		}
+	}
+	// The ends: an empty port where a cable belongs, or a port the plan
+	// has no cable at.
+	for _, e := range []struct {
+		p     *fabric.Port
+		found bool
+	}{{ps[0], c.found[0]}, {ps[last], c.found[last-1]}} {
+		if e.found {
+			ends = append(ends, fmt.Sprintf("%s has no cable in the expected topology", name(e.p)))
+			continue
+		}
+		ends = append(ends, fmt.Sprintf("%s has no link", name(e.p)))
+		ents = append(ents, s.entityOf(e.p, "expected-peer"))
+	}
+	if !c.found[last-1] {
+		// The chain ends at an expected cable between two ports without
+		// one: the last move frees the first of them.
+		steps = append(steps, fmt.Sprintf("then connect %s to %s", name(ps[last-1]), name(ps[last])))
+	}
+	cables := len(foundLinks)
+	title := fmt.Sprintf("%d cables moved along a chain from %s to %s: %s", cables, name(ps[0]), name(ps[last]), strings.Join(now, ", "))
+	if len(now) > 3 {
+		title = fmt.Sprintf("%d cables moved along a chain from %s to %s: %s; the evidence lists the other %d", cables, name(ps[0]), name(ps[last]), now[0], len(now)-1)
+	}
+	var empty []string
+	for _, e := range ends {
+		if strings.HasSuffix(e, "has no link") {
+			empty = append(empty, e)
+		}
+	}
+	if len(empty) > 0 {
+		title += "; " + strings.Join(empty, ", ")
+	}
+	return Finding{
+		Check:    "topology.miswired",
+		Severity: Error,
+		Title:    title,
+		Entities: ents,
+		Evidence: []Evidence{{Name: "link", Value: float64(cables), Unit: "cables",
+			Text: fmt.Sprintf("expected %s; found %s; %s", strings.Join(wantLinks, ", "), strings.Join(foundLinks, ", "), strings.Join(ends, ", "))}},
+		Impact: impact,
+		Action: fmt.Sprintf("Walk the chain from %s: %s (or fix the expected topology if the change was planned). A miswired fat tree breaks the routing engine's up/down assumptions and unbalances routes.", name(ps[0]), strings.Join(steps, ", ")),
+		Basis:  "baseline",
+	}
 }
 
 // swapFinding is one finding for cables swapped or rotated among

@@ -346,6 +346,8 @@ func undecidedReasons(doc *report.Document) []string {
 			default:
 				add("", " answers another NodeGUID than the snapshot's (a board changed since the sweep)", unreachedNode(u.Where))
 			}
+		case gate.WhatLID:
+			add("the LIDs changed since the sweep (", " answers with another LID): routes and LIDs not judged; run 'ibdoctor sweep'", unreachedNode(u.Where))
 		case "ClassPortInfo", "PortCounters", "PortCountersExtended", "counters":
 			add("counters not read on ", "", unreachedNode(u.Where))
 		case fabric.WhatNoLID:

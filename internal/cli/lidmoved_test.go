@@ -43,3 +43,27 @@ func TestGateMovedLIDsUndecided(t *testing.T) {
 		t.Errorf("stderr does not say the LIDs changed:\n%s", stderr)
 	}
 }
+
+// TestGateLIDMovedToFreeLIDUndecided: the SM gave gpu003 mlx5_1 a LID
+// nobody had (500, was 30) and re-routed. The gate exited 1 with critical
+// routing.unreachable "cannot reach gpu003 mlx5_1 (LID 30): no route";
+// it is undecided, and stderr says the LIDs changed.
+func TestGateLIDMovedToFreeLIDUndecided(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := "../../fixtures/sample/fabric.txt"
+	state := filepath.Join(t.TempDir(), "state")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r1.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	moved := writeFile(t, "moved.faults", "lid \"gpu003 mlx5_1\" lid=500\nsweep\n")
+	code, out, stderr := run("gate", "--sim="+topo, "--faults", moved, "--state-dir", state, "--nodes", "gpu003,gpu004")
+	if code != ExitUndecided {
+		t.Errorf("gate: exit %d, want %d (undecided)\n%s\n%s", code, ExitUndecided, out, stderr)
+	}
+	if strings.Contains(out, "critical  routing.") {
+		t.Errorf("gate judges routes to the snapshot's LID:\n%s", out)
+	}
+	if want := "the LIDs changed since the sweep (gpu003 mlx5_1 answers with another LID): routes and LIDs not judged; run 'ibdoctor sweep'"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}

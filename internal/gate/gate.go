@@ -246,6 +246,14 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			cabled[p] = p.Remote
 		}
 	}
+	// The job HCAs' LIDs as the snapshot has them: one moved to a LID no
+	// other port has is found by them (lidsGone).
+	was := map[*fabric.Node]snapLID{}
+	for _, n := range nodes {
+		if p := lidPort(n); p.LID != 0 {
+			was[n] = snapLID{port: p, lid: p.LID}
+		}
+	}
 	t = time.Now()
 	bad := r.refresh(ctx, e, ports)
 	sw.Timings["refresh"] = time.Since(t)
@@ -341,7 +349,17 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		sw.Unreached = append(sw.Unreached, badSwitch...)
 	}
 	var lidsMoved string
-	if moved = append(moved, swMoved...); len(moved) > 0 {
+	t = time.Now()
+	gone, badLID := r.lidsGone(ctx, e, snap, nodes, was, unread, moved)
+	sw.Timings["nodeinfo"] += time.Since(t)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if len(badLID) > 0 {
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, badLID...)
+	}
+	if moved = append(append(moved, swMoved...), gone...); len(moved) > 0 {
 		// The SM reassigned LIDs since the sweep: what was read by a
 		// moved LID is another node's, and the routes followed to the
 		// snapshot's LIDs lead to other nodes. The moved HCAs are read
@@ -599,7 +617,7 @@ func movedReason(moved []movedLID) string {
 			said = append(said, fmt.Sprintf("and %d more", len(ms)-i))
 			break
 		}
-		said = append(said, fmt.Sprintf("LID %d now answers as %s", m.lid, m.now))
+		said = append(said, m.says())
 	}
 	return "the LIDs changed since the sweep (" + strings.Join(said, ", ") + "): routes followed to the snapshot's LIDs lead to other nodes and its LIDs are not the fabric's; run 'ibdoctor sweep'"
 }

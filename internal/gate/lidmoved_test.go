@@ -212,3 +212,51 @@ func TestGateMovedSwitchLIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestGateLIDMovedToFreeLID: an SM that reassigned LIDs without its
+// guid2lid cache gives an HCA a LID nobody had as often as another's:
+// the snapshot's LID then answers nobody and the HCA's PortInfo by LID is
+// unread. At its place in the snapshot it answers as itself with its new
+// LID: the LIDs changed since the sweep, and the routes to its old LID
+// (which the SM no longer routes) are not judged. Before, the gate judged
+// them: critical routing.unreachable "cannot reach gpu003 mlx5_1 (LID
+// 30): no route (LFT entry 0xFF)", exit 1.
+func TestGateLIDMovedToFreeLID(t *testing.T) {
+	clean, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := sweptSim(t, clean)
+	live, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff := filepath.Join(t.TempDir(), "t.faults")
+	if err := os.WriteFile(ff, []byte("lid \"gpu003 mlx5_1\" lid=500\nsweep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := live.ApplyFaultsFile(ff); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := Run(context.Background(), snapAgain(t, snap), engineAt(t, live, "gpu020 mlx5_0"), Options{Hosts: []string{"gpu003", "gpu004"}, FailOn: checks.Error, ByLID: true, Source: "sim:test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "undecided" {
+		t.Errorf("status %q, want undecided", doc.Status)
+	}
+	for _, f := range doc.Findings {
+		if strings.HasPrefix(f.Check, "routing.") || f.Severity >= checks.Error {
+			t.Errorf("%s %s %s: judged on the snapshot's LIDs", f.Severity, f.Check, f.Title)
+		}
+	}
+	skipped := ""
+	for _, s := range doc.Skipped {
+		if s.Check == "routing.unreachable" {
+			skipped = s.Reason
+		}
+	}
+	if want := "gpu003 mlx5_1 now has LID 500, not 30"; !strings.Contains(skipped, want) {
+		t.Errorf("routing.unreachable not run with a reason naming %q: %q", want, skipped)
+	}
+}

@@ -145,10 +145,19 @@ func (r *reach) guids(ctx context.Context, e *transport.Engine, snap *snapshot.S
 // now answers as another node (now), found at its place in the snapshot
 // by path; path is nil when its place did not answer as itself.
 type movedLID struct {
-	node *fabric.Node
-	lid  uint16
-	now  string
-	path mad.Path
+	node   *fabric.Node
+	lid    uint16
+	now    string
+	lidNow uint16 // its new LID, when no other port has it (now is then "")
+	path   mad.Path
+}
+
+// says what moved, as the routing checks' reason and the unread list say it.
+func (m movedLID) says() string {
+	if m.lidNow != 0 {
+		return fmt.Sprintf("%s now has LID %d, not %d", m.node.Description, m.lidNow, m.lid)
+	}
+	return fmt.Sprintf("LID %d now answers as %s", m.lid, m.now)
 }
 
 // placer reads NodeInfo by directed routes over the snapshot's links, from
@@ -324,4 +333,57 @@ func (r *reach) switchIDs(ctx context.Context, e *transport.Engine, snap *snapsh
 		}
 	}
 	return moved, bad
+}
+
+// WhatLID is what a gate lists unread for a job HCA that answers at its
+// place in the snapshot with a LID no other port has, not the snapshot's.
+const WhatLID = "LID"
+
+// lidsGone finds the job HCAs whose LID moved to one no other
+// port has (an SM restart without its guid2lid cache gives new LIDs as
+// often as another node's): the snapshot's LID then answers nobody, so
+// the HCA's PortInfo went unread, or its PortInfo read shows the new LID.
+// guids and switchIDs see only LIDs now answering as another node. Each
+// candidate (was holds its LID port and the snapshot's LID) is read at its
+// place in the snapshot by directed route: answering there as itself with
+// a LID of its own, not the snapshot's, it is returned with that route
+// (those in known, found moved already, are not read again).
+// Anything else says nothing: the unread entry stands, or a LID now also
+// another port's is addr.duplicate-lid's to judge.
+func (r *reach) lidsGone(ctx context.Context, e *transport.Engine, snap *snapshot.Snapshot, hcas []*fabric.Node, was map[*fabric.Node]snapLID, unread map[*fabric.Port]bool, known []movedLID) ([]movedLID, []report.Unreached) {
+	var moved []movedLID
+	var bad []report.Unreached
+	pl := placer{r: r, e: e, snap: snap}
+	for _, n := range hcas {
+		w, ok := was[n]
+		if !ok || slices.ContainsFunc(known, func(m movedLID) bool { return m.node == n }) || w.port == nil || (!unread[w.port] && w.port.LID == w.lid) {
+			continue
+		}
+		var ni mad.NodeInfo
+		if err := pl.read(ctx, n.GUID, &ni); err != nil || ni.NodeGUID != n.GUID {
+			continue
+		}
+		path, err := pl.path(n.GUID)
+		if err != nil {
+			continue
+		}
+		var pi mad.PortInfo
+		if _, err := e.GetSMP(ctx, path, &pi, uint32(w.port.Num)); err != nil || pi.LID == 0 || pi.LID == w.lid {
+			continue
+		}
+		if o := r.f.PortByLID(pi.LID); (o != nil && o != w.port) || (o == w.port && r.f.LIDShared(w.port) != "") {
+			continue
+		}
+		m := movedLID{node: n, lid: w.lid, lidNow: pi.LID, path: path}
+		moved = append(moved, m)
+		bad = append(bad, report.Unreached{What: WhatLID, Where: n.Description,
+			Reason: fmt.Sprintf("%s: %s; run 'ibdoctor sweep'", m.says(), LIDsChanged)})
+	}
+	return moved, bad
+}
+
+// snapLID is a job HCA's LID port and the LID the snapshot gave it.
+type snapLID struct {
+	port *fabric.Port
+	lid  uint16
 }

@@ -35,21 +35,30 @@ type HostHCA struct {
 func HCACensus(f *fabric.Fabric) []HostHCA {
 	out := []HostHCA{} // not nil: a census of no host is still one
 	for _, n := range f.Nodes {
-		host := HostOf(n)
-		if host == "" {
-			continue
+		if h, ok := CensusEntry(n); ok {
+			out = append(out, h)
 		}
-		_, dev, _ := twoWords(n.Description) // two words: HostOf said so
-		h := HostHCA{Host: host, Dev: dev}
-		for _, p := range n.Ports {
-			if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && linkUp(p) {
-				h.Leaf, h.LeafPort = p.Remote.Node.GUID, p.Remote.Num
-				break
-			}
-		}
-		out = append(out, h)
 	}
 	return out
+}
+
+// CensusEntry is n's entry in a census (HCACensus), or false for a node
+// that is no host adapter. It keeps nothing of n but the strings of its
+// description, so a caller may hand it a node it reuses.
+func CensusEntry(n *fabric.Node) (HostHCA, bool) {
+	host := HostOf(n)
+	if host == "" {
+		return HostHCA{}, false
+	}
+	_, dev, _ := twoWords(n.Description) // two words: HostOf said so
+	h := HostHCA{Host: host, Dev: dev}
+	for _, p := range n.Ports {
+		if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && linkUp(p) {
+			h.Leaf, h.LeafPort = p.Remote.Node.GUID, p.Remote.Num
+			break
+		}
+	}
+	return h, true
 }
 
 // hostKind groups hosts that should look alike: the host name without
@@ -87,14 +96,23 @@ func (s *Snapshot) missingHCAs() []Finding {
 		if kindHave[k] == nil {
 			kindHave[k] = map[string]int{}
 		}
-		for _, d := range slices.Compact(slices.Sorted(slices.Values(ds))) {
-			kindHave[k][d]++
+		for i, d := range ds {
+			if !slices.Contains(ds[:i], d) { // each device once per host
+				kindHave[k][d]++
+			}
 		}
 	}
-	// Where each host's HCAs land, in census order.
+	nodesOf := map[string][]*fabric.Node{}
+	for _, n := range s.Fabric.Nodes {
+		if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
+			nodesOf[host] = append(nodesOf[host], n)
+		}
+	}
+	// Where each host's HCAs land, in census order: only for the hosts
+	// judged one by one below (a gate's census is the whole fabric's).
 	ownLeavesOf := map[string][]uint64{}
 	for _, x := range census {
-		if x.Leaf != 0 && !slices.Contains(ownLeavesOf[x.Host], x.Leaf) {
+		if x.Leaf != 0 && len(nodesOf[x.Host]) > 0 && !slices.Contains(ownLeavesOf[x.Host], x.Leaf) {
 			ownLeavesOf[x.Host] = append(ownLeavesOf[x.Host], x.Leaf)
 		}
 	}
@@ -146,15 +164,14 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 		}
 	}
-	nodesOf := map[string][]*fabric.Node{}
-	for _, n := range s.Fabric.Nodes {
-		if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
-			nodesOf[host] = append(nodesOf[host], n)
+	// A host with no node in the fabric judged has no port in scope, so
+	// no finding of its own: a gate judges its job's hosts, not each of
+	// the census's tens of thousands.
+	hosts := make([]string, 0, len(nodesOf))
+	for h := range nodesOf {
+		if _, ok := devs[h]; ok {
+			hosts = append(hosts, h)
 		}
-	}
-	hosts := make([]string, 0, len(devs))
-	for h := range devs {
-		hosts = append(hosts, h)
 	}
 	slices.Sort(hosts)
 	var out []Finding

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -40,5 +41,29 @@ func TestIndexHCACensus(t *testing.T) {
 	}
 	if i := slices.IndexFunc(got, func(h checks.HostHCA) bool { return h.Host == "gpu002" && h.Dev == "mlx5_0" }); i < 0 || got[i].Leaf != 0 {
 		t.Errorf("gpu002 mlx5_0 with its link down: %+v", got[max(i, 0)])
+	}
+}
+
+// BenchmarkIndexHCACensus8k is what a gate spends on the fabric-wide HCA
+// census from gate.idx on FatTree8k (8,192 HCAs): -benchmem's B/op is
+// its share of the gate's peak memory.
+func BenchmarkIndexHCACensus8k(b *testing.B) {
+	f, err := topology.FatTree8k().Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := EncodeIndex(f, nil, time.Now(), "sim:bench", true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, err := ParseIndex(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if len(x.HCACensus()) == 0 {
+			b.Fatal("empty census")
+		}
 	}
 }

@@ -1393,34 +1393,49 @@ func (v *Saved) fill(c PortCounters) {
 // hosts with all their peers (topology.missing-hca) without building
 // the whole fabric.
 func (x *Index) HCACensus() []checks.HostHCA {
-	f := &fabric.Fabric{}
-	sws := map[uint32]*fabric.Node{}
+	// One node, its ports and their far ends are reused for every CA
+	// (checks.CensusEntry keeps none of them): at 49k nodes, a node per
+	// CA was half of what a gate allocated for the census.
+	var (
+		n      = &fabric.Node{Type: mad.NodeCA}
+		ports  [256]fabric.Port
+		remote [256]fabric.Port
+		sws    [256]fabric.Node
+		ptrs   [256]*fabric.Port
+	)
+	cas := 0
+	for i := uint32(0); i < x.nodes; i++ {
+		if mad.NodeType(x.node(i)[44]) == mad.NodeCA {
+			cas++
+		}
+	}
+	out := make([]checks.HostHCA, 0, cas) // not nil: a census of no host is still one
 	for i := uint32(0); i < x.nodes; i++ {
 		r := x.node(i)
 		if mad.NodeType(r[44]) != mad.NodeCA {
 			continue
 		}
-		desc, _ := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
-		n := &fabric.Node{Type: mad.NodeCA, GUID: le.Uint64(r), Description: desc, Ports: make([]*fabric.Port, r[45])}
+		n.Description, _ = x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
+		n.Ports = ptrs[:r[45]]
+		clear(n.Ports)
 		for p := 1; p < int(r[45]); p++ {
 			q := x.portRec(i, p)
 			if q == nil || q[0] == 0 {
 				continue
 			}
-			port := &fabric.Port{Node: n, Num: q[1], State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4])}
-			n.Ports[p] = port
+			ports[p] = fabric.Port{Node: n, Num: q[1], State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4])}
+			n.Ports[p] = &ports[p]
 			rn := le.Uint32(q[24:])
 			if rn == noRef || rn >= x.nodes || mad.NodeType(x.node(rn)[44]) != mad.NodeSwitch {
 				continue
 			}
-			sw := sws[rn]
-			if sw == nil {
-				sw = &fabric.Node{Type: mad.NodeSwitch, GUID: x.nodeGUID(rn)}
-				sws[rn] = sw
-			}
-			port.Remote = &fabric.Port{Node: sw, Num: q[28]}
+			sws[p] = fabric.Node{Type: mad.NodeSwitch, GUID: x.nodeGUID(rn)}
+			remote[p] = fabric.Port{Node: &sws[p], Num: q[28]}
+			ports[p].Remote = &remote[p]
 		}
-		f.Nodes = append(f.Nodes, n)
+		if h, ok := checks.CensusEntry(n); ok {
+			out = append(out, h)
+		}
 	}
-	return checks.HCACensus(f)
+	return out
 }

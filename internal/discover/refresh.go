@@ -150,6 +150,9 @@ func applyPortInfo(p *fabric.Port, pi, caps *mad.PortInfo) {
 	p.SpeedEnabled = pi.SpeedEnabled(caps) | (p.SpeedEnabled & mad.SpeedFDR10)
 	p.SpeedSupported = pi.SpeedSupported(caps) | (p.SpeedSupported & mad.SpeedFDR10)
 	p.NeighborMTU, p.MTUCap = pi.NeighborMTU, pi.MTUCap
+	// As the MTUs: a gate judges config.vl-mismatch on what it re-read,
+	// not on the VLs the sweep saw (trial B16).
+	p.VLCap, p.OperVLs = pi.VLCap, pi.OperationalVLs
 	p.PKeyEnforce = pkeyEnforce(pi)
 	p.MKeyProtect, p.MKeyLease = pi.MKeyProtectBits, pi.MKeyLeasePeriod
 	if p.State == mad.PortStateDown && p.Remote != nil {

@@ -889,7 +889,7 @@ func saveSnapshot(st *sweptState, dir string, ahead *snapshot.FabricAhead) (bool
 // the complete snapshot in place (keepsComplete) saves itself: the
 // counters the next sweep pairs with once the complete one is past
 // --max-age. Gates do not read it.
-const partialDir = "partial"
+const partialDir = snapshot.PartialName
 
 // partialSince is the partial sweep saved in partialDir when it is
 // later than prev (the state dir's snapshot, past --max-age) and within

@@ -96,6 +96,11 @@ func TestSweepCollidingOutputsRefused(t *testing.T) {
 		{[]string{"--out", filepath.Join(dir, "hard.json"), "--html", r}, "is the same file as --out"},
 		{[]string{"--out", filepath.Join(dir, "o.json"), "--prom", filepath.Join(state, "snapshot.json")}, "--prom " + filepath.Join(state, "snapshot.json") + " is a file of the state directory"},
 		{[]string{"--out", filepath.Join(state, "gate.idx")}, "--out " + filepath.Join(state, "gate.idx") + " is a file of the state directory"},
+		// STATE/partial is where a partial sweep keeping the complete
+		// snapshot saves itself (98a84a6): a report there made such a
+		// sweep fail 'mkdir STATE/partial: not a directory' and the next
+		// complete sweep removed it.
+		{[]string{"--out", filepath.Join(state, "partial")}, "--out " + filepath.Join(state, "partial") + " is a file of the state directory"},
 		{[]string{"--out", filepath.Join(dir, "o.json"), "--html", filepath.Join(dir, "st", "..", "st", "baseline.json.gz")}, "is a file of the state directory"},
 	} {
 		args := append([]string{"sweep", "--sim=" + topo, "--state-dir", state}, c.args...)

@@ -38,16 +38,22 @@ const FileName = "snapshot.json"
 
 // IsStateFile says whether name (a base name) is one of the files sweeps
 // write in a state directory and read back (the snapshot, its fabric
-// files, gate.idx, the verdicts, the baseline, the lock): an output given
+// files, gate.idx, the verdicts, the baseline, the lock, the partial
+// sweep's folder): an output given
 // that name in the state directory would replace the state.
 func IsStateFile(name string) bool {
 	switch name {
-	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, BaselineTopologyName, LockName, LastSweepName:
+	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, BaselineTopologyName, LockName, LastSweepName, PartialName:
 		return true
 	}
 	ok, _ := filepath.Match("fabric-*.json*", name)
 	return ok
 }
+
+// PartialName is the folder inside the state directory where a partial
+// sweep that kept the complete snapshot saves itself (the next sweep
+// pairs its counters with it); a sweep replacing snapshot.json removes it.
+const PartialName = "partial"
 
 // Snapshot is one saved sweep.
 type Snapshot struct {

@@ -89,8 +89,22 @@ func (s *Snapshot) missingHCAs() []Finding {
 	kindOf := make(map[string]string, len(devs))
 	kindSize := map[string]int{}
 	kindHave := map[string]map[string]int{}
+	// A host with one HCA (most, at scale) takes its kind from those
+	// already made for its name and scheme: one string per kind, not
+	// one per host of the census.
+	type nameScheme struct{ name, scheme string }
+	oneHCAKinds := map[nameScheme]string{}
 	for h, ds := range devs {
-		k := hostKind(h, ds)
+		var k string
+		if len(ds) == 1 {
+			ns := nameScheme{strings.TrimRight(h, "0123456789"), devScheme(ds[0])}
+			if k = oneHCAKinds[ns]; k == "" {
+				k = hostKind(h, ds)
+				oneHCAKinds[ns] = k
+			}
+		} else {
+			k = hostKind(h, ds)
+		}
 		kindOf[h] = k
 		kindSize[k]++
 		if kindHave[k] == nil {

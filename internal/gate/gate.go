@@ -350,7 +350,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	var lidsMoved string
 	t = time.Now()
-	gone, badLID := r.lidsGone(ctx, e, snap, nodes, was, unread, moved)
+	gone, badLID := r.lidsGone(ctx, e, snap, nodes, was, unread, cabled, moved)
 	sw.Timings["nodeinfo"] += time.Since(t)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()

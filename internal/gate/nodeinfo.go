@@ -348,35 +348,68 @@ const WhatLID = "LID"
 // place in the snapshot by directed route: answering there as itself with
 // a LID of its own, not the snapshot's, it is returned with that route
 // (those in known, found moved already, are not read again).
-// Anything else says nothing: the unread entry stands, or a LID now also
+// cabled is the snapshot's far end of each port. Anything else says
+// nothing: the unread entry stands, or a LID now also
 // another port's is addr.duplicate-lid's to judge.
-func (r *reach) lidsGone(ctx context.Context, e *transport.Engine, snap *snapshot.Snapshot, hcas []*fabric.Node, was map[*fabric.Node]snapLID, unread map[*fabric.Port]bool, known []movedLID) ([]movedLID, []report.Unreached) {
-	var moved []movedLID
-	var bad []report.Unreached
+func (r *reach) lidsGone(ctx context.Context, e *transport.Engine, snap *snapshot.Snapshot, hcas []*fabric.Node, was map[*fabric.Node]snapLID, unread map[*fabric.Port]bool, cabled map[*fabric.Port]*fabric.Port, known []movedLID) ([]movedLID, []report.Unreached) {
+	type answer struct {
+		n    *fabric.Node
+		w    snapLID
+		path mad.Path
+		lid  uint16 // the LID its place answers with; 0 when not itself
+	}
 	pl := placer{r: r, e: e, snap: snap}
+	var answers []*answer
 	for _, n := range hcas {
 		w, ok := was[n]
-		if !ok || slices.ContainsFunc(known, func(m movedLID) bool { return m.node == n }) || w.port == nil || (!unread[w.port] && w.port.LID == w.lid) {
+		if !ok || w.port == nil || slices.ContainsFunc(known, func(m movedLID) bool { return m.node == n }) {
 			continue
 		}
-		var ni mad.NodeInfo
-		if err := pl.read(ctx, n.GUID, &ni); err != nil || ni.NodeGUID != n.GUID {
+		// Unread by LID, or read with another LID. One unread by its
+		// directed route would not answer it again, nor one whose cable's
+		// switch end reads down (the gate reports that link).
+		if q := cabled[w.port]; q != nil && !unread[q] && q.State == mad.PortStateDown {
 			continue
 		}
-		path, err := pl.path(n.GUID)
-		if err != nil {
+		if (unread[w.port] && r.lid(n)) || (!unread[w.port] && w.port.LID != w.lid) {
+			path, err := pl.path(n.GUID) // before the reads: placer is not safe for concurrent use
+			if err == nil {
+				answers = append(answers, &answer{n: n, w: w, path: path})
+			}
+		}
+	}
+	// In parallel, as guids: each HCA behind a down cable waits its
+	// timeout (16 such HCAs read one by one added a minute to a gate).
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, e.Options().Window))
+	for _, a := range answers {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(a *answer) {
+			defer func() { <-sem; wg.Done() }()
+			var ni mad.NodeInfo
+			if _, err := e.GetSMP(ctx, a.path, &ni, 0); err != nil || ni.NodeGUID != a.n.GUID {
+				return
+			}
+			var pi mad.PortInfo
+			if _, err := e.GetSMP(ctx, a.path, &pi, uint32(a.w.port.Num)); err == nil {
+				a.lid = pi.LID
+			}
+		}(a)
+	}
+	wg.Wait()
+	var moved []movedLID
+	var bad []report.Unreached
+	for _, a := range answers {
+		if a.lid == 0 || a.lid == a.w.lid {
 			continue
 		}
-		var pi mad.PortInfo
-		if _, err := e.GetSMP(ctx, path, &pi, uint32(w.port.Num)); err != nil || pi.LID == 0 || pi.LID == w.lid {
+		if o := r.f.PortByLID(a.lid); (o != nil && o != a.w.port) || (o == a.w.port && r.f.LIDShared(a.w.port) != "") {
 			continue
 		}
-		if o := r.f.PortByLID(pi.LID); (o != nil && o != w.port) || (o == w.port && r.f.LIDShared(w.port) != "") {
-			continue
-		}
-		m := movedLID{node: n, lid: w.lid, lidNow: pi.LID, path: path}
+		m := movedLID{node: a.n, lid: a.w.lid, lidNow: a.lid, path: a.path}
 		moved = append(moved, m)
-		bad = append(bad, report.Unreached{What: WhatLID, Where: n.Description,
+		bad = append(bad, report.Unreached{What: WhatLID, Where: a.n.Description,
 			Reason: fmt.Sprintf("%s: %s; run 'ibdoctor sweep'", m.says(), LIDsChanged)})
 	}
 	return moved, bad

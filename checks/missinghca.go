@@ -119,6 +119,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 	nodesOf := map[string][]*fabric.Node{}
 	for _, n := range s.Fabric.Nodes {
 		if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
+			host = fabric.HostName(host)
 			nodesOf[host] = append(nodesOf[host], n)
 		}
 	}

@@ -50,6 +50,7 @@ func railsOf(f *fabric.Fabric) (map[string][]railHCA, map[*fabric.Node]string) {
 		if !ok || isFirmwareDefault(n.Description) {
 			continue
 		}
+		host = fabric.HostName(host)
 		for _, p := range n.Ports {
 			if p == nil || p.Num == 0 || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch || !linkUp(p) {
 				continue

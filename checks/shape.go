@@ -18,14 +18,15 @@ func IsHost(n *fabric.Node) bool { return isHostNode(n) }
 
 // HostOf names the host a host adapter belongs to: the first word of a
 // "HOST DEVICE" description (gpu042 for "gpu042 mlx5_3"), as
-// topology.missing-hca groups adapters; "" when the description names no
+// topology.missing-hca groups adapters, an FQDN's first label naming the
+// host (fabric.HostName); "" when the description names no
 // host (a firmware default, a single word) or n is no host adapter.
 func HostOf(n *fabric.Node) string {
 	if !isHostNode(n) || isFirmwareDefault(n.Description) {
 		return ""
 	}
 	if host, _, ok := twoWords(n.Description); ok {
-		return host
+		return fabric.HostName(host)
 	}
 	return ""
 }

@@ -210,15 +210,28 @@ func (f *Fabric) NodesByHost(host string) []*Node {
 	if strings.ContainsAny(host, " \t") {
 		return f.NodesByName(host)
 	}
-	return f.hostIndex()[host]
+	return f.hostIndex()[HostName(host)]
 }
 
 // hostOf is the host part of a CA description: the text before the
 // first space ("gpu042 mlx5_3" → "gpu042"), the whole description when
-// it has no space.
+// it has no space, as HostName names it.
 func hostOf(desc string) string {
 	h, _, _ := strings.Cut(strings.TrimSpace(desc), " ")
-	return h
+	return HostName(h)
+}
+
+// HostName is the host a description's first word names: its first
+// label when it is a domain name ("gpu042.cluster.local" → "gpu042").
+// rdma-ndd writes the FQDN or the short name depending on the hostname at
+// the time, and Slurm names hosts short, so both must be one host. A
+// dotted quad (an IP address as the name) is kept whole.
+func HostName(word string) string {
+	i := strings.IndexByte(word, '.')
+	if i <= 0 || strings.Trim(word, "0123456789.") == "" {
+		return word
+	}
+	return word[:i]
 }
 
 // Links returns every link once, in canonical order (by the A end's node

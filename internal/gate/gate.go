@@ -106,21 +106,22 @@ type Options struct {
 }
 
 // Resolve maps host names to the fabric's nodes: by node-name map when
-// given, else by description ("gpu042" matches "gpu042 mlx5_0" ...).
+// given, else by description ("gpu042" matches "gpu042 mlx5_0" and
+// "gpu042.cluster.local mlx5_1": fabric.HostName).
 // Hosts that match nothing are returned in unmatched.
 func Resolve(f *fabric.Fabric, hosts []string, names fabric.NodeNameMap) (nodes []*fabric.Node, unmatched []string) {
 	byMapped := map[string][]*fabric.Node{}
 	if len(names) > 0 {
 		for _, n := range f.Nodes {
 			if name, ok := names[n.GUID]; ok {
-				host := strings.Fields(name + " ")[0]
+				host := fabric.HostName(strings.Fields(name + " ")[0])
 				byMapped[host] = append(byMapped[host], n)
 			}
 		}
 	}
 	seen := map[*fabric.Node]bool{}
 	for _, h := range hosts {
-		ns := byMapped[h]
+		ns := byMapped[fabric.HostName(h)]
 		if len(ns) == 0 {
 			ns = f.NodesByHost(h)
 		}

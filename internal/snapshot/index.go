@@ -761,8 +761,14 @@ func (x *Index) nodeGUID(i uint32) uint64 {
 	return le.Uint64(r)
 }
 
-// nodesByHost returns the nodes whose description's first word is host.
+// nodesByHost returns the nodes whose description's first word names
+// host as fabric.HostName does: "gpu001" and "gpu001.cluster.local" are
+// one host. The keys stay the first words as written (the saved format
+// is unchanged): the keys naming host are those from host to the end of
+// the run starting with it, sorted together ("gpu001", "gpu001-x",
+// "gpu001.a" before "gpu0010").
 func (x *Index) nodesByHost(host string) []uint32 {
+	host = fabric.HostName(host)
 	h := x.sec[secHosts]
 	n := len(h) / hostRecSize
 	key := func(i int) string {
@@ -779,8 +785,14 @@ func (x *Index) nodesByHost(host string) []uint32 {
 		}
 	}
 	var out []uint32
-	for j := lo; j < n && key(j) == host; j++ {
-		out = append(out, le.Uint32(h[j*hostRecSize+8:]))
+	for j := lo; j < n; j++ {
+		k := key(j)
+		if !strings.HasPrefix(k, host) {
+			break
+		}
+		if fabric.HostName(k) == host {
+			out = append(out, le.Uint32(h[j*hostRecSize+8:]))
+		}
 	}
 	return out
 }
@@ -922,13 +934,13 @@ func (x *Index) Resolve(hosts []string, names fabric.NodeNameMap) []uint32 {
 	byMapped := map[string][]uint32{}
 	for g, name := range names {
 		if i, ok := x.nodeByGUID(g); ok {
-			h := strings.Fields(name + " ")[0]
+			h := fabric.HostName(strings.Fields(name + " ")[0])
 			byMapped[h] = append(byMapped[h], i)
 		}
 	}
 	var out []uint32
 	for _, h := range hosts {
-		ns := byMapped[h]
+		ns := byMapped[fabric.HostName(h)]
 		if len(ns) == 0 {
 			h = strings.TrimSpace(h)
 			first, _, spaced := strings.Cut(h, " ")

@@ -281,11 +281,17 @@ func (s *Snapshot) downLinks() []Finding {
 			}
 			switch {
 			case p.PhysState == mad.PhysLinkUp && (p.State == mad.PortStateInit || p.State == mad.PortStateArmed) && !reportedByPeer(p):
+				ents := []Entity{s.entityOf(p, "end")}
+				if p.Remote != nil {
+					// both ends: the routes lost at either are its
+					// consequence (linkDownCauses)
+					ents = append(ents, s.entityOf(p.Remote, "peer"))
+				}
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,
 					Title:    fmt.Sprintf("Link at %s is physically up but %s: no traffic passes", s.linkName(p), p.State),
-					Entities: []Entity{s.entityOf(p, "end")},
+					Entities: ents,
 					Evidence: []Evidence{{Name: "PortState", Value: float64(p.State), Text: fmt.Sprintf("physical LinkUp, logical %s (should be Active)", p.State)}},
 					Impact:   Impact{Summary: "the link carries no data until the subnet manager activates it", Score: 1 / float64(max(1, s.hostCount()))},
 					Action:   "Check that the subnet manager is running and sweeping (sminfo, the SM's log); a port left in Init/Armed was never activated. Re-run a heavy sweep or bounce the port if the SM is healthy.",

@@ -70,7 +70,7 @@ func (s *Snapshot) routeGraph() *routeGraph {
 }
 
 func newRouteGraph(f *fabric.Fabric) *routeGraph {
-	g := &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: linkUp, Strict: true})}
+	g := &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: forwards, Strict: true})}
 	for _, n := range f.Nodes {
 		if !isHostNode(n) {
 			continue
@@ -123,6 +123,47 @@ func hasLFTs(f *fabric.Fabric) bool {
 		}
 	}
 	return false
+}
+
+// forwards reports whether a cabled port carries the routes' packets: a
+// physical link whose ends are both Active (route.Passes). A link left in
+// Init or Armed loses them as a Down one does (trial A2: its routes were
+// "delivered" and trace exited 0).
+func forwards(p *fabric.Port) bool {
+	return linkUp(p) && route.Passes(p) && (p.Remote == nil || route.Passes(p.Remote))
+}
+
+// notActive reports whether p's link is physically up but not Active at
+// one end (Init or Armed), and that end's state.
+func notActive(p *fabric.Port) (mad.PortState, bool) {
+	if p == nil || p.PhysState != mad.PhysLinkUp {
+		return 0, false
+	}
+	for _, q := range []*fabric.Port{p, p.Remote} {
+		if q != nil && q.StateKnown() && (q.State == mad.PortStateInit || q.State == mad.PortStateArmed) {
+			return q.State, true
+		}
+	}
+	return 0, false
+}
+
+// placeWhy is why() for a route failure at a place, naming the state of
+// an egress link that is up but not Active.
+func (s *Snapshot) placeWhy(f routeFail) string {
+	if f.why == route.DeadEnd && f.at != nil && f.port != 0 {
+		if st, ok := notActive(portOf(f.at, f.port)); ok {
+			return fmt.Sprintf("egress link is %s (physically up, never activated)", st)
+		}
+	}
+	return why(f.why)
+}
+
+// downs0 is the first of ps, or nil.
+func downs0(ps []*fabric.Port) *fabric.Port {
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps[0]
 }
 
 // why says how a failed route ends, as the findings word it.
@@ -695,7 +736,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 					if p := portOf(f.at, f.port); p != nil {
 						ents = append(ents, s.entityOf(p, "egress"))
 						atName = s.entityOf(p, "").String()
-						if f.why == route.DeadEnd && p.StateKnown() && p.PhysState != mad.PhysLinkUp {
+						if _, init := notActive(p); f.why == route.DeadEnd && p.StateKnown() && (p.PhysState != mad.PhysLinkUp || init) {
 							downs = append(downs, p)
 						}
 					}
@@ -716,7 +757,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 					pairs--
 				}
 			}
-			d := fmt.Sprintf("%s at %s for DLID %d", why(f.why), atName, dsts[0].LID)
+			d := fmt.Sprintf("%s at %s for DLID %d", s.placeWhy(f), atName, dsts[0].LID)
 			if f.at != nil && f.why == route.NoRoute {
 				d = fmt.Sprintf("%s's LFT entry for LID %d is 0xFF", s.nodeName(f.at), dsts[0].LID)
 			}
@@ -737,14 +778,14 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		atList := joinAnd(atNames)
 		var title, detail string
 		if len(dsts) == 1 {
-			title = fmt.Sprintf("%s cannot reach %s (LID %d): %s", sourcesCount(srcs), s.nodeName(dst.Node), dst.LID, why(f.why))
+			title = fmt.Sprintf("%s cannot reach %s (LID %d): %s", sourcesCount(srcs), s.nodeName(dst.Node), dst.LID, s.placeWhy(f))
 			if len(places) > 1 {
 				title += " at " + atList
 			}
 			detail = strings.Join(details, "; ")
 		} else {
-			title = fmt.Sprintf("%s cannot reach %s: %s at %s", sourcesCount(srcs), words.Count(len(dsts), "destination"), why(f.why), atList)
-			detail = fmt.Sprintf("%s at %s; destinations: %s", why(f.why), atList, s.hostNames(dsts, 5))
+			title = fmt.Sprintf("%s cannot reach %s: %s at %s", sourcesCount(srcs), words.Count(len(dsts), "destination"), s.placeWhy(f), atList)
+			detail = fmt.Sprintf("%s at %s; destinations: %s", s.placeWhy(f), atList, s.hostNames(dsts, 5))
 		}
 		involved := len(srcs) + len(dsts)
 		dstWord, entries := "destination", fmt.Sprintf("entry for LID %d", dst.LID)
@@ -752,7 +793,11 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			dstWord, entries = "destinations", fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(dsts)-1)
 		}
 		action := fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atList, entries, atList)
-		if len(downs) == len(places) {
+		if st, init := notActive(downs0(downs)); init && len(downs) == len(places) {
+			// The link is up and was never activated: the SM, not the
+			// cable (link.down's advice for the same port).
+			action = fmt.Sprintf("The link at %s is physically up but %s: no data passes until the subnet manager activates it. Check that the subnet manager is running and sweeping (sminfo, the SM's log); if it is healthy, re-run a heavy sweep or bounce the port. 'ibdoctor trace' shows the path.", atList, st)
+		} else if len(downs) == len(places) {
 			// The tables point at a port whose link is down: the cable
 			// is the first suspect, the tables the second (trial T14).
 			is := fmt.Sprintf("%s is %s", atList, downs[0].PhysState)

@@ -270,9 +270,14 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 		return fs
 	}
 	var folded []string
-	n := 0
+	n, lost := 0, 0
 	out := fs[:0]
 	for _, f := range fs {
+		if _, init := notActive(f.deadEnd); f.Check == "routing.unreachable" && init {
+			// routes lost over those Init links: the same symptom
+			lost++
+			continue
+		}
 		if f.Check == "link.down" && len(f.Evidence) > 0 && f.Evidence[0].Name == "PortState" {
 			n++
 			if len(folded) < 5 && len(f.Entities) > 0 {
@@ -290,6 +295,11 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 		}
 		out[i].Evidence = append(out[i].Evidence, Evidence{Name: "link.down folded", Value: float64(n), Unit: "links",
 			Text: fmt.Sprintf("%s physically up but not Active (%s%s): symptoms of this finding, not reported apart", words.Count(n, "link"), strings.Join(folded, ", "), more)})
+	}
+	if lost > 0 {
+		i := slices.IndexFunc(out, func(f Finding) bool { return f.Check == "sm.no-master" })
+		out[i].Evidence = append(out[i].Evidence, Evidence{Name: "routing.unreachable folded", Value: float64(lost),
+			Text: fmt.Sprintf("%s lose routes over links left in Init: symptoms of this finding, not reported apart", words.Count(lost, "routing.unreachable finding"))})
 	}
 	return out
 }

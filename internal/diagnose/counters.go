@@ -193,6 +193,12 @@ func (s Silence) routeWhy(a, b uint16, what string) string {
 			return fmt.Sprintf("; %s leaves %s by port %d, which is down", what, last, p.Num)
 		case p.Remote != nil && p.Remote.StateKnown() && p.Remote.State == mad.PortStateDown:
 			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is down", what, last, p.Num, p.Remote.Node.Description, p.Remote.Num)
+		case !route.Passes(p):
+			// up but never activated: LID-routed MADs are lost there
+			// as at a Down port (trial A2 gave only the bare timeout)
+			return fmt.Sprintf("; %s leaves %s by port %d, whose link is %s (physically up, not Active)", what, last, p.Num, p.State)
+		case p.Remote != nil && p.Remote.StateKnown() && !route.Passes(p.Remote):
+			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is %s (physically up, not Active)", what, last, p.Num, p.Remote.Node.Description, p.Remote.Num, p.Remote.State)
 		}
 		return "" // a port without a cable: not shown why
 	case route.NoRoute:

@@ -64,7 +64,7 @@ func TraceLive(ctx context.Context, g SMPGetter, from, to uint16, o LiveOptions)
 			t.Outcome, t.End = Delivered, p
 			return lt, nil
 		}
-		if p.State == mad.PortStateDown || p.PhysState != mad.PhysLinkUp {
+		if !Passes(p) || p.PhysState != mad.PhysLinkUp {
 			t.Outcome, t.End = SourceDown, p
 			return lt, nil
 		}
@@ -116,7 +116,7 @@ func TraceLive(ctx context.Context, g SMPGetter, from, to uint16, o LiveOptions)
 		if err != nil {
 			return lt, err
 		}
-		if ep.State == mad.PortStateDown || ep.PhysState != mad.PhysLinkUp {
+		if !Passes(ep) || ep.PhysState != mad.PhysLinkUp {
 			t.Outcome, t.End = DeadEnd, ep
 			return lt, nil
 		}

@@ -23,8 +23,8 @@ const (
 	// NoRoute: a switch's LFT entry is 0xFF (or any port it does not
 	// have, or port 0 for a LID that is not its own): a black hole.
 	NoRoute
-	// DeadEnd: the LFT sends the packet out of a port that is Down or
-	// has no cable.
+	// DeadEnd: the LFT sends the packet out of a port that is Down,
+	// in Init or Armed (up but not activated, Passes), or has no cable.
 	DeadEnd
 	// Loop: the route comes back to a switch it already crossed.
 	Loop
@@ -106,7 +106,17 @@ func portOf(n *fabric.Node, num uint8) *fabric.Port {
 }
 
 func live(p *fabric.Port) bool {
-	return p != nil && p.Remote != nil && p.State != mad.PortStateDown && p.Remote.State != mad.PortStateDown
+	return p != nil && p.Remote != nil && Passes(p) && Passes(p.Remote)
+}
+
+// Passes reports whether port p's logical state lets LID-routed packets
+// through: not Down, and not Init or Armed, where the link has trained
+// but the subnet manager has not activated it and only directed-route
+// SMPs cross it (a route over it is as lost as over a Down port: ibsim
+// drops LID-routed MADs there, ibtracert "can't reach"). A state not
+// read (0) passes: the walks judge unread ports apart.
+func Passes(p *fabric.Port) bool {
+	return p.State != mad.PortStateDown && p.State != mad.PortStateInit && p.State != mad.PortStateArmed
 }
 
 // Rules say how a walk judges what a switch's LFT does with a LID. The
@@ -114,7 +124,7 @@ func live(p *fabric.Port) bool {
 type Rules struct {
 	// PortUp, if set, says whether a cabled port carries traffic (an
 	// egress port, or a host's own port for HostPaths). Nil: a cabled
-	// port is up unless it or its peer is Down.
+	// port is up when it and its peer pass packets (Passes).
 	PortUp func(*fabric.Port) bool
 	// Strict judges entries as a switch does and names each failure
 	// exactly, where the zero Rules fold them into NoRoute and NoTable:

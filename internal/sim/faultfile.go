@@ -75,6 +75,8 @@ var faultKinds = map[string]struct {
 	"down":      {refs: -1},
 	"polling":   {refs: -1},
 	"training":  {refs: -1},
+	"init":      {refs: -1},
+	"armed":     {refs: -1},
 	"counter":   {refs: -1, anyOpt: true},
 	"lft":       {refs: -1, allowed: []string{"dlid", "port", "behind", "uplinks-to"}},
 	"blackhole": {refs: -1, required: []string{"dlid"}},
@@ -635,6 +637,10 @@ func (s *Sim) applyFault(f Fault) error {
 		return s.Polling(ref)
 	case "training":
 		return s.Training(ref)
+	case "init":
+		return s.NotActive(ref, mad.PortStateInit)
+	case "armed":
+		return s.NotActive(ref, mad.PortStateArmed)
 	case "counter":
 		for _, o := range f.Opts {
 			set, add, rate, kind, _ := parseCounterValue(o.Value)

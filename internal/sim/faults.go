@@ -133,6 +133,33 @@ func (s *Sim) Training(portRef string) error {
 	return s.linkDown(portRef, mad.PhysConfigTraining, mad.PhysConfigTraining, false)
 }
 
+// NotActive leaves the link at port trained but not activated: both ends
+// physically LinkUp and logically st (Init or Armed), as after a link
+// flap with no SM sweeping (trial A2: ibsim's Unlink then ReLink).
+// Directed-route SMPs cross it; LID-routed MADs and data do not.
+func (s *Sim) NotActive(portRef string, st mad.PortState) error {
+	if st != mad.PortStateInit && st != mad.PortStateArmed {
+		return fmt.Errorf("sim: %s: state %v: want Init or Armed", portRef, st)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, pi, err := s.resolvePort(portRef)
+	if err != nil {
+		return err
+	}
+	p := &s.nodes[ni].ports[pi]
+	if pi == 0 {
+		return fmt.Errorf("sim: %s: port 0 is a switch's management port; it has no link", portRef)
+	}
+	if !p.linkUp() {
+		return fmt.Errorf("sim: %s has no physical link to leave in %v", portRef, st)
+	}
+	r := &s.nodes[p.remote].ports[p.remotePort]
+	p.state, r.state = st, st
+	s.rerouteLocked()
+	return nil
+}
+
 func (s *Sim) linkDown(portRef string, phys, farPhys mad.PhysState, countDown bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

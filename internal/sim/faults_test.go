@@ -380,6 +380,7 @@ func FuzzParseFaults(f *testing.F) {
 	f.Add("lft leaf04 uplinks-to=33\nasym \"gpu001 mlx5_0\" \"gpu002 mlx5_0\"\nflaky leaf05 answer=70%\n")
 	f.Add("traffic ring-allreduce hosts=gpu* rate=200 stride=32 # x\n")
 	f.Add("refuse spine01/0 attr=LinearForwardingTable\nrefuse leaf02 attr=p_keytable\n")
+	f.Add("init leaf02/7\narmed \"gpu001 mlx5_0\"/1\n")
 	f.Add("AsYm \"\" 0")
 	f.Add("AsYm \"\xa0\" 0")
 	f.Fuzz(func(t *testing.T, text string) {

@@ -260,6 +260,7 @@ func (s *Snapshot) noMasterSM() []Finding {
 func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	fs = s.foldHeldBack(fs)
 	fs = foldMissingHCA(fs)
+	fs = foldLostLIDs(fs)
 	linkDownCauses(fs)
 	fs = foldShortUplinks(fs)
 	fs = foldLeafToLeaf(fs)

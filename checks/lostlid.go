@@ -1,0 +1,211 @@
+package checks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+func init() {
+	register(Check{
+		ID:      "routing.lost-lid",
+		Summary: "forwarding tables still send LIDs no port found holds into a switch port without a link: a node was lost there since the SM last routed",
+		Needs:   []string{"topology", "lfts"},
+		run:     (*Snapshot).lostLIDs,
+	})
+}
+
+// lostLIDs reports the switch ports without a link that the tables still
+// send LIDs into which no port found holds (trial A4: a leaf's host port
+// Disabled, the host gone from discovery, every switch still forwarding
+// its LID to that port; A4b: a switch's only uplink unplugged). The SM
+// assigned those LIDs and routed them there when it last swept: a node
+// was lost at that port since. Tables that route LIDs nobody holds to
+// 0xFF (OpenSM does, for LIDs it did not assign) or past LinearFDBTop say
+// nothing; routes that reach a port or table not read are not followed
+// (could not look), nor is a LID whose route reaches a link that is up.
+func (s *Snapshot) lostLIDs() []Finding {
+	if s.Scope != nil {
+		return nil // a job's routes: routing.unreachable judges them
+	}
+	f := s.Fabric
+	var sws []*fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch && n.Switch != nil && n.Switch.LFT != nil {
+			sws = append(sws, n)
+		}
+	}
+	unknown := unknownLIDs(f)
+	if len(sws) == 0 || len(unknown) == 0 {
+		return nil
+	}
+	type hit struct {
+		lids []uint16
+		sws  map[*fabric.Node]bool
+	}
+	hits := map[*fabric.Port]*hit{}
+	var order []*fabric.Port
+	memo := map[*fabric.Node]*fabric.Port{}
+	for _, lid := range unknown {
+		clear(memo)
+		for _, sw := range sws {
+			p := lostEnd(sw, lid, memo)
+			if p == nil {
+				continue
+			}
+			h := hits[p]
+			if h == nil {
+				h = &hit{sws: map[*fabric.Node]bool{}}
+				hits[p] = h
+				order = append(order, p)
+			}
+			if len(h.lids) == 0 || h.lids[len(h.lids)-1] != lid {
+				h.lids = append(h.lids, lid)
+			}
+			h.sws[sw] = true
+		}
+	}
+	var out []Finding
+	hosts := max(1, s.hostCount())
+	// "No port found holds them" needs every port read: a LID may belong
+	// to a node or port the sweep could not read (under MAD loss the
+	// finding it folds into, topology.missing-hca, is undecided too).
+	partial := partlyRead(f)
+	for _, p := range order {
+		h := hits[p]
+		if partial {
+			s.couldNotDecide("routing.lost-lid", fmt.Sprintf("the tables forward %s %s into %s, which has no link, and no port read holds them, but the sweep did not read everything: they may be held by what was not read",
+				words.Noun(len(h.lids), "LID"), lidList(h.lids), s.entityOf(p, "")), s.entityOf(p, "end"))
+			continue
+		}
+		state := fmt.Sprintf("%s/%s", p.State, p.PhysState)
+		if p.PhysState == mad.PhysDisabled {
+			state = "Disabled"
+		}
+		var names []string
+		for _, sw := range sws {
+			if h.sws[sw] {
+				names = append(names, s.nodeName(sw))
+			}
+		}
+		lidText := lidList(h.lids)
+		at := s.entityOf(p, "")
+		out = append(out, Finding{
+			Check:    "routing.lost-lid",
+			Severity: Error,
+			Title: fmt.Sprintf("%s is %s: %s still %s %s %s into it, which no port found holds: a node was lost there",
+				at, state, words.Count(len(names), "switch"), words.Verb(len(names), "forward"), words.Noun(len(h.lids), "LID"), lidText),
+			Entities: []Entity{s.entityOf(p, "end")},
+			Evidence: []Evidence{
+				{Name: "LIDs", Value: float64(len(h.lids)), Text: fmt.Sprintf("%s %s: held by no port discovered, forwarded into %s (%s, no link)", words.Noun(len(h.lids), "LID"), lidText, at, state)},
+				{Name: "switches", Value: float64(len(names)), Text: "forwarding them there: " + s.nodeListText(names)},
+			},
+			Impact: Impact{Summary: "the node behind the port is cut off: traffic and management to its LIDs are dropped there", Score: min(1, float64(len(h.lids))/float64(hosts))},
+			Action: fmt.Sprintf("Find what was cabled at %s (the cabling plan, a saved ibnetdiscover or the SM's guid2lid file): enable the port if it was disabled ('ibportstate %d %d enable'), else reseat or replace the cable and check the node's power. If the node was removed on purpose, have the SM sweep again (a heavy re-sweep) so the tables drop its LIDs.",
+				at, at.LID, p.Num),
+			Basis: "routes",
+		})
+	}
+	return out
+}
+
+// lostEnd follows LID lid's route from switch sw over the tables and
+// returns the switch port without a link where it ends, or nil when it
+// ends any other way (0xFF, past LinearFDBTop, a port or table not read,
+// a link that is up). memo keeps the end of every switch walked for this
+// LID (nil included).
+func lostEnd(sw *fabric.Node, lid uint16, memo map[*fabric.Node]*fabric.Port) *fabric.Port {
+	var path []*fabric.Node
+	var end *fabric.Port
+	cur := sw
+	for range 64 {
+		if e, ok := memo[cur]; ok {
+			end = e
+			break
+		}
+		path = append(path, cur)
+		if cur.Switch == nil || cur.Switch.LFT == nil || int(lid) >= cur.Switch.LFT.Len() || lid > cur.Switch.LinearFDBTop {
+			break
+		}
+		out := cur.Switch.LFT.At(lid)
+		p := portOf(cur, out)
+		if out == 0 || p == nil || !p.StateKnown() {
+			break
+		}
+		if p.PhysState != mad.PhysLinkUp {
+			if p.Remote == nil {
+				end = p
+			}
+			break
+		}
+		if p.PeerUnknown() || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch || !forwards(p) {
+			break
+		}
+		cur = p.Remote.Node
+	}
+	for _, n := range path {
+		memo[n] = end
+	}
+	return end
+}
+
+// lidList is "25", "4 and 9", "4, 9 and 12", at most eight.
+func lidList(ls []uint16) string {
+	var parts []string
+	for i, l := range ls {
+		if i == 8 {
+			parts = append(parts, fmt.Sprintf("%d more", len(ls)-8))
+			break
+		}
+		parts = append(parts, fmt.Sprint(l))
+	}
+	return joinAnd(parts)
+}
+
+// nodeListText lists names, at most eight.
+func (s *Snapshot) nodeListText(names []string) string {
+	if len(names) > 8 {
+		return strings.Join(names[:8], ", ") + fmt.Sprintf(" and %d more", len(names)-8)
+	}
+	return strings.Join(slices.Clone(names), ", ")
+}
+
+// foldLostLIDs folds a routing.lost-lid into the finding that already
+// names its port as down (link.down against the expected topology,
+// topology.missing-hca for an HCA whose cable belongs there, ...): one
+// fault, one finding, whose evidence then says the tables still forward
+// the lost LIDs there.
+func foldLostLIDs(fs []Finding) []Finding {
+	named := map[string]int{}
+	for i, f := range fs {
+		if portDownCauses[f.Check] {
+			for _, e := range f.Entities {
+				if _, ok := named[e.String()]; !ok && e.Port != 0 {
+					named[e.String()] = i
+				}
+			}
+		}
+	}
+	if len(named) == 0 {
+		return fs
+	}
+	for _, f := range fs {
+		if f.Check != "routing.lost-lid" || len(f.Entities) == 0 {
+			continue
+		}
+		if i, ok := named[f.Entities[0].String()]; ok {
+			fs[i].Evidence = append(fs[i].Evidence, Evidence{Name: "lost LIDs", Value: f.Evidence[0].Value, Text: "the forwarding tables still send LIDs no port found holds there: " + f.Evidence[0].Text + "; " + f.Evidence[1].Text})
+		}
+	}
+	return slices.DeleteFunc(fs, func(f Finding) bool {
+		if f.Check != "routing.lost-lid" || len(f.Entities) == 0 {
+			return false
+		}
+		_, ok := named[f.Entities[0].String()]
+		return ok
+	})
+}

@@ -181,6 +181,9 @@ func endText(st report.Style, lt route.LiveTrace) string {
 	case route.Delivered:
 		return st.Green(fmt.Sprintf("To %s: delivered after %d switch hops", portText(lt.End), n))
 	case route.NoRoute:
+		if sw := last.Switch.Switch; sw != nil && lt.To > sw.LinearFDBTop {
+			return st.Red(fmt.Sprintf("No route to LID %d at %s (GUID %#016x): beyond its LinearFDBTop %d, the table has no entry for it", lt.To, last.Switch.Description, last.Switch.GUID, sw.LinearFDBTop))
+		}
 		return st.Red(fmt.Sprintf("No route (0xFF) to LID %d at %s (GUID %#016x): its forwarding table entry is %d", lt.To, last.Switch.Description, last.Switch.GUID, last.Out))
 	case route.DeadEnd:
 		return st.Red(fmt.Sprintf("Dead end at %s: LID %d is forwarded out of port %d, which is %v/%v", last.Switch.Description, lt.To, last.Out, lt.End.State, lt.End.PhysState))

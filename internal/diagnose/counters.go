@@ -170,6 +170,9 @@ func (s Silence) routeWhy(a, b uint16, what string) string {
 		if s.Read == nil {
 			break
 		}
+		if beyondTop(h.Switch, b) {
+			break // the last hop: no block holds the LID, SwitchInfo says so
+		}
 		if !s.Read.Block(h.Switch, int(b)/mad.LFTBlockSize) {
 			return ""
 		}
@@ -182,7 +185,13 @@ func (s Silence) routeWhy(a, b uint16, what string) string {
 	if len(t.Hops) == 0 {
 		return ""
 	}
-	last := t.Hops[len(t.Hops)-1].Switch.Description
+	lastSw := t.Hops[len(t.Hops)-1].Switch
+	last := lastSw.Description
+	if (t.Outcome == route.NoTable || t.Outcome == route.NoRoute) && beyondTop(lastSw, b) {
+		// trial A16: a switch LID past every table's top gave a bare
+		// timeout that read like a dead PMA
+		return fmt.Sprintf("; %s ends at %s, whose forwarding table stops at LinearFDBTop %d: LID %d is beyond it, so no LID-routed MAD reaches it", what, last, lastSw.Switch.LinearFDBTop, b)
+	}
 	switch t.Outcome {
 	case route.DeadEnd:
 		p := t.End
@@ -275,4 +284,10 @@ func (f *fileIncreases) Ports(fn func(checks.PortReading)) {
 		}
 		fn(r)
 	})
+}
+
+// beyondTop reports whether LID lid is past switch sw's LinearFDBTop
+// (its SwitchInfo read, a table read): the switch has no entry for it.
+func beyondTop(sw *fabric.Node, lid uint16) bool {
+	return sw != nil && sw.Switch != nil && sw.Switch.LFT != nil && lid > sw.Switch.LinearFDBTop
 }

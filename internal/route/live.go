@@ -289,6 +289,11 @@ func (w *walker) lookup(v *visit, to uint16) (out uint8, noTable bool, err error
 			return 0, false, &WalkError{Path: v.path, What: "SwitchInfo", Err: err}
 		}
 		v.si = &si
+		if v.node.Switch == nil {
+			// kept for the trace's words: a LID past the top has no
+			// entry at all (trial A16: "its entry is 255")
+			v.node.Switch = &fabric.Switch{LinearFDBCap: si.LinearFDBCap, LinearFDBTop: si.LinearFDBTop}
+		}
 	}
 	if to > v.si.LinearFDBTop {
 		return fabric.NoRoute, true, nil

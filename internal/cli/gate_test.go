@@ -158,7 +158,7 @@ func TestGateSnapshotDates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(state, snapshot.IndexName), idx, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(state, snap.IndexFile), idx, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(state, "snapshot.json")

@@ -95,13 +95,14 @@ func TestSweepStateFailureKeepsReport(t *testing.T) {
 	if err := os.WriteFile(out, []byte("the last report\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// gate.idx a directory: the save fails after the fabric file.
-	if err := os.MkdirAll(filepath.Join(state, "gate.idx"), 0o755); err != nil {
+	// snapshot.json a directory: the save fails after the fabric file
+	// and gate.idx are staged.
+	if err := os.MkdirAll(filepath.Join(state, "snapshot.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := run("sweep", "--sim="+topo, "--out", out, "--state-dir", state)
-	if code != ExitUndecided || stdout != "" || !strings.Contains(stderr, "gate.idx") {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 naming gate.idx", code, stdout, stderr)
+	if code != ExitUndecided || stdout != "" || !strings.Contains(stderr, "snapshot.json") {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 naming snapshot.json", code, stdout, stderr)
 	}
 	if b, _ := os.ReadFile(out); string(b) != "the last report\n" {
 		t.Errorf("a sweep whose state failed replaced the report: %q", b)

@@ -88,7 +88,7 @@ func benchGate(b *testing.B, tree topology.FatTree3, stride int) {
 		}
 		return n
 	}
-	idxSize, jsonSize := size(snapshot.IndexName), size(snapshot.FileName, snap.FabricFile)
+	idxSize, jsonSize := size(snap.IndexFile), size(snapshot.FileName, snap.FabricFile)
 	hosts := make([]string, 64)
 	for i := range hosts {
 		hosts[i] = strings.Fields(cas[i*stride])[0] // spread over the pods

@@ -156,7 +156,7 @@ func TestSweepPairingReleasesIndexPages(t *testing.T) {
 	f := fatTree8k(t)
 	taken := time.Now().Add(-10 * time.Minute)
 	prev, dir := previousSweep(t, f, taken)
-	idx := filepath.Join(dir, snapshot.IndexName)
+	idx := filepath.Join(dir, prev.IndexFile)
 	st, err := os.Stat(idx)
 	if err != nil {
 		t.Fatal(err)

@@ -649,10 +649,14 @@ func (x *Index) blockID(i uint64) (uint64, bool) {
 
 var errCorrupt = errors.New("gate index is corrupt")
 
-// OpenIndex maps dir's gate.idx. The mapping stays valid when a sweep
-// renames a new file over it.
+// OpenIndex maps dir's gate.idx: the one snapshot.json names, else the
+// fixed-name one. The mapping stays valid when a sweep removes the file.
 func OpenIndex(dir string) (*Index, error) {
-	return openIndexFile(filepath.Join(dir, IndexName))
+	name := IndexName
+	if doc, _, err := readDoc(filepath.Join(dir, FileName)); err == nil && doc.IndexFile != "" {
+		name = doc.IndexFile
+	}
+	return openIndexFile(filepath.Join(dir, name))
 }
 
 func openIndexFile(path string) (*Index, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ibdoctor/ibdoctor/checks"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,9 @@ import (
 func TestLoadReadsAfterTheLock(t *testing.T) {
 	dir := t.TempDir()
 	taken := time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
-	if _, err := testSnap(t, taken).Save(dir); err != nil {
+	s0 := testSnap(t, taken)
+	s0.SetFabricVerdicts(&checks.FabricVerdicts{})
+	if _, err := s0.Save(dir); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Acquire(context.Background(), dir, 0) // leaves sweep.lock behind, as a sweep does
@@ -34,7 +37,7 @@ func TestLoadReadsAfterTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Release()
-	vPath := filepath.Join(dir, VerdictsName)
+	vPath := filepath.Join(dir, s0.VerdictsFile)
 	os.Remove(vPath)
 	if err := unix.Mkfifo(vPath, 0o644); err != nil {
 		t.Skipf("no FIFO here: %v", err)

@@ -46,8 +46,12 @@ func IsStateFile(name string) bool {
 	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, BaselineTopologyName, LockName, LastSweepName, PartialName:
 		return true
 	}
-	ok, _ := filepath.Match("fabric-*.json*", name)
-	return ok
+	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json"} {
+		if ok, _ := filepath.Match(pat, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // PartialName is the folder inside the state directory where a partial
@@ -77,6 +81,15 @@ type Snapshot struct {
 	// in Counters and the fabric file (v1, or a fabric gate.idx cannot
 	// lay out).
 	IndexFile string `json:"index_file,omitempty"`
+	// VerdictsFile names the file beside snapshot.json holding the
+	// sweep's fabric-wide verdicts; empty when the sweep made none, or in
+	// a snapshot whose verdicts are in the fixed-name VerdictsName (an
+	// ibdoctor before the files were named by sweep). Each sweep's
+	// gate.idx and verdicts have names of their own, like its fabric
+	// file, so that only the rename of snapshot.json publishes a sweep:
+	// a sweep killed or failing between renames leaves the old
+	// snapshot.json naming its own, untouched files.
+	VerdictsFile string `json:"verdicts_file,omitempty"`
 	// Counters are the last sample of every port read, keyed
 	// "0x<node guid>/<port>", when no gate.idx holds them (v1, or a
 	// fabric gate.idx cannot lay out).
@@ -103,6 +116,10 @@ type Snapshot struct {
 	baselineSrc string
 	// ahead is the fabric file written before Save (WriteAhead).
 	ahead *FabricAhead
+	// beforeRename, when set (by a test), is called before each of
+	// Save's renames with its count from 1; an error stops Save there as
+	// a kill would, leaving what was staged and renamed so far.
+	beforeRename func(n int) error
 }
 
 // PortCounters is one port's saved counters.
@@ -267,40 +284,41 @@ func LoadForGate(dir string) (*Snapshot, error) {
 	var last error
 	var first, data []byte
 	for try := range loadTries {
-		x, err := OpenIndex(dir)
+		// snapshot.json is the snapshot's entry point: it names its
+		// gate.idx and verdicts, which a newer sweep removes only after
+		// renaming its own snapshot.json (then this reads again).
+		var doc *Snapshot
+		var err error
+		doc, data, err = readDoc(path)
 		if errors.Is(err, ErrNone) {
 			return Load(dir)
 		}
-		if err != nil {
-			return nil, err
-		}
-		// snapshot.json is the snapshot's entry point: gate.idx is
-		// answered from only when it names gate.idx and the same sweep.
-		var doc *Snapshot
-		doc, data, err = readDoc(path)
 		if err == nil && doc.IndexFile == "" {
-			// A snapshot without an index: a gate.idx beside it is a
-			// leftover, not this snapshot's.
-			x.Close()
 			return Load(dir)
-		}
-		if err == nil && !doc.TakenAt.Equal(x.TakenAt) {
-			err = otherSweep(x.TakenAt, doc.TakenAt)
 		}
 		if try == 0 {
 			first = data
 		}
+		var x *Index
 		if err == nil {
-			var v *checks.FabricVerdicts
-			if v, err = readVerdicts(dir, x.TakenAt); err == nil {
-				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, idx: x, dir: dir, verdicts: v}, nil
+			x, err = openIndexFile(filepath.Join(dir, doc.IndexFile))
+			if errors.Is(err, ErrNone) {
+				err = missingFile(doc.IndexFile)
+			} else if err == nil && !doc.TakenAt.Equal(x.TakenAt) {
+				x.Close()
+				err = otherSweep(doc.IndexFile, x.TakenAt, doc.TakenAt)
 			}
 		}
-		x.Close()
-		if errors.Is(err, ErrNone) {
-			// gate.idx is renamed before snapshot.json: a first sweep
-			// is between the two.
-			err = goneError{fmt.Sprintf("%s has no %s beside it", IndexName, FileName)}
+		if err == nil {
+			var v *checks.FabricVerdicts
+			var vf *os.File
+			if vf, err = doc.openVerdicts(dir); err == nil && vf != nil {
+				v, err = decodeVerdicts(vf, x.TakenAt)
+			}
+			if err == nil {
+				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, idx: x, dir: dir, verdicts: v}, nil
+			}
+			x.Close()
 		}
 		if !errors.Is(err, errFabricGone) {
 			return nil, err
@@ -310,7 +328,8 @@ func LoadForGate(dir string) (*Snapshot, error) {
 			unlock()
 			return Load(dir)
 		}
-		// A sweep wrote its verdicts and is about to write its gate.idx.
+		// A sweep replaced snapshot.json and removed the files of the
+		// one read.
 		last = err
 		time.Sleep(time.Duration(min(try+1, 8)) * 25 * time.Millisecond)
 	}
@@ -318,8 +337,8 @@ func LoadForGate(dir string) (*Snapshot, error) {
 }
 
 // otherSweep says gate.idx and snapshot.json are of two sweeps.
-func otherSweep(idx, doc time.Time) error {
-	return goneError{fmt.Sprintf("%s is of the sweep taken at %s, %s of the one at %s", IndexName, idx.UTC().Format(time.RFC3339Nano), FileName, doc.UTC().Format(time.RFC3339Nano))}
+func otherSweep(name string, idx, doc time.Time) error {
+	return goneError{fmt.Sprintf("%s is of the sweep taken at %s, %s of the one at %s", name, idx.UTC().Format(time.RFC3339Nano), FileName, doc.UTC().Format(time.RFC3339Nano))}
 }
 
 // gaveUp is Load's error once snapshot.json kept naming a file that is
@@ -341,23 +360,24 @@ const VerdictsName = "verdicts.json"
 // switch at most).
 const maxVerdicts = 64 << 20
 
-// readVerdicts reads dir's verdicts of the sweep taken at taken: nil
-// when there are none of that sweep (a state dir of an older ibdoctor,
-// whose sweeps leave an older file, or a sweep that did not run those
-// checks); errFabricGone when they are a newer sweep's (it writes them
-// before its gate.idx and snapshot.json).
-func readVerdicts(dir string, taken time.Time) (*checks.FabricVerdicts, error) {
-	fh, err := openVerdicts(dir)
-	if fh == nil || err != nil {
-		return nil, err
+// openVerdicts opens the verdicts file of the snapshot s (read from
+// snapshot.json in dir); nil, nil when it has none. A snapshot of an
+// ibdoctor before the files were named by sweep has them in the
+// fixed-name VerdictsName, of its sweep or an older one (decodeVerdicts
+// tells).
+func (s *Snapshot) openVerdicts(dir string) (*os.File, error) {
+	name := s.VerdictsFile
+	if name == "" {
+		if s.IndexFile != "" && s.IndexFile != IndexName {
+			return nil, nil
+		}
+		name = VerdictsName
 	}
-	return decodeVerdicts(fh, taken)
-}
-
-// openVerdicts opens dir's verdicts file; nil, nil when there is none.
-func openVerdicts(dir string) (*os.File, error) {
-	fh, err := os.Open(filepath.Join(dir, VerdictsName))
+	fh, err := os.Open(filepath.Join(dir, name))
 	if errors.Is(err, fs.ErrNotExist) {
+		if s.VerdictsFile != "" {
+			return nil, missingFile(s.VerdictsFile)
+		}
 		return nil, nil
 	}
 	if err != nil {
@@ -366,7 +386,9 @@ func openVerdicts(dir string) (*os.File, error) {
 	return fh, nil
 }
 
-// decodeVerdicts is readVerdicts of the opened file fh, which it closes.
+// decodeVerdicts reads the verdicts file fh of the sweep taken at taken,
+// which it closes: nil when they are an older sweep's (the fixed-name
+// file of an older ibdoctor's state dir), errFabricGone when a newer's.
 func decodeVerdicts(fh *os.File, taken time.Time) (*checks.FabricVerdicts, error) {
 	defer fh.Close()
 	path := fh.Name()
@@ -560,64 +582,78 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// It is written first, under a name of its own, so readers of the
 	// current snapshot.json are not disturbed.
 	s.FabricFile = fabricFileName(s.TakenAt)
+	// Every file is staged (written and synced under a temporary name)
+	// before any is renamed, so a full disk fails the sweep with the
+	// state as it was; and every file but snapshot.json has a name of
+	// this sweep's own, so until snapshot.json is renamed over the old
+	// one, the old snapshot.json still names its own files, whole. Only
+	// that last rename publishes the sweep (B3: a sweep killed between
+	// renames left a new verdicts.json beside the old gate.idx, and the
+	// previous snapshot was unusable).
+	var staged []*outfile.Staged
+	abort := func() {
+		for _, st := range staged {
+			st.Abort()
+		}
+	}
 	if a := s.ahead; a != nil && a.dir == dir && a.name == s.FabricFile && a.omitLFT == (s.IndexFile != "") {
-		// Written while the checks ran (WriteFabricAhead): renamed now,
-		// in the place the file is written in otherwise.
+		// Written while the checks ran (WriteFabricAhead): renamed
+		// with the rest, in the place the file is written in otherwise.
 		s.ahead = nil
 		if err := a.Wait(); err != nil {
 			a.Abort()
 			return "", err
 		}
-		if err := a.staged.Commit(); err != nil {
-			return "", fmt.Errorf("snapshot: %w", err)
-		}
+		staged = append(staged, a.staged)
 	} else {
 		// Not written ahead, or written for another layout (counters
 		// gate.idx cannot hold want the tables in the file).
 		s.ahead.Abort()
 		s.ahead = nil
-		if err := outfile.WriteAtomicFunc(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
+		st, err := outfile.Stage(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
 			return writeFabricGz(w, f, fabric.MarshalOptions{OmitLFT: s.IndexFile != ""})
-		}); err != nil {
+		})
+		if err != nil {
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
+		staged = append(staged, st)
 	}
-	var idx *encodedIndex
 	if s.IndexFile != "" {
 		// indexable said it can be laid out: an error now is a defect,
 		// and the old snapshot.json stays.
-		if idx, err = encodeIndex(f, ctrs, s.TakenAt, s.Source, s.Complete, true); err != nil {
+		idx, err := encodeIndex(f, ctrs, s.TakenAt, s.Source, s.Complete, true)
+		if err != nil {
+			abort()
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
+		s.IndexFile = indexFileName(s.TakenAt)
+		st, err := outfile.Stage(filepath.Join(dir, s.IndexFile), idx.writeTo)
+		if err != nil {
+			abort()
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+		staged = append(staged, st)
 	}
 	ctrs = nil
-	// The verdicts before gate.idx: a gate that opened the old gate.idx
-	// and reads newer verdicts reads again (LoadForGate).
-	vPath := filepath.Join(dir, VerdictsName)
-	if s.verdicts == nil {
-		if err := os.Remove(vPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("snapshot: %w", err)
-		}
-	} else {
+	s.VerdictsFile = ""
+	if s.verdicts != nil {
 		v := *s.verdicts
 		v.Taken = s.TakenAt
 		data, err := json.Marshal(&v)
 		if err != nil {
+			abort()
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
-		if err := outfile.WriteAtomic(vPath, data); err != nil {
+		s.VerdictsFile = verdictsFileName(s.TakenAt)
+		st, err := outfile.Stage(filepath.Join(dir, s.VerdictsFile), func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		})
+		if err != nil {
+			abort()
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
-	}
-	// From here until snapshot.json is renamed, a reader of the old
-	// snapshot.json finds a newer gate.idx and reads again (Load).
-	idxPath := filepath.Join(dir, IndexName)
-	if idx == nil {
-		if err := os.Remove(idxPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("snapshot: %w", err)
-		}
-	} else if err := outfile.WriteAtomicFunc(idxPath, idx.writeTo); err != nil {
-		return "", fmt.Errorf("snapshot: %w", err)
+		staged = append(staged, st)
 	}
 	doc := *s
 	if doc.IndexFile != "" {
@@ -627,17 +663,48 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	}
 	data, err := json.Marshal(&doc)
 	if err != nil {
+		abort()
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	if err := outfile.WriteAtomic(path, data); err != nil {
+	st, err := outfile.Stage(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		abort()
 		return "", err
 	}
+	staged = append(staged, st)
+	for n, st := range staged {
+		if s.beforeRename != nil {
+			if err := s.beforeRename(n + 1); err != nil {
+				return "", err
+			}
+		}
+		if err := st.Commit(); err != nil {
+			// Before snapshot.json nothing the old one names was
+			// touched: the files renamed so far are this sweep's own,
+			// removed by the next sweep's clean-up.
+			for _, rest := range staged[n+1:] {
+				rest.Abort()
+			}
+			if n == len(staged)-1 {
+				return "", err
+			}
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	// The files of older sweeps, and the fixed-name gate.idx and
+	// verdicts.json of an ibdoctor before the names were per sweep;
 	// fabric-*.json are v1's fabric files.
-	old, _ := filepath.Glob(filepath.Join(dir, "fabric-*.json*"))
-	for _, o := range old {
-		if filepath.Base(o) != s.FabricFile {
-			os.Remove(o)
+	keep := map[string]bool{s.FabricFile: true, s.IndexFile: true, s.VerdictsFile: true}
+	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", IndexName, VerdictsName} {
+		old, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, o := range old {
+			if !keep[filepath.Base(o)] {
+				os.Remove(o)
+			}
 		}
 	}
 	removeStaleTemps(dir)
@@ -647,6 +714,26 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		s.baselineSrc = s.FabricFile
 	}
 	return path, nil
+}
+
+// indexFileName and verdictsFileName name the gate.idx and the verdicts
+// of the sweep taken at taken, as fabricFileName its fabric file.
+func indexFileName(taken time.Time) string {
+	return fmt.Sprintf("gate-%d.idx", taken.UnixNano())
+}
+
+func verdictsFileName(taken time.Time) string {
+	return fmt.Sprintf("verdicts-%d.json", taken.UnixNano())
+}
+
+// isIndexFile says whether name (a base name) is a gate.idx of a sweep:
+// the fixed name of older state dirs, or one named by its sweep.
+func isIndexFile(name string) bool {
+	if name == IndexName {
+		return true
+	}
+	ok, _ := filepath.Match("gate-*.idx", name)
+	return ok
 }
 
 // removeStaleTemps removes the temporaries of state files (outfile's
@@ -761,8 +848,11 @@ func readDoc(path string) (*Snapshot, []byte, error) {
 	if s.Schema != Schema && s.Schema != SchemaV1 {
 		return nil, data, fmt.Errorf("snapshot %s has schema %q, this ibdoctor reads %q and %q: run 'ibdoctor sweep' again", path, s.Schema, Schema, SchemaV1)
 	}
-	if s.IndexFile != "" && s.IndexFile != IndexName {
-		return nil, data, fmt.Errorf("snapshot %s keeps its counters in %q, not %s: run 'ibdoctor sweep' again", path, s.IndexFile, IndexName)
+	if s.IndexFile != "" && !isIndexFile(s.IndexFile) {
+		return nil, data, fmt.Errorf("snapshot %s keeps its counters in %q, not %s or gate-<time>.idx beside it: run 'ibdoctor sweep' again", path, s.IndexFile, IndexName)
+	}
+	if ok, _ := filepath.Match("verdicts-*.json", s.VerdictsFile); s.VerdictsFile != "" && !ok {
+		return nil, data, fmt.Errorf("snapshot %s keeps its verdicts in %q, not verdicts-<time>.json beside it: run 'ibdoctor sweep' again", path, s.VerdictsFile)
 	}
 	if s.FabricFile == "" || filepath.Base(s.FabricFile) != s.FabricFile {
 		return nil, data, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)
@@ -824,7 +914,7 @@ func openOnce(path string) (_ *Snapshot, vf *os.File, _ []byte, _ error) {
 		x, err := openIndexFile(filepath.Join(s.dir, s.IndexFile))
 		if err == nil && !x.TakenAt.Equal(s.TakenAt) {
 			x.Close()
-			err = otherSweep(x.TakenAt, s.TakenAt)
+			err = otherSweep(s.IndexFile, x.TakenAt, s.TakenAt)
 		} else if errors.Is(err, ErrNone) {
 			err = missingFile(s.IndexFile)
 		}
@@ -834,7 +924,7 @@ func openOnce(path string) (_ *Snapshot, vf *os.File, _ []byte, _ error) {
 		}
 		s.ctrs = x
 	}
-	if vf, err = openVerdicts(s.dir); err != nil {
+	if vf, err = s.openVerdicts(s.dir); err != nil {
 		s.Close()
 		return nil, nil, data, err
 	}

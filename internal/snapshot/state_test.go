@@ -52,12 +52,12 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if _, err := s.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if names := stateFiles(t, dir); len(names) != 3 || names[0] != s.FabricFile || names[1] != IndexName || names[2] != FileName {
+	if names := stateFiles(t, dir); len(names) != 3 || names[0] != s.FabricFile || names[1] != s.IndexFile || names[2] != FileName {
 		t.Errorf("state dir holds %v", names)
 	}
 	var doc map[string]any
 	data, _ := os.ReadFile(filepath.Join(dir, FileName))
-	if err := json.Unmarshal(data, &doc); err != nil || doc["schema"] != Schema || doc["index_file"] != IndexName || doc["counters"] != nil {
+	if err := json.Unmarshal(data, &doc); err != nil || doc["schema"] != Schema || doc["index_file"] != s.IndexFile || doc["counters"] != nil {
 		t.Errorf("snapshot.json: %s (%v)", data, err)
 	}
 	l, err := Load(dir)
@@ -138,7 +138,7 @@ func TestLoadV1State(t *testing.T) {
 	if err := SaveBaseline(dir, got, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
-	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, BaselineTopologyName, s2.FabricFile, IndexName, FileName}; !slices.Equal(names, want) {
+	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, BaselineTopologyName, s2.FabricFile, s2.IndexFile, FileName}; !slices.Equal(names, want) {
 		t.Errorf("after a save and an accept the state dir holds %v, want %v", names, want)
 	}
 	if b, err := LoadBaseline(dir); err != nil || b == nil || len(b.Nodes) != len(f.Nodes) || b.Nodes[0].Switch.LFT != nil {
@@ -153,17 +153,19 @@ func TestLoadIndexOfAnotherSweep(t *testing.T) {
 	f := routedSmall(t)
 	dir, other := t.TempDir(), t.TempDir()
 	taken := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	var names []string
 	for i, d := range []string{dir, other} {
 		s, _ := New(f, everyPort{f}, taken.Add(time.Duration(i)*time.Hour), "sim:test", "test", true)
 		if _, err := s.Save(d); err != nil {
 			t.Fatal(err)
 		}
+		names = append(names, s.IndexFile)
 	}
-	data, _ := os.ReadFile(filepath.Join(other, IndexName))
-	if err := os.WriteFile(filepath.Join(dir, IndexName), data, 0o644); err != nil {
+	data, _ := os.ReadFile(filepath.Join(other, names[1]))
+	if err := os.WriteFile(filepath.Join(dir, names[0]), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte("gate.idx is of the sweep taken at 2026-11-24T02:00:00Z, snapshot.json of the one at 2026-11-24T01:00:00Z")) {
+	if _, err := Load(dir); err == nil || !bytes.Contains([]byte(err.Error()), []byte(names[0]+" is of the sweep taken at 2026-11-24T02:00:00Z, snapshot.json of the one at 2026-11-24T01:00:00Z")) {
 		t.Errorf("Load with another sweep's gate.idx: %v", err)
 	}
 }
@@ -188,7 +190,7 @@ func TestLoadMissingIndexSaysSo(t *testing.T) {
 	if _, err := s.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(dir, IndexName)); err != nil {
+	if err := os.Remove(filepath.Join(dir, s.IndexFile)); err != nil {
 		t.Fatal(err)
 	}
 	for name, load := range map[string]func(string) (*Snapshot, error){"Load": Load, "LoadForGate": LoadForGate} {
@@ -197,7 +199,7 @@ func TestLoadMissingIndexSaysSo(t *testing.T) {
 			t.Fatalf("%s without gate.idx: no error", name)
 		}
 		msg := err.Error()
-		for _, want := range []string{"names gate.idx, which is missing", "no sweep replaced", "run 'ibdoctor sweep' again"} {
+		for _, want := range []string{"names " + s.IndexFile + ", which is missing", "no sweep replaced", "run 'ibdoctor sweep' again"} {
 			if !strings.Contains(msg, want) {
 				t.Errorf("%s: %q lacks %q", name, msg, want)
 			}
@@ -236,7 +238,7 @@ func TestLoadForGateReadsSnapshotJSON(t *testing.T) {
 	}{
 		{"garbage", []byte("{garbage"), "snapshot " + path + " is not valid JSON"},
 		{"taken_at edited", bytes.Replace(good, []byte(`"2026-11-24T01:00:00Z"`), []byte(`"2027-11-24T01:00:00Z"`), 1),
-			"gate.idx is of the sweep taken at 2026-11-24T01:00:00Z, snapshot.json of the one at 2027-11-24T01:00:00Z"},
+			".idx is of the sweep taken at 2026-11-24T01:00:00Z, snapshot.json of the one at 2027-11-24T01:00:00Z"},
 	} {
 		if bytes.Equal(c.data, good) {
 			t.Fatalf("%s: snapshot.json unchanged: %s", c.name, good)
@@ -276,14 +278,14 @@ func TestMissingIndexWaitsOnlyForASweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.Release()
-		idx, aside := filepath.Join(dir, IndexName), filepath.Join(t.TempDir(), IndexName)
+		idx, aside := filepath.Join(dir, s.IndexFile), filepath.Join(t.TempDir(), IndexName)
 		if err := os.Rename(idx, aside); err != nil {
 			t.Fatal(err)
 		}
 		for name, load := range map[string]func(string) (*Snapshot, error){"Load": Load, "LoadForGate": LoadForGate} {
 			if !locked {
 				_, err := load(dir)
-				if err == nil || !strings.Contains(err.Error(), "names gate.idx, which is missing (no sweep replaced the snapshot while it was read, and none holds sweep.lock)") {
+				if err == nil || !strings.Contains(err.Error(), "names "+s.IndexFile+", which is missing (no sweep replaced the snapshot while it was read, and none holds sweep.lock)") {
 					t.Errorf("%s, no sweep: %v", name, err)
 				}
 				continue

@@ -70,7 +70,8 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 			// and in a note, never filled in silently.
 			sweepFile := false
 			if err == nil && info.Gzip && info.Format == fabric.FormatJSON {
-				if _, serr := os.Stat(filepath.Join(filepath.Dir(o.Sim), snapshot.IndexName)); serr == nil {
+				idxs, _ := filepath.Glob(filepath.Join(filepath.Dir(o.Sim), "gate-*.idx"))
+				if _, serr := os.Stat(filepath.Join(filepath.Dir(o.Sim), snapshot.IndexName)); serr == nil || len(idxs) > 0 {
 					sweepFile = true
 					info.Notes = append(info.Notes, fmt.Sprintf("a sweep's saved fabric: its forwarding tables and counters are in %s beside it, which --sim does not read, so the routes are ibdoctor's own and no counters were read: this is not the sweep's verdict (docs/schema-snapshot.md)", snapshot.IndexName))
 				}

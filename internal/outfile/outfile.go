@@ -76,6 +76,42 @@ func Stage(path string, write func(io.Writer) error) (*Staged, error) {
 	if err != nil {
 		return nil, err
 	}
+	return stage(path, final, mode, write)
+}
+
+// StageHere is Stage for a file of a folder's own (a state directory's
+// files, which name each other by relative name): a symlink at path is
+// not followed but replaced by the new file, so writing never reaches
+// through it into another folder. A folder, FIFO, device or socket at
+// path is refused as Stage refuses it.
+func StageHere(path string, write func(io.Writer) error) (*Staged, error) {
+	mode := fs.FileMode(0o644)
+	st, err := os.Lstat(path)
+	switch {
+	case err == nil && st.Mode().IsRegular():
+		mode = st.Mode().Perm()
+	case err == nil && st.Mode()&fs.ModeSymlink != 0:
+		// Replaced by a regular file: the link's target is not ours.
+	case err == nil:
+		if _, _, err := Resolve(path); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return stage(path, path, mode, write)
+}
+
+// WriteHere is WriteAtomic through StageHere.
+func WriteHere(path string, write func(io.Writer) error) error {
+	st, err := StageHere(path, write)
+	if err != nil {
+		return err
+	}
+	return st.Commit()
+}
+
+func stage(path, final string, mode fs.FileMode, write func(io.Writer) error) (*Staged, error) {
 	dir := filepath.Dir(final)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("writing %s: creating its folder: %w", path, err)

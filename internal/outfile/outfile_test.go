@@ -330,3 +330,32 @@ func TestCheckWritable(t *testing.T) {
 		}
 	}
 }
+
+// TestStageHereReplacesLink: StageHere replaces a symlink at its path by
+// the new file and leaves the link's target as it was; a folder there is
+// refused as Stage refuses it.
+func TestStageHereReplacesLink(t *testing.T) {
+	dir := t.TempDir()
+	target, link := filepath.Join(dir, "target"), filepath.Join(dir, "link")
+	os.WriteFile(target, []byte("theirs"), 0o600)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHere(link, func(w io.Writer) error { _, err := w.Write([]byte("ours")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(target); string(got) != "theirs" {
+		t.Errorf("target written through the link: %q", got)
+	}
+	if st, err := os.Lstat(link); err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+		t.Errorf("link after WriteHere: %v %v, want a regular 0644 file", st, err)
+	}
+	if got, _ := os.ReadFile(link); string(got) != "ours" {
+		t.Errorf("new file holds %q", got)
+	}
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	if _, err := StageHere(sub, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("StageHere over a folder: %v", err)
+	}
+}

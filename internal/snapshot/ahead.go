@@ -41,7 +41,7 @@ func WriteFabricAhead(ctx context.Context, dir string, f *fabric.Fabric, taken t
 	go func() {
 		defer close(a.done)
 		defer a.cancel()
-		a.staged, a.err = outfile.Stage(filepath.Join(dir, a.name), func(w io.Writer) error {
+		a.staged, a.err = outfile.StageHere(filepath.Join(dir, a.name), func(w io.Writer) error {
 			return writeFabricGz(ctxWriter{ctx, w}, f, fabric.MarshalOptions{OmitLFT: a.omitLFT, As: as})
 		})
 	}()

@@ -112,7 +112,7 @@ func loadBaselineV1(dir string) (*fabric.Fabric, error) {
 // (`baseline accept`), false for one a sweep takes by itself
 // (BaselineAccepted). The caller holds dir's Lock.
 func SaveBaseline(dir string, f *fabric.Fabric, source string, accepted bool) error {
-	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
+	if err := outfile.WriteHere(filepath.Join(dir, BaselineName), func(w io.Writer) error {
 		return writeFabricGz(w, f, fabric.MarshalOptions{OmitLFT: true})
 	}); err != nil {
 		return fmt.Errorf("baseline: %w", err)
@@ -150,7 +150,7 @@ func SaveBaselineFrom(dir, src string, f *fabric.Fabric, source string) error {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	defer in.Close()
-	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineName), func(w io.Writer) error {
+	if err := outfile.WriteHere(filepath.Join(dir, BaselineName), func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	}); err != nil {
@@ -179,7 +179,7 @@ func writeBaselineIndex(dir string, f *fabric.Fabric, source string, accepted bo
 	if accepted {
 		idx.head[acceptedAt] = 1
 	}
-	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineIndexName), idx.writeTo); err != nil {
+	if err := outfile.WriteHere(filepath.Join(dir, BaselineIndexName), idx.writeTo); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
 	return nil

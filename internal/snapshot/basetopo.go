@@ -97,7 +97,7 @@ func WriteBaselineTopology(dir string, f *fabric.Fabric) error {
 		f = d
 	}
 	c := checks.BaselineOf(f).Columns()
-	if err := outfile.WriteAtomicFunc(filepath.Join(dir, BaselineTopologyName), func(w io.Writer) error {
+	if err := outfile.WriteHere(filepath.Join(dir, BaselineTopologyName), func(w io.Writer) error {
 		z, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 		if err != nil {
 			return err

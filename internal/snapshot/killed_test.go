@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -111,3 +112,48 @@ func TestSaveStageFailureRenamesNothing(t *testing.T) {
 	l.Close()
 }
 
+// TestSaveReplacesSymlinkedStateFile (trial B7): a state file that is a
+// symlink into another state dir is replaced in this dir by a regular
+// file; the other dir is not written through it. Before, Save followed
+// the link, so one fabric's sweep overwrote the other dir's
+// snapshot.json with one naming files that exist only here.
+func TestSaveReplacesSymlinkedStateFile(t *testing.T) {
+	f := routedSmall(t)
+	taken := time.Date(2026, 11, 27, 1, 0, 0, 0, time.UTC)
+	other, dir := t.TempDir(), t.TempDir()
+	s, _ := New(f, everyPort{f}, taken, "sim:other", "test", true)
+	if _, err := s.Save(other); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(other, FileName))
+	for _, name := range []string{FileName, LastSweepName} {
+		if err := os.Symlink(filepath.Join(other, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2, _ := New(f, everyPort{f}, taken.Add(time.Hour), "sim:here", "test", true)
+	if _, err := s2.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveLastSweep(dir, LastSweep{TakenAt: taken.Add(time.Hour), Saved: true}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(other, FileName)); !bytes.Equal(after, before) {
+		t.Errorf("the other state dir's snapshot.json was written through the link:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(other, LastSweepName)); err == nil {
+		t.Errorf("last-sweep.json was written through the link into the other dir")
+	}
+	for _, name := range []string{FileName, LastSweepName} {
+		if st, err := os.Lstat(filepath.Join(dir, name)); err != nil || !st.Mode().IsRegular() {
+			t.Errorf("%s in the state dir: %v %v, want a regular file", name, st, err)
+		}
+	}
+	for d, src := range map[string]string{other: "sim:other", dir: "sim:here"} {
+		l, err := LoadForGate(d)
+		if err != nil || l.Source != src {
+			t.Fatalf("%s: %v %v", d, l, err)
+		}
+		l.Close()
+	}
+}

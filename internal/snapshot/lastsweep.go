@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +34,10 @@ func SaveLastSweep(dir string, l LastSweep) error {
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	if err := outfile.WriteAtomic(filepath.Join(dir, LastSweepName), append(data, '\n')); err != nil {
+	if err := outfile.WriteHere(filepath.Join(dir, LastSweepName), func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	}); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	return nil

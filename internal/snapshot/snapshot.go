@@ -610,7 +610,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		// gate.idx cannot hold want the tables in the file).
 		s.ahead.Abort()
 		s.ahead = nil
-		st, err := outfile.Stage(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
+		st, err := outfile.StageHere(filepath.Join(dir, s.FabricFile), func(w io.Writer) error {
 			return writeFabricGz(w, f, fabric.MarshalOptions{OmitLFT: s.IndexFile != ""})
 		})
 		if err != nil {
@@ -627,7 +627,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
 		s.IndexFile = indexFileName(s.TakenAt)
-		st, err := outfile.Stage(filepath.Join(dir, s.IndexFile), idx.writeTo)
+		st, err := outfile.StageHere(filepath.Join(dir, s.IndexFile), idx.writeTo)
 		if err != nil {
 			abort()
 			return "", fmt.Errorf("snapshot: %w", err)
@@ -645,7 +645,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
 		s.VerdictsFile = verdictsFileName(s.TakenAt)
-		st, err := outfile.Stage(filepath.Join(dir, s.VerdictsFile), func(w io.Writer) error {
+		st, err := outfile.StageHere(filepath.Join(dir, s.VerdictsFile), func(w io.Writer) error {
 			_, err := w.Write(data)
 			return err
 		})
@@ -667,7 +667,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	st, err := outfile.Stage(path, func(w io.Writer) error {
+	st, err := outfile.StageHere(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

@@ -293,8 +293,10 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 		}
 		return withExit(ExitUndecided, err)
 	}
+	var locked time.Time // when this sweep took the state dir's lock
 	if !o.noSave {
 		lock, err := snapshot.Acquire(ctx, o.stateDir, o.lockWait)
+		locked = time.Now()
 		if errors.Is(err, snapshot.ErrLocked) {
 			// The running sweep owns the outputs: leave them to it.
 			return withExit(ExitUndecided, err)
@@ -510,6 +512,13 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if html != nil {
 		if err := html.Commit(); err != nil {
 			return withExit(ExitUndecided, fmt.Errorf("--html: %w", err))
+		}
+	}
+	if !locked.IsZero() {
+		// Holding the lock, as the state dir's own temporaries are
+		// removed: a killed sweep's staged outputs, older than the lock.
+		for _, p := range []string{o.out, o.prom, o.html} {
+			outfile.RemoveStale(p, locked)
 		}
 	}
 	switch {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/internal/report"
 )
@@ -126,4 +127,39 @@ func firstLineDiff(want, got string) string {
 		}
 	}
 	return "(same lines)"
+}
+
+// TestSweepRemovesStaleOutputTemps (trial B12): the temporaries a killed
+// sweep left beside --out and --prom (".r.json.tmp-*", older than this
+// sweep's lock) are removed by the next sweep; a newer one, and a folder
+// of that name, are not.
+func TestSweepRemovesStaleOutputTemps(t *testing.T) {
+	topo := chkTopology(t)
+	dir := t.TempDir()
+	out, prom, state := filepath.Join(dir, "r.json"), filepath.Join(dir, "p.prom"), filepath.Join(dir, "state")
+	old, later := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	mk := func(name string, at time.Time) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("killed"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, at, at)
+		return p
+	}
+	stale := []string{mk(".r.json.tmp-1", old), mk(".p.prom.tmp-2", old)}
+	kept := []string{mk(".r.json.tmp-3", later), filepath.Join(dir, ".p.prom.tmp-dir")}
+	os.Mkdir(kept[1], 0o755)
+	if code, _, stderr := run("sweep", "--sim="+topo, "--out", out, "--prom", prom, "--state-dir", state); code != ExitHealthy {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s stayed", p)
+		}
+	}
+	for _, p := range kept {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
 }

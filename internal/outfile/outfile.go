@@ -13,7 +13,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // Stdout is the path that means standard output.
@@ -279,4 +281,33 @@ func syncDir(dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// RemoveStale removes the temporaries Stage left beside path's target
+// (".NAME.tmp-*") when a writer was killed before renaming them: only
+// regular files of that pattern, last written before before (when the
+// caller took the lock that a writer of path holds), so a writer still
+// staging is not touched. A SIGKILLed cron sweep otherwise leaked one
+// report-sized file per kill beside --out (trial B12).
+func RemoveStale(path string, before time.Time) {
+	if path == "" || path == Stdout {
+		return
+	}
+	final, _, err := Resolve(path)
+	if err != nil {
+		return
+	}
+	dir, prefix := filepath.Dir(final), "."+filepath.Base(final)+".tmp-"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		if st, err := e.Info(); err == nil && st.Mode().IsRegular() && st.ModTime().Before(before) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }

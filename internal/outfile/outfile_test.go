@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriteCreatesParentsAndMode(t *testing.T) {
@@ -357,5 +358,33 @@ func TestStageHereReplacesLink(t *testing.T) {
 	os.Mkdir(sub, 0o755)
 	if _, err := StageHere(sub, func(io.Writer) error { return nil }); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("StageHere over a folder: %v", err)
+	}
+}
+
+// TestRemoveStale (trial B12): a killed writer's temporary beside the
+// target, older than the cut-off, is removed; a newer one, one of
+// another file, and a folder of the pattern are left.
+func TestRemoveStale(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.json")
+	old := time.Now().Add(-time.Hour)
+	mk := func(name string, at time.Time) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte("x"), 0o644)
+		os.Chtimes(p, at, at)
+		return p
+	}
+	stale := mk(".r.json.tmp-1", old)
+	fresh := mk(".r.json.tmp-2", time.Now().Add(time.Minute))
+	other := mk(".p.prom.tmp-3", old)
+	os.Mkdir(filepath.Join(dir, ".r.json.tmp-dir"), 0o755)
+	RemoveStale(path, time.Now())
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale temporary stayed")
+	}
+	for _, p := range []string{fresh, other, filepath.Join(dir, ".r.json.tmp-dir")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
 	}
 }

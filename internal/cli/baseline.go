@@ -15,6 +15,7 @@ type baselineOptions struct {
 	lockWait time.Duration
 	partial  bool
 	previous bool
+	takenAt  string
 }
 
 func newBaselineCmd(a *app) *cobra.Command {
@@ -48,7 +49,9 @@ hosts named like them: topology.missing-hca's "rail missing for the whole
 group", which the first sweep's own baseline does not silence). When the last
 sweep could not read everything, it did not replace the complete snapshot
 before it: accept then refuses (the fabric it would accept is older than the
-last sweep) unless --previous is given.`,
+last sweep) unless --previous is given. When a sweep finishes while accept waits
+for its lock, accept refuses that newer sweep (nobody reviewed it) unless
+--taken-at names it.`,
 		Example: `  ibdoctor sweep --state-dir /var/lib/ibdoctor --out report.json
   ibdoctor baseline accept --state-dir /var/lib/ibdoctor`,
 		Args: a.noArgs,
@@ -66,6 +69,7 @@ last sweep) unless --previous is given.`,
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "the sweeps' state directory ($IBDOCTOR_STATE_DIR)")
 	cmd.Flags().DurationVar(&o.lockWait, "lock-wait", time.Minute, "how long to wait for a running sweep to finish")
 	cmd.Flags().BoolVar(&o.partial, "partial", false, "accept a sweep that could not read everything (what it missed becomes accepted as absent)")
+	cmd.Flags().StringVar(&o.takenAt, "taken-at", "", "accept only the sweep taken at this time (RFC 3339, as the report's taken_at), the one you reviewed: refused if the last sweep is another")
 	cmd.Flags().BoolVar(&o.previous, "previous", false, "when the last sweep could not read everything and kept the snapshot of an earlier complete sweep, accept that earlier sweep")
 	return cmd
 }
@@ -74,10 +78,19 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 	if err := checkStateDir(o.stateDir); err != nil {
 		return withExit(ExitUndecided, err)
 	}
+	var want time.Time
+	if o.takenAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, o.takenAt)
+		if err != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--taken-at %q: give the sweep's time as the report's taken_at says it (RFC 3339, e.g. 2026-11-27T11:14:13Z)", o.takenAt))
+		}
+		want = t
+	}
 	snap, err := snapshot.Load(o.stateDir)
 	if err != nil {
 		return withExit(ExitUndecided, fmt.Errorf("nothing to accept: %w", err))
 	}
+	first := snap.TakenAt
 	snap.Close()
 	// Under the sweeps' lock: the snapshot accepted is the newest one.
 	lock, err := snapshot.Acquire(ctx, o.stateDir, o.lockWait)
@@ -89,6 +102,16 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 		return withExit(ExitUndecided, fmt.Errorf("nothing to accept: %w", err))
 	}
 	defer snap.Close()
+	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	// The sweep accepted is the one the operator reviewed: a sweep that
+	// finished while accept waited for the lock (cron's) may carry a
+	// fault nobody read, which accepting would silence for good (B11).
+	switch {
+	case !want.IsZero() && !sameSweep(snap.TakenAt, want):
+		return withExit(ExitUndecided, fmt.Errorf("the last sweep is of %s, not --taken-at %s: read its report and accept it with --taken-at %s", at(snap.TakenAt), o.takenAt, at(snap.TakenAt)))
+	case want.IsZero() && !snap.TakenAt.Equal(first):
+		return withExit(ExitUndecided, fmt.Errorf("a sweep (%s) finished while accept waited for its lock; the last sweep was %s when accept started: read the new sweep's report, then accept it with --taken-at %s", at(snap.TakenAt), at(first), at(snap.TakenAt)))
+	}
 	if !snap.Complete && !o.partial {
 		return withExit(ExitUndecided, fmt.Errorf("the last sweep (%s) could not read everything: accepting it would accept what it missed as absent; run a sweep that completes, or give --partial", snap.TakenAt.Format(time.RFC3339)))
 	}
@@ -122,4 +145,14 @@ func runBaselineAccept(ctx context.Context, a *app, o *baselineOptions) error {
 		fmt.Fprintf(a.stdout, "(the last sweep, of %s, was incomplete and is not in the baseline)\n", skipped.TakenAt.UTC().Format(time.RFC3339))
 	}
 	return nil
+}
+
+// sameSweep says whether taken, a sweep's time, is the time want the
+// operator gave: exactly, or to the second when want has no fraction
+// (the text report prints seconds).
+func sameSweep(taken, want time.Time) bool {
+	if taken.Equal(want) {
+		return true
+	}
+	return want.Nanosecond() == 0 && taken.Truncate(time.Second).Equal(want)
 }

@@ -152,8 +152,8 @@ func missing(s *Snapshot, id string, needs []string) string {
 		if why := s.NotRecorded[n]; why != "" {
 			return why
 		}
-		if (n == "lfts" || n == "lids") && s.LIDsMoved != "" {
-			return s.LIDsMoved
+		if why := s.Stale[n]; why != "" {
+			return why
 		}
 		switch n {
 		case "topology":

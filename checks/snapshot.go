@@ -55,12 +55,13 @@ type Snapshot struct {
 	// a file: checks that judge the routing engine's choices
 	// (routing.credit-loop) then do not run.
 	RoutesComputed bool
-	// LIDsMoved, when not empty, says the LIDs are no longer the ones
-	// the forwarding tables and addresses were judged by (a gate whose
-	// job HCAs' snapshot LIDs now answer as other nodes): the checks
-	// that follow routes to LIDs or compare LIDs give it as their reason
-	// for not running.
-	LIDsMoved string
+	// Stale, by input ("lfts", "lids"), says why the snapshot's view of
+	// it is no longer the fabric's (a gate found job HCAs' LIDs moved, or
+	// a cable on the job's routes leading elsewhere, since the sweep):
+	// the checks that need it give the reason for not running, as for
+	// NotRecorded. One mechanism for every "the snapshot's map is out of
+	// date here": those verdicts are could-not-decide, never judged on it.
+	Stale map[string]string
 	// Loads holds route loads computed over the LFTs. Optional.
 	Loads Loads
 	// Expect holds what the operator expects (rates, thresholds).

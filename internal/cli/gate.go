@@ -55,9 +55,9 @@ Without a fresh snapshot it sweeps the whole fabric first, counters included.
 Exit status: 0 healthy; 1 a finding at or above --fail-on in what it read (the
 fabric is bad for this job, even if some of it could not be read); 2 could not
 decide: no such finding, but a host was not found, a port or table block on the
-routes could not be read, the job's LIDs changed since the sweep (its routes are
-then not judged), or no device. A gate never says healthy when it could not
-look.`,
+routes could not be read, the job's LIDs or the cables on its routes changed
+since the sweep (its routes are then not judged), or no device. A gate never
+says healthy when it could not look.`,
 		Example: `  # Slurm prolog
   ibdoctor gate --fail-on error || exit 1          # reads SLURM_JOB_NODELIST
   ibdoctor gate --nodes "gpu[001-064]" --json`,
@@ -348,6 +348,14 @@ func undecidedReasons(doc *report.Document) []string {
 			}
 		case gate.WhatLID:
 			add("the LIDs changed since the sweep (", " answers with another LID): routes and LIDs not judged; run 'ibdoctor sweep'", unreachedNode(u.Where))
+		case gate.WhatCable:
+			// Named by port: what moved is a cable, not a node.
+			port := strings.Replace(u.Where, " port ", "/", 1)
+			if strings.Contains(u.Reason, gate.CablingChanged) {
+				add("the cabling changed since the sweep on the job's routes (", "): routes not judged; run 'ibdoctor sweep'", port)
+			} else {
+				add("the cable out of ", " could not be checked against the snapshot's: routes not judged", port)
+			}
 		case "ClassPortInfo", "PortCounters", "PortCountersExtended", "counters":
 			add("counters not read on ", "", unreachedNode(u.Where))
 		case fabric.WhatNoLID:

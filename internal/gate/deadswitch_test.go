@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -29,7 +30,9 @@ func (c *lidTap) Record(sent bool, a transport.Addr, m []byte, _ time.Time) {
 	if a.DLID == c.lid {
 		c.n.Add(1)
 	}
-	if mad.Class(m[1]) == mad.ClassSubnDR {
+	// The gate's check of the cables on the job's routes reads NodeInfo
+	// by directed route out of every egress port: not a retry.
+	if mad.Class(m[1]) == mad.ClassSubnDR && len(m) >= 18 && mad.AttrID(binary.BigEndian.Uint16(m[16:18])) != mad.AttrNodeInfo {
 		c.dr.Add(1)
 	}
 }

@@ -172,6 +172,13 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			}
 		}
 	}
+	if o.ByLID {
+		// The gate's own port and its switch: the directed routes it
+		// checks the job's cables by (and retries a silent node by)
+		// start there, made over the part of the snapshot it holds
+		// rather than over the whole fabric's links.
+		peers = append(peers, e.Local().NodeGUID)
+	}
 	f, err := snap.FabricFor(o.Hosts, o.NameMap, peers...)
 	if err != nil {
 		return nil, err
@@ -321,6 +328,18 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
 				Reason: "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"})
 		}
+	}
+	// The cables the live routes are followed over, as they are now: a
+	// route over a cable that moved since the sweep is not judged.
+	t = time.Now()
+	cablesBad, cablesStale := r.cables(ctx, e, &placer{r: r, e: e, snap: snap, avoid: avoidOf(ports, unread)}, unread)
+	sw.Timings["cables"] = time.Since(t)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if len(cablesBad) > 0 {
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, cablesBad...)
 	}
 	// The job's HCAs' NodeGUIDs as they are now: one that answers with
 	// another node's GUID since the sweep is a duplicate GUID
@@ -486,8 +505,17 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			swept += v
 		}
 	}
+	// What the snapshot's map no longer says right: the verdicts that
+	// rest on it do not run (checks.Snapshot.Stale).
+	stale := map[string]string{}
+	if lidsMoved != "" {
+		stale["lfts"], stale["lids"] = lidsMoved, lidsMoved
+	}
+	if cablesStale != "" {
+		stale["lfts"] = strings.TrimPrefix(stale["lfts"]+"; "+cablesStale, "; ")
+	}
 	t = time.Now()
-	if hasLFT(f) && lidsMoved == "" {
+	if hasLFT(f) && stale["lfts"] == "" {
 		sw.Loads = diagnose.NewLoadsFor(f, nodes)
 	}
 	cb := checks.BaselineOf(base)
@@ -499,7 +527,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	snapCheck := sw.Snapshot(o.Expect, cb, sc)
 	snapCheck.FabricRouting = snap.FabricVerdicts()
 	snapCheck.BaselineDesigned = o.BaselineDesigned
-	snapCheck.LIDsMoved = lidsMoved
+	snapCheck.Stale = stale
 	// The job's hosts are compared with all their peers, not only the
 	// part of the fabric read for the job (topology.missing-hca). A
 	// sweep that did not read everything may lack an HCA it could not

@@ -169,6 +169,9 @@ type placer struct {
 	snap  *snapshot.Snapshot
 	links *fabric.Fabric // the snapshot's whole fabric, made on first need
 	err   error
+	// avoid, when set, is what the routes made over links must not
+	// cross (the gate found it down or silent).
+	avoid *avoidSet
 }
 
 // clone says why n's answer of g (another known node's GUID) is not
@@ -247,7 +250,7 @@ func (p *placer) path(g uint64) (mad.Path, error) {
 	var path mad.Path
 	if me, to := p.links.NodeByGUID(l.NodeGUID), p.links.NodeByGUID(g); me != nil && to != nil {
 		if local := portOf(me, l.PortNum); local != nil && local.Remote != nil {
-			path = (&reach{local: local}).pathTo(to, nil)
+			path = (&reach{local: local}).pathTo(to, p.avoid.in(p.links))
 		}
 	}
 	if path == nil {

@@ -76,6 +76,9 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 					if !ok {
 						break // not readable: reported already
 					}
+					if p := egress(sw, lid); p != nil {
+						r.egress[p] = true // its cable is checked once re-read (cables)
+					}
 					sw = nextSwitch(sw, lid)
 				}
 			}

@@ -1,0 +1,353 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// WhatCable is what a gate lists unread for a port on the job's routes
+// whose cable leads elsewhere now than in the snapshot, or whose far end
+// could not be checked.
+const WhatCable = "cable"
+
+// CablingChanged starts the reason of a WhatCable entry whose cable was
+// found leading elsewhere (the prolog's summary groups them by it).
+const CablingChanged = "the cabling changed since the sweep"
+
+// cables checks the far end of every port the job's live routes leave a
+// switch by (r.egress) against the snapshot's: one NodeInfo by directed
+// route out of the port, its NodeGUID and LocalPortNum. The gate follows
+// the switches' live tables, but the cables it follows them over are the
+// sweep's: a cable moved since (host cables swapped at a leaf, a spine
+// cable moved to another port, the SM having re-routed or not) makes a
+// live table look wrong over the old cable map, or a real loop look fine
+// (trial B17, B4). It returns the ports whose cable leads elsewhere now
+// or could not be checked, as unread, and the reason the routing checks
+// do not run ("" when every cable checked out). Ports whose PortInfo was
+// not read or is not up now (skip, the re-read state), or without a peer
+// in the snapshot (listed already), are not checked.
+func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, skip map[*fabric.Port]bool) ([]report.Unreached, string) {
+	var ports []*fabric.Port
+	for p := range r.egress {
+		if p.Remote != nil && p.PhysState == mad.PhysLinkUp && !skip[p] && !skip[p.Remote] {
+			ports = append(ports, p)
+		}
+	}
+	if len(ports) == 0 {
+		return nil, ""
+	}
+	slices.SortFunc(ports, func(a, b *fabric.Port) int {
+		if a.Node.GUID != b.Node.GUID {
+			if a.Node.GUID < b.Node.GUID {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Num) - int(b.Num)
+	})
+	type answer struct {
+		p    *fabric.Port
+		path mad.Path
+		ni   mad.NodeInfo
+		err  error
+	}
+	type way struct {
+		path mad.Path
+		over drWay
+		err  error
+	}
+	ways := map[*fabric.Node]*way{}
+	answers := make([]answer, len(ports))
+	for i, p := range ports {
+		answers[i].p = p
+		w := ways[p.Node]
+		if w == nil {
+			w = &way{}
+			w.path, w.over, w.err = r.drPath(p.Node, pl)
+			ways[p.Node] = w
+		}
+		if w.path == nil {
+			answers[i].err = w.err
+			continue
+		}
+		answers[i].path = w.path
+	}
+	read := func(e smpGetter, which []int) {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, max(1, e.Options().Window))
+		for _, i := range which {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(a *answer) {
+				defer func() { <-sem; wg.Done() }()
+				a.err = nil
+				_, a.err = e.GetSMP(ctx, a.path.Extend(a.p.Num), &a.ni, 0)
+			}(&answers[i])
+		}
+		wg.Wait()
+	}
+	var first []int
+	for i := range answers {
+		if answers[i].path != nil {
+			first = append(first, i)
+		}
+	}
+	read(e, first)
+	// A far end that did not answer, or another node than the snapshot's,
+	// may only say the way there changed: a cable down or moved, a node
+	// dead, on the directed route to the switch, which the snapshot's
+	// links do not show. The switch is asked who it is by that route
+	// (once per switch with a far end that differs); when it is not
+	// itself, or a far end did not answer, its ports are read once more,
+	// each read sent once, by a way around every cable the first crossed
+	// (as reach.retry does for a node's reads).
+	differs := func(a *answer) bool {
+		return a.err == nil && (a.ni.NodeGUID != a.p.Remote.Node.GUID || a.ni.LocalPortNum != a.p.Remote.Num)
+	}
+	self := map[*fabric.Node]bool{} // the switch answered as itself by its way
+	checkSelf := func(e smpGetter) {
+		asked := map[*fabric.Node]bool{}
+		for i := range answers {
+			a := &answers[i]
+			n := a.p.Node
+			if !differs(a) || asked[n] || self[n] {
+				continue
+			}
+			asked[n] = true
+			var ni mad.NodeInfo
+			_, err := e.GetSMP(ctx, ways[n].path, &ni, 0)
+			self[n] = err == nil && ni.NodeGUID == n.GUID
+		}
+	}
+	checkSelf(e)
+	var again []int
+	rerouted := map[*fabric.Node]bool{}
+	for i := range answers {
+		a := &answers[i]
+		n := a.p.Node
+		w := ways[n]
+		if a.path == nil || w.over.local == nil || !(transport.Unanswered(a.err) || differs(a) && !self[n]) {
+			continue
+		}
+		if !rerouted[n] {
+			rerouted[n] = true
+			avoid := w.over.along(w.path)
+			for q := range pl.avoid.in(w.over.fab) {
+				avoid[q] = true
+			}
+			alt := w.over.pathTo(n.GUID, avoid)
+			if alt == nil {
+				continue
+			}
+			w.path = alt
+		}
+		if !slices.Equal(w.path, a.path) {
+			a.path = w.path
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		read(e.Once(), again)
+		checkSelf(e.Once())
+	}
+	var (
+		bad              []report.Unreached
+		moved, unchecked []string
+	)
+	where := func(p *fabric.Port) string { return fmt.Sprintf("%s port %d", p.Node.Description, p.Num) }
+	for _, a := range answers {
+		p := a.p
+		switch {
+		case ctx.Err() != nil:
+			return nil, ""
+		case a.err != nil:
+			bad = append(bad, report.Unreached{What: WhatCable, Where: where(p),
+				Reason: fmt.Sprintf("its far end could not be read by directed route (%s), so the cable could not be checked against the snapshot's (%s)", a.err, portName(p.Remote))}.ReadFailed(a.err))
+			unchecked = append(unchecked, portName(p))
+			continue
+		case a.ni.NodeGUID == p.Remote.Node.GUID && a.ni.LocalPortNum == p.Remote.Num:
+			continue
+		}
+		// Another node, or another port, at the far end: the cable moved
+		// when the switch answered as itself by the same way.
+		if !self[p.Node] {
+			bad = append(bad, report.Unreached{What: WhatCable, Where: where(p),
+				Reason: fmt.Sprintf("%s: the directed route to %s does not reach it now, and out of port %d it meets %s where the snapshot has %s; run 'ibdoctor sweep'", CablingChanged, p.Node.Description, p.Num, farName(pl, a.ni), portName(p.Remote))})
+			moved = append(moved, "the way to "+p.Node.Description)
+			continue
+		}
+		now := farName(pl, a.ni)
+		bad = append(bad, report.Unreached{What: WhatCable, Where: where(p),
+			Reason: fmt.Sprintf("%s: %s now leads to %s (the snapshot has %s); run 'ibdoctor sweep'", CablingChanged, portName(p), now, portName(p.Remote))})
+		moved = append(moved, portName(p)+" now leads to "+now)
+	}
+	var why []string
+	if len(moved) > 0 {
+		why = append(why, CablingChanged+" ("+firstFew(moved)+"): the routes were followed over the snapshot's cables; run 'ibdoctor sweep'")
+	}
+	if len(unchecked) > 0 {
+		why = append(why, "the cables out of "+firstFew(unchecked)+" on the job's routes could not be checked against the snapshot's")
+	}
+	return bad, strings.Join(why, "; ")
+}
+
+// firstFew joins the first three of said, "and N more" for the rest.
+func firstFew(said []string) string {
+	if len(said) > 3 {
+		said = append(slices.Clone(said[:3]), fmt.Sprintf("and %d more", len(said)-3))
+	}
+	return strings.Join(said, ", ")
+}
+
+// drPath is a directed route from the gate's port to switch n: the one n
+// is read by when it is read by directed route, else one over the part
+// of the snapshot the gate holds from its own port, else over the
+// snapshot's whole fabric (placer), either avoiding what the gate found
+// down or silent (pl.avoid).
+func (r *reach) drPath(n *fabric.Node, pl *placer) (mad.Path, drWay, error) {
+	here := drWay{r.f, r.local}
+	if r.local == nil || r.local.Remote == nil {
+		here.local = nil
+	}
+	if !r.lid(n) {
+		if n.Path == nil {
+			return nil, drWay{}, fmt.Errorf("%s has no directed route in the snapshot", n.Description)
+		}
+		return n.Path, here, nil
+	}
+	if here.local != nil {
+		if path := r.pathTo(n, pl.avoid.in(r.f)); path != nil {
+			return path, here, nil
+		}
+	}
+	path, err := pl.path(n.GUID)
+	if err != nil {
+		return nil, drWay{}, err
+	}
+	over := drWay{fab: pl.links}
+	l := pl.e.Local()
+	if me := pl.links.NodeByGUID(l.NodeGUID); me != nil {
+		if p := portOf(me, l.PortNum); p != nil && p.Remote != nil {
+			over.local = p
+		}
+	}
+	return path, over, nil
+}
+
+// smpGetter is an Engine or its Once.
+type smpGetter interface {
+	GetSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) (*mad.SMP, error)
+	Options() transport.Options
+}
+
+// drWay is the fabric a directed route was made over and the gate's port
+// in it (nil: none to make another from).
+type drWay struct {
+	fab   *fabric.Fabric
+	local *fabric.Port
+}
+
+// pathTo is a directed route over w to the node with GUID g, avoiding
+// the ports in avoid; nil when there is none.
+func (w drWay) pathTo(g uint64, avoid map[*fabric.Port]bool) mad.Path {
+	to := w.fab.NodeByGUID(g)
+	if to == nil || w.local == nil {
+		return nil
+	}
+	return (&reach{local: w.local}).pathTo(to, avoid)
+}
+
+// along is the ports path crosses in w, both ends of each cable, but the
+// gate's own cable (no way around it).
+func (w drWay) along(path mad.Path) map[*fabric.Port]bool {
+	out := map[*fabric.Port]bool{}
+	if len(path) < 2 || w.local == nil || w.local.Remote == nil {
+		return out
+	}
+	sw := w.local.Remote.Node
+	for _, num := range path[1:] {
+		p := portOf(sw, num)
+		if p == nil {
+			break
+		}
+		out[p] = true
+		if p.Remote == nil {
+			break
+		}
+		out[p.Remote] = true
+		sw = p.Remote.Node
+	}
+	return out
+}
+
+// avoidSet is what a directed route made over the snapshot's links must
+// not cross: the nodes with a port the gate could not re-read (silent, or
+// refusing), and the ports it re-read not up, by GUID and number (the
+// fabric they are looked up in is a copy).
+type avoidSet struct {
+	nodes map[uint64]bool
+	ports map[[2]uint64]bool
+}
+
+// avoidOf is the avoidSet of a gate's re-read: unread are the ports whose
+// PortInfo was not read, ports those re-read.
+func avoidOf(ports []*fabric.Port, unread map[*fabric.Port]bool) *avoidSet {
+	a := &avoidSet{nodes: map[uint64]bool{}, ports: map[[2]uint64]bool{}}
+	for p := range unread {
+		a.nodes[p.Node.GUID] = true
+	}
+	for _, p := range ports {
+		if !unread[p] && p.PhysState != mad.PhysLinkUp {
+			a.ports[[2]uint64{p.Node.GUID, uint64(p.Num)}] = true
+		}
+	}
+	return a
+}
+
+// in is the set as ports of fab, both ends of each cable.
+func (a *avoidSet) in(fab *fabric.Fabric) map[*fabric.Port]bool {
+	if a == nil {
+		return nil
+	}
+	m := map[*fabric.Port]bool{}
+	add := func(p *fabric.Port) {
+		if p != nil {
+			m[p] = true
+			if p.Remote != nil {
+				m[p.Remote] = true
+			}
+		}
+	}
+	for g := range a.nodes {
+		if n := fab.NodeByGUID(g); n != nil {
+			for _, p := range n.Ports {
+				add(p)
+			}
+		}
+	}
+	for k := range a.ports {
+		if n := fab.NodeByGUID(k[0]); n != nil {
+			add(portOf(n, uint8(k[1])))
+		}
+	}
+	return m
+}
+
+// portName names a port as the findings do: "leaf01/33", "gpu001 mlx5_0/1".
+func portName(p *fabric.Port) string {
+	return fmt.Sprintf("%s/%d", p.Node.Description, p.Num)
+}
+
+// farName names what a NodeInfo answered from, as the snapshot names the
+// node, with the port it arrived on.
+func farName(pl *placer, ni mad.NodeInfo) string {
+	return fmt.Sprintf("%s/%d", pl.name(ni.NodeGUID), ni.LocalPortNum)
+}

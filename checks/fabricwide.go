@@ -10,6 +10,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/words"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 // fabricWide are the checks whose verdict on a switch needs the whole
@@ -92,11 +93,37 @@ func (s *Snapshot) sweepOversubscribed() []Finding {
 		if !job {
 			continue
 		}
+		// A port of a switch it names, without a link in the snapshot,
+		// up now (the gate re-read it: a cable back since the sweep):
+		// the sweep's count is not the fabric's, and the gate's part
+		// cannot count again (trial B1).
+		if p := backUp(s, ents); p != nil {
+			s.couldNotDecide("topology.oversubscribed", fmt.Sprintf("the sweep of %s found %s short of cables, but %s, without a link then, is up now (a cable back since the sweep): its count is not the fabric's; run 'ibdoctor sweep'",
+				s.FabricRouting.Taken.Format(time.RFC3339), s.nodeName(p.Node), s.entityOf(p, "").String()), s.nodeEntity(p.Node, "switch"))
+			continue
+		}
 		fd.Entities = ents
 		fd.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "judged", Text: fmt.Sprintf("the sweep's verdict of %s on the whole fabric: a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold", s.FabricRouting.Taken.Format(time.RFC3339))})
 		out = append(out, fd)
 	}
 	return out
+}
+
+// backUp is a port of a switch among ents that a gate found up with no
+// known peer (up now, without a link in the snapshot), nil when none.
+func backUp(s *Snapshot, ents []Entity) *fabric.Port {
+	for _, en := range ents {
+		n := s.Fabric.NodeByGUID(en.NodeGUID)
+		if n == nil || en.Role != "switch" {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote == nil && p.Unreached&fabric.UnreachedPeer != 0 && p.PhysState == mad.PhysLinkUp {
+				return p
+			}
+		}
+	}
+	return nil
 }
 
 // RunFabricWide runs the fabricWide checks over s, a whole fabric, and
@@ -109,8 +136,10 @@ func RunFabricWide(s *Snapshot) (*FabricVerdicts, error) {
 	return FabricWide(res, s.Taken), nil
 }
 
-// entityGUID is an entity's node GUID, also after a JSON round trip
+// EntityGUID is an entity's node GUID, also after a JSON round trip
 // (NodeGUID is not encoded).
+func EntityGUID(e Entity) uint64 { return entityGUID(e) }
+
 func entityGUID(e Entity) uint64 {
 	if e.NodeGUID != 0 {
 		return e.NodeGUID

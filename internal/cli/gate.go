@@ -330,7 +330,11 @@ func undecidedReasons(doc *report.Document) []string {
 		case "host":
 			continue
 		case "link":
-			add("a route leaves by a port the sweep saw without a cable", "", "")
+			if strings.Contains(u.Reason, gate.BackSinceSweep) {
+				add("a port the sweep saw without a link is up now (", "): "+gate.BackSinceSweep+", the sweep's verdicts on its switch are not the fabric's; run 'ibdoctor sweep'", strings.Replace(u.Where, " port ", "/", 1))
+			} else {
+				add("a route leaves by a port the sweep saw without a cable", "", "")
+			}
 		case "HCA":
 			add("an HCA of the accepted topology is not in the snapshot", "", "")
 		case gate.WhatNodeGUID:

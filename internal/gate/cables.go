@@ -65,13 +65,14 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 		err  error
 	}
 	ways := map[*fabric.Node]*way{}
+	an := &anchor{}
 	answers := make([]answer, len(ports))
 	for i, p := range ports {
 		answers[i].p = p
 		w := ways[p.Node]
 		if w == nil {
 			w = &way{}
-			w.path, w.over, w.err = r.drPath(p.Node, pl)
+			w.path, w.over, w.err = r.drPath(ctx, e, p.Node, pl, an)
 			ways[p.Node] = w
 		}
 		if w.path == nil {
@@ -134,7 +135,7 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 		a := &answers[i]
 		n := a.p.Node
 		w := ways[n]
-		if a.path == nil || w.over.local == nil || !(transport.Unanswered(a.err) || differs(a) && !self[n]) {
+		if a.path == nil || w.over.first == nil || !(transport.Unanswered(a.err) || differs(a) && !self[n]) {
 			continue
 		}
 		if !rerouted[n] {
@@ -208,71 +209,100 @@ func firstFew(said []string) string {
 }
 
 // drPath is a directed route from the gate's port to switch n: the one n
-// is read by when it is read by directed route, else one over the part
-// of the snapshot the gate holds from its own port, else over the
-// snapshot's whole fabric (placer), either avoiding what the gate found
-// down or silent (pl.avoid).
-func (r *reach) drPath(n *fabric.Node, pl *placer) (mad.Path, drWay, error) {
-	here := drWay{r.f, r.local}
-	if r.local == nil || r.local.Remote == nil {
-		here.local = nil
-	}
+// is read by when it is read by directed route, else one made from the
+// gate's switch (anchor) over the part of the snapshot the gate holds,
+// else over the snapshot's whole fabric (placer), either avoiding what
+// the gate found down or silent (pl.avoid).
+func (r *reach) drPath(ctx context.Context, e *transport.Engine, n *fabric.Node, pl *placer, an *anchor) (mad.Path, drWay, error) {
 	if !r.lid(n) {
 		if n.Path == nil {
 			return nil, drWay{}, fmt.Errorf("%s has no directed route in the snapshot", n.Description)
 		}
-		return n.Path, here, nil
-	}
-	if here.local != nil {
-		if path := r.pathTo(n, pl.avoid.in(r.f)); path != nil {
-			return path, here, nil
+		w := drWay{fab: r.f}
+		if r.local != nil && r.local.Remote != nil {
+			w.first, w.start = r.local.Remote.Node, mad.Path{r.local.Num}
 		}
+		return n.Path, w, nil
 	}
-	path, err := pl.path(n.GUID)
-	if err != nil {
+	if err := an.find(ctx, e, r); err != nil {
 		return nil, drWay{}, err
 	}
-	over := drWay{fab: pl.links}
-	l := pl.e.Local()
-	if me := pl.links.NodeByGUID(l.NodeGUID); me != nil {
-		if p := portOf(me, l.PortNum); p != nil && p.Remote != nil {
-			over.local = p
+	if first := r.f.NodeByGUID(an.guid); first != nil {
+		w := drWay{r.f, first, an.start}
+		if path := w.pathTo(n.GUID, pl.avoid.in(r.f)); path != nil {
+			return path, w, nil
 		}
 	}
-	return path, over, nil
+	if pl.links == nil && pl.err == nil {
+		pl.links, pl.err = pl.snap.Links()
+	}
+	if pl.err != nil {
+		return nil, drWay{}, pl.err
+	}
+	w := drWay{fab: pl.links, first: pl.links.NodeByGUID(an.guid), start: an.start}
+	if path := w.pathTo(n.GUID, pl.avoid.in(pl.links)); path != nil {
+		return path, w, nil
+	}
+	return nil, drWay{}, fmt.Errorf("no directed route from this port to %s over the snapshot's links", n.Description)
 }
 
-// smpGetter is an Engine or its Once.
-type smpGetter interface {
-	GetSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) (*mad.SMP, error)
-	Options() transport.Options
+// anchor is the switch the gate's port is cabled to, where its directed
+// routes are made from: the snapshot's, or when the snapshot does not
+// have the gate's port cabled (its link was down at the sweep) the one
+// its NodeInfo by directed route says now (one SMP).
+type anchor struct {
+	done  bool
+	guid  uint64
+	start mad.Path
+	err   error
 }
 
-// drWay is the fabric a directed route was made over and the gate's port
-// in it (nil: none to make another from).
+func (a *anchor) find(ctx context.Context, e *transport.Engine, r *reach) error {
+	if a.done {
+		return a.err
+	}
+	a.done = true
+	l := e.Local()
+	a.start = mad.Path{l.PortNum}
+	if r.local != nil && r.local.Remote != nil {
+		a.guid = r.local.Remote.Node.GUID
+		return nil
+	}
+	var ni mad.NodeInfo
+	if _, err := e.GetSMP(ctx, a.start, &ni, 0); err != nil {
+		a.err = fmt.Errorf("the switch of this port could not be read (%w)", err)
+		return a.err
+	}
+	a.guid = ni.NodeGUID
+	return nil
+}
+
+// drWay is the fabric a directed route was made over and where it starts
+// in it: start reaches first (nil: no other route can be made).
 type drWay struct {
 	fab   *fabric.Fabric
-	local *fabric.Port
+	first *fabric.Node
+	start mad.Path
 }
 
 // pathTo is a directed route over w to the node with GUID g, avoiding
 // the ports in avoid; nil when there is none.
 func (w drWay) pathTo(g uint64, avoid map[*fabric.Port]bool) mad.Path {
 	to := w.fab.NodeByGUID(g)
-	if to == nil || w.local == nil {
+	if to == nil || w.first == nil {
 		return nil
 	}
-	return (&reach{local: w.local}).pathTo(to, avoid)
+	return pathFrom(w.first, w.start, to, avoid)
 }
 
 // along is the ports path crosses in w, both ends of each cable, but the
 // gate's own cable (no way around it).
 func (w drWay) along(path mad.Path) map[*fabric.Port]bool {
 	out := map[*fabric.Port]bool{}
-	if len(path) < 2 || w.local == nil || w.local.Remote == nil {
+	if len(path) < 2 || w.first == nil {
 		return out
 	}
-	sw := w.local.Remote.Node
+	sw := w.first
 	for _, num := range path[1:] {
 		p := portOf(sw, num)
 		if p == nil {
@@ -288,10 +318,21 @@ func (w drWay) along(path mad.Path) map[*fabric.Port]bool {
 	return out
 }
 
+// portName names a port as the findings do: "leaf01/33", "gpu001 mlx5_0/1".
+func portName(p *fabric.Port) string {
+	return fmt.Sprintf("%s/%d", p.Node.Description, p.Num)
+}
+
+// farName names what a NodeInfo answered from, as the snapshot names the
+// node, with the port it arrived on.
+func farName(pl *placer, ni mad.NodeInfo) string {
+	return fmt.Sprintf("%s/%d", pl.name(ni.NodeGUID), ni.LocalPortNum)
+}
+
 // avoidSet is what a directed route made over the snapshot's links must
 // not cross: the nodes with a port the gate could not re-read (silent, or
 // refusing), and the ports it re-read not up, by GUID and number (the
-// fabric they are looked up in is a copy).
+// fabric they are looked up in may be a copy).
 type avoidSet struct {
 	nodes map[uint64]bool
 	ports map[[2]uint64]bool
@@ -341,13 +382,8 @@ func (a *avoidSet) in(fab *fabric.Fabric) map[*fabric.Port]bool {
 	return m
 }
 
-// portName names a port as the findings do: "leaf01/33", "gpu001 mlx5_0/1".
-func portName(p *fabric.Port) string {
-	return fmt.Sprintf("%s/%d", p.Node.Description, p.Num)
-}
-
-// farName names what a NodeInfo answered from, as the snapshot names the
-// node, with the port it arrived on.
-func farName(pl *placer, ni mad.NodeInfo) string {
-	return fmt.Sprintf("%s/%d", pl.name(ni.NodeGUID), ni.LocalPortNum)
+// smpGetter is an Engine or its Once.
+type smpGetter interface {
+	GetSMP(ctx context.Context, path mad.Path, a mad.Attribute, mod uint32) (*mad.SMP, error)
+	Options() transport.Options
 }

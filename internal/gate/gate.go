@@ -262,8 +262,18 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			was[n] = snapLID{port: p, lid: p.LID}
 		}
 	}
+	// The ports of the job's switches that the snapshot has without a
+	// link, off the routes: an HCA reseated or an uplink fixed since the
+	// sweep is up on one now, and the verdicts resting on it (an HCA
+	// missing there, a leaf short of uplinks) are the sweep's, not the
+	// fabric's (trial B1). They are read with the rest, not judged as
+	// the job's.
+	idle := idlePorts(f, nodes, base, sc, snap.FabricVerdicts())
+	for _, p := range idle {
+		noLink[p] = true
+	}
 	t = time.Now()
-	bad := r.refresh(ctx, e, ports)
+	bad := r.refresh(ctx, e, append(slices.Clone(ports), idle...))
 	sw.Timings["refresh"] = time.Since(t)
 	unread := map[*fabric.Port]bool{}
 	notRead := func(bad []fabric.Unreachable) {
@@ -305,7 +315,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		}
 	}
 	onRoutes := map[string]bool{} // own sweep's NodeInfo entries a route leads to
+	onRoute := map[*fabric.Port]bool{}
 	for _, p := range ports {
+		onRoute[p] = true
+	}
+	for _, p := range append(slices.Clone(ports), idle...) {
 		if noLink[p] && !unread[p] && p.Remote == nil && p.PhysState == mad.PhysLinkUp {
 			if where, ok := farEnd[portKey{p.Node.GUID, p.Num}]; ok {
 				p.Unreached |= fabric.UnreachedPeer
@@ -325,8 +339,11 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			// UnreachedPeer, so no check calls it a dead end).
 			p.Unreached |= fabric.UnreachedPeer
 			sw.Complete = false
-			sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
-				Reason: "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"})
+			reason := "the port is up now but had no link in the snapshot, so what is behind it is unknown: run 'ibdoctor sweep'"
+			if !onRoute[p] {
+				reason = "the port is up now but had no link in the snapshot: " + BackSinceSweep + ", so what is behind it is unknown and the sweep's verdicts on its switch are not the fabric's; run 'ibdoctor sweep'"
+			}
+			sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num), Reason: reason})
 		}
 	}
 	// The cables the live routes are followed over, as they are now: a
@@ -589,6 +606,65 @@ func silentNodes(unread map[*fabric.Port]bool) map[*fabric.Node]bool {
 	for p := range unread {
 		out[p.Node] = true
 	}
+	return out
+}
+
+// BackSinceSweep says a port of the job's switches, off its routes, that
+// the snapshot has without a link is up now (the prolog's summary
+// groups those ports by it).
+const BackSinceSweep = "a cable back (or added) since the sweep"
+
+// idlePorts are the ports without a link in the snapshot and not up in
+// it, off the scope, of the job's switches: those its hosts' HCAs are cabled to (in the
+// snapshot or the baseline), and those the sweep's topology.oversubscribed
+// verdicts name that the scope holds.
+func idlePorts(f *fabric.Fabric, hosts []*fabric.Node, base *fabric.Fabric, sc *checks.Scope, v *checks.FabricVerdicts) []*fabric.Port {
+	sws := map[*fabric.Node]bool{}
+	for _, h := range hosts {
+		for _, p := range h.Ports {
+			if p != nil && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch {
+				sws[p.Remote.Node] = true
+			}
+		}
+	}
+	for _, n := range base.Nodes {
+		if n.Type == mad.NodeSwitch {
+			if m := f.NodeByGUID(n.GUID); m != nil {
+				sws[m] = true
+			}
+		}
+	}
+	if v != nil {
+		for _, fd := range v.Findings {
+			if fd.Check != "topology.oversubscribed" {
+				continue
+			}
+			for _, en := range fd.Entities {
+				if n := f.NodeByGUID(checks.EntityGUID(en)); n != nil && en.Role == "switch" && sc.Switches[n] {
+					sws[n] = true
+				}
+			}
+		}
+	}
+	var out []*fabric.Port
+	for n := range sws {
+		for _, p := range n.Ports {
+			// Not up at the sweep: one up then without a peer had a far
+			// end that did not answer (the sweep's incompleteness).
+			if p != nil && p.Num != 0 && p.Remote == nil && !sc.Ports[p] && p.PhysState != mad.PhysLinkUp {
+				out = append(out, p)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b *fabric.Port) int {
+		if a.Node.GUID != b.Node.GUID {
+			if a.Node.GUID < b.Node.GUID {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Num) - int(b.Num)
+	})
 	return out
 }
 

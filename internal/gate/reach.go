@@ -184,8 +184,13 @@ func (r *reach) retry(n *fabric.Node) bool {
 // pathTo is the shortest directed route from the gate's port to n over
 // the links known up, through switches, avoiding the ports in avoid.
 func (r *reach) pathTo(n *fabric.Node, avoid map[*fabric.Port]bool) mad.Path {
-	first := r.local.Remote.Node
-	start := mad.Path{r.local.Num}
+	return pathFrom(r.local.Remote.Node, mad.Path{r.local.Num}, n, avoid)
+}
+
+// pathFrom is the shortest directed route to n that starts with start,
+// which reaches first, then goes over the links known up, through
+// switches, avoiding the ports in avoid.
+func pathFrom(first *fabric.Node, start mad.Path, n *fabric.Node, avoid map[*fabric.Port]bool) mad.Path {
 	if first == n {
 		return start
 	}

@@ -57,6 +57,20 @@ func counterSeverity(name string) (Severity, string) {
 	return Warning, "inspect the port"
 }
 
+// fullFieldSeverity is the one rule for a counter at the top of its
+// PortCounters field (saturated, or as large in the extended counter):
+// at least that many errors happened, a warning for the counters whose
+// finding is a warning or an error, info for the informational ones
+// (relay, remote physical, VL15/QP1 dropped: a switch port's relay errors
+// sit at 65535 on many healthy fabrics, multicast relayed nowhere). Live
+// checks keep an error counter an error; the db_csv history caps it here.
+func fullFieldSeverity(name string) Severity {
+	if sev, _ := counterSeverity(name); sev < Warning {
+		return Info
+	}
+	return Warning
+}
+
 func (s *Snapshot) counterErrors() []Finding {
 	var out []Finding
 	s.eachCounterError(func(_ *fabric.Port, f Finding) { out = append(out, f) })
@@ -285,8 +299,8 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	if c.Saturated {
 		ev = append(ev, Evidence{Name: "saturated", Value: float64(c.Value), Text: fmt.Sprintf("the %d-bit counter is stuck at its maximum %d: the true count is larger", c.Bits, c.Value)})
 		title += " (saturated)"
-		if sev < Error && basis == "absolute" {
-			sev = Warning
+		if basis == "absolute" {
+			sev = max(sev, fullFieldSeverity(c.Name))
 		}
 	}
 	if berOK {
@@ -379,11 +393,8 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 	if !ok {
 		return Finding{}, false
 	}
-	sev, action := counterSeverity(c.Name)
-	f.Severity = Info
-	if sev >= Warning {
-		f.Severity = Warning
-	}
+	_, action := counterSeverity(c.Name)
+	f.Severity = fullFieldSeverity(c.Name)
 	f.Impact.Score = f.Impact.PathShare * counterWeight[f.Severity]
 	name := s.portName(p)
 	atTop := c.Value == uint64(1)<<baseFieldBits[c.Name]-1

@@ -16,9 +16,12 @@ import (
 // fabricWide are the checks whose verdict on a switch needs the whole
 // fabric, not only a job's part: every destination it routes
 // (routing.ecmp-imbalance), every leaf of its spines and the typical
-// leaf (topology.oversubscribed). A gate cannot make it on its part of
-// the fabric, so it takes the sweep's (FabricVerdicts).
-var fabricWide = []string{"routing.ecmp-imbalance", "topology.oversubscribed"}
+// leaf (topology.oversubscribed), every port's M_Key policy against the
+// fabric's (sm.mkey-policy: the snapshot keeps no M_Key fields, so a
+// gate's part read its re-read HCAs against switches at lease 0, trial
+// A9). A gate cannot make it on its part of the fabric, so it takes the
+// sweep's (FabricVerdicts).
+var fabricWide = []string{"routing.ecmp-imbalance", "topology.oversubscribed", "sm.mkey-policy"}
 
 // FabricVerdicts are the findings of the fabricWide checks on a whole
 // fabric (a sweep's), kept with the snapshot for the gates that follow.
@@ -60,7 +63,7 @@ func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
 		return nil
 	}
 	for _, f := range res.Findings {
-		if f.Check == "routing.ecmp-imbalance" {
+		if f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" {
 			v.Findings = append(v.Findings, f)
 		}
 	}
@@ -77,16 +80,33 @@ func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
 // are not all there: judged on it, a leaf short of 4 cables read as
 // short of 2 against "5 of its 5 leaves" (trial T7).
 func (s *Snapshot) sweepOversubscribed() []Finding {
+	return s.sweepVerdicts("topology.oversubscribed", true, "a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold")
+}
+
+// sweepMKeyPolicies is a gate's sm.mkey-policy: the sweep's finding when
+// it names a node of the job's part. The policy a port runs is judged
+// against every port's; the gate's part of the snapshot holds no M_Key
+// fields of the switches it did not re-read (trial A9: every gate warned
+// that the job's own HCAs, at lease 4089 s, differed from switches read
+// as lease 0, while the sweep of the same fabric said nothing).
+func (s *Snapshot) sweepMKeyPolicies() []Finding {
+	return s.sweepVerdicts("sm.mkey-policy", false, "every port's M_Key policy is compared with the fabric's, which the gate's part of the snapshot does not hold")
+}
+
+// sweepVerdicts returns the sweep's findings of check id that name a
+// node of the job's part (a switch only, with switchesOnly), each with
+// evidence saying whose verdict it is and why.
+func (s *Snapshot) sweepVerdicts(id string, switchesOnly bool, why string) []Finding {
 	var out []Finding
 	for _, fd := range s.FabricRouting.Findings {
-		if fd.Check != "topology.oversubscribed" {
+		if fd.Check != id {
 			continue
 		}
 		ents := slices.Clone(fd.Entities)
 		job := false
 		for i := range ents {
 			ents[i].NodeGUID = entityGUID(ents[i])
-			if n := s.Fabric.NodeByGUID(ents[i].NodeGUID); n != nil && ents[i].Role == "switch" && s.nodeInScope(n) {
+			if n := s.Fabric.NodeByGUID(ents[i].NodeGUID); n != nil && (!switchesOnly || ents[i].Role == "switch") && s.nodeInScope(n) {
 				job = true
 			}
 		}
@@ -103,7 +123,7 @@ func (s *Snapshot) sweepOversubscribed() []Finding {
 			continue
 		}
 		fd.Entities = ents
-		fd.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "judged", Text: fmt.Sprintf("the sweep's verdict of %s on the whole fabric: a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold", s.FabricRouting.Taken.Format(time.RFC3339))})
+		fd.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "judged", Text: fmt.Sprintf("the sweep's verdict of %s on the whole fabric: %s", s.FabricRouting.Taken.Format(time.RFC3339), why)})
 		out = append(out, fd)
 	}
 	return out

@@ -40,7 +40,7 @@ func init() {
 	register(Check{
 		ID:      "sm.mkey-policy",
 		Summary: "ports show different M_Key policies (PortInfo protection bits and lease period): SMs configured differently have swept the fabric",
-		Needs:   []string{"topology", "mkey"},
+		Needs:   []string{"topology", "mkey", "whole-fabric"},
 		run:     (*Snapshot).mkeyPolicies,
 	})
 	register(Check{
@@ -564,6 +564,9 @@ func (m mkeyPolicy) String() string {
 // protected, so two SMs with different keys and one protection level are
 // not told apart.
 func (s *Snapshot) mkeyPolicies() []Finding {
+	if s.Scope != nil {
+		return s.sweepMKeyPolicies()
+	}
 	by := map[mkeyPolicy][]*fabric.Port{}
 	total := 0
 	for _, n := range s.Fabric.Nodes {

@@ -342,6 +342,21 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	if ctx.Err() != nil {
 		return fail(sweepInterrupted(ctx))
 	}
+	if why := checks.FabricNotReached(sw.Fabric); why != "" {
+		// Saved, its one node would be the baseline every later sweep
+		// compares with (trial A11: they said healthy while check said
+		// link.polling). The link findings on its own port are check's
+		// verdict of it, said here.
+		msg := "the fabric could not be reached: " + why
+		if res, err := checks.Run(sw.Snapshot(o.expectation, nil, nil), "link"); err == nil {
+			for _, f := range res.Findings {
+				if f.Severity >= checks.Warning {
+					msg += fmt.Sprintf("; %s %s: %s", f.Severity, f.Check, f.Title)
+				}
+			}
+		}
+		return fail(errors.New(msg + "; nothing saved (the previous report and snapshot stay): fix this host's link or sweep from another host"))
+	}
 	if baseline != nil && o.designed == nil {
 		why, err := baselineOfAnotherFabric(o.stateDir, sess)
 		if err != nil {

@@ -180,7 +180,7 @@ func Run(ctx context.Context, e *transport.Engine, o Options) (*Sweep, error) {
 		done := stage("routes")
 		if err := route.ReadLFTs(ctx, e, f, route.ReadOptions{}); err != nil {
 			s.Complete = false
-			s.Unreached = append(s.Unreached, lftFailures(err, o.TablesNotRead)...)
+			s.Unreached = append(s.Unreached, lftFailures(f, err, o.TablesNotRead)...)
 		}
 		if hasLFT(f) {
 			s.Loads = NewLoads(f)
@@ -239,7 +239,16 @@ func hasLFT(f *fabric.Fabric) bool {
 	return false
 }
 
-func lftFailures(err error, why map[uint64]string) []report.Unreached {
+func lftFailures(f *fabric.Fabric, err error, why map[uint64]string) []report.Unreached {
+	// A SwitchInfo discovery could not read either is listed there
+	// already: the same attribute of the same switch not read is one
+	// thing, not two differently named (trial A14).
+	discovered := map[string]bool{}
+	for _, u := range f.Unreachable {
+		if u.What == "SwitchInfo" {
+			discovered[u.Path.String()] = true
+		}
+	}
 	var out []report.Unreached
 	var walk func(error)
 	walk = func(err error) {
@@ -251,6 +260,9 @@ func lftFailures(err error, why map[uint64]string) []report.Unreached {
 		}
 		var se *route.SwitchError
 		if errors.As(err, &se) {
+			if se.What == "SwitchInfo" && se.Switch.Path != nil && discovered[se.Switch.Path.String()] {
+				return
+			}
 			reason := se.Err.Error()
 			if w, ok := why[se.Switch.GUID]; ok {
 				reason = w

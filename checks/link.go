@@ -103,6 +103,28 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 		if !width && a.SpeedActive != 0 && b.SpeedActive != 0 && a.SpeedActive != b.SpeedActive {
 			ev[0].Text += fmt.Sprintf("; the two ends disagree: %s reports %s, %s %s (the slower is taken)", s.entityOf(a, "").String(), a.SpeedActive, s.entityOf(b, "").String(), b.SpeedActive)
 		}
+		if lim := enabledLimit(a, b, width, v.Want); lim != nil {
+			// The link runs what that port allows: a configuration
+			// (ibportstate, an SM or switch setting), not a bad lane;
+			// a cable swap changes nothing (trial A3).
+			other := b
+			if lim == b {
+				other = a
+			}
+			field, part, mine, theirs := "LinkWidthEnabled", "width", lim.WidthEnabled.String(), other.WidthEnabled.String()
+			set := "width 255"
+			if !width {
+				field, part, mine, theirs = "LinkSpeedEnabled", "speed", lim.SpeedEnabled.String(), other.SpeedEnabled.String()
+				set = "speed 15"
+				if v.Want.Speed > mad.SpeedQDR {
+					field, set = "LinkSpeedExtEnabled", "espeed N (N the LinkSpeedExtSupported mask 'smpquery portinfo' shows)"
+				}
+			}
+			le, oe := s.entityOf(lim, ""), s.entityOf(other, "")
+			ev = append(ev, Evidence{Name: "enabled", Text: fmt.Sprintf("%s has only %s enabled (%s; %s: %s): the link runs the best both ends enable", le.String(), mine, field, oe.String(), theirs)})
+			action = fmt.Sprintf("Re-enable the %s at %s: its %s allows only %s, so the link runs exactly that; the cable is not at fault. Set it back to what the port supports ('ibportstate %d %d %s', then 'ibportstate %d %d reset' to retrain) or undo the SM or switch setting that lowered it, then confirm with 'ibdoctor links' that it trains at %s.",
+				part, le.String(), field, mine, le.LID, lim.Num, set, le.LID, lim.Num, wantRate)
+		}
 		if v.Unread != nil {
 			ev = append(ev, Evidence{Name: "unread end", Text: s.unreadEndText(v)})
 		}
@@ -148,6 +170,25 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 		})
 	}
 	return out
+}
+
+// enabledLimit returns the end of link a-b whose enabled mask lacks the
+// width (or speed) the link is expected to run while its hardware
+// supports it (or its support is unknown): the port was configured
+// down. Nil when both ends enable it, or an end's PortInfo was not read.
+func enabledLimit(a, b *fabric.Port, width bool, want mad.Rate) *fabric.Port {
+	for _, p := range []*fabric.Port{a, b} {
+		if p == nil || p.Unreached&fabric.UnreachedInfo != 0 {
+			continue
+		}
+		if width && want.Width != 0 && p.WidthEnabled != 0 && !p.WidthEnabled.Has(want.Width) && (p.WidthSupported == 0 || p.WidthSupported.Has(want.Width)) {
+			return p
+		}
+		if !width && want.Speed != 0 && p.SpeedEnabled != 0 && !p.SpeedEnabled.Has(want.Speed) && (p.SpeedSupported == 0 || p.SpeedSupported.Has(want.Speed)) {
+			return p
+		}
+	}
+	return nil
 }
 
 // unreadEndText says how a link with an unread end was judged, for

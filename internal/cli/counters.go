@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -200,6 +201,7 @@ func (a *app) runCounters(parent context.Context, o *countersOptions) error {
 		return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", sweepErr))
 	}
 	v := judgeCounters(f, res, sess.Increases, thr, failOn)
+	v.thrFile = o.thresholds
 	notRead := countersNotRead(f, res, diagnose.Silence{Fabric: f, From: diagnose.ReadFrom(f, sess.Engine.Local())})
 	if o.json {
 		if err := writeCountersJSON(a.stdout, v, res, f, thr, *o, sess.Name, notRead); err != nil {
@@ -306,6 +308,51 @@ type verdicts struct {
 	// increases: judged on a file's increases over a span it does not
 	// give (ibdiagnet's PM_DELTA), the values listed are since the clear.
 	increases bool
+	// within counts the ports not over threshold with a non-zero error
+	// counter (or increase) within it, withinBy the ports by counter and
+	// thr its threshold; thrFile is --thresholds ("" the defaults). The
+	// summary says them: ibqueryerrors with its shipped file flags any
+	// non-zero count, and "no port over threshold" alone read as "same
+	// answer" (trial A6).
+	within   int
+	withinBy map[string]int
+	thr      map[string]uint64
+	thrFile  string
+}
+
+// withinText says how many ports have non-zero error counters (or
+// increases) within the thresholds in force, which thresholds, from
+// where, and that --all lists them (listed says they are listed).
+func (v *verdicts) withinText(listed bool) string {
+	names := slices.Collect(maps.Keys(v.withinBy))
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(v.withinBy[b], v.withinBy[a]), strings.Compare(a, b)) })
+	var parts []string
+	for _, n := range names {
+		parts = append(parts, fmt.Sprintf("%s %d on %s", n, v.thr[n], plural(v.withinBy[n], "port")))
+	}
+	what := "non-zero error counters"
+	if v.basis == "delta" && !v.increases {
+		what = "error counters that grew"
+	}
+	src := "ibdoctor's default thresholds"
+	if v.thrFile != "" {
+		src = "the thresholds of " + v.thrFile
+	}
+	text := fmt.Sprintf("%s %s %s within %s (%s)", plural(v.within, "port"), verbHave(v.within), what, src, strings.Join(parts, ", "))
+	if v.thrFile == "" {
+		text += "; ibqueryerrors with its shipped error_thresholds file (every line commented) flags any non-zero count"
+	}
+	if listed {
+		return text + ": listed above"
+	}
+	return text + ": --all lists them"
+}
+
+func verbHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
 }
 
 // judgeCounters lays out checks' verdict on every port of the last sample
@@ -315,7 +362,7 @@ type verdicts struct {
 // those findings are listed as over; other non-zero error counters (or
 // increases) as below, for the operator's eye only.
 func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map[string]uint64, t *checks.Thresholds, failOn checks.Severity) *verdicts {
-	v := &verdicts{basis: "absolute", fab: f, failOn: failOn}
+	v := &verdicts{basis: "absolute", fab: f, failOn: failOn, withinBy: map[string]int{}, thr: map[string]uint64{}}
 	if res.Interval() > 0 {
 		v.basis = "delta"
 	}
@@ -354,6 +401,20 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 			}
 		}
 		pv.below = belowOf(pv, t)
+		if len(pv.over) == 0 {
+			counted := false
+			for _, b := range pv.below {
+				if b.Name == "PortXmitWait" {
+					continue // congestion, not an error counter
+				}
+				if !counted {
+					v.within++
+					counted = true
+				}
+				v.withinBy[b.Name]++
+				v.thr[b.Name] = uint64(b.Threshold)
+			}
+		}
 		pv.undecided = undecidedAt[portKey{pc.GUID, int(pc.Key.Port)}]
 		if len(pv.undecided) > 0 {
 			v.undecided++
@@ -748,6 +809,9 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 	if v.undecided > 0 {
 		summary += "; " + st.Yellow(plural(v.undecided, "port")+" undecided (an increase could not be computed: '?')")
 	}
+	if v.within > 0 {
+		summary += "; " + v.withinText(all)
+	}
 	io.WriteString(w, report.WrapString("", summary, st.Width))
 	if res.Reset != perf.ResetNone {
 		cleared := "error counters"
@@ -814,6 +878,9 @@ type countersSummary struct {
 	PortsAtFailOn      int `json:"ports_at_fail_on"`
 	PortsUndecided     int `json:"ports_undecided"`
 	NotRead            int `json:"not_read"`
+	// PortsWithinThresholdWithErrors: ports not over threshold with a
+	// non-zero error counter (or increase) within it.
+	PortsWithinThresholdWithErrors int `json:"ports_within_threshold_with_errors"`
 }
 
 type capsInfo struct {
@@ -899,7 +966,8 @@ func countersDocument(v *verdicts, res *perf.Result, f *fabric.Fabric, t *checks
 		Thresholds: countersThresholds{File: o.thresholds},
 		FailOn:     v.failOn,
 		Summary: countersSummary{NodesRead: v.nodes, PortsRead: len(v.ports), PortsOverThreshold: v.overPorts,
-			NodesOverThreshold: v.overNodes, PortsAtFailOn: v.failing, PortsUndecided: v.undecided, NotRead: len(notRead)},
+			NodesOverThreshold: v.overNodes, PortsAtFailOn: v.failing, PortsUndecided: v.undecided, NotRead: len(notRead),
+			PortsWithinThresholdWithErrors: v.within},
 		Ports:   []countersPort{},
 		NotRead: notRead,
 		PMACaps: map[string]capsInfo{},

@@ -33,41 +33,9 @@ func (s *Snapshot) lostLIDs() []Finding {
 		return nil // a job's routes: routing.unreachable judges them
 	}
 	f := s.Fabric
-	var sws []*fabric.Node
-	for _, n := range f.Nodes {
-		if n.Type == mad.NodeSwitch && n.Switch != nil && n.Switch.LFT != nil {
-			sws = append(sws, n)
-		}
-	}
-	unknown := unknownLIDs(f)
-	if len(sws) == 0 || len(unknown) == 0 {
+	lost := findLostLIDs(f)
+	if len(lost) == 0 {
 		return nil
-	}
-	type hit struct {
-		lids []uint16
-		sws  map[*fabric.Node]bool
-	}
-	hits := map[*fabric.Port]*hit{}
-	var order []*fabric.Port
-	memo := map[*fabric.Node]*fabric.Port{}
-	for _, lid := range unknown {
-		clear(memo)
-		for _, sw := range sws {
-			p := lostEnd(sw, lid, memo)
-			if p == nil {
-				continue
-			}
-			h := hits[p]
-			if h == nil {
-				h = &hit{sws: map[*fabric.Node]bool{}}
-				hits[p] = h
-				order = append(order, p)
-			}
-			if len(h.lids) == 0 || h.lids[len(h.lids)-1] != lid {
-				h.lids = append(h.lids, lid)
-			}
-			h.sws[sw] = true
-		}
 	}
 	var out []Finding
 	hosts := max(1, s.hostCount())
@@ -75,8 +43,8 @@ func (s *Snapshot) lostLIDs() []Finding {
 	// to a node or port the sweep could not read (under MAD loss the
 	// finding it folds into, topology.missing-hca, is undecided too).
 	partial := partlyRead(f)
-	for _, p := range order {
-		h := hits[p]
+	for _, h := range lost {
+		p := h.port
 		if partial {
 			s.couldNotDecide("routing.lost-lid", fmt.Sprintf("the tables forward %s %s into %s, which has no link, and no port read holds them, but the sweep did not read everything: they may be held by what was not read",
 				words.Noun(len(h.lids), "LID"), lidList(h.lids), s.entityOf(p, "")), s.entityOf(p, "end"))
@@ -87,10 +55,8 @@ func (s *Snapshot) lostLIDs() []Finding {
 			state = "Disabled"
 		}
 		var names []string
-		for _, sw := range sws {
-			if h.sws[sw] {
-				names = append(names, s.nodeName(sw))
-			}
+		for _, sw := range h.sws {
+			names = append(names, s.nodeName(sw))
 		}
 		lidText := lidList(h.lids)
 		at := s.entityOf(p, "")
@@ -111,6 +77,63 @@ func (s *Snapshot) lostLIDs() []Finding {
 		})
 	}
 	return out
+}
+
+// lostPort is a switch port without a link that the tables still send
+// LIDs no port found holds into (findLostLIDs).
+type lostPort struct {
+	port *fabric.Port
+	lids []uint16       // ascending
+	sws  []*fabric.Node // the switches whose routes end there, in the fabric's order
+}
+
+// findLostLIDs is routing.lost-lid's judgement: the switch ports without
+// a link where the routes of LIDs no port found holds end, in the order
+// of their first LID. It does not say whether the sweep read enough to
+// stand by it (partlyRead): its users do.
+func findLostLIDs(f *fabric.Fabric) []*lostPort {
+	var sws []*fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch && n.Switch != nil && n.Switch.LFT != nil {
+			sws = append(sws, n)
+		}
+	}
+	unknown := unknownLIDs(f)
+	if len(sws) == 0 || len(unknown) == 0 {
+		return nil
+	}
+	hits := map[*fabric.Port]*lostPort{}
+	var order []*lostPort
+	by := map[*lostPort]map[*fabric.Node]bool{}
+	memo := map[*fabric.Node]*fabric.Port{}
+	for _, lid := range unknown {
+		clear(memo)
+		for _, sw := range sws {
+			p := lostEnd(sw, lid, memo)
+			if p == nil {
+				continue
+			}
+			h := hits[p]
+			if h == nil {
+				h = &lostPort{port: p}
+				hits[p] = h
+				by[h] = map[*fabric.Node]bool{}
+				order = append(order, h)
+			}
+			if len(h.lids) == 0 || h.lids[len(h.lids)-1] != lid {
+				h.lids = append(h.lids, lid)
+			}
+			by[h][sw] = true
+		}
+	}
+	for _, h := range order {
+		for _, sw := range sws {
+			if by[h][sw] {
+				h.sws = append(h.sws, sw)
+			}
+		}
+	}
+	return order
 }
 
 // lostEnd follows LID lid's route from switch sw over the tables and

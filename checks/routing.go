@@ -1089,6 +1089,9 @@ type ecmpGroup struct {
 	// read that may be more equal-cost ports of the group.
 	unread int
 	maybe  []*fabric.Port
+	// lost counts the group's destinations that are LIDs routing.lost-lid
+	// finds lost (lostBehind).
+	lost int
 	// load counts every CA destination the switch forwards through each
 	// port, whichever group it belongs to.
 	load func() map[*fabric.Port]int
@@ -1125,6 +1128,31 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			byLeaf[l] = append(byLeaf[l], h)
 		}
 	}
+	// The LIDs routing.lost-lid finds lost (nodes unplugged or disabled
+	// since the SM last routed) are still in every table, where the SM
+	// balanced them with the others: without them, two hosts unplugged
+	// on one leaf tipped its peers' groups over the threshold (trial
+	// A8: 5/4/5/4 became 5/4/3/4, "check for edited routes"). They are
+	// counted behind the switch where they are lost; the loss is
+	// lost-lid's to report. Not where lost-lid cannot decide (the sweep
+	// did not read everything: they are unknown LIDs below), nor in a
+	// job's gate (its destinations only).
+	var lost map[*fabric.Node][]uint16
+	if s.Scope == nil && !partlyRead(s.Fabric) {
+		lost = lostBehind(s.Fabric)
+	}
+	nLost := 0
+	for _, n := range s.Fabric.Nodes {
+		ls, ok := lost[n]
+		if !ok {
+			continue
+		}
+		nLost += len(ls)
+		if _, known := byLeaf[n]; !known {
+			leaves = append(leaves, n)
+			byLeaf[n] = nil
+		}
+	}
 	sg := newSwitchGraph(s.Fabric)
 	dist := sg.leafDistances(leaves)
 	// LIDs the tables route that belong to no port read: where the sweep
@@ -1141,8 +1169,8 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	// Each switch's groups are counted on every core, a batch of
 	// switches at a time (the count runs for every switch and CA
 	// destination); they are judged below in the fabric's order.
-	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf, shared: shared, leafLIDs: make([][]uint16, len(leaves))}
-	nLIDs := 0
+	cnt := &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: byLeaf, shared: shared, leafLIDs: make([][]uint16, len(leaves)), leafLive: make([]int, len(leaves))}
+	nLIDs := nLost
 	for _, h := range g.hosts {
 		nLIDs += 1 << min(h.LMC, 7)
 	}
@@ -1154,6 +1182,9 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 				all = append(all, lid)
 			}
 		}
+		cnt.leafLive[li] = len(all) - lo
+		all = append(all, lost[leaf]...)
+		cnt.lost = append(cnt.lost, lost[leaf]...)
 		cnt.leafLIDs[li] = all[lo:len(all):len(all)]
 	}
 	var sws []*fabric.Node
@@ -1272,6 +1303,13 @@ func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch) map[string]*ecmpGro
 					}
 				}
 			}
+			for _, lid := range c.lost {
+				if int(lid) < lft.Len() {
+					if p := portOf(sw, lft.At(lid)); p != nil {
+						loadMemo[p]++
+					}
+				}
+			}
 		}
 		return loadMemo
 	}
@@ -1334,7 +1372,7 @@ func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch) map[string]*ecmpGro
 		// eg.To(lid) is the port upNum names for a LID below
 		// et.Limit; a LID without one counts for the port not read
 		// its entry names, if any.
-		for _, lid := range c.leafLIDs[li] {
+		for k, lid := range c.leafLIDs[li] {
 			n := int16(-1)
 			if int(lid) < et.Limit {
 				n = upNum[et.LFT.At(lid)]
@@ -1351,6 +1389,9 @@ func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch) map[string]*ecmpGro
 				continue
 			}
 			grp.count[n]++
+			if k >= c.leafLive[li] {
+				grp.lost++
+			}
 		}
 	}
 	for _, grp := range groups {
@@ -1379,8 +1420,11 @@ type ecmpCount struct {
 	// shared are the hosts whose LID another port also owns, not counted
 	shared map[*fabric.Port]bool
 	// leafLIDs: per leaf, every LID of its hosts (lids), listed once
-	// for all switches.
+	// for all switches, then from leafLive[leaf] on the LIDs lost behind
+	// it (lostBehind); lost lists those of every leaf.
 	leafLIDs [][]uint16
+	leafLive []int
+	lost     []uint16
 }
 
 // judgeECMP judges switch sw's groups (nil: its table was not read)
@@ -1474,6 +1518,39 @@ func undecidedParts(grp *ecmpGroup, nUnk int) string {
 		parts = append(parts, fmt.Sprintf("it sends %s of no port read (destinations the sweep did not find) out of these ports", words.Count(nUnk, "LID")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// lostBehind is routing.lost-lid's judgement (findLostLIDs) by switch:
+// the LIDs lost at each switch's ports. A LID whose routes end at ports
+// of two switches (tables that disagree) is behind neither.
+func lostBehind(f *fabric.Fabric) map[*fabric.Node][]uint16 {
+	lost := findLostLIDs(f)
+	if len(lost) == 0 {
+		return nil
+	}
+	at := map[uint16]*fabric.Node{}
+	split := map[uint16]bool{}
+	for _, h := range lost {
+		for _, lid := range h.lids {
+			if sw, ok := at[lid]; ok && sw != h.port.Node {
+				split[lid] = true
+			}
+			at[lid] = h.port.Node
+		}
+	}
+	out := map[*fabric.Node][]uint16{}
+	for _, h := range lost {
+		for _, lid := range h.lids {
+			if !split[lid] && at[lid] == h.port.Node {
+				out[h.port.Node] = append(out[h.port.Node], lid)
+			}
+		}
+	}
+	for sw, ls := range out {
+		slices.Sort(ls)
+		out[sw] = slices.Compact(ls)
+	}
+	return out
 }
 
 // partlyRead reports whether some MAD of the sweep went unanswered: a
@@ -1658,6 +1735,13 @@ func (s *Snapshot) judgeGroup(grp *ecmpGroup, ratio float64) (Finding, bool) {
 	}
 	ev := []Evidence{
 		{Name: "max/mean", Value: worst, Threshold: ratio, Text: fmt.Sprintf("%s %s (max/mean %.2f, threshold %.2f)", legend, strings.Join(counts, " "), worst, ratio)},
+	}
+	if grp.lost > 0 {
+		it := "them"
+		if grp.lost == 1 {
+			it = "it"
+		}
+		ev = append(ev, Evidence{Name: "lost LIDs", Value: float64(grp.lost), Text: fmt.Sprintf("counted with %s that routing.lost-lid finds lost: the tables still forward %s where the subnet manager balanced %s", words.Count(grp.lost, "LID"), it, it)})
 	}
 	if grp.other > 0 {
 		ev = append(ev, Evidence{Name: "off-group", Value: float64(grp.other), Text: fmt.Sprintf("%s %s routed outside the equal-cost set (not a shortest path)", words.Count(grp.other, "destination"), words.Verb(grp.other, "are"))})

@@ -74,21 +74,55 @@ func hostKind(host string, devs []string) string {
 	return strings.TrimRight(host, "0123456789") + "|" + strings.Join(slices.Compact(schemes), ",")
 }
 
-func (s *Snapshot) missingHCAs() []Finding {
-	census := s.HCAs
-	if census == nil {
-		census = HCACensus(s.Fabric)
-	}
-	devs := map[string][]string{}
+// HCASummary is what topology.missing-hca compares a host with beyond
+// its own adapters, summed up from a census of the whole fabric
+// (SummarizeHCAs): a sweep keeps it, so that a gate reads its own hosts'
+// adapters and this instead of the whole census (at 49k nodes, ~46k
+// hosts grouped to judge 64).
+type HCASummary struct {
+	// Kinds are the host kinds (hostKind), each with its hosts.
+	Kinds map[string]HCAKind `json:"kinds"`
+	// Rails are each device's rail leaves by GUID, ascending: a leaf
+	// where three quarters or more of the HCAs cabled to it (two or
+	// more) carry that device name.
+	Rails map[string][]uint64 `json:"rails"`
+	// HostPorts are, by leaf GUID, the ports the census's HCAs land on,
+	// in census order.
+	HostPorts map[uint64][]uint8 `json:"host_ports"`
+}
+
+// HCAKind is one host kind of an HCASummary.
+type HCAKind struct {
+	// Name names the kind's hosts in words (kindName: "gpu*").
+	Name string `json:"name"`
+	// Hosts is how many hosts are of the kind.
+	Hosts int `json:"hosts"`
+	// Have is, for each device name, how many of them have it.
+	Have map[string]int `json:"have"`
+}
+
+// HCALookup gives the entries of one host (by fabric.HostName) in a
+// census of the whole fabric, in the census's order: a gate's, from the
+// sweep's state.
+type HCALookup interface {
+	HostHCAs(host string) []HostHCA
+}
+
+// SummarizeHCAs sums a census of the whole fabric up as
+// topology.missing-hca reads it (HCASummary).
+func SummarizeHCAs(census []HostHCA) *HCASummary {
+	devs, kindOf := groupHCAs(census)
+	return summarizeHCAs(census, devs, kindOf)
+}
+
+// groupHCAs groups a census by host: each host's devices in census
+// order, and its kind.
+func groupHCAs(census []HostHCA) (devs map[string][]string, kindOf map[string]string) {
+	devs = map[string][]string{}
 	for _, h := range census {
 		devs[h.Host] = append(devs[h.Host], h.Dev)
 	}
-	// Per kind, how many of its hosts have each device: a host's peers
-	// are its kind less itself, so counting once per kind, not once per
-	// host over its peers, keeps this linear in the hosts.
-	kindOf := make(map[string]string, len(devs))
-	kindSize := map[string]int{}
-	kindHave := map[string]map[string]int{}
+	kindOf = make(map[string]string, len(devs))
 	// A host with one HCA (most, at scale) takes its kind from those
 	// already made for its name and scheme: one string per kind, not
 	// one per host of the census.
@@ -106,35 +140,33 @@ func (s *Snapshot) missingHCAs() []Finding {
 			k = hostKind(h, ds)
 		}
 		kindOf[h] = k
-		kindSize[k]++
-		if kindHave[k] == nil {
-			kindHave[k] = map[string]int{}
+	}
+	return devs, kindOf
+}
+
+// summarizeHCAs is SummarizeHCAs on the census grouped by groupHCAs.
+func summarizeHCAs(census []HostHCA, devs map[string][]string, kindOf map[string]string) *HCASummary {
+	sum := &HCASummary{Kinds: map[string]HCAKind{}, Rails: map[string][]uint64{}, HostPorts: map[uint64][]uint8{}}
+	// Per kind, how many of its hosts have each device: a host's peers
+	// are its kind less itself, so counting once per kind, not once per
+	// host over its peers, keeps this linear in the hosts.
+	for h, ds := range devs {
+		k := kindOf[h]
+		kind, ok := sum.Kinds[k]
+		if !ok {
+			kind = HCAKind{Name: kindName(h), Have: map[string]int{}}
 		}
+		kind.Hosts++
 		for i, d := range ds {
 			if !slices.Contains(ds[:i], d) { // each device once per host
-				kindHave[k][d]++
+				kind.Have[d]++
 			}
 		}
-	}
-	nodesOf := map[string][]*fabric.Node{}
-	for _, n := range s.Fabric.Nodes {
-		if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
-			host = fabric.HostName(host)
-			nodesOf[host] = append(nodesOf[host], n)
-		}
-	}
-	// Where each host's HCAs land, in census order: only for the hosts
-	// judged one by one below (a gate's census is the whole fabric's).
-	ownLeavesOf := map[string][]uint64{}
-	for _, x := range census {
-		if x.Leaf != 0 && len(nodesOf[x.Host]) > 0 && !slices.Contains(ownLeavesOf[x.Host], x.Leaf) {
-			ownLeavesOf[x.Host] = append(ownLeavesOf[x.Host], x.Leaf)
-		}
+		sum.Kinds[k] = kind
 	}
 	// Each rail's leaves: a leaf where three quarters or more of the
 	// HCAs cabled to it (two or more) carry one device name.
 	byLeaf := map[uint64]map[string]int{}
-	hostPortsAt := map[uint64][]uint8{}
 	for _, h := range census {
 		if h.Leaf == 0 {
 			continue
@@ -143,9 +175,8 @@ func (s *Snapshot) missingHCAs() []Finding {
 			byLeaf[h.Leaf] = map[string]int{}
 		}
 		byLeaf[h.Leaf][h.Dev]++
-		hostPortsAt[h.Leaf] = append(hostPortsAt[h.Leaf], h.LeafPort)
+		sum.HostPorts[h.Leaf] = append(sum.HostPorts[h.Leaf], h.LeafPort)
 	}
-	railLeaves := map[string][]uint64{}
 	for leaf, c := range byLeaf {
 		total, best, bestDev := 0, 0, ""
 		for d, k := range c {
@@ -155,9 +186,71 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 		}
 		if total >= 2 && 4*best >= 3*total {
-			railLeaves[bestDev] = append(railLeaves[bestDev], leaf)
+			sum.Rails[bestDev] = append(sum.Rails[bestDev], leaf)
 		}
 	}
+	for _, leaves := range sum.Rails {
+		slices.Sort(leaves) // in one order, not the map's
+	}
+	return sum
+}
+
+// hcaCensus is the census missingHCAs judges on: the entries of the
+// hosts it looks at (with nodesOf, those of the fabric judged), the
+// hosts grouped, and the summary of the whole fabric's. With the sweep's
+// summary and a lookup (a gate's), only the hosts with a node in the
+// fabric and those the baseline has an adapter of (missingRailOfGroups
+// asks whether it has one of any host of a group) are looked up; else
+// the whole census is grouped and summed up here.
+func (s *Snapshot) hcaCensus(nodesOf map[string][]*fabric.Node) (census []HostHCA, devs map[string][]string, kindOf map[string]string, sum *HCASummary) {
+	if s.HCASummary == nil || s.HCALookup == nil {
+		census = s.HCAs
+		if census == nil {
+			census = HCACensus(s.Fabric)
+		}
+		devs, kindOf = groupHCAs(census)
+		return census, devs, kindOf, summarizeHCAs(census, devs, kindOf)
+	}
+	need := make(map[string]bool, len(nodesOf))
+	for h := range nodesOf {
+		need[h] = true
+	}
+	if b := s.Baseline; b != nil {
+		for i := range b.in {
+			if h, _, ok := twoWords(b.descOf(int32(i))); ok {
+				need[fabric.HostName(h)] = true
+			}
+		}
+	}
+	for _, h := range slices.Sorted(maps.Keys(need)) {
+		for _, x := range s.HCALookup.HostHCAs(h) {
+			if x.Host == h {
+				census = append(census, x)
+			}
+		}
+	}
+	devs, kindOf = groupHCAs(census)
+	return census, devs, kindOf, s.HCASummary
+}
+
+func (s *Snapshot) missingHCAs() []Finding {
+	nodesOf := map[string][]*fabric.Node{}
+	for _, n := range s.Fabric.Nodes {
+		if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
+			host = fabric.HostName(host)
+			nodesOf[host] = append(nodesOf[host], n)
+		}
+	}
+	census, devs, kindOf, sum := s.hcaCensus(nodesOf)
+	// Where each host's HCAs land, in census order: only for the hosts
+	// judged one by one below (a gate's census is the whole fabric's).
+	ownLeavesOf := map[string][]uint64{}
+	for _, x := range census {
+		if x.Leaf != 0 && len(nodesOf[x.Host]) > 0 && !slices.Contains(ownLeavesOf[x.Host], x.Leaf) {
+			ownLeavesOf[x.Host] = append(ownLeavesOf[x.Host], x.Leaf)
+		}
+	}
+	hostPortsAt, railLeaves := sum.HostPorts, sum.Rails
 	// A switch port whose far end did not answer, or a CA whose
 	// description was not read, may hold the missing HCA: could not look
 	// is not missing. The ports are kept by switch (anyUnread: a CA
@@ -192,7 +285,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 	var out []Finding
 	for _, h := range hosts {
 		kind := kindOf[h]
-		others := kindSize[kind] - 1
+		others := sum.Kinds[kind].Hosts - 1
 		if others < 4 {
 			continue
 		}
@@ -203,7 +296,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 		var missing []string
 		clear := true
 		least := others
-		for d, k := range kindHave[kind] {
+		for d, k := range sum.Kinds[kind].Have {
 			// A device h has is not missing; one it lacks is counted
 			// among its peers alone (k). An HCA the expected topology
 			// has is link.down's (topology.changed's) to report,
@@ -330,7 +423,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 			Basis:    "topology",
 		})
 	}
-	return append(out, s.missingRailOfGroups(kindSize, kindHave, kindOf, devs, nodesOf, len(unknownAt) > 0)...)
+	return append(out, s.missingRailOfGroups(sum, kindOf, devs, nodesOf, len(unknownAt) > 0)...)
 }
 
 // missingRailOfGroups finds a whole group of hosts (one host kind: a
@@ -341,7 +434,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 // hosts are compared; the adapter counts when three quarters of the other
 // groups (two or more) have it on nine in ten of their hosts, and the
 // group has more of the adapters than it lacks.
-func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[string]map[string]int, kindOf map[string]string, devs map[string][]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
+func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string, devs map[string][]string, nodesOf map[string][]*fabric.Node, unread bool) []Finding {
 	// The plan, or the fabric the operator accepted as built, has the
 	// group's adapters (link.down reports each that is gone) or does not
 	// (built without) — for the groups it has: every host of the group
@@ -353,13 +446,16 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 	// is no plan: one that lacks the adapters too may have been taken
 	// with the rail already gone (trial N9: the second sweep and every
 	// gate said nothing). An adapter it has is link.down's to report.
+	// The hosts of each kind that kindOf has: with a gate's census, its
+	// part's hosts and those the baseline has an adapter of (the group's
+	// size and name are the summary's).
 	hostsOf := map[string][]string{}
 	for h, k := range kindOf {
 		hostsOf[k] = append(hostsOf[k], h)
 	}
-	kinds := make([]string, 0, len(kindSize))
-	for k, n := range kindSize {
-		if n >= 4 {
+	kinds := make([]string, 0, len(sum.Kinds))
+	for k, kind := range sum.Kinds {
+		if kind.Hosts >= 4 {
 			kinds = append(kinds, k)
 		}
 	}
@@ -378,21 +474,21 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		}
 		devSet := map[string]bool{}
 		for _, o := range others {
-			for d := range kindHave[o] {
+			for d := range sum.Kinds[o].Have {
 				devSet[d] = true
 			}
 		}
 		var missing []string
 		peerHosts, peerKinds := 0, 0
 		for _, d := range slices.Sorted(maps.Keys(devSet)) {
-			if kindHave[k][d] > 0 {
+			if sum.Kinds[k].Have[d] > 0 {
 				continue
 			}
 			have, hosts := 0, 0
 			for _, o := range others {
-				if 10*kindHave[o][d] >= 9*kindSize[o] {
+				if 10*sum.Kinds[o].Have[d] >= 9*sum.Kinds[o].Hosts {
 					have++
-					hosts += kindSize[o]
+					hosts += sum.Kinds[o].Hosts
 				}
 			}
 			if 4*have < 3*len(others) || slices.ContainsFunc(hostsOf[k], func(h string) bool { return s.baselineHas(h + " " + d) }) {
@@ -404,10 +500,11 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		// A group that has fewer of the adapters than it lacks is
 		// another kind of host (CPU nodes with one HCA beside GPU nodes
 		// with four), not a group that lost a rail.
-		if len(missing) == 0 || len(missing) >= len(kindHave[k]) {
+		if len(missing) == 0 || len(missing) >= len(sum.Kinds[k].Have) {
 			continue
 		}
 		hosts := slices.SortedFunc(slices.Values(hostsOf[k]), words.Natural)
+		size := sum.Kinds[k].Hosts
 		// The group's hosts in scope: all of them, or a gate's job's
 		// (the title still counts the whole group, judged on the census).
 		var ents []Entity
@@ -428,14 +525,14 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		}) {
 			continue
 		}
-		group := kindName(hosts[0])
+		group := sum.Kinds[k].Name
 		if unread || s.HCAsPartial {
-			s.couldNotDecide("topology.missing-hca", fmt.Sprintf("the %d %s hosts have no %s where the hosts of %d other groups have it, but some ports or hosts were not read: the adapters may be there", len(hosts), group, strings.Join(missing, ", "), peerKinds), ents[0])
+			s.couldNotDecide("topology.missing-hca", fmt.Sprintf("the %d %s hosts have no %s where the hosts of %d other groups have it, but some ports or hosts were not read: the adapters may be there", size, group, strings.Join(missing, ", "), peerKinds), ents[0])
 			continue
 		}
 		var otherNames []string
 		for _, o := range others[:min(3, len(others))] {
-			otherNames = append(otherNames, kindName(hostsOf[o][0]))
+			otherNames = append(otherNames, sum.Kinds[o].Name)
 		}
 		if len(others) > 3 {
 			otherNames = append(otherNames, fmt.Sprintf("%d more", len(others)-3))
@@ -443,14 +540,14 @@ func (s *Snapshot) missingRailOfGroups(kindSize map[string]int, kindHave map[str
 		out = append(out, Finding{
 			Check:    "topology.missing-hca",
 			Severity: Error,
-			Title:    fmt.Sprintf("%d %s hosts have no %s where the hosts of %d other groups have it: a rail missing for the whole group", len(hosts), group, strings.Join(missing, ", "), peerKinds),
+			Title:    fmt.Sprintf("%d %s hosts have no %s where the hosts of %d other groups have it: a rail missing for the whole group", size, group, strings.Join(missing, ", "), peerKinds),
 			Entities: ents,
 			Group:    group,
 			Evidence: []Evidence{{Name: "HCAs", Value: 0, Threshold: float64(peerHosts),
 				Text: fmt.Sprintf("none of %s has %s; %d hosts of %d other groups with the same adapter naming (%s) have it on nine in ten of their hosts or more; %s",
-					words.Count(len(hosts), "host"), strings.Join(missing, ", "), peerHosts, peerKinds, strings.Join(otherNames, ", "),
+					words.Count(size, "host"), strings.Join(missing, ", "), peerHosts, peerKinds, strings.Join(otherNames, ", "),
 					"the group's hosts being alike, no host of it is missing an adapter its own peers have")}},
-			Impact: Impact{Score: float64(len(hosts)*len(missing)) / float64(max(1, s.hostCount())),
+			Impact: Impact{Score: float64(size*len(missing)) / float64(max(1, s.hostCount())),
 				Summary: "jobs on these hosts run without that rail: NCCL's rail-optimized all-reduce is slower or fails for its GPUs, while the hosts' other links look healthy"},
 			Action: fmt.Sprintf("Check whether the group's %s leaf switch is powered, cabled and in the fabric ('ibdoctor links' on the other groups' %s leaves shows where those rails land) and 'ibstat' on one host for %s; bring the leaf or cables back, then confirm with 'ibdoctor check'. If this group was built without that rail, nothing is wrong.", strings.Join(missing, ", "), strings.Join(missing, ", "), strings.Join(missing, ", ")),
 			Basis:  "topology",

@@ -97,6 +97,13 @@ type Snapshot struct {
 	// is only a part of it (a gate's): topology.missing-hca compares a
 	// host with its peers. Nil: taken from Fabric.
 	HCAs []HostHCA
+	// HCASummary and HCALookup, both set, stand for HCAs: the sweep's
+	// summary of the whole fabric's census (SummarizeHCAs) and the
+	// census's entries of one host, so that a gate looks up its part's
+	// hosts instead of grouping every host of the fabric. HCAs is then
+	// not read.
+	HCASummary *HCASummary
+	HCALookup  HCALookup
 	// HCAsPartial says HCAs is of a sweep that did not read everything:
 	// a host's HCA may be absent only because it was not read, so a host
 	// lacking one is reported only where the leaf port its cable belongs

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -383,7 +384,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	}
 	hks := make([]hk, 0, len(f.Nodes))
 	for i, n := range f.Nodes {
-		if h, _, _ := strings.Cut(strings.TrimSpace(n.Description), " "); h != "" {
+		if h := hostKey(n.Description); h != "" {
 			hks = append(hks, hk{h, uint32(i)})
 		}
 	}
@@ -1409,16 +1410,6 @@ func (v *Saved) fill(c PortCounters) {
 // hosts with all their peers (topology.missing-hca) without building
 // the whole fabric.
 func (x *Index) HCACensus() []checks.HostHCA {
-	// One node, its ports and their far ends are reused for every CA
-	// (checks.CensusEntry keeps none of them): at 49k nodes, a node per
-	// CA was half of what a gate allocated for the census.
-	var (
-		n      = &fabric.Node{Type: mad.NodeCA}
-		ports  [256]fabric.Port
-		remote [256]fabric.Port
-		sws    [256]fabric.Node
-		ptrs   [256]*fabric.Port
-	)
 	cas := 0
 	for i := uint32(0); i < x.nodes; i++ {
 		if mad.NodeType(x.node(i)[44]) == mad.NodeCA {
@@ -1426,32 +1417,92 @@ func (x *Index) HCACensus() []checks.HostHCA {
 		}
 	}
 	out := make([]checks.HostHCA, 0, cas) // not nil: a census of no host is still one
+	var c censusScratch
 	for i := uint32(0); i < x.nodes; i++ {
-		r := x.node(i)
-		if mad.NodeType(r[44]) != mad.NodeCA {
-			continue
-		}
-		n.Description, _ = x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
-		n.Ports = ptrs[:r[45]]
-		clear(n.Ports)
-		for p := 1; p < int(r[45]); p++ {
-			q := x.portRec(i, p)
-			if q == nil || q[0] == 0 {
-				continue
-			}
-			ports[p] = fabric.Port{Node: n, Num: q[1], State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4])}
-			n.Ports[p] = &ports[p]
-			rn := le.Uint32(q[24:])
-			if rn == noRef || rn >= x.nodes || mad.NodeType(x.node(rn)[44]) != mad.NodeSwitch {
-				continue
-			}
-			sws[p] = fabric.Node{Type: mad.NodeSwitch, GUID: x.nodeGUID(rn)}
-			remote[p] = fabric.Port{Node: &sws[p], Num: q[28]}
-			ports[p].Remote = &remote[p]
-		}
-		if h, ok := checks.CensusEntry(n); ok {
+		if h, ok := x.censusEntry(i, &c); ok {
 			out = append(out, h)
 		}
 	}
 	return out
+}
+
+// censusScratch is one node, its ports and their far ends, reused for
+// every CA a census reads (checks.CensusEntry keeps none of them): at
+// 49k nodes, a node per CA was half of what a gate allocated for the
+// census.
+type censusScratch struct {
+	n      fabric.Node
+	ports  [256]fabric.Port
+	remote [256]fabric.Port
+	sws    [256]fabric.Node
+	ptrs   [256]*fabric.Port
+}
+
+// censusEntry is node i's entry in the census (checks.CensusEntry), or
+// false for a node that is no host adapter.
+func (x *Index) censusEntry(i uint32, c *censusScratch) (checks.HostHCA, bool) {
+	r := x.node(i)
+	if r == nil || mad.NodeType(r[44]) != mad.NodeCA {
+		return checks.HostHCA{}, false
+	}
+	n := &c.n
+	n.Type = mad.NodeCA
+	n.Description, _ = x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
+	n.Ports = c.ptrs[:r[45]]
+	clear(n.Ports)
+	for p := 1; p < int(r[45]); p++ {
+		q := x.portRec(i, p)
+		if q == nil || q[0] == 0 {
+			continue
+		}
+		c.ports[p] = fabric.Port{Node: n, Num: q[1], State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4])}
+		n.Ports[p] = &c.ports[p]
+		rn := le.Uint32(q[24:])
+		if rn == noRef || rn >= x.nodes || mad.NodeType(x.node(rn)[44]) != mad.NodeSwitch {
+			continue
+		}
+		c.sws[p] = fabric.Node{Type: mad.NodeSwitch, GUID: x.nodeGUID(rn)}
+		c.remote[p] = fabric.Port{Node: &c.sws[p], Num: q[28]}
+		c.ports[p].Remote = &c.remote[p]
+	}
+	return checks.CensusEntry(n)
+}
+
+// HCALookup gives one host's entries of the census from the records of
+// its own nodes (found by their host keys), for a gate that has the
+// sweep's summary of the census (checks.HCASummary): the whole census
+// is never read. Safe for concurrent use.
+func (x *Index) HCALookup() checks.HCALookup { return &indexHCAs{x: x} }
+
+type indexHCAs struct {
+	x  *Index
+	mu sync.Mutex
+	c  *censusScratch // allocated once, on the first lookup
+}
+
+// HostHCAs is host's entries of x.HCACensus(), in its order.
+func (l *indexHCAs) HostHCAs(host string) []checks.HostHCA {
+	host = fabric.HostName(host)
+	nodes := l.x.nodesByHost(host)
+	slices.Sort(nodes) // the census's order: the nodes'
+	nodes = slices.Compact(nodes)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.c == nil {
+		l.c = &censusScratch{}
+	}
+	var out []checks.HostHCA
+	for _, i := range nodes {
+		if h, ok := l.x.censusEntry(i, l.c); ok && h.Host == host {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// hostKey is the key gate.idx's host section files a node under: the
+// first word of its description (split at a space).
+func hostKey(desc string) string {
+	h, _, _ := strings.Cut(strings.TrimSpace(desc), " ")
+	return h
 }

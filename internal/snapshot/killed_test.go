@@ -66,6 +66,9 @@ func TestSaveKilledAtEachRename(t *testing.T) {
 			if v := l.FabricVerdicts(); v == nil || !v.Taken.Equal(want) {
 				t.Errorf("stopped before rename %d: %s: verdicts %+v, want those of %s", n, name, v, want)
 			}
+			if sum, _ := l.HCASummary(); name == "LoadForGate" && sum == nil {
+				t.Errorf("stopped before rename %d: %s: no census summary", n, name)
+			}
 			if _, ok := l.SavedCounters(f.Nodes[0].Ports[1]); !ok {
 				t.Errorf("stopped before rename %d: %s: no saved counters", n, name)
 			}
@@ -75,8 +78,8 @@ func TestSaveKilledAtEachRename(t *testing.T) {
 			break
 		}
 	}
-	if renames < 4 {
-		t.Errorf("Save renamed %d files, want the fabric file, gate.idx, the verdicts and snapshot.json", renames)
+	if renames < 5 {
+		t.Errorf("Save renamed %d files, want the fabric file, gate.idx, the census, the verdicts and snapshot.json", renames)
 	}
 }
 

@@ -46,7 +46,7 @@ func IsStateFile(name string) bool {
 	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, BaselineTopologyName, LockName, LastSweepName, PartialName:
 		return true
 	}
-	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json"} {
+	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", "census-*.json"} {
 		if ok, _ := filepath.Match(pat, name); ok {
 			return true
 		}
@@ -90,6 +90,12 @@ type Snapshot struct {
 	// a sweep killed or failing between renames leaves the old
 	// snapshot.json naming its own, untouched files.
 	VerdictsFile string `json:"verdicts_file,omitempty"`
+	// CensusFile names the file beside snapshot.json holding the sweep's
+	// summary of the whole fabric's host adapters (census.go), written
+	// with gate.idx; empty in a snapshot of an ibdoctor before it was
+	// kept, or of a fabric whose adapters gate.idx cannot look up by
+	// host: a gate then builds the census from gate.idx.
+	CensusFile string `json:"census_file,omitempty"`
 	// Counters are the last sample of every port read, keyed
 	// "0x<node guid>/<port>", when no gate.idx holds them (v1, or a
 	// fabric gate.idx cannot lay out).
@@ -110,7 +116,9 @@ type Snapshot struct {
 	// verdicts are the sweep's fabric-wide verdicts (VerdictsName), nil
 	// when not known.
 	verdicts *checks.FabricVerdicts
-	dir      string // where it was loaded from
+	// hcas is the census file's summary, read by LoadForGate.
+	hcas *checks.HCASummary
+	dir  string // where it was loaded from
 	// baselineSrc is the fabric file Save wrote when it is
 	// baseline.json.gz's bytes (BaselineSource).
 	baselineSrc string
@@ -315,8 +323,12 @@ func LoadForGate(dir string) (*Snapshot, error) {
 			if vf, err = doc.openVerdicts(dir); err == nil && vf != nil {
 				v, err = decodeVerdicts(vf, x.TakenAt)
 			}
+			var hcas *checks.HCASummary
+			if err == nil && doc.CensusFile != "" {
+				hcas, err = readCensus(dir, doc.CensusFile, x.TakenAt)
+			}
 			if err == nil {
-				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, idx: x, dir: dir, verdicts: v}, nil
+				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, CensusFile: doc.CensusFile, idx: x, dir: dir, verdicts: v, hcas: hcas}, nil
 			}
 			x.Close()
 		}
@@ -635,6 +647,27 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		staged = append(staged, st)
 	}
 	ctrs = nil
+	s.CensusFile = ""
+	if s.IndexFile != "" {
+		// The census's summary, for the gates that read gate.idx.
+		data, err := encodeCensus(f, s.TakenAt)
+		if err != nil {
+			abort()
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+		if data != nil {
+			s.CensusFile = censusFileName(s.TakenAt)
+			st, err := outfile.StageHere(filepath.Join(dir, s.CensusFile), func(w io.Writer) error {
+				_, err := w.Write(data)
+				return err
+			})
+			if err != nil {
+				abort()
+				return "", fmt.Errorf("snapshot: %w", err)
+			}
+			staged = append(staged, st)
+		}
+	}
 	s.VerdictsFile = ""
 	if s.verdicts != nil {
 		v := *s.verdicts
@@ -698,8 +731,8 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// The files of older sweeps, and the fixed-name gate.idx and
 	// verdicts.json of an ibdoctor before the names were per sweep;
 	// fabric-*.json are v1's fabric files.
-	keep := map[string]bool{s.FabricFile: true, s.IndexFile: true, s.VerdictsFile: true}
-	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", IndexName, VerdictsName} {
+	keep := map[string]bool{s.FabricFile: true, s.IndexFile: true, s.VerdictsFile: true, s.CensusFile: true}
+	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", "census-*.json", IndexName, VerdictsName} {
 		old, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, o := range old {
 			if !keep[filepath.Base(o)] {
@@ -853,6 +886,9 @@ func readDoc(path string) (*Snapshot, []byte, error) {
 	}
 	if ok, _ := filepath.Match("verdicts-*.json", s.VerdictsFile); s.VerdictsFile != "" && !ok {
 		return nil, data, fmt.Errorf("snapshot %s keeps its verdicts in %q, not verdicts-<time>.json beside it: run 'ibdoctor sweep' again", path, s.VerdictsFile)
+	}
+	if ok, _ := filepath.Match("census-*.json", s.CensusFile); s.CensusFile != "" && !ok {
+		return nil, data, fmt.Errorf("snapshot %s keeps its census in %q, not census-<time>.json beside it: run 'ibdoctor sweep' again", path, s.CensusFile)
 	}
 	if s.FabricFile == "" || filepath.Base(s.FabricFile) != s.FabricFile {
 		return nil, data, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)

@@ -52,7 +52,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if _, err := s.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	if names := stateFiles(t, dir); len(names) != 3 || names[0] != s.FabricFile || names[1] != s.IndexFile || names[2] != FileName {
+	if names := stateFiles(t, dir); len(names) != 4 || s.CensusFile == "" || names[0] != s.CensusFile || names[1] != s.FabricFile || names[2] != s.IndexFile || names[3] != FileName {
 		t.Errorf("state dir holds %v", names)
 	}
 	var doc map[string]any
@@ -138,7 +138,7 @@ func TestLoadV1State(t *testing.T) {
 	if err := SaveBaseline(dir, got, "sim:test", false); err != nil {
 		t.Fatal(err)
 	}
-	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, BaselineTopologyName, s2.FabricFile, s2.IndexFile, FileName}; !slices.Equal(names, want) {
+	if names, want := stateFiles(t, dir), []string{BaselineIndexName, BaselineName, BaselineTopologyName, s2.CensusFile, s2.FabricFile, s2.IndexFile, FileName}; !slices.Equal(names, want) {
 		t.Errorf("after a save and an accept the state dir holds %v, want %v", names, want)
 	}
 	if b, err := LoadBaseline(dir); err != nil || b == nil || len(b.Nodes) != len(f.Nodes) || b.Nodes[0].Switch.LFT != nil {

@@ -229,7 +229,7 @@ func (r *reach) drPath(ctx context.Context, e *transport.Engine, n *fabric.Node,
 	}
 	if first := r.f.NodeByGUID(an.guid); first != nil {
 		w := drWay{r.f, first, an.start}
-		if path := w.pathTo(n.GUID, pl.avoid.in(r.f)); path != nil {
+		if path := an.tree(w, pl).to(r.f.NodeByGUID(n.GUID)); path != nil {
 			return path, w, nil
 		}
 	}
@@ -240,8 +240,10 @@ func (r *reach) drPath(ctx context.Context, e *transport.Engine, n *fabric.Node,
 		return nil, drWay{}, pl.err
 	}
 	w := drWay{fab: pl.links, first: pl.links.NodeByGUID(an.guid), start: an.start}
-	if path := w.pathTo(n.GUID, pl.avoid.in(pl.links)); path != nil {
-		return path, w, nil
+	if w.first != nil {
+		if path := an.tree(w, pl).to(pl.links.NodeByGUID(n.GUID)); path != nil {
+			return path, w, nil
+		}
 	}
 	return nil, drWay{}, fmt.Errorf("no directed route from this port to %s over the snapshot's links", n.Description)
 }
@@ -255,6 +257,24 @@ type anchor struct {
 	guid  uint64
 	start mad.Path
 	err   error
+	// trees are the searches from the anchor over each fabric routes
+	// were made over, avoiding pl.avoid (which stays the same while a
+	// gate checks its cables).
+	trees map[*fabric.Fabric]*drTree
+}
+
+// tree is the search from w's first node over w's fabric avoiding what
+// pl avoids, made once per fabric.
+func (a *anchor) tree(w drWay, pl *placer) *drTree {
+	if t := a.trees[w.fab]; t != nil {
+		return t
+	}
+	if a.trees == nil {
+		a.trees = map[*fabric.Fabric]*drTree{}
+	}
+	t := searchFrom(w.first, w.start, pl.avoid.in(w.fab), nil)
+	a.trees[w.fab] = t
+	return t
 }
 
 func (a *anchor) find(ctx context.Context, e *transport.Engine, r *reach) error {

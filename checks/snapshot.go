@@ -278,6 +278,11 @@ type PortReading struct {
 	XmitWaitTicksPerSecond float64
 	// Reset is true when a counter went backwards between samples.
 	Reset bool
+	// ReadSent and ReadAt bracket when the device read this port's
+	// counters (its last sample's request and answer); zero when not
+	// known. A reading paired with a saved one is timed from the saved
+	// reading's request to ReadAt (SavedAgo).
+	ReadSent, ReadAt time.Time
 	// Saved is set when an earlier sweep saved this port's counters (the
 	// snapshot a gate answers from): each error counter's Growth is then
 	// its increase since, SavedAgo before this reading, and is judged

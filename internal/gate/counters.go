@@ -55,6 +55,9 @@ func readCounters(ctx context.Context, e *transport.Engine, f *fabric.Fabric, po
 	// after a large sweep does not count the sweep's discovery as time
 	// the port could have waited in. The gate's side is its start (its
 	// own pass follows within seconds, on o.Clock, which tests fake).
+	// Only for a port whose read times are not both known (a snapshot
+	// from before gate.idx kept them): pair times each port from its
+	// own two readings.
 	return &sinceSnapshot{Counters: res, res: res, snap: snap, ago: o.Now.Sub(snap.CountersRead()), cache: true}, un, err
 }
 
@@ -189,6 +192,13 @@ func (s *sinceSnapshot) pair(fn func(checks.PortReading)) {
 		}
 		if ok {
 			r.Saved, r.SavedAgo, r.SavedAt = true, s.ago, s.snap.TakenAt
+			if !saved.At.IsZero() && !r.ReadAt.IsZero() {
+				// From this port's saved reading to its reading now: a
+				// port read late in either pass (a long pass at 49k, a
+				// PMA slow to answer) has its own span, so its share of
+				// time stalled is not counted over the passes' starts.
+				r.SavedAgo = r.ReadAt.Sub(saved.At)
+			}
 			for i := range r.Errors {
 				c := &r.Errors[i]
 				was, wasSaturated, ok := saved.Error(c.Name)

@@ -388,7 +388,7 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 	errs := make([]checks.CounterValue, 0, maxValues)
 	wait := new(checks.CounterValue)
 	for _, p := range r.Last.Ports {
-		rd := checks.PortReading{Port: p.Port, XmitWaitTicksPerSecond: perSec}
+		rd := checks.PortReading{Port: p.Port, XmitWaitTicksPerSecond: perSec, ReadSent: p.Sent(), ReadAt: p.Time()}
 		d := r.byKey[p.Key]
 		if r.interval > 0 && d == nil {
 			continue // not read in both samples: no delta to judge

@@ -80,9 +80,17 @@ const (
 	ctrFromNarrow = 1 << 30
 )
 
+// ctrReadAt is the bit of a port's nonzero bitmap in secCtrVal (names
+// use the bits below it) that says a varint follows the values: when the
+// sweep read the port (PortCounters.ReadAt), in milliseconds from the
+// index's TakenAt. A later sweep or a gate times the port's growth from
+// it, not from the counter pass's start: a port read late in a long pass
+// has its own span. An ibdoctor before it reads only the names' bits.
+const ctrReadAt = 1 << 31
+
 // EncodeIndex lays f and the saved counters out as gate.idx.
 func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time, source string, complete bool) ([]byte, error) {
-	e, err := countersEnc(f, counters)
+	e, err := countersEnc(f, counters, taken)
 	if err != nil {
 		return nil, err
 	}
@@ -93,9 +101,11 @@ func EncodeIndex(f *fabric.Fabric, counters map[string]PortCounters, taken time.
 	return x.bytes(), nil
 }
 
-// countersEnc encodes the saved counters of f's ports, in f's order.
-func countersEnc(f *fabric.Fabric, counters map[string]PortCounters) (*ctrEnc, error) {
+// countersEnc encodes the saved counters of f's ports, in f's order;
+// their read times from taken, the index's TakenAt.
+func countersEnc(f *fabric.Fabric, counters map[string]PortCounters, taken time.Time) (*ctrEnc, error) {
 	e := newCtrEnc()
+	e.base = taken
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p == nil {
@@ -114,8 +124,9 @@ func countersEnc(f *fabric.Fabric, counters map[string]PortCounters) (*ctrEnc, e
 // readingsEnc encodes a sweep's readings port by port as they come: no
 // map of every port's counters is built (at 49k nodes that map was over
 // 100 MB of a sweep's peak).
-func readingsEnc(c checks.Counters) (*ctrEnc, error) {
+func readingsEnc(c checks.Counters, taken time.Time) (*ctrEnc, error) {
 	e := newCtrEnc()
+	e.base = taken
 	var err error
 	c.Ports(func(r checks.PortReading) {
 		if err == nil {
@@ -138,6 +149,9 @@ type ctrEnc struct {
 	// byKey is off by node GUID and port number, built when a port of
 	// another model is asked for (Snapshot.SavedCounters after Save).
 	byKey map[portKey]uint32
+	// base is the index's TakenAt, which the ports' read times are kept
+	// from (zero: none kept).
+	base time.Time
 }
 
 func newCtrEnc() *ctrEnc {
@@ -145,7 +159,7 @@ func newCtrEnc() *ctrEnc {
 }
 
 func (e *ctrEnc) add(p *fabric.Port, c PortCounters) error {
-	off, err := encodeCounters(c, &e.sets, e.setAt, &e.vals)
+	off, err := encodeCounters(c, e.base, &e.sets, e.setAt, &e.vals)
 	if err != nil {
 		return err
 	}
@@ -179,7 +193,7 @@ func (e *ctrEnc) counters(f *fabric.Fabric, p *fabric.Port) (PortCounters, bool)
 	if !ok {
 		return PortCounters{}, false
 	}
-	return decodeCounters(e.sets, e.vals, off)
+	return decodeCounters(e.sets, e.vals, off, e.base)
 }
 
 // offset is where e's values hold p's counters (counters' rule).
@@ -528,8 +542,9 @@ func (x *encodedIndex) bytes() []byte {
 // encodeCounters appends one port's saved counters: the set of names read
 // (shared by ports that read the same ones), a bitmap of the nonzero and
 // of the saturated ones, and the nonzero values as uvarints. It returns
-// the offset of the port's entry in vals.
-func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals *[]byte) (uint32, error) {
+// the offset of the port's entry in vals. The port's read time follows,
+// in milliseconds from base (ctrReadAt), when both are known.
+func encodeCounters(c PortCounters, base time.Time, sets *[]byte, setAt map[string]uint32, vals *[]byte) (uint32, error) {
 	names := make([]string, 0, len(c.Errors)+1)
 	for n := range c.Errors {
 		if n != xmitWaitName {
@@ -583,6 +598,10 @@ func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals 
 			sat |= 1 << i
 		}
 	}
+	readAt, hasReadAt := readOffset(c.ReadAt, base)
+	if hasReadAt {
+		nz |= ctrReadAt
+	}
 	off := uint32(len(*vals))
 	*vals = le.AppendUint32(*vals, set)
 	*vals = le.AppendUint32(*vals, nz)
@@ -592,7 +611,33 @@ func encodeCounters(c PortCounters, sets *[]byte, setAt map[string]uint32, vals 
 			*vals = binary.AppendUvarint(*vals, value(n))
 		}
 	}
+	if hasReadAt {
+		*vals = binary.AppendVarint(*vals, readAt)
+	}
 	return off, nil
+}
+
+// maxReadOffset bounds a read time's distance from the index's TakenAt
+// (a week): a counter pass is minutes; further is a clock that jumped, and
+// the port's span falls back to the passes'.
+const maxReadOffset = 7 * 24 * time.Hour
+
+// readOffset is at in whole milliseconds from base, rounded down (the
+// span from it is then never shorter than the true one), and whether it
+// is kept: both known and within maxReadOffset.
+func readOffset(at, base time.Time) (int64, bool) {
+	if at.IsZero() || base.IsZero() {
+		return 0, false
+	}
+	d := at.Sub(base)
+	if d > maxReadOffset || d < -maxReadOffset {
+		return 0, false
+	}
+	ms := d.Milliseconds()
+	if d < 0 && d%time.Millisecond != 0 {
+		ms--
+	}
+	return ms, true
 }
 
 // xmitWaitName is PortXmitWait's name in a port's counter set: the one
@@ -1216,13 +1261,13 @@ func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
 	if !ok {
 		return PortCounters{}, false
 	}
-	return decodeCounters(x.sec[secCtrSet], x.sec[secCtrVal], off)
+	return decodeCounters(x.sec[secCtrSet], x.sec[secCtrVal], off, x.TakenAt)
 }
 
 // savedInto is SavedCounters decoded into v.
 func (x *Index) savedInto(guid uint64, port uint8, v *Saved) bool {
 	off, ok := x.ctrOffset(guid, port)
-	return ok && v.decode(x, x.sec[secCtrSet], x.sec[secCtrVal], off)
+	return ok && v.decode(x, x.sec[secCtrSet], x.sec[secCtrVal], off, x.TakenAt)
 }
 
 // ctrOffset is where the port's saved counters are in the counter
@@ -1254,13 +1299,13 @@ func (x *Index) releasePages() {
 
 // decodeCounters reads the port's saved counters at off in the counter
 // values section (encodeCounters' layout); false when off is 0 (none) or
-// the record does not fit the sections.
-func decodeCounters(sets, vals []byte, off uint32) (PortCounters, bool) {
+// the record does not fit the sections. base is the index's TakenAt.
+func decodeCounters(sets, vals []byte, off uint32, base time.Time) (PortCounters, bool) {
 	var v Saved
-	if !v.decode(nil, sets, vals, off) {
+	if !v.decode(nil, sets, vals, off, base) {
 		return PortCounters{}, false
 	}
-	pc := PortCounters{Errors: make(map[string]uint64, len(v.names)), From: v.From}
+	pc := PortCounters{Errors: make(map[string]uint64, len(v.names)), From: v.From, ReadAt: v.At}
 	for k, name := range v.names {
 		if name == xmitWaitName {
 			w := v.vals[k]
@@ -1281,7 +1326,10 @@ func decodeCounters(sets, vals []byte, off uint32) (PortCounters, bool) {
 // walk, most of that sweep's garbage (issue 13).
 type Saved struct {
 	// From is PortCounters.From.
-	From  string
+	From string
+	// At is PortCounters.ReadAt: when the sweep read the port (zero when
+	// not kept).
+	At    time.Time
 	names []string // the port's set of counter names
 	vals  []uint64 // by names' index
 	sat   []bool   // by names' index: saturated
@@ -1346,8 +1394,9 @@ func (v *Saved) set(owner any, sets []byte, set uint32) ([]string, bool) {
 // decode reads the port's saved counters at off in the counter values
 // section (encodeCounters' layout) into v; false when off is 0 (none)
 // or the record does not fit the sections. owner (nil: none) keys the
-// cache of decoded name sets.
-func (v *Saved) decode(owner any, sets, vals []byte, off uint32) bool {
+// cache of decoded name sets; base is the index's TakenAt, which the
+// port's read time is kept from.
+func (v *Saved) decode(owner any, sets, vals []byte, off uint32, base time.Time) bool {
 	if off == 0 || uint64(off)+12 > uint64(len(vals)) {
 		return false
 	}
@@ -1379,6 +1428,17 @@ func (v *Saved) decode(owner any, sets, vals []byte, off uint32) bool {
 		v.vals = append(v.vals, x)
 		v.sat = append(v.sat, sat&(1<<k) != 0)
 	}
+	v.At = time.Time{}
+	if nz&ctrReadAt != 0 {
+		ms, m := binary.Varint(rest)
+		if m <= 0 {
+			v.names = nil
+			return false
+		}
+		if limit := int64(maxReadOffset / time.Millisecond); !base.IsZero() && ms >= -limit && ms <= limit {
+			v.At = base.Add(time.Duration(ms) * time.Millisecond)
+		}
+	}
 	return true
 }
 
@@ -1386,7 +1446,7 @@ func (v *Saved) decode(owner any, sets, vals []byte, off uint32) bool {
 // fabric gate.idx cannot hold).
 func (v *Saved) fill(c PortCounters) {
 	// names may be a cached set: a new slice, not appended to
-	v.From, v.names, v.vals, v.sat = c.From, make([]string, 0, len(c.Errors)+1), v.vals[:0], v.sat[:0]
+	v.From, v.At, v.names, v.vals, v.sat = c.From, c.ReadAt, make([]string, 0, len(c.Errors)+1), v.vals[:0], v.sat[:0]
 	for name := range c.Errors {
 		if name != xmitWaitName {
 			v.names = append(v.names, name)

@@ -357,7 +357,7 @@ func indexFabrics(t *testing.T) map[string]*fabric.Fabric {
 func TestIndexSameAsWhole(t *testing.T) {
 	taken := time.Date(2026, 11, 26, 21, 0, 0, 0, time.UTC)
 	for name, f := range indexFabrics(t) {
-		e, err := readingsEnc(everyPort{f})
+		e, err := readingsEnc(everyPort{f}, taken)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +459,7 @@ func TestSaveSameAsWhole(t *testing.T) {
 	if _, err := s.Save(dir); err != nil {
 		t.Fatal(err)
 	}
-	e, err := readingsEnc(everyPort{f})
+	e, err := readingsEnc(everyPort{f}, taken)
 	if err != nil {
 		t.Fatal(err)
 	}

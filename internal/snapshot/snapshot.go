@@ -140,6 +140,13 @@ type PortCounters struct {
 	// bits); "" in snapshots of an ibdoctor before it was kept. A gate
 	// computes no growth between readings of different attributes.
 	From string `json:"from,omitempty"`
+	// ReadAt is when the sweep read the port: the request of its reading
+	// (the device read its counters after it), else its answer. A later
+	// sweep or a gate times the port's growth from it to its own reading
+	// of the port, not from the counter passes' starts (a port read late
+	// in a long pass has its own span). Zero in snapshots from before it
+	// was kept: the passes' starts stand for it.
+	ReadAt time.Time `json:"read_at,omitzero"`
 }
 
 // Attribute names of PortCounters.From.
@@ -181,7 +188,10 @@ func (s *Snapshot) CountersRead() time.Time {
 
 // portCountersOf is what a snapshot keeps of one port's reading.
 func portCountersOf(r checks.PortReading) PortCounters {
-	pc := PortCounters{Errors: make(map[string]uint64, len(r.Errors))}
+	pc := PortCounters{Errors: make(map[string]uint64, len(r.Errors)), ReadAt: r.ReadSent}
+	if pc.ReadAt.IsZero() {
+		pc.ReadAt = r.ReadAt
+	}
 	for _, e := range r.Errors {
 		// Every error counter of a reading comes from one attribute
 		// (perf: the widest the PMA fills in); 64 bits only from the
@@ -522,7 +532,7 @@ func (s *Snapshot) SavedInto(p *fabric.Port, v *Saved) bool {
 		return s.ctrs.savedInto(p.Node.GUID, p.Num, v)
 	case s.saved != nil:
 		off, ok := s.saved.offset(s.fab, p)
-		return ok && v.decode(s.saved, s.saved.sets, s.saved.vals, off)
+		return ok && v.decode(s.saved, s.saved.sets, s.saved.vals, off, s.saved.base)
 	}
 	c, ok := s.countersMap()[Key(p)]
 	if !ok || c.Errors == nil {
@@ -574,9 +584,9 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// rest of the index is laid out after it.
 	var ctrs *ctrEnc
 	if s.readings != nil && s.Counters == nil {
-		ctrs, err = readingsEnc(s.readings)
+		ctrs, err = readingsEnc(s.readings, s.TakenAt)
 	} else {
-		ctrs, err = countersEnc(f, s.Counters)
+		ctrs, err = countersEnc(f, s.Counters, s.TakenAt)
 	}
 	if err == nil {
 		err = indexable(f)

@@ -74,6 +74,20 @@ func newConn(f devFile, path string, p Port, nodeGUID uint64, hl int, agents map
 	}
 }
 
+var _ transport.TimeoutNotifier = (*Conn)(nil)
+
+// NotifiesTimeouts implements transport.TimeoutNotifier. Send hands the
+// kernel each request's timeout with retries 0, and the umad module ends
+// every request it tracks exactly once: with its response, or, when the
+// timeout passed without one, with a status-110 notice (a response later
+// than that is dropped by the MAD layer). So the kernel, not the Engine's
+// timer, decides what went unanswered: on a loaded host a response the
+// kernel queued in time can reach the Engine's reader after the timeout,
+// and the timer would call a node that answered unanswered. The Engine's
+// timer stays a backstop (transport.NoticeGrace later) for a send the
+// kernel fails without a notice (a flushed send on a port going down).
+func (c *Conn) NotifiesTimeouts() bool { return true }
+
 // Local describes the port from sysfs as it was at Open.
 func (c *Conn) Local() transport.LocalPort { return c.local }
 

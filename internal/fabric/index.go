@@ -299,8 +299,15 @@ func (f *Fabric) linksInOrder() (n int, order []int32) {
 			return 0, nil
 		}
 	}
+	// The GUIDs in order, side by side: a far end's node is searched for
+	// once per cabled port, and a search through order read each
+	// probe's GUID from its node, scattered over the heap.
+	guids := make([]uint64, len(order))
+	for k, i := range order {
+		guids[k] = f.Nodes[i].GUID
+	}
 	inF := func(m *Node) bool {
-		j, ok := slices.BinarySearchFunc(order, m.GUID, func(i int32, g uint64) int { return cmp.Compare(f.Nodes[i].GUID, g) })
+		j, ok := slices.BinarySearch(guids, m.GUID)
 		return ok && f.Nodes[order[j]] == m
 	}
 	for _, nd := range f.Nodes {

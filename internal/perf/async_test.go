@@ -67,7 +67,11 @@ var tookRE = regexp.MustCompile(`in [0-9.]+[mµn]?s\b`)
 // TestAsyncMatchesSync sweeps the same simulated fabric through the
 // engine's GoPerf and through GetPerf alone, with each option that
 // changes the plan, and wants the same result (counters, errors and their
-// text, order).
+// text, order). The simulator runs on the wall clock (its counters are
+// set, not grown), so that only the dead node goes unanswered: on the
+// manual clock the Engine's 100 ms timer decided, and under -race at
+// load 37 a live PMA's answer read late made one sweep an error longer
+// ("36 lines with GoPerf, 37 with GetPerf"; TestSweepAnswerReadLate).
 func TestAsyncMatchesSync(t *testing.T) {
 	narrow := sim.PMACaps{Switch: sim.PMAAllPortSelect | sim.PMAExtendedWidthNoIETF | sim.PMAXmitWait, CA: sim.PMAExtendedWidth}
 	for i, tc := range []struct {
@@ -84,7 +88,7 @@ func TestAsyncMatchesSync(t *testing.T) {
 	} {
 		var got [2]string
 		for k := range got {
-			r := newRig(t, sim.Options{PMA: tc.caps}, transport.Options{})
+			r := newRigWith(t, sim.Options{PMA: tc.caps}, transport.Options{}, rigOptions{wall: true})
 			r.must(t, r.sim.SetCounter("leaf01/3", "SymbolErrorCounter", 70000))
 			r.must(t, r.sim.SetCounter("leaf02/4", "PortXmitDiscards", 4))
 			r.must(t, r.sim.SetCounter("gpu002 mlx5_0/1", "PortRcvErrors", 12))
@@ -112,6 +116,54 @@ func TestAsyncMatchesSync(t *testing.T) {
 				t.Errorf("case %d (%+v) line %d:\nGoPerf:  %s\nGetPerf: %s", i, tc.o, l, a[l], b[l])
 			}
 		}
+	}
+}
+
+// lateReader hands the Engine each packet its Conn received only after
+// late: the Engine's reader waiting for a core on a loaded machine.
+type lateReader struct {
+	transport.Conn
+	late time.Duration
+}
+
+func (l lateReader) Recv(ctx context.Context) (*transport.Packet, error) {
+	p, err := l.Conn.Recv(ctx)
+	if err == nil {
+		time.Sleep(l.late)
+	}
+	return p, err
+}
+
+// NotifiesTimeouts is the wrapped Conn's.
+func (l lateReader) NotifiesTimeouts() bool {
+	n, ok := l.Conn.(transport.TimeoutNotifier)
+	return ok && n.NotifiesTimeouts()
+}
+
+// TestSweepAnswerReadLate: TestAsyncMatchesSync's flake made
+// deterministic. Every answer reaches the Engine's reader twice the
+// 20 ms timeout late; only gpu003 (dead) leaves its reads unanswered. On
+// the wall clock the simulator says which MADs it lost (its notices), so
+// the sweep's only errors are gpu003's; on the manual clock the Engine's
+// timer called live PMAs unanswered.
+func TestSweepAnswerReadLate(t *testing.T) {
+	r := newRigWith(t, sim.Options{}, transport.Options{Timeout: 20 * time.Millisecond},
+		rigOptions{wall: true, wrap: func(c transport.Conn) transport.Conn { return lateReader{c, 40 * time.Millisecond} }})
+	r.must(t, r.sim.Kill("gpu003 mlx5_0"))
+	res, err := Sweep(r.ctx, r.g, r.f, r.opts(Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) == 0 {
+		t.Fatal("no error for the dead gpu003")
+	}
+	for _, e := range res.Errors {
+		if !strings.Contains(e.Error(), "gpu003") {
+			t.Errorf("a live PMA called unanswered: %v", e)
+		}
+	}
+	if len(res.Last.Ports) != linkedPorts(r.f)-1 {
+		t.Errorf("%d ports read, want every linked port but gpu003's (%d)", len(res.Last.Ports), linkedPorts(r.f)-1)
 	}
 }
 

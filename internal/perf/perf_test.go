@@ -50,16 +50,41 @@ type rig struct {
 
 func newRig(t *testing.T, so sim.Options, eo transport.Options) *rig {
 	t.Helper()
+	return newRigWith(t, so, eo, rigOptions{})
+}
+
+// rigOptions are a rig's less usual settings.
+type rigOptions struct {
+	// wall runs the simulator on the wall clock (the sweep's own Now and
+	// Sleep stay on the rig's manual clock): its Conn then reports every
+	// MAD it loses (transport.TimeoutNotifier), so whether a node
+	// answered is the simulator's word, not a race between the Engine's
+	// timer and its reader on a loaded machine. For tests whose counters
+	// do not grow with time.
+	wall bool
+	// wrap, when set, wraps the simulator's Conn before the Engine gets it.
+	wrap func(transport.Conn) transport.Conn
+}
+
+func newRigWith(t *testing.T, so sim.Options, eo transport.Options, ro rigOptions) *rig {
+	t.Helper()
 	r := &rig{f: fatTree(t), clk: sim.NewManualClock(t0)}
 	so.Clock = r.clk
+	if ro.wall {
+		so.Clock = nil
+	}
 	s, err := sim.New(r.f, so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.sim = s
-	c, err := s.Attach("gpu001 mlx5_0", 1)
+	var c transport.Conn
+	c, err = s.Attach("gpu001 mlx5_0", 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ro.wrap != nil {
+		c = ro.wrap(c)
 	}
 	if eo.Timeout == 0 {
 		eo.Timeout = 100 * time.Millisecond

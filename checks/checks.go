@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Check is one documented unit that reads a Snapshot and returns findings.
@@ -186,6 +187,9 @@ func missing(s *Snapshot, id string, needs []string) string {
 			}
 		case "whole-fabric":
 			if s.Scope != nil && !s.FabricRouting.Judged(id) {
+				if why := s.FabricRouting.notJudged(id); why != "" {
+					return fmt.Sprintf("the last sweep (%s) did not judge it: %s", s.FabricRouting.Taken.Format(time.RFC3339), why)
+				}
 				return "a gate holds the job's part of the snapshot, not every peer this check compares with, and the snapshot has no sweep's verdict of it (its verdicts are of an older ibdoctor, or the sweep did not run it): run 'ibdoctor sweep'"
 			}
 		case "rates":
@@ -219,10 +223,15 @@ func missing(s *Snapshot, id string, needs []string) string {
 				return "firmware versions were not read (a live sweep reads them)"
 			}
 		case "sm":
-			if s.SM == nil {
+			// A gate reads no SMInfo: its checks of it are the
+			// sweep's verdicts ("whole-fabric").
+			if s.SM == nil && s.Scope == nil {
 				return "SMInfo was not read (a live sweep reads it)"
 			}
 		case "sm-interval":
+			if s.Scope != nil {
+				continue
+			}
 			if why := s.SM.notReadTwice(); why != "" {
 				return why
 			}

@@ -20,8 +20,17 @@ import (
 // fabric's (sm.mkey-policy: the snapshot keeps no M_Key fields, so a
 // gate's part read its re-read HCAs against switches at lease 0, trial
 // A9). A gate cannot make it on its part of the fabric, so it takes the
-// sweep's (FabricVerdicts).
-var fabricWide = []string{"routing.ecmp-imbalance", "topology.oversubscribed", "sm.mkey-policy"}
+// sweep's (FabricVerdicts). The subnet managers' state (smFromSweep) is
+// the whole fabric's too, whatever a job's hosts.
+var fabricWide = []string{"routing.ecmp-imbalance", "topology.oversubscribed", "sm.mkey-policy",
+	"sm.multiple-masters", "sm.priority", "sm.stale-master-lid", "sm.stalled"}
+
+// smFromSweep are the fabricWide checks of SMInfo, which a sweep reads
+// and a gate does not: a gate reports the sweep's verdict whatever the
+// job's hosts (two masters reprogram every job's routes, trial B15), and
+// a sweep that skipped one (no --interval for sm.stalled) says why in
+// NotJudged, where the others' skip means the gate lacks the same data.
+var smFromSweep = []string{"sm.multiple-masters", "sm.priority", "sm.stale-master-lid", "sm.stalled"}
 
 // FabricVerdicts are the findings of the fabricWide checks on a whole
 // fabric (a sweep's), kept with the snapshot for the gates that follow.
@@ -32,6 +41,9 @@ type FabricVerdicts struct {
 	// for data a gate's part lacks too). Empty in the verdicts of an
 	// older ibdoctor, which judged routing.ecmp-imbalance only.
 	Checks []string `json:"checks,omitempty"`
+	// NotJudged says, by check, why the sweep did not judge one of
+	// smFromSweep (its skip reason): a gate gives it as its own.
+	NotJudged map[string]string `json:"not_judged,omitempty"`
 }
 
 // Judged reports whether v holds the sweep's verdict of check id: a
@@ -46,6 +58,14 @@ func (v *FabricVerdicts) Judged(id string) bool {
 	return slices.Contains(v.Checks, id)
 }
 
+// notJudged is why the sweep skipped check id, "" when it did not say.
+func (v *FabricVerdicts) notJudged(id string) string {
+	if v == nil {
+		return ""
+	}
+	return v.NotJudged[id]
+}
+
 // FabricWide returns the verdicts of the fabricWide checks in res, a Run
 // over a whole fabric taken at taken; nil when one was not selected
 // (then nothing is known about it, which is not the same as no finding).
@@ -54,16 +74,24 @@ func (v *FabricVerdicts) Judged(id string) bool {
 func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
 	v := &FabricVerdicts{Taken: taken.UTC(), Findings: []Finding{}}
 	for _, id := range fabricWide {
-		skipped := slices.ContainsFunc(res.Skipped, func(s Skipped) bool { return s.Check == id })
-		if slices.Contains(res.Ran, id) || skipped {
+		i := slices.IndexFunc(res.Skipped, func(s Skipped) bool { return s.Check == id })
+		switch {
+		case slices.Contains(res.Ran, id):
+			v.Checks = append(v.Checks, id)
+		case i >= 0 && slices.Contains(smFromSweep, id):
+			if v.NotJudged == nil {
+				v.NotJudged = map[string]string{}
+			}
+			v.NotJudged[id] = res.Skipped[i].Reason
+		case i >= 0:
 			v.Checks = append(v.Checks, id)
 		}
 	}
-	if len(v.Checks) == 0 {
+	if len(v.Checks) == 0 && len(v.NotJudged) == 0 {
 		return nil
 	}
 	for _, f := range res.Findings {
-		if f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" {
+		if f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" || slices.Contains(smFromSweep, f.Check) {
 			v.Findings = append(v.Findings, f)
 		}
 	}
@@ -91,6 +119,62 @@ func (s *Snapshot) sweepOversubscribed() []Finding {
 // as lease 0, while the sweep of the same fabric said nothing).
 func (s *Snapshot) sweepMKeyPolicies() []Finding {
 	return s.sweepVerdicts("sm.mkey-policy", false, "every port's M_Key policy is compared with the fabric's, which the gate's part of the snapshot does not hold")
+}
+
+// sweepSM is a gate's verdict of an SMInfo check (smFromSweep): the
+// sweep's findings, whatever the job's hosts. A gate reads no SMInfo,
+// and the SMs' state is the fabric's: a second master reprograms the
+// routes of every job, not only of those on its host (trial B15: the
+// sweep's critical sm.multiple-masters, and every gate said healthy).
+func (s *Snapshot) sweepSM(id string) []Finding {
+	var out []Finding
+	for _, fd := range s.FabricRouting.Findings {
+		if fd.Check != id {
+			continue
+		}
+		fd.Entities = slices.Clone(fd.Entities)
+		for i := range fd.Entities {
+			fd.Entities[i].NodeGUID = entityGUID(fd.Entities[i])
+		}
+		if why, p := s.ownedSince(fd); why != "" {
+			// The master LID no port owned at the sweep may be a
+			// port's now (the SM host's cable back, trial B1): the
+			// sweep's verdict is not the fabric's.
+			s.couldNotDecide(id, fmt.Sprintf("the sweep of %s found no port owning the master SM LID it names (%s), but %s: run 'ibdoctor sweep'",
+				s.FabricRouting.Taken.Format(time.RFC3339), fd.Title, why), s.entityOf(p, "named-master"))
+			continue
+		}
+		fd.Evidence = append(slices.Clone(fd.Evidence), Evidence{Name: "judged", Text: fmt.Sprintf("the sweep's verdict of %s on the whole fabric: a gate reads no SMInfo, and the subnet managers' state is every job's, whatever its hosts", s.FabricRouting.Taken.Format(time.RFC3339))})
+		out = append(out, fd)
+	}
+	return out
+}
+
+// ownedSince says, for the sweep's sm.stale-master-lid finding fd on a
+// LID no port owned then, why the gate cannot repeat it, with the port
+// it is about: a port the gate re-read owns the LID now, or one the
+// sweep saw without a link is up now (the owner may be behind it, as a
+// sweep skips the LID when a node did not answer). "" when neither.
+func (s *Snapshot) ownedSince(fd Finding) (string, *fabric.Port) {
+	if fd.Check != "sm.stale-master-lid" || slices.ContainsFunc(fd.Entities, func(e Entity) bool { return e.Role == "named-master" }) {
+		return "", nil
+	}
+	var n int
+	var lid uint16
+	if _, err := fmt.Sscanf(fd.Title, "%d active ports name master SM LID %d,", &n, &lid); err != nil || lid == 0 {
+		return "", nil
+	}
+	if p := s.Fabric.PortByLID(lid); p != nil {
+		return s.entityOf(p, "").String() + " has that LID now", p
+	}
+	for _, nd := range s.Fabric.Nodes {
+		for _, p := range nd.Ports {
+			if p != nil && p.Num != 0 && p.Remote == nil && p.Unreached&fabric.UnreachedPeer != 0 && p.PhysState == mad.PhysLinkUp {
+				return s.entityOf(p, "").String() + ", without a link then, is up now and the LID's owner may be behind it", p
+			}
+		}
+	}
+	return "", nil
 }
 
 // sweepVerdicts returns the sweep's findings of check id that name a

@@ -22,19 +22,19 @@ func init() {
 	register(Check{
 		ID:      "sm.multiple-masters",
 		Summary: "more than one subnet manager answers SMInfo as master on one subnet",
-		Needs:   []string{"sm", "sm-recorded"},
+		Needs:   []string{"sm", "sm-recorded", "whole-fabric"},
 		run:     (*Snapshot).multipleMasters,
 	})
 	register(Check{
 		ID:      "sm.stalled",
 		Summary: "the master subnet manager's ActCount did not advance between two SMInfo reads (--interval): it answers but does no work",
-		Needs:   []string{"sm-interval"},
+		Needs:   []string{"sm-interval", "whole-fabric"},
 		run:     (*Snapshot).stalledSM,
 	})
 	register(Check{
 		ID:      "sm.priority",
 		Summary: "a standby subnet manager outranks the master (higher SMInfo priority: it should have taken over), or shares the master's priority (failover falls to the GUIDs)",
-		Needs:   []string{"sm", "sm-recorded"},
+		Needs:   []string{"sm", "sm-recorded", "whole-fabric"},
 		run:     (*Snapshot).smPriority,
 	})
 	register(Check{
@@ -46,7 +46,7 @@ func init() {
 	register(Check{
 		ID:      "sm.stale-master-lid",
 		Summary: "active ports name a master SM LID (PortInfo MasterSMLID) where no master subnet manager runs",
-		Needs:   []string{"sm", "sm-recorded"},
+		Needs:   []string{"sm", "sm-recorded", "whole-fabric"},
 		run:     (*Snapshot).staleMasterLID,
 	})
 }
@@ -363,6 +363,9 @@ func masterCensus(f *fabric.Fabric) map[uint16][]*fabric.Port {
 }
 
 func (s *Snapshot) multipleMasters() []Finding {
+	if s.Scope != nil {
+		return s.sweepSM("sm.multiple-masters")
+	}
 	ms := s.masters()
 	if len(ms) < 2 {
 		return nil
@@ -391,6 +394,9 @@ func (s *Snapshot) multipleMasters() []Finding {
 }
 
 func (s *Snapshot) stalledSM() []Finding {
+	if s.Scope != nil {
+		return s.sweepSM("sm.stalled")
+	}
 	var out []Finding
 	for _, r := range s.masters() {
 		if r.Again == nil || r.Again.GUID != r.Info.GUID || r.Again.ActCount != r.Info.ActCount {
@@ -412,6 +418,9 @@ func (s *Snapshot) stalledSM() []Finding {
 }
 
 func (s *Snapshot) staleMasterLID() []Finding {
+	if s.Scope != nil {
+		return s.sweepSM("sm.stale-master-lid")
+	}
 	if census(s.Fabric).active == 0 {
 		return nil // nothing Active: sm.no-master's case
 	}
@@ -500,6 +509,9 @@ func (s *Snapshot) staleMasterLID() []Finding {
 // priority is legal, but the order of failover is then the GUIDs', not
 // the operator's.
 func (s *Snapshot) smPriority() []Finding {
+	if s.Scope != nil {
+		return s.sweepSM("sm.priority")
+	}
 	ms := s.masters()
 	if len(ms) != 1 {
 		return nil // none: sm.no-master; several: sm.multiple-masters

@@ -84,7 +84,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	res.Findings = s.foldSymptoms(res.Findings)
 	res.Undecided = s.takeUndecided()
 	for i := range res.Findings {
-		res.Findings[i].heldBack, res.Findings[i].deadEnd = nil, nil
+		res.Findings[i].heldBack, res.Findings[i].deadEnd, res.Findings[i].sweepFold = nil, nil, nil
 	}
 	res.Findings = mergeIdentical(res.Findings)
 	s.noteAdaptive(res.Findings)

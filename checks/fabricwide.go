@@ -44,6 +44,11 @@ type FabricVerdicts struct {
 	// NotJudged says, by check, why the sweep did not judge one of
 	// smFromSweep (its skip reason): a gate gives it as its own.
 	NotJudged map[string]string `json:"not_judged,omitempty"`
+	// Folds are the findings of the sweep's report that a
+	// topology.oversubscribed count was folded into (their "uplinks"
+	// evidence holds it, foldShortUplinks): what a gate shows for that
+	// count when its own findings do not fold it (trial B5).
+	Folds []Finding `json:"folds,omitempty"`
 }
 
 // Judged reports whether v holds the sweep's verdict of check id: a
@@ -99,7 +104,53 @@ func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
 	// link.down of each cable are the gate's own fold to make, when it
 	// has those findings; without them the count is all it has.
 	v.Findings = append(v.Findings, res.unfolded...)
+	for _, u := range res.unfolded {
+		if g := foldOf(res.Findings, u); g != nil {
+			v.Folds = append(v.Folds, *g)
+		}
+	}
 	return v
+}
+
+// foldOf is the finding among fs that topology.oversubscribed finding u
+// was folded into (foldShortUplinks: a cause naming u's leaf, with the
+// count as its "uplinks" evidence), nil when none.
+func foldOf(fs []Finding, u Finding) *Finding {
+	if len(u.Entities) == 0 {
+		return nil
+	}
+	leaf := entityGUID(u.Entities[0])
+	for i, g := range fs {
+		if g.Check == "topology.oversubscribed" || !slices.ContainsFunc(g.Evidence, func(e Evidence) bool {
+			return e.Name == "uplinks" && strings.Contains(e.Text, foldedHere)
+		}) {
+			continue
+		}
+		if slices.ContainsFunc(g.Entities, func(e Entity) bool { return entityGUID(e) == leaf && e.Port != 0 }) {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// sweepFolds replaces each topology.oversubscribed finding of a gate
+// (the sweep's count) that its own findings did not fold by the finding
+// the sweep's report folded it into: one judgement, where the gate
+// showed "2 cables missing or down" (warning) for the sweep's "swapped"
+// (error, trial B5). One the gate already has is not repeated.
+func sweepFolds(fs []Finding) []Finding {
+	out := fs[:0:0]
+	for _, f := range fs {
+		if f.sweepFold == nil {
+			out = append(out, f)
+		}
+	}
+	for _, f := range fs {
+		if g := f.sweepFold; g != nil && !slices.ContainsFunc(out, func(h Finding) bool { return h.Check == g.Check && h.Title == g.Title }) {
+			out = append(out, *g)
+		}
+	}
+	return out
 }
 
 // sweepOversubscribed is a gate's topology.oversubscribed: the sweep's
@@ -108,7 +159,19 @@ func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
 // are not all there: judged on it, a leaf short of 4 cables read as
 // short of 2 against "5 of its 5 leaves" (trial T7).
 func (s *Snapshot) sweepOversubscribed() []Finding {
-	return s.sweepVerdicts("topology.oversubscribed", true, "a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold")
+	fs := s.sweepVerdicts("topology.oversubscribed", true, "a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold")
+	for i, fd := range fs {
+		if g := foldOf(s.FabricRouting.Folds, fd); g != nil {
+			fold := *g
+			fold.Entities = slices.Clone(g.Entities)
+			for j := range fold.Entities {
+				fold.Entities[j].NodeGUID = entityGUID(fold.Entities[j])
+			}
+			fold.Evidence = append(slices.Clone(g.Evidence), Evidence{Name: "judged", Text: fmt.Sprintf("the sweep's verdict of %s on the whole fabric: its topology.oversubscribed count, folded here by the sweep's report; a leaf's peers are every leaf of its spines, which the gate's part of the snapshot does not hold", s.FabricRouting.Taken.Format(time.RFC3339))})
+			fs[i].sweepFold = &fold
+		}
+	}
+	return fs
 }
 
 // sweepMKeyPolicies is a gate's sm.mkey-policy: the sweep's finding when

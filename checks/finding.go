@@ -159,6 +159,11 @@ type Finding struct {
 	// increase without its span; the check folds those into one finding
 	// (spanlessCongestion).
 	spanless *spanlessWait
+	// sweepFold is, for a gate's topology.oversubscribed (the sweep's
+	// count), the finding the sweep's report folded it into
+	// (FabricVerdicts.Folds): rendered instead when the gate's own
+	// findings do not fold it (foldSymptoms; cleared by Run).
+	sweepFold *Finding
 }
 
 // Rank orders findings worst first: severity, then impact score, then

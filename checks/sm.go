@@ -263,6 +263,7 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	fs = foldLostLIDs(fs)
 	linkDownCauses(fs)
 	fs = foldShortUplinks(fs)
+	fs = sweepFolds(fs)
 	fs = foldLeafToLeaf(fs)
 	fs = foldLinkEvents(fs)
 	relayCauses(fs)

@@ -1346,6 +1346,10 @@ func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, u shortUplinks, host
 // on that leaf (a link down against the expected topology, a port stuck
 // training, a miswired cable): they say which cable and why, the count
 // would only say it again. The first of them notes the fold.
+// foldedHere marks the "uplinks" evidence foldShortUplinks gives the
+// finding it folds a topology.oversubscribed count into (foldOf).
+const foldedHere = "topology.oversubscribed folded here"
+
 func foldShortUplinks(fs []Finding) []Finding {
 	cause := map[string]bool{"link.down": true, "link.polling": true, "topology.miswired": true, "topology.changed": true, "topology.leaf-to-leaf": true}
 	// Decide every fold before copying any finding out: a cause listed
@@ -1386,7 +1390,7 @@ func foldShortUplinks(fs []Finding) []Finding {
 			text = strings.Replace(text, "missing or down", "plugged elsewhere", 1)
 		}
 		fs[first].Evidence = append(fs[first].Evidence, Evidence{Name: "uplinks", Value: f.Evidence[i].Value, Threshold: f.Evidence[i].Threshold,
-			Text: text + " (topology.oversubscribed folded here: these findings name the cables)"})
+			Text: text + " (" + foldedHere + ": these findings name the cables)"})
 	}
 	out := fs[:0:0]
 	for k, f := range fs {

@@ -74,6 +74,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		res.Findings = append(res.Findings, c.run(s)...)
 		s.memo.release(selected[i+1:])
 	}
+	res.Findings = s.notOnMovedCables(res.Findings)
 	// Folding may find a symptom whose cause could not be decided: it
 	// is undecided too, so the list is taken after.
 	for _, f := range res.Findings {

@@ -62,6 +62,12 @@ type Snapshot struct {
 	// NotRecorded. One mechanism for every "the snapshot's map is out of
 	// date here": those verdicts are could-not-decide, never judged on it.
 	Stale map[string]string
+	// MovedCables are the ports whose cable a gate found leading
+	// elsewhere now than the snapshot has it (each end as the snapshot
+	// has them, and the far end found now), with why: a topology.*
+	// verdict naming one was judged on the snapshot's cable map there,
+	// and is could-not-decide (notOnMovedCables).
+	MovedCables map[fabric.PortID]string
 	// Loads holds route loads computed over the LFTs. Optional.
 	Loads Loads
 	// Expect holds what the operator expects (rates, thresholds).

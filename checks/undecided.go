@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
 )
 
 // Undecided is a subject a check could not judge because something the
@@ -70,6 +73,34 @@ func (s *Snapshot) takeUndecided() []Undecided {
 		}) {
 			out = append(out, x)
 		}
+	}
+	return out
+}
+
+// notOnMovedCables drops the topology.* findings that name a port whose
+// cable a gate found moved since the sweep (Snapshot.MovedCables) and
+// lists them could-not-decide: they compare the snapshot's cable map,
+// which the gate has just found stale there (trial B17: a rail swap fixed
+// since the sweep kept the gate at exit 1 on the snapshot's
+// topology.rail-miswired). The next sweep judges the new map.
+func (s *Snapshot) notOnMovedCables(fs []Finding) []Finding {
+	if len(s.MovedCables) == 0 {
+		return fs
+	}
+	out := fs[:0]
+	for _, f := range fs {
+		if strings.HasPrefix(f.Check, "topology.") {
+			i := slices.IndexFunc(f.Entities, func(e Entity) bool {
+				return e.Port != 0 && s.MovedCables[fabric.PortID{GUID: entityGUID(e), Port: uint8(e.Port)}] != ""
+			})
+			if i >= 0 {
+				e := f.Entities[i]
+				e.NodeGUID = entityGUID(e)
+				s.couldNotDecide(f.Check, fmt.Sprintf("judged on the snapshot's cables (%s), but %s", f.Title, s.MovedCables[fabric.PortID{GUID: e.NodeGUID, Port: uint8(e.Port)}]), e)
+				continue
+			}
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -33,8 +33,10 @@ const CablingChanged = "the cabling changed since the sweep"
 // or could not be checked, as unread, and the reason the routing checks
 // do not run ("" when every cable checked out). Ports whose PortInfo was
 // not read or is not up now (skip, the re-read state), or without a peer
-// in the snapshot (listed already), are not checked.
-func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, skip map[*fabric.Port]bool) ([]report.Unreached, string) {
+// in the snapshot (listed already), are not checked. movedAt are the
+// ports of each cable found moved (its ends in the snapshot and the far
+// end now), with why (checks.Snapshot.MovedCables).
+func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, skip map[*fabric.Port]bool) (unread []report.Unreached, stale string, movedAt map[fabric.PortID]string) {
 	var ports []*fabric.Port
 	for p := range r.egress {
 		if p.Remote != nil && p.PhysState == mad.PhysLinkUp && !skip[p] && !skip[p.Remote] {
@@ -42,7 +44,7 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 		}
 	}
 	if len(ports) == 0 {
-		return nil, ""
+		return nil, "", nil
 	}
 	slices.SortFunc(ports, func(a, b *fabric.Port) int {
 		if a.Node.GUID != b.Node.GUID {
@@ -168,7 +170,7 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 		p := a.p
 		switch {
 		case ctx.Err() != nil:
-			return nil, ""
+			return nil, "", nil
 		case a.err != nil:
 			bad = append(bad, report.Unreached{What: WhatCable, Where: where(p),
 				Reason: fmt.Sprintf("its far end could not be read by directed route (%s), so the cable could not be checked against the snapshot's (%s)", a.err, portName(p.Remote))}.ReadFailed(a.err))
@@ -186,9 +188,17 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 			continue
 		}
 		now := farName(pl, a.ni)
-		bad = append(bad, report.Unreached{What: WhatCable, Where: where(p),
-			Reason: fmt.Sprintf("%s: %s now leads to %s (the snapshot has %s); run 'ibdoctor sweep'", CablingChanged, portName(p), now, portName(p.Remote))})
+		why := fmt.Sprintf("%s: %s now leads to %s (the snapshot has %s); run 'ibdoctor sweep'", CablingChanged, portName(p), now, portName(p.Remote))
+		bad = append(bad, report.Unreached{What: WhatCable, Where: where(p), Reason: why})
 		moved = append(moved, portName(p)+" now leads to "+now)
+		if movedAt == nil {
+			movedAt = map[fabric.PortID]string{}
+		}
+		for _, id := range []fabric.PortID{{GUID: p.Node.GUID, Port: p.Num}, {GUID: p.Remote.Node.GUID, Port: p.Remote.Num}, {GUID: a.ni.NodeGUID, Port: a.ni.LocalPortNum}} {
+			if movedAt[id] == "" {
+				movedAt[id] = why
+			}
+		}
 	}
 	var why []string
 	if len(moved) > 0 {
@@ -197,7 +207,7 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 	if len(unchecked) > 0 {
 		why = append(why, "the cables out of "+firstFew(unchecked)+" on the job's routes could not be checked against the snapshot's")
 	}
-	return bad, strings.Join(why, "; ")
+	return bad, strings.Join(why, "; "), movedAt
 }
 
 // firstFew joins the first three of said, "and N more" for the rest.

@@ -349,7 +349,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	// The cables the live routes are followed over, as they are now: a
 	// route over a cable that moved since the sweep is not judged.
 	t = time.Now()
-	cablesBad, cablesStale := r.cables(ctx, e, &placer{r: r, e: e, snap: snap, avoid: avoidOf(ports, unread)}, unread)
+	cablesBad, cablesStale, cablesMoved := r.cables(ctx, e, &placer{r: r, e: e, snap: snap, avoid: avoidOf(ports, unread)}, unread)
 	sw.Timings["cables"] = time.Since(t)
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -545,6 +545,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	snapCheck.FabricRouting = snap.FabricVerdicts()
 	snapCheck.BaselineDesigned = o.BaselineDesigned
 	snapCheck.Stale = stale
+	snapCheck.MovedCables = cablesMoved
 	// The job's hosts are compared with all their peers, not only the
 	// part of the fabric read for the job (topology.missing-hca). A
 	// sweep that did not read everything may lack an HCA it could not

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -325,7 +326,19 @@ func undecidedReasons(doc *report.Document) []string {
 			r.nodes = append(r.nodes, node)
 		}
 	}
+	// A node found at a LID of its own since the sweep did not answer at
+	// the snapshot's: that is why, said once (review R4).
+	lidMoved := map[string]bool{}
 	for _, u := range doc.Unreached {
+		if u.What == gate.WhatLID {
+			lidMoved[unreachedNode(u.Where)] = true
+		}
+	}
+	for _, u := range doc.Unreached {
+		node := unreachedNode(u.Where)
+		if u.What != gate.WhatLID && u.Failure == report.NoAnswer && (lidMoved[node] || slices.ContainsFunc(slices.Collect(maps.Keys(lidMoved)), func(k string) bool { return strings.HasPrefix(node, k+" ports ") })) {
+			continue
+		}
 		switch u.What {
 		case "host":
 			continue

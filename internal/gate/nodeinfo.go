@@ -335,6 +335,42 @@ func (r *reach) switchIDs(ctx context.Context, e *transport.Engine, snap *snapsh
 				Reason: fmt.Sprintf("LID %d now answers as %s, and its place in the snapshot could not be read %s (%s); run 'ibdoctor sweep'", lid, name, CloneUntold, err)})
 		}
 	}
+	// A switch silent at its snapshot LID may have been given a LID no
+	// port had (review R4: "leaf01 did not answer", where it answers at
+	// LID 900 and by directed route): asked at its place in the snapshot,
+	// one answering as itself with a free LID of its own has moved, as
+	// lidsGone finds HCAs moved.
+	var silent []*fabric.Node
+	for n := range sws {
+		if r.lid(n) && skip[n] && lidPort(n).LID != 0 {
+			silent = append(silent, n)
+		}
+	}
+	slices.SortFunc(silent, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+	for _, n := range silent {
+		// Only a switch silent at that LID: one that refused a read
+		// answered there (review R7: not asked another way). A LID the
+		// engine knows silent is not sent to again.
+		var ni mad.NodeInfo
+		if _, err := e.GetSMPByLID(ctx, lidPort(n).LID, &ni, 0); !transport.Unanswered(err) {
+			continue
+		}
+		path, err := pl.path(n.GUID)
+		if err != nil {
+			continue
+		}
+		if _, err := e.Once().GetSMP(ctx, path, &ni, 0); err != nil || ni.NodeGUID != n.GUID {
+			continue
+		}
+		var pi mad.PortInfo
+		if _, err := e.Once().GetSMP(ctx, path, &pi, 0); err != nil || pi.LID == 0 || pi.LID == lidPort(n).LID || r.f.PortByLID(pi.LID) != nil {
+			continue
+		}
+		m := movedLID{node: n, lid: lidPort(n).LID, lidNow: pi.LID, path: path}
+		moved = append(moved, m)
+		bad = append(bad, report.Unreached{What: WhatLID, Where: n.Description,
+			Reason: fmt.Sprintf("%s: %s (what was sent to LID %d went unanswered); run 'ibdoctor sweep'", m.says(), LIDsChanged, m.lid)})
+	}
 	return moved, bad
 }
 

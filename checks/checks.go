@@ -51,6 +51,9 @@ type Result struct {
 	// unfolded are the topology.oversubscribed findings before
 	// foldSymptoms (FabricWide's).
 	unfolded []Finding
+	// portTotals are routing.ecmp-imbalance's on a whole fabric
+	// (FabricWide's).
+	portTotals *PortTotals
 }
 
 // Run runs the selected checks (all when ids is empty) over s and returns
@@ -63,8 +66,8 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	}
 	res := &Result{Findings: []Finding{}}
 	s.memo = &runMemo{}
-	s.undecided = nil
-	defer func() { s.memo = nil }()
+	s.undecided, s.portTotals = nil, nil
+	defer func() { s.memo, s.portTotals = nil, nil }()
 	for i, c := range selected {
 		if why := missing(s, c.ID, c.Needs); why != "" {
 			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
@@ -82,6 +85,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 			res.unfolded = append(res.unfolded, f)
 		}
 	}
+	res.portTotals = s.portTotals
 	res.Findings = s.foldSymptoms(res.Findings)
 	res.Undecided = s.takeUndecided()
 	for i := range res.Findings {

@@ -49,6 +49,11 @@ type FabricVerdicts struct {
 	// evidence holds it, foldShortUplinks): what a gate shows for that
 	// count when its own findings do not fold it (trial B5).
 	Folds []Finding `json:"folds,omitempty"`
+	// PortTotals are the sweep's per-port destination totals of every
+	// switch whose table it read (Snapshot.PortTotals), kept in a file
+	// of their own beside the verdicts (a gate reads them only for a
+	// switch whose table changed since the sweep).
+	PortTotals *PortTotals `json:"-"`
 }
 
 // Judged reports whether v holds the sweep's verdict of check id: a
@@ -72,11 +77,12 @@ func (v *FabricVerdicts) notJudged(id string) string {
 }
 
 // FabricWide returns the verdicts of the fabricWide checks in res, a Run
-// over a whole fabric taken at taken; nil when one was not selected
+// over s, a whole fabric taken at taken, with its switches' per-port
+// destination totals (PortTotals); nil when one was not selected
 // (then nothing is known about it, which is not the same as no finding).
 // A check skipped for lack of data has nothing to carry: a gate's part
 // lacks the same data.
-func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
+func FabricWide(s *Snapshot, res *Result, taken time.Time) *FabricVerdicts {
 	v := &FabricVerdicts{Taken: taken.UTC(), Findings: []Finding{}}
 	for _, id := range fabricWide {
 		i := slices.IndexFunc(res.Skipped, func(s Skipped) bool { return s.Check == id })
@@ -108,6 +114,10 @@ func FabricWide(res *Result, taken time.Time) *FabricVerdicts {
 		if g := foldOf(res.Findings, u); g != nil {
 			v.Folds = append(v.Folds, *g)
 		}
+	}
+	v.PortTotals = res.portTotals
+	if v.PortTotals == nil && hasLFTs(s.Fabric) && slices.Contains(v.Checks, "routing.ecmp-imbalance") {
+		v.PortTotals = portTotalsOf(s)
 	}
 	return v
 }
@@ -300,7 +310,7 @@ func RunFabricWide(s *Snapshot) (*FabricVerdicts, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FabricWide(res, s.Taken), nil
+	return FabricWide(s, res, s.Taken), nil
 }
 
 // EntityGUID is an entity's node GUID, also after a JSON round trip
@@ -360,6 +370,9 @@ func (s *Snapshot) jobECMP(g *routeGraph) (out []Finding, covered map[*fabric.Po
 		sw := s.Fabric.NodeByGUID(swGUID)
 		if sw == nil || busiestNum < 0 || busiestNum >= len(sw.Ports) || sw.Ports[busiestNum] == nil {
 			continue // not in the job's part of the fabric
+		}
+		if s.TablesChanged[sw] != nil {
+			continue // of its old table: the gate judged it again
 		}
 		cands = append(cands, cand{fd, sw.Ports[busiestNum]})
 		busiest[sw.Ports[busiestNum]] = true

@@ -21,11 +21,12 @@ func TestGateOversubscribedFromTheSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(&Snapshot{Fabric: f})
+	s := &Snapshot{Fabric: f}
+	res, err := Run(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := FabricWide(res, time.Unix(1e9, 0))
+	v := FabricWide(s, res, time.Unix(1e9, 0))
 	if !v.Judged("topology.oversubscribed") || !v.Judged("routing.ecmp-imbalance") {
 		t.Fatalf("the sweep's verdicts judged %q", v.Checks)
 	}

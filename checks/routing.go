@@ -70,18 +70,24 @@ func (s *Snapshot) routeGraph() *routeGraph {
 }
 
 func newRouteGraph(f *fabric.Fabric) *routeGraph {
-	g := &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: forwards, Strict: true})}
+	return &routeGraph{a: route.NewAnalyzerWith(f, route.Rules{PortUp: forwards, Strict: true}), hosts: routedHosts(f)}
+}
+
+// routedHosts are f's CA ports with a LID and an active link: the
+// destinations the routing checks follow.
+func routedHosts(f *fabric.Fabric) []*fabric.Port {
+	var hosts []*fabric.Port
 	for _, n := range f.Nodes {
 		if !isHostNode(n) {
 			continue
 		}
 		for _, p := range n.Ports {
 			if p != nil && p.LID != 0 && p.Remote != nil && linkUp(p) {
-				g.hosts = append(g.hosts, p)
+				hosts = append(hosts, p)
 			}
 		}
 	}
-	return g
+	return hosts
 }
 
 // leaves returns the switches hosts are cabled to, in order of first
@@ -1187,6 +1193,42 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		cnt.lost = append(cnt.lost, lost[leaf]...)
 		cnt.leafLIDs[li] = all[lo:len(all):len(all)]
 	}
+	// A gate's switches whose table changed since the sweep are judged
+	// on every destination behind the job's leaves, not the job's own:
+	// the sweep's verdict on them is of the old table, and the job's
+	// destinations are often too few to judge a group (trial B2). Their
+	// ports' totals are the whole table's: counted on the fabric when it
+	// is whole, else the sweep's corrected by the entries re-read.
+	var whole *ecmpCount
+	if s.Scope != nil && len(s.TablesChanged) > 0 {
+		whole = &ecmpCount{g: g, sg: sg, leaves: leaves, dist: dist, byLeaf: map[*fabric.Node][]*fabric.Port{}, shared: shared, leafLIDs: make([][]uint16, len(leaves)), leafLive: make([]int, len(leaves))}
+		for _, h := range g.hosts {
+			if l := leafOf(h); l != nil && !shared[h] && s.Fabric.LIDShared(h) == "" {
+				if _, job := byLeaf[l]; job {
+					whole.byLeaf[l] = append(whole.byLeaf[l], h)
+				}
+			}
+		}
+		for li, leaf := range leaves {
+			for _, h := range whole.byLeaf[leaf] {
+				for lid := range lids(h) {
+					whole.leafLIDs[li] = append(whole.leafLIDs[li], lid)
+				}
+			}
+			whole.leafLive[li] = len(whole.leafLIDs[li])
+		}
+	}
+	changedTot, changedWhy := s.changedTables(whole != nil)
+	// A whole fabric's switches' per-port destination totals, which a
+	// sweep keeps for the gates (FabricWide): what load counts, the lost
+	// LIDs too.
+	var dests []uint16
+	var masks []uint64
+	var recs []totalsRec
+	if s.Scope == nil {
+		dests = append(totalsDests(g.hosts, shared), cnt.lost...)
+		masks = destMasks(dests)
+	}
 	var sws []*fabric.Node
 	for _, sw := range s.Fabric.Nodes {
 		if sw.Type == mad.NodeSwitch && s.nodeInScope(sw) {
@@ -1195,6 +1237,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	}
 	const batch = 256
 	counted := make([]map[string]*ecmpGroup, batch)
+	totals := make([]*[256]int32, batch)
 	// per worker: the bit sets of groups, one per leaf, and the
 	// candidate ports, made once rather than for every switch
 	scratch := make([]ecmpScratch, max(1, runtime.GOMAXPROCS(0)))
@@ -1210,9 +1253,21 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 			wg.Go(func() {
 				defer c.catch()
 				for i := int(next.Add(1) - 1); i < len(part); i = int(next.Add(1) - 1) {
-					counted[i] = nil
-					if sw := part[i]; sw.Switch != nil && sw.Switch.LFT != nil {
-						counted[i] = cnt.groups(sw, &scratch[w])
+					counted[i], totals[i] = nil, nil
+					sw := part[i]
+					if sw.Switch == nil || sw.Switch.LFT == nil {
+						continue
+					}
+					switch {
+					case dests != nil:
+						totals[i] = countTotals(sw, masks)
+						counted[i] = cnt.groups(sw, &scratch[w], totals[i])
+					case whole != nil && s.TablesChanged[sw] != nil:
+						if changedWhy[sw] == "" {
+							counted[i] = whole.groups(sw, &scratch[w], changedTot[sw])
+						}
+					default:
+						counted[i] = cnt.groups(sw, &scratch[w], nil)
 					}
 				}
 			})
@@ -1220,8 +1275,36 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 		wg.Wait()
 		c.rethrow()
 		for i, sw := range part {
+			if totals[i] != nil {
+				recs = append(recs, encodeTotals(sw, totals[i]))
+			}
+			if whole != nil && s.TablesChanged[sw] != nil && sw.Switch != nil && sw.Switch.LFT != nil {
+				if why := changedWhy[sw]; why != "" {
+					s.couldNotDecide(id, why, s.nodeEntity(sw, "switch"))
+					continue
+				}
+				for _, k := range slices.Sorted(maps.Keys(counted[i])) {
+					if why := s.minorityGroup(counted[i][k], ratio); why != "" {
+						s.couldNotDecide(id, why, s.nodeEntity(sw, "switch"))
+						delete(counted[i], k)
+					}
+				}
+				n := len(out)
+				s.judgeECMP(sw, counted[i], unknown, ratio, &out)
+				of := "counted on the whole fabric"
+				if changedTot[sw] != nil {
+					of = "the sweep's, corrected by the entries read now"
+				}
+				for j := n; j < len(out); j++ {
+					out[j].Evidence = append(out[j].Evidence, Evidence{Name: "judged", Text: fmt.Sprintf("%s's forwarding table changed since the sweep: the gate read its entries for every destination behind the job's leaves and judged its groups toward them on those, against its ports' totals over every destination it routes (%s)", s.nodeName(sw), of)})
+				}
+				continue
+			}
 			s.judgeECMP(sw, counted[i], unknown, ratio, &out)
 		}
+	}
+	if dests != nil {
+		s.portTotals = newPortTotals(recs, dests)
 	}
 	if s.Scope != nil && s.FabricRouting.Judged("routing.ecmp-imbalance") {
 		// The sweep's verdict on a group stands for every job whose
@@ -1246,7 +1329,10 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 // groups counts, for switch sw, its CA destinations per group of
 // equal-cost ports (towards each leaf, by the switchGraph distances
 // dist), keyed by the group's port numbers.
-func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch) map[string]*ecmpGroup {
+//
+// tot, when not nil, are sw's per-port totals over every destination it
+// routes (the group's load); nil: counted over the fabric's hosts.
+func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch, tot *[256]int32) map[string]*ecmpGroup {
 	g, sg, leaves, dist := c.g, c.sg, c.leaves, c.dist
 	var set []*fabric.Port
 	key := make([]byte, 0, 64)
@@ -1289,6 +1375,14 @@ func (c *ecmpCount) groups(sw *fabric.Node, sc *ecmpScratch) map[string]*ecmpGro
 	// that is uneven on its own (rare on a healthy fabric).
 	var loadMemo map[*fabric.Port]int
 	load := func() map[*fabric.Port]int {
+		if loadMemo == nil && tot != nil {
+			loadMemo = map[*fabric.Port]int{}
+			for num, n := range tot {
+				if p := portOf(sw, uint8(num)); p != nil && n > 0 {
+					loadMemo[p] = int(n)
+				}
+			}
+		}
 		if loadMemo == nil {
 			loadMemo = map[*fabric.Port]int{}
 			for _, h := range g.hosts {
@@ -1626,6 +1720,36 @@ func portNums(ps []*fabric.Port) string {
 		fmt.Fprint(&b, p.Num)
 	}
 	return b.String()
+}
+
+// minorityGroup says why a group of a switch whose table changed since
+// the sweep cannot be judged on the destinations a gate counts (those
+// behind the job's leaves), "" when it can: they are under half of what
+// its ports carry (a leaf's uplinks carry every other leaf's), so
+// judgeGroup would not judge the group on them, while the ports' totals
+// over every destination are uneven, so the sweep, counting the group's
+// destinations behind every leaf, may. On even totals the sweep does
+// not judge it either.
+func (s *Snapshot) minorityGroup(grp *ecmpGroup, ratio float64) string {
+	n := len(grp.ports)
+	if n < 2 {
+		return ""
+	}
+	total, loadSum, loadMax := 0, 0, 0
+	var busiest *fabric.Port
+	load := grp.load()
+	for _, p := range grp.ports {
+		total += grp.dlids[p]
+		loadSum += load[p]
+		if busiest == nil || load[p] > loadMax {
+			busiest, loadMax = p, load[p]
+		}
+	}
+	if 2*total >= loadSum || float64(loadMax)*float64(n) <= ratio*float64(loadSum) {
+		return ""
+	}
+	return fmt.Sprintf("its forwarding table changed since the sweep, and its equal-cost ports %s carry %s of which %d lie behind the job's leaves (the rest behind leaves the gate does not count), with uneven totals now (port %d: %d, %.1fx the mean): the sweep judges such a group on every destination behind its leaves; run 'ibdoctor sweep'",
+		portNums(grp.ports), words.Count(loadSum, "destination"), total, busiest.Num, loadMax, float64(loadMax)*float64(n)/float64(loadSum))
 }
 
 // judgeGroup judges the spread over grp's ports read. Fewer than two

@@ -68,6 +68,24 @@ type Snapshot struct {
 	// verdict naming one was judged on the snapshot's cable map there,
 	// and is could-not-decide (notOnMovedCables).
 	MovedCables map[fabric.PortID]string
+	// TablesChanged, with Scope, are the switches whose forwarding table
+	// a gate found changed since the sweep (a block it re-read differs
+	// from the snapshot's) and re-read for every destination behind the
+	// job's leaves: routing.ecmp-imbalance judges their groups toward
+	// those leaves on all of those destinations, not on the job's alone,
+	// against their ports' totals over every destination they route
+	// (FabricPart), and the sweep's verdict on them (of the old table) is
+	// not used.
+	TablesChanged map[*fabric.Node]*TableChange
+	// FabricPart, with Scope, says Fabric is only a part of the swept
+	// fabric (a gate's from gate.idx), without most destinations its
+	// switches route: a changed switch's ports' totals are then the
+	// sweep's (PortTotals) corrected by the entries the gate re-read;
+	// without them it is undecided, PortTotalsNotRead saying why when
+	// they could not be read.
+	FabricPart        bool
+	PortTotals        *PortTotals
+	PortTotalsNotRead string
 	// Loads holds route loads computed over the LFTs. Optional.
 	Loads Loads
 	// Expect holds what the operator expects (rates, thresholds).
@@ -132,6 +150,10 @@ type Snapshot struct {
 	// undecided collects what the checks of one Run could not decide
 	// (couldNotDecide); Run hands it over in Result.Undecided.
 	undecided []Undecided
+	// portTotals are routing.ecmp-imbalance's per-port destination
+	// totals of a whole fabric's switches; Run hands them over in Result
+	// for FabricWide.
+	portTotals *PortTotals
 }
 
 // memoPart is one part of a Run's memo, or a set of them.

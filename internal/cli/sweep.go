@@ -446,7 +446,7 @@ func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	st := sweptState{
 		fabric: sw.Fabric, counters: read, taken: sw.Taken, complete: sw.Complete, source: sess.Name,
 		prevComplete: keepsComplete(prev, o, sw.Taken),
-		verdicts:     checks.FabricWide(res, sw.Taken),
+		verdicts:     checks.FabricWide(snap, res, sw.Taken),
 	}
 	// The textfile and the page are staged beside their targets too: an
 	// output that cannot be written keeps the state as it was (README:

@@ -128,9 +128,9 @@ func TestSweepWritesReportPromAndSnapshot(t *testing.T) {
 		t.Errorf("without --fail-on: status %q fail_on %q, want unhealthy at error", d.Status, d.FailOn)
 	}
 	second := sweepFiles(t, state)
-	if want := []string{"baseline.idx", "baseline.json.gz", "baseline.topo", "", "", "", "last-sweep.json", "snapshot.json", "sweep.lock", ""}; len(second) != 10 || slices.Equal(first, second) ||
-		!strings.HasPrefix(second[3], "census-") || !strings.HasPrefix(second[4], "fabric-") || !strings.HasPrefix(second[5], "gate-") || !strings.HasPrefix(second[9], "verdicts-") || second[0] != want[0] || second[1] != want[1] || second[2] != want[2] || second[6] != want[6] || second[7] != want[7] || second[8] != want[8] {
-		t.Errorf("state dir: first %v, second %v; want baseline.idx, baseline.json.gz, baseline.topo, one new census-*.json, one new fabric file, one new gate-*.idx, last-sweep.json, snapshot.json, sweep.lock and one new verdicts-*.json", first, second)
+	if want := []string{"baseline.idx", "baseline.json.gz", "baseline.topo", "", "", "", "last-sweep.json", "snapshot.json", "sweep.lock", "", ""}; len(second) != 11 || slices.Equal(first, second) ||
+		!strings.HasPrefix(second[3], "census-") || !strings.HasPrefix(second[4], "fabric-") || !strings.HasPrefix(second[5], "gate-") || !strings.HasPrefix(second[9], "totals-") || !strings.HasPrefix(second[10], "verdicts-") || second[0] != want[0] || second[1] != want[1] || second[2] != want[2] || second[6] != want[6] || second[7] != want[7] || second[8] != want[8] {
+		t.Errorf("state dir: first %v, second %v; want baseline.idx, baseline.json.gz, baseline.topo, one new census-*.json, one new fabric file, one new gate-*.idx, last-sweep.json, snapshot.json, sweep.lock, one new totals-*.bin and one new verdicts-*.json", first, second)
 	}
 
 	// The same with --fail-on error: the missing link fails the sweep.

@@ -5,6 +5,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -227,6 +228,19 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		// start again on the whole of it.
 		return Run(ctx, snap, e, o)
 	}
+	// Once the part is settled: a table changed since the sweep is read
+	// for every destination behind the job's leaves.
+	t = time.Now()
+	tablesChanged, more, unreached, err := r.wholeTables(ctx, e, f, nodes)
+	sw.Timings["routes"] += time.Since(t)
+	if err != nil {
+		return nil, err // only when ctx ended
+	}
+	blocks += more
+	if len(unreached) > 0 {
+		sw.Complete = false
+		sw.Unreached = append(sw.Unreached, unreached...)
+	}
 	ports := sortedPorts(sc)
 	// The cables between switches on the job's routes as the snapshot
 	// has them (before the re-read drops those now down): the expected
@@ -272,8 +286,28 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	for _, p := range idle {
 		noLink[p] = true
 	}
+	// The ports of a switch whose table changed since the sweep that
+	// lead to other switches, off the routes: which of them are up now
+	// decides its groups of equal-cost ports. An SM re-routes around a
+	// link that went down: on the snapshot's state the dead port was
+	// one of the group, idle (trial B2's re-route case). Read with the
+	// rest, not judged as the job's.
+	var grpPorts []*fabric.Port
+	for n := range tablesChanged {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && !sc.Ports[p] && !noLink[p] && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch {
+				grpPorts = append(grpPorts, p)
+			}
+		}
+	}
+	slices.SortFunc(grpPorts, func(a, b *fabric.Port) int {
+		if c := cmp.Compare(a.Node.GUID, b.Node.GUID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Num, b.Num)
+	})
 	t = time.Now()
-	bad := r.refresh(ctx, e, append(slices.Clone(ports), idle...))
+	bad := r.refresh(ctx, e, append(append(slices.Clone(ports), idle...), grpPorts...))
 	sw.Timings["refresh"] = time.Since(t)
 	unread := map[*fabric.Port]bool{}
 	notRead := func(bad []fabric.Unreachable) {
@@ -546,6 +580,16 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	snapCheck.BaselineDesigned = o.BaselineDesigned
 	snapCheck.Stale = stale
 	snapCheck.MovedCables = cablesMoved
+	snapCheck.TablesChanged = tablesChanged
+	snapCheck.FabricPart = snap.Partial()
+	if len(tablesChanged) > 0 && snapCheck.FabricPart {
+		// Read only now: most gates find no table changed.
+		pt, err := snap.PortTotals()
+		snapCheck.PortTotals = pt
+		if err != nil {
+			snapCheck.PortTotalsNotRead = err.Error()
+		}
+	}
 	// The job's hosts are compared with all their peers, not only the
 	// part of the fabric read for the job (topology.missing-hca). A
 	// sweep that did not read everything may lack an HCA it could not

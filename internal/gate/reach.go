@@ -44,6 +44,10 @@ type reach struct {
 	// egress are the ports the live routes leave switches by
 	// (liveRoutes): the cables whose far ends the gate checks (cables).
 	egress map[*fabric.Port]bool
+	// was are, by switch and block number, the snapshot's entries of
+	// the table blocks re-read that differ from the live ones: the
+	// switches whose table changed since the sweep (wholeTables).
+	was map[*fabric.Node]map[int]fabric.LFTBlock
 }
 
 // Port implements diagnose.Fresh.
@@ -53,7 +57,7 @@ func (r *reach) Port(p *fabric.Port) bool { return r.ports[p] }
 func (r *reach) Block(sw *fabric.Node, index int) bool { return r.blocks[blockKey{sw, index}] }
 
 func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
-	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}, blocks: map[blockKey]bool{}, ports: map[*fabric.Port]bool{}, egress: map[*fabric.Port]bool{}}
+	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}, blocks: map[blockKey]bool{}, ports: map[*fabric.Port]bool{}, egress: map[*fabric.Port]bool{}, was: map[*fabric.Node]map[int]fabric.LFTBlock{}}
 	l := e.Local()
 	if n := f.NodeByGUID(l.NodeGUID); n != nil {
 		r.local = portOf(n, l.PortNum)

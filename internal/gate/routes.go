@@ -1,10 +1,13 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/route"
@@ -86,7 +89,7 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 		if len(need) == 0 {
 			return read, un, nil
 		}
-		bad, err := r.readBlocks(ctx, e, need)
+		bad, err := r.readCompare(ctx, e, need)
 		if err != nil {
 			return read, un, err
 		}
@@ -107,6 +110,131 @@ func liveRoutes(ctx context.Context, e *transport.Engine, f *fabric.Fabric, host
 			}
 		}
 	}
+}
+
+// blockDiffers reports whether two blocks of a table route some LID
+// differently; no entry (0) and no route (NoRoute) are one.
+func blockDiffers(a, b *fabric.LFTBlock) bool {
+	for i := range a {
+		x, y := a[i], b[i]
+		if x != y && !((x == 0 || x == fabric.NoRoute) && (y == 0 || y == fabric.NoRoute)) {
+			return true
+		}
+	}
+	return false
+}
+
+// readCompare reads blocks as readBlocks does and keeps the snapshot's
+// entries of those read that differ from the live ones (r.was): the
+// switches whose table changed since the sweep.
+func (r *reach) readCompare(ctx context.Context, e *transport.Engine, need []route.Block) ([]*route.SwitchError, error) {
+	old := make([]*fabric.LFTBlock, len(need))
+	for i, b := range need {
+		if lft := b.Switch.Switch.LFT; lft != nil && b.Index < lft.NumBlocks() {
+			blk := *lft.Block(b.Index)
+			old[i] = &blk
+		}
+	}
+	bad, err := r.readBlocks(ctx, e, need)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range need {
+		if lft := b.Switch.Switch.LFT; old[i] != nil && lft != nil && !failedBlock(bad, b) && b.Index < lft.NumBlocks() && blockDiffers(old[i], lft.Block(b.Index)) {
+			if r.was[b.Switch] == nil {
+				r.was[b.Switch] = map[int]fabric.LFTBlock{}
+			}
+			r.was[b.Switch][b.Index] = *old[i]
+		}
+	}
+	return bad, nil
+}
+
+// wholeTables reads, on each switch whose table changed since the sweep
+// (a block liveRoutes read differs from the snapshot's), the blocks
+// holding every destination behind the job's leaves, so its groups
+// toward them are judged on all of them (checks.Snapshot.TablesChanged):
+// the sweep's routing.ecmp-imbalance verdict on it is of the old table.
+// It returns the switches read whole that way, the blocks read, and what
+// could not be read (such a switch is not judged again, and the gate is
+// undecided).
+func (r *reach) wholeTables(ctx context.Context, e *transport.Engine, f *fabric.Fabric, hosts []*fabric.Node) (map[*fabric.Node]*checks.TableChange, int, []report.Unreached, error) {
+	if len(r.was) == 0 {
+		return nil, 0, nil, nil
+	}
+	leaves := map[*fabric.Node]bool{}
+	for _, h := range hosts {
+		for _, p := range h.Ports {
+			if p != nil && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch {
+				leaves[p.Remote.Node] = true
+			}
+		}
+	}
+	idx := map[int]bool{}
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil || !leaves[p.Remote.Node] || p.LID == 0 || p.LID >= 0xc000 {
+				continue
+			}
+			for i := 0; i < 1<<min(p.LMC, 7); i++ {
+				idx[(int(p.LID)+i)/mad.LFTBlockSize] = true
+			}
+		}
+	}
+	var sws []*fabric.Node
+	for sw := range r.was {
+		sws = append(sws, sw)
+	}
+	slices.SortFunc(sws, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+	var need []route.Block
+	for _, sw := range sws {
+		if sw.Switch == nil || sw.Switch.LFT == nil {
+			continue
+		}
+		for i := range idx {
+			if !r.blocks[blockKey{sw, i}] {
+				need = append(need, route.Block{Switch: sw, Index: i})
+			}
+		}
+	}
+	slices.SortFunc(need, func(a, b route.Block) int {
+		if c := cmp.Compare(a.Switch.GUID, b.Switch.GUID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Index, b.Index)
+	})
+	bad, err := r.readCompare(ctx, e, need)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	var un []report.Unreached
+	whole := map[*fabric.Node]bool{}
+	for _, sw := range sws {
+		whole[sw] = sw.Switch != nil && sw.Switch.LFT != nil
+	}
+	read := 0
+	for _, b := range need {
+		if failedBlock(bad, b) {
+			whole[b.Switch] = false
+			continue
+		}
+		read++
+		r.blocks[blockKey{b.Switch, b.Index}] = true
+	}
+	for _, se := range bad {
+		un = append(un, report.Unreached{What: se.What, Where: fmt.Sprintf("switch %s (0x%016x)", se.Switch.Description, se.Switch.GUID),
+			Reason: se.Err.Error() + " (its table changed since the sweep: its groups are not judged again)"}.ReadFailed(se.Err))
+	}
+	out := map[*fabric.Node]*checks.TableChange{}
+	for sw, ok := range whole {
+		if ok {
+			out[sw] = &checks.TableChange{Was: r.was[sw]}
+		}
+	}
+	return out, read, un, nil
 }
 
 // nextSwitch is the switch sw's table sends lid to, or nil when the route

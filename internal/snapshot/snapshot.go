@@ -46,7 +46,7 @@ func IsStateFile(name string) bool {
 	case FileName, IndexName, VerdictsName, BaselineName, BaselineV1Name, BaselineIndexName, BaselineTopologyName, LockName, LastSweepName, PartialName:
 		return true
 	}
-	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", "census-*.json"} {
+	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", "census-*.json", "totals-*.bin"} {
 		if ok, _ := filepath.Match(pat, name); ok {
 			return true
 		}
@@ -96,6 +96,14 @@ type Snapshot struct {
 	// kept, or of a fabric whose adapters gate.idx cannot look up by
 	// host: a gate then builds the census from gate.idx.
 	CensusFile string `json:"census_file,omitempty"`
+	// TotalsFile names the file beside snapshot.json holding the
+	// sweep's per-port destination totals (checks.PortTotals,
+	// totals-<ns>.bin); empty when the sweep made none, and in the state
+	// dir of an ibdoctor before they were kept. Apart from the verdicts:
+	// a gate reads it only for a switch whose table changed since the
+	// sweep, where decoding it in the verdicts' JSON would cost every
+	// gate (docs/architecture.md).
+	TotalsFile string `json:"totals_file,omitempty"`
 	// Counters are the last sample of every port read, keyed
 	// "0x<node guid>/<port>", when no gate.idx holds them (v1, or a
 	// fabric gate.idx cannot lay out).
@@ -118,7 +126,10 @@ type Snapshot struct {
 	verdicts *checks.FabricVerdicts
 	// hcas is the census file's summary, read by LoadForGate.
 	hcas *checks.HCASummary
-	dir  string // where it was loaded from
+	// totals is the TotalsFile LoadForGate opened, until PortTotals
+	// reads it or Close.
+	totals *os.File
+	dir    string // where it was loaded from
 	// baselineSrc is the fabric file Save wrote when it is
 	// baseline.json.gz's bytes (BaselineSource).
 	baselineSrc string
@@ -282,6 +293,10 @@ func (s *Snapshot) Close() error {
 		err = errors.Join(err, s.ctrs.Close())
 		s.ctrs = nil
 	}
+	if s.totals != nil {
+		err = errors.Join(err, s.totals.Close())
+		s.totals = nil
+	}
 	return err
 }
 
@@ -337,8 +352,12 @@ func LoadForGate(dir string) (*Snapshot, error) {
 			if err == nil && doc.CensusFile != "" {
 				hcas, err = readCensus(dir, doc.CensusFile, x.TakenAt)
 			}
+			var tf *os.File
 			if err == nil {
-				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, CensusFile: doc.CensusFile, idx: x, dir: dir, verdicts: v, hcas: hcas}, nil
+				tf, err = doc.openTotals(dir)
+			}
+			if err == nil {
+				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, CensusFile: doc.CensusFile, TotalsFile: doc.TotalsFile, idx: x, dir: dir, verdicts: v, hcas: hcas, totals: tf}, nil
 			}
 			x.Close()
 		}
@@ -698,6 +717,18 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		}
 		staged = append(staged, st)
 	}
+	s.TotalsFile = ""
+	if s.verdicts != nil && s.verdicts.PortTotals != nil {
+		s.TotalsFile = totalsFileName(s.TakenAt)
+		st, err := outfile.StageHere(filepath.Join(dir, s.TotalsFile), func(w io.Writer) error {
+			return writeTotals(w, s.verdicts.PortTotals)
+		})
+		if err != nil {
+			abort()
+			return "", fmt.Errorf("snapshot: %w", err)
+		}
+		staged = append(staged, st)
+	}
 	doc := *s
 	if doc.IndexFile != "" {
 		doc.Counters = nil
@@ -741,8 +772,8 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	// The files of older sweeps, and the fixed-name gate.idx and
 	// verdicts.json of an ibdoctor before the names were per sweep;
 	// fabric-*.json are v1's fabric files.
-	keep := map[string]bool{s.FabricFile: true, s.IndexFile: true, s.VerdictsFile: true, s.CensusFile: true}
-	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", "census-*.json", IndexName, VerdictsName} {
+	keep := map[string]bool{s.FabricFile: true, s.IndexFile: true, s.VerdictsFile: true, s.CensusFile: true, s.TotalsFile: true}
+	for _, pat := range []string{"fabric-*.json*", "gate-*.idx", "verdicts-*.json", "census-*.json", "totals-*.bin", IndexName, VerdictsName} {
 		old, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, o := range old {
 			if !keep[filepath.Base(o)] {
@@ -767,6 +798,10 @@ func indexFileName(taken time.Time) string {
 
 func verdictsFileName(taken time.Time) string {
 	return fmt.Sprintf("verdicts-%d.json", taken.UnixNano())
+}
+
+func totalsFileName(taken time.Time) string {
+	return fmt.Sprintf("totals-%d.bin", taken.UnixNano())
 }
 
 // isIndexFile says whether name (a base name) is a gate.idx of a sweep:
@@ -899,6 +934,9 @@ func readDoc(path string) (*Snapshot, []byte, error) {
 	}
 	if ok, _ := filepath.Match("census-*.json", s.CensusFile); s.CensusFile != "" && !ok {
 		return nil, data, fmt.Errorf("snapshot %s keeps its census in %q, not census-<time>.json beside it: run 'ibdoctor sweep' again", path, s.CensusFile)
+	}
+	if ok, _ := filepath.Match("totals-*.bin", s.TotalsFile); s.TotalsFile != "" && !ok {
+		return nil, data, fmt.Errorf("snapshot %s keeps its per-port totals in %q, not totals-<time>.bin beside it: run 'ibdoctor sweep' again", path, s.TotalsFile)
 	}
 	if s.FabricFile == "" || filepath.Base(s.FabricFile) != s.FabricFile {
 		return nil, data, fmt.Errorf("snapshot %s names no fabric file (or a path outside its folder): run 'ibdoctor sweep' again", path)

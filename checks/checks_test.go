@@ -396,39 +396,73 @@ func TestCounterErrorsSinceSnapshot(t *testing.T) {
 }
 
 // A counter below what the sweep saved was cleared (or reset, or wrapped)
-// since: its increase since the sweep is unknown, so it is never judged
-// as growth (nor as a BER over the time since the sweep); its value is an
-// absolute reading since the clear, and the finding says so.
+// since: every count it holds happened after the sweep, a lower bound of
+// its growth since, so it is judged on the since-sweep thresholds and
+// said "at least" (trial D2: LinkDowned cleared by perfquery -R, then one
+// down, was judged on the absolute threshold 10 and said nothing, where
+// the same down without the clear is a warning). No BER is made of it:
+// the count's span is not known.
 func TestCounterErrorsClearedSinceSnapshot(t *testing.T) {
 	f := fatTree(t)
-	p := node(t, f, "leaf01").Ports[10]
-	low := node(t, f, "leaf01").Ports[11]
+	at := time.Date(2026, 11, 27, 2, 30, 0, 0, time.UTC)
+	leaf := node(t, f, "leaf01")
+	reading := func(n int, c CounterValue) PortReading {
+		c.Bits = 16
+		return PortReading{Port: leaf.Ports[n], Saved: true, SavedAgo: 10 * time.Minute, SavedAt: at, Errors: []CounterValue{c}}
+	}
 	c := fakeCounters{rs: []PortReading{
-		// 5000 at the sweep, 182 now: over the absolute threshold 10
-		{Port: p, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 182, ClearedFrom: 5000, Bits: 16}}},
-		// 5000 at the sweep, 3 now: within the absolute threshold
-		{Port: low, Saved: true, SavedAgo: 10 * time.Minute, Errors: []CounterValue{{Name: "SymbolErrorCounter", Value: 3, ClearedFrom: 5000, Bits: 16}}},
+		// 5000 at the sweep, 182 now
+		reading(10, CounterValue{Name: "SymbolErrorCounter", Value: 182, ClearedFrom: 5000}),
+		// 5000 at the sweep, 3 now: within the absolute threshold, over
+		// the since-sweep one
+		reading(11, CounterValue{Name: "SymbolErrorCounter", Value: 3, ClearedFrom: 5000}),
+		// 3 link-downs at the sweep, cleared, then one down
+		reading(12, CounterValue{Name: "LinkDownedCounter", Value: 1, ClearedFrom: 3}),
+		// cleared, then two downs
+		reading(13, CounterValue{Name: "LinkDownedCounter", Value: 2, ClearedFrom: 7}),
+		// cleared, PortXmitDiscards 4 since: within its threshold 10
+		reading(14, CounterValue{Name: "PortXmitDiscards", Value: 4, ClearedFrom: 90}),
 	}}
-	fs := byCheck(run(t, &Snapshot{Fabric: f, Counters: c}), "counters.errors")
-	if len(fs) != 1 {
-		t.Fatalf("want 1 finding, got %+v", fs)
+	s := &Snapshot{Fabric: f, Counters: c}
+	fs := byCheck(run(t, s), "counters.errors")
+	got := map[int]Finding{}
+	for _, g := range fs {
+		got[g.Entities[0].Port] = g
 	}
-	g := fs[0]
-	if g.Basis != "absolute" || g.Severity != Warning || len(g.Evidence) != 1 {
-		t.Errorf("want one warning on the absolute basis, no BER: %+v", g)
+	want := map[int]struct {
+		sev   Severity
+		title string
+		ev    string
+	}{
+		10: {Warning, "SymbolErrorCounter grew on " + s.portName(leaf.Ports[10]) + ": at least +182 since the last sweep", "SymbolErrorCounter cleared since the sweep; at least 182 since: it read 5000 at the previous sweep at 2026-11-27T02:30:00Z (10m0s before), 182 now since the clear (threshold 1 since the previous sweep)"},
+		11: {Warning, "SymbolErrorCounter grew on " + s.portName(leaf.Ports[11]) + ": at least +3 since the last sweep", "cleared since the sweep; at least 3 since"},
+		12: {Warning, "Link " + s.portName(leaf.Ports[12]) + " went down at least 1 time since the last sweep", "LinkDownedCounter cleared since the sweep; at least 1 since: it read 3 at"},
+		13: {Error, "Link " + s.portName(leaf.Ports[13]) + " went down at least 2 times since the last sweep", "cleared since the sweep; at least 2 since"},
 	}
-	for _, w := range []string{"grew", "+182", "BER"} {
-		if strings.Contains(g.Title, w) || strings.Contains(g.Evidence[0].Text, w) {
-			t.Errorf("%q in a cleared counter's finding: %q / %q", w, g.Title, g.Evidence[0].Text)
+	if len(fs) != len(want) {
+		t.Errorf("want %d findings, got %d", len(want), len(fs))
+	}
+	for n, w := range want {
+		g, ok := got[n]
+		if !ok {
+			t.Errorf("port %d: no finding (want %q)", n, w.title)
+			continue
+		}
+		if g.Severity != w.sev || g.Basis != "since-snapshot" || g.Title != w.title || len(g.Evidence) != 1 || !strings.Contains(g.Evidence[0].Text, w.ev) {
+			t.Errorf("port %d: %v %s %q\n  evidence %q\nwant %v since-snapshot %q, evidence with %q", n, g.Severity, g.Basis, g.Title, g.Evidence, w.sev, w.title, w.ev)
 		}
 	}
-	for _, w := range []string{"cleared since the sweep", "5000", "now 182"} {
-		if !strings.Contains(g.Evidence[0].Text, w) {
-			t.Errorf("evidence lacks %q: %q", w, g.Evidence[0].Text)
-		}
+	if g, ok := got[14]; ok {
+		t.Errorf("PortXmitDiscards 4 since a clear, within 10 since the sweep: %q", g.Title)
 	}
-	if !strings.Contains(g.Title, "cleared since the sweep") {
-		t.Errorf("title does not say cleared: %q", g.Title)
+	// 'counters' lists the same ports (one judgement).
+	v, _ := s.CounterVerdicts()
+	n := 0
+	for _, x := range v {
+		n += len(byCheck(x, "counters.errors"))
+	}
+	if n != len(want) {
+		t.Errorf("CounterVerdicts: %d counters.errors verdicts, want %d", n, len(want))
 	}
 }
 

@@ -146,6 +146,17 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 				}
 				continue
 			}
+			if r.Saved && !c.Unsaved && c.ClearedFrom > 0 {
+				// Cleared since the sweep: every count it holds
+				// happened after the sweep, a lower bound of its
+				// growth since, judged as growth (trial D2: a flap
+				// after a perfquery -R went unsaid until the tenth).
+				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Value, r.SavedAgo); ok {
+					f.Evidence[0].Text = clearedSinceText(c, r, f.Evidence[0].Threshold)
+					emit(p, f)
+					continue
+				}
+			}
 			if iv == 0 && !r.SpanUnknown || r.Saved {
 				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
 					emit(p, f)
@@ -187,6 +198,13 @@ func sinceSweepText(c CounterValue, r PortReading, thr float64) string {
 		return fmt.Sprintf("%s grew by %d since the sweep %v before (%snow %d; threshold %.0f since the previous sweep)", c.Name, c.Growth, words.Span(r.SavedAgo), rate, c.Value, thr)
 	}
 	return fmt.Sprintf("%s grew by %d in %v since the previous sweep at %s (%snow %d; threshold %.0f since the previous sweep)", c.Name, c.Growth, words.Span(r.SavedAgo), r.SavedAt.UTC().Format(time.RFC3339), rate, c.Value, thr)
+}
+
+// clearedSinceText is the evidence of a counter cleared since the sweep
+// and over its since-sweep threshold on its value since the clear: at
+// least that much growth.
+func clearedSinceText(c CounterValue, r PortReading, thr float64) string {
+	return fmt.Sprintf("%s cleared since the sweep; at least %d since: it read %d at %s, %d now since the clear (threshold %.0f since the previous sweep)", c.Name, c.Value, c.ClearedFrom, sweepAt(r), c.Value, thr)
 }
 
 // times says a count of events: "1 time", "3 times".
@@ -253,7 +271,8 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	// count is within its threshold: on a slow link one error in an
 	// interval can already be too many.
 	ber, berOK := 0.0, false
-	if c.Name == "SymbolErrorCounter" && basis != "absolute" && val > 0 {
+	// Not on a count since a clear: its span is not known.
+	if c.Name == "SymbolErrorCounter" && basis != "absolute" && val > 0 && c.ClearedFrom == 0 {
 		ber, _ = SymbolBER(p, val, span)
 		berOK = ber > 0
 	}
@@ -275,10 +294,15 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		title = fmt.Sprintf("%s climbing on %s: +%d in %v", c.Name, s.portName(p), val, words.Span(span))
 	case "since-snapshot":
 		ev[0].Text = fmt.Sprintf("%s grew by %d since the sweep %v before (now %d; threshold %d since the previous sweep)", c.Name, val, words.Span(span), c.Value, thr)
-		title = fmt.Sprintf("%s grew on %s: +%d since the last sweep", c.Name, s.portName(p), val)
+		// A count since a clear after the sweep is a lower bound.
+		least := ""
+		if c.ClearedFrom > 0 {
+			least = "at least "
+		}
+		title = fmt.Sprintf("%s grew on %s: %s+%d since the last sweep", c.Name, s.portName(p), least, val)
 		switch c.Name {
 		case "LinkDownedCounter":
-			title = fmt.Sprintf("Link %s went down %s since the last sweep", s.portName(p), times(val))
+			title = fmt.Sprintf("Link %s went down %s%s since the last sweep", s.portName(p), least, times(val))
 			if val == 1 {
 				// One down-and-up: a flap, or a reboot or reseat at
 				// one end; more is a link that keeps going down.
@@ -286,7 +310,7 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 				action = "the link went down and came back once: every flow on it stalled (an NCCL job on it may have failed); if nobody rebooted the host or reseated the cable then, look at the cable and both transceivers"
 			}
 		case "LinkErrorRecoveryCounter":
-			title = fmt.Sprintf("Link %s retrained %s since the last sweep (link error recovery)", s.portName(p), times(val))
+			title = fmt.Sprintf("Link %s retrained %s%s since the last sweep (link error recovery)", s.portName(p), least, times(val))
 		}
 	default:
 		ev[0].Text = fmt.Sprintf("%s = %d since the counters were last cleared (threshold %d)", c.Name, val, thr)

@@ -177,18 +177,19 @@ func TestGateWithoutSnapshotSweepsCounters(t *testing.T) {
 	}
 }
 
-// TestGateCounterCleared: a sweep saved SymbolErrorCounter=5000 on
-// leaf001/9 (on h0001 -> h0017); the gate then reads it lower, the counter
-// cleared (or the simulator restarted) since. Its increase since the
-// sweep is unknown: never "+182 since the last sweep" (nor a BER over the
-// time since the sweep), but the value since the clear, judged on the
-// absolute threshold, and said to be that. Read as 0, nothing is over.
+// TestGateCounterCleared: a sweep saved SymbolErrorCounter=5000 and
+// LinkDownedCounter=3 on leaf001/9 (on h0001 -> h0017); the gate then
+// reads them lower, the counters cleared (or the simulator restarted)
+// since. Every count since the clear happened after the sweep: at least
+// that much growth, judged on the since-sweep thresholds and said "at
+// least" (trial D2), never the difference from the saved value ("4818")
+// nor a BER (the count's span is unknown). Read as 0, nothing is over.
 func TestGateCounterCleared(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	dir := t.TempDir()
 	net := writeFile(t, "rel.net", relNet())
 	state := filepath.Join(dir, "S")
-	swept := writeFile(t, "swept.txt", "counter leaf001/9 SymbolErrorCounter=5000\n")
+	swept := writeFile(t, "swept.txt", "counter leaf001/9 SymbolErrorCounter=5000\ncounter leaf001/9 LinkDownedCounter=3\n")
 	if code, _, stderr := run("sweep", "--sim="+net, "--faults", swept, "--state-dir", state, "--out", filepath.Join(dir, "r.json")); code != ExitHealthy {
 		t.Fatalf("sweep: exit %d: %s", code, stderr)
 	}
@@ -205,7 +206,7 @@ func TestGateCounterCleared(t *testing.T) {
 		t.Errorf("cleared to 0: exit %d, counter findings %+v", code, byCheckID(d, "counters.errors"))
 	}
 	now := writeFile(t, "now.txt", "counter leaf001/9 SymbolErrorCounter=182\n")
-	// A warning (symbol errors over their absolute threshold), not the
+	// A warning (at least 182 symbol errors since the sweep), not the
 	// error a BER over the time since the sweep made of it.
 	code, d := gate("--faults", now, "--fail-on", "error")
 	fs := byCheckID(d, "counters.errors")
@@ -213,19 +214,29 @@ func TestGateCounterCleared(t *testing.T) {
 		t.Fatalf("cleared to 182, --fail-on error: exit %d, counter findings %+v", code, fs)
 	}
 	f := fs[0]
-	if f.Basis != "absolute" || f.Severity != checks.Warning || f.Entities[0].Node != "leaf001" || f.Entities[0].Port != 9 {
+	if f.Basis != "since-snapshot" || f.Severity != checks.Warning || f.Entities[0].Node != "leaf001" || f.Entities[0].Port != 9 {
 		t.Errorf("finding %+v", f)
 	}
 	text := f.Title + " | " + f.Evidence[0].Text
-	for _, bad := range []string{"grew", "+182", "BER", "4818"} {
+	for _, bad := range []string{"BER", "4818"} {
 		if strings.Contains(text, bad) {
 			t.Errorf("%q in %q", bad, text)
 		}
 	}
-	for _, want := range []string{"cleared since the sweep", "now 182"} {
+	for _, want := range []string{"at least +182 since the last sweep", "cleared since the sweep; at least 182 since", "182 now since the clear"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%q not in %q", want, text)
 		}
+	}
+	// Cleared, then one link-down: the warning the same down without
+	// the clear gets (before: nothing, 1 within the absolute 10).
+	down := writeFile(t, "down.txt", "counter leaf001/9 LinkDownedCounter=1\n")
+	code, d = gate("--faults", down, "--fail-on", "warning")
+	fs = byCheckID(d, "counters.errors")
+	if code != ExitFindings || len(fs) != 1 || fs[0].Severity != checks.Warning ||
+		!strings.Contains(fs[0].Title, "went down at least 1 time since the last sweep") ||
+		!strings.Contains(fs[0].Evidence[0].Text, "LinkDownedCounter cleared since the sweep; at least 1 since") {
+		t.Errorf("cleared, then one down: exit %d, counter findings %+v", code, fs)
 	}
 }
 

@@ -568,6 +568,11 @@ func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, e
 				if err != nil {
 					return nil, nil, fail(t, i, fmt.Errorf("%s %q is not a counter value", col, v))
 				}
+				if chosen >= 0 {
+					// Read already; a narrower twin that is no
+					// number is as bad a line (trial C11).
+					continue
+				}
 				if x >= implausible {
 					if skipped == "" {
 						skipped = col + " " + v
@@ -579,7 +584,6 @@ func dbCounters(nodes map[uint64]*Node, t *csvTable, fail func(*csvTable, int, e
 				if k == len(c.cols)-1 && c.bits < 64 && x == 1<<c.bits-1 {
 					read += fmt.Sprintf(" (the %d-bit counter's maximum: saturated, the true count is larger)", c.bits)
 				}
-				break
 			}
 			switch {
 			case skipped == "":

@@ -199,3 +199,39 @@ func TestParseDBCSVFirmware(t *testing.T) {
 		t.Errorf("Quantum-2 capture: %d firmware versions, want 265", len(q2.Firmware))
 	}
 }
+
+// TestDBCSVNarrowCounterGarbage (trial C11): a PM_INFO line whose 16-bit
+// (or 8-bit, 32-bit) counter column holds a non-number was read without
+// a word when its Ext twin parsed (the narrow column was only looked at
+// when the Ext one was unusable), while the same garbage in the Ext
+// column is a one-line error naming the line and the column. Both are
+// now the same error.
+func TestDBCSVNarrowCounterGarbage(t *testing.T) {
+	path := corpusFile(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field int // 1-based, as awk counts
+		col   string
+	}{{4, "LinkDownedCounter"}, {10, "PortRcvSwitchRelayErrors"}} {
+		lines := strings.Split(string(data), "\n")
+		fields := strings.Split(lines[4000-1], ",")
+		fields[c.field-1] = "xyz"
+		lines[4000-1] = strings.Join(fields, ",")
+		_, _, err := Decode([]byte(strings.Join(lines, "\n")), "ibdiagnet2.db_csv")
+		if err == nil {
+			t.Errorf("%s \"xyz\" on line 4000: read without an error", c.col)
+			continue
+		}
+		for _, want := range []string{"line 4000", c.col + ` "xyz" is not a counter value`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", c.col, err, want)
+			}
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("error is not one line: %q", err)
+		}
+	}
+}

@@ -79,6 +79,12 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 				Text: fmt.Sprintf("active %s, expected %s (%s)", active, wantRate, v.WidthWhy)})
 			action = fmt.Sprintf("Reseat or replace the cable between %s and %s: a link that trains below its width has a bad lane or connector. Check both ends for symbol errors (ibdoctor counters), then confirm with 'ibdoctor links' that it trains at %s.",
 				s.entityOf(a, "").String(), s.entityOf(b, "").String(), v.Want.Width)
+			if a.WidthEnabled == 0 && b.WidthEnabled == 0 && a.StateKnown() && b.StateKnown() {
+				// Neither mask was read (a file that records only the
+				// active rate, trial C1): a port configured down is as
+				// likely as a bad lane, and only the fabric can tell.
+				action += fmt.Sprintf(" Neither end's LinkWidthEnabled was read: if 'smpquery portinfo' shows one without %s, re-enable it ('ibportstate LID PORT width 255') instead of replacing the cable.", v.Want.Width)
+			}
 		} else {
 			wantRate.Speed = v.Want.Speed
 			title = fmt.Sprintf("Link %s trained at %s instead of %s", s.linkName(a), active.Speed, v.Want.Speed)

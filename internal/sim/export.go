@@ -47,11 +47,12 @@ func (s *Sim) exportLocked(withLFTs bool) *fabric.Fabric {
 			if n.typ == mad.NodeSwitch {
 				lid, lmc = n.ports[0].lid, n.ports[0].lmc
 			}
+			wEn, sEn := p.enabled()
 			ports[pi] = fabric.Port{
 				Node: fn, Num: uint8(pi), GUID: p.guid, LID: lid, LMC: lmc,
 				State: p.state, PhysState: p.phys,
-				WidthActive: p.wAct, WidthEnabled: p.wEn, WidthSupported: p.wSup,
-				SpeedActive: p.sAct, SpeedEnabled: p.sEn, SpeedSupported: p.sSup,
+				WidthActive: p.wAct, WidthEnabled: wEn, WidthSupported: p.wSup,
+				SpeedActive: p.sAct, SpeedEnabled: sEn, SpeedSupported: p.sSup,
 				NeighborMTU: p.nbrMTU, MTUCap: p.mtuCap, CapMask: p.capMask, CapMask2: p.capMask2,
 			}
 			fn.Ports[pi] = &ports[pi]

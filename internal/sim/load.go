@@ -137,6 +137,7 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	info.NoWidthSupported = !anyPort(f, func(p *fabric.Port) bool { return p.WidthSupported != 0 })
 	info.NoMTU = !anyPort(f, func(p *fabric.Port) bool { return p.NeighborMTU != 0 })
 	info.Recorded = f.Recorded
+	opts.fromFile = true
 	s, err := New(f, opts)
 	if err != nil {
 		return s, info, err

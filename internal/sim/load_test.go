@@ -294,3 +294,50 @@ func TestLoadCutFileSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadEnabledNotInFileIsUnknown (trial C1): ibnetdiscover text gives
+// each link's active rate only; the simulator answered LinkWidthEnabled
+// and LinkSpeed(Ext)Enabled set to it, which the checks read as a port
+// configured down ("has only 1X enabled ... the cable is not at fault").
+// A loaded file's port without enabled masks answers 0 (unknown) while
+// its link still runs the recorded rate; a db_csv (PORTS LinkWidthEn,
+// LinkSpeedEn) answers its own; the built-in sample keeps the
+// simulator's (it is the simulator's fabric, no dump).
+func TestLoadEnabledNotInFileIsUnknown(t *testing.T) {
+	s, _, err := Load(context.Background(), corpusFile(t, "voltaire-sdr-2007.ibnetdiscover"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := 0
+	for _, n := range s.Fabric().Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			up++
+			if p.WidthEnabled != 0 || p.SpeedEnabled != 0 || p.WidthActive == 0 || p.SpeedActive == 0 {
+				t.Errorf("%s/%d: enabled %v %v, active %v %v: want enabled unknown (0), active as read", n.Description, p.Num, p.WidthEnabled, p.SpeedEnabled, p.WidthActive, p.SpeedActive)
+			}
+		}
+	}
+	if up == 0 {
+		t.Fatal("no cabled port")
+	}
+	q, _, err := Load(context.Background(), corpusFile(t, "quantum2-ndr-ibdiagnet2.db_csv"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp, err := Sample(Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]*fabric.Fabric{"db_csv": q.Fabric(), "sample": smp.Fabric()} {
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				if p != nil && p.Remote != nil && (p.WidthEnabled == 0 || p.SpeedEnabled == 0) {
+					t.Fatalf("%s: %s/%d lost its enabled masks", name, n.Description, p.Num)
+				}
+			}
+		}
+	}
+}

@@ -70,6 +70,10 @@ type Options struct {
 	// it an answer is queued by the time Send returns, and nothing runs
 	// for a Conn between calls (tests that send, then look, want that).
 	Concurrent bool
+	// fromFile is set by Load: the fabric is a user's dump, whose empty
+	// enabled masks are unknown rather than the simulator's to choose
+	// (the sample and built topologies keep the simulator's).
+	fromFile bool
 }
 
 // PMACaps are the ClassPortInfo capabilities of the performance
@@ -227,20 +231,26 @@ type switchState struct {
 }
 
 type port struct {
-	guid   uint64
-	lid    uint16
-	lmc    uint8
-	state  mad.PortState
-	phys   mad.PhysState
-	wAct   mad.Width
-	wEn    mad.Width
-	wSup   mad.Width
-	sAct   mad.Speed
-	sEn    mad.Speed
-	sSup   mad.Speed
-	mtuCap mad.MTU
-	nbrMTU mad.MTU
-	vls    uint8 // VLCap and OperationalVLs code; 0: VL0-7
+	guid  uint64
+	lid   uint16
+	lmc   uint8
+	state mad.PortState
+	phys  mad.PhysState
+	wAct  mad.Width
+	wEn   mad.Width
+	wSup  mad.Width
+	sAct  mad.Speed
+	sEn   mad.Speed
+	sSup  mad.Speed
+	// wEnUnread and sEnUnread: the fabric's file records no enabled
+	// width (speed) for the port (ibnetdiscover text gives only the
+	// active rate). wEn and sEn then stand in so that links train, but
+	// PortInfo answers the mask 0, unknown, not a value nobody read
+	// (trial C1); a Set of the mask makes it known.
+	wEnUnread, sEnUnread bool
+	mtuCap               mad.MTU
+	nbrMTU               mad.MTU
+	vls                  uint8 // VLCap and OperationalVLs code; 0: VL0-7
 	// operVLs is the OperationalVLs a file recorded apart from VLCap
 	// (vlsRecorded: both answered as recorded, 0 included).
 	operVLs     uint8
@@ -270,6 +280,19 @@ type port struct {
 // linkUp reports whether the port's physical link is up: what a
 // directed-route SMP needs to cross it.
 func (p *port) linkUp() bool { return p.remote >= 0 && p.phys == mad.PhysLinkUp }
+
+// enabled returns the enabled masks PortInfo answers: 0 (unknown) for
+// what the fabric's file did not record.
+func (p *port) enabled() (mad.Width, mad.Speed) {
+	w, sp := p.wEn, p.sEn
+	if p.wEnUnread {
+		w = 0
+	}
+	if p.sEnUnread {
+		sp = 0
+	}
+	return w, sp
+}
 
 // active reports whether the port passes data and LID-routed MADs.
 func (p *port) active() bool { return p.linkUp() && p.state == mad.PortStateActive }
@@ -307,8 +330,9 @@ const (
 //
 // Missing port details get sensible defaults: a cabled port with no state
 // is Active/LinkUp, an uncabled one Down/Polling; empty Enabled and
-// Supported masks equal the active width and speed; empty capability
-// masks are those of a current NVIDIA HCA or switch.
+// Supported masks equal the active width and speed (a fabric Load read
+// from a file answers its empty Enabled masks as 0, unknown); empty
+// capability masks are those of a current NVIDIA HCA or switch.
 func New(f *fabric.Fabric, opts Options) (*Sim, error) {
 	if f == nil || len(f.Nodes) == 0 {
 		return nil, fmt.Errorf("sim: empty fabric: give New a fabric with at least one node (e.g. from topology or a topology file)")
@@ -519,6 +543,8 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 			}
 			p.remote, p.remotePort = ri, fp.Remote.Num
 		}
+		p.wEnUnread = s.opts.fromFile && (fp == nil || fp.WidthEnabled == 0)
+		p.sEnUnread = s.opts.fromFile && (fp == nil || fp.SpeedEnabled == 0)
 		if fp != nil {
 			p.guid = fp.GUID
 			p.lid, p.lmc = fp.LID, fp.LMC

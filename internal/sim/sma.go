@@ -165,7 +165,7 @@ func (s *Sim) smaAnswer(ni int32, in uint8, req *mad.SMP, data *[mad.SMPDataSize
 		if p.sSup.Has(mad.SpeedFDR10) {
 			e.LinkSpeedSupported = 1
 		}
-		if p.sEn.Has(mad.SpeedFDR10) {
+		if _, sEn := p.enabled(); sEn.Has(mad.SpeedFDR10) {
 			e.LinkSpeedEnabled = 1
 		}
 		if p.sAct == mad.SpeedFDR10 && p.linkUp() {
@@ -251,6 +251,7 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 	p := &n.ports[pn]
 	lid, lmc := p.lid, p.lmc
 	capMask, capMask2 := p.capMask, p.capMask2
+	wEn, sEn := p.enabled()
 	if n.typ == mad.NodeSwitch {
 		lid, lmc = n.ports[0].lid, n.ports[0].lmc // mirrored on every port
 		if pn != 0 {
@@ -266,7 +267,7 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 		MasterSMLID:            s.smLID,
 		CapabilityMask:         capMask,
 		LocalPortNum:           in,
-		LinkWidthEnabled:       p.wEn,
+		LinkWidthEnabled:       wEn,
 		LinkWidthSupported:     p.wSup,
 		LinkWidthActive:        p.wAct,
 		LinkSpeedSupported:     baseSpeeds(p.sSup),
@@ -274,7 +275,7 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 		PhysState:              p.phys,
 		LinkDownDefaultState:   uint8(mad.PhysPolling),
 		LMC:                    lmc,
-		LinkSpeedEnabled:       baseSpeeds(p.sEn),
+		LinkSpeedEnabled:       baseSpeeds(sEn),
 		NeighborMTU:            p.nbrMTU,
 		VLCap:                  4, // VL0-7
 		VLHighLimit:            4,
@@ -290,9 +291,9 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 		OverrunErrors:          8,
 		CapabilityMask2:        capMask2,
 		LinkSpeedExtSupported:  extSpeeds(p.sSup),
-		LinkSpeedExtEnabled:    extSpeeds(p.sEn),
+		LinkSpeedExtEnabled:    extSpeeds(sEn),
 		LinkSpeedExtSupported2: ext2Speeds(p.sSup),
-		LinkSpeedExtEnabled2:   ext2Speeds(p.sEn),
+		LinkSpeedExtEnabled2:   ext2Speeds(sEn),
 	}
 	if n.typ != mad.NodeSwitch {
 		pi.GUIDCap = 8
@@ -449,6 +450,9 @@ func (s *Sim) setPortInfo(ni int32, pn uint8, w *mad.PortInfo) mad.Status {
 	now := s.ticks(s.now())
 	retrain := wEn != p.wEn || sEn != p.sEn
 	p.wEn, p.sEn = wEn, sEn
+	// What was set is known from now on, as on a real port.
+	p.wEnUnread = p.wEnUnread && w.LinkWidthEnabled == 0
+	p.sEnUnread = p.sEnUnread && w.LinkSpeedEnabled == 0 && w.LinkSpeedExtEnabled == 0
 	up := p.linkUp()
 	switch {
 	case w.PhysState == mad.PhysDisabled:

@@ -586,7 +586,16 @@ type peerRates struct {
 	// supported rate (a sub-fleet of slower boards).
 	hostCount map[string]map[mad.Rate]int
 	hostHW    map[hardwareKey]int
+	// leafCount counts host links' rates by their switch and adapter
+	// model: the hosts cabled to one leaf, as an operator compares them.
+	leafCount map[leafModel]map[mad.Rate]int
 	fab       *fabric.Fabric // for names
+}
+
+// leafModel names the host links of one adapter model on one switch.
+type leafModel struct {
+	leaf  *fabric.Node
+	model string
 }
 
 // hardwareKey names a kind of slower hardware: a device model whose port
@@ -641,7 +650,15 @@ func switchPairKey(x, y *fabric.Node) string {
 
 func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, siblingCount: map[*fabric.Node]map[mad.Rate]int{},
-		swModels: map[string]mad.Rate{}, hardware: map[hardwareKey]int{}, hostCount: map[string]map[mad.Rate]int{}, hostHW: map[hardwareKey]int{}, fab: f}
+		swModels: map[string]mad.Rate{}, hardware: map[hardwareKey]int{}, hostCount: map[string]map[mad.Rate]int{}, hostHW: map[hardwareKey]int{},
+		leafCount: map[leafModel]map[mad.Rate]int{}, fab: f}
+	addLeaf := func(host, leaf *fabric.Node, r mad.Rate) {
+		k := leafModel{leaf, devices.Model(host)}
+		if pr.leafCount[k] == nil {
+			pr.leafCount[k] = map[mad.Rate]int{}
+		}
+		pr.leafCount[k][r]++
+	}
 	models := map[string]map[mad.Rate]int{}
 	pairs := map[string]map[mad.Rate]int{}
 	add := func(m map[string]map[mad.Rate]int, k string, r mad.Rate) {
@@ -668,11 +685,13 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 		switch {
 		case isHostNode(a.Node) && b.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(a.Node), r)
+			addLeaf(a.Node, b.Node, r)
 			if k := hostGroup(a.Node); k != "" {
 				add(pr.hostCount, k, r)
 			}
 		case isHostNode(b.Node) && a.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(b.Node), r)
+			addLeaf(b.Node, a.Node, r)
 			if k := hostGroup(b.Node); k != "" {
 				add(pr.hostCount, k, r)
 			}
@@ -732,13 +751,28 @@ func (pr *peerRates) of(a, b *fabric.Port, withWhy bool) (mad.Rate, string) {
 		// sub-fleet running alike (older boards, a storage tier), not a
 		// fault: only a link alone (or nearly) at its rate is below its
 		// peers.
+		own := linkRate(a, b)
 		if r, ok := pr.model[k]; ok {
-			if own := linkRate(a, b); pr.modelCount[k][own] >= 3 {
+			if pr.modelCount[k][own] >= 3 {
 				r = own
 			}
 			take(r)
 			if withWhy && why == "" {
 				why = fmt.Sprintf("most %s run %s", modelHostLinks(a.Node, k), r)
+			}
+		}
+		// On its own switch, though, a link alone (or nearly) at its
+		// rate among the model's faster links is no sub-fleet: the
+		// verdict on one cable must not turn on hosts behind other
+		// switches (trial C12: a lone DDR host on a QDR leaf passed
+		// because DDR hosts hung off other switches).
+		if b.Node.Type == mad.NodeSwitch {
+			lk := leafModel{b.Node, k}
+			if r, ok := norm(pr.leafCount[lk]); ok && pr.leafCount[lk][own] < subFleetLinks && (r.Width.Lanes() > own.Width.Lanes() || r.Speed.DataGbps() > own.Speed.DataGbps()) {
+				if withWhy && best.Width.Lanes() <= own.Width.Lanes() && best.Speed.DataGbps() <= own.Speed.DataGbps() {
+					why = fmt.Sprintf("most %s on %s run %s", modelHostLinks(a.Node, k), pr.fab.NameOf(b.Node), r)
+				}
+				take(r)
 			}
 		}
 	case isSwitchLink(a) && !isLoopback(a):

@@ -435,7 +435,7 @@ func (s *Snapshot) creditLoops() []Finding {
 			vl.ev,
 		}
 		if vl.verdict == sl2vlNotRead {
-			ev = append(ev, cycleVLs(cyc, g))
+			ev = append(ev, s.cycleVLs(cyc, g))
 		}
 		path := strings.Join(hops[:min(4, len(hops)-1)], " -> ") + ellipsis(len(hops)-1 > 4)
 		f := Finding{
@@ -507,7 +507,7 @@ func (s *Snapshot) cycleSL2VL(cyc []int32, g *chanGraph) cycleVL {
 		// An SL mapped to a VL the port does not run is dropped there
 		// (ibsim maps SL8-14 to VL8-14 on ports running VL0-7).
 		p := g.port(c)
-		if n := operVLCount(p.OperVLs); n > 0 {
+		if n := operVLCount(p.OperVLs); n > 0 && s.NotRecorded["vls"] == "" {
 			set &= 1<<n - 1
 		}
 		all |= set
@@ -578,7 +578,11 @@ func ellipsis(more bool) string {
 // everywhere every SL runs on VL0, so no routing engine's VL assignment
 // can break the cycle; with more, one that spreads paths over SLs and
 // VLs (DFSSSP, LASH) might, which this check cannot see.
-func cycleVLs(cyc []int32, g *chanGraph) Evidence {
+func (s *Snapshot) cycleVLs(cyc []int32, g *chanGraph) Evidence {
+	if why := s.NotRecorded["vls"]; why != "" {
+		// The simulator's stand-in VLs are not the fabric's (trial C1).
+		return Evidence{Name: "VL", Text: "every flow taken to be on VL0: " + why}
+	}
 	most, unread := uint8(0), false
 	for _, c := range cyc {
 		p := g.port(c)

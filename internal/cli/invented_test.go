@@ -78,3 +78,24 @@ func TestFileWithoutEnabledMasksInventsNone(t *testing.T) {
 		t.Errorf("links --json on a db_csv (PORTS records LinkWidthEn, LinkSpeedEn) lost the enabled rates")
 	}
 }
+
+// TestFileWithoutVLsInventsNone (trial C1 audit): a net file records no
+// VLs (NotRecorded "vls": config.vl-mismatch does not run), yet
+// routing.credit-loop's evidence read the simulator's stand-in as the
+// fabric's: "ports on the cycle run up to VL0-7 (OperationalVLs)". It
+// says the file records none instead.
+func TestFileWithoutVLsInventsNone(t *testing.T) {
+	code, out, stderr := run("check", "--json", "--sim=../../fixtures/ring/ring5.net", "--lfts", "../../fixtures/ring/ring5-minhop.dump_fts")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, `"check": "routing.credit-loop"`) {
+		t.Fatalf("no credit loop on min-hop's ring: %s", out)
+	}
+	if strings.Contains(out, "(OperationalVLs)") {
+		t.Errorf("credit-loop evidence from VLs the file does not record: %s", out[strings.Index(out, "(OperationalVLs)")-80:strings.Index(out, "(OperationalVLs)")+20])
+	}
+	if !strings.Contains(out, "records no VL configuration") {
+		t.Errorf("credit-loop evidence does not say the VLs are not in the file")
+	}
+}

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -250,22 +251,43 @@ func (s *Snapshot) slowerHardware() []Finding {
 		if slow.Node.Type != mad.NodeSwitch {
 			what = "HCA"
 		}
+		title := fmt.Sprintf("%s %s supports at most %s; its peers run %s (link to %s)", what, se, sup, v.Peer, oe)
+		ev := []Evidence{
+			{Name: part, Value: value, Unit: unit, Threshold: threshold,
+				Text: fmt.Sprintf("supported: %s width %s, speed %s; %s width %s, speed %s; the link runs %s, the best both ends support (not degraded)",
+					se, slow.WidthSupported, slow.SpeedSupported, oe, other.WidthSupported, other.SpeedSupported, v.Active)},
+			{Name: "peers", Text: fmt.Sprintf("%s: %s; fewer than %d links share this hardware (%s supporting at most %s): not a sub-fleet",
+				v.HardwareWhy, v.PeerCounts, subFleetLinks, devices.Model(slow.Node), sup)},
+		}
+		action := fmt.Sprintf("Replace the %s at %s (or its cable, if the cable is the slower part) with one matching the fleet's %s, or accept it: ibdoctor will keep reporting it. 'ibportstate %d %d' shows the port's LinkSpeedSupported and LinkWidthSupported.",
+			what, se, v.Peer, s.entityOf(slow, "").LID, slow.Num)
+		if s.SupportedNotRead != "" && slow.Node.Type != mad.NodeSwitch {
+			// The HCA's Supported masks are the simulator's stand-in for
+			// a file that records none (trial C1 audit): what it runs
+			// is known, what it supports is not.
+			title = fmt.Sprintf("%s %s runs %s where its peers run %s (link to %s; its supported speeds are not in the file)", what, se, v.Active, v.Peer, oe)
+			ev[0] = Evidence{Name: part, Value: v.Active.Speed.DataGbps(), Unit: "Gb/s per lane", Threshold: v.Peer.Speed.DataGbps(),
+				Text: fmt.Sprintf("%s: %s may support no more than %s (then it runs its best and is slower hardware) or more (then the link is degraded)", s.SupportedNotRead, se, v.Active)}
+			if part == "LinkWidthSupported" {
+				ev[0].Value, ev[0].Unit, ev[0].Threshold = float64(v.Active.Width.Lanes()), "lanes", float64(v.Peer.Width.Lanes())
+			}
+			why := v.HardwareWhy // "X supports at most R; most ... run R2"
+			if _, peersWhy, ok := strings.Cut(why, "; "); ok {
+				why = peersWhy
+			}
+			ev[1].Text = fmt.Sprintf("%s: %s", why, v.PeerCounts)
+			action = fmt.Sprintf("First read what %s supports on the fabric ('ibportstate %d %d', LinkSpeedSupported and LinkWidthSupported, or 'ibdoctor check' run live): if no more than %s, replace it with one matching the fleet's %s or accept it; if more, check the cable and transceivers between %s and %s, reseat, then replace the cable.",
+				se, s.entityOf(slow, "").LID, slow.Num, v.Active, v.Peer, se, oe)
+		}
 		out = append(out, Finding{
 			Check:    "link.slower-hardware",
 			Severity: Info,
-			Title:    fmt.Sprintf("%s %s supports at most %s; its peers run %s (link to %s)", what, se, sup, v.Peer, oe),
+			Title:    title,
 			Entities: []Entity{s.entityOf(slow, "end"), s.entityOf(other, "peer")},
-			Evidence: []Evidence{
-				{Name: part, Value: value, Unit: unit, Threshold: threshold,
-					Text: fmt.Sprintf("supported: %s width %s, speed %s; %s width %s, speed %s; the link runs %s, the best both ends support (not degraded)",
-						se, slow.WidthSupported, slow.SpeedSupported, oe, other.WidthSupported, other.SpeedSupported, v.Active)},
-				{Name: "peers", Text: fmt.Sprintf("%s: %s; fewer than %d links share this hardware (%s supporting at most %s): not a sub-fleet",
-					v.HardwareWhy, v.PeerCounts, subFleetLinks, devices.Model(slow.Node), sup)},
-			},
-			Impact: s.linkImpact(v.A, v.Active, v.Peer),
-			Action: fmt.Sprintf("Replace the %s at %s (or its cable, if the cable is the slower part) with one matching the fleet's %s, or accept it: ibdoctor will keep reporting it. 'ibportstate %d %d' shows the port's LinkSpeedSupported and LinkWidthSupported.",
-				what, se, v.Peer, s.entityOf(slow, "").LID, slow.Num),
-			Basis: "topology",
+			Evidence: ev,
+			Impact:   s.linkImpact(v.A, v.Active, v.Peer),
+			Action:   action,
+			Basis:    "topology",
 		})
 	}
 	return out

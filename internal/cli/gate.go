@@ -265,7 +265,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 		RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
 		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
-		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded,
+		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded, SourceWarnings: sess.File.Warnings(),
 	})
 	if ctx.Err() != nil {
 		// The job's part was read in part: as check, no verdict on it.

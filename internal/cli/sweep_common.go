@@ -329,6 +329,7 @@ func (a *app) runSweep(ctx context.Context, o diagnose.Options) (*diagnose.Sweep
 		}
 	}
 	sw.RatesNotRead = sess.RatesNotRead
+	sw.SourceWarnings = sess.File.Warnings()
 	sw.SupportedNotRead = sess.SupportedNotRead
 	sw.NotRecorded = sess.NotRecorded
 	if sess.Increases != nil && sw.Counters != nil {

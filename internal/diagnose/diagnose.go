@@ -95,6 +95,11 @@ type Sweep struct {
 	// RatesNotRead is set by the caller when the link rates are not the
 	// fabric's (a saved file that gives none): why.
 	RatesNotRead string
+	// SourceWarnings are what the reader of a --sim file said about how
+	// it read it (fabric.FileInfo.Warnings: values replaced, a GUID read
+	// as two nodes, ...), set by the caller: the report carries them, so
+	// an artifact says its data was not all taken as written.
+	SourceWarnings []string
 	// SupportedNotRead is set by the caller when the supported speeds are
 	// not the fabric's (a saved file that records none): why.
 	SupportedNotRead string
@@ -331,6 +336,7 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		CountersNotRead: s.CountersNotRead,
 		CountersBasis:   s.CountersBasis,
 		RatesNotRead:    s.RatesNotRead,
+		SourceWarnings:  s.SourceWarnings,
 	}
 	d.Unreached = foldNoLID(d.Unreached, res.Findings)
 	if d.Unreached == nil {

@@ -68,6 +68,9 @@ type Options struct {
 	// SupportedNotRead says the supported speeds are not the fabric's
 	// (diagnose.Sweep.SupportedNotRead).
 	SupportedNotRead string
+	// SourceWarnings are the --sim file reader's warnings
+	// (diagnose.Sweep.SourceWarnings): the report carries them.
+	SourceWarnings []string
 	// NotRecorded says, by input, what a --sim file does not record
 	// (diagnose.Sweep.NotRecorded): those checks do not run.
 	NotRecorded map[string]string
@@ -196,7 +199,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		_, unknown := Resolve(base, unmatched, o.NameMap)
 		unmatched = unknown
 	}
-	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead, SupportedNotRead: o.SupportedNotRead, NotRecorded: o.NotRecorded}
+	sw := &diagnose.Sweep{Fabric: f, Complete: true, Taken: o.Now, Timings: map[string]time.Duration{"snapshot": loaded}, RoutesComputed: o.RoutesComputed, RatesNotRead: o.RatesNotRead, SupportedNotRead: o.SupportedNotRead, NotRecorded: o.NotRecorded, SourceWarnings: o.SourceWarnings}
 	// A host not found where the walk stopped at a node that did not
 	// answer may be behind it: not looked for, not "no such name".
 	notWalked := walkStopped(f, o.Swept) || snap.WalkStopped()

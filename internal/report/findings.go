@@ -58,6 +58,10 @@ type Document struct {
 	// CountersBasis says what the counters judged are when they are not
 	// a live reading (a file's increases over a span it does not give).
 	CountersBasis string `json:"counters_basis,omitempty"`
+	// SourceWarnings are the file reader's warnings about how a --sim
+	// file was read (values replaced, a GUID read as two nodes, ...):
+	// what stderr says, kept with the report (trial C3).
+	SourceWarnings []string `json:"source_warnings,omitempty"`
 	// SnapshotKept says, on a sweep that does not replace the state
 	// dir's snapshot (partial after a complete one), which sweep gates
 	// keep answering from and until when (trial T12).
@@ -208,6 +212,9 @@ func (d *Document) WriteJSON(w io.Writer) error {
 	if d.CountersBasis != "" {
 		jw.Field("counters_basis", d.CountersBasis)
 	}
+	if len(d.SourceWarnings) > 0 {
+		jw.Field("source_warnings", d.SourceWarnings)
+	}
 	if d.SnapshotKept != "" {
 		jw.Field("snapshot_kept", d.SnapshotKept)
 	}
@@ -345,6 +352,13 @@ func SummaryRows(d *Document) []SummaryRow {
 	}
 	if d.RatesNotRead != "" {
 		add("Rates", Clause{Text: d.RatesNotRead + "; the checks that judge rates did not run", Tone: ToneWarn})
+	}
+	for i, w := range d.SourceWarnings {
+		label := ""
+		if i == 0 {
+			label = "Read"
+		}
+		add(label, Clause{Text: w, Tone: ToneWarn})
 	}
 	c := d.Counts
 	rows = append(rows, SummaryRow{Label: "Findings", Counts: true, Clauses: plain(fmt.Sprintf("%d critical, %d error, %d warning, %d info",

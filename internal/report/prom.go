@@ -105,6 +105,8 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 	writeFindingSeries(&b, d, o)
 	metric(&b, "ibdoctor_sweep_complete", helpComplete)
 	fmt.Fprintf(&b, "ibdoctor_sweep_complete %d\n", boolInt(d.Complete))
+	metric(&b, "ibdoctor_source_warnings", "Warnings the last successful sweep's --sim file reader gave (values replaced, a GUID read as two nodes, ...): the report's source_warnings; 0 live.")
+	fmt.Fprintf(&b, "ibdoctor_source_warnings %d\n", len(d.SourceWarnings))
 	if !d.SnapshotTakenAt.IsZero() {
 		// A partial sweep keeps the complete snapshot before it: gates
 		// answer from that one until it is over their --max-age, then

@@ -435,6 +435,24 @@ func (s *Snapshot) staleMasterLID() []Finding {
 	for _, r := range ms {
 		masterNames = append(masterNames, s.smName(r.Port))
 	}
+	// The SMs alive but not master: with none master, a standby (or one
+	// already discovering) is a failover under way, not an SM to start
+	// (trial D3).
+	var standbys []string
+	for _, r := range s.SM.Readings {
+		if !r.answered() || (r.Info.State != mad.SMStandby && r.Info.State != mad.SMDiscovering) {
+			continue
+		}
+		act := ""
+		if r.Again != nil && r.Again.GUID == r.Info.GUID {
+			act = ", ActCount not advancing"
+			if r.Again.ActCount != r.Info.ActCount {
+				act = ", ActCount advancing"
+			}
+		}
+		e := s.entityOf(r.Port, "")
+		standbys = append(standbys, fmt.Sprintf("%s (LID %d, priority %d, %s%s)", e, e.LID, r.Info.Priority, r.Info.State, act))
+	}
 	var out []Finding
 	byLID := masterCensus(s.Fabric)
 	lids := make([]uint16, 0, len(byLID))
@@ -471,10 +489,20 @@ func (s *Snapshot) staleMasterLID() []Finding {
 			}
 		}
 		sev := Error
-		tail := "and no SM answers as master anywhere"
-		if len(ms) > 0 {
+		tail := "and no SM answers as master anywhere, and no standby SM answers either"
+		action := "Start the subnet manager again (systemctl start opensm on the SM hosts); once a master sweeps it rewrites MasterSMLID on every port. If an SM was moved on purpose, make it do a heavy sweep (kill -HUP the opensm process)."
+		switch {
+		case len(ms) > 0:
 			sev = Warning
 			tail = "while the master is " + strings.Join(masterNames, ", ")
+			action = "The master sweeps and rewrites MasterSMLID on every port; if it does not within a sweep interval, make it do a heavy sweep (kill -HUP the opensm process)."
+		case len(standbys) > 0:
+			sm := "a standby SM answers at "
+			if len(standbys) > 1 {
+				sm = "standby SMs answer at "
+			}
+			tail = "and no SM answers as master anywhere; " + sm + strings.Join(standbys, ", ")
+			action = "A failover is under way: the standby takes over once its polling of the gone master times out (OpenSM: sm_sminfo_polling_timeout x polling_retry_number, about 40-60 s by default), then sweeps and rewrites MasterSMLID; check again in a minute ('sminfo'). If it stays Standby, look at it (its log, its priority and this subnet's SM_Key). Meanwhile do not restart the old master: at a higher priority it takes mastership back, a second re-sweep of the fabric."
 		}
 		slices.SortFunc(ports, func(a, b *fabric.Port) int {
 			return cmp.Compare(s.entityOf(a, "").String(), s.entityOf(b, "").String())
@@ -496,7 +524,7 @@ func (s *Snapshot) staleMasterLID() []Finding {
 				Text: fmt.Sprintf("%d of %d Active ports have MasterSMLID %d (e.g. %s), %s", len(ports), total, lid, s.portList(sample), tail)}},
 			Impact: Impact{PathShare: float64(len(ports)) / float64(max(1, total)), Score: 0.05 * float64(len(ports)) / float64(max(1, total)),
 				Summary: "traffic still flows on the programmed routes, but traps and SA queries (path records for rdma_cm and MPI connection set-up) go to an SM that is not there, and nothing repairs the fabric after a failure"},
-			Action: "Start the subnet manager again (systemctl start opensm on the SM hosts) or check that the standby took over ('sminfo'); once a master sweeps it rewrites MasterSMLID on every port. If an SM was moved on purpose, make it do a heavy sweep (kill -HUP the opensm process).",
+			Action: action,
 			Basis:  "sminfo",
 		})
 	}

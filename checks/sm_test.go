@@ -2,6 +2,7 @@ package checks_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -209,6 +210,46 @@ func TestSMGone(t *testing.T) {
 	fs = onlySM(t, res, "sm.stale-master-lid")
 	if len(fs) == 1 && (fs[0].Severity != checks.Warning || !strings.Contains(fs[0].Evidence[0].Text, "while the master is gpu007 mlx5_0/1")) {
 		t.Errorf("%s %q %v", fs[0].Severity, fs[0].Title, fs[0].Evidence)
+	}
+}
+
+// TestSMGoneStandbyAlive: the master exits and a standby SM answers
+// SMInfo but has not taken over yet (trial D3: OpenSM's standby waits out
+// its polling of the master, ~1 min). The verdict stays an error, but the
+// evidence names the standby ibdoctor read (port, LID, priority, state)
+// and the action says it should take over, not "start the subnet manager
+// again" (a restarted old master at a higher priority takes mastership
+// back: a second re-sweep). With no standby the action says to start one.
+func TestSMGoneStandbyAlive(t *testing.T) {
+	sw, res := smSweep(t, `sm "gpu001 mlx5_0" state=gone`+"\n"+`sm "gpu007 mlx5_0" state=standby priority=5`+"\n", 0)
+	fs := onlySM(t, res, "sm.stale-master-lid")
+	if len(fs) != 1 {
+		t.Fatalf("want 1 sm.stale-master-lid, got %d", len(fs))
+	}
+	f := fs[0]
+	var lid uint16
+	for _, n := range sw.Fabric.Nodes {
+		if n.Description == "gpu007 mlx5_0" {
+			lid = n.Ports[1].LID
+		}
+	}
+	ev := fmt.Sprintf("a standby SM answers at gpu007 mlx5_0/1 (LID %d, priority 5, Standby)", lid)
+	if f.Severity != checks.Error || !strings.Contains(f.Evidence[0].Text, "no SM answers as master anywhere") || !strings.Contains(f.Evidence[0].Text, ev) {
+		t.Errorf("%s %q\nevidence %q\nwant it to contain %q", f.Severity, f.Title, f.Evidence[0].Text, ev)
+	}
+	for _, w := range []string{"takes over", "polling", "If it stays Standby", "do not restart"} {
+		if !strings.Contains(f.Action, w) {
+			t.Errorf("action lacks %q: %s", w, f.Action)
+		}
+	}
+	if strings.Contains(f.Action, "Start the subnet manager again") {
+		t.Errorf("action restarts the SM while a standby is taking over: %s", f.Action)
+	}
+	// No standby: start one.
+	_, res = smSweep(t, `sm "gpu001 mlx5_0" state=gone`+"\n", 0)
+	fs = onlySM(t, res, "sm.stale-master-lid")
+	if len(fs) != 1 || !strings.Contains(fs[0].Evidence[0].Text, "and no standby SM answers either") || !strings.Contains(fs[0].Action, "Start the subnet manager") {
+		t.Errorf("no standby: %+v", fs)
 	}
 }
 

@@ -44,14 +44,16 @@ Switch 4 "core" # "core"
 `
 
 // TestDualPortHCASecondPortDown (trial A15): the second port of a
-// dual-rail HCA loses its link (ibsim 'Unlink "dual"[2]'); no SM sweeps
-// since. Discovery reaches the adapter through port 1 and does not read
-// its port 2, but every table still forwards port 2's LID into oddb/3,
-// which polls: routing.lost-lid reports it there (before 81bb5cd check
-// said nothing). The unused port 2 of "solo", which never had a link and
-// holds no LID the tables route, is no finding: dual-port adapters with
-// one port cabled are common, and paging on them would bury the real
-// ones.
+// dual-rail HCA loses its link (ibsim 'Unlink "dual"[2]'). Discovery
+// reached the adapter through port 1 and never read port 2: until the SM
+// swept again, only the tables still forwarding port 2's LID into oddb/3
+// told (routing.lost-lid, "a node was lost there"); once it swept (a
+// running SM does at once) nothing did. Every port of a CA is read now;
+// port 2, Polling and still holding the LID the SM gave it, is
+// link.polling's error, with the lost routes folded in as evidence while
+// the tables still send them there. The unused port 2 of "solo" (never
+// cabled, no LID) is no finding: dual-port adapters with one port cabled
+// are common, and paging on them would bury the real ones.
 func TestDualPortHCASecondPortDown(t *testing.T) {
 	run := func(faults string) []checks.Finding {
 		t.Helper()
@@ -87,16 +89,73 @@ func TestDualPortHCASecondPortDown(t *testing.T) {
 			t.Errorf("healthy: %s %s %q", fd.Severity, fd.Check, fd.Title)
 		}
 	}
-	fs := run("polling \"dual HCA-1\"/2\n")
-	lost := byCheck(fs, "routing.lost-lid")
-	if len(lost) != 1 || lost[0].Severity != checks.Error || !strings.HasPrefix(lost[0].Title, "oddb/3 is Down/Polling: 3 switches still forward LID ") {
-		t.Errorf("dual HCA-1/2 down: routing.lost-lid %s, want one error at oddb/3", titles(lost))
-	}
-	for _, fd := range fs {
-		for _, e := range fd.Entities {
-			if strings.HasPrefix(e.Node, "solo") {
-				t.Errorf("dual HCA-1/2 down: %s %s %q names solo's unused port", fd.Severity, fd.Check, fd.Title)
+	for _, tc := range []struct {
+		faults string
+		lost   bool // the tables still send port 2's LID to oddb/3
+	}{
+		{"polling \"dual HCA-1\"/2\n", true},
+		{"polling \"dual HCA-1\"/2\nsweep\n", false}, // the SM swept since
+	} {
+		fs := run(tc.faults)
+		name := strings.ReplaceAll(strings.TrimSpace(tc.faults), "\n", "; ")
+		if lost := byCheck(fs, "routing.lost-lid"); len(lost) != 0 {
+			t.Errorf("%s: routing.lost-lid %s, want it folded into dual HCA-1/2's finding", name, titles(lost))
+		}
+		poll := byCheck(fs, "link.polling")
+		if len(poll) != 1 || poll[0].Severity != checks.Error || poll[0].Title != "Port dual HCA-1/2 is stuck in Polling" {
+			t.Errorf("%s: link.polling %s, want one error on dual HCA-1/2", name, titles(poll))
+			continue
+		}
+		var holds, folded bool
+		for _, e := range poll[0].Evidence {
+			holds = holds || strings.Contains(e.Text, "it holds LID ")
+			folded = folded || e.Name == "lost LIDs" && strings.Contains(e.Text, "into oddb/3")
+		}
+		if !holds || folded != tc.lost {
+			t.Errorf("%s: evidence %+v: want the LID it holds, and the lost routes into oddb/3: %v", name, poll[0].Evidence, tc.lost)
+		}
+		for _, fd := range fs {
+			for _, e := range fd.Entities {
+				if strings.HasPrefix(e.Node, "solo") {
+					t.Errorf("%s: %s %s %q names solo's unused port", name, fd.Severity, fd.Check, fd.Title)
+				}
 			}
 		}
+	}
+}
+
+// TestDualPortHCARefusesOtherPort: an adapter whose agent answers
+// PortInfo only for the port the SMP came in by (status 0x001C for the
+// other) is read as before: its port 2 stays out of the model, nothing is
+// listed as not read, and the LID it lost is routing.lost-lid's at the
+// leaf port.
+func TestDualPortHCARefusesOtherPort(t *testing.T) {
+	f, _, err := fabric.ParseNetFile(strings.NewReader(dualNet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Remote != nil {
+				p.State = mad.PortStateActive
+			}
+		}
+	}
+	sw := sweepSim(t, f, 0, func(s *sim.Sim) {
+		fs, err := sim.ParseFaults(strings.NewReader("polling \"dual HCA-1\"/2\nrefuse \"dual HCA-1\"/2 attr=PortInfo\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ApplyFaults(fs); err != nil {
+			t.Fatal(err)
+		}
+	}) // fails the test when anything is listed as not read
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := byCheck(res.Findings, "routing.lost-lid")
+	if len(lost) != 1 || !strings.HasPrefix(lost[0].Title, "oddb/3 is Down/Polling: 3 switches still forward LID ") || !strings.HasSuffix(lost[0].Title, "which no port found holds: a node was lost there") {
+		t.Errorf("routing.lost-lid %s, want one at oddb/3", titles(lost))
 	}
 }

@@ -312,8 +312,13 @@ func (s *Snapshot) pollingPorts() []Finding {
 			var why string
 			var sev Severity
 			switch {
+			case n.Type != mad.NodeSwitch && spareCAPort(p):
+				continue
 			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysPolling || p.PhysState == mad.PhysConfigTraining || p.PhysState == mad.PhysLinkErrorRecovery):
 				why, sev = "a host port should carry a link", Error
+				if p.LID != 0 && p.Remote == nil && otherPortUp(p) {
+					why = fmt.Sprintf("it holds LID %d, which a subnet manager gave it while it had a link, and the adapter's other port is up: it lost its cable", p.LID)
+				}
 			case n.Type == mad.NodeSwitch && (p.PhysState == mad.PhysConfigTraining || p.PhysState == mad.PhysLinkErrorRecovery):
 				why, sev = "the port sees a far end (a cable and a powered port behind it) but the link does not come up", Warning
 			default:
@@ -332,6 +337,25 @@ func (s *Snapshot) pollingPorts() []Finding {
 		}
 	}
 	return out
+}
+
+// spareCAPort reports whether p is a port of a multi-port CA that never
+// carried a link here: no far end, no LID (a subnet manager gives one to
+// every port it activates), and another port of the adapter up. Dual-port
+// adapters with one port cabled are common: such a port is no finding
+// (trial A15), where one holding its LID lost its link.
+func spareCAPort(p *fabric.Port) bool {
+	return p.Node.Type != mad.NodeSwitch && p.LID == 0 && p.Remote == nil && p.StateKnown() && p.PhysState != mad.PhysLinkUp && otherPortUp(p)
+}
+
+// otherPortUp reports whether another port of p's node has its link up.
+func otherPortUp(p *fabric.Port) bool {
+	for _, q := range p.Node.Ports {
+		if q != nil && q != p && q.Num != 0 && q.PhysState == mad.PhysLinkUp && q.StateKnown() {
+			return true
+		}
+	}
+	return false
 }
 
 // inBaseline reports whether the expected topology describes n: then it,
@@ -367,7 +391,7 @@ func (s *Snapshot) downLinks() []Finding {
 					Basis:    "topology",
 				})
 			case n.Type != mad.NodeSwitch && (p.PhysState == mad.PhysDisabled || p.PhysState == mad.PhysSleep) &&
-				!s.inBaseline(n):
+				!s.inBaseline(n) && !spareCAPort(p):
 				out = append(out, Finding{
 					Check:    "link.down",
 					Severity: Error,

@@ -60,14 +60,28 @@ func (s *Snapshot) lostLIDs() []Finding {
 		}
 		lidText := lidList(h.lids)
 		at := s.entityOf(p, "")
+		tail, heldBy := "which no port found holds: a node was lost there", "held by no port discovered"
+		ents := []Entity{s.entityOf(p, "end")}
+		if len(h.holders) > 0 {
+			var hs []string
+			for _, q := range h.holders {
+				hs = append(hs, s.entityOf(q, "").String())
+				ents = append(ents, s.entityOf(q, "holder"))
+			}
+			tail = "which no port with a link holds: the cable between them was lost"
+			heldBy = fmt.Sprintf("held only by %s, which %s no link", strings.Join(hs, ", "), words.Verb(len(hs), "have"))
+			if len(h.holders) != len(h.lids) {
+				tail = "which no port with a link holds: what was cabled there was lost"
+			}
+		}
 		out = append(out, Finding{
 			Check:    "routing.lost-lid",
 			Severity: Error,
-			Title: fmt.Sprintf("%s is %s: %s still %s %s %s into it, which no port found holds: a node was lost there",
-				at, state, words.Count(len(names), "switch"), words.Verb(len(names), "forward"), words.Noun(len(h.lids), "LID"), lidText),
-			Entities: []Entity{s.entityOf(p, "end")},
+			Title: fmt.Sprintf("%s is %s: %s still %s %s %s into it, %s",
+				at, state, words.Count(len(names), "switch"), words.Verb(len(names), "forward"), words.Noun(len(h.lids), "LID"), lidText, tail),
+			Entities: ents,
 			Evidence: []Evidence{
-				{Name: "LIDs", Value: float64(len(h.lids)), Text: fmt.Sprintf("%s %s: held by no port discovered, forwarded into %s (%s, no link)", words.Noun(len(h.lids), "LID"), lidText, at, state)},
+				{Name: "LIDs", Value: float64(len(h.lids)), Text: fmt.Sprintf("%s %s: %s, forwarded into %s (%s, no link)", words.Noun(len(h.lids), "LID"), lidText, heldBy, at, state)},
 				{Name: "switches", Value: float64(len(names)), Text: "forwarding them there: " + s.nodeListText(names)},
 			},
 			Impact: Impact{Summary: "the node behind the port is cut off: traffic and management to its LIDs are dropped there", Score: min(1, float64(len(h.lids))/float64(hosts))},
@@ -85,6 +99,9 @@ type lostPort struct {
 	port *fabric.Port
 	lids []uint16       // ascending
 	sws  []*fabric.Node // the switches whose routes end there, in the fabric's order
+	// holders are the CA ports without a link that hold some of the
+	// LIDs (downHeldLIDs), in the order of their LIDs.
+	holders []*fabric.Port
 }
 
 // findLostLIDs is routing.lost-lid's judgement: the switch ports without
@@ -98,7 +115,15 @@ func findLostLIDs(f *fabric.Fabric) []*lostPort {
 			sws = append(sws, n)
 		}
 	}
+	held := downHeldLIDs(f)
 	unknown := unknownLIDs(f)
+	if len(held) > 0 {
+		for lid := range held {
+			unknown = append(unknown, lid)
+		}
+		slices.Sort(unknown)
+		unknown = slices.Compact(unknown)
+	}
 	if len(sws) == 0 || len(unknown) == 0 {
 		return nil
 	}
@@ -122,6 +147,9 @@ func findLostLIDs(f *fabric.Fabric) []*lostPort {
 			}
 			if len(h.lids) == 0 || h.lids[len(h.lids)-1] != lid {
 				h.lids = append(h.lids, lid)
+				if q := held[lid]; q != nil && !slices.Contains(h.holders, q) {
+					h.holders = append(h.holders, q)
+				}
 			}
 			by[h][sw] = true
 		}
@@ -134,6 +162,48 @@ func findLostLIDs(f *fabric.Fabric) []*lostPort {
 		}
 	}
 	return order
+}
+
+// downHeldLIDs returns the LIDs held only by CA ports without a link,
+// with the port: a multi-port HCA reached through one port keeps the LID
+// the SM gave its other port while that port had a link (trial A15: a
+// dual-rail HCA's port 2 unplugged, Down/Polling with its LID). Such a
+// LID is lost as much as one no port holds.
+func downHeldLIDs(f *fabric.Fabric) map[uint16]*fabric.Port {
+	var held map[uint16]*fabric.Port
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.LID == 0 || p.Remote != nil || !p.StateKnown() || p.PhysState == mad.PhysLinkUp {
+				continue
+			}
+			if held == nil {
+				held = map[uint16]*fabric.Port{}
+			}
+			for lid := range lids(p) {
+				held[lid] = p
+			}
+		}
+	}
+	if held == nil {
+		return nil
+	}
+	// A LID another port also holds is that port's.
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil || p.LID == 0 {
+				continue
+			}
+			for lid := range lids(p) {
+				if q, ok := held[lid]; ok && q != p {
+					delete(held, lid)
+				}
+			}
+		}
+	}
+	return held
 }
 
 // lostEnd follows LID lid's route from switch sw over the tables and
@@ -216,19 +286,33 @@ func foldLostLIDs(fs []Finding) []Finding {
 	if len(named) == 0 {
 		return fs
 	}
+	// The finding naming the lost port, else the one naming a port
+	// that holds the LIDs without a link (a dual-rail HCA's port 2).
+	into := func(f Finding) (int, bool) {
+		for _, e := range f.Entities {
+			if i, ok := named[e.String()]; ok {
+				return i, true
+			}
+		}
+		return 0, false
+	}
 	for _, f := range fs {
 		if f.Check != "routing.lost-lid" || len(f.Entities) == 0 {
 			continue
 		}
-		if i, ok := named[f.Entities[0].String()]; ok {
-			fs[i].Evidence = append(fs[i].Evidence, Evidence{Name: "lost LIDs", Value: f.Evidence[0].Value, Text: "the forwarding tables still send LIDs no port found holds there: " + f.Evidence[0].Text + "; " + f.Evidence[1].Text})
+		if i, ok := into(f); ok {
+			lead := "the forwarding tables still send LIDs no port found holds there: "
+			if _, same := named[f.Entities[0].String()]; !same {
+				lead = "the forwarding tables still send its LIDs into " + f.Entities[0].String() + ", which has no link: "
+			}
+			fs[i].Evidence = append(fs[i].Evidence, Evidence{Name: "lost LIDs", Value: f.Evidence[0].Value, Text: lead + f.Evidence[0].Text + "; " + f.Evidence[1].Text})
 		}
 	}
 	return slices.DeleteFunc(fs, func(f Finding) bool {
 		if f.Check != "routing.lost-lid" || len(f.Entities) == 0 {
 			return false
 		}
-		_, ok := named[f.Entities[0].String()]
+		_, ok := into(f)
 		return ok
 	})
 }

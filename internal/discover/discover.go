@@ -178,7 +178,10 @@ type read struct {
 	a    mad.Attribute
 	mod  uint32
 	port int // PortInfo: which port; -1 otherwise
-	err  error
+	// other: a CA's PortInfo of a port other than the one the SMP
+	// arrives by
+	other bool
+	err   error
 }
 
 // run drives rounds: a walk until no work is left, then the resolution of
@@ -388,12 +391,27 @@ func (d *discovery) nodeJob(n *node) *job {
 	} else {
 		p := int(n.ni.LocalPortNum)
 		reads = append(reads, read{what: "PortInfo", a: new(mad.PortInfo), mod: uint32(p), port: p})
+		// A multi-port CA's other ports, through the port it was reached
+		// by: a port without a link is reached by no other path, and a
+		// dual-rail HCA that lost one rail is only seen there (trial
+		// A15: port 2 Polling, still holding the LID the SM gave it).
+		for o := 1; o <= int(n.ni.NumPorts); o++ {
+			if o != p {
+				reads = append(reads, read{what: "PortInfo", a: new(mad.PortInfo), mod: uint32(o), port: o, other: true})
+			}
+		}
 	}
 	j := &job{path: n.path, reads: reads}
 	j.finish = func(ctx context.Context) {
 		var fails []failure
 		d.mu.Lock()
 		for _, r := range j.reads {
+			if r.err != nil && r.other && !unanswered(r.err) {
+				// The adapter answers for the port the SMP came in by
+				// only (a status error): its other ports stay out of the
+				// model, as when they were not asked for.
+				continue
+			}
 			if r.err != nil {
 				if ctx.Err() == nil {
 					what := r.what

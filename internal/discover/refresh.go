@@ -53,6 +53,10 @@ func Refresh(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool,
 		lid := p.LID
 		if p.Node.Type == mad.NodeSwitch && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
 			lid = p.Node.Ports[0].LID
+		} else if q := linkedPort(p); q != nil {
+			// A CA's port without a link is read through one that has
+			// a link: its own LID leads to no path (trial A15).
+			lid = q.LID
 		}
 		if lid == 0 {
 			return fmt.Errorf("node %q has no LID to address it by: %w", p.Node.Description, errNoLID)
@@ -160,4 +164,18 @@ func applyPortInfo(p *fabric.Port, pi, caps *mad.PortInfo) {
 		p.Remote.Remote = nil
 		p.Remote = nil
 	}
+}
+
+// linkedPort returns, for a CA port p without a link, another port of its
+// node that has one and a LID, or nil.
+func linkedPort(p *fabric.Port) *fabric.Port {
+	if p.Node.Type == mad.NodeSwitch || p.Remote != nil {
+		return nil
+	}
+	for _, q := range p.Node.Ports {
+		if q != nil && q != p && q.Remote != nil && q.LID != 0 {
+			return q
+		}
+	}
+	return nil
 }

@@ -124,6 +124,12 @@ func (f *Fabric) sharedIndex() *index {
 				if p == nil || p.LID == 0 || (n.Type == mad.NodeSwitch && i != 0) {
 					continue
 				}
+				// A CA port read without a link (a dual-rail HCA's lost
+				// rail) keeps the LID it had; nothing reaches it there,
+				// so a subnet manager may have given the LID to another.
+				if n.Type != mad.NodeSwitch && p.Remote == nil && p.StateKnown() && p.PhysState != 0 && p.PhysState != mad.PhysLinkUp {
+					continue
+				}
 				for l := uint32(p.LID); l < uint32(p.LID)+1<<p.LMC && l < 0xc000; l++ {
 					owners[uint16(l)] = append(owners[uint16(l)], p)
 				}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 func TestLookups(t *testing.T) {
@@ -183,5 +185,31 @@ func TestLookupsConcurrent(t *testing.T) {
 				t.Fatalf("reader %d, node %s: %+v, want %+v", g, n.Description, got[g][i], w)
 			}
 		}
+	}
+}
+
+// TestLIDSharedSkipsPortWithoutLink: a dual-port HCA's port 2 read
+// without a link keeps the LID it had (trial A15); nothing reaches it
+// there, so a live port given the same LID since does not share it.
+func TestLIDSharedSkipsPortWithoutLink(t *testing.T) {
+	sw := &Node{Type: mad.NodeSwitch, Description: "leaf", Ports: make([]*Port, 3)}
+	a := &Node{Type: mad.NodeCA, Description: "a HCA", Ports: make([]*Port, 3)}
+	b := &Node{Type: mad.NodeCA, Description: "b HCA", Ports: make([]*Port, 2)}
+	sw.Ports[0] = &Port{Node: sw, Num: 0, LID: 1}
+	for i, n := range []*Node{a, b} {
+		p := &Port{Node: n, Num: 1, LID: uint16(2 + i), State: mad.PortStateActive, PhysState: mad.PhysLinkUp}
+		q := &Port{Node: sw, Num: uint8(1 + i), State: mad.PortStateActive, PhysState: mad.PhysLinkUp}
+		p.Remote, q.Remote = q, p
+		n.Ports[1], sw.Ports[1+i] = p, q
+	}
+	a.Ports[2] = &Port{Node: a, Num: 2, LID: 3, State: mad.PortStateDown, PhysState: mad.PhysPolling}
+	f := &Fabric{Nodes: []*Node{sw, a, b}}
+	if got := f.LIDShared(b.Ports[1]); got != "" {
+		t.Errorf("b's LID 3, also kept by a's port 2 without a link: %q", got)
+	}
+	a.Ports[2].PhysState, a.Ports[2].State = mad.PhysLinkUp, mad.PortStateActive
+	f.Reindex()
+	if got := f.LIDShared(b.Ports[1]); !strings.Contains(got, "LID 3 is shared with a HCA port 2") {
+		t.Errorf("a's port 2 up with LID 3: %q, want it shared", got)
 	}
 }

@@ -1,6 +1,7 @@
 package checks
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -66,4 +67,49 @@ func FuzzJudgeGroup(f *testing.F) {
 			t.Errorf("a group of %d ports judged uneven: %s", len(grp.ports), fd.Title)
 		}
 	})
+}
+
+// TestJudgeGroupGranularity (trial D1): stock OpenSM ftree on a fat tree
+// of 6 hosts per leaf and 2+2 parallel uplinks puts a leaf's 6
+// destinations 4:2 on a spine's two cables to it: one destination above
+// the best split ceil(6/2)=3, which was a warning (1.33x the mean) telling
+// the operator to look for edited routes. One destination above the best
+// achievable split is the engine's placement granularity, not worth a
+// finding; more is judged, an idle port always, and the advice names the
+// routing engine's own placement as a cause.
+func TestJudgeGroupGranularity(t *testing.T) {
+	sw := &fabric.Node{Description: "spine2"}
+	s := &Snapshot{Fabric: &fabric.Fabric{Nodes: []*fabric.Node{sw}}}
+	judge := func(counts ...int) (Finding, bool) {
+		grp := ecmpGroup{sw: sw, dlids: map[*fabric.Port]int{}}
+		load := map[*fabric.Port]int{}
+		for i, c := range counts {
+			p := &fabric.Port{Node: sw, Num: uint8(i + 1)}
+			grp.ports = append(grp.ports, p)
+			grp.dlids[p], load[p] = c, c
+		}
+		grp.load = func() map[*fabric.Port]int { return load }
+		return s.judgeGroup(&grp, 1.2)
+	}
+	if f, ok := judge(4, 2); ok {
+		t.Errorf("4:2 (one destination above the best split 3:3) judged: %s %s", f.Severity, f.Title)
+	}
+	if f, ok := judge(6, 5, 5, 4); ok {
+		t.Errorf("6:5:5:4 judged: %s %s", f.Severity, f.Title)
+	}
+	f, ok := judge(5, 1)
+	if !ok || f.Severity != Error {
+		t.Fatalf("5:1 (two above the best split): %v %s %q", ok, f.Severity, f.Title)
+	}
+	for _, w := range []string{"routing engine's own placement", "routing_engine", "best split 3"} {
+		if !strings.Contains(f.Action+" "+f.Evidence[0].Text, w) {
+			t.Errorf("finding lacks %q:\n%s\n%s", w, f.Evidence[0].Text, f.Action)
+		}
+	}
+	if f, ok := judge(9, 9, 0, 0); !ok || f.Severity != Critical {
+		t.Errorf("DOR's 9:9:0:0: %v %s %q", ok, f.Severity, f.Title)
+	}
+	if f, ok := judge(2, 0); !ok {
+		t.Errorf("2:0 (a port idle) not judged: %s", f.Title)
+	}
 }

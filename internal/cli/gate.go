@@ -326,6 +326,14 @@ func undecidedReasons(doc *report.Document) []string {
 			r.nodes = append(r.nodes, node)
 		}
 	}
+	// The ports behind which an HCA did not answer the snapshot's sweep:
+	// said once, by the HCA (trial B8).
+	silent := map[string]bool{}
+	for _, u := range doc.Unreached {
+		if port, ok := gate.SilentBehind(u.Reason); ok && u.What == "HCA" {
+			silent[port] = true
+		}
+	}
 	// A node found at a LID of its own since the sweep did not answer at
 	// the snapshot's: that is why, said once (review R4).
 	lidMoved := map[string]bool{}
@@ -343,13 +351,22 @@ func undecidedReasons(doc *report.Document) []string {
 		case "host":
 			continue
 		case "link":
-			if strings.Contains(u.Reason, gate.BackSinceSweep) {
+			port := strings.Replace(u.Where, " port ", "/", 1)
+			if strings.Contains(u.Reason, gate.FarEndSilent) {
+				if !silent[port] {
+					add("the far end of ", " did not answer the snapshot's sweep: a new sweep does not help", port)
+				}
+			} else if strings.Contains(u.Reason, gate.BackSinceSweep) {
 				add("a port the sweep saw without a link is up now (", "): "+gate.BackSinceSweep+", the sweep's verdicts on its switch are not the fabric's; run 'ibdoctor sweep'", strings.Replace(u.Where, " port ", "/", 1))
 			} else {
 				add("a route leaves by a port the sweep saw without a cable", "", "")
 			}
 		case "HCA":
-			add("an HCA of the accepted topology is not in the snapshot", "", "")
+			if port, ok := gate.SilentBehind(u.Reason); ok {
+				add("", " did not answer the snapshot's sweep: a new sweep does not help", u.Where+" (behind "+port+")")
+			} else {
+				add("an HCA of the accepted topology is not in the snapshot", "", "")
+			}
 		case gate.WhatNodeGUID:
 			// Said as the gate found it: only a GUID the snapshot does
 			// not have is a board changed.

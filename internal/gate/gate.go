@@ -368,7 +368,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 					continue
 				}
 				sw.Unreached = append(sw.Unreached, report.Unreached{What: "link", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
-					Reason: "the port is up now but its far end (" + where + ") did not answer the snapshot's sweep, so what is behind it is unknown"})
+					Reason: "the port is up now but its far end (" + where + ") " + FarEndSilent + ", so what is behind it is unknown"})
 				continue
 			}
 			// A live route goes out of a port the sweep saw without a
@@ -629,8 +629,20 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 			continue
 		}
 		sw.Complete = false
-		sw.Unreached = append(sw.Unreached, report.Unreached{What: "HCA", Where: n.Description,
-			Reason: "in the accepted topology but not in the snapshot, and the switch port it is cabled to could not be judged"})
+		reason := "in the accepted topology but not in the snapshot, and the switch port it is cabled to could not be judged"
+		// Where the sweep got no answer from its place, it is the HCA
+		// that did not answer (trial B8): a new sweep does not help. (A
+		// gate's own sweep lists that NodeInfo itself.)
+		for _, p := range n.Ports {
+			if p == nil || p.Remote == nil || o.Swept != nil {
+				continue
+			}
+			if _, ok := farEnd[portKey{p.Remote.Node.GUID, p.Remote.Num}]; ok {
+				reason = fmt.Sprintf("not in the snapshot: it %s (behind %s port %d, where the accepted topology has it cabled)", FarEndSilent, p.Remote.Node.Description, p.Remote.Num)
+				break
+			}
+		}
+		sw.Unreached = append(sw.Unreached, report.Unreached{What: "HCA", Where: n.Description, Reason: reason})
 	}
 	sw.Stats = e.Stats()
 	total := swept + time.Since(start)
@@ -668,6 +680,25 @@ func silentNodes(unread map[*fabric.Port]bool) map[*fabric.Node]bool {
 // the snapshot has without a link is up now (the prolog's summary
 // groups those ports by it).
 const BackSinceSweep = "a cable back (or added) since the sweep"
+
+// FarEndSilent says, in an unread entry, that the snapshot's sweep got
+// no NodeInfo answer from behind a port: a node that did not answer, not
+// a cable the sweep missed (trial B8).
+const FarEndSilent = "did not answer the snapshot's sweep"
+
+// SilentBehind gives the port ("leaf01/9") an HCA entry's reason says the
+// HCA did not answer the snapshot's sweep behind, if it says so.
+func SilentBehind(reason string) (string, bool) {
+	_, rest, ok := strings.Cut(reason, FarEndSilent+" (behind ")
+	if !ok {
+		return "", false
+	}
+	at, _, ok := strings.Cut(rest, ", where ")
+	if !ok {
+		return "", false
+	}
+	return strings.Replace(at, " port ", "/", 1), true
+}
 
 // idlePorts are the ports without a link in the snapshot and not up in
 // it, off the scope, of the job's switches: those its hosts' HCAs are cabled to (in the

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +109,13 @@ type Snapshot struct {
 	// "0x<node guid>/<port>", when no gate.idx holds them (v1, or a
 	// fabric gate.idx cannot lay out).
 	Counters map[string]PortCounters `json:"counters,omitempty"`
+	// Unanswered are the switch ports whose far end did not answer the
+	// sweep's NodeInfo (its fabric's Unreachable entries that have a
+	// port): a gate built from gate.idx, which keeps no Unreachable
+	// list, tells such a port from one the sweep saw without a cable
+	// (trial B8: "run 'ibdoctor sweep'" for a dead HCA). Absent in a
+	// snapshot from before it was kept.
+	Unanswered []FarEnd `json:"unanswered,omitempty"`
 
 	fab  *fabric.Fabric
 	ctrs *Index // IndexFile, opened by Load
@@ -139,6 +147,44 @@ type Snapshot struct {
 	// Save's renames with its count from 1; an error stops Save there as
 	// a kill would, leaving what was staged and renamed so far.
 	beforeRename func(n int) error
+}
+
+// FarEnd is a port whose far end did not answer the sweep's NodeInfo.
+type FarEnd struct {
+	Path     string `json:"path"`
+	FromGUID string `json:"from_guid"`
+	FromPort uint8  `json:"from_port"`
+	Reason   string `json:"reason"`
+}
+
+// farEnds lists f's unanswered NodeInfo reads behind a known port.
+func farEnds(f *fabric.Fabric) []FarEnd {
+	var out []FarEnd
+	for _, u := range f.Unreachable {
+		if u.What == "NodeInfo" && u.FromGUID != 0 {
+			out = append(out, FarEnd{Path: u.Path.String(), FromGUID: fmt.Sprintf("0x%016x", u.FromGUID), FromPort: u.FromPort, Reason: u.Reason})
+		}
+	}
+	return out
+}
+
+// unansweredIn gives the Unanswered entries behind a port of sub, as
+// the Unreachable entries the sweep's fabric had (a malformed entry, of
+// a hand-edited file, is left out: it only words a reason).
+func (s *Snapshot) unansweredIn(sub *fabric.Fabric) []fabric.Unreachable {
+	var out []fabric.Unreachable
+	for _, u := range s.Unanswered {
+		g, err := strconv.ParseUint(strings.TrimPrefix(u.FromGUID, "0x"), 16, 64)
+		if err != nil || sub.NodeByGUID(g) == nil {
+			continue
+		}
+		p, err := mad.ParsePath(u.Path)
+		if err != nil {
+			continue
+		}
+		out = append(out, fabric.Unreachable{Path: p, FromGUID: g, FromPort: u.FromPort, What: "NodeInfo", Reason: u.Reason})
+	}
+	return out
 }
 
 // PortCounters is one port's saved counters.
@@ -179,7 +225,7 @@ func New(f *fabric.Fabric, c checks.Counters, taken time.Time, source, version s
 	// gate.idx): a map of every port's counters is built only if asked
 	// for (SavedCounters on an unsaved snapshot, or a fabric gate.idx
 	// cannot hold).
-	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f, readings: c}
+	s := &Snapshot{Schema: Schema, TakenAt: taken.UTC(), Source: source, Version: version, Complete: complete, fab: f, readings: c, Unanswered: farEnds(f)}
 	if cs, ok := c.(interface{ CountersStarted() time.Time }); ok {
 		if at := cs.CountersStarted(); !at.IsZero() {
 			s.CountersAt = at.UTC()
@@ -357,7 +403,7 @@ func LoadForGate(dir string) (*Snapshot, error) {
 				tf, err = doc.openTotals(dir)
 			}
 			if err == nil {
-				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, CensusFile: doc.CensusFile, TotalsFile: doc.TotalsFile, idx: x, dir: dir, verdicts: v, hcas: hcas, totals: tf}, nil
+				return &Snapshot{Schema: Schema, TakenAt: x.TakenAt, CountersAt: doc.CountersAt, Source: x.Source, Complete: x.Complete, IndexFile: doc.IndexFile, VerdictsFile: doc.VerdictsFile, CensusFile: doc.CensusFile, Unanswered: doc.Unanswered, TotalsFile: doc.TotalsFile, idx: x, dir: dir, verdicts: v, hcas: hcas, totals: tf}, nil
 			}
 			x.Close()
 		}
@@ -488,14 +534,15 @@ func (s *Snapshot) FabricFor(hosts []string, names fabric.NodeNameMap, also ...u
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w (run 'ibdoctor sweep' again)", err)
 	}
+	f.Unreachable = s.unansweredIn(f)
 	s.sub = f
 	return f, nil
 }
 
 // WalkStopped reports whether the snapshot's sweep stopped its walk at a
 // node that did not answer NodeInfo, as gate.idx records it (FabricFor's
-// part of the fabric carries no Unreachable list); without gate.idx the
-// fabric file's Unreachable says so.
+// part of the fabric carries only the Unanswered entries behind its
+// ports); without gate.idx the fabric file's Unreachable says so.
 func (s *Snapshot) WalkStopped() bool { return s != nil && s.idx != nil && s.idx.WalkStopped }
 
 // Partial reports whether FabricFor's fabric is a part of the sweep's
@@ -518,6 +565,7 @@ func (s *Snapshot) Widen(ports map[*fabric.Port]bool) bool {
 			if err != nil {
 				return false // the part stays; what it lacks is reported unread
 			}
+			f.Unreachable = s.unansweredIn(f)
 			s.sub, s.whole = f, true
 			return true
 		}

@@ -275,10 +275,14 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		return withExit(ExitUndecided, err)
 	}
 	if doc.Scope != nil && len(doc.Scope.Unmatched) > 0 {
-		if doc.Scope.NotWalked {
-			a.notef("%s %s", doc.Scope.UnmatchedLabel(), strings.Join(doc.Scope.Unmatched, ", "))
-		} else {
-			a.notef("%s %s (check the node descriptions, or give --node-name-map)", doc.Scope.UnmatchedLabel(), strings.Join(doc.Scope.Unmatched, ", "))
+		label := doc.Scope.UnmatchedLabel(doc.GeneratedAt)
+		switch {
+		case doc.Scope.NotWalked:
+			a.notef("%s %s", label, strings.Join(doc.Scope.Unmatched, ", "))
+		case doc.Scope.Snapshot != "" && !doc.Scope.OwnSweep:
+			a.notef("%s %s: %s, or give --node-name-map", label, strings.Join(doc.Scope.Unmatched, ", "), report.HostNotInSnapshotHint)
+		default:
+			a.notef("%s %s (check the node descriptions, or give --node-name-map)", label, strings.Join(doc.Scope.Unmatched, ", "))
 		}
 	}
 	if err := a.printReport(doc, printOptions{json: o.json, detail: o.detail, verbose: o.verbose}); err != nil {

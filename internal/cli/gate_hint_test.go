@@ -19,7 +19,7 @@ func TestGateUndecidedHint(t *testing.T) {
 	if code != ExitUndecided {
 		t.Fatalf("unknown hosts: exit %d, want 2\n%s", code, stderr)
 	}
-	if !strings.Contains(stderr, "hosts not found in the fabric: gpu01, gpu02") {
+	if !strings.Contains(stderr, "hosts not in the snapshot of ") || !strings.Contains(stderr, "old): gpu01, gpu02: ") {
 		t.Errorf("unknown hosts: stderr does not name them:\n%s", stderr)
 	}
 	if strings.Contains(stderr, canned) || strings.Contains(stderr, "undecided (exit 2)") {

@@ -81,13 +81,13 @@ func TestGateUndecided(t *testing.T) {
 	if code != ExitUndecided {
 		t.Fatalf("unknown host: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if !strings.Contains(out, "hosts not found in the fabric: gpu999") || !strings.Contains(out, "undecided") {
+	if !strings.Contains(out, "old): gpu999") || !strings.Contains(out, "hosts not in the snapshot of ") || !strings.Contains(out, "undecided") {
 		t.Errorf("output does not name the unknown host:\n%s", out)
 	}
 	// The host not found is the only reason: its own stderr line says
 	// the fix, and no second line points elsewhere (trial N5;
 	// TestGateUndecidedHint has a reason that needs the runbook).
-	if n := strings.Count(out+stderr, "docs/runbook.md"); n != 0 || !strings.Contains(stderr, "hosts not found in the fabric: gpu999 (check the node descriptions") {
+	if n := strings.Count(out+stderr, "docs/runbook.md"); n != 0 || !strings.Contains(stderr, "old): gpu999: a host added or renamed since that sweep is found by the next one ('ibdoctor sweep'); else check the node descriptions, or give --node-name-map") {
 		t.Errorf("an undecided gate for an unknown host names the runbook %d times (want 0), or not the host on stderr:\n%s\n%s", n, out, stderr)
 	}
 	code, out, _ = run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu999", "--json")

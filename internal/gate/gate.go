@@ -206,6 +206,10 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	for _, h := range unmatched {
 		sw.Complete = false
 		reason := "no node in the fabric has this name (check the node descriptions or --node-name-map)"
+		if o.Swept == nil {
+			// Looked for in the snapshot only (trial B9).
+			reason = report.NotInSnapshot(snap.TakenAt, o.Now) + ": " + report.HostNotInSnapshotHint + " or --node-name-map"
+		}
 		if notWalked {
 			reason = "not looked for: the fabric could not be walked past nodes that did not answer (listed)"
 		}

@@ -335,7 +335,7 @@ func SummaryRows(d *Document) []SummaryRow {
 		}
 		add("Scope", Clause{Text: sc})
 		if len(d.Scope.Unmatched) > 0 {
-			add("", Clause{Text: d.Scope.UnmatchedLabel(), Tone: ToneBad, Tail: " " + strings.Join(d.Scope.Unmatched, ", ")})
+			add("", Clause{Text: d.Scope.UnmatchedLabel(d.GeneratedAt), Tone: ToneBad, Tail: " " + strings.Join(d.Scope.Unmatched, ", ")})
 		}
 	}
 	if d.RoutesComputed {
@@ -608,9 +608,30 @@ func count(n int, one, many string) string {
 // UnmatchedLabel heads the list of the job's hosts the gate did not find,
 // the one wording of it: not in the fabric, or (NotWalked) not looked for
 // because the walk stopped at nodes that did not answer.
-func (s *ScopeSummary) UnmatchedLabel() string {
+//
+// A gate that answered from a snapshot looked only in it: a host racked
+// or renamed (rdma-ndd) since that sweep is not in it, though in the
+// fabric (trial B9), so the label says where it looked, and when.
+func (s *ScopeSummary) UnmatchedLabel(now time.Time) string {
 	if s.NotWalked {
 		return "hosts that could not be looked for (the fabric could not be walked past nodes that did not answer):"
 	}
+	if s.Snapshot != "" && !s.OwnSweep {
+		if at, err := time.Parse(time.RFC3339, s.SnapshotAt); err == nil {
+			return "hosts " + NotInSnapshot(at, now) + ":"
+		}
+	}
 	return "hosts not found in the fabric:"
 }
+
+// NotInSnapshot says a host was not in the snapshot taken at, the one
+// wording of it (the gate's unread entry, its Scope line and stderr).
+func NotInSnapshot(at, now time.Time) string {
+	at = at.Truncate(time.Second) // as the Scope line's time has it
+	return fmt.Sprintf("not in the snapshot of %s (%s old)", at.UTC().Format(time.RFC3339), words.Span(now.Sub(at)))
+}
+
+// HostNotInSnapshotHint is what to do about a host not in the snapshot:
+// the gate cannot tell a host added or renamed since the sweep from a
+// wrong name without walking the fabric, so both are said.
+const HostNotInSnapshotHint = "a host added or renamed since that sweep is found by the next one ('ibdoctor sweep'); else check the node descriptions"

@@ -40,6 +40,10 @@ func UnreachedLines(us []Unreached) []string {
 	var atPort []*portGroup // atPort[i]: the group of ports whose line is lines[i], or nil
 	for _, u := range us {
 		line := fmt.Sprintf("%s at %s: %s", u.What, u.Where, u.Reason)
+		if u.What == "host" {
+			// A name looked up, not a read at a place (trial B9).
+			line = fmt.Sprintf("host %s: %s", u.Where, u.Reason)
+		}
 		if attr, node, port, ok := attrOfPort(u); ok {
 			// One attribute of many ports of one node, failed the same
 			// way (a switch that stopped answering): one line.

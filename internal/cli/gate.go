@@ -265,7 +265,7 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
 		RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
 		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
-		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded, SourceWarnings: sess.File.Warnings(),
+		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded, SourceWarnings: sess.File.Warnings(), TablesNotInFile: sess.TablesNotInFile,
 	})
 	if ctx.Err() != nil {
 		// The job's part was read in part: as check, no verdict on it.
@@ -349,6 +349,12 @@ func undecidedReasons(doc *report.Document) []string {
 	for _, u := range doc.Unreached {
 		node := unreachedNode(u.Where)
 		if u.What != gate.WhatLID && u.Failure == report.NoAnswer && (lidMoved[node] || slices.ContainsFunc(slices.Collect(maps.Keys(lidMoved)), func(k string) bool { return strings.HasPrefix(node, k+" ports ") })) {
+			continue
+		}
+		if strings.HasPrefix(u.Reason, gate.NoTableOnRoute) {
+			// The simulator's file lacks a table on the way: not a
+			// node that did not answer (trial B14).
+			add("", " not read by LID: a switch on the route has no forwarding table in the --lfts/--sim file (give a dump_fts of the whole fabric)", unreachedNode(u.Where))
 			continue
 		}
 		switch u.What {

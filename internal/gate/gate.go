@@ -103,6 +103,12 @@ type Options struct {
 	// routes (a --sim file without them): the routing engine's choices
 	// are then not judged, as in check (checks.Snapshot.RoutesComputed).
 	RoutesComputed bool
+	// TablesNotInFile names, by GUID, the switches whose forwarding
+	// table the --sim/--lfts file does not give, and why
+	// (source.Session.TablesNotInFile): the simulator forwards no
+	// LID-routed MAD through them, so a read by LID across one is
+	// worded so, not as a node that did not answer (trial B14).
+	TablesNotInFile map[uint64]string
 	// Source names the live connection for the report.
 	Source string
 	// Now is the time of the gate (default time.Now()).
@@ -330,7 +336,12 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 					unread[p] = true
 				}
 			}
-			sw.Unreached = append(sw.Unreached, report.Unreached{What: u.What, Where: where, Reason: u.Reason}.ReadFailed(u.Err))
+			un := report.Unreached{What: u.What, Where: where, Reason: u.Reason}.ReadFailed(u.Err)
+			if sw := r.noTableOnRoute(f.NodeByGUID(u.FromGUID), o.TablesNotInFile); sw != nil && un.Failure == report.NoAnswer {
+				un.Failure = ""
+				un.Reason = fmt.Sprintf("%s %s, whose %s", NoTableOnRoute, sw.Description, strings.TrimPrefix(o.TablesNotInFile[sw.GUID], "its "))
+			}
+			sw.Unreached = append(sw.Unreached, un)
 		}
 	}
 	notRead(bad)
@@ -684,6 +695,10 @@ func silentNodes(unread map[*fabric.Port]bool) map[*fabric.Node]bool {
 // the snapshot has without a link is up now (the prolog's summary
 // groups those ports by it).
 const BackSinceSweep = "a cable back (or added) since the sweep"
+
+// NoTableOnRoute begins the reason of a read by LID that crossed a
+// switch whose forwarding table the --sim/--lfts file does not give.
+const NoTableOnRoute = "not read by LID: the route to it crosses"
 
 // FarEndSilent says, in an unread entry, that the snapshot's sweep got
 // no NodeInfo answer from behind a port: a node that did not answer, not

@@ -265,6 +265,32 @@ func (t *drTree) to(n *fabric.Node) mad.Path {
 	return t.paths[h.sw].Extend(h.num)
 }
 
+// noTableOnRoute is the first switch of tables (GUIDs) that the LID
+// route from the gate's port to n reaches, following the snapshot's
+// tables (n itself included), or nil: there the simulator forwards no
+// LID-routed MAD.
+func (r *reach) noTableOnRoute(n *fabric.Node, tables map[uint64]string) *fabric.Node {
+	if n == nil || len(tables) == 0 || !r.lid(n) || r.local == nil || r.local.Remote == nil {
+		return nil
+	}
+	lid := lidPort(n).LID
+	sw := r.local.Remote.Node
+	for hop := 0; hop < maxHops; hop++ {
+		if tables[sw.GUID] != "" {
+			return sw
+		}
+		if sw == n || sw.Switch == nil {
+			return nil
+		}
+		p := egress(sw, lid)
+		if p == nil || p.Remote == nil {
+			return nil
+		}
+		sw = p.Remote.Node
+	}
+	return nil
+}
+
 // lidPort is the port whose LID a LID-routed SMP to n goes to: port 0
 // for a switch, a CA's first port with a LID; a port without a LID (its
 // LID 0: nothing to follow) when n has none.

@@ -48,10 +48,81 @@ func lidSyntax(s string) bool {
 type AmbiguousError struct {
 	Arg     string
 	Matches []string // "gpu042 mlx5_0 port 1 (LID 12, GUID 0x...)"
+	// Ports, when every match is a port of one node (a multi-port HCA
+	// named by its full description), are those ports as the findings
+	// name them ("dual HCA-1/1"): the hint is to add the port, not to
+	// give the description already given (trial A12).
+	Ports []string
 }
 
 func (e *AmbiguousError) Error() string {
-	return fmt.Sprintf("%q matches %d ports: %s; give a full node description, a GUID or a LID", e.Arg, len(e.Matches), strings.Join(e.Matches, "; "))
+	hint := "give a full node description, a GUID or a LID"
+	if len(e.Ports) > 1 {
+		q := make([]string, len(e.Ports))
+		for i, p := range e.Ports {
+			q[i] = strconv.Quote(p)
+		}
+		hint = "add the port: " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + ", or give a LID or GUID"
+	}
+	return fmt.Sprintf("%q matches %d ports: %s; %s", e.Arg, len(e.Matches), strings.Join(e.Matches, "; "), hint)
+}
+
+// splitPort reads arg as a node and a port number in the notations
+// ibdoctor prints: "NODE/PORT" (the findings') and "NODE port PORT" (an
+// ambiguity's list).
+func splitPort(arg string) (string, uint8, bool) {
+	var name, num string
+	if i := strings.LastIndexByte(arg, '/'); i > 0 {
+		name, num = arg[:i], arg[i+1:]
+	} else if n, p, ok := strings.Cut(arg, " port "); ok {
+		name, num = n, p
+	} else {
+		return "", 0, false
+	}
+	v, err := strconv.ParseUint(num, 10, 8)
+	if err != nil || strings.TrimSpace(name) == "" {
+		return "", 0, false
+	}
+	return name, uint8(v), true
+}
+
+// pickPort returns port num of nodes, or says why none is the one.
+func pickPort(arg string, nodes []*fabric.Node, num uint8) (*fabric.Port, error) {
+	var ports []*fabric.Port
+	for _, n := range nodes {
+		if int(num) < len(n.Ports) && n.Ports[num] != nil && n.Ports[num].Num == num {
+			ports = append(ports, n.Ports[num])
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.Num == num {
+				ports = append(ports, p)
+				break
+			}
+		}
+	}
+	switch len(ports) {
+	case 0:
+		if len(nodes) == 1 {
+			return nil, fmt.Errorf("%s has no port %d", nodes[0].Description, num)
+		}
+		return nil, fmt.Errorf("none of %s has a port %d", names(nodes), num)
+	case 1:
+		p := ports[0]
+		switch {
+		case p.Node.Type == mad.NodeSwitch && p.Num != 0:
+			return nil, fmt.Errorf("%s is a port of switch %s, which is addressed by its port 0's LID: give %q, or the node cabled to that port", arg, p.Node.Description, p.Node.Description)
+		case p.LID == 0:
+			return nil, fmt.Errorf("%s has no LID (is its link up, and a subnet manager running?)", arg)
+		}
+		return p, nil
+	}
+	e := &AmbiguousError{Arg: arg}
+	for _, p := range ports {
+		e.Matches = append(e.Matches, fmt.Sprintf("%s port %d (LID %d, GUID %#016x)", p.Node.Description, p.Num, p.LID, p.GUID))
+	}
+	sort.Strings(e.Matches)
+	return nil, e
 }
 
 // NotFoundError is a name, GUID or LID that names nothing in the fabric.
@@ -98,12 +169,22 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 	if ns := f.NodesByName(arg); len(ns) > 0 {
 		return pick(arg, ns)
 	}
-	var byHost, byPrefix []*fabric.Node
+	if name, num, ok := splitPort(arg); ok {
+		// A port as the findings name it: "dual HCA-1/2", "gpu001/1".
+		ns := f.NodesByName(name)
+		if len(ns) == 0 {
+			ns = hostNodes(f, name)
+		}
+		if len(ns) > 0 {
+			return pickPort(arg, ns, num)
+		}
+	}
+	// A host by its short name or FQDN, as descriptions may have either
+	// (fabric.HostName).
+	byHost := hostNodes(f, arg)
+	var byPrefix []*fabric.Node
 	for _, n := range f.Nodes {
-		d := n.Description
-		if first, _, _ := strings.Cut(d, " "); first == arg {
-			byHost = append(byHost, n)
-		} else if strings.HasPrefix(d, arg) {
+		if strings.HasPrefix(n.Description, arg) {
 			byPrefix = append(byPrefix, n)
 		}
 	}
@@ -139,11 +220,28 @@ func pick(arg string, nodes []*fabric.Node) (*fabric.Port, error) {
 		return nil, fmt.Errorf("%q matches %s but no port of it has a LID (is a subnet manager running?)", arg, names(nodes))
 	}
 	e := &AmbiguousError{Arg: arg}
+	one := true
 	for _, p := range ports {
 		e.Matches = append(e.Matches, fmt.Sprintf("%s port %d (LID %d, GUID %#016x)", p.Node.Description, p.Num, p.LID, p.GUID))
+		e.Ports = append(e.Ports, fmt.Sprintf("%s/%d", p.Node.Description, p.Num))
+		one = one && p.Node == ports[0].Node
+	}
+	if !one {
+		e.Ports = nil
 	}
 	sort.Strings(e.Matches)
+	sort.Strings(e.Ports)
 	return nil, e
+}
+
+// hostNodes are the nodes whose description's first word names host
+// (fabric.NodesByHost: "gpu001" and "gpu001.cluster.local" alike); none
+// for a name with a space (a description, not a host).
+func hostNodes(f *fabric.Fabric, host string) []*fabric.Node {
+	if host == "" || strings.ContainsAny(host, " \t") {
+		return nil
+	}
+	return f.NodesByHost(host)
 }
 
 func names(nodes []*fabric.Node) string {

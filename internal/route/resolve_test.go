@@ -89,3 +89,55 @@ func TestResolve(t *testing.T) {
 		t.Errorf("no LID: %v", err)
 	}
 }
+
+// TestResolveFindingNotation: trial A12. Every finding names a port
+// "NODE/PORT" ("Link at dual HCA-1/2 <-> oddb/3"); trace refused "dual
+// HCA-1/2" ("no node or port in the fabric has name dual HCA-1/2") and
+// for the full description of a 2-port HCA asked for "a full node
+// description", the input it had been given. It now takes "DESC/PORT",
+// "DESC port N" (its own ambiguity list's notation), "HOST/PORT" when one
+// port of the host has that number, and a host's FQDN or short name as
+// the descriptions of 3fe8112 do; a multi-port HCA's hint says to add
+// the port.
+func TestResolveFindingNotation(t *testing.T) {
+	f := small(t)
+	g5 := node(f, "gpu005 mlx5_0")
+	p2 := &fabric.Port{Node: g5, Num: 2, GUID: 0x0002c9fffe000005, LID: 200}
+	g5.Ports = append(g5.Ports, p2)
+	g2 := node(f, "gpu002 mlx5_0")
+	g2.Description = "gpu002.cluster.local mlx5_0"
+	f.Reindex()
+	p1 := g5.Ports[1]
+	leaf2 := node(f, "leaf02")
+	for _, c := range []struct {
+		arg  string
+		want *fabric.Port
+	}{
+		{"gpu005 mlx5_0/2", p2},
+		{"gpu005 mlx5_0/1", p1},
+		{"gpu005 mlx5_0 port 2", p2},
+		{"gpu005/2", p2},
+		{"gpu002", g2.Ports[1]},
+		{"gpu002.cluster.local", g2.Ports[1]},
+		{"gpu002/1", g2.Ports[1]},
+		{"gpu001.cluster.local", node(f, "gpu001 mlx5_0").Ports[1]},
+		{"leaf02/0", leaf2.Ports[0]},
+	} {
+		got, err := Resolve(f, c.arg)
+		if err != nil || got != c.want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s port %d", c.arg, got, err, c.want.Node.Description, c.want.Num)
+		}
+	}
+	_, err := Resolve(f, "gpu005 mlx5_0")
+	const hint = `add the port: "gpu005 mlx5_0/1" or "gpu005 mlx5_0/2", or give a LID or GUID`
+	if err == nil || !strings.Contains(err.Error(), hint) || strings.Contains(err.Error(), "give a full node description") {
+		t.Errorf("a 2-port HCA's description: %v; want the hint %q", err, hint)
+	}
+	// A port the node does not have, or one without a LID, says so.
+	if _, err := Resolve(f, "gpu005 mlx5_0/3"); err == nil || !strings.Contains(err.Error(), "gpu005 mlx5_0 has no port 3") {
+		t.Errorf("port 3: %v", err)
+	}
+	if _, err := Resolve(f, "leaf02/3"); err == nil || !strings.Contains(err.Error(), "leaf02/3") || !strings.Contains(err.Error(), "switch") {
+		t.Errorf("a switch's external port: %v", err)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/route"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
 )
@@ -128,17 +129,33 @@ func (a *app) trace(ctx context.Context, e *transport.Engine, src, dst string) (
 	return route.TraceLive(ctx, e, from, to, route.LiveOptions{Fabric: f})
 }
 
-func portText(p *fabric.Port) string {
+// portText names a port and the LID it was traced by: with an LMC the
+// LID among the port's range (trial A10: four traces to DLIDs 108-111,
+// with different hops, all ended "LID 108"). lid 0, or one the port does
+// not own, names its base LID.
+func portText(p *fabric.Port, lid uint16) string {
+	lp := p
 	if p.Node.Type == mad.NodeSwitch {
-		return fmt.Sprintf("switch %s (GUID %#016x, LID %d)", p.Node.Description, p.Node.GUID, p.Node.Ports[0].LID)
+		lp = p.Node.Ports[0]
 	}
-	return fmt.Sprintf("%s port %d (GUID %#016x, LID %d)", p.Node.Description, p.Num, p.GUID, p.LID)
+	at := fmt.Sprintf("LID %d", lp.LID)
+	if lp.LMC > 0 && lp.LID != 0 {
+		last := int(lp.LID) + 1<<lp.LMC - 1
+		if lid < lp.LID || int(lid) > last {
+			lid = lp.LID
+		}
+		at = fmt.Sprintf("LID %d of its %d-%d, LMC %d", lid, lp.LID, last, lp.LMC)
+	}
+	if p.Node.Type == mad.NodeSwitch {
+		return fmt.Sprintf("switch %s (GUID %#016x, %s)", p.Node.Description, p.Node.GUID, at)
+	}
+	return fmt.Sprintf("%s port %d (GUID %#016x, %s)", p.Node.Description, p.Num, p.GUID, at)
 }
 
 // printTrace prints the hops and the ending.
 func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 	if src := lt.Fabric.PortByLID(lt.From); src != nil {
-		io.WriteString(w, report.WrapString("", "From "+portText(src), st.Width))
+		io.WriteString(w, report.WrapString("", "From "+portText(src, lt.From), st.Width))
 	} else {
 		fmt.Fprintf(w, "From LID %d\n", lt.From)
 	}
@@ -179,7 +196,7 @@ func endText(st report.Style, lt route.LiveTrace) string {
 	n := len(lt.Hops)
 	switch lt.Outcome {
 	case route.Delivered:
-		return st.Green(fmt.Sprintf("To %s: delivered after %d switch hops", portText(lt.End), n))
+		return st.Green(fmt.Sprintf("To %s: delivered after %s", portText(lt.End, lt.To), words.Count(n, "switch hop")))
 	case route.NoRoute:
 		if sw := last.Switch.Switch; sw != nil && lt.To > sw.LinearFDBTop {
 			return st.Red(fmt.Sprintf("No route to LID %d at %s (GUID %#016x): beyond its LinearFDBTop %d, the table has no entry for it", lt.To, last.Switch.Description, last.Switch.GUID, sw.LinearFDBTop))
@@ -190,9 +207,9 @@ func endText(st report.Style, lt route.LiveTrace) string {
 	case route.Loop:
 		return st.Red(fmt.Sprintf("Loop: the route to LID %d comes back to %s (in by port %d)", lt.To, last.Switch.Description, last.In))
 	case route.Misdelivered:
-		return st.Red(fmt.Sprintf("Misdelivered: the route to LID %d ends at %s, which does not own it", lt.To, portText(lt.End)))
+		return st.Red(fmt.Sprintf("Misdelivered: the route to LID %d ends at %s, which does not own it", lt.To, portText(lt.End, 0)))
 	case route.SourceDown:
-		return st.Red(fmt.Sprintf("The source port %s has no live link", portText(lt.End)))
+		return st.Red(fmt.Sprintf("The source port %s has no live link", portText(lt.End, lt.From)))
 	case route.NoTable:
 		return st.Red(fmt.Sprintf("No forwarding table at %s", last.Switch.Description))
 	case route.Unread:

@@ -798,12 +798,13 @@ func (pr *peerRates) of(a, b *fabric.Port, withWhy bool) (mad.Rate, string) {
 
 // modelHostLinks names the host links of n's adapter model k
 // (devices.Model) for evidence: "ConnectX-7 host links"; by vendor and
-// device ID when the table does not name it, and as what the file does
-// not give when it carries no device ID.
+// device ID when the table does not name it, and as unknown when the
+// device ID is 0: a file that gives none, or a live HCA answering 0
+// (ibsim's do; trial A7: "the file does not give" on a live source).
 func modelHostLinks(n *fabric.Node, k string) string {
 	switch {
 	case k == devices.UnknownModel:
-		return "host links of HCAs whose model the file does not give"
+		return "host links of HCAs whose model is unknown (device ID 0 in NodeInfo or the file)"
 	case strings.HasPrefix(k, "device 0x"):
 		return fmt.Sprintf("host links of this HCA model (vendor 0x%06x, device 0x%04x)", n.VendorID, n.DeviceID)
 	}

@@ -102,7 +102,9 @@ func (v *SMView) notReadTwice() string {
 	}
 	switch {
 	case len(v.Readings) == 0:
-		return "no port advertises a subnet manager (a fabric file records none), so there is no SMInfo to read twice"
+		// Worded as read, true of a live fabric (an SM that exited) and
+		// of a file alike (trial A7: "a fabric file records none" on ibsim).
+		return "no port advertises a subnet manager (none has IsSM in its CapabilityMask), so there is no SMInfo to read twice"
 	case answered == 0:
 		return "no subnet manager answered SMInfo, so there is nothing to read twice"
 	}

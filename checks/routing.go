@@ -139,6 +139,11 @@ func forwards(p *fabric.Port) bool {
 	return linkUp(p) && route.Passes(p) && (p.Remote == nil || route.Passes(p.Remote))
 }
 
+// NotActive is the one judgement of a link physically up but not Active
+// at one end (Init or Armed): no data passes it. link.down reports the
+// port, the routing checks lose the routes over it, 'links' marks it.
+func NotActive(p *fabric.Port) (mad.PortState, bool) { return notActive(p) }
+
 // notActive reports whether p's link is physically up but not Active at
 // one end (Init or Armed), and that end's state.
 func notActive(p *fabric.Port) (mad.PortState, bool) {

@@ -43,14 +43,18 @@ never mark a link: a port that supports a rate it has not enabled cannot train
 at it. A port that is physically up whose far end did not answer is listed with
 "(not reached)". A cable that comes back to its own switch or adapter is noted
 LOOPBACK (check's link.loopback warning); that note alone does not change the
-exit status.
+exit status. A link physically up with an end in Init or Armed (never
+activated by a subnet manager) carries no data: it is marked NOT ACTIVE
+(check's link.down).
 
 --json prints {"links": [...], "complete": bool}; each link has "a" and "b"
 (node, guid, port_guid, port, lid, state, phys_state; "b" is null when not
 reached), "width", "speed", "rate", "gbps", "enabled" (best rate both ends
-enable), "degraded" and "reasons", and "loopback": true on a loopback cable.
+enable), "degraded" and "reasons", "loopback": true on a loopback cable, and
+"not_active": "Init" or "Armed" on a link not Active.
 
-Exit status: 0 no link marked and everything answered; 1 a link is marked;
+Exit status: 0 no link marked and everything answered; 1 a link is marked
+(DEGRADED or NOT ACTIVE);
 2 could not discover; 3 some nodes or ports did not answer (listed on stderr).`,
 		Example: `  ibdoctor links --sim
   ibdoctor links --expect-rate 4xNDR --degraded
@@ -96,10 +100,10 @@ func (a *app) runLinks(parent context.Context, o *linksOptions) error {
 	rows := all[:0:0]
 	marked := 0
 	for _, r := range all {
-		if r.Degraded() {
+		if r.Marked() {
 			marked++
 		}
-		if !o.degraded || r.Degraded() {
+		if !o.degraded || r.Marked() {
 			rows = append(rows, r)
 		}
 	}
@@ -164,8 +168,12 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 		} else {
 			row[3] = st.Yellow("(not reached)")
 		}
+		if r.NotActive != 0 {
+			// Trial A2: an Init link was listed with no mark.
+			row[9] = st.Red("NOT ACTIVE: " + r.NotActive.String() + ": no data passes until the subnet manager activates it (check: link.down)")
+		}
 		if r.Degraded() {
-			row[9] = st.Red("DEGRADED: " + strings.Join(r.Reasons, "; "))
+			row[9] = strings.TrimPrefix(row[9]+"; ", "; ") + st.Red("DEGRADED: "+strings.Join(r.Reasons, "; "))
 		} else if len(r.Undecided) > 0 {
 			row[9] = st.Yellow("UNDECIDED: " + strings.Join(r.Undecided, "; "))
 		}
@@ -177,10 +185,16 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 	if err := st.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
 		return err
 	}
-	links, open, noLink, undecided, loops := 0, 0, 0, 0, 0
+	links, open, noLink, undecided, loops, inactive, slow := 0, 0, 0, 0, 0, 0, 0
 	for _, r := range all {
 		if r.Loopback {
 			loops++
+		}
+		if r.NotActive != 0 {
+			inactive++
+		}
+		if r.Degraded() {
+			slow++
 		}
 		switch {
 		case r.B != nil:
@@ -204,9 +218,12 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 	if loops > 0 {
 		summary += ", " + st.Yellow(plural(loops, "loopback cable"))
 	}
+	if inactive > 0 {
+		summary += ", " + st.Red(fmt.Sprintf("%d not Active (no data passes)", inactive))
+	}
 	switch {
-	case marked > 0:
-		summary += ", " + st.Red(fmt.Sprintf("%d below their rate", marked))
+	case slow > 0:
+		summary += ", " + st.Red(fmt.Sprintf("%d below their rate", slow))
 	case undecided == 0:
 		summary += ", " + st.Green("none below its rate")
 	default:
@@ -241,6 +258,9 @@ type linkJSON struct {
 	Reasons  []string     `json:"reasons"`
 	// Loopback: the cable comes back to its own node (link.loopback).
 	Loopback bool `json:"loopback,omitempty"`
+	// NotActive: the link is physically up but an end is Init or Armed
+	// (link.down): no data passes. Omitted when Active.
+	NotActive string `json:"not_active,omitempty"`
 	// Undecided says why the verdict could not be decided (an end not
 	// read); omitted when it could.
 	Undecided []string `json:"undecided,omitempty"`
@@ -286,6 +306,9 @@ func writeLinksJSON(w io.Writer, rows []linkinfo.Row, complete bool, ratesNotRea
 			Rate: r.Rate.String(), Gbps: r.Rate.Gbps(), Degraded: r.Degraded(), Reasons: r.Reasons, Undecided: r.Undecided, Loopback: r.Loopback}
 		if j.Reasons == nil {
 			j.Reasons = []string{}
+		}
+		if r.NotActive != 0 {
+			j.NotActive = r.NotActive.String()
 		}
 		if r.B != nil {
 			b := endJSON(r.B)

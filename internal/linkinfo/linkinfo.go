@@ -48,14 +48,22 @@ type Row struct {
 	// link.loopback verdict, Snapshot.LoopbackLinks): no traffic crosses
 	// it. Not a rate verdict: it does not make the row Degraded.
 	Loopback bool
+	// NotActive is the state (Init or Armed) of an end of a link that
+	// is physically up but not Active: no data passes (checks.NotActive,
+	// link.down's verdict); 0 when both ends are Active or unknown.
+	NotActive mad.PortState
 	// NoLink: A was read and carries no link (Polling, Disabled, ...):
 	// iblinkinfo lists such ports, and a Polling one is where check's
 	// link.polling or topology.missing-hca points. B is nil.
 	NoLink bool
 }
 
-// Degraded reports whether the link is marked.
+// Degraded reports whether the link runs below its rate.
 func (r Row) Degraded() bool { return len(r.Reasons) > 0 }
+
+// Marked reports whether the row is marked: below its rate, or not
+// Active (a fault either way: exit 1).
+func (r Row) Marked() bool { return r.Degraded() || r.NotActive != 0 }
 
 // Rows returns one row per link of f, plus one per physically up port
 // whose far end was not reached and, with o.WithoutLink, one per port
@@ -82,6 +90,9 @@ func Rows(f *fabric.Fabric, o Options) []Row {
 			a, b = b, a
 		}
 		r := Row{A: a, B: b, Rate: a.Rate(), Loopback: loop[l.A]}
+		if st, ok := checks.NotActive(a); ok {
+			r.NotActive = st
+		}
 		if e := a.WidthEnabled & b.WidthEnabled; e != 0 {
 			r.Enabled.Width = e.Max()
 		}

@@ -111,9 +111,6 @@ func (s *Snapshot) adaptive() []Finding {
 	if len(ents) == 0 {
 		return nil
 	}
-	if len(on) > len(names) {
-		names = append(names, fmt.Sprintf("and %d more", len(on)-len(names)))
-	}
 	var slParts []string
 	for m, k := range sls {
 		slParts = append(slParts, fmt.Sprintf("%s on %d", slText(m), k))
@@ -125,7 +122,7 @@ func (s *Snapshot) adaptive() []Finding {
 		Title:    fmt.Sprintf("adaptive routing is on at %d of the %s read: their forwarding tables are only the fallback", len(on), words.Count(read, "switch")),
 		Entities: ents,
 		Evidence: []Evidence{
-			{Name: "switches", Value: float64(len(on)), Text: "adaptive routing on: " + strings.Join(names, ", ")},
+			{Name: "switches", Value: float64(len(on)), Text: "adaptive routing on: " + words.FirstOf(names, len(on))},
 			{Name: "service levels", Value: float64(len(sls)), Text: "covering " + strings.Join(slParts, "; ")},
 		},
 		Impact: Impact{Summary: "on the SLs adaptive routing covers, these switches choose among a destination's equal-cost ports by load: table imbalance overstates, and measured traffic (--interval) is what shows the real spread"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -318,16 +319,12 @@ func (s *Snapshot) defaultDescriptions() []Finding {
 	if len(ents) == 0 {
 		return nil
 	}
-	more := ""
-	if len(ents) > len(names) {
-		more = fmt.Sprintf(" and %d more", len(ents)-len(names))
-	}
 	return []Finding{{
 		Check:    "names.default-description",
 		Severity: Info, // naming hygiene: no traffic is affected
 		Title:    fmt.Sprintf("%d host adapters still carry the firmware's default description while %d are named after their hosts", len(ents), named),
 		Entities: ents,
-		Evidence: []Evidence{{Name: "hosts", Value: float64(len(ents)), Text: strings.Join(names, ", ") + more}},
+		Evidence: []Evidence{{Name: "hosts", Value: float64(len(ents)), Text: words.FirstOf(names, len(ents))}},
 		Impact:   Impact{Summary: "these hosts cannot be told apart in findings, routes and the SM's logs: a fault on one is found by GUID only"},
 		Action:   "Run rdma-ndd on those hosts (it sets node_desc to '<hostname> <device>'), or write the name to /sys/class/infiniband/<dev>/node_desc at boot; check why the image lacks it.",
 		Basis:    "topology",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -89,11 +90,7 @@ func (s *Snapshot) mixedRevision() []Finding {
 					names = append(names, s.nodeName(n))
 				}
 			}
-			more := ""
-			if len(ns) > len(names) {
-				more = fmt.Sprintf(" and %d more", len(ns)-len(names))
-			}
-			parts = append(parts, fmt.Sprintf("revision 0x%x: %s%s", r, strings.Join(names, ", "), more))
+			parts = append(parts, fmt.Sprintf("revision 0x%x: %s", r, words.FirstOf(names, len(ns))))
 		}
 		if len(ents) == 0 {
 			continue
@@ -244,10 +241,6 @@ func (s *Snapshot) mixedVersion() []Finding {
 					names = append(names, s.nodeName(n))
 				}
 			}
-			more := ""
-			if len(v.nodes) > len(names) {
-				more = fmt.Sprintf(" and %d more", len(v.nodes)-len(names))
-			}
 			var notes []string
 			if v.fw.Compare(major.fw) > 0 {
 				notes = append(notes, "newer")
@@ -259,7 +252,7 @@ func (s *Snapshot) mixedVersion() []Finding {
 			if len(notes) > 0 {
 				note = " (" + strings.Join(notes, ", ") + ")"
 			}
-			parts = append(parts, fmt.Sprintf("%s%s: %s%s", v.fw, note, strings.Join(names, ", "), more))
+			parts = append(parts, fmt.Sprintf("%s%s: %s", v.fw, note, words.FirstOf(names, len(v.nodes))))
 		}
 		if len(ents) == 0 {
 			continue

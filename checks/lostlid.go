@@ -249,23 +249,17 @@ func lostEnd(sw *fabric.Node, lid uint16, memo map[*fabric.Node]*fabric.Port) *f
 // lidList is "25", "4 and 9", "4, 9 and 12", at most eight.
 func lidList(ls []uint16) string {
 	var parts []string
-	for i, l := range ls {
-		if i == 8 {
-			parts = append(parts, fmt.Sprintf("%d more", len(ls)-8))
-			break
-		}
+	for _, l := range ls[:min(8, len(ls))] {
 		parts = append(parts, fmt.Sprint(l))
 	}
-	return joinAnd(parts)
+	if len(ls) > 8 {
+		return words.FirstOf(parts, len(ls))
+	}
+	return words.And(parts)
 }
 
 // nodeListText lists names, at most eight.
-func (s *Snapshot) nodeListText(names []string) string {
-	if len(names) > 8 {
-		return strings.Join(names[:8], ", ") + fmt.Sprintf(" and %d more", len(names)-8)
-	}
-	return strings.Join(slices.Clone(names), ", ")
-}
+func (s *Snapshot) nodeListText(names []string) string { return words.First(names, 8) }
 
 // foldLostLIDs folds a routing.lost-lid into the finding that already
 // names its port as down (link.down against the expected topology,

@@ -534,9 +534,6 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 		for _, o := range others[:min(3, len(others))] {
 			otherNames = append(otherNames, sum.Kinds[o].Name)
 		}
-		if len(others) > 3 {
-			otherNames = append(otherNames, fmt.Sprintf("%d more", len(others)-3))
-		}
 		out = append(out, Finding{
 			Check:    "topology.missing-hca",
 			Severity: Error,
@@ -545,7 +542,7 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 			Group:    group,
 			Evidence: []Evidence{{Name: "HCAs", Value: 0, Threshold: float64(peerHosts),
 				Text: fmt.Sprintf("none of %s has %s; %d hosts of %d other groups with the same adapter naming (%s) have it on nine in ten of their hosts or more; %s",
-					words.Count(size, "host"), strings.Join(missing, ", "), peerHosts, peerKinds, strings.Join(otherNames, ", "),
+					words.Count(size, "host"), strings.Join(missing, ", "), peerHosts, peerKinds, words.FirstOf(otherNames, len(others)),
 					"the group's hosts being alike, no host of it is missing an adapter its own peers have")}},
 			Impact: Impact{Score: float64(size*len(missing)) / float64(max(1, s.hostCount())),
 				Summary: "jobs on these hosts run without that rail: NCCL's rail-optimized all-reduce is slower or fails for its GPUs, while the hosts' other links look healthy"},

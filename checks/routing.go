@@ -973,14 +973,10 @@ func sourcesCount(ps []*fabric.Port) string {
 
 func (s *Snapshot) hostNames(ps []*fabric.Port, n int) string {
 	var names []string
-	for i, p := range ps {
-		if i == n {
-			names = append(names, fmt.Sprintf("and %d more", len(ps)-n))
-			break
-		}
+	for _, p := range ps[:min(n, len(ps))] {
 		names = append(names, s.nodeName(p.Node))
 	}
-	return strings.Join(names, ", ")
+	return words.FirstOf(names, len(ps))
 }
 
 // switchGraph indexes switches and their active inter-switch links for

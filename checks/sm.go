@@ -293,12 +293,8 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	}
 	if n > 0 {
 		i := slices.IndexFunc(out, func(f Finding) bool { return f.Check == "sm.no-master" })
-		more := ""
-		if n > len(folded) {
-			more = fmt.Sprintf(" and %d more", n-len(folded))
-		}
 		out[i].Evidence = append(out[i].Evidence, Evidence{Name: "link.down folded", Value: float64(n), Unit: "links",
-			Text: fmt.Sprintf("%s physically up but not Active (%s%s): symptoms of this finding, not reported apart", words.Count(n, "link"), strings.Join(folded, ", "), more)})
+			Text: fmt.Sprintf("%s physically up but not Active (%s): symptoms of this finding, not reported apart", words.Count(n, "link"), words.FirstOf(folded, n))})
 	}
 	if lost > 0 {
 		i := slices.IndexFunc(out, func(f Finding) bool { return f.Check == "sm.no-master" })
@@ -659,10 +655,6 @@ func (s *Snapshot) mkeyPolicies() []Finding {
 			names = append(names, e.String())
 		}
 	}
-	more := ""
-	if len(odd) > len(names) {
-		more = fmt.Sprintf(" and %d more", len(odd)-len(names))
-	}
 	other := mkeyPolicy{odd[0].MKeyProtect, odd[0].MKeyLease}.String()
 	if len(keys) > 2 {
 		other = "other policies"
@@ -670,7 +662,7 @@ func (s *Snapshot) mkeyPolicies() []Finding {
 	return []Finding{{
 		Check:    "sm.mkey-policy",
 		Severity: Warning,
-		Title:    fmt.Sprintf("%d of %d ports %s another M_Key policy (%s) than the fabric's (%s): %s%s", len(odd), total, words.Verb(len(odd), "run"), other, norm, strings.Join(names, ", "), more),
+		Title:    fmt.Sprintf("%d of %d ports %s another M_Key policy (%s) than the fabric's (%s): %s", len(odd), total, words.Verb(len(odd), "run"), other, norm, words.FirstOf(names, len(odd))),
 		Entities: ents,
 		Evidence: []Evidence{{Name: "policies", Value: float64(len(by)),
 			Text: "PortInfo M_Key policy: " + strings.Join(parts, "; ")}},

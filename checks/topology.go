@@ -280,12 +280,8 @@ func (s *Snapshot) oversubscribed() []Finding {
 		for _, e := range f.Entities[:min(3, len(f.Entities))] {
 			names = append(names, e.String())
 		}
-		more := ""
-		if len(f.Entities) > len(names) {
-			more = fmt.Sprintf(" and %d more", len(f.Entities)-len(names))
-		}
-		f.Title = fmt.Sprintf("%d leaves are oversubscribed %s:1 (%s, %s each): %s%s", len(f.Entities), k.ratio,
-			words.Count(k.hosts, "host"), words.Count(k.ups, "uplink"), strings.Join(names, ", "), more)
+		f.Title = fmt.Sprintf("%d leaves are oversubscribed %s:1 (%s, %s each): %s", len(f.Entities), k.ratio,
+			words.Count(k.hosts, "host"), words.Count(k.ups, "uplink"), words.FirstOf(names, len(f.Entities)))
 		f.Evidence[0].Text = "each: " + f.Evidence[0].Text
 		f.Impact.Score = min(1, f.Impact.Score)
 	}
@@ -738,7 +734,7 @@ func (s *Snapshot) swapFinding(c []*fabric.Port) Finding {
 	default:
 		among := strings.Join(ends[:k-1], ", ") + " and " + ends[k-1]
 		if k > 6 {
-			among = fmt.Sprintf("%s and %d more", strings.Join(ends[:5], ", "), k-5)
+			among = words.First(ends[:k], 5)
 		}
 		title = fmt.Sprintf("%d cables are rotated among %s: %s; the evidence lists the other %d", k, among, now[0], k-1)
 		action = fmt.Sprintf("Re-plug the %d cables so that each reaches its expected port: %s %s", k, strings.Join(fix, ", "), plan)

@@ -18,6 +18,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/spf13/cobra"
 )
 
@@ -462,11 +463,8 @@ func unreachedNode(where string) string {
 
 // andMore lists names as "a", "a and b", "a, b and c", "a, b and 3 more".
 func andMore(names []string) string {
-	switch len(names) {
-	case 1:
-		return names[0]
-	case 2, 3:
-		return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	if len(names) > 3 {
+		return words.First(names, 2)
 	}
-	return fmt.Sprintf("%s, %s and %d more", names[0], names[1], len(names)-2)
+	return words.And(names)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -211,12 +212,7 @@ func (r *reach) cables(ctx context.Context, e *transport.Engine, pl *placer, ski
 }
 
 // firstFew joins the first three of said, "and N more" for the rest.
-func firstFew(said []string) string {
-	if len(said) > 3 {
-		said = append(slices.Clone(said[:3]), fmt.Sprintf("and %d more", len(said)-3))
-	}
-	return strings.Join(said, ", ")
-}
+func firstFew(said []string) string { return words.First(said, 3) }
 
 // drPath is a directed route from the gate's port to switch n: the one n
 // is read by when it is read by directed route, else one made from the

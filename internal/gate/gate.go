@@ -20,6 +20,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -822,14 +823,10 @@ func movedReason(moved []movedLID) string {
 	ms := slices.Clone(moved)
 	slices.SortFunc(ms, func(a, b movedLID) int { return int(a.lid) - int(b.lid) })
 	var said []string
-	for i, m := range ms {
-		if i == 3 {
-			said = append(said, fmt.Sprintf("and %d more", len(ms)-i))
-			break
-		}
+	for _, m := range ms[:min(3, len(ms))] {
 		said = append(said, m.says())
 	}
-	return "the LIDs changed since the sweep (" + strings.Join(said, ", ") + "): routes followed to the snapshot's LIDs lead to other nodes and its LIDs are not the fabric's; run 'ibdoctor sweep'"
+	return "the LIDs changed since the sweep (" + words.FirstOf(said, len(ms)) + "): routes followed to the snapshot's LIDs lead to other nodes and its LIDs are not the fabric's; run 'ibdoctor sweep'"
 }
 
 // jobLinks copies the hosts' nodes and the nodes they are cabled to, with

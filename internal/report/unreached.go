@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 )
 
 // UnreachedLines says for people what could not be read, one line per
@@ -148,9 +149,4 @@ func PortRanges(ps []int) string {
 }
 
 // nameList joins names, the first max of them and how many more.
-func nameList(names []string, max int) string {
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
-}
+func nameList(names []string, max int) string { return words.First(names, max) }

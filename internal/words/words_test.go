@@ -58,3 +58,26 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestFirst(t *testing.T) {
+	names := []string{"a", "b", "c", "d", "e"}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{5, "a, b, c, d, e"}, {9, "a, b, c, d, e"}, {3, "a, b, c and 2 more"}, {1, "a and 4 more"}, {0, " and 5 more"}} {
+		if got := First(names, c.n); got != c.want {
+			t.Errorf("First(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+	if got := FirstOf([]string{"x", "y"}, 7); got != "x, y and 5 more" {
+		t.Errorf("FirstOf = %q", got)
+	}
+	if got := FirstOf([]string{"x", "y"}, 2); got != "x, y" {
+		t.Errorf("FirstOf all = %q", got)
+	}
+	for in, want := range map[int]string{0: "", 1: "a", 2: "a and b", 3: "a, b and c"} {
+		if got := And(names[:in]); got != want {
+			t.Errorf("And(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

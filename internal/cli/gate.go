@@ -279,11 +279,11 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		label := doc.Scope.UnmatchedLabel(doc.GeneratedAt)
 		switch {
 		case doc.Scope.NotWalked:
-			a.notef("%s %s", label, strings.Join(doc.Scope.Unmatched, ", "))
+			a.notef("%s %s", label, doc.Scope.UnmatchedList())
 		case doc.Scope.Snapshot != "" && !doc.Scope.OwnSweep:
-			a.notef("%s %s: %s, or give --node-name-map", label, strings.Join(doc.Scope.Unmatched, ", "), report.HostNotInSnapshotHint)
+			a.notef("%s %s: %s, or give --node-name-map", label, doc.Scope.UnmatchedList(), report.HostNotInSnapshotHint)
 		default:
-			a.notef("%s %s (check the node descriptions, or give --node-name-map)", label, strings.Join(doc.Scope.Unmatched, ", "))
+			a.notef("%s %s (check the node descriptions, or give --node-name-map)", label, doc.Scope.UnmatchedList())
 		}
 	}
 	if err := a.printReport(doc, printOptions{json: o.json, detail: o.detail, verbose: o.verbose}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/hostlist"
 	"github.com/ibdoctor/ibdoctor/internal/jsonstream"
 	"github.com/ibdoctor/ibdoctor/internal/words"
 )
@@ -335,7 +336,7 @@ func SummaryRows(d *Document) []SummaryRow {
 		}
 		add("Scope", Clause{Text: sc})
 		if len(d.Scope.Unmatched) > 0 {
-			add("", Clause{Text: d.Scope.UnmatchedLabel(d.GeneratedAt), Tone: ToneBad, Tail: " " + strings.Join(d.Scope.Unmatched, ", ")})
+			add("", Clause{Text: d.Scope.UnmatchedLabel(d.GeneratedAt), Tone: ToneBad, Tail: " " + d.Scope.UnmatchedList()})
 		}
 	}
 	if d.RoutesComputed {
@@ -519,8 +520,49 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 	for i, f := range fs {
 		rows = append(rows, []string{fmt.Sprint(i + 1), SeverityLabel(st, f.Severity), f.Check, f.Title, impactShort(f.Impact)})
 	}
+	// The node names more than one finding names are what rows share:
+	// cut in their middle first, longest first, the rest of a title kept
+	// (trial B13: two link.down rows cut to the same leaf name).
+	shared := map[string]int{}
+	for _, f := range fs {
+		seen := map[string]bool{}
+		for _, e := range f.Entities {
+			if !seen[e.Node] {
+				seen[e.Node] = true
+				shared[e.Node]++
+			}
+		}
+	}
+	// Only a row whose cut text another row's reads the same is fitted:
+	// the rest are cut at their end as before (a name cut in its middle
+	// loses its own distinctive part, "IBLEAF-01-02").
+	var cutAt int
+	var cutSame map[string]int
+	cols := slices.Clone(findingColumns)
+	cols[3].Fit = func(row int, cell string, width int) string {
+		if row < 0 {
+			return cell
+		}
+		if cutSame == nil || cutAt != width {
+			cutAt, cutSame = width, map[string]int{}
+			for _, f := range fs {
+				cutSame[Truncate(f.Title, width)]++
+			}
+		}
+		if cutSame[Truncate(cell, width)] < 2 {
+			return cell
+		}
+		var names []string
+		for _, e := range fs[row].Entities {
+			if shared[e.Node] > 1 && !slices.Contains(names, e.Node) {
+				names = append(names, e.Node)
+			}
+		}
+		slices.SortStableFunc(names, func(a, b string) int { return VisibleWidth(b) - VisibleWidth(a) })
+		return FitNames(cell, names, width)
+	}
 	fmt.Fprintln(w)
-	if err := WriteTableRule(w, st.Width, st.RuleWidth, findingColumns, rows); err != nil {
+	if err := WriteTableRule(w, st.Width, st.RuleWidth, cols, rows); err != nil {
 		return err
 	}
 	// Numbers are right-aligned to the widest shown (" 9." over "10.")
@@ -622,6 +664,22 @@ func (s *ScopeSummary) UnmatchedLabel(now time.Time) string {
 		}
 	}
 	return "hosts not found in the fabric:"
+}
+
+// UnmatchedList names the hosts not found for a line: as given when
+// few, else as a hostlist with their count ("gpu[033-9999] (9967
+// hosts)"), and past that the first few (trial B13: a mistyped range
+// printed a 989 KB line). --json keeps every name.
+func (s *ScopeSummary) UnmatchedList() string {
+	const few, longest = 20, 200
+	us := s.Unmatched
+	if len(us) <= few {
+		return strings.Join(us, ", ")
+	}
+	if c := hostlist.Compress(us); len(c) <= longest {
+		return fmt.Sprintf("%s (%d hosts)", c, len(us))
+	}
+	return words.First(us, few)
 }
 
 // NotInSnapshot says a host was not in the snapshot taken at, the one

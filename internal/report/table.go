@@ -21,6 +21,11 @@ type Column struct {
 	// CutMiddle cuts the column's text in its middle, not at its end:
 	// for names whose end (a port) matters as much as their start.
 	CutMiddle bool
+	// Fit, when set, shortens a cell of row (an index into rows; -1 for
+	// the header) that is wider than width before it is cut at its end:
+	// the findings table cuts long node names in their middle so that
+	// what tells two rows apart stays (trial B13).
+	Fit func(row int, cell string, width int) string
 }
 
 // Table writes rows under header as an aligned table with a header rule
@@ -105,7 +110,7 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 		}
 	}
 	const belowIndent = "     "
-	line := func(cells []string) {
+	line := func(row int, cells []string) {
 		var b strings.Builder
 		var more []string
 		for i := range cols {
@@ -123,6 +128,9 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 				for j := range more {
 					more[j] = Truncate(indent+more[j], width)
 				}
+			}
+			if cols[i].Fit != nil && VisibleWidth(cell) > widths[i] {
+				cell = cols[i].Fit(row, cell, widths[i])
 			}
 			if cols[i].CutMiddle {
 				cell = TruncateMiddle(cell, widths[i])
@@ -150,7 +158,7 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 	if below >= 0 {
 		header[below] = "" // its text is under each row
 	}
-	line(header)
+	line(-1, header)
 	rule := tableWidth(keep, widths)
 	if ruleMax > 0 && rule > ruleMax {
 		headerWidth := 0
@@ -163,8 +171,8 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 	}
 	bw.WriteString(strings.Repeat("-", rule))
 	bw.WriteByte('\n')
-	for _, r := range rows {
-		line(r)
+	for i, r := range rows {
+		line(i, r)
 	}
 	return bw.Flush()
 }

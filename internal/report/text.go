@@ -107,6 +107,33 @@ func TruncateMiddle(s string, width int) string {
 	return string(rs[:i]) + Ellipsis + string(rs[j:])
 }
 
+// FitNames shortens text toward width by cutting names found in it in
+// their middle ("MF0;A09-…9701/U1"), in the order given, down to
+// minName columns each, until it fits: a UFM-style switch name takes half
+// a narrow column, and cutting the text at its end then loses what tells
+// one finding from the next (the host, the port). Names of at most
+// longName columns ("gpu027 mlx5_6", "leaf07") are left whole. What still
+// does not fit is the caller's to cut.
+func FitNames(text string, names []string, width int) string {
+	const minName, longName = 16, 20
+	for _, n := range names {
+		over := VisibleWidth(text) - width
+		if over <= 0 {
+			break
+		}
+		if VisibleWidth(n) <= longName {
+			continue
+		}
+		k := strings.Count(text, n)
+		if k == 0 {
+			continue
+		}
+		to := max(minName, VisibleWidth(n)-(over+k-1)/k)
+		text = strings.ReplaceAll(text, n, TruncateMiddle(n, to))
+	}
+	return text
+}
+
 // Wrap breaks text into lines of at most width columns at spaces. The
 // first line starts with first, the others with an indent as wide as
 // first (a hanging indent), so continuation lines line up under the text.

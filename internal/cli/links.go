@@ -232,7 +232,9 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 	if undecided > 0 {
 		summary += ", " + st.Yellow(fmt.Sprintf("%d undecided (an end not read)", undecided))
 	}
-	_, err := fmt.Fprintln(w, summary)
+	// Wrapped to the terminal: the counts grew a clause (not Active) and
+	// ran past 80 columns.
+	_, err := io.WriteString(w, "\n"+report.WrapString("", strings.TrimPrefix(summary, "\n"), st.Width))
 	return err
 }
 

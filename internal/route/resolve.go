@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -64,7 +65,9 @@ func (e *AmbiguousError) Error() string {
 		}
 		hint = "add the port: " + strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1] + ", or give a LID or GUID"
 	}
-	return fmt.Sprintf("%q matches %d ports: %s; %s", e.Arg, len(e.Matches), strings.Join(e.Matches, "; "), hint)
+	// At most ten: a host prefix ("gpu") matched all 255 HCAs of the
+	// sample, one stderr line of 30 terminal lines.
+	return fmt.Sprintf("%q matches %d ports: %s; %s", e.Arg, len(e.Matches), words.FirstSep(e.Matches, 10, "; "), hint)
 }
 
 // splitPort reads arg as a node and a port number in the notations

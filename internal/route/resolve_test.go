@@ -133,9 +133,17 @@ func TestResolveFindingNotation(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), hint) || strings.Contains(err.Error(), "give a full node description") {
 		t.Errorf("a 2-port HCA's description: %v; want the hint %q", err, hint)
 	}
+	// A prefix of many hosts lists ten matches and how many more.
+	for n := uint8(3); n <= 6; n++ {
+		g5.Ports = append(g5.Ports, &fabric.Port{Node: g5, Num: n, GUID: 0x0002c9fffe000010 + uint64(n), LID: 200 + uint16(n)})
+	}
+	f.Reindex()
+	if _, err := Resolve(f, "gpu00"); err == nil || !strings.Contains(err.Error(), " and ") || !strings.Contains(err.Error(), " more; give a full node description") || strings.Count(err.Error(), "GUID 0x") > 10 {
+		t.Errorf("gpu00: %v", err)
+	}
 	// A port the node does not have, or one without a LID, says so.
-	if _, err := Resolve(f, "gpu005 mlx5_0/3"); err == nil || !strings.Contains(err.Error(), "gpu005 mlx5_0 has no port 3") {
-		t.Errorf("port 3: %v", err)
+	if _, err := Resolve(f, "gpu005 mlx5_0/9"); err == nil || !strings.Contains(err.Error(), "gpu005 mlx5_0 has no port 9") {
+		t.Errorf("port 9: %v", err)
 	}
 	if _, err := Resolve(f, "leaf02/3"); err == nil || !strings.Contains(err.Error(), "leaf02/3") || !strings.Contains(err.Error(), "switch") {
 		t.Errorf("a switch's external port: %v", err)

@@ -13,10 +13,18 @@ func First(names []string, n int) string {
 	return FirstOf(names[:min(n, len(names))], len(names))
 }
 
+// FirstSep is First joined by sep, for items that hold commas
+// themselves ("gpu001 mlx5_0 port 1 (LID 13, GUID …); …").
+func FirstSep(names []string, n int, sep string) string {
+	return firstOf(names[:min(n, len(names))], len(names), sep)
+}
+
 // FirstOf is First for a caller that kept only the names it shows: shown
 // of total, then " and K more" when total is larger.
-func FirstOf(shown []string, total int) string {
-	s := strings.Join(shown, ", ")
+func FirstOf(shown []string, total int) string { return firstOf(shown, total, ", ") }
+
+func firstOf(shown []string, total int, sep string) string {
+	s := strings.Join(shown, sep)
 	if total > len(shown) {
 		s += " and " + strconv.Itoa(total-len(shown)) + " more"
 	}

@@ -72,6 +72,9 @@ func TestFirst(t *testing.T) {
 	if got := FirstOf([]string{"x", "y"}, 7); got != "x, y and 5 more" {
 		t.Errorf("FirstOf = %q", got)
 	}
+	if got := FirstSep(names, 2, "; "); got != "a; b and 3 more" {
+		t.Errorf("FirstSep = %q", got)
+	}
 	if got := FirstOf([]string{"x", "y"}, 2); got != "x, y" {
 		t.Errorf("FirstOf all = %q", got)
 	}

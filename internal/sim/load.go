@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/fixtures"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -240,17 +242,11 @@ func plural(n int, noun string) string {
 
 // quoteSome quotes the first n of names and counts the rest.
 func quoteSome(names []string, n int) string {
-	var b strings.Builder
-	for i, x := range names[:min(n, len(names))] {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", x)
+	var quoted []string
+	for _, x := range names[:min(n, len(names))] {
+		quoted = append(quoted, strconv.Quote(x))
 	}
-	if len(names) > n {
-		fmt.Fprintf(&b, " and %d more", len(names)-n)
-	}
-	return b.String()
+	return words.FirstOf(quoted, len(names))
 }
 
 // LoadFile is Load without a context or the FileInfo.

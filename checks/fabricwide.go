@@ -49,6 +49,10 @@ type FabricVerdicts struct {
 	// evidence holds it, foldShortUplinks): what a gate shows for that
 	// count when its own findings do not fold it (trial B5).
 	Folds []Finding `json:"folds,omitempty"`
+	// MasterLIDs are, by title, the master SM LIDs the sm.stale-master-lid
+	// findings name (a gate checks whether a port owns one now); empty in
+	// the verdicts of an older ibdoctor.
+	MasterLIDs map[string]uint16 `json:"master_lids,omitempty"`
 	// PortTotals are the sweep's per-port destination totals of every
 	// switch whose table it read (Snapshot.PortTotals), kept in a file
 	// of their own beside the verdicts (a gate reads them only for a
@@ -104,6 +108,12 @@ func FabricWide(s *Snapshot, res *Result, taken time.Time) *FabricVerdicts {
 	for _, f := range res.Findings {
 		if f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" || slices.Contains(smFromSweep, f.Check) {
 			v.Findings = append(v.Findings, f)
+		}
+		if f.masterLID != 0 {
+			if v.MasterLIDs == nil {
+				v.MasterLIDs = map[string]uint16{}
+			}
+			v.MasterLIDs[f.Title] = f.masterLID
 		}
 	}
 	// Before the folds: a leaf's missing uplinks folded into the
@@ -232,9 +242,16 @@ func (s *Snapshot) ownedSince(fd Finding) (string, *fabric.Port) {
 	if fd.Check != "sm.stale-master-lid" || slices.ContainsFunc(fd.Entities, func(e Entity) bool { return e.Role == "named-master" }) {
 		return "", nil
 	}
-	var n int
-	var lid uint16
-	if _, err := fmt.Sscanf(fd.Title, "%d active ports name master SM LID %d,", &n, &lid); err != nil || lid == 0 {
+	lid, ok := s.FabricRouting.MasterLIDs[fd.Title]
+	if !ok {
+		// Verdicts saved before MasterLIDs: their titles have this
+		// wording, which is fixed now that they are written.
+		var n int
+		if _, err := fmt.Sscanf(fd.Title, "%d active ports name master SM LID %d,", &n, &lid); err != nil {
+			return "", nil
+		}
+	}
+	if lid == 0 {
 		return "", nil
 	}
 	if p := s.Fabric.PortByLID(lid); p != nil {

@@ -164,6 +164,10 @@ type Finding struct {
 	// (FabricVerdicts.Folds): rendered instead when the gate's own
 	// findings do not fold it (foldSymptoms; cleared by Run).
 	sweepFold *Finding
+	// masterLID is, for an sm.stale-master-lid, the master SM LID it
+	// names: FabricWide keeps it in FabricVerdicts.MasterLIDs, so a gate
+	// need not read it back out of the title.
+	masterLID uint16
 }
 
 // Rank orders findings worst first: severity, then impact score, then

@@ -522,8 +522,9 @@ func (s *Snapshot) staleMasterLID() []Finding {
 				Text: fmt.Sprintf("%d of %d Active ports have MasterSMLID %d (e.g. %s), %s", len(ports), total, lid, s.portList(sample), tail)}},
 			Impact: Impact{PathShare: float64(len(ports)) / float64(max(1, total)), Score: 0.05 * float64(len(ports)) / float64(max(1, total)),
 				Summary: "traffic still flows on the programmed routes, but traps and SA queries (path records for rdma_cm and MPI connection set-up) go to an SM that is not there, and nothing repairs the fabric after a failure"},
-			Action: action,
-			Basis:  "sminfo",
+			Action:    action,
+			Basis:     "sminfo",
+			masterLID: lid,
 		})
 	}
 	return out

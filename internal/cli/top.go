@@ -390,7 +390,12 @@ func writeTopTable(w io.Writer, st report.Style, rows []*top.Row, limit int) {
 			break
 		}
 		verdict := "-"
+		stale := r.NotRead != ""
 		switch {
+		case stale:
+			// Its figures are an older reading's: not shown as current
+			// (trial D4); why is on the status line or Not read list.
+			verdict = st.Yellow("not read")
 		case !r.Measured:
 			verdict = st.Dim("measuring")
 		case r.HasVerdict:
@@ -404,8 +409,8 @@ func writeTopTable(w io.Writer, st report.Style, rows []*top.Row, limit int) {
 			verdict += " " + st.Dim("(PortCounters only)")
 		}
 		out = append(out, []string{fmt.Sprintf("%s/%d", r.Node, r.Num), r.Peer, r.Rate,
-			unknownOr(rateText(r.ErrorsPerSecond, r.Measured), r.ErrorsUnknown), unknownOr(shareText(r.XmitWait, r.Measured), r.WaitUnknown),
-			unknownOr(shareText(r.TxUtil, r.Measured), r.TxUnknown), unknownOr(shareText(r.RxUtil, r.Measured), r.RxUnknown), verdict})
+			unknownOr(rateText(r.ErrorsPerSecond, r.Measured), r.ErrorsUnknown || stale), unknownOr(shareText(r.XmitWait, r.Measured), r.WaitUnknown || stale),
+			unknownOr(shareText(r.TxUtil, r.Measured), r.TxUnknown || stale), unknownOr(shareText(r.RxUtil, r.Measured), r.RxUnknown || stale), verdict})
 	}
 	report.WriteTable(w, st.Width, topColumns, out)
 }
@@ -473,6 +478,9 @@ type topPort struct {
 	Counters string `json:"counters"`
 	// Unknown says why a figure is null (an increase not computed).
 	Unknown string `json:"unknown,omitempty"`
+	// NotRead says why the port's last reading failed: its figures
+	// (an older reading's) are then null.
+	NotRead string `json:"not_read,omitempty"`
 }
 
 // TopSchema identifies the JSON document of `top --json`.
@@ -527,6 +535,11 @@ func topPortOf(r *top.Row) topPort {
 	}
 	if r.Narrow {
 		p.Counters = "PortCounters"
+	}
+	if r.NotRead != "" {
+		p.NotRead = r.NotRead
+		p.ErrorsPerSecond, p.XmitWaitShare, p.TxUtilization, p.RxUtilization, p.TxBytesPerSec, p.RxBytesPerSec = nil, nil, nil, nil, nil, nil
+		return p
 	}
 	switch {
 	case r.HasVerdict:

@@ -14,6 +14,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/tmuxtest"
+	"github.com/ibdoctor/ibdoctor/internal/top"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
@@ -288,5 +289,23 @@ func TestTopOnceBudgetHonoursInterval(t *testing.T) {
 	_, text, _ := run("top", "--sim", "--once", "-n", "300ms", "--budget", "1000")
 	if !strings.Contains(text, "500 of 1022 ports per refresh (budget)") {
 		t.Errorf("header: %s", strings.SplitN(text, "\n", 2)[0])
+	}
+}
+
+// TestTopRowNotReadShown (trial D4): a row whose port the last refresh
+// could not read shows "not read" and "?" figures, not the older
+// reading's rates as if current; JSON nulls them and says why.
+func TestTopRowNotReadShown(t *testing.T) {
+	var b bytes.Buffer
+	r := &top.Row{Node: "h009 HCA-1", Num: 1, Peer: "leaf2/3", Rate: "4X SDR", Measured: true, XmitWait: 0.25, TxUtil: 0.5, RxUtil: 0.5,
+		ErrorsPerSecond: 4, NotRead: "PortCounters: no response"}
+	writeTopTable(&b, report.Style{}, []*top.Row{r}, 0)
+	out := b.String()
+	if !strings.Contains(out, "not read") || strings.Contains(out, "50.0%") || strings.Contains(out, "25.0%") {
+		t.Errorf("a row not read shows its old figures:\n%s", out)
+	}
+	p := topPortOf(r)
+	if p.NotRead == "" || p.ErrorsPerSecond != nil || p.TxUtilization != nil || p.XmitWaitShare != nil {
+		t.Errorf("JSON of a row not read: %+v", p)
 	}
 }

@@ -76,6 +76,11 @@ type Row struct {
 	Verdict    checks.Severity
 	Check      string
 	Title      string
+	// NotRead says why the last refresh that tried this port could not
+	// read it ("" when it was read): its figures are then the older
+	// reading's, and the view must say so, not show them as current
+	// (trial D4: a host behind a disabled port kept its last rates).
+	NotRead string
 	// Read is when the port was last read.
 	Read time.Time
 	// Measured is false until the port has been read twice.
@@ -228,6 +233,7 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 			s.order = append(s.order, pc.Key)
 		}
 		row.Read = pc.Time()
+		row.NotRead = ""
 		row.Narrow = pc.ExtUnanswered
 		if d, ok := res.Delta(pc.Key); ok {
 			row.Measured = true
@@ -268,10 +274,35 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		}
 		s.prev[pc.Key] = pc
 	}
+	s.markNotRead(batch, fr.Errors)
 	for _, k := range s.order {
 		fr.Rows = append(fr.Rows, s.rows[k])
 	}
 	return fr, err
+}
+
+// markNotRead says, on the rows of the batch's ports this refresh could
+// not read, why: a port read before keeps its older figures, which the
+// view must not show as current (trial D4). A PMA gone silent is one
+// error for the node (Key.Port 0): every port of it in the batch.
+func (s *Sampler) markNotRead(batch []*fabric.Port, errs []*perf.PortError) {
+	for _, e := range errs {
+		why := e.Error()
+		if e.Key.Port != 0 {
+			if row := s.rows[e.Key]; row != nil {
+				row.NotRead = why
+			}
+			continue
+		}
+		for _, p := range batch {
+			if p.Node == nil || p.Node.GUID != e.Key.GUID {
+				continue
+			}
+			if row := s.rows[perf.Key{GUID: p.Node.GUID, Port: p.Num}]; row != nil {
+				row.NotRead = why
+			}
+		}
+	}
 }
 
 func newRow(pc *perf.PortCounters) *Row {

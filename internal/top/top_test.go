@@ -9,7 +9,9 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/source"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
 )
 
 func sample(t *testing.T) (*source.Session, *fabric.Fabric, []*fabric.Port) {
@@ -184,5 +186,76 @@ func TestSortErrorsVerdictFirst(t *testing.T) {
 	Sort(rs, ByXmitWait)
 	if got, want := order(rs), "leaf07/41 spine02/49 leaf02/35 leaf03/60 gpu001/1"; got != want {
 		t.Errorf("by wait: %s, want %s", got, want)
+	}
+}
+
+// TestLinkGoesAwayWhileWatched (trial D4): top watches the healthy
+// sample fabric, then leaf01/3 is disabled (no SM sweep: LID-routed MADs
+// to gpu001 mlx5_2 are lost in it) and gpu001 mlx5_1's SymbolErrorCounter
+// jumps by 300. The next refresh must say gpu001 mlx5_2/1 was not read
+// (its row not left showing the old figures as if read), count the 300
+// errors on gpu001 mlx5_1/1, and list no port twice.
+func TestLinkGoesAwayWhileWatched(t *testing.T) {
+	sm, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sm.Attach("gpu001 mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: -1})
+	t.Cleanup(func() { eng.Close() })
+	ctx := context.Background()
+	f, err := discover.Run(ctx, eng, discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []*fabric.Port
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil {
+				ports = append(ports, p)
+			}
+		}
+	}
+	s := NewSampler(eng, f, Options{Ports: ports})
+	if _, err := s.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Down("leaf01/3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.AddCounter("gpu001 mlx5_1/1", "SymbolErrorCounter", 300); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	fr, err := s.Refresh(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	byName := map[string]*Row{}
+	for _, r := range fr.Rows {
+		name := r.Node + "/" + itoa(r.Num)
+		seen[name]++
+		byName[name] = r
+	}
+	for name, n := range seen {
+		if n > 1 {
+			t.Errorf("%s listed %d times", name, n)
+		}
+	}
+	if r := byName["gpu001 mlx5_2/1"]; r == nil || r.NotRead == "" {
+		t.Errorf("gpu001 mlx5_2/1 (behind the disabled leaf01/3) not said to be not read: %+v", r)
+	}
+	if r := byName["gpu001 mlx5_1/1"]; r == nil || r.ErrorsUnknown || r.ErrorsPerSecond <= 0 {
+		t.Errorf("gpu001 mlx5_1/1 (SymbolErrorCounter +300): %+v", r)
+	}
+	if r := byName["leaf01/3"]; r != nil && r.NotRead != "" {
+		t.Errorf("leaf01/3 answered but is said not read: %+v", r)
 	}
 }

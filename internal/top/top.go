@@ -314,8 +314,14 @@ func newRow(pc *perf.PortCounters) *Row {
 		if p.Remote != nil && p.Remote.Node != nil {
 			r.Peer = fmt.Sprintf("%s/%d", p.Remote.Node.Description, p.Remote.Num)
 		}
-		if rt := p.Rate(); rt.Width != 0 {
-			r.Rate = rt.String()
+		switch {
+		case p.StateKnown() && p.PhysState != 0 && p.PhysState != mad.PhysLinkUp:
+			// Read with no link (ibsim's disable leaves PortState
+			// Active, PhysState Disabled, and the old active rate): said
+			// as links says it, not as a live 4X SDR link (trial D4).
+			r.Rate = "(no link)"
+		case p.Rate().Width != 0:
+			r.Rate = p.Rate().String()
 		}
 	}
 	return r

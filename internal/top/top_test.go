@@ -9,9 +9,11 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
 )
 
 func sample(t *testing.T) (*source.Session, *fabric.Fabric, []*fabric.Port) {
@@ -257,5 +259,22 @@ func TestLinkGoesAwayWhileWatched(t *testing.T) {
 	}
 	if r := byName["leaf01/3"]; r != nil && r.NotRead != "" {
 		t.Errorf("leaf01/3 answered but is said not read: %+v", r)
+	}
+}
+
+// TestDisabledPortHasNoRate (trial D4b): ibsim's `ibportstate LID P
+// disable` leaves the switch port PortState Active, PhysState Disabled:
+// its PMA still answers, so top watches it, but its RATE must not read
+// "4X SDR" as if linked (links prints "(no link)").
+func TestDisabledPortHasNoRate(t *testing.T) {
+	n := &fabric.Node{Description: "leaf2", Type: mad.NodeSwitch}
+	p := &fabric.Port{Node: n, Num: 3, State: mad.PortStateActive, PhysState: mad.PhysDisabled, WidthActive: mad.Width4X, SpeedActive: mad.SpeedSDR}
+	r := newRow(&perf.PortCounters{Key: perf.Key{Port: 3}, Port: p})
+	if r.Rate != "(no link)" {
+		t.Errorf("Disabled port's rate %q, want (no link)", r.Rate)
+	}
+	p.PhysState = mad.PhysLinkUp
+	if r := newRow(&perf.PortCounters{Key: perf.Key{Port: 3}, Port: p}); r.Rate != "4X SDR" {
+		t.Errorf("linked port's rate %q, want 4X SDR", r.Rate)
 	}
 }

@@ -371,6 +371,11 @@ func (v *topView) header(fr *top.Frame, width int) string {
 	if width > 0 && report.VisibleWidth(h) > width {
 		h = fmt.Sprintf("top  %s  %s  by %s; %s%s", v.source, at, v.sort.Heading(), short, over)
 	}
+	if width > 0 && report.VisibleWidth(h) > width && fr.Interval > 0 {
+		// A long source name (ibsim:NAME/host) cut the interval at
+		// "rates over 2.…" in 80 columns (trial D4): to a tenth, shorter.
+		h = fmt.Sprintf("top  %s  %s  by %s; %s, over %v", v.source, at, v.sort.Heading(), short, fr.Interval.Round(100*time.Millisecond))
+	}
 	return h
 }
 
@@ -674,6 +679,64 @@ func (v *topView) key(b byte) bool {
 	return false
 }
 
+// status is the view's second line: what the refresh could not read
+// (naming the port when it is one: "1 port not read" named nothing,
+// trial D4), then the keys, shortened so the line fits width.
+func (v *topView) status(st report.Style, fr *top.Frame, width int) string {
+	// In the order the old line prepended them: discovery's misses
+	// first, the keys last.
+	var pre []string
+	if len(v.missed) > 0 {
+		pre = append(pre, st.Yellow(words.Count(len(v.missed), "thing")+" discovery could not read"))
+	}
+	if fr != nil && len(fr.Errors) > 0 {
+		pre = append(pre, st.Yellow(notReadStatus(fr.Errors)))
+	}
+	if fr != nil && len(fr.Narrow) > 0 {
+		pre = append(pre, st.Yellow(plural(narrowPorts(fr), "port")+" from PortCounters only"))
+	}
+	if v.err != nil {
+		pre = append(pre, st.Red("error: "+v.err.Error()))
+	}
+	if v.editing {
+		return strings.Join(append(pre, "filter: "+v.edit+"_  (Enter keeps, Esc cancels)"), "  ")
+	}
+	if v.filter != "" {
+		pre = append(pre, fmt.Sprintf("filter %q (Esc clears)", v.filter))
+	}
+	if v.paused {
+		pre = append(pre, st.Yellow("paused")+" (p resumes)")
+	}
+	for _, keys := range []string{"keys: s sort  e/w/u errors/wait/util  / filter  p pause  q quit", "keys: s e/w/u / p q", ""} {
+		line := strings.Join(append(pre[:len(pre):len(pre)], keys), "  ")
+		if width <= 0 || report.VisibleWidth(line) <= width || keys == "" {
+			return strings.TrimRight(line, " ")
+		}
+	}
+	return ""
+}
+
+// notReadStatus says what this refresh could not read, naming the first
+// port (or PMA).
+func notReadStatus(errs []*perf.PortError) string {
+	n := perf.PortsNotRead(errs)
+	e := errs[0]
+	name := ""
+	switch {
+	case e.Port != nil && e.Node != nil:
+		name = fmt.Sprintf("%s/%d", e.Node.Description, e.Port.Num)
+	case e.Node != nil:
+		name = e.Node.Description
+	}
+	if name == "" {
+		return plural(n, "port") + " not read"
+	}
+	if n == 1 {
+		return name + " not read"
+	}
+	return fmt.Sprintf("%s not read (%s, ...)", plural(n, "port"), name)
+}
+
 // draw repaints the screen: header, status, the ports that fit.
 func (v *topView) draw(a *app) {
 	width, height := a.io.TerminalWidth(), a.io.TerminalHeight()
@@ -689,29 +752,7 @@ func (v *topView) draw(a *app) {
 	} else {
 		line(st.Bold(v.header(v.frame, width-1)))
 	}
-	status := "keys: s sort  e/w/u errors/wait/util  / filter  p pause  q quit"
-	switch {
-	case v.editing:
-		status = "filter: " + v.edit + "_  (Enter keeps, Esc cancels)"
-	case v.paused:
-		status = st.Yellow("paused") + " (p resumes)  " + status
-	}
-	if v.filter != "" && !v.editing {
-		status = fmt.Sprintf("filter %q (Esc clears)  ", v.filter) + status
-	}
-	if v.err != nil {
-		status = st.Red("error: "+v.err.Error()) + "  " + status
-	}
-	if v.frame != nil && len(v.frame.Narrow) > 0 {
-		status = st.Yellow(plural(narrowPorts(v.frame), "port")+" from PortCounters only") + "  " + status
-	}
-	if v.frame != nil && len(v.frame.Errors) > 0 {
-		status = st.Yellow(plural(perf.PortsNotRead(v.frame.Errors), "port")+" not read") + "  " + status
-	}
-	if len(v.missed) > 0 {
-		status = st.Yellow(words.Count(len(v.missed), "thing")+" discovery could not read") + "  " + status
-	}
-	line(status)
+	line(v.status(st, v.frame, width-1))
 	line("")
 	if v.frame != nil {
 		rows := top.Filter(v.frame.Rows, v.filter)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/ibsimtest"
+	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/report"
 	"github.com/ibdoctor/ibdoctor/internal/tmuxtest"
 	"github.com/ibdoctor/ibdoctor/internal/top"
@@ -307,5 +308,26 @@ func TestTopRowNotReadShown(t *testing.T) {
 	p := topPortOf(r)
 	if p.NotRead == "" || p.ErrorsPerSecond != nil || p.TxUtilization != nil || p.XmitWaitShare != nil {
 		t.Errorf("JSON of a row not read: %+v", p)
+	}
+}
+
+// TestTopHeaderStatusAt80 (trial D4d): at 80 columns the header was cut
+// at "rates over 2.…" (ibsim:trialD_sm/h001, 80 ports, 2.01s) and the
+// status said "1 port not read" naming nothing, the keys cut at "q qu…".
+// The header must fit whole with the scope and interval, and the status
+// name the port not read and fit.
+func TestTopHeaderStatusAt80(t *testing.T) {
+	h009 := &fabric.Node{Description: "h009 HCA-1", GUID: 9}
+	p := &fabric.Port{Node: h009, Num: 1}
+	fr := &top.Frame{Watched: 80, PerRefresh: 80, Cycle: 1, Interval: 2013 * time.Millisecond, At: time.Date(2026, 11, 27, 14, 17, 21, 0, time.UTC),
+		Errors: []*perf.PortError{{Key: perf.Key{GUID: 9, Port: 1}, Port: p, Node: h009, LID: 15, What: "PortCounters", Err: fmt.Errorf("no response")}}}
+	v := &topView{source: "ibsim:trialD_sm/h001", interval: 2 * time.Second}
+	h := v.header(fr, 79)
+	if report.VisibleWidth(h) > 79 || !strings.Contains(h, "80 ports") || !strings.Contains(h, "2s") {
+		t.Errorf("header at 79 columns (%d): %q", report.VisibleWidth(h), h)
+	}
+	s := v.status(report.Style{}, fr, 79)
+	if report.VisibleWidth(s) > 79 || !strings.Contains(s, "h009 HCA-1/1") || strings.Contains(s, report.Ellipsis) {
+		t.Errorf("status at 79 columns (%d): %q", report.VisibleWidth(s), s)
 	}
 }

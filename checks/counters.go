@@ -73,7 +73,7 @@ func fullFieldSeverity(name string) Severity {
 
 func (s *Snapshot) counterErrors() []Finding {
 	var out []Finding
-	s.eachCounterError(func(_ *fabric.Port, f Finding) { out = append(out, f) })
+	s.eachCounterError(func(_ *fabric.Port, f Finding) { out = append(out, f) }, nil)
 	return out
 }
 
@@ -84,17 +84,72 @@ func (s *Snapshot) counterErrors() []Finding {
 // these ports as over threshold and as undecided; check and gate report
 // the same findings.
 func (s *Snapshot) CounterVerdicts() (map[*fabric.Port][]Finding, []Undecided) {
-	out := map[*fabric.Port][]Finding{}
-	if s.Counters == nil {
-		return out, nil
-	}
-	add := func(p *fabric.Port, f Finding) { out[p] = append(out[p], f) }
-	s.eachCounterError(add)
-	s.eachCongestion(add)
-	return out, s.takeUndecided()
+	out, _, undecided := s.CounterReport()
+	return out, undecided
 }
 
-func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
+// CounterReport is CounterVerdicts plus, for every port, its error counters
+// with a non-zero value since the last clear that are no finding, and why
+// (Unjudged): 'ibdoctor counters' tallies them in its summary, since
+// ibqueryerrors with its shipped thresholds flags any non-zero count.
+func (s *Snapshot) CounterReport() (map[*fabric.Port][]Finding, map[*fabric.Port][]Unjudged, []Undecided) {
+	out := map[*fabric.Port][]Finding{}
+	quiet := map[*fabric.Port][]Unjudged{}
+	if s.Counters == nil {
+		return out, quiet, nil
+	}
+	add := func(p *fabric.Port, f Finding) { out[p] = append(out[p], f) }
+	s.eachCounterError(add, func(p *fabric.Port, u Unjudged) { quiet[p] = append(quiet[p], u) })
+	s.eachCongestion(add)
+	return out, quiet, s.takeUndecided()
+}
+
+// Unjudged is an error counter with a non-zero value since the last clear
+// that is no finding, and the reason in force.
+type Unjudged struct {
+	Name  string
+	Value uint64 // since the last clear
+	// Why: WithinThreshold (Threshold is the absolute one it is within),
+	// SinceUnknownClear (a file's increase is judged; a value since a
+	// clear nobody dated only when its field is full), IncreaseJudged
+	// (sampled over an interval: the increase is judged, not the value),
+	// NoThreshold (the thresholds in force set none for it).
+	Why       UnjudgedWhy
+	Threshold uint64
+}
+
+// UnjudgedWhy says why a non-zero error counter is no finding.
+type UnjudgedWhy int
+
+const (
+	WithinThreshold UnjudgedWhy = iota
+	SinceUnknownClear
+	IncreaseJudged
+	NoThreshold
+)
+
+// unjudged says why counter c of reading r, non-zero and no finding, is
+// none: the branch judgeCounter took for its value since the clear.
+func (s *Snapshot) unjudged(t *Thresholds, iv time.Duration, r PortReading, c CounterValue) Unjudged {
+	thr, ok := t.Absolute[c.Name]
+	u := Unjudged{Name: c.Name, Value: c.Value, Threshold: thr}
+	switch {
+	case !ok:
+		u.Why = NoThreshold
+	case iv == 0 && !r.SpanUnknown || r.Saved:
+		u.Why = WithinThreshold
+	case r.SpanUnknown && iv == 0:
+		u.Why = SinceUnknownClear
+		if fieldFull(c) {
+			u.Why = WithinThreshold
+		}
+	default:
+		u.Why = IncreaseJudged
+	}
+	return u
+}
+
+func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding), quiet func(*fabric.Port, Unjudged)) {
 	t := s.thresholds()
 	iv := s.Counters.Interval()
 	s.Counters.Ports(func(r PortReading) {
@@ -105,66 +160,12 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 		var unknown, unknownSince []string
 		why, whySince := "", ""
 		for _, c := range r.Errors {
-			// One finding per counter, on the first basis over its
-			// threshold: the interval's increase (climbing now), the
-			// increase since the saved sweep (new since then), the value
-			// since the last clear.
-			if iv > 0 || r.SpanUnknown {
-				if c.DeltaUnknown != "" {
-					// No increase to judge: neither "no growth" nor a
-					// finding from a difference that means nothing.
-					if _, judged := t.Delta[c.Name]; judged {
-						unknown = append(unknown, c.Name)
-						why = c.DeltaUnknown
-					}
-				} else if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
-					emit(p, f)
-					continue
-				}
-			}
-			// Cleared since the sweep: the increase since is unknown,
-			// only the value since the clear is known.
-			if r.Saved && !c.Unsaved && c.GrowthUnknown != "" {
-				// No growth to judge since the sweep: undecided, and the
-				// value since the clear is still judged below.
-				if _, judged := t.Delta[c.Name]; judged {
-					unknownSince = append(unknownSince, c.Name)
-					whySince = c.GrowthUnknown
-				}
-			} else if r.Saved && !c.Unsaved && c.ClearedFrom == 0 {
-				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
-					f.Evidence[0].Text = sinceSweepText(c, r, f.Evidence[0].Threshold)
-					emit(p, f)
-					continue
-				}
-				// Within its threshold since the sweep: the count since
-				// the clear is history, said at info so that it stays
-				// visible without failing (or paging) on every sweep
-				// until someone clears the counters.
-				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
-					emit(p, s.pastCount(f, t, p, c, r))
-				}
-				continue
-			}
-			if r.Saved && !c.Unsaved && c.ClearedFrom > 0 {
-				// Cleared since the sweep: every count it holds
-				// happened after the sweep, a lower bound of its
-				// growth since, judged as growth (trial D2: a flap
-				// after a perfquery -R went unsaid until the tenth).
-				if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Value, r.SavedAgo); ok {
-					f.Evidence[0].Text = clearedSinceText(c, r, f.Evidence[0].Threshold)
-					emit(p, f)
-					continue
-				}
-			}
-			if iv == 0 && !r.SpanUnknown || r.Saved {
-				if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
-					emit(p, f)
-				}
-			} else if r.SpanUnknown && iv == 0 {
-				if f, ok := s.sinceClearFinding(t, p, c, r.Errors); ok {
-					emit(p, f)
-				}
+			emitted := false
+			emit := func(p *fabric.Port, f Finding) { emitted = true; emit(p, f) }
+			s.judgeCounter(t, iv, r, c, emit, func(u string) { unknown = append(unknown, c.Name); why = u },
+				func(u string) { unknownSince = append(unknownSince, c.Name); whySince = u })
+			if !emitted && c.Value > 0 && quiet != nil {
+				quiet(p, s.unjudged(t, iv, r, c))
 			}
 		}
 		if len(unknown) > 0 {
@@ -174,6 +175,73 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding)) {
 			s.couldNotDecide("counters.errors", counterNames(unknownSince)+" since the saved sweep: "+whySince, s.entityOf(p, "end"))
 		}
 	})
+}
+
+// judgeCounter judges one error counter of reading r: emit its finding (at
+// most one), or note that its increase (deltaUnknown) or its growth since
+// the saved sweep (growthUnknown) could not be computed.
+func (s *Snapshot) judgeCounter(t *Thresholds, iv time.Duration, r PortReading, c CounterValue, emit func(*fabric.Port, Finding), deltaUnknown, growthUnknown func(string)) {
+	p := r.Port
+	// One finding per counter, on the first basis over its
+	// threshold: the interval's increase (climbing now), the
+	// increase since the saved sweep (new since then), the value
+	// since the last clear.
+	if iv > 0 || r.SpanUnknown {
+		if c.DeltaUnknown != "" {
+			// No increase to judge: neither "no growth" nor a
+			// finding from a difference that means nothing.
+			if _, judged := t.Delta[c.Name]; judged {
+				deltaUnknown(c.DeltaUnknown)
+			}
+		} else if f, ok := s.counterFinding(t, p, c, "delta", c.Delta, iv); ok {
+			emit(p, f)
+			return
+		}
+	}
+	// Cleared since the sweep: the increase since is unknown,
+	// only the value since the clear is known.
+	if r.Saved && !c.Unsaved && c.GrowthUnknown != "" {
+		// No growth to judge since the sweep: undecided, and the
+		// value since the clear is still judged below.
+		if _, judged := t.Delta[c.Name]; judged {
+			growthUnknown(c.GrowthUnknown)
+		}
+	} else if r.Saved && !c.Unsaved && c.ClearedFrom == 0 {
+		if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Growth, r.SavedAgo); ok {
+			f.Evidence[0].Text = sinceSweepText(c, r, f.Evidence[0].Threshold)
+			emit(p, f)
+			return
+		}
+		// Within its threshold since the sweep: the count since
+		// the clear is history, said at info so that it stays
+		// visible without failing (or paging) on every sweep
+		// until someone clears the counters.
+		if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
+			emit(p, s.pastCount(f, t, p, c, r))
+		}
+		return
+	}
+	if r.Saved && !c.Unsaved && c.ClearedFrom > 0 {
+		// Cleared since the sweep: every count it holds
+		// happened after the sweep, a lower bound of its
+		// growth since, judged as growth (trial D2: a flap
+		// after a perfquery -R went unsaid until the tenth).
+		if f, ok := s.counterFinding(t, p, c, "since-snapshot", c.Value, r.SavedAgo); ok {
+			f.Evidence[0].Text = clearedSinceText(c, r, f.Evidence[0].Threshold)
+			emit(p, f)
+			return
+		}
+	}
+	if iv == 0 && !r.SpanUnknown || r.Saved {
+		if f, ok := s.counterFinding(t, p, c, "absolute", c.Value, 0); ok {
+			emit(p, f)
+		}
+	} else if r.SpanUnknown && iv == 0 {
+		if f, ok := s.sinceClearFinding(t, p, c, r.Errors); ok {
+			emit(p, f)
+		}
+	}
+
 }
 
 // sweepAt names the sweep a reading was paired with: "the previous sweep

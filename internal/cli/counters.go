@@ -308,37 +308,61 @@ type verdicts struct {
 	// increases: judged on a file's increases over a span it does not
 	// give (ibdiagnet's PM_DELTA), the values listed are since the clear.
 	increases bool
-	// within counts the ports not over threshold with a non-zero error
-	// counter (or increase) within it, withinBy the ports by counter and
-	// thr its threshold; thrFile is --thresholds ("" the defaults). The
-	// summary says them: ibqueryerrors with its shipped file flags any
-	// non-zero count, and "no port over threshold" alone read as "same
-	// answer" (trial A6).
-	within   int
-	withinBy map[string]int
-	thr      map[string]uint64
-	thrFile  string
+	// within counts the ports with an error counter non-zero since the
+	// last clear that is no finding (checks.Unjudged), quiet tallies them
+	// by reason and counter; thrFile is --thresholds ("" the defaults).
+	// The summary says them: ibqueryerrors with its shipped file flags
+	// any non-zero count (trials A6, C2).
+	within  int
+	quiet   map[checks.UnjudgedWhy]map[string]*quietTally
+	thrFile string
 }
 
-// withinText says how many ports have non-zero error counters (or
-// increases) within the thresholds in force, which thresholds, from
-// where, and that --all lists them (listed says they are listed).
+// quietTally is one counter's ports that are no finding for one reason.
+type quietTally struct {
+	ports int
+	max   uint64
+	thr   uint64
+}
+
+// withinText says, per reason checks gave, how many ports have non-zero
+// error counters since the last clear that are no finding, which
+// counters on how many ports, and where to see them (listed: above).
 func (v *verdicts) withinText(listed bool) string {
-	names := slices.Collect(maps.Keys(v.withinBy))
-	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(v.withinBy[b], v.withinBy[a]), strings.Compare(a, b)) })
-	var parts []string
-	for _, n := range names {
-		parts = append(parts, fmt.Sprintf("%s %d on %s", n, v.thr[n], plural(v.withinBy[n], "port")))
-	}
-	what := "non-zero error counters"
-	if v.basis == "delta" && !v.increases {
-		what = "error counters that grew"
-	}
 	src := "ibdoctor's default thresholds"
 	if v.thrFile != "" {
 		src = "the thresholds of " + v.thrFile
 	}
-	text := fmt.Sprintf("%s %s %s within %s (%s)", plural(v.within, "port"), verbHave(v.within), what, src, strings.Join(parts, ", "))
+	var groups []string
+	for _, why := range []checks.UnjudgedWhy{checks.WithinThreshold, checks.SinceUnknownClear, checks.IncreaseJudged, checks.NoThreshold} {
+		by := v.quiet[why]
+		if len(by) == 0 {
+			continue
+		}
+		names := slices.Collect(maps.Keys(by))
+		slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(by[b].ports, by[a].ports), strings.Compare(a, b)) })
+		var parts []string
+		for _, n := range names {
+			q := by[n]
+			if why == checks.WithinThreshold {
+				parts = append(parts, fmt.Sprintf("%s %d on %s", n, q.thr, plural(q.ports, "port")))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s on %s up to %d", n, plural(q.ports, "port"), q.max))
+			}
+		}
+		reason := map[checks.UnjudgedWhy]string{
+			checks.WithinThreshold:   "within " + src,
+			checks.SinceUnknownClear: "not judged: since an unknown clear only a counter at the top of its field is",
+			checks.IncreaseJudged:    "not judged: the increase over the interval is, not the value",
+			checks.NoThreshold:       "not judged: " + src + " set no threshold for them",
+		}[why]
+		groups = append(groups, fmt.Sprintf("%s (%s)", reason, strings.Join(parts, ", ")))
+	}
+	text := fmt.Sprintf("%s %s non-zero error counters since the last clear and no finding, %s", plural(v.within, "port"), verbHave(v.within), strings.Join(groups, "; "))
+	if len(v.quiet) == 1 && len(v.quiet[checks.WithinThreshold]) > 0 {
+		// The wording of trial A6's line, kept: one reason.
+		text = fmt.Sprintf("%s %s non-zero error counters %s", plural(v.within, "port"), verbHave(v.within), groups[0])
+	}
 	if v.thrFile == "" {
 		text += "; ibqueryerrors with its shipped error_thresholds file (every line commented) flags any non-zero count"
 	}
@@ -362,7 +386,7 @@ func verbHave(n int) string {
 // those findings are listed as over; other non-zero error counters (or
 // increases) as below, for the operator's eye only.
 func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map[string]uint64, t *checks.Thresholds, failOn checks.Severity) *verdicts {
-	v := &verdicts{basis: "absolute", fab: f, failOn: failOn, withinBy: map[string]int{}, thr: map[string]uint64{}}
+	v := &verdicts{basis: "absolute", fab: f, failOn: failOn, quiet: map[checks.UnjudgedWhy]map[string]*quietTally{}}
 	if res.Interval() > 0 {
 		v.basis = "delta"
 	}
@@ -373,7 +397,7 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 		v.basis, v.increases = "delta", true
 	}
 	snap := &checks.Snapshot{Fabric: f, Counters: c, Expect: checks.Expectations{Thresholds: t}}
-	judged, undecided := snap.CounterVerdicts()
+	judged, unjudged, undecided := snap.CounterReport()
 	type portKey struct {
 		guid uint64
 		port int
@@ -401,18 +425,23 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 			}
 		}
 		pv.below = belowOf(pv, t)
-		if len(pv.over) == 0 {
-			counted := false
-			for _, b := range pv.below {
-				if b.Name == "PortXmitWait" {
-					continue // congestion, not an error counter
+		if pc.Port != nil && len(unjudged[pc.Port]) > 0 {
+			// Every counter non-zero since the clear and no finding,
+			// whatever else is over on the port (trial C2).
+			v.within++
+			for _, u := range unjudged[pc.Port] {
+				by := v.quiet[u.Why]
+				if by == nil {
+					by = map[string]*quietTally{}
+					v.quiet[u.Why] = by
 				}
-				if !counted {
-					v.within++
-					counted = true
+				q := by[u.Name]
+				if q == nil {
+					q = &quietTally{thr: u.Threshold}
+					by[u.Name] = q
 				}
-				v.withinBy[b.Name]++
-				v.thr[b.Name] = uint64(b.Threshold)
+				q.ports++
+				q.max = max(q.max, u.Value)
 			}
 		}
 		pv.undecided = undecidedAt[portKey{pc.GUID, int(pc.Key.Port)}]

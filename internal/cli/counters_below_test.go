@@ -47,3 +47,31 @@ func TestCountersSaysWhatItsThresholdsHide(t *testing.T) {
 		t.Errorf("JSON summary %v: want ports_within_threshold_with_errors 3", d.Summary)
 	}
 }
+
+// TestCountersTallyOnDeltaFile (trial C2): on the Quantum-2 db_csv (judged
+// on PM_DELTA, a value since the clear only when its field is full) the
+// summary said "SymbolErrorCounter 10 on 1 port" within the default
+// thresholds where that port has 23817, and the 8 more ports with 26..44375
+// (each over threshold for another counter) were counted nowhere. Every
+// port whose counter is non-zero since the clear and no finding is counted
+// per counter, with the reason checks gave: not judged, since an unknown
+// clear.
+func TestCountersTallyOnDeltaFile(t *testing.T) {
+	file := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	code, out, stderr := run("counters", "--sim="+file, "--no-color")
+	if code != ExitFindings && code != ExitHealthy {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"not judged: since an unknown clear",
+		"SymbolErrorCounter on 9 ports up to 44375",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("missing %q in the summary:\n%s", want, out[strings.LastIndex(out, "ports read"):])
+		}
+	}
+	if strings.Contains(flat, "SymbolErrorCounter 10 on") {
+		t.Errorf("the summary quotes the absolute SymbolErrorCounter threshold on a file judged on its increases:\n%s", out[strings.LastIndex(out, "ports read"):])
+	}
+}

@@ -216,6 +216,10 @@ func (b *Baseline) has(guid uint64) bool {
 	return ok
 }
 
+// Has reports whether the expected topology has a node with this GUID:
+// whether a plan holds the reader's own port (snapshot.PlanOfAnotherFabric).
+func (b *Baseline) Has(guid uint64) bool { return b.has(guid) }
+
 // hasDesc reports whether the expected topology has a node (of its
 // fabric's) with this description.
 func (b *Baseline) hasDesc(desc string) bool {

@@ -21,7 +21,7 @@ func isAggregationNode(n *fabric.Node) bool {
 	if n == nil || n.Type != mad.NodeCA {
 		return false
 	}
-	if strings.Contains(strings.ToLower(n.Description), "aggregation node") {
+	if aggregationDesc(n.Description) {
 		return true
 	}
 	if n.SystemImageGUID == 0 {
@@ -33,6 +33,13 @@ func isAggregationNode(n *fabric.Node) bool {
 		}
 	}
 	return false
+}
+
+// aggregationDesc reports whether a CA's description names it a SHARP
+// Aggregation Node: all an expected topology's node keeps of that (it has
+// no SystemImageGUID).
+func aggregationDesc(desc string) bool {
+	return strings.Contains(strings.ToLower(desc), "aggregation node")
 }
 
 // isHostNode reports whether n is a compute host's adapter: a CA that is

@@ -22,13 +22,23 @@ func IsHost(n *fabric.Node) bool { return isHostNode(n) }
 // host (fabric.HostName); "" when the description names no
 // host (a firmware default, a single word) or n is no host adapter.
 func HostOf(n *fabric.Node) string {
-	if !isHostNode(n) || isFirmwareDefault(n.Description) {
+	if !isHostNode(n) {
 		return ""
 	}
-	if host, _, ok := twoWords(n.Description); ok {
-		return fabric.HostName(host)
+	host, _, _ := hostOfDesc(n.Description)
+	return host
+}
+
+// hostOfDesc is HostOf's reading of a host adapter's description: its
+// host and device; ok false when it names no host.
+func hostOfDesc(desc string) (host, dev string, ok bool) {
+	if isFirmwareDefault(desc) {
+		return "", "", false
 	}
-	return ""
+	if host, dev, ok := twoWords(desc); ok {
+		return fabric.HostName(host), dev, true
+	}
+	return "", "", false
 }
 
 // twoWords returns the two words of s when it has exactly two (as

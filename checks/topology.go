@@ -3,6 +3,7 @@ package checks
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -817,14 +818,13 @@ func (s *Snapshot) changed() []Finding {
 		ents := []Entity{s.baseEntity(n, "missing")}
 		impact := "its links and hosts are out of the fabric"
 		if hs := behind[n]; len(hs) > 0 {
-			title = fmt.Sprintf("%s %s from the expected topology is missing, and the %s behind it", typ, s.baseName(n), words.Count(len(hs), "host"))
-			var names []string
+			what, more, sum := s.behindMissing(hs)
+			title = fmt.Sprintf("%s %s from the expected topology is missing, and %s", typ, s.baseName(n), what)
 			for _, h := range hs {
-				names = append(names, s.baseName(h))
 				ents = append(ents, s.baseEntity(h, "behind"))
 			}
-			ev = append(ev, Evidence{Name: "hosts behind", Value: float64(len(hs)), Text: "cabled only to it, not discovered either: " + strings.Join(names, ", ")})
-			impact = fmt.Sprintf("%s %s cut off (or could not be seen through it)", words.Count(len(hs), "host"), words.Verb(len(hs), "are"))
+			ev = append(ev, more...)
+			impact = sum
 		}
 		out = append(out, Finding{
 			Check:    "topology.changed",
@@ -859,6 +859,73 @@ func (s *Snapshot) changed() []Finding {
 		})
 	}
 	return out
+}
+
+// behindMissing says what a missing switch took with it, of the expected
+// topology's nodes cabled only to it (hs): hosts cut off; adapters of
+// hosts still in the fabric on other adapters (a rail-optimised fabric's
+// rail leaf: the hosts lose that rail, they are not cut off; trial C9);
+// and Aggregation Nodes, which are no hosts (the role judgement). It
+// returns the title's words after "and", the evidence and the impact.
+func (s *Snapshot) behindMissing(hs []int32) (what string, ev []Evidence, impact string) {
+	b := s.Baseline
+	var cut, rail, ans []string
+	devs := map[string]bool{}
+	kept := map[string]bool{}
+	for _, h := range hs {
+		d := b.descOf(h)
+		host, dev, ok := hostOfDesc(d)
+		switch {
+		case aggregationDesc(d):
+			ans = append(ans, s.baseName(h))
+		case ok && s.hostInFabric(host):
+			rail = append(rail, s.baseName(h))
+			devs[dev] = true
+			kept[host] = true
+		default:
+			cut = append(cut, s.baseName(h))
+		}
+	}
+	var parts, impacts []string
+	if len(cut) > 0 {
+		parts = append(parts, fmt.Sprintf("the %s behind it", words.Count(len(cut), "host")))
+		ev = append(ev, Evidence{Name: "hosts behind", Value: float64(len(cut)), Text: "cabled only to it, not discovered either: " + strings.Join(cut, ", ")})
+		impacts = append(impacts, fmt.Sprintf("%s %s cut off (or could not be seen through it)", words.Count(len(cut), "host"), words.Verb(len(cut), "are")))
+	}
+	if len(rail) > 0 {
+		ds := strings.Join(slices.Sorted(maps.Keys(devs)), "/")
+		lost := "that rail is lost"
+		if len(devs) > 1 {
+			lost = "those rails are lost"
+		}
+		the := "the "
+		if len(cut) > 0 {
+			the = ""
+		}
+		parts = append(parts, fmt.Sprintf("%s%s behind it (%s of %s: %s; the hosts stay reachable on their other rails)", the, words.Count(len(rail), "HCA"), ds, words.Count(len(kept), "host"), lost))
+		ev = append(ev, Evidence{Name: "HCAs behind", Value: float64(len(rail)), Text: "cabled only to it, not discovered either; their hosts are, on their other adapters: " + strings.Join(rail, ", ")})
+		impacts = append(impacts, fmt.Sprintf("%s %s without %s (reachable on their other rails, with less bandwidth)", words.Count(len(kept), "host"), words.Verb(len(kept), "run"), ds))
+	}
+	if len(ans) > 0 {
+		an := "its Aggregation Node"
+		if len(ans) > 1 {
+			an = fmt.Sprintf("its %d Aggregation Nodes", len(ans))
+		}
+		parts = append(parts, an)
+		ev = append(ev, Evidence{Name: "aggregation node", Value: float64(len(ans)), Text: "SHARP Aggregation Node cabled only to it (no host), not discovered either: " + strings.Join(ans, ", ")})
+		impacts = append(impacts, "SHARP cannot aggregate on it")
+	}
+	what = parts[0]
+	if len(parts) > 1 {
+		what = strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+	}
+	return what, ev, strings.Join(impacts, "; ")
+}
+
+// hostInFabric reports whether a host (hostOfDesc's) has an adapter in
+// the fabric: discovered, so reachable on it.
+func (s *Snapshot) hostInFabric(host string) bool {
+	return slices.ContainsFunc(s.Fabric.NodesByHost(host), isHostNode)
 }
 
 // cutOffByLink reports whether a missing host's every expected link ends

@@ -10,6 +10,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/diagnose"
 	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/snapshot"
 	"github.com/spf13/cobra"
 )
 
@@ -99,6 +100,15 @@ func (a *app) runCheck(parent context.Context, opts *checkCmdOptions) error {
 		return err
 	}
 	defer sess.Close()
+	if baseline != nil {
+		local := sess.Engine.Local()
+		if other, why := snapshot.PlanOfAnotherFabric(sess.Name, local.Name, local.NodeGUID, baseline.Has); other {
+			// sweep's refusal of a state dir's baseline of another
+			// fabric, for the plan: judged against it every switch of
+			// the plan is "missing".
+			return withExit(ExitUndecided, fmt.Errorf("--expect-topology %s: %s: nothing judged; give this fabric's expected topology (or check from a host of that fabric)", o.expectTopology, why))
+		}
+	}
 	snap := sw.Snapshot(expect, baseline, nil)
 	snap.BaselineDesigned = baseline != nil // check's only baseline is --expect-topology
 	res, err := checks.Run(snap, o.only...)

@@ -27,6 +27,18 @@ func anotherFabric(saved, cur, port string, local uint64, has func(uint64) (bool
 	return true, fmt.Sprintf("this port, %s, is not in it: another fabric", port), nil
 }
 
+// PlanOfAnotherFabric is anotherFabric for an expected topology given
+// as a file (--expect-topology): it has no source, so it is this
+// fabric's only when it holds the reader's port (has answers whether it
+// holds a node GUID). Judged against another fabric's plan every switch
+// of the plan is "missing" (trial C9: 3 critical topology.changed on the
+// DGX dump against the Quantum-2 capture), as against a state dir's
+// baseline of another fabric, which sweep refuses.
+func PlanOfAnotherFabric(cur, port string, local uint64, has func(uint64) bool) (bool, string) {
+	another, why, _ := anotherFabric("", cur, port, local, func(g uint64) (bool, error) { return has(g), nil })
+	return another, why
+}
+
 // OfAnotherFabric says whether the snapshot is of a fabric other than
 // the one a reader of source cur on the port named port, of node GUID
 // local, talks to (anotherFabric), and why. A snapshot without gate.idx can tell only

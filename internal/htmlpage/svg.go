@@ -8,6 +8,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/layout"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -160,11 +161,22 @@ func (m *model) writeUnreached(b *strings.Builder) {
 	b.WriteString(`</g>`)
 }
 
-// hostState counts a hosts box's adapters by the state of their links:
-// "31 HCAs up, 1 not up" (the label counts hosts, this their HCAs).
+// hostState counts a hosts box's host adapters by the state of their
+// links: "31 HCAs up, 1 not up" (the label counts hosts, this their HCAs).
+// Aggregation Nodes and other built-in CAs or routers are no HCAs of a
+// host (the checks' role judgement, checks.IsHost): named apart, trial C6
+// ("19 HCAs up (+1 other)" for 18 hosts and their leaf's AN).
 func hostState(bx layout.Box) string {
-	up, notUp := 0, 0
+	up, notUp, ans, others := 0, 0, 0, 0
 	for _, n := range bx.Members {
+		switch {
+		case checks.IsAggregationNode(n):
+			ans++
+			continue
+		case !checks.IsHost(n):
+			others++
+			continue
+		}
 		ok := false
 		for _, p := range n.Ports {
 			if p != nil && p.Num != 0 && checks.LinkUp(p) && p.State == mad.PortStateActive {
@@ -181,8 +193,15 @@ func hostState(bx layout.Box) string {
 	if notUp > 0 {
 		s += fmt.Sprintf(", %d not up", notUp)
 	}
-	if bx.Others > 0 {
-		s += fmt.Sprintf(" (+%d other)", bx.Others)
+	var extra []string
+	if ans > 0 {
+		extra = append(extra, "+"+words.Count(ans, "Aggregation Node"))
+	}
+	if others > 0 {
+		extra = append(extra, fmt.Sprintf("+%d other", others))
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
 	}
 	return s
 }

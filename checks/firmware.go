@@ -153,10 +153,14 @@ func FirmwareOf(g *mad.GeneralInfo) fabric.Firmware {
 // naming the minority when one version is a clear majority; an info
 // when the nodes are split with no majority (an upgrade half done).
 func (s *Snapshot) mixedVersion() []Finding {
+	// A model is a device id and its PSID, as ibdiagnet's own FW check
+	// compares: a managed and an unmanaged Quantum-2 (PSIDs 577, 579) do
+	// not take the same image, so their versions are not compared.
 	type model struct {
 		vendor uint32
 		device uint16
 		typ    uint8
+		psid   string
 	}
 	type version struct {
 		fw    fabric.Firmware // PSID: the most common among nodes (ties: the first in order)
@@ -177,7 +181,7 @@ func (s *Snapshot) mixedVersion() []Finding {
 	}
 	by := map[model]map[[3]uint32]*version{}
 	for n, fw := range s.Firmware.Versions {
-		m := model{n.VendorID, n.DeviceID, uint8(n.Type)}
+		m := model{n.VendorID, n.DeviceID, uint8(n.Type), fw.PSID}
 		if by[m] == nil {
 			by[m] = map[[3]uint32]*version{}
 		}
@@ -210,7 +214,7 @@ func (s *Snapshot) mixedVersion() []Finding {
 		}
 	}
 	slices.SortFunc(models, func(a, b model) int {
-		return cmp.Or(cmp.Compare(a.vendor, b.vendor), cmp.Compare(a.device, b.device), cmp.Compare(a.typ, b.typ))
+		return cmp.Or(cmp.Compare(a.vendor, b.vendor), cmp.Compare(a.device, b.device), cmp.Compare(a.typ, b.typ), strings.Compare(a.psid, b.psid))
 	})
 	var out []Finding
 	for _, m := range models {
@@ -258,6 +262,9 @@ func (s *Snapshot) mixedVersion() []Finding {
 			continue
 		}
 		name := devices.Model(major.nodes[0])
+		if m.psid != "" {
+			name += " (PSID " + m.psid + ")"
+		}
 		ref := major.fw.String()
 		if major.fw.PSID != "" {
 			ref += " (PSID " + major.fw.PSID + ")"

@@ -75,3 +75,25 @@ func TestCountersTallyOnDeltaFile(t *testing.T) {
 		t.Errorf("the summary quotes the absolute SymbolErrorCounter threshold on a file judged on its increases:\n%s", out[strings.LastIndex(out, "ports read"):])
 	}
 }
+
+// TestFirmwareGroupsByPSID (trial C5): on the Quantum-2 db_csv the MQM9700
+// (PSID MT_0000000577) was counted under "8 nodes on 31.2012.1024 (PSID
+// MT_0000000579)". Versions are compared per device id and PSID, as
+// ibdiagnet's FW check does: 7 PSID-579 leaves on 1024 against one on 1068,
+// the MQM9700 alone in its group.
+func TestFirmwareGroupsByPSID(t *testing.T) {
+	file := corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")
+	_, out, stderr := run("check", "--sim="+file, "--no-color", "--checks", "firmware", "--detail", "5")
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"1 of 8 Quantum-2 (PSID MT_0000000579) nodes run another firmware version than the other 7 (31.2012.1024)",
+		"7 nodes on 31.2012.1024 (PSID MT_0000000579)",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("missing %q in:\n%s\n%s", want, out, stderr)
+		}
+	}
+	if strings.Contains(flat, "8 nodes on 31.2012.1024") {
+		t.Errorf("the MQM9700 (PSID MT_0000000577) is still counted with the PSID-579 leaves:\n%s", out)
+	}
+}

@@ -734,10 +734,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		}
 		if data != nil {
 			s.CensusFile = censusFileName(s.TakenAt)
-			st, err := outfile.StageHere(filepath.Join(dir, s.CensusFile), func(w io.Writer) error {
-				_, err := w.Write(data)
-				return err
-			})
+			st, err := stageBytes(filepath.Join(dir, s.CensusFile), data)
 			if err != nil {
 				abort()
 				return "", fmt.Errorf("snapshot: %w", err)
@@ -755,10 +752,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
 		s.VerdictsFile = verdictsFileName(s.TakenAt)
-		st, err := outfile.StageHere(filepath.Join(dir, s.VerdictsFile), func(w io.Writer) error {
-			_, err := w.Write(data)
-			return err
-		})
+		st, err := stageBytes(filepath.Join(dir, s.VerdictsFile), data)
 		if err != nil {
 			abort()
 			return "", fmt.Errorf("snapshot: %w", err)
@@ -789,10 +783,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	st, err := outfile.StageHere(path, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
+	st, err := stageBytes(path, data)
 	if err != nil {
 		abort()
 		return "", err
@@ -1134,4 +1125,12 @@ func (s *Snapshot) HasNode(guid uint64) (has, known bool) {
 		return s.fab.NodeByGUID(guid) != nil, true
 	}
 	return false, false
+}
+
+// stageBytes stages a state file whose bytes are already encoded, beside path.
+func stageBytes(path string, data []byte) (*outfile.Staged, error) {
+	return outfile.StageHere(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

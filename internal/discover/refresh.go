@@ -31,7 +31,18 @@ func Refresh(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool,
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, parallel)
 		caps = map[*fabric.Node]*mad.PortInfo{}
+		// via holds, for a CA port without a link, the LID of a port of
+		// its node that has one, taken before any re-read: the re-reads
+		// below change Remote and LID under mu, concurrently.
+		via = map[*fabric.Port]uint16{}
 	)
+	if byLID {
+		for _, p := range ports {
+			if q := linkedPort(p); q != nil {
+				via[p] = q.LID
+			}
+		}
+	}
 	fail := func(n *fabric.Node, num uint8, what string, err error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -53,10 +64,10 @@ func Refresh(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool,
 		lid := p.LID
 		if p.Node.Type == mad.NodeSwitch && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
 			lid = p.Node.Ports[0].LID
-		} else if q := linkedPort(p); q != nil {
+		} else if l, ok := via[p]; ok {
 			// A CA's port without a link is read through one that has
 			// a link: its own LID leads to no path (trial A15).
-			lid = q.LID
+			lid = l
 		}
 		if lid == 0 {
 			return fmt.Errorf("node %q has no LID to address it by: %w", p.Node.Description, errNoLID)

@@ -85,3 +85,67 @@ func TestGateTableEditedSinceSweep(t *testing.T) {
 		t.Errorf("older verdicts, no edit: exit %d\n%s%s", code, out, stderr)
 	}
 }
+
+// TestGateTotalsOfAnotherSweep (review R2): a state dir whose
+// totals-<ns>.bin is another sweep's (copied in by hand, a partial
+// restore) is not judged against: the file's stamp is not snapshot.json's
+// sweep, so spine01, whose table changed since the sweep, is undecided
+// with the file named and the fix, exit 2. Before, the gate weighed the
+// other sweep's totals and gave its verdict. A totals file in the format
+// of an ibdoctor before the stamp cannot say whose it is: undecided too.
+func TestGateTotalsOfAnotherSweep(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	topo := "../../fixtures/sample/fabric.txt"
+	state, other := filepath.Join(t.TempDir(), "state"), filepath.Join(t.TempDir(), "other")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--state-dir", state, "--out", filepath.Join(state, "r1.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	// Another sweep, of the fabric with spine01's table edited.
+	lft := writeFile(t, "f-lft.txt", "lft spine01 behind=leaf03 port=17\n")
+	if code, _, stderr := run("sweep", "--sim="+topo, "--faults", lft, "--state-dir", other, "--out", filepath.Join(other, "r.json")); code == ExitUndecided {
+		t.Fatalf("other sweep: exit %d: %s", code, stderr)
+	}
+	totalsOf := func(dir string) string {
+		var doc map[string]any
+		data, err := os.ReadFile(filepath.Join(dir, "snapshot.json"))
+		if err == nil {
+			err = json.Unmarshal(data, &doc)
+		}
+		name, _ := doc["totals_file"].(string)
+		if err != nil || name == "" {
+			t.Fatalf("%s: %v, totals_file %q", dir, err, name)
+		}
+		return filepath.Join(dir, name)
+	}
+	mine := totalsOf(state)
+	data, err := os.ReadFile(totalsOf(other))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The re-route around a link down since the sweep passes on the
+	// sweep's own totals (TestGateTableEditedSinceSweep); the other
+	// sweep's would judge spine01's groups on another table.
+	rr := writeFile(t, "f-rr.txt", "down leaf01/33\nsweep\n")
+	for _, faults := range []string{lft, rr} {
+		code, out, stderr := run("gate", "--sim="+topo, "--faults", faults, "--state-dir", state, "--nodes", "gpu[001,009]", "--no-counters")
+		if code != ExitUndecided || !strings.Contains(out, filepath.Base(mine)+": is of the sweep taken at") || !strings.Contains(out, "run 'ibdoctor sweep'") {
+			t.Errorf("%s with another sweep's totals: exit %d, want 2 with spine01 undecided naming %s\n%s%s", filepath.Base(faults), code, filepath.Base(mine), out, stderr)
+		}
+	}
+	// An older ibdoctor's file: no stamp after the magic.
+	old := append([]byte("IBDTOT1\n"), data[16:]...)
+	if err := os.WriteFile(mine, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run("gate", "--sim="+topo, "--faults", lft, "--state-dir", state, "--nodes", "gpu[001,009]", "--no-counters")
+	if code != ExitUndecided || !strings.Contains(out, filepath.Base(mine)+": written by an older ibdoctor") {
+		t.Errorf("older totals file: exit %d, want 2 with spine01 undecided\n%s%s", code, out, stderr)
+	}
+	// Without a changed table the file is not read: the gate passes.
+	if code, out, stderr := run("gate", "--sim="+topo, "--state-dir", state, "--nodes", "gpu[001,009]", "--no-counters"); code != ExitHealthy {
+		t.Errorf("older totals file, no edit: exit %d\n%s%s", code, out, stderr)
+	}
+}

@@ -763,7 +763,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 	if s.verdicts != nil && s.verdicts.PortTotals != nil {
 		s.TotalsFile = totalsFileName(s.TakenAt)
 		st, err := outfile.StageHere(filepath.Join(dir, s.TotalsFile), func(w io.Writer) error {
-			return writeTotals(w, s.verdicts.PortTotals)
+			return writeTotals(w, s.verdicts.PortTotals, s.TakenAt)
 		})
 		if err != nil {
 			abort()

@@ -8,32 +8,51 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
 )
 
-// totalsMagic starts a totals file (TotalsFile): then the length of the
-// LID set (uvarint), the set, and the switches' records to the end
-// (checks.PortTotals, docs/schema-snapshot.md).
-const totalsMagic = "IBDTOT1\n"
+// totalsMagic starts a totals file (TotalsFile): then the taken_at of
+// the sweep that wrote it (Unix nanoseconds, 8 bytes little endian), the
+// length of the LID set (uvarint), the set, and the switches' records to
+// the end (checks.PortTotals, docs/schema-snapshot.md). The stamp ties
+// the file to snapshot.json's sweep: its name alone does not, once a
+// state dir is put together by hand (review R2).
+const totalsMagic = "IBDTOT2\n"
+
+// totalsMagicV1 starts the unstamped file of an ibdoctor before the
+// stamp: it cannot say which sweep it is of, so it is not used.
+const totalsMagicV1 = "IBDTOT1\n"
 
 // maxTotals bounds the totals file a gate reads (about 17 bytes per node).
 const maxTotals = 64 << 20
 
-func writeTotals(w io.Writer, t *checks.PortTotals) error {
+func writeTotals(w io.Writer, t *checks.PortTotals, taken time.Time) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(totalsMagic)
+	bw.Write(binary.LittleEndian.AppendUint64(nil, uint64(taken.UnixNano())))
 	bw.Write(binary.AppendUvarint(nil, uint64(len(t.LIDs))))
 	bw.Write(t.LIDs)
 	bw.Write(t.Switches)
 	return bw.Flush()
 }
 
-func decodeTotals(data []byte) (*checks.PortTotals, error) {
-	if len(data) < len(totalsMagic) || string(data[:len(totalsMagic)]) != totalsMagic {
+// decodeTotals decodes a totals file of the sweep taken at taken: one
+// of another sweep, or without a stamp, is an error (a gate then leaves
+// the switches that need it undecided), never another sweep's totals.
+func decodeTotals(data []byte, taken time.Time) (*checks.PortTotals, error) {
+	if len(data) >= len(totalsMagicV1) && string(data[:len(totalsMagicV1)]) == totalsMagicV1 {
+		return nil, errors.New("written by an older ibdoctor, whose totals file does not say which sweep it is of")
+	}
+	if len(data) < len(totalsMagic)+8 || string(data[:len(totalsMagic)]) != totalsMagic {
 		return nil, errors.New("not an ibdoctor totals file")
 	}
 	data = data[len(totalsMagic):]
+	if at := int64(binary.LittleEndian.Uint64(data)); at != taken.UnixNano() {
+		return nil, fmt.Errorf("is of the sweep taken at %s, %s of the one at %s", time.Unix(0, at).UTC().Format(time.RFC3339Nano), FileName, taken.UTC().Format(time.RFC3339Nano))
+	}
+	data = data[8:]
 	n, k := binary.Uvarint(data)
 	if k <= 0 || n > uint64(len(data)-k) {
 		return nil, errors.New("its LID set is cut short")
@@ -62,7 +81,7 @@ func (s *Snapshot) PortTotals() (*checks.PortTotals, error) {
 	}
 	var t *checks.PortTotals
 	if err == nil {
-		t, err = decodeTotals(data)
+		t, err = decodeTotals(data, s.TakenAt)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", s.TotalsFile, err)

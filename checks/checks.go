@@ -93,6 +93,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	}
 	res.Findings = mergeIdentical(res.Findings)
 	s.noteAdaptive(res.Findings)
+	res.Findings = foldECMP(res.Findings)
 	if s.RoutesComputed {
 		whatIf(res.Findings)
 	}
@@ -113,6 +114,7 @@ func whatIf(fs []Finding) {
 		f.WhatIf = true
 		f.Title = "What-if on routes ibdoctor computed (not the fabric's): " + f.Title
 		f.Action = "These forwarding tables are ibdoctor's own min-hop routes, computed because the file has none; they say nothing about the subnet manager. Give the fabric's tables with --lfts FILE (dump_fts or ibroute output) to judge its routing."
+		whatIf(f.ecmpGroups)
 	}
 }
 

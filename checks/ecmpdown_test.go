@@ -15,6 +15,16 @@ import (
 // min-hop, after the faults, and runs every check.
 func ecmpTreeWith(t *testing.T, faults string) []checks.Finding {
 	t.Helper()
+	res, err := checks.Run(ecmpTreeSnap(t, faults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Findings
+}
+
+// ecmpTreeSnap is ecmpTreeWith's snapshot, before the checks.
+func ecmpTreeSnap(t *testing.T, faults string) *checks.Snapshot {
+	t.Helper()
 	f, err := topology.FatTree2{Leaves: 4, Spines: 2, HostsPerLeaf: 6, LinksPerPair: 2}.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +38,7 @@ func ecmpTreeWith(t *testing.T, faults string) []checks.Finding {
 			t.Fatal(err)
 		}
 	})
-	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Findings
+	return sw.Snapshot(checks.Expectations{}, nil, nil)
 }
 
 // TestECMPLostHostsAreNotImbalance (trial A8): two hosts of one leaf

@@ -106,7 +106,11 @@ func FabricWide(s *Snapshot, res *Result, taken time.Time) *FabricVerdicts {
 		return nil
 	}
 	for _, f := range res.Findings {
-		if f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" || slices.Contains(smFromSweep, f.Check) {
+		switch {
+		case f.ecmpGroups != nil:
+			// A gate judges the groups one by one (jobECMP).
+			v.Findings = append(v.Findings, f.ecmpGroups...)
+		case f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" || slices.Contains(smFromSweep, f.Check):
 			v.Findings = append(v.Findings, f)
 		}
 		if f.masterLID != 0 {

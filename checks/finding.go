@@ -168,6 +168,10 @@ type Finding struct {
 	// names: FabricWide keeps it in FabricVerdicts.MasterLIDs, so a gate
 	// need not read it back out of the title.
 	masterLID uint16
+	// ecmpGroups are, for a routing.ecmp-imbalance folded by switch
+	// (foldECMP), its groups' own findings: the sweep's verdicts keep
+	// them (FabricWide).
+	ecmpGroups []Finding
 }
 
 // Rank orders findings worst first: severity, then impact score, then

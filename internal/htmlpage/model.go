@@ -228,7 +228,11 @@ func (m *model) paths(an *route.Analyzer, f checks.Finding, skip []int) []int {
 		case "destination":
 			dst = n.Ports[e.Port]
 		case "busiest":
-			busiest = n.Ports[e.Port]
+			// A switch's groups folded into one finding name the
+			// worst group's busiest port first.
+			if busiest == nil {
+				busiest = n.Ports[e.Port]
+			}
 		}
 	}
 	switch {

@@ -54,6 +54,10 @@ type Result struct {
 	// portTotals are routing.ecmp-imbalance's on a whole fabric
 	// (FabricWide's).
 	portTotals *PortTotals
+	// CountersCleared says which ports' counters were cleared since the
+	// sweep they are compared with ("" when none): a counter back at 0
+	// makes no finding, and the report says it once (its summary).
+	CountersCleared string `json:"counters_cleared,omitempty"`
 }
 
 // Run runs the selected checks (all when ids is empty) over s and returns
@@ -66,7 +70,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	}
 	res := &Result{Findings: []Finding{}}
 	s.memo = &runMemo{}
-	s.undecided, s.portTotals = nil, nil
+	s.undecided, s.portTotals, s.cleared = nil, nil, clearedPorts{}
 	defer func() { s.memo, s.portTotals = nil, nil }()
 	for i, c := range selected {
 		if why := missing(s, c.ID, c.Needs); why != "" {
@@ -86,6 +90,7 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		}
 	}
 	res.portTotals = s.portTotals
+	res.CountersCleared = s.cleared.text()
 	res.Findings = s.foldSymptoms(res.Findings)
 	res.Undecided = s.takeUndecided()
 	for i := range res.Findings {

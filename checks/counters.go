@@ -152,11 +152,14 @@ func (s *Snapshot) unjudged(t *Thresholds, iv time.Duration, r PortReading, c Co
 func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding), quiet func(*fabric.Port, Unjudged)) {
 	t := s.thresholds()
 	iv := s.Counters.Interval()
+	var cleared clearedPorts
+	defer func() { s.cleared = cleared }()
 	s.Counters.Ports(func(r PortReading) {
 		p := r.Port
 		if p == nil || !s.inScope(p) {
 			return
 		}
+		cleared.add(s, r)
 		var unknown, unknownSince []string
 		why, whySince := "", ""
 		for _, c := range r.Errors {
@@ -242,6 +245,49 @@ func (s *Snapshot) judgeCounter(t *Thresholds, iv time.Duration, r PortReading, 
 		}
 	}
 
+}
+
+// clearedPorts are the ports whose counters (an error counter or
+// PortXmitWait) read below the sweep's saved value: cleared since, by
+// perfquery -R, a reboot or a reset (trial D2). A counter cleared to 0
+// with nothing new makes no finding, and the errors it held vanish from
+// the report: the summary says so once (Result.CountersCleared).
+type clearedPorts struct {
+	n     int
+	names []string // the first few
+	first PortReading
+}
+
+func (c *clearedPorts) add(s *Snapshot, r PortReading) {
+	if !r.Saved {
+		return
+	}
+	cleared := r.XmitWait != nil && !r.XmitWait.Unsaved && r.XmitWait.ClearedFrom > 0
+	for _, v := range r.Errors {
+		cleared = cleared || !v.Unsaved && v.ClearedFrom > 0
+	}
+	if !cleared {
+		return
+	}
+	if c.n == 0 {
+		c.first = PortReading{SavedAt: r.SavedAt, SavedAgo: r.SavedAgo}
+	}
+	c.n++
+	if len(c.names) < 5 {
+		c.names = append(c.names, s.entityOf(r.Port, "").String())
+	}
+}
+
+// text is the summary's sentence, "" when no port was cleared.
+func (c clearedPorts) text() string {
+	if c.n == 0 {
+		return ""
+	}
+	whose := "1 port's counters were"
+	if c.n > 1 {
+		whose = fmt.Sprintf("%d ports' counters were", c.n)
+	}
+	return fmt.Sprintf("%s cleared since %s, by perfquery -R, a reboot or a reset: errors counted before the clear are not visible (%s)", whose, sweepAt(c.first), words.FirstOf(c.names, c.n))
 }
 
 // sweepAt names the sweep a reading was paired with: "the previous sweep

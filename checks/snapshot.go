@@ -154,6 +154,10 @@ type Snapshot struct {
 	// totals of a whole fabric's switches; Run hands them over in Result
 	// for FabricWide.
 	portTotals *PortTotals
+	// cleared is what the last walk of the counters' errors
+	// (eachCounterError) found cleared since the sweep; Run words it in
+	// Result.CountersCleared.
+	cleared clearedPorts
 }
 
 // memoPart is one part of a Run's memo, or a set of them.

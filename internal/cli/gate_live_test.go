@@ -361,3 +361,42 @@ func TestGateSimCountersContinue(t *testing.T) {
 		return
 	}
 }
+
+// TestGateCounterClearedToZeroSaid (trial D2's leftover): counters cleared
+// since the sweep with nothing counted since read 0 and make no finding,
+// and the report said nothing: an operator comparing with the sweep saw
+// 5000 symbol errors and 3 link-downs vanish without a word. The
+// report's summary says once how many ports were cleared and that the
+// errors before the clear are not visible, in the text and the JSON
+// (report.SummaryRows renders the page's lines as the terminal's).
+func TestGateCounterClearedToZeroSaid(t *testing.T) {
+	t.Setenv("SLURM_JOB_NODELIST", "")
+	dir := t.TempDir()
+	net := writeFile(t, "rel.net", relNet())
+	state := filepath.Join(dir, "S")
+	swept := writeFile(t, "swept.txt", "counter leaf001/9 SymbolErrorCounter=5000\ncounter leaf001/9 LinkDownedCounter=3\n")
+	if code, _, stderr := run("sweep", "--sim="+net, "--faults", swept, "--state-dir", state, "--out", filepath.Join(dir, "r.json")); code != ExitHealthy {
+		t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+	// The gate's faults plant counters (a net file carries none: without
+	// any, no counters are read at all), leaf001/9's at 0: cleared.
+	now := writeFile(t, "now.txt", "counter leaf001/9 SymbolErrorCounter=0\n")
+	args := []string{"gate", "--sim=" + net, "--faults", now, "--state-dir", state, "--nodes", "h0001,h0017", "--fail-on", "warning"}
+	code, out, stderr := run(append(args, "--json")...)
+	if code != ExitHealthy {
+		t.Fatalf("gate: exit %d: %s", code, stderr)
+	}
+	d := chkParse(t, out)
+	for _, want := range []string{"1 port", "leaf001/9", "cleared since the previous sweep", "not visible"} {
+		if !strings.Contains(d.CountersCleared, want) {
+			t.Errorf("JSON counters_cleared %q lacks %q", d.CountersCleared, want)
+		}
+	}
+	code, out, stderr = run(append(args, "--no-color")...)
+	if code != ExitHealthy {
+		t.Fatalf("gate: exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "cleared since the previous sweep"); n != 1 || !strings.Contains(out, "leaf001/9") {
+		t.Errorf("text report says the clear %d times (want once, naming leaf001/9):\n%s", n, out)
+	}
+}

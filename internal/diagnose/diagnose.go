@@ -335,6 +335,7 @@ func (s *Sweep) Document(command, source string, res *checks.Result, failOn chec
 		RoutesComputed:  s.RoutesComputed,
 		CountersNotRead: s.CountersNotRead,
 		CountersBasis:   s.CountersBasis,
+		CountersCleared: res.CountersCleared,
 		RatesNotRead:    s.RatesNotRead,
 		SourceWarnings:  s.SourceWarnings,
 	}

@@ -59,6 +59,10 @@ type Document struct {
 	// CountersBasis says what the counters judged are when they are not
 	// a live reading (a file's increases over a span it does not give).
 	CountersBasis string `json:"counters_basis,omitempty"`
+	// CountersCleared says which ports' counters were cleared since the
+	// sweep they are compared with (checks.Result.CountersCleared): the
+	// errors they held are in no finding.
+	CountersCleared string `json:"counters_cleared,omitempty"`
 	// SourceWarnings are the file reader's warnings about how a --sim
 	// file was read (values replaced, a GUID read as two nodes, ...):
 	// what stderr says, kept with the report (trial C3).
@@ -213,6 +217,9 @@ func (d *Document) WriteJSON(w io.Writer) error {
 	if d.CountersBasis != "" {
 		jw.Field("counters_basis", d.CountersBasis)
 	}
+	if d.CountersCleared != "" {
+		jw.Field("counters_cleared", d.CountersCleared)
+	}
 	if len(d.SourceWarnings) > 0 {
 		jw.Field("source_warnings", d.SourceWarnings)
 	}
@@ -347,6 +354,9 @@ func SummaryRows(d *Document) []SummaryRow {
 	}
 	if d.CountersBasis != "" {
 		add("Counters", Clause{Text: d.CountersBasis})
+	}
+	if d.CountersCleared != "" {
+		add("Counters", Clause{Text: d.CountersCleared, Tone: ToneWarn})
 	}
 	if d.SnapshotKept != "" {
 		add("Snapshot", Clause{Text: d.SnapshotKept, Tone: ToneWarn})

@@ -78,9 +78,11 @@ func goldenDoc() *Document {
 		CountersNotRead: "fabric.txt (ibnetdiscover) carries no counters, so none were read",
 		RatesNotRead:    "fabric.net (ibsim net file) gives no link rates ibsim reads (width=, speed=, w=, s=, e=): every link shows ibsim's default 4X SDR",
 		// Not with the above either (a db_csv with PM_DELTA): the field.
-		CountersBasis:  "the increase during ibdiagnet's run (PM_DELTA), span not in the file",
-		SourceWarnings: []string{"q2.db_csv: line 4400: START_PM_INFO PortRcvErrorsExt 18446744073709551576 (node 0x5c25730300e68e76 port 1) is not a count (2^63 or more: a negative number printed unsigned); PortRcvErrors 65535 read instead"},
-		SnapshotKept:   "not replaced: this sweep is partial (1 thing not read); /var/lib/ibdoctor keeps the complete sweep of 2026-11-27T02:00:00Z, which gates answer from until it is over their --max-age (default 1h0m0s: from 2026-11-27T03:00:00Z), then sweep the fabric themselves",
+		CountersBasis: "the increase during ibdiagnet's run (PM_DELTA), span not in the file",
+		// Not with a file's counters either (a gate or a later sweep).
+		CountersCleared: "1 port's counters were cleared since the previous sweep at 2026-11-27T02:00:00Z (4m0s before), by perfquery -R, a reboot or a reset: errors counted before the clear are not visible (leaf01/3)",
+		SourceWarnings:  []string{"q2.db_csv: line 4400: START_PM_INFO PortRcvErrorsExt 18446744073709551576 (node 0x5c25730300e68e76 port 1) is not a count (2^63 or more: a negative number printed unsigned); PortRcvErrors 65535 read instead"},
+		SnapshotKept:    "not replaced: this sweep is partial (1 thing not read); /var/lib/ibdoctor keeps the complete sweep of 2026-11-27T02:00:00Z, which gates answer from until it is over their --max-age (default 1h0m0s: from 2026-11-27T03:00:00Z), then sweep the fabric themselves",
 	}
 	d.Findings = append(d.Findings, checks.Finding{
 		Check: "routing.ecmp-imbalance", Severity: checks.Info, WhatIf: true,

@@ -79,9 +79,10 @@ func TestDocumentStreamedIsWhole(t *testing.T) {
 			d.MADs, d.Scope = nil, nil
 		}
 		if r.Intn(2) == 0 {
-			d.Interval, d.CountersNotRead, d.RatesNotRead, d.CountersBasis = "", "", "", ""
+			d.Interval, d.CountersNotRead, d.RatesNotRead, d.CountersBasis, d.CountersCleared = "", "", "", "", ""
 		} else {
 			d.CountersNotRead, d.RatesNotRead, d.CountersBasis = "none <read> & \"why\"", "sim default", "over 1h"
+			d.CountersCleared = "1 port's counters were cleared since the previous sweep (leaf01/3)"
 		}
 		d.RoutesComputed = r.Intn(2) == 0
 		// Many entries, so the arrays are more than one element long.

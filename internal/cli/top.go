@@ -57,9 +57,10 @@ link's far end, its rate, and the verdict of ibdoctor's counter checks over the
 last interval.
 
 It watches every port with a link, or only --switch's ports or --hosts' ports.
-Each refresh sends at most --budget MADs (2 per port): a larger scope is read in
-turns, a slice per refresh, and each port's rates are over the time between its
-own two readings.
+Each refresh sends at most --budget MADs (3 per port: its counters and its
+PortInfo, so a link that went down or retrained since shows it): a larger scope
+is read in turns, a slice per refresh, and each port's rates are over the time
+between its own two readings.
 
 Keys: s cycles the sort (e errors, w xmit-wait, u utilisation); / filters by
 node name (Enter keeps it, Esc clears); p or space pauses; q or Ctrl-C quits.
@@ -133,7 +134,7 @@ func (a *app) runTop(parent context.Context, o *topOptions) error {
 		return withExit(ExitUndecided, err)
 	}
 	s := top.NewSampler(sess.Engine, f, top.Options{
-		Ports: ports, Budget: o.budget,
+		Ports: ports, Budget: o.budget, PortInfo: sess.Engine,
 		Perf:   perf.Options{SL: o.sl, PKeyIndex: o.pkeyIndex, Workers: a.opts.source.Window},
 		Expect: checks.Expectations{Thresholds: thr},
 	})

@@ -263,7 +263,8 @@ func TestTopBadFlags(t *testing.T) {
 }
 
 // TestTopOnceBudgetHonoursInterval: with a budget below the scope (1,000
-// MADs, 500 of the sample's 1,022 ports a refresh) top --once read its
+// MADs, 333 of the sample's 1,022 ports a refresh at 3 MADs a port; 500
+// before PortInfo was re-read) top --once read its
 // slices wrapped round the scope, so the last slice's ports were read
 // twice one refresh apart: 'rates over 260ms', interval_seconds 0.218
 // for -n 1s. Each port's two readings are -n apart at least.
@@ -286,9 +287,9 @@ func TestTopOnceBudgetHonoursInterval(t *testing.T) {
 		t.Errorf("interval_seconds %v (want at least the -n 1s), %d of %d ports", doc.Interval, len(doc.Ports), doc.Watched)
 	}
 	// The header names the budget's slice, not the last, shorter one
-	// ("22 of 1022 ports").
+	// ("23 of 1022 ports").
 	_, text, _ := run("top", "--sim", "--once", "-n", "300ms", "--budget", "1000")
-	if !strings.Contains(text, "500 of 1022 ports per refresh (budget)") {
+	if !strings.Contains(text, "333 of 1022 ports per refresh (budget)") {
 		t.Errorf("header: %s", strings.SplitN(text, "\n", 2)[0])
 	}
 }

@@ -22,15 +22,23 @@ import (
 // Unreachable, with their error, and keep their old values. e is the
 // request engine (or its Once: each read sent once).
 func Refresh(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool, parallel int) []fabric.Unreachable {
+	return RefreshCaps(ctx, e, ports, byLID, parallel, map[*fabric.Node]*mad.PortInfo{})
+}
+
+// RefreshCaps is Refresh for a caller that re-reads ports again and
+// again (top): caps holds the switches' port-0 PortInfo, whose
+// capability masks decode the speeds; a switch in it is not asked again,
+// one read is added to it. A switch's capabilities do not change while
+// it runs.
+func RefreshCaps(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool, parallel int, caps map[*fabric.Node]*mad.PortInfo) []fabric.Unreachable {
 	if parallel <= 0 {
 		parallel = e.Options().Window
 	}
 	var (
-		mu   sync.Mutex
-		bad  []fabric.Unreachable
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, parallel)
-		caps = map[*fabric.Node]*mad.PortInfo{}
+		mu  sync.Mutex
+		bad []fabric.Unreachable
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, parallel)
 		// via holds, for a CA port without a link, the LID of a port of
 		// its node that has one, taken before any re-read: the re-reads
 		// below change Remote and LID under mu, concurrently.
@@ -83,7 +91,10 @@ func Refresh(ctx context.Context, e SMPReader, ports []*fabric.Port, byLID bool,
 		if n.Type != mad.NodeSwitch {
 			continue
 		}
-		if asked[n] {
+		mu.Lock()
+		known := caps[n] != nil
+		mu.Unlock()
+		if asked[n] || known {
 			continue
 		}
 		asked[n] = true

@@ -14,14 +14,17 @@ import (
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
-// MADsPerPort is what one port's reading costs: PortCounters and
-// PortCountersExtended (the 64-bit data counters the rates need).
-const MADsPerPort = 2
+// MADsPerPort is what one port's reading costs: PortCounters,
+// PortCountersExtended (the 64-bit data counters the rates need) and
+// PortInfo (its state and rate now). A switch's port-0 PortInfo (the
+// capability masks its speeds are decoded with) is read once a run.
+const MADsPerPort = 3
 
 // Options configure a Sampler.
 type Options struct {
@@ -38,6 +41,11 @@ type Options struct {
 	Expect checks.Expectations
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// PortInfo, when set, re-reads each watched port's PortInfo (by its
+	// directed route from discovery) as its counters are read, so its
+	// state and rate are the link's now, not discovery's; nil keeps
+	// discovery's.
+	PortInfo discover.SMPReader
 }
 
 // Row is one port in the view.
@@ -123,6 +131,8 @@ type Sampler struct {
 	prev  map[perf.Key]*perf.PortCounters
 	rows  map[perf.Key]*Row
 	order []perf.Key
+	// caps are the switches' port-0 PortInfo (discover.RefreshCaps).
+	caps map[*fabric.Node]*mad.PortInfo
 }
 
 // NewSampler watches o.Ports of f through g.
@@ -131,7 +141,7 @@ func NewSampler(g perf.Getter, f *fabric.Fabric, o Options) *Sampler {
 		o.Now = time.Now
 	}
 	o.Perf.Now = o.Now
-	s := &Sampler{g: g, f: f, o: o, prev: map[perf.Key]*perf.PortCounters{}, rows: map[perf.Key]*Row{}}
+	s := &Sampler{g: g, f: f, o: o, prev: map[perf.Key]*perf.PortCounters{}, rows: map[perf.Key]*Row{}, caps: map[*fabric.Node]*mad.PortInfo{}}
 	return s
 }
 
@@ -170,6 +180,22 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 	po.Ports = batch
 	po.Interval, po.Reset, po.SkipCleanSwitches, po.ErrorsOnly = 0, perf.ResetNone, false, false
 	start := s.o.Now()
+	// The slice's PortInfo first, so the rates the counters are
+	// divided by are the links' now: a port disabled or retrained since
+	// discovery kept its old rate (trial D4). By directed route, from
+	// the port top discovered from; ctx ends it as it ends the counters.
+	var stale map[perf.Key]bool
+	if s.o.PortInfo != nil {
+		for _, u := range discover.RefreshCaps(ctx, s.o.PortInfo, batch, false, s.o.Perf.Workers, s.caps) {
+			if stale == nil {
+				stale = map[perf.Key]bool{}
+			}
+			stale[perf.Key{GUID: u.FromGUID, Port: u.FromPort}] = true
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
 	sample, err := perf.Read(ctx, s.g, s.f, po)
 	if sample == nil {
 		return nil, err
@@ -274,11 +300,44 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		}
 		s.prev[pc.Key] = pc
 	}
+	if s.o.PortInfo != nil {
+		s.newRates(batch, sample, stale)
+	}
 	s.markNotRead(batch, fr.Errors)
 	for _, k := range s.order {
 		fr.Rows = append(fr.Rows, s.rows[k])
 	}
 	return fr, err
+}
+
+// newRates sets the RATE of the batch's rows from the PortInfo re-read
+// this refresh: '?' where it went unanswered (what the link runs at now
+// is not known), '(no link)' where the link is down. A port whose link
+// went down is not read (perf reads the ports a sweep reads): its row
+// says so rather than show its last figures as current.
+func (s *Sampler) newRates(batch []*fabric.Port, sample *perf.Sample, stale map[perf.Key]bool) {
+	read := map[perf.Key]bool{}
+	for _, pc := range sample.Ports {
+		read[pc.Key] = true
+	}
+	for _, p := range batch {
+		if p.Node == nil {
+			continue
+		}
+		k := perf.Key{GUID: p.Node.GUID, Port: p.Num}
+		row := s.rows[k]
+		if row == nil {
+			continue
+		}
+		if stale[k] {
+			row.Rate = "?"
+			continue
+		}
+		row.Rate = rateOf(p)
+		if !read[k] && !perf.LinkUp(p.Node, p) {
+			row.NotRead = fmt.Sprintf("no link since the last refresh (%s, %s): its counters are not read", p.State, p.PhysState)
+		}
+	}
 }
 
 // markNotRead says, on the rows of the batch's ports this refresh could
@@ -314,17 +373,25 @@ func newRow(pc *perf.PortCounters) *Row {
 		if p.Remote != nil && p.Remote.Node != nil {
 			r.Peer = fmt.Sprintf("%s/%d", p.Remote.Node.Description, p.Remote.Num)
 		}
-		switch {
-		case p.StateKnown() && p.PhysState != 0 && p.PhysState != mad.PhysLinkUp:
-			// Read with no link (ibsim's disable leaves PortState
-			// Active, PhysState Disabled, and the old active rate): said
-			// as links says it, not as a live 4X SDR link (trial D4).
-			r.Rate = "(no link)"
-		case p.Rate().Width != 0:
-			r.Rate = p.Rate().String()
-		}
+		r.Rate = rateOf(p)
 	}
 	return r
+}
+
+// rateOf is a port's RATE: its active rate, "(no link)" without one.
+func rateOf(p *fabric.Port) string {
+	switch {
+	case p == nil:
+		return ""
+	case p.StateKnown() && (p.PhysState != 0 && p.PhysState != mad.PhysLinkUp || p.State == mad.PortStateDown):
+		// Read with no link (ibsim's disable leaves PortState Active,
+		// PhysState Disabled, and the old active rate): said as links
+		// says it, not as a live 4X SDR link (trial D4).
+		return "(no link)"
+	case p.Rate().Width != 0:
+		return p.Rate().String()
+	}
+	return ""
 }
 
 // SortKey orders the rows.

@@ -40,14 +40,16 @@ func sample(t *testing.T) (*source.Session, *fabric.Fabric, []*fabric.Port) {
 }
 
 // TestBudgetReadsInTurns: with a budget of 200 MADs the sample fabric's
-// 1,022 linked ports are read 100 per refresh; after one turn every port
+// 1,022 linked ports are read 66 per refresh (3 MADs a port: its
+// counters and PortInfo); after one turn every port
 // has been read once, after two every port has rates; no refresh after
-// the first turn (which also asks each PMA's ClassPortInfo once) sends
+// the first turn (which also asks each PMA's ClassPortInfo and each
+// switch's port-0 PortInfo once) sends
 // more than the budget.
 func TestBudgetReadsInTurns(t *testing.T) {
 	sess, f, ports := sample(t)
-	s := NewSampler(sess.Engine, f, Options{Ports: ports, Budget: 200})
-	if s.PerRefresh() != 100 || s.Cycle() != (len(ports)+99)/100 {
+	s := NewSampler(sess.Engine, f, Options{Ports: ports, Budget: 200, PortInfo: sess.Engine})
+	if s.PerRefresh() != 66 || s.Cycle() != (len(ports)+65)/66 {
 		t.Fatalf("PerRefresh %d, Cycle %d for %d ports", s.PerRefresh(), s.Cycle(), len(ports))
 	}
 	ctx := context.Background()
@@ -72,7 +74,7 @@ func TestBudgetReadsInTurns(t *testing.T) {
 		if sent := sess.Engine.Stats().Sent - before; sent > 200 {
 			t.Errorf("refresh %d of the second turn sent %d MADs, budget 200", i, sent)
 		}
-		if fr.ReadNow > 100 {
+		if fr.ReadNow > 66 {
 			t.Errorf("refresh read %d ports", fr.ReadNow)
 		}
 	}
@@ -276,5 +278,71 @@ func TestDisabledPortHasNoRate(t *testing.T) {
 	p.PhysState = mad.PhysLinkUp
 	if r := newRow(&perf.PortCounters{Key: perf.Key{Port: 3}, Port: p}); r.Rate != "4X SDR" {
 		t.Errorf("linked port's rate %q, want 4X SDR", r.Rate)
+	}
+}
+
+// TestRefreshRereadsPortInfo (trial D4 leftover): a port disabled after
+// top started kept the rate discovery read ('4X NDR' on a port with no
+// link; only its far end turned 'not read'), and a link that retrained
+// narrower kept its old width. Each refresh re-reads the PortInfo of the
+// ports it reads (in the same slices as the counters): the disabled
+// port reads '(no link)', as at start (d1f3974), the retrained one its
+// new width.
+func TestRefreshRereadsPortInfo(t *testing.T) {
+	sm, err := sim.SampleHealthy(sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sm.Attach("gpu001 mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: -1})
+	t.Cleanup(func() { eng.Close() })
+	ctx := context.Background()
+	f, err := discover.Run(ctx, eng, discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []*fabric.Port
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil {
+				ports = append(ports, p)
+			}
+		}
+	}
+	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
+	rows := func() map[string]*Row {
+		t.Helper()
+		fr, err := s.Refresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*Row{}
+		for _, r := range fr.Rows {
+			m[r.Node+"/"+itoa(r.Num)] = r
+		}
+		return m
+	}
+	rows()
+	before := rows()
+	for _, name := range []string{"leaf01/3", "leaf01/5"} {
+		if r := before[name]; r == nil || r.Rate == "" || r.Rate == "(no link)" || strings.HasPrefix(r.Rate, "1X") {
+			t.Fatalf("%s before the fault: %+v", name, r)
+		}
+	}
+	if err := sm.Down("leaf01/3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sm.Degrade("leaf01/5", mad.Width1X, 0); err != nil {
+		t.Fatal(err)
+	}
+	after := rows()
+	if r := after["leaf01/3"]; r == nil || r.Rate != "(no link)" || !strings.Contains(r.NotRead, "no link") {
+		t.Errorf("leaf01/3 disabled while watched: %+v, want RATE (no link) and its counters said not read", r)
+	}
+	if r := after["leaf01/5"]; r == nil || !strings.HasPrefix(r.Rate, "1X ") {
+		t.Errorf("leaf01/5 retrained to 1X while watched: %+v, want RATE 1X", r)
 	}
 }

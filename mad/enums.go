@@ -70,6 +70,13 @@ const (
 	PhysPhyTest           PhysState = 7
 )
 
+// LinkUp reports whether a port in physical state s has a link to a far
+// end. It is the one rule for "this link is up": discovery probes through
+// such ports only, and a re-read port keeps its far end only while it
+// holds. PortState is not asked: it follows PhysState late (ibsim's
+// `ibportstate disable` leaves it Active; trial F3).
+func (s PhysState) LinkUp() bool { return s == PhysLinkUp }
+
 func (s PhysState) String() string {
 	switch s {
 	case PhysNoChange:

@@ -505,7 +505,7 @@ func (d *discovery) explored(ctx context.Context, n *node) {
 			continue // a CA answers for the port the SMP came in by only
 		}
 		pi := n.pi[p]
-		if pi == nil || pi.PhysState != mad.PhysLinkUp {
+		if pi == nil || !pi.PhysState.LinkUp() {
 			continue
 		}
 		probes = append(probes, d.probeJob(n, uint8(p), n.path.Extend(uint8(p))))

@@ -181,8 +181,9 @@ func applyPortInfo(p *fabric.Port, pi, caps *mad.PortInfo) {
 	p.VLCap, p.OperVLs = pi.VLCap, pi.OperationalVLs
 	p.PKeyEnforce = pkeyEnforce(pi)
 	p.MKeyProtect, p.MKeyLease = pi.MKeyProtectBits, pi.MKeyLeasePeriod
-	if p.State == mad.PortStateDown && p.Remote != nil {
-		// the cable is gone or the link dropped: no peer any more
+	if !p.PhysState.LinkUp() && p.Remote != nil {
+		// the cable is gone or the link dropped: no peer any more, by
+		// the rule discovery follows
 		p.Remote.Remote = nil
 		p.Remote = nil
 	}

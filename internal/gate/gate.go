@@ -501,7 +501,7 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		notRead(r.refresh(ctx, e, again))
 		for _, p := range again {
 			// Read down by a moved LID (another node's port), up now.
-			if q := cabled[p]; q != nil && p.Remote == nil && q.Remote == nil && p.State != mad.PortStateDown && q.State != mad.PortStateDown {
+			if q := cabled[p]; q != nil && p.Remote == nil && q.Remote == nil && p.PhysState.LinkUp() && q.PhysState.LinkUp() {
 				p.Remote, q.Remote = q, p
 			}
 		}

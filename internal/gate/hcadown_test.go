@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -163,5 +164,45 @@ func TestGateSMDiedInit(t *testing.T) {
 			t.Logf("finding %s %s", f.Check, f.Title)
 		}
 		t.Errorf("status %q, unreached %+v; want sm.no-master first", doc.Status, doc.Unreached)
+	}
+}
+
+// TestGateLeafPortDisabledStale (trial F3): after the sweep the job
+// host's leaf port is disabled, and its PortInfo reads PhysState Disabled
+// with PortState still Active (ibsim's `ibportstate ... disable`; on
+// hardware the moment before PortState follows). Discovery calls such a
+// port linkless by its PhysState; the gate's re-read must too, and judge
+// link.down at error as check does. Before, the gate kept the port cabled
+// to the HCA, asked the HCA behind it and exited undecided ("gpu002
+// mlx5_0 did not answer").
+func TestGateLeafPortDisabledStale(t *testing.T) {
+	hca := build(t, twoHCAs).NodesByName("gpu002 mlx5_0")[0].Ports[1].Remote
+	leafPort := fmt.Sprintf("%s/%d", hca.Node.Description, hca.Num)
+	snap, base := stateOf(t, liveSim(t), true)
+	live := liveSim(t)
+	if err := live.DisabledStale(leafPort); err != nil {
+		t.Fatal(err)
+	}
+	c, err := live.Attach("gpu016 mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := transport.NewEngine(c, transport.Options{Timeout: 250 * time.Millisecond, Retries: -1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	o := Options{Hosts: []string{"gpu002", "gpu005"}, FailOn: checks.Error, ByLID: true, Source: "sim:test", Counters: true, Baseline: base}
+	doc, err := Run(context.Background(), snap, e, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "unhealthy" || len(doc.Undecided) != 0 {
+		t.Fatalf("status %q, want unhealthy with nothing undecided\nfindings %+v\nunreached %+v\nundecided %+v", doc.Status, doc.Findings, doc.Unreached, doc.Undecided)
+	}
+	found := false
+	for _, f := range doc.Findings {
+		found = found || (f.Check == "link.down" && f.Severity == checks.Error && len(f.Entities) == 2 &&
+			f.Entities[0].Node == hca.Node.Description && f.Entities[0].Port == int(hca.Num) && f.Entities[1].Node == "gpu002 mlx5_0")
+	}
+	if !found {
+		t.Errorf("no link.down at error naming %s and gpu002 mlx5_0: %+v", leafPort, doc.Findings)
 	}
 }

@@ -407,7 +407,7 @@ func (r *reach) lidsGone(ctx context.Context, e *transport.Engine, snap *snapsho
 		// Unread by LID, or read with another LID. One unread by its
 		// directed route would not answer it again, nor one whose cable's
 		// switch end reads down (the gate reports that link).
-		if q := cabled[w.port]; q != nil && !unread[q] && q.State == mad.PortStateDown {
+		if q := cabled[w.port]; q != nil && !unread[q] && !q.PhysState.LinkUp() {
 			continue
 		}
 		if (unread[w.port] && r.lid(n)) || (!unread[w.port] && w.port.LID != w.lid) {

@@ -119,6 +119,21 @@ func (s *Sim) Down(portRef string) error {
 	return s.linkDown(portRef, mad.PhysDisabled, mad.PhysPolling, true)
 }
 
+// DisabledStale disables port as Down does but leaves its PortState as
+// it was (Active), as ibsim's `ibportstate ... disable` does (trial F3):
+// what a PortInfo read between the PhysState change and the PortState
+// one returns on real hardware. The far end polls, Down.
+func (s *Sim) DisabledStale(portRef string) error {
+	if err := s.linkDown(portRef, mad.PhysDisabled, mad.PhysPolling, true); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ni, pi, _ := s.resolvePort(portRef)
+	s.nodes[ni].ports[pi].state = mad.PortStateActive
+	return nil
+}
+
 // Polling leaves the link at port stuck in training: both ends Down and
 // Polling (a bad cable or a dead far end).
 func (s *Sim) Polling(portRef string) error {

@@ -58,6 +58,11 @@ type Result struct {
 	// sweep they are compared with ("" when none): a counter back at 0
 	// makes no finding, and the report says it once (its summary).
 	CountersCleared string `json:"counters_cleared,omitempty"`
+	// lost is routing.lost-lid's judgement when a check of the Run
+	// made it (runMemo.lost): FabricWide's portTotalsOf, for a sweep
+	// that skipped routing.ecmp-imbalance, counts it without walking
+	// the lost LIDs' routes again. Small: the lost LIDs' ports.
+	lost *lostLIDs
 }
 
 // Run runs the selected checks (all when ids is empty) over s and returns
@@ -79,6 +84,9 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 		}
 		res.Ran = append(res.Ran, c.ID)
 		res.Findings = append(res.Findings, c.run(s)...)
+		if s.memo.lost != nil {
+			res.lost = s.memo.lost
+		}
 		s.memo.release(selected[i+1:])
 	}
 	res.Findings = s.notOnMovedCables(res.Findings)

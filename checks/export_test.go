@@ -56,7 +56,7 @@ func MemoParts(p memoPart) string {
 	for _, x := range []struct {
 		part memoPart
 		name string
-	}{{memoLinks, "links"}, {memoVerdicts, "verdicts"}, {memoRoutes, "routes"}} {
+	}{{memoLinks, "links"}, {memoVerdicts, "verdicts"}, {memoRoutes, "routes"}, {memoLost, "lost"}} {
 		if p&x.part != 0 {
 			out = append(out, x.name)
 		}
@@ -75,6 +75,9 @@ func (m *runMemo) held() memoPart {
 	}
 	if m.routeGraph != nil || m.routeFails != nil {
 		p |= memoRoutes
+	}
+	if m.lost != nil {
+		p |= memoLost
 	}
 	return p
 }

@@ -131,7 +131,7 @@ func FabricWide(s *Snapshot, res *Result, taken time.Time) *FabricVerdicts {
 	}
 	v.PortTotals = res.portTotals
 	if v.PortTotals == nil && hasLFTs(s.Fabric) && slices.Contains(v.Checks, "routing.ecmp-imbalance") {
-		v.PortTotals = portTotalsOf(s)
+		v.PortTotals = portTotalsOf(s, res.lost)
 	}
 	return v
 }

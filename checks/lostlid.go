@@ -15,6 +15,7 @@ func init() {
 		ID:      "routing.lost-lid",
 		Summary: "forwarding tables still send LIDs no port found holds into a switch port without a link: a node was lost there since the SM last routed",
 		Needs:   []string{"topology", "lfts"},
+		reads:   memoLost,
 		run:     (*Snapshot).lostLIDs,
 	})
 }
@@ -33,7 +34,7 @@ func (s *Snapshot) lostLIDs() []Finding {
 		return nil // a job's routes: routing.unreachable judges them
 	}
 	f := s.Fabric
-	lost := findLostLIDs(f)
+	lost := s.lostPorts()
 	if len(lost) == 0 {
 		return nil
 	}

@@ -86,7 +86,7 @@ func TestChecksDeclareTheMemoTheyRead(t *testing.T) {
 		}
 	}
 	// The test looks at something: every part was asked for.
-	for _, p := range []string{"links", "verdicts", "routes"} {
+	for _, p := range []string{"links", "verdicts", "routes", "lost"} {
 		if !asked[p] {
 			t.Errorf("no check read the memo's %s on this sweep", p)
 		}

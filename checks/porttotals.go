@@ -147,8 +147,9 @@ func totalsDests(hosts []*fabric.Port, shared map[*fabric.Port]bool) []uint16 {
 // portTotalsOf counts the per-port totals of every switch of s, a whole
 // fabric, whose table was read: what routing.ecmp-imbalance counts as it
 // runs, for a sweep that skipped it (tables ibdoctor computed, which a
-// gate's --faults may edit and have judged).
-func portTotalsOf(s *Snapshot) *PortTotals {
+// gate's --faults may edit and have judged). lost is routing.lost-lid's
+// judgement when the Run made it (Result.lost), nil when not.
+func portTotalsOf(s *Snapshot, lost *lostLIDs) *PortTotals {
 	hosts := routedHosts(s.Fabric)
 	shared := map[*fabric.Port]bool{}
 	for _, h := range hosts {
@@ -159,7 +160,10 @@ func portTotalsOf(s *Snapshot) *PortTotals {
 	dests := totalsDests(hosts, shared)
 	if !partlyRead(s.Fabric) {
 		// As routing.ecmp-imbalance counts them (lostBehind).
-		for _, ls := range lostBehind(s.Fabric) {
+		if lost == nil {
+			lost = &lostLIDs{findLostLIDs(s.Fabric)}
+		}
+		for _, ls := range lostBehind(lost.ports) {
 			dests = append(dests, ls...)
 		}
 	}

@@ -143,11 +143,11 @@ func benchPortTotals(b *testing.B, t topology.Builder) {
 	b.ReportAllocs()
 	var pt *PortTotals
 	for b.Loop() {
-		pt = portTotalsOf(s)
+		pt = portTotalsOf(s, nil)
 	}
-	// The totals file: its magic, the LID set's length, the set and
+	// The totals file: its magic, its stamp, the LID set's length, the set and
 	// the switches' records (internal/snapshot writeTotals).
-	size := 8 + len(binary.AppendUvarint(nil, uint64(len(pt.LIDs)))) + len(pt.LIDs) + len(pt.Switches)
+	size := 8 + 8 + len(binary.AppendUvarint(nil, uint64(len(pt.LIDs)))) + len(pt.LIDs) + len(pt.Switches)
 	b.ReportMetric(float64(size), "file-B")
 	b.ReportMetric(float64(size)/float64(len(f.Nodes)), "file-B/node")
 }

@@ -36,7 +36,7 @@ func init() {
 		ID:      "routing.ecmp-imbalance",
 		Summary: "a switch spreads destinations (or host-to-host paths) unevenly over equal-cost ports: more than 20% above the mean",
 		Needs:   []string{"topology", "lfts", "routes-read"},
-		reads:   memoRoutes,
+		reads:   memoRoutes | memoLost,
 		run:     (*Snapshot).ecmpImbalance,
 	})
 	register(Check{
@@ -1146,7 +1146,7 @@ func (s *Snapshot) ecmpImbalance() []Finding {
 	// job's gate (its destinations only).
 	var lost map[*fabric.Node][]uint16
 	if s.Scope == nil && !partlyRead(s.Fabric) {
-		lost = lostBehind(s.Fabric)
+		lost = lostBehind(s.lostPorts())
 	}
 	nLost := 0
 	for _, n := range s.Fabric.Nodes {
@@ -1615,11 +1615,10 @@ func undecidedParts(grp *ecmpGroup, nUnk int) string {
 	return strings.Join(parts, "; ")
 }
 
-// lostBehind is routing.lost-lid's judgement (findLostLIDs) by switch:
-// the LIDs lost at each switch's ports. A LID whose routes end at ports
-// of two switches (tables that disagree) is behind neither.
-func lostBehind(f *fabric.Fabric) map[*fabric.Node][]uint16 {
-	lost := findLostLIDs(f)
+// lostBehind is routing.lost-lid's judgement (lost: findLostLIDs) by
+// switch: the LIDs lost at each switch's ports. A LID whose routes end at
+// ports of two switches (tables that disagree) is behind neither.
+func lostBehind(lost []*lostPort) map[*fabric.Node][]uint16 {
 	if len(lost) == 0 {
 		return nil
 	}

@@ -170,6 +170,8 @@ const (
 	memoVerdicts
 	// memoRoutes is runMemo.routeGraph and routeFails.
 	memoRoutes
+	// memoLost is runMemo.lost (Snapshot.lostPorts).
+	memoLost
 )
 
 // runMemo is what checks share within one Run.
@@ -189,7 +191,14 @@ type runMemo struct {
 	judged   bool
 	// routeGraph: the route analyzer over the tables and the hosts.
 	routeGraph *routeGraph
+	// lost is routing.lost-lid's judgement (findLostLIDs), which
+	// routing.ecmp-imbalance counts too (lostBehind): a walk of every
+	// lost LID's route from every switch, made once.
+	lost *lostLIDs
 }
+
+// lostLIDs holds findLostLIDs' answer (nil ports: none lost).
+type lostLIDs struct{ ports []*lostPort }
 
 // release lets go of the parts no check in left reads. Held to the end of
 // the Run, the link verdicts (~20 MB at 49k nodes) were live through the
@@ -210,6 +219,21 @@ func (m *runMemo) release(left []Check) {
 	if still&memoRoutes == 0 {
 		m.routeGraph, m.routeFails = nil, nil
 	}
+	if still&memoLost == 0 {
+		m.lost = nil
+	}
+}
+
+// lostPorts returns findLostLIDs(s.Fabric), once per Run.
+func (s *Snapshot) lostPorts() []*lostPort {
+	if s.memo == nil {
+		return findLostLIDs(s.Fabric)
+	}
+	s.memo.used |= memoLost
+	if s.memo.lost == nil {
+		s.memo.lost = &lostLIDs{findLostLIDs(s.Fabric)}
+	}
+	return s.memo.lost.ports
 }
 
 // links returns s.Fabric.Links(), once per Run.

@@ -19,11 +19,12 @@ import (
 // leaf (topology.oversubscribed), every port's M_Key policy against the
 // fabric's (sm.mkey-policy: the snapshot keeps no M_Key fields, so a
 // gate's part read its re-read HCAs against switches at lease 0, trial
-// A9). A gate cannot make it on its part of the fabric, so it takes the
+// A9), every leaf of a switch model (topology.missing-sharp-an). A gate
+// cannot make it on its part of the fabric, so it takes the
 // sweep's (FabricVerdicts). The subnet managers' state (smFromSweep) is
 // the whole fabric's too, whatever a job's hosts.
 var fabricWide = []string{"routing.ecmp-imbalance", "topology.oversubscribed", "sm.mkey-policy",
-	"sm.multiple-masters", "sm.priority", "sm.stale-master-lid", "sm.stalled"}
+	"sm.multiple-masters", "sm.priority", "sm.stale-master-lid", "sm.stalled", "topology.missing-sharp-an"}
 
 // smFromSweep are the fabricWide checks of SMInfo, which a sweep reads
 // and a gate does not: a gate reports the sweep's verdict whatever the
@@ -110,7 +111,7 @@ func FabricWide(s *Snapshot, res *Result, taken time.Time) *FabricVerdicts {
 		case f.ecmpGroups != nil:
 			// A gate judges the groups one by one (jobECMP).
 			v.Findings = append(v.Findings, f.ecmpGroups...)
-		case f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" || slices.Contains(smFromSweep, f.Check):
+		case f.Check == "routing.ecmp-imbalance" || f.Check == "sm.mkey-policy" || f.Check == "topology.missing-sharp-an" || slices.Contains(smFromSweep, f.Check):
 			v.Findings = append(v.Findings, f)
 		}
 		if f.masterLID != 0 {
@@ -295,7 +296,11 @@ func (s *Snapshot) sweepVerdicts(id string, switchesOnly bool, why string) []Fin
 		// up now (the gate re-read it: a cable back since the sweep):
 		// the sweep's count is not the fabric's, and the gate's part
 		// cannot count again (trial B1).
-		if p := backUp(s, ents); p != nil {
+		if p := backUp(s, ents); p != nil && id == "topology.missing-sharp-an" {
+			s.couldNotDecide(id, fmt.Sprintf("the sweep of %s found %s without a SHARP Aggregation Node, but %s, without a link then, is up now (its Aggregation Node may be back): the sweep's verdict is not the fabric's; run 'ibdoctor sweep'",
+				s.FabricRouting.Taken.Format(time.RFC3339), s.nodeName(p.Node), s.entityOf(p, "").String()), s.nodeEntity(p.Node, "switch"))
+			continue
+		} else if p != nil {
 			s.couldNotDecide("topology.oversubscribed", fmt.Sprintf("the sweep of %s found %s short of cables, but %s, without a link then, is up now (a cable back since the sweep): its count is not the fabric's; run 'ibdoctor sweep'",
 				s.FabricRouting.Taken.Format(time.RFC3339), s.nodeName(p.Node), s.entityOf(p, "").String()), s.nodeEntity(p.Node, "switch"))
 			continue

@@ -196,8 +196,12 @@ func (s *Snapshot) sharpANFinding(model string, leaves, missing []*anLeaf, have 
 	if have < peers {
 		title = fmt.Sprintf("Leaf %s has no SHARP Aggregation Node where %d of its %d peer leaves have one", names[0], have, peers)
 	}
+	group := ""
 	if len(missing) > 1 {
-		title = fmt.Sprintf("%d leaves have no SHARP Aggregation Node where %d of the %d %s have one: %s", len(missing), have, len(leaves), modelLeaves(model), words.FirstOf(names[:min(3, len(names))], len(names)))
+		// The leaves together, as the title names them: the place a
+		// renderer that gives a finding one (the textfile) shows.
+		group = words.FirstOf(names[:min(3, len(names))], len(names))
+		title = fmt.Sprintf("%d leaves have no SHARP Aggregation Node where %d of the %d %s have one: %s", len(missing), have, len(leaves), modelLeaves(model), group)
 	}
 	ev := Evidence{Name: "aggregation nodes", Value: float64(have), Threshold: float64(len(leaves)),
 		Text: fmt.Sprintf("%d of the %d %s have a SHARP Aggregation Node, %s; %s (peers: leaves of the same switch model, judged when three or more have an AN and they are three quarters of them or more)",
@@ -212,6 +216,7 @@ func (s *Snapshot) sharpANFinding(model string, leaves, missing []*anLeaf, have 
 		Severity: Warning,
 		Title:    title,
 		Entities: ents,
+		Group:    group,
 		Evidence: []Evidence{ev},
 		Impact: Impact{Score: 0.5 * float64(hosts) / float64(max(1, s.hostCount())),
 			Summary: fmt.Sprintf("SHARP in-network reduction cannot use %s: the SHARP Aggregation Manager has no Aggregation Node on %s to build its reduction trees with, so a job with hosts on %s (%s) gets no SHARP tree covering them and its SHARP collectives (NCCL's SHARP/CollNet plugin, UCC, HCOLL) fall back to host-based algorithms, which send about twice the data per host in a large all-reduce (or stop, where SHARP is forced); point-to-point traffic and jobs on other leaves are not affected",

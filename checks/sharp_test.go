@@ -137,6 +137,9 @@ func TestSharpANFolds(t *testing.T) {
 	if len(fs) != 1 || len(fs[0].Entities) != 2 || fs[0].Title != "2 leaves have no SHARP Aggregation Node where 6 of the 8 Quantum-2 leaves have one: leaf02, leaf07" {
 		t.Fatalf("want one finding naming leaf02 and leaf07:%s", titles(fs))
 	}
+	if pl := fs[0].Place(); fs[0].Group != "leaf02, leaf07" || pl.Node != "leaf02, leaf07" {
+		t.Errorf("group %q, placed at %q: want both leaves (the textfile's node label)", fs[0].Group, pl.Node)
+	}
 	if !strings.Contains(fs[0].Evidence[0].Text, "leaf02: no Aggregation Node behind its port 16; leaf07: no Aggregation Node behind its port 16") {
 		t.Errorf("evidence %q: want each leaf", fs[0].Evidence[0].Text)
 	}

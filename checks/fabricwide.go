@@ -294,14 +294,18 @@ func (s *Snapshot) sweepVerdicts(id string, switchesOnly bool, why string) []Fin
 		}
 		// A port of a switch it names, without a link in the snapshot,
 		// up now (the gate re-read it: a cable back since the sweep):
-		// the sweep's count is not the fabric's, and the gate's part
-		// cannot count again (trial B1).
-		if p := backUp(s, ents); p != nil && id == "topology.missing-sharp-an" {
+		// the sweep's count of cables or Aggregation Nodes is not the
+		// fabric's, and the gate's part cannot count again (trial B1).
+		// A port's M_Key policy does not hang on a cable.
+		p := backUp(s, ents)
+		switch {
+		case p == nil || id == "sm.mkey-policy":
+		case id == "topology.missing-sharp-an":
 			s.couldNotDecide(id, fmt.Sprintf("the sweep of %s found %s without a SHARP Aggregation Node, but %s, without a link then, is up now (its Aggregation Node may be back): the sweep's verdict is not the fabric's; run 'ibdoctor sweep'",
 				s.FabricRouting.Taken.Format(time.RFC3339), s.nodeName(p.Node), s.entityOf(p, "").String()), s.nodeEntity(p.Node, "switch"))
 			continue
-		} else if p != nil {
-			s.couldNotDecide("topology.oversubscribed", fmt.Sprintf("the sweep of %s found %s short of cables, but %s, without a link then, is up now (a cable back since the sweep): its count is not the fabric's; run 'ibdoctor sweep'",
+		default:
+			s.couldNotDecide(id, fmt.Sprintf("the sweep of %s found %s short of cables, but %s, without a link then, is up now (a cable back since the sweep): its count is not the fabric's; run 'ibdoctor sweep'",
 				s.FabricRouting.Taken.Format(time.RFC3339), s.nodeName(p.Node), s.entityOf(p, "").String()), s.nodeEntity(p.Node, "switch"))
 			continue
 		}

@@ -504,7 +504,16 @@ func (c *Conn) answer(j *job) {
 		res = outcome{lost: drop(fmt.Sprintf("no agent for %v", j.class))}
 	}
 	if res.lost != "" {
-		if j.timeout > 0 {
+		switch {
+		case j.timeout > 0 && res.unroutable && c.s.wall:
+			// The same notice the kernel's umad gives after the
+			// timeout, at once (trial B14: a gate across a switch
+			// with no table waited 1 s a try for each such LID): the
+			// read is as unanswered as on a real fabric, the run does
+			// not wait for what the simulator already knows. On
+			// another clock the notice keeps the clock's time.
+			c.deliver(j.timedOut())
+		case j.timeout > 0:
 			c.deliverAfter(j.at, j.timeout, j.timedOut())
 		}
 		return
@@ -541,6 +550,11 @@ type outcome struct {
 	start  time.Time
 	delay  time.Duration
 	lost   drop
+	// unroutable: lost because the forwarding tables lead the request
+	// (or its answer) to no one who owns the LID (no route, a down
+	// port, a CA that is not it, a loop), which the simulator knows
+	// when it is sent, not a node that stays silent.
+	unroutable bool
 }
 
 // A directed-route answer's Packet and bytes come from the Sim's pool
@@ -694,7 +708,7 @@ func (s *Sim) lidExchange(c *Conn, req *mad.Header, dlid uint16, data bool, answ
 	}
 	dst, in, hops, why := s.lidRoute(c.node, c.port, dlid, data, nil)
 	if why != "" {
-		return outcome{lost: why}
+		return outcome{lost: why, unroutable: true}
 	}
 	done, why := s.serve(dst, req, hops, uint64(dlid)|1<<63, now)
 	if why != "" {
@@ -703,10 +717,10 @@ func (s *Sim) lidExchange(c *Conn, req *mad.Header, dlid uint16, data bool, answ
 	b := answer(dst, in)
 	back, bin, rhops, why := s.lidRoute(dst, in, slid, data, nil)
 	if why != "" {
-		return outcome{lost: drop("response: " + string(why))}
+		return outcome{lost: drop("response: " + string(why)), unroutable: true}
 	}
 	if back != c.node || (s.nodes[back].typ != mad.NodeSwitch && bin != c.port) {
-		return outcome{lost: drop(fmt.Sprintf("response reached %s port %d instead of the requester", s.nodeName(back), bin))}
+		return outcome{lost: drop(fmt.Sprintf("response reached %s port %d instead of the requester", s.nodeName(back), bin)), unroutable: true}
 	}
 	return outcome{mad: b, start: now, delay: done + time.Duration(rhops)*s.opts.HopLatency}
 }

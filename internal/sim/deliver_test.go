@@ -334,3 +334,36 @@ func TestConcurrentSameAnswers(t *testing.T) {
 	}
 	waitGoroutines(t, base)
 }
+
+// A LID-routed MAD the forwarding tables lead to no one who owns the
+// LID (trial B14: a switch without a table on the route, here a
+// blackhole) is reported unanswered at once on the wall clock, with the
+// same StatusTimedOut notice as after the timeout: the simulator knows
+// when it is sent that nobody will answer, and a gate across such a
+// switch waited out every try. Told by order, not time: the notice of a
+// read sent first with an hour's timeout comes before the answer to a
+// reachable read sent after it. A silent node (dead) still takes its
+// timeout (TestRealClockTimeoutNotice).
+func TestRealClockUnroutableLIDAtOnce(t *testing.T) {
+	s, c := realSim(t, Options{HopLatency: time.Microsecond})
+	far, near := lidOf(t, s, "gpu004 mlx5_0"), lidOf(t, s, "gpu002 mlx5_0")
+	if err := s.Blackhole("leaf01", far); err != nil {
+		t.Fatal(err)
+	}
+	send := func(tid uint64, lid uint16, timeout time.Duration) {
+		t.Helper()
+		smp := mad.NewLIDGet(mad.AttrNodeInfo, 0)
+		smp.TID = tid
+		if err := c.Send(context.Background(), &transport.Packet{Addr: transport.SMPAt(lid), MAD: smp.Marshal(), Timeout: timeout}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(7, far, time.Hour)
+	send(8, near, time.Hour)
+	if tid, st := recvTID(t, c); tid != 7 || st != transport.StatusTimedOut {
+		t.Fatalf("first packet TID %d status %d, want TID 7 (LID %d, no route at leaf01) timed out at once", tid, st, far)
+	}
+	if tid, st := recvTID(t, c); tid != 8 || st != 0 {
+		t.Errorf("second packet TID %d status %d, want TID 8 (LID %d) answered", tid, st, near)
+	}
+}

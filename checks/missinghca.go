@@ -282,7 +282,17 @@ func (s *Snapshot) missingHCAs() []Finding {
 		}
 	}
 	slices.Sort(hosts)
-	var out []Finding
+	// Each host's candidate ports, gathered first: a port two hosts
+	// claim ties to neither (trial F1).
+	type lacking struct {
+		h              string
+		missing, where []string
+		spots, mine    []*fabric.Port
+		least, others  int
+		clear          bool
+	}
+	var lack []lacking
+	claims := map[*fabric.Port]int{}
 	for _, h := range hosts {
 		kind := kindOf[h]
 		others := sum.Kinds[kind].Hosts - 1
@@ -355,6 +365,9 @@ func (s *Snapshot) missingHCAs() []Finding {
 					if p == nil || p.Num == 0 || p.Num < lo || p.Num > hi || slices.Contains(ports, p.Num) || slices.Contains(spots, p) {
 						continue
 					}
+					if s.baselineCabled(p) {
+						continue // another node's cable, by the baseline: missing is not in it
+					}
 					switch p.PhysState {
 					case mad.PhysPolling, mad.PhysDisabled, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
 						if p.Remote == nil || !linkUp(p) {
@@ -377,6 +390,18 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 			continue
 		}
+		for _, p := range spots {
+			claims[p]++
+		}
+		lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear})
+	}
+	var out []Finding
+	for _, l := range lack {
+		h, missing, where, spots, mine, least, others, clear := l.h, l.missing, l.where, l.spots, l.mine, l.least, l.others, l.clear
+		// The ports are named where its cable likely belongs only when
+		// no other host claims one and there are no more of them than
+		// HCAs missing; else which is its cannot be told from the data.
+		ambiguous := len(spots) > len(missing) || slices.ContainsFunc(spots, func(p *fabric.Port) bool { return claims[p] > 1 })
 		sev, basis := Error, fmt.Sprintf("at least %d of the %d other %s hosts have each of them", least, others, kindName(h))
 		switch {
 		case least == others && others == 1:
@@ -399,13 +424,21 @@ func (s *Snapshot) missingHCAs() []Finding {
 		if len(mine) > 0 {
 			ents = append(ents, s.nodeEntity(mine[0].Node, "host"))
 		}
-		for _, p := range spots {
-			ents = append(ents, s.entityOf(p, "end"))
+		if !ambiguous {
+			for _, p := range spots {
+				ents = append(ents, s.entityOf(p, "end"))
+			}
 		}
 		ev := []Evidence{{Name: "HCAs", Value: float64(len(devs[h])), Threshold: float64(len(devs[h]) + len(missing)),
 			Text: fmt.Sprintf("%s has %s; %s", h, strings.Join(slices.Sorted(slices.Values(devs[h])), ", "), basis)}}
 		action := fmt.Sprintf("Check %s's %s: 'ibstat' on the host shows whether the HCA is there and its port's state. ", h, strings.Join(missing, ", "))
-		if len(spots) > 0 {
+		if ambiguous {
+			// Not entities: the ports are not its (a finding's place,
+			// and the lost LIDs folded into it, follow its entities).
+			title += fmt.Sprintf("; could not tell which port its cable belongs in: %s without a link where it may", s.portList(spots))
+			ev = append(ev, Evidence{Name: "rail", Text: strings.Join(where, "; ") + " (inferred from the host descriptions and where the peers' HCAs land; more ports than missing HCAs, or a port another host's missing HCA may belong in too, and no baseline cabling them)"})
+			action += fmt.Sprintf("If it is, find its leaf port on the cabling plan (one of %s), reseat or replace the cable, then confirm with 'ibdoctor check'.", s.portList(spots))
+		} else if len(spots) > 0 {
 			title += fmt.Sprintf("; %s without a link, likely where its cable belongs", s.portList(spots))
 			ev = append(ev, Evidence{Name: "rail", Text: strings.Join(where, "; ") + " (inferred from the host descriptions and where the peers' HCAs land; its link.polling is folded here)"})
 			action += fmt.Sprintf("If it is, reseat or replace the cable between it and %s, then confirm with 'ibdoctor check' that the finding is gone.", s.portList(spots))
@@ -637,6 +670,21 @@ func foldMissingHCA(fs []Finding) []Finding {
 
 // baselineHas reports whether the expected topology has a node with this
 // description.
+// baselineCabled reports whether the baseline has a cable at switch port
+// p: the port is then another node's, not where an HCA the baseline
+// lacks belongs (trial F1: gpu009 mlx5_4's port named as gpu012's).
+func (s *Snapshot) baselineCabled(p *fabric.Port) bool {
+	if s.Baseline == nil {
+		return false
+	}
+	i, ok := s.Baseline.nodeByGUID(p.Node.GUID)
+	if !ok {
+		return false
+	}
+	_, ok = s.Baseline.peerAt(i, p.Num)
+	return ok
+}
+
 func (s *Snapshot) baselineHas(desc string) bool {
 	if s.Baseline == nil {
 		return false

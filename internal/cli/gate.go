@@ -289,6 +289,11 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 	if err := a.printReport(doc, printOptions{json: o.json, detail: o.detail, verbose: o.verbose}); err != nil {
 		return err
 	}
+	if doc.Status == "unhealthy" {
+		// As for exit 2: a prolog drains with a one-line reason
+		// (slurmd logs its stderr; scontrol's reason=), trial F4.
+		a.notef("unhealthy (exit 1): %s", unhealthyReason(doc, o.failOn))
+	}
 	if doc.Status == "undecided" {
 		// A prolog's log is read by someone deciding what to do with
 		// exit 2: one line saying why, and where that is answered
@@ -299,6 +304,59 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		}
 	}
 	return exitForStatus(doc.Status)
+}
+
+// unhealthyReason is a failed gate's reason in a line: how many findings
+// at or above failOn, the worst one's title and check, and the job's
+// hosts they name (those to drain; none when the fault is a switch or a
+// cable on the routes), e.g. "1 error finding: gpu012 has 7 HCAs ...
+// (topology.missing-hca); hosts of the job named: gpu012".
+func unhealthyReason(doc *report.Document, failOn checks.Severity) string {
+	// The job's hosts, as their HCAs found name them: an HCA of the job
+	// that is gone (link.down) names a host of the job all the same.
+	job := map[string]bool{}
+	if doc.Scope != nil {
+		for _, d := range doc.Scope.Hosts {
+			job[strings.ToLower(fabric.HostName(strings.Fields(d + " ")[0]))] = true
+		}
+	}
+	bySev := map[checks.Severity]int{}
+	var worst *checks.Finding
+	var hosts []string
+	for i, f := range doc.Findings {
+		if f.Severity < failOn {
+			continue
+		}
+		bySev[f.Severity]++
+		if worst == nil || f.Severity > worst.Severity {
+			worst = &doc.Findings[i]
+		}
+		for _, e := range f.Entities {
+			h := fabric.HostName(strings.Fields(e.Node + " ")[0])
+			if job[strings.ToLower(h)] && !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	if worst == nil {
+		return "no finding at or above " + failOn.String() + " (see the report)"
+	}
+	var counts []string
+	total := 0
+	for sev := checks.Critical; sev >= failOn; sev-- {
+		if n := bySev[sev]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, sev))
+			total += n
+		}
+	}
+	line := fmt.Sprintf("%s %s: %s (%s)", words.And(counts), words.Noun(total, "finding"), worst.Title, worst.Check)
+	if total > 1 {
+		line += fmt.Sprintf(" and %d more", total-1)
+	}
+	if len(hosts) == 0 {
+		return line + "; no host of the job named (a switch or cable on its routes)"
+	}
+	return line + "; hosts of the job named: " + words.First(hosts, 8)
 }
 
 // undecidedReasons says why an undecided gate could not decide, in the

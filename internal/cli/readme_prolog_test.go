@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// readmeProlog returns the README's Slurm prolog script.
-func readmeProlog(t *testing.T) string {
+// readmeProlog returns the README's Slurm prolog script whose sh block
+// holds marker (its path comment).
+func readmeProlog(t *testing.T, marker string) string {
 	t.Helper()
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -21,93 +22,167 @@ func readmeProlog(t *testing.T) string {
 	if i < 0 {
 		t.Fatal("README.md has no prolog section")
 	}
-	s = s[i:]
-	start := strings.Index(s, "```sh\n")
-	end := strings.Index(s[start+6:], "```")
-	if start < 0 || end < 0 {
-		t.Fatal("the prolog section has no sh block")
+	for s = s[i:]; ; {
+		start := strings.Index(s, "```sh\n")
+		if start < 0 {
+			t.Fatalf("the prolog section has no sh block with %q", marker)
+		}
+		s = s[start+6:]
+		end := strings.Index(s, "```")
+		if end < 0 {
+			t.Fatal("an sh block of the prolog section does not end")
+		}
+		if strings.Contains(s[:end], marker) {
+			return s[:end]
+		}
+		s = s[end+3:]
 	}
-	return s[start+6 : start+6+end]
 }
 
-// TestREADMEPrologScript runs the README's prolog with sh as written, but
-// for its folders (moved under a temporary root) and ibdoctor, which is
-// this test binary on the simulated rel.net fabric: a fresh host with no
-// log folder, a healthy job, a fault on the job's routes, and no
-// snapshot.
-func TestREADMEPrologScript(t *testing.T) {
+// prologHarness runs a README prolog with sh as written, but for its
+// folders (moved under a temporary root), ibdoctor (this test binary on
+// the simulated rel.net fabric) and scontrol (a fake that records its
+// arguments). jq is the system's.
+type prologHarness struct {
+	t                   *testing.T
+	root, prolog, bin   string
+	net, scontrolCalled string
+}
+
+func newPrologHarness(t *testing.T, marker string) *prologHarness {
+	t.Helper()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
 	root := t.TempDir()
-	script := readmeProlog(t)
+	h := &prologHarness{t: t, root: root, prolog: filepath.Join(root, "prolog.sh"), bin: filepath.Join(root, "bin"), scontrolCalled: filepath.Join(root, "scontrol.args")}
+	script := readmeProlog(t, marker)
 	script = strings.ReplaceAll(script, "/var/lib/ibdoctor", filepath.Join(root, "state"))
 	script = strings.ReplaceAll(script, "/var/log/ibdoctor", filepath.Join(root, "log"))
-	prolog := filepath.Join(root, "prolog.sh")
-	if err := os.WriteFile(prolog, []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(h.prolog, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	net := writeFile(t, "rel.net", relNet())
-	bin := filepath.Join(root, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
+	h.net = writeFile(t, "rel.net", relNet())
+	if err := os.Mkdir(h.bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wrapper := "#!/bin/sh\nIBDOCTOR_CLI_CHILD=1 exec " + os.Args[0] + " \"$@\" --sim=" + net + " $FAULTS\n"
-	if err := os.WriteFile(filepath.Join(bin, "ibdoctor"), []byte(wrapper), 0o755); err != nil {
+	wrapper := "#!/bin/sh\nIBDOCTOR_CLI_CHILD=1 exec " + os.Args[0] + " \"$@\" --sim=" + h.net + " $FAULTS\n"
+	if err := os.WriteFile(filepath.Join(h.bin, "ibdoctor"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	prologRun := func(faults string) (int, string) {
-		cmd := exec.Command("sh", prolog)
-		cmd.Env = []string{"PATH=" + bin, "SLURM_JOB_ID=42", "SLURM_JOB_NODELIST=h[0001,0017]"}
-		if faults != "" {
-			cmd.Env = append(cmd.Env, "FAULTS=--faults="+faults)
+	scontrol := "#!/bin/sh\necho \"$@\" >>" + h.scontrolCalled + "\n"
+	if err := os.WriteFile(filepath.Join(h.bin, "scontrol"), []byte(scontrol), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// run runs the prolog with env (besides PATH and the job id) and the
+// fault file's flags; it returns the exit code, stderr and what scontrol
+// was called with (removed after).
+func (h *prologHarness) run(faults string, env ...string) (int, string, string) {
+	h.t.Helper()
+	cmd := exec.Command("sh", h.prolog)
+	cmd.Env = append([]string{"PATH=" + h.bin, "SLURM_JOB_ID=42"}, env...)
+	if faults != "" {
+		cmd.Env = append(cmd.Env, "FAULTS=--faults="+faults)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.t.Fatal(err)
+	}
+	called, _ := os.ReadFile(h.scontrolCalled)
+	os.Remove(h.scontrolCalled)
+	return code, stderr.String(), string(called)
+}
+
+func (h *prologHarness) sweep() {
+	h.t.Helper()
+	if code, _, stderr := run("sweep", "--sim="+h.net, "--state-dir", filepath.Join(h.root, "state"), "--out", filepath.Join(h.root, "report.json")); code != ExitHealthy {
+		h.t.Fatalf("sweep: exit %d: %s", code, stderr)
+	}
+}
+
+// TestREADMEPrologScript (trial F10) runs the README's PrologSlurmctld
+// script for a job on h0001 and h0017 of rel.net: healthy; errors on
+// h0017's link (drains h0017 alone, exit 1: requeue); errors on a spine
+// cable of the routes (drains nobody, exit 1); a job host that does not
+// answer, or one not in the fabric (could not decide: drains nobody, lets
+// the job through, says why); a gate stopped before its report. Before,
+// the README's prolog exited 1 on exit 2 too and, run as slurmd's
+// Prolog on each node, drained every node of the job.
+func TestREADMEPrologScript(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("jq not installed (Debian package jq): the README's prolog needs it")
 		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, stderr.String()
+		t.Skip("jq not installed (Debian package jq)")
 	}
-	log := filepath.Join(root, "log", "gate-42.json")
+	h := newPrologHarness(t, "PrologSlurmctld=")
+	job := "SLURM_JOB_NODELIST=h[0001,0017]"
+	log := filepath.Join(h.root, "log", "gate-42.json")
 
 	// No snapshot yet: the gate sweeps the fabric itself.
-	if code, stderr := prologRun(""); code != 0 {
+	if code, stderr, _ := h.run("", job); code != 0 {
 		t.Fatalf("no snapshot: prolog exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := run("sweep", "--sim="+net, "--state-dir", filepath.Join(root, "state"), "--out", filepath.Join(root, "report.json")); code != ExitHealthy {
-		t.Fatalf("sweep: exit %d: %s", code, stderr)
-	}
-	if code, stderr := prologRun(""); code != 0 {
-		t.Fatalf("healthy: prolog exit %d: %s", code, stderr)
+	h.sweep()
+	if code, stderr, called := h.run("", job); code != 0 || called != "" {
+		t.Fatalf("healthy: prolog exit %d, scontrol %q: %s", code, called, stderr)
 	}
 	data, _ := os.ReadFile(log)
 	if d := chkParse(t, string(data)); d.Status != "healthy" || len(d.Scope.Hosts) != 2 {
 		t.Errorf("log: status %q hosts %v", d.Status, d.Scope.Hosts)
 	}
-	ctr := writeFile(t, "ctr.txt", "counter spine001/3 PortRcvErrors=500\n")
-	code, stderr := prologRun(ctr)
-	if code != 1 || !strings.Contains(stderr, "fabric problem on this job's routes") {
-		t.Errorf("counter errors on the route: prolog exit %d: %s", code, stderr)
+	// h0017 is leaf003's port 1.
+	hostLink := writeFile(t, "host.txt", "counter leaf003/1 PortRcvErrors=500\n")
+	code, stderr, called := h.run(hostLink, job)
+	if code != 1 || called != "update nodename=h0017 state=drain reason=ibdoctor gate, job 42: see "+log+"\n" ||
+		!strings.Contains(stderr, "ibdoctor gate, job 42: drained h0017: ibdoctor: unhealthy (exit 1): ") {
+		t.Errorf("errors on h0017's link: prolog exit %d, scontrol %q: %s", code, called, stderr)
+	}
+	spine := writeFile(t, "spine.txt", "counter spine001/3 PortRcvErrors=500\n")
+	code, stderr, called = h.run(spine, job)
+	if code != 1 || called != "" || !strings.Contains(stderr, "drained no host: ibdoctor: unhealthy (exit 1): ") || !strings.Contains(stderr, "no host of the job named") {
+		t.Errorf("errors on a spine cable of the routes: prolog exit %d, scontrol %q: %s", code, called, stderr)
 	}
 	dead := writeFile(t, "dead.txt", "dead h0017\n")
-	code, stderr = prologRun(dead + " --timeout=" + deadTimeout + " --retries=0")
-	if code != 1 || !strings.Contains(stderr, "could not verify the fabric") {
-		t.Errorf("a job host that does not answer: prolog exit %d: %s", code, stderr)
+	code, stderr, called = h.run(dead+" --timeout="+deadTimeout+" --retries=0", job)
+	if code != 0 || called != "" || !strings.Contains(stderr, "fabric not verified, job let through: ibdoctor: undecided (exit 2): ") {
+		t.Errorf("a job host that does not answer: prolog exit %d, scontrol %q: %s", code, called, stderr)
 	}
-	if !strings.Contains(stderr, "see "+log) {
-		t.Errorf("a report was written: the prolog should point at it: %s", stderr)
+	code, stderr, called = h.run("", "SLURM_JOB_NODELIST=h[0001,9999]")
+	if code != 0 || called != "" || !strings.Contains(stderr, "fabric not verified, job let through: ") || !strings.Contains(stderr, "h9999") {
+		t.Errorf("a job host not in the fabric: prolog exit %d, scontrol %q: %s", code, called, stderr)
 	}
 	// A gate that stops before its report (here a flag it refuses; on a
-	// host, no device): the prolog says why instead of pointing at an
-	// empty log. (Failed before: "could not verify the fabric, see
-	// .../gate-42.json", an empty file.)
-	code, stderr = prologRun(dead + " --timeout=0")
-	if code != 1 || strings.Contains(stderr, "see "+log) || !strings.Contains(stderr, "--timeout") {
-		t.Errorf("gate stopped before its report: prolog exit %d: %s", code, stderr)
+	// host, no device): the prolog says why.
+	code, stderr, called = h.run(dead+" --timeout=0", job)
+	if code != 0 || called != "" || !strings.Contains(stderr, "--timeout") {
+		t.Errorf("gate stopped before its report: prolog exit %d, scontrol %q: %s", code, called, stderr)
+	}
+}
+
+// TestREADMEPerNodePrologScript (trial F10) runs the README's per-node
+// Prolog: each node gates its own host, so errors on h0017's link fail
+// h0017's prolog alone (slurmd drains that node) and h0001's passes.
+func TestREADMEPerNodePrologScript(t *testing.T) {
+	h := newPrologHarness(t, "prolog.d/50-ibdoctor.sh")
+	h.sweep()
+	hostLink := writeFile(t, "host.txt", "counter leaf003/1 PortRcvErrors=500\n")
+	job := "SLURM_JOB_NODELIST=h[0001,0017]"
+	if code, stderr, _ := h.run(hostLink, job, "SLURMD_NODENAME=h0001"); code != 0 || stderr != "" {
+		t.Errorf("h0001: prolog exit %d: %s", code, stderr)
+	}
+	if code, stderr, _ := h.run(hostLink, job, "SLURMD_NODENAME=h0017"); code != 1 || !strings.HasPrefix(stderr, "ibdoctor gate, h0017: ibdoctor: unhealthy (exit 1): ") {
+		t.Errorf("h0017: prolog exit %d: %s", code, stderr)
+	}
+	if code, stderr, _ := h.run("", job, "SLURMD_NODENAME=h9999"); code != 0 || !strings.HasPrefix(stderr, "ibdoctor gate, h9999: not verified, job let through: ") {
+		t.Errorf("h9999: prolog exit %d: %s", code, stderr)
 	}
 }

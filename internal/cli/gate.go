@@ -317,7 +317,7 @@ func unhealthyReason(doc *report.Document, failOn checks.Severity) string {
 	job := map[string]bool{}
 	if doc.Scope != nil {
 		for _, d := range doc.Scope.Hosts {
-			job[strings.ToLower(fabric.HostName(strings.Fields(d + " ")[0]))] = true
+			job[fabric.HostKey(strings.Fields(d + " ")[0])] = true
 		}
 	}
 	bySev := map[checks.Severity]int{}
@@ -333,7 +333,7 @@ func unhealthyReason(doc *report.Document, failOn checks.Severity) string {
 		}
 		for _, e := range f.Entities {
 			h := fabric.HostName(strings.Fields(e.Node + " ")[0])
-			if job[strings.ToLower(h)] && !slices.Contains(hosts, h) {
+			if job[fabric.HostKey(h)] && !slices.Contains(hosts, h) {
 				hosts = append(hosts, h)
 			}
 		}

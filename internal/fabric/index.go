@@ -68,6 +68,7 @@ func (f *Fabric) hostIndex() map[string][]*Node {
 		x.byHost = make(map[string][]*Node, len(f.Nodes))
 		for _, n := range f.Nodes {
 			if h := hostOf(n.Description); h != "" {
+				h = strings.ToLower(h) // HostKey
 				x.byHost[h] = append(x.byHost[h], n)
 			}
 		}
@@ -207,7 +208,8 @@ func (f *Fabric) PortByGUID(guid uint64) *Port { return f.portGUIDIndex()[guid] 
 
 // NodesByHost returns the nodes of a host: those whose description is
 // host or starts with host and a space ("gpu042" finds "gpu042 mlx5_0"
-// and "gpu042 mlx5_3", not "gpu0420 mlx5_0"), in fabric order.
+// and "gpu042 mlx5_3", not "gpu0420 mlx5_0"; GPU042 too: HostKey), in
+// fabric order.
 func (f *Fabric) NodesByHost(host string) []*Node {
 	host = strings.TrimSpace(host)
 	if host == "" {
@@ -216,7 +218,7 @@ func (f *Fabric) NodesByHost(host string) []*Node {
 	if strings.ContainsAny(host, " \t") {
 		return f.NodesByName(host)
 	}
-	return f.hostIndex()[HostName(host)]
+	return f.hostIndex()[HostKey(host)]
 }
 
 // hostOf is the host part of a CA description: the text before the
@@ -239,6 +241,12 @@ func HostName(word string) string {
 	}
 	return word[:i]
 }
+
+// HostKey is what host names are matched by: HostName in lower case.
+// Host names are case-insensitive (DNS): a Slurm NodeName GPU001 is the
+// gpu001 rdma-ndd wrote (trial F5). Only matching folds case; names are
+// shown as the fabric has them.
+func HostKey(word string) string { return strings.ToLower(HostName(word)) }
 
 // Links returns every link once, in canonical order (by the A end's node
 // GUID and port number).

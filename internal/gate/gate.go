@@ -125,14 +125,14 @@ func Resolve(f *fabric.Fabric, hosts []string, names fabric.NodeNameMap) (nodes 
 	if len(names) > 0 {
 		for _, n := range f.Nodes {
 			if name, ok := names[n.GUID]; ok {
-				host := fabric.HostName(strings.Fields(name + " ")[0])
+				host := fabric.HostKey(strings.Fields(name + " ")[0])
 				byMapped[host] = append(byMapped[host], n)
 			}
 		}
 	}
 	seen := map[*fabric.Node]bool{}
 	for _, h := range hosts {
-		ns := byMapped[fabric.HostName(h)]
+		ns := byMapped[fabric.HostKey(h)]
 		if len(ns) == 0 {
 			ns = f.NodesByHost(h)
 		}

@@ -844,6 +844,18 @@ func (x *Index) nodesByHost(host string) []uint32 {
 			out = append(out, le.Uint32(h[j*hostRecSize+8:]))
 		}
 	}
+	if len(out) > 0 {
+		return out
+	}
+	// Host names are case-insensitive (fabric.HostKey), the keys sorted
+	// as written: a name in another case is looked for key by key, only
+	// when the name as given found nothing.
+	want := strings.ToLower(host)
+	for j := range n {
+		if k := key(j); len(k) >= len(want) && fabric.HostKey(k) == want {
+			out = append(out, le.Uint32(h[j*hostRecSize+8:]))
+		}
+	}
 	return out
 }
 
@@ -984,13 +996,13 @@ func (x *Index) Resolve(hosts []string, names fabric.NodeNameMap) []uint32 {
 	byMapped := map[string][]uint32{}
 	for g, name := range names {
 		if i, ok := x.nodeByGUID(g); ok {
-			h := fabric.HostName(strings.Fields(name + " ")[0])
+			h := fabric.HostKey(strings.Fields(name + " ")[0])
 			byMapped[h] = append(byMapped[h], i)
 		}
 	}
 	var out []uint32
 	for _, h := range hosts {
-		ns := byMapped[fabric.HostName(h)]
+		ns := byMapped[fabric.HostKey(h)]
 		if len(ns) == 0 {
 			h = strings.TrimSpace(h)
 			first, _, spaced := strings.Cut(h, " ")

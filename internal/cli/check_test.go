@@ -215,7 +215,7 @@ func TestCheckBadInput(t *testing.T) {
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // TestCheckNoColor: output that is not a terminal, or with NO_COLOR set
-// (any value) or --no-color, carries no escape sequences; on a terminal
+// to a non-empty value or --no-color, carries no escape sequences; on a terminal
 // (a pty) without them it is coloured, so the assertion can fail.
 func TestCheckNoColor(t *testing.T) {
 	topo := chkTopology(t)
@@ -230,10 +230,10 @@ func TestCheckNoColor(t *testing.T) {
 		t.Errorf("escape sequences in non-terminal output:\n%q", out)
 	}
 
-	colour := func(env bool, extra ...string) bool {
+	colour := func(env *string, extra ...string) bool {
 		t.Helper()
-		if env {
-			t.Setenv("NO_COLOR", "")
+		if env != nil {
+			t.Setenv("NO_COLOR", *env)
 		} else {
 			os.Unsetenv("NO_COLOR")
 		}
@@ -245,13 +245,18 @@ func TestCheckNoColor(t *testing.T) {
 	}
 	// t.Setenv restores NO_COLOR (set or not) when the test ends.
 	t.Setenv("NO_COLOR", "")
-	if !colour(false) {
+	if !colour(nil) {
 		t.Errorf("no colour on a terminal without NO_COLOR")
 	}
-	if colour(true) {
-		t.Errorf("colour on a terminal with NO_COLOR set (empty)")
+	one, empty := "1", ""
+	if colour(&one) {
+		t.Errorf("colour on a terminal with NO_COLOR=1")
 	}
-	if colour(false, "--no-color") {
+	// no-color.org: only a non-empty NO_COLOR turns colour off (trial E7).
+	if !colour(&empty) {
+		t.Errorf("no colour on a terminal with NO_COLOR set but empty")
+	}
+	if colour(nil, "--no-color") {
 		t.Errorf("colour on a terminal with --no-color")
 	}
 }

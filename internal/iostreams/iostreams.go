@@ -137,11 +137,11 @@ func (s *IOStreams) ErrWidth() int {
 }
 
 // ColorEnabled says whether stdout may be coloured: only a terminal,
-// never with --no-color or NO_COLOR set (to any value).
+// never with --no-color or a non-empty NO_COLOR (no-color.org: an empty
+// value does not count).
 func (s *IOStreams) ColorEnabled() bool {
 	if s.noColor || !s.outTTY {
 		return false
 	}
-	_, set := os.LookupEnv("NO_COLOR")
-	return !set
+	return os.Getenv("NO_COLOR") == ""
 }

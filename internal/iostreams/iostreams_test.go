@@ -102,9 +102,15 @@ func TestColor(t *testing.T) {
 		t.Error("--no-color: colour")
 	}
 	io.SetNoColor(false)
-	t.Setenv("NO_COLOR", "")
+	t.Setenv("NO_COLOR", "1")
 	if io.ColorEnabled() {
-		t.Error("NO_COLOR set (empty): colour")
+		t.Error("NO_COLOR=1: colour")
+	}
+	// no-color.org: only a value that is not empty asks for no colour
+	// (trial E7: an empty NO_COLOR= turned colour off).
+	t.Setenv("NO_COLOR", "")
+	if !io.ColorEnabled() {
+		t.Error("NO_COLOR set but empty: no colour")
 	}
 }
 

@@ -33,13 +33,6 @@ func IsTerminal(w io.Writer) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
-// StyleFor returns the style for w: colour only on a terminal, never with
-// NO_COLOR set (any value) or when noColor is true.
-func StyleFor(w io.Writer, noColor bool) Style {
-	_, nocolorEnv := os.LookupEnv("NO_COLOR")
-	return Style{Color: !noColor && !nocolorEnv && IsTerminal(w)}
-}
-
 func (s Style) paint(attr color.Attribute, text string) string {
 	if !s.Color {
 		return text

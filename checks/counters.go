@@ -98,6 +98,12 @@ func (s *Snapshot) CounterReport() (map[*fabric.Port][]Finding, map[*fabric.Port
 	if s.Counters == nil {
 		return out, quiet, nil
 	}
+	if s.memo == nil {
+		// As Run's: what a pass over the ports asks of the whole fabric
+		// (hostCount) is made once.
+		s.memo = &runMemo{}
+		defer func() { s.memo = nil }()
+	}
 	add := func(p *fabric.Port, f Finding) { out[p] = append(out[p], f) }
 	s.eachCounterError(add, func(p *fabric.Port, u Unjudged) { quiet[p] = append(quiet[p], u) })
 	s.eachCongestion(add)
@@ -740,8 +746,6 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		if p == nil || r.XmitWait == nil || !s.inScope(p) {
 			return
 		}
-		sh := s.pathShare(p)
-		share := sh.v
 		w := r.XmitWait
 		if iv > 0 {
 			if w.DeltaUnknown != "" {
@@ -771,6 +775,8 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 			if r.XmitWait.Delta <= t.XmitWaitAbsolute {
 				return
 			}
+			sh := s.pathShare(p)
+			share := sh.v
 			emit(p, Finding{
 				spanless: &spanlessWait{port: s.portName(p), ticks: r.XmitWait.Delta, perSecond: r.XmitWaitTicksPerSecond},
 				Check:    "counters.congestion",
@@ -788,6 +794,11 @@ func (s *Snapshot) eachCongestion(emit func(*fabric.Port, Finding)) {
 		if r.XmitWait.Value <= t.XmitWaitAbsolute {
 			return
 		}
+		// The share only for a port with a finding: without a routes'
+		// count of hosts it is a walk over every node (hostCount), and
+		// taken for every port it was most of counters --all's CPU.
+		sh := s.pathShare(p)
+		share := sh.v
 		text := fmt.Sprintf("PortXmitWait = %d (absolute; sample with --interval to see the share of time stalled)", r.XmitWait.Value)
 		if r.Saved && w.ClearedFrom > 0 {
 			// Below the previous sweep's: cleared since, so no share

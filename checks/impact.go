@@ -131,6 +131,9 @@ func (s *Snapshot) hostCount() int {
 	if s.Loads != nil && s.Loads.Hosts() > 0 {
 		return s.Loads.Hosts()
 	}
+	if s.memo != nil && s.memo.hosts > 0 {
+		return s.memo.hosts - 1
+	}
 	n := 0
 	for _, node := range s.Fabric.Nodes {
 		if isHostNode(node) {
@@ -140,6 +143,9 @@ func (s *Snapshot) hostCount() int {
 				}
 			}
 		}
+	}
+	if s.memo != nil {
+		s.memo.hosts = n + 1
 	}
 	return n
 }

@@ -195,6 +195,10 @@ type runMemo struct {
 	// routing.ecmp-imbalance counts too (lostBehind): a walk of every
 	// lost LID's route from every switch, made once.
 	lost *lostLIDs
+	// hosts is hostCount plus one once counted (0: not yet). Without
+	// routes it is a pass over every node, and the counter checks ask it
+	// for each port with a finding (a busy fabric: nearly every port).
+	hosts int
 }
 
 // lostLIDs holds findLostLIDs' answer (nil ports: none lost).

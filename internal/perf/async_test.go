@@ -36,7 +36,7 @@ func summary(t *testing.T, res *Result) string {
 	out := ""
 	for _, s := range []*Sample{res.First, res.Last} {
 		for _, p := range s.Ports {
-			out += fmt.Sprintf("%v lid %d t %v all %v basic %v ext %v %+v\n", p.Key, p.LID, p.Time().Sub(t0), p.FromAllPorts, p.Basic != nil, p.Ext != nil, p.Counters())
+			out += fmt.Sprintf("%v lid %d t %v all %v basic %v ext %v %+v\n", p.Key, p.LID, p.Time().Sub(t0), p.FromAllPorts, p.Basic != nil, p.Extended() != nil, p.Counters())
 		}
 		for _, e := range s.Errors {
 			out += errText(e) + "\n"
@@ -241,8 +241,8 @@ func TestWindow(t *testing.T) {
 			t.Fatalf("%d ports, want %d", len(res.Last.Ports), linkedPorts(f))
 		}
 		for _, pc := range res.Last.Ports {
-			if v, _ := pc.Get("SymbolErrorCounter"); v.Value != uint64(pc.LID) || pc.Ext == nil {
-				t.Fatalf("%v: SymbolErrorCounter %+v ext %v", pc.Key, v, pc.Ext != nil)
+			if v, _ := pc.Get("SymbolErrorCounter"); v.Value != uint64(pc.LID) || pc.Extended() == nil {
+				t.Fatalf("%v: SymbolErrorCounter %+v ext %v", pc.Key, v, pc.Extended() != nil)
 			}
 		}
 		// ClassPortInfo, then PortCountersExtended and PortCounters (no

@@ -2,6 +2,7 @@ package perf
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/sim"
@@ -43,4 +44,49 @@ func BenchmarkSweep(b *testing.B) {
 	}
 	b.ReportMetric(float64(ports), "ports/sweep")
 	b.ReportMetric(float64(ports)*float64(b.N)/b.Elapsed().Seconds(), "ports/s")
+}
+
+// BenchmarkSweepHeld reads one sample of the same fabric with the PMAs
+// ibsim has (64-bit data counters, no 64-bit error counters: PortCounters
+// and PortCountersExtended per port, as 'counters --all' reads them) and
+// reports the heap the Result holds per port read: a sweep holds every
+// port's reading, 49,152 on FatTree8k.
+func BenchmarkSweepHeld(b *testing.B) {
+	f, err := topology.FatTree2{Leaves: 16, Spines: 8, HostsPerLeaf: 16, Common: topology.Common{SwitchPorts: 32}}.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := topology.AssignLIDs(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := topology.Route(f); err != nil {
+		b.Fatal(err)
+	}
+	s, err := sim.New(f, sim.Options{PMA: &sim.PMACaps{Switch: sim.PMAAllPortSelect | sim.PMAExtendedWidth | sim.PMAXmitWait, CA: sim.PMAExtendedWidth | sim.PMAXmitWait}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := transport.NewEngine(c, transport.Options{})
+	defer eng.Close()
+	ports := linkedPorts(f)
+	var held uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		res, err := Sweep(context.Background(), eng, f, Options{})
+		if err != nil || len(res.Errors) != 0 || len(res.Last.Ports) != ports || res.Last.Ports[0].Extended() == nil {
+			b.Fatalf("%v %d errors %d ports", err, len(res.Errors), len(res.Last.Ports))
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		runtime.KeepAlive(res)
+		held = m1.HeapAlloc - min(m1.HeapAlloc, m0.HeapAlloc)
+	}
+	b.ReportMetric(float64(held)/float64(ports), "held-B/port")
 }

@@ -91,8 +91,8 @@ func TestRedirectAndFallback(t *testing.T) {
 		t.Errorf("%d ports", len(res.Last.Ports))
 	}
 	for _, pc := range res.Last.Ports {
-		if pc.Ext != nil || pc.Basic == nil {
-			t.Fatalf("fallback: ext %v basic %v", pc.Ext != nil, pc.Basic != nil)
+		if pc.Extended() != nil || pc.Basic == nil {
+			t.Fatalf("fallback: ext %v basic %v", pc.Extended() != nil, pc.Basic != nil)
 		}
 		if v, _ := pc.Get("SymbolErrorCounter"); v.Value != 3 || v.Bits != 16 || v.Source != mad.AttrPortCounters {
 			t.Errorf("SymbolErrorCounter %+v", v)

@@ -82,8 +82,8 @@ func TestIbsimAgainstPerfquery(t *testing.T) {
 	for _, pc := range res.Last.Ports {
 		// ibsim: switch caps 0x1300, HCA 0x1200; no 64-bit error counters,
 		// so both attributes are read
-		if pc.Basic == nil || pc.Ext == nil {
-			t.Errorf("%v: basic %v ext %v", pc.Key, pc.Basic != nil, pc.Ext != nil)
+		if pc.Basic == nil || pc.Extended() == nil {
+			t.Errorf("%v: basic %v ext %v", pc.Key, pc.Basic != nil, pc.Extended() != nil)
 		}
 		host := pc.Port.Node.Description
 		var out string

@@ -33,7 +33,7 @@ func TestDeltaAcrossSourcesUnknown(t *testing.T) {
 		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 1000, PortXmitWait: 10}}, &t0, t0, t0)
 	wide := stamped(&PortCounters{Key: k, Port: port, Caps: caps,
 		Basic: &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: 0xFFFF, XmitDataWords: 0xFFFFFFFF, RcvDataWords: 2000, PortXmitWait: 20},
-		Ext:   &mad.PortCountersExtended{PortSelect: 1, SymbolErrorCounter: 145535, XmitDataWords: 1 << 40, RcvDataWords: 2000, PortXmitWait: 20}}, &t0, t0.Add(2*time.Second), t0.Add(2*time.Second))
+		ext:   keepExt(&mad.PortCountersExtended{PortSelect: 1, SymbolErrorCounter: 145535, XmitDataWords: 1 << 40, RcvDataWords: 2000, PortXmitWait: 20}, true)}, &t0, t0.Add(2*time.Second), t0.Add(2*time.Second))
 	for _, c := range []struct {
 		name string
 		a, b *PortCounters

@@ -218,10 +218,60 @@ type PortCounters struct {
 	at, sent time.Duration
 	// Caps is the PMA's ClassPortInfo.
 	Caps *mad.ClassPortInfo
-	// Basic and Ext are the attributes as read (nil when not read). They
-	// are the reading: Counters names their values.
+	// Basic is PortCounters as read (nil when not read); ext what is
+	// kept of PortCountersExtended (nil when not read; Extended returns
+	// it). They are the reading: Counters names their values.
 	Basic *mad.PortCounters
-	Ext   *mad.PortCountersExtended
+	ext   *extFields
+}
+
+// extFields is PortCountersExtended as a reading keeps it: its data and
+// packet counters, and its error counters and PortXmitWait (errs) only
+// from a PMA that fills them in (IsAdditionalPortCountersExtended-
+// Supported). A sweep holds every port's reading (49,152 on FatTree8k),
+// and from the other PMAs (ibsim's, older HCAs) the whole attribute was
+// 192 bytes where 72 hold what they give.
+type extFields struct {
+	data [8]uint64
+	errs *[14]uint64
+}
+
+// keepExt is what a reading keeps of x; whole: the PMA fills in the
+// error counters.
+func keepExt(x *mad.PortCountersExtended, whole bool) *extFields {
+	e := &extFields{data: [8]uint64{x.XmitDataWords, x.RcvDataWords, x.PortXmitPkts, x.PortRcvPkts,
+		x.PortUnicastXmitPkts, x.PortUnicastRcvPkts, x.PortMulticastXmitPkts, x.PortMulticastRcvPkts}}
+	if whole {
+		e.errs = &[14]uint64{x.SymbolErrorCounter, x.LinkErrorRecoveryCounter, x.LinkDownedCounter, x.PortRcvErrors,
+			x.PortRcvRemotePhysicalErrors, x.PortRcvSwitchRelayErrors, x.PortXmitDiscards, x.PortXmitConstraintErrors,
+			x.PortRcvConstraintErrors, x.LocalLinkIntegrityErrors, x.ExcessiveBufferOverrunErrors, x.VL15Dropped,
+			x.PortXmitWait, x.QP1Dropped}
+	}
+	return e
+}
+
+// into sets x to the attribute e keeps (the error counters a PMA does not
+// fill in at zero).
+func (e *extFields) into(x *mad.PortCountersExtended, port uint8) {
+	d := &e.data
+	*x = mad.PortCountersExtended{PortSelect: port, XmitDataWords: d[0], RcvDataWords: d[1], PortXmitPkts: d[2], PortRcvPkts: d[3],
+		PortUnicastXmitPkts: d[4], PortUnicastRcvPkts: d[5], PortMulticastXmitPkts: d[6], PortMulticastRcvPkts: d[7]}
+	if r := e.errs; r != nil {
+		x.SymbolErrorCounter, x.LinkErrorRecoveryCounter, x.LinkDownedCounter, x.PortRcvErrors = r[0], r[1], r[2], r[3]
+		x.PortRcvRemotePhysicalErrors, x.PortRcvSwitchRelayErrors, x.PortXmitDiscards, x.PortXmitConstraintErrors = r[4], r[5], r[6], r[7]
+		x.PortRcvConstraintErrors, x.LocalLinkIntegrityErrors, x.ExcessiveBufferOverrunErrors, x.VL15Dropped = r[8], r[9], r[10], r[11]
+		x.PortXmitWait, x.QP1Dropped = r[12], r[13]
+	}
+}
+
+// Extended returns PortCountersExtended as read, nil when it was not.
+func (p *PortCounters) Extended() *mad.PortCountersExtended {
+	if p.ext == nil {
+		return nil
+	}
+	x := new(mad.PortCountersExtended)
+	p.ext.into(x, p.Key.Port)
+	return x
 }
 
 // Time is when the reading arrived.
@@ -277,7 +327,12 @@ func (p *PortCounters) values(buf *[maxValues]Value) []Value {
 	if p.FromAllPorts {
 		return cleanValues(buf, p.Caps)
 	}
-	return merge(buf, p.Caps, p.Basic, p.Ext)
+	if p.ext == nil {
+		return merge(buf, p.Caps, p.Basic, nil)
+	}
+	var x mad.PortCountersExtended
+	p.ext.into(&x, p.Key.Port)
+	return merge(buf, p.Caps, p.Basic, &x)
 }
 
 // Get returns the counter called name.
@@ -864,8 +919,11 @@ func (sp *sampler) portDone(pr *portRead) {
 		sp.narrow[t] = append(sp.narrow[t], narrowRead{p.Num, pr.extErr})
 	}
 	pc := &sp.recs[pr.slot]
-	*pc = PortCounters{Key: k, Port: p, LID: t.lid, Caps: t.caps, Basic: pr.basic, Ext: pr.ext,
+	*pc = PortCounters{Key: k, Port: p, LID: t.lid, Caps: t.caps, Basic: pr.basic,
 		ExtUnanswered: pr.extErr != nil && !errors.As(pr.extErr, &status)}
+	if pr.ext != nil {
+		pc.ext = keepExt(pr.ext, t.caps.Extended().Errors)
+	}
 	pc.stamp(&sp.s.Started, sp.o.Now(), pr.firstSent)
 }
 

@@ -202,8 +202,8 @@ func TestSweepDefaultCaps(t *testing.T) {
 	if v, _ := pc.Get("LinkDownedCounter"); v.Value != 3 {
 		t.Errorf("LinkDownedCounter %+v", v)
 	}
-	if pc.Basic != nil || pc.Ext == nil {
-		t.Errorf("with AdditionalExtended only PortCountersExtended should be read (basic %v ext %v)", pc.Basic != nil, pc.Ext != nil)
+	if pc.Basic != nil || pc.Extended() == nil {
+		t.Errorf("with AdditionalExtended only PortCountersExtended should be read (basic %v ext %v)", pc.Basic != nil, pc.Extended() != nil)
 	}
 	if _, ok := pc.Get("PortXmitWait"); !ok {
 		t.Errorf("no PortXmitWait")
@@ -271,7 +271,7 @@ func TestSweepNarrowCounters(t *testing.T) {
 		t.Fatalf("%v %v", err, res.Errors)
 	}
 	pc, _ := res.Last.Port(r.key(t, "leaf01", 3))
-	if pc == nil || pc.Ext != nil || pc.Basic == nil {
+	if pc == nil || pc.Extended() != nil || pc.Basic == nil {
 		t.Fatalf("without extended caps only PortCounters: %+v", pc)
 	}
 	want := map[string]Value{

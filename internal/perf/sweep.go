@@ -338,7 +338,7 @@ func reset(ctx context.Context, g Getter, s *Sample, o Options) []*PortError {
 				fail(fmt.Errorf("PortCounters Set (CounterSelect 0x%04x): %w", pc.CounterSelect, err))
 				return
 			}
-			if o.Reset == ResetAll && p.Ext != nil {
+			if o.Reset == ResetAll && p.ext != nil {
 				x := &mad.PortCountersExtended{PortSelect: p.Key.Port, CounterSelect: mad.ExtCounterSelectAll}
 				j.pushFront(&op{j: j, cont: true, send: sc.set(a, x), done: func(err error) {
 					if err != nil {

@@ -3,6 +3,7 @@ package mad
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -184,7 +185,24 @@ func (r Rate) Gbps() float64 { return float64(r.Width.Lanes()) * r.Speed.DataGbp
 func (r Rate) BytesPerSecond() float64 { return r.Gbps() * 1e9 / 8 }
 
 // String prints the rate the way operators say it: "4X NDR".
-func (r Rate) String() string { return r.Width.String() + " " + r.Speed.String() }
+func (r Rate) String() string {
+	if i, j := slices.Index(widthOrder, r.Width), r.Speed.index(); i >= 0 && j >= 0 && j < len(speedNames) {
+		return rateNames[i][j]
+	}
+	return r.Width.String() + " " + r.Speed.String()
+}
+
+// rateNames names each rate of one width and one speed once: a live view
+// (top) names every watched port's rate at each refresh, and each name
+// made anew was a string a port held (49,152 ports on FatTree8k).
+var rateNames = func() (t [5][len(speedNames)]string) {
+	for i, w := range widthOrder {
+		for j := range speedNames {
+			t[i][j] = w.String() + " " + Speed(1<<j).String()
+		}
+	}
+	return t
+}()
 
 // Less reports whether r carries less data than o.
 func (r Rate) Less(o Rate) bool { return r.Gbps() < o.Gbps() }

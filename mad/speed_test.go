@@ -310,3 +310,21 @@ func TestSpeedDataRateIsSignalLessEncoding(t *testing.T) {
 		t.Errorf("4X FDR = %s Gb/s, want 54.55", got)
 	}
 }
+
+// TestRateStringNoAlloc: a rate of one width and one speed is named
+// without making a string (top names every watched port's rate at each
+// refresh), and the same as from its parts.
+func TestRateStringNoAlloc(t *testing.T) {
+	for _, w := range widthOrder {
+		for j := range speedNames {
+			r := Rate{Width: w, Speed: Speed(1 << j)}
+			if got, want := r.String(), w.String()+" "+r.Speed.String(); got != want {
+				t.Errorf("%#v: %q, want %q", r, got, want)
+			}
+		}
+	}
+	r := Rate{Width: Width4X, Speed: SpeedNDR}
+	if n := testing.AllocsPerRun(100, func() { _ = r.String() }); n != 0 {
+		t.Errorf("Rate.String allocates %v times", n)
+	}
+}

@@ -290,9 +290,12 @@ func (s *Snapshot) missingHCAs() []Finding {
 		spots, mine    []*fabric.Port
 		least, others  int
 		clear          bool
+		misnamed       placement // adapters answering under another name (placeByOrder)
 	}
 	var lack []lacking
 	claims := map[*fabric.Port]int{}
+	dupDescs := &descCounts{f: s.Fabric}
+	var misnamedOut []Finding
 	for _, h := range hosts {
 		kind := kindOf[h]
 		others := sum.Kinds[kind].Hosts - 1
@@ -390,14 +393,36 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 			continue
 		}
+		// An adapter that answers where one of h's HCAs goes, under
+		// another name, is not missing: its place among h's says which
+		// HCA it is, and which one a port without a link belongs to.
+		misnamed, ok := s.placeByOrder(h, census, devs[h], missing, spots, dupDescs)
+		if ok {
+			var down []string
+			var downSpots []*fabric.Port
+			var downWhere []string
+			for i, p := range spots {
+				if d, found := misnamed.down[p]; found {
+					down = append(down, d)
+					downSpots = append(downSpots, p)
+					downWhere = append(downWhere, where[i])
+				}
+			}
+			if len(down) == 0 {
+				misnamedOut = append(misnamedOut, s.misnamedHCAs(h, devs[h], missing, misnamed.named, mine))
+				continue
+			}
+			slices.SortFunc(down, words.Natural)
+			missing, spots, where = down, downSpots, downWhere
+		}
 		for _, p := range spots {
 			claims[p]++
 		}
-		lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear})
+		lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear, misnamed: misnamed})
 	}
-	var out []Finding
+	out := misnamedOut
 	for _, l := range lack {
-		h, missing, where, spots, mine, least, others, clear := l.h, l.missing, l.where, l.spots, l.mine, l.least, l.others, l.clear
+		h, missing, where, spots, mine, least, others, clear, misnamed := l.h, l.missing, l.where, l.spots, l.mine, l.least, l.others, l.clear, l.misnamed
 		// The ports are named where its cable likely belongs only when
 		// no other host claims one and there are no more of them than
 		// HCAs missing; else which is its cannot be told from the data.
@@ -429,8 +454,15 @@ func (s *Snapshot) missingHCAs() []Finding {
 				ents = append(ents, s.entityOf(p, "end"))
 			}
 		}
+		for _, m := range misnamed.named {
+			ents = append(ents, s.nodeEntity(m.Node, "misnamed"))
+		}
+		byDesc := ""
+		if len(misnamed.named) > 0 {
+			byDesc = " by description" // one of them is misnamed (below)
+		}
 		ev := []Evidence{{Name: "HCAs", Value: float64(len(devs[h])), Threshold: float64(len(devs[h]) + len(missing)),
-			Text: fmt.Sprintf("%s has %s; %s", h, strings.Join(slices.Sorted(slices.Values(devs[h])), ", "), basis)}}
+			Text: fmt.Sprintf("%s has %s%s; %s", h, strings.Join(slices.Sorted(slices.Values(devs[h])), ", "), byDesc, basis)}}
 		action := fmt.Sprintf("Check %s's %s: 'ibstat' on the host shows whether the HCA is there and its port's state. ", h, strings.Join(missing, ", "))
 		if ambiguous {
 			// Not entities: the ports are not its (a finding's place,
@@ -445,6 +477,10 @@ func (s *Snapshot) missingHCAs() []Finding {
 		} else {
 			action += "If it is, its cable is unplugged, bad or down at both ends: find its leaf port on the cabling plan, reseat or replace the cable, then confirm with 'ibdoctor check'."
 		}
+		if len(misnamed.named) > 0 {
+			ev = append(ev, Evidence{Name: "misnamed", Text: s.misnamedText(h, misnamed.named)})
+			action += " " + s.renameAction(h, misnamed.named)
+		}
 		out = append(out, Finding{
 			Check:    "topology.missing-hca",
 			Severity: sev,
@@ -457,6 +493,227 @@ func (s *Snapshot) missingHCAs() []Finding {
 		})
 	}
 	return append(out, s.missingRailOfGroups(sum, kindOf, devs, nodesOf, len(unknownAt) > 0)...)
+}
+
+// descCounts counts the fabric's node descriptions, once and only when
+// a host lacks an HCA (the count is over every node).
+type descCounts struct {
+	f *fabric.Fabric
+	n map[string]int
+}
+
+// shared says whether another node carries n's description too.
+func (c *descCounts) shared(n *fabric.Node) bool {
+	if c.n == nil {
+		c.n = map[string]int{}
+		for _, x := range c.f.Nodes {
+			if d := strings.TrimSpace(x.Description); d != "" {
+				c.n[d]++
+			}
+		}
+	}
+	return c.n[strings.TrimSpace(n.Description)] > 1
+}
+
+// misnamedHCA is an adapter that answers where one of a host's HCAs
+// goes, described otherwise: At is the leaf port it lands on, Want the
+// host's device it likely is.
+type misnamedHCA struct {
+	At   *fabric.Port
+	Node *fabric.Node
+	Want string
+}
+
+// placement is what placeByOrder read: the adapters described otherwise
+// than their place says, and the device each leaf port without a link
+// stands for.
+type placement struct {
+	named []misnamedHCA
+	down  map[*fabric.Port]string
+}
+
+// placeByOrder reads h's HCAs by their place when they all land on one
+// leaf, side by side in device order as every other host's there do
+// (mlx5_0 on the block's first port, mlx5_1 on the next): the run of
+// ports holding h's HCAs, its ports without a link (spots) and the
+// adapters described as a firmware default or as another node is,
+// places each device. It returns the adapters whose description is not
+// the device of their place, and the device each spot stands for; false
+// when the places do not say (h's HCAs on several leaves, a peer cabled
+// out of order, two runs fitting as well).
+func (s *Snapshot) placeByOrder(h string, census []HostHCA, have, missing []string, spots []*fabric.Port, dups *descCounts) (placement, bool) {
+	var leaf uint64
+	var mine []HostHCA
+	onLeaf := map[string][]HostHCA{} // the other hosts' HCAs on the leaf
+	for _, x := range census {
+		if x.Host == h {
+			if x.Leaf == 0 || (leaf != 0 && x.Leaf != leaf) {
+				return placement{}, false
+			}
+			leaf = x.Leaf
+			mine = append(mine, x)
+		}
+	}
+	if leaf == 0 {
+		return placement{}, false
+	}
+	for _, x := range census {
+		if x.Host != h && x.Leaf == leaf {
+			onLeaf[x.Host] = append(onLeaf[x.Host], x)
+		}
+	}
+	// The convention: every other host's HCAs on the leaf rise in
+	// device order with the port (and there is another host to say so).
+	if len(onLeaf) == 0 {
+		return placement{}, false
+	}
+	for _, xs := range onLeaf {
+		slices.SortFunc(xs, func(a, b HostHCA) int { return int(a.LeafPort) - int(b.LeafPort) })
+		for i := 1; i < len(xs); i++ {
+			if words.Natural(xs[i-1].Dev, xs[i].Dev) > 0 {
+				return placement{}, false
+			}
+		}
+	}
+	sw := s.Fabric.NodeByGUID(leaf)
+	if sw == nil {
+		return placement{}, false
+	}
+	want := slices.Compact(slices.SortedFunc(slices.Values(append(slices.Clone(have), missing...)), words.Natural))
+	named := map[uint8]string{}
+	for _, x := range mine {
+		named[x.LeafPort] = x.Dev
+	}
+	spotAt := map[uint8]*fabric.Port{}
+	for _, p := range spots {
+		if p.Node == sw {
+			spotAt[p.Num] = p
+		}
+	}
+	other := map[uint8]*fabric.Port{} // adapters described otherwise
+	for _, p := range sw.Ports {
+		if p == nil || p.Num == 0 || p.Remote == nil || !linkUp(p) || named[p.Num] != "" {
+			continue
+		}
+		n := p.Remote.Node
+		if !isHostNode(n) || isAggregationNode(n) || n.DescriptionUnread {
+			continue
+		}
+		if d := strings.TrimSpace(n.Description); isFirmwareDefault(d) || dups.shared(n) {
+			other[p.Num] = p
+		}
+	}
+	var q []int
+	for num := range named {
+		q = append(q, int(num))
+	}
+	for num := range spotAt {
+		q = append(q, int(num))
+	}
+	for num := range other {
+		q = append(q, int(num))
+	}
+	slices.Sort(q)
+	q = slices.Compact(q)
+	lo, hi := slices.Min(slices.Collect(maps.Keys(named))), slices.Max(slices.Collect(maps.Keys(named)))
+	best, bestMis, tie := -1, len(want)+1, false
+	for i := 0; i+len(want) <= len(q); i++ {
+		first, last := q[i], q[i+len(want)-1]
+		if last-first != len(want)-1 || first > int(lo) || last < int(hi) {
+			continue // not one run of ports, or not all of h's
+		}
+		mis := 0
+		for r, num := range q[i : i+len(want)] {
+			if d, ok := named[uint8(num)]; ok && d != want[r] {
+				mis++
+			}
+		}
+		switch {
+		case mis < bestMis:
+			best, bestMis, tie = i, mis, false
+		case mis == bestMis:
+			tie = true
+		}
+	}
+	if best < 0 || tie || bestMis > len(missing) {
+		return placement{}, false
+	}
+	pl := placement{down: map[*fabric.Port]string{}}
+	for r, num := range q[best : best+len(want)] {
+		at := sw.Ports[num]
+		switch d, ok := named[uint8(num)]; {
+		case ok && d != want[r]:
+			pl.named = append(pl.named, misnamedHCA{At: at, Node: at.Remote.Node, Want: want[r]})
+		case ok:
+		case spotAt[uint8(num)] != nil:
+			pl.down[at] = want[r]
+		default:
+			pl.named = append(pl.named, misnamedHCA{At: at, Node: at.Remote.Node, Want: want[r]})
+		}
+	}
+	return pl, len(pl.named) > 0
+}
+
+// misnamedText says which adapters answer under another name and why
+// they are taken for h's.
+func (s *Snapshot) misnamedText(h string, ms []misnamedHCA) string {
+	var parts []string
+	for _, m := range ms {
+		why := "a description another node carries too"
+		switch d := strings.TrimSpace(m.Node.Description); {
+		case isFirmwareDefault(d):
+			why = "the firmware's default description"
+		case strings.HasPrefix(d, h+" "):
+			why = "another of " + h + "'s device names"
+		}
+		parts = append(parts, fmt.Sprintf("%s holds the adapter 0x%016x described %q (%s), where %s's %s goes", s.entityOf(m.At, "").String(), m.Node.GUID, strings.TrimSpace(m.Node.Description), why, h, m.Want))
+	}
+	return strings.Join(parts, "; ") + fmt.Sprintf(" (%s's HCAs land side by side in device order, as its peers' on the leaf do)", h)
+}
+
+// renameAction tells how to give misnamed adapters h's names.
+func (s *Snapshot) renameAction(h string, ms []misnamedHCA) string {
+	var parts []string
+	for _, m := range ms {
+		parts = append(parts, fmt.Sprintf("'%s %s' to /sys/class/infiniband/%s/node_desc for the adapter on %s (0x%016x)", h, m.Want, m.Want, s.entityOf(m.At, "").String(), m.Node.GUID))
+	}
+	return fmt.Sprintf("Give %s's adapters their names: rdma-ndd on %s sets them, or write %s ('ibstat' on %s shows each device's GUID); a host image cloned with a fixed node_desc is the usual cause. Then confirm with 'ibdoctor check'.", h, h, strings.Join(parts, ", "), h)
+}
+
+// misnamedHCAs is the finding for a host whose HCAs all answer, one or
+// more under another name: nothing is missing, no cable to reseat, but
+// the host looks short of an HCA and another host (or none) is named.
+func (s *Snapshot) misnamedHCAs(h string, have, missing []string, ms []misnamedHCA, mine []*fabric.Port) Finding {
+	var wants, says []string
+	for _, m := range ms {
+		wants = append(wants, m.Want)
+		says = append(says, fmt.Sprintf("the adapter on %s, among %s's, is described %q", s.entityOf(m.At, "").String(), h, strings.TrimSpace(m.Node.Description)))
+	}
+	verb := "answers under another name"
+	if len(ms) > 1 {
+		verb = "answer under other names"
+	}
+	ents := make([]Entity, 0, 1+len(ms))
+	if len(mine) > 0 {
+		ents = append(ents, s.nodeEntity(mine[0].Node, "host"))
+	}
+	for _, m := range ms {
+		ents = append(ents, s.nodeEntity(m.Node, "misnamed"))
+	}
+	return Finding{
+		Check:    "topology.missing-hca",
+		Severity: Warning,
+		Title:    fmt.Sprintf("%s's %s %s: %s", h, strings.Join(wants, ", "), verb, strings.Join(says, "; ")),
+		Entities: ents,
+		Evidence: []Evidence{
+			{Name: "HCAs", Value: float64(len(have)), Threshold: float64(len(have) + len(missing)),
+				Text: fmt.Sprintf("%s has %s by description where its peers have %d (%s not found by name), and an adapter answers at the place of each", h, strings.Join(slices.Sorted(slices.Values(have)), ", "), len(have)+len(missing), strings.Join(missing, ", "))},
+			{Name: "misnamed", Text: s.misnamedText(h, ms)},
+		},
+		Impact: Impact{Summary: "the adapter works, but findings, job host lists and the SM's logs name it as another machine's (or by GUID only): the wrong host gets drained or recabled"},
+		Action: s.renameAction(h, ms),
+		Basis:  "topology",
+	}
 }
 
 // missingRailOfGroups finds a whole group of hosts (one host kind: a
@@ -650,21 +907,40 @@ func kindName(host string) string {
 // foldMissingHCA folds a link.polling finding on a port that a
 // topology.missing-hca finding names as where the missing HCA's cable
 // belongs: one cable, one finding.
+//
+// It folds as well the names.* finding that an adapter it takes for a
+// misnamed HCA explains: a description two nodes share where one is the
+// misnamed adapter, or the firmware default on that adapter alone (trial
+// E1: one cause, one finding, ranked as the naming fault it is).
 func foldMissingHCA(fs []Finding) []Finding {
 	named := map[string]bool{}
+	misnamed := map[uint64]bool{}
 	for _, f := range fs {
 		if f.Check != "topology.missing-hca" {
 			continue
 		}
 		for _, e := range f.Entities[min(1, len(f.Entities)):] {
+			if e.Role == "misnamed" {
+				misnamed[e.NodeGUID] = true
+				continue
+			}
 			named[e.String()] = true
 		}
 	}
-	if len(named) == 0 {
+	if len(named) == 0 && len(misnamed) == 0 {
 		return fs
 	}
+	explained := func(f Finding) bool {
+		switch f.Check {
+		case "names.duplicate-description":
+			return len(f.Entities) == 2 && slices.ContainsFunc(f.Entities, func(e Entity) bool { return misnamed[e.NodeGUID] })
+		case "names.default-description":
+			return len(f.Entities) > 0 && !slices.ContainsFunc(f.Entities, func(e Entity) bool { return !misnamed[e.NodeGUID] })
+		}
+		return false
+	}
 	return slices.DeleteFunc(fs, func(f Finding) bool {
-		return f.Check == "link.polling" && len(f.Entities) > 0 && named[f.Entities[0].String()]
+		return f.Check == "link.polling" && len(f.Entities) > 0 && named[f.Entities[0].String()] || explained(f)
 	})
 }
 

@@ -473,11 +473,11 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		// could not forward: not a link's fault, nothing retransmitted
 		// at the link; the forwarding table says where they went.
 		sw := s.nodeName(p.Node)
-		summary = fmt.Sprintf("packets that entered %s were dropped at %s: the switch could not forward them (not a cable fault; nothing is retransmitted at the link, a transport above it times out)", s.entityOf(p, "").String(), sw)
+		summary = relaySummary(s.entityOf(p, "").String(), sw)
 		if r, down := downRoutes(p.Node); r != "" {
 			// relayCauses names the down port's own finding after
 			// "Bring that link back", once every check has run.
-			act = fmt.Sprintf("%s's forwarding table sends %s: packets to it are dropped there. Bring that link back or have the subnet manager route around it; the cable at %s is not at fault.", sw, r, s.portAt(p))
+			act = relayAction(sw, r, "the cable at "+s.portAt(p)+" is")
 			deadEnd = down
 		} else {
 			act = fmt.Sprintf("%s could not forward packets that entered at %s (an unrouted LID, a route to a port that is down, or multicast without a tree): check its forwarding tables (ibroute) and multicast groups; the cable there is not at fault.", sw, s.portAt(p))
@@ -494,6 +494,118 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Basis:    basis,
 		deadEnd:  deadEnd,
 	}, true
+}
+
+func relaySummary(at, sw string) string {
+	return fmt.Sprintf("packets that entered %s were dropped at %s: the switch could not forward them (not a cable fault; nothing is retransmitted at the link, a transport above it times out)", at, sw)
+}
+
+func relayAction(sw, routes, cables string) string {
+	return fmt.Sprintf("%s's forwarding table sends %s: packets to it are dropped there. Bring that link back or have the subnet manager route around it; %s not at fault.", sw, routes, cables)
+}
+
+// foldRelayErrors folds the relay-error findings of one switch whose
+// table sends LIDs out of one down port, on one basis, into one finding
+// naming the ingress ports: every port whose packets head for the down
+// port counts them, one cause with one step (trial E14: one down uplink
+// gave eight findings, one per ingress port of the spine).
+func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
+	type key struct {
+		dead  *fabric.Port
+		basis string
+	}
+	groups := map[key][]int{}
+	var keys []key // in the findings' order, not the map's
+	for i, f := range fs {
+		if f.Check != "counters.errors" || f.deadEnd == nil || len(f.Evidence) == 0 || f.Evidence[0].Name != "PortRcvSwitchRelayErrors" || len(f.Entities) == 0 {
+			continue
+		}
+		k := key{f.deadEnd, f.Basis}
+		if groups[k] == nil {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	drop := map[int]bool{}
+	for _, k := range keys {
+		idx := groups[k]
+		if len(idx) < 2 {
+			continue
+		}
+		slices.SortFunc(idx, func(a, b int) int { return fs[a].Entities[0].Port - fs[b].Entities[0].Port })
+		big := idx[0]
+		var nums []int
+		var per []string
+		var ents []Entity
+		f := fs[idx[0]]
+		f.Impact.Score, f.Impact.PathShare = 0, 0
+		for _, i := range idx {
+			m := fs[i]
+			e := m.Entities[0]
+			nums = append(nums, e.Port)
+			from := ""
+			if len(m.Entities) > 1 {
+				from = " (from " + m.Entities[1].String() + ")"
+			}
+			per = append(per, fmt.Sprintf("%d%s %d", e.Port, from, uint64(m.Evidence[0].Value)))
+			ents = append(ents, m.Entities...)
+			if m.Evidence[0].Value > fs[big].Evidence[0].Value {
+				big = i
+			}
+			f.Severity = max(f.Severity, m.Severity)
+			f.Impact.Score += m.Impact.Score
+			f.Impact.PathShare += m.Impact.PathShare
+			f.Impact.PathShareLowerBound = f.Impact.PathShareLowerBound || m.Impact.PathShareLowerBound
+			drop[i] = i != idx[0]
+		}
+		f.Impact.PathShare = min(f.Impact.PathShare, 1)
+		sw := s.nodeName(k.dead.Node)
+		runs := portRuns(nums)
+		how := ""
+		switch k.basis {
+		case "delta":
+			how = ", climbing while sampled"
+		case "since-snapshot":
+			how = ", grown since the last sweep"
+		}
+		f.Title = fmt.Sprintf("PortRcvSwitchRelayErrors on %d ports of %s (%s)%s: packets it cannot forward out of its down port %d", len(idx), sw, runs, how, k.dead.Num)
+		f.Entities = ents
+		ev := fs[big].Evidence[0]
+		ev.Text = fmt.Sprintf("by ingress port: %s; the largest, on %s: %s", strings.Join(per, ", "), fs[big].Entities[0].String(), ev.Text)
+		f.Evidence = append([]Evidence{ev}, fs[big].Evidence[1:]...)
+		f.Impact.Summary = relaySummary(fmt.Sprintf("%s at ports %s", sw, runs), sw)
+		r, _ := downRoutes(k.dead.Node)
+		f.Action = relayAction(sw, r, fmt.Sprintf("the cables at %s's ports %s are", sw, runs))
+		fs[idx[0]] = f
+	}
+	if len(drop) == 0 {
+		return fs
+	}
+	out := fs[:0]
+	for i, f := range fs {
+		if !drop[i] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// portRuns lists port numbers in runs: "25-32", "1, 3, 5-7".
+func portRuns(nums []int) string {
+	var parts []string
+	for i := 0; i < len(nums); {
+		j := i
+		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", nums[i], nums[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(nums[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // counterWeight scales a counter finding's path share into its score.

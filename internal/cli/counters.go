@@ -330,6 +330,17 @@ type quietTally struct {
 	ports int
 	max   uint64
 	thr   uint64
+	where []string // the first ports, named while there are few
+}
+
+// quietPorts names a tally's ports when there are few (the summary is
+// the only place a port within its thresholds shows without --all),
+// else counts them.
+func (q *quietTally) quietPorts() string {
+	if q.ports > len(q.where) {
+		return plural(q.ports, "port")
+	}
+	return strings.Join(slices.SortedFunc(slices.Values(q.where), words.Natural), ", ")
 }
 
 // withinText says, per reason checks gave, how many ports have non-zero
@@ -352,9 +363,9 @@ func (v *verdicts) withinText(listed bool) string {
 		for _, n := range names {
 			q := by[n]
 			if why == checks.WithinThreshold {
-				parts = append(parts, fmt.Sprintf("%s %d on %s", n, q.thr, plural(q.ports, "port")))
+				parts = append(parts, fmt.Sprintf("%s up to %d (threshold %d) on %s", n, q.max, q.thr, q.quietPorts()))
 			} else {
-				parts = append(parts, fmt.Sprintf("%s on %s up to %d", n, plural(q.ports, "port"), q.max))
+				parts = append(parts, fmt.Sprintf("%s on %s up to %d", n, q.quietPorts(), q.max))
 			}
 		}
 		reason := map[checks.UnjudgedWhy]string{
@@ -462,6 +473,9 @@ func judgeCounters(f *fabric.Fabric, res *perf.Result, inc map[fabric.PortID]map
 				}
 				q.ports++
 				q.max = max(q.max, u.Value)
+				if len(q.where) < 3 {
+					q.where = append(q.where, fmt.Sprintf("%s/%d", f.NameOf(pc.Port.Node), pc.Port.Num))
+				}
 			}
 		}
 		pv.undecided = undecidedAt[portKey{pc.GUID, int(pc.Key.Port)}]

@@ -23,7 +23,7 @@ func TestCountersSaysWhatItsThresholdsHide(t *testing.T) {
 	}
 	for _, want := range []string{
 		"no port over threshold",
-		"3 ports have non-zero error counters within ibdoctor's default thresholds (LinkDownedCounter 10 on 1 port, PortRcvErrors 10 on 1 port, SymbolErrorCounter 10 on 1 port",
+		"3 ports have non-zero error counters within ibdoctor's default thresholds (LinkDownedCounter up to 5 (threshold 10) on spine01/3, PortRcvErrors up to 3 (threshold 10) on gpu002",
 		"ibqueryerrors with its shipped error_thresholds file (every line commented) flags any non-zero count",
 		"--all lists them",
 	} {
@@ -95,5 +95,28 @@ func TestFirmwareGroupsByPSID(t *testing.T) {
 	}
 	if strings.Contains(flat, "8 nodes on 31.2012.1024") {
 		t.Errorf("the MQM9700 (PSID MT_0000000577) is still counted with the PSID-579 leaves:\n%s", out)
+	}
+}
+
+// TestCountersTallySaysValuesAndPorts (trial E3): the sample's summary
+// read "LinkDownedCounter 10 on 1 port, ..., PortXmitDiscards 100 on 1
+// port": the thresholds where a reader expects the counts (spine02/49 has
+// LinkDownedCounter 1, leaf08/12 PortXmitDiscards 37), and leaf08/12 was
+// named nowhere without --all. The tally gives the largest value, the
+// threshold as such, and the ports when there are few.
+func TestCountersTallySaysValuesAndPorts(t *testing.T) {
+	_, out, stderr := run("counters", "--sim", "--no-color")
+	flat := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{
+		"LinkDownedCounter up to 1 (threshold 10) on spine02/49",
+		"LinkErrorRecoveryCounter up to 3 (threshold 10) on spine02/49",
+		"PortXmitDiscards up to 37 (threshold 100) on leaf08/12",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("missing %q in the summary:\n%s\n%s", want, out[max(0, strings.LastIndex(out, "ports read")):], stderr)
+		}
+	}
+	if strings.Contains(flat, "LinkDownedCounter 10 on") {
+		t.Errorf("the summary still quotes the threshold as a count:\n%s", out[max(0, strings.LastIndex(out, "ports read")):])
 	}
 }

@@ -194,6 +194,9 @@ func (o *sweepOptions) validate(ctx context.Context, a *app) error {
 			continue
 		}
 		if err := outfile.CheckWritable(f.path); err != nil {
+			if f.flag == "--out" {
+				err = outfile.OrStdout(err)
+			}
 			return fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
@@ -233,6 +236,9 @@ func checkOutputsApart(stateDir string, outs []outputPath) error {
 		}
 		final, _, err := outfile.Resolve(o.path)
 		if err != nil {
+			if o.flag == "--out" {
+				err = outfile.OrStdout(err)
+			}
 			return fmt.Errorf("%s: %w", o.flag, err)
 		}
 		file, err := filepath.Abs(final)

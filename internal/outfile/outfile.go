@@ -218,9 +218,32 @@ func Resolve(path string) (string, fs.FileMode, error) {
 		if p != path {
 			what += " (" + p + ")"
 		}
-		return "", 0, fmt.Errorf("%s is %s, not a regular file: give a file path (it is replaced atomically), or - for standard output", path, what)
+		return "", 0, &NotFileError{Path: path, What: what}
 	}
 	return "", 0, fmt.Errorf("writing %s: too many levels of symbolic links", path)
+}
+
+// NotFileError is an output path whose target is no regular file (a
+// directory, a FIFO, a device): replacing it would clobber what is not a
+// file. The fix it gives is a file path; a flag that takes "-" adds that
+// (OrStdout), the others do not offer what they refuse.
+type NotFileError struct {
+	Path string
+	What string // "a directory", "a named pipe (FIFO)", ...
+}
+
+func (e *NotFileError) Error() string {
+	return fmt.Sprintf("%s is %s, not a regular file: give a file path (it is replaced atomically)", e.Path, e.What)
+}
+
+// OrStdout adds, to a NotFileError of an output that takes "-", that "-"
+// writes to standard output; other errors are returned as they are.
+func OrStdout(err error) error {
+	var nf *NotFileError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w, or - for standard output", err)
+	}
+	return err
 }
 
 // CheckWritable says, before any work is done, whether path can be

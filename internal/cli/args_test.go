@@ -135,3 +135,32 @@ func TestComputedRoutesImpactSaysComputed(t *testing.T) {
 		t.Errorf("impact on computed routes says %q:\n%s", basis, out)
 	}
 }
+
+// TestBareSimExtraWordIsArity (trial E4): one word too many after a bare
+// --sim ("trace --sim 13 101 7", "check --sim extra") read "--sim 13: no
+// such file", sending the operator after a file when they had typed one
+// argument too many. The argument-count error comes first; that the word,
+// if meant as --sim's file, does not exist is its second clause.
+func TestBareSimExtraWordIsArity(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+		not  string
+	}{
+		{[]string{"trace", "--sim", "13", "101", "7"}, []string{"trace takes 2 arguments, got 3", "usage: ibdoctor trace", "--sim=FILE"}, "--sim 13:"},
+		{[]string{"check", "--sim", "extra"}, []string{`unexpected argument "extra": check takes only flags`, "--sim=FILE", "--sim alone"}, "--sim extra:"},
+	} {
+		code, _, stderr := run(c.args...)
+		if code != ExitUndecided || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("%q: exit %d, want 2 and one line:\n%s", c.args, code, stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(stderr, w) {
+				t.Errorf("%q: lacks %q:\n%s", c.args, w, stderr)
+			}
+		}
+		if strings.Contains(stderr, c.not) {
+			t.Errorf("%q: blamed on --sim:\n%s", c.args, stderr)
+		}
+	}
+}

@@ -117,7 +117,7 @@ func (a *app) noArgs(cmd *cobra.Command, args []string) error {
 	if err := bareValueHint(cmd, args[0], true); err != nil {
 		return err
 	}
-	return withExit(ExitUndecided, fmt.Errorf("unexpected argument %q: %s takes only flags (see '%s --help')", args[0], cmd.Name(), cmd.CommandPath()))
+	return withExit(ExitUndecided, fmt.Errorf("unexpected argument %q: %s takes only flags (see '%s --help')%s", args[0], cmd.Name(), cmd.CommandPath(), bareSimNote(cmd, "it")))
 }
 
 // exactArgs is the Args check of a command that takes n arguments: a
@@ -135,21 +135,27 @@ func exactArgs(n int) cobra.PositionalArgs {
 		} else if err := bareValueHint(cmd, args[0], false); err != nil {
 			return err
 		}
-		return withExit(ExitUndecided, fmt.Errorf("%s takes %d arguments, got %d (%q): usage: %s", cmd.Name(), n, len(args), args, cmd.UseLine()))
+		note := ""
+		if len(args) > n {
+			note = bareSimNote(cmd, "the first")
+		}
+		return withExit(ExitUndecided, fmt.Errorf("%s takes %d arguments, got %d (%q): usage: %s%s", cmd.Name(), n, len(args), args, cmd.UseLine(), note))
 	}
 }
 
 // bareValueHint returns the error for word following a bare --sim or
-// --ibsim, or nil when neither stood alone. With any, a missing file is
-// said to be missing; without, only an existing file is taken for the
-// flag's value (the word may be an argument of the command).
+// --ibsim, or nil when neither stood alone. An existing file is taken for
+// --sim's value, and with any a missing one that reads as a path; a bare
+// word that is no file is an argument too many, which the caller says
+// first (bareSimNote adds the file's case: trial E4).
+// With any, the word after a bare --ibsim is taken for its socket name.
 func bareValueHint(cmd *cobra.Command, word string, any bool) error {
 	fs := cmd.Flags()
-	if f := fs.Lookup("sim"); f != nil && f.Changed && f.Value.String() == f.NoOptDefVal {
+	if bareSim(cmd) {
 		if _, err := os.Stat(word); err == nil {
 			return withExit(ExitUndecided, fmt.Errorf("--sim %s: write --sim=%s to read a fabric file (--sim alone is the built-in sample fabric)", word, word))
 		}
-		if any {
+		if any && pathLike(word) {
 			return withExit(ExitUndecided, fmt.Errorf("--sim %s: no such file: give %s as --sim=FILE, or --sim alone for the built-in sample", word, fabric.TopologyFormats))
 		}
 	}
@@ -157,6 +163,29 @@ func bareValueHint(cmd *cobra.Command, word string, any bool) error {
 		return withExit(ExitUndecided, fmt.Errorf("--ibsim %s: give the ibsim socket name with '=' (--ibsim=%s); a bare --ibsim uses $IBSIM_SOCKNAME or \"sim\"", word, word))
 	}
 	return nil
+}
+
+// pathLike says whether a word reads as a file path (a folder or an
+// extension in it): after a bare --sim it was meant as the file; a bare
+// word ("13", "extra") is an argument too many.
+func pathLike(word string) bool {
+	return strings.ContainsAny(word, `/\.`) || strings.HasPrefix(word, "~")
+}
+
+// bareSim says whether --sim was given without a value (the sample).
+func bareSim(cmd *cobra.Command) bool {
+	f := cmd.Flags().Lookup("sim")
+	return f != nil && f.Changed && f.Value.String() == f.NoOptDefVal
+}
+
+// bareSimNote is the second clause of an argument-count error after a
+// bare --sim: the first word too many (which: "it", "the first") may have
+// been meant as its file, which does not exist.
+func bareSimNote(cmd *cobra.Command, which string) string {
+	if !bareSim(cmd) {
+		return ""
+	}
+	return fmt.Sprintf("; if %s was meant as --sim's file, there is no such file: give %s as --sim=FILE, or --sim alone for the built-in sample", which, fabric.TopologyFormats)
 }
 
 // notFound is the error of flag's file at path: when it does not exist,

@@ -2,12 +2,14 @@ package checks
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Thresholds for counters.errors and counters.congestion. A counter is
@@ -88,6 +90,10 @@ func DefaultThresholds() *Thresholds {
 	return t
 }
 
+func binaryThresholds(why string) string {
+	return "binary data (" + why + "), not a thresholds file: give a text file of Name=value lines (docs/checks.md)"
+}
+
 // ParseThresholds reads a thresholds file over the defaults. Lines are
 // "Name=value" (an absolute threshold, the format of ibqueryerrors'
 // error_thresholds file), "delta.Name=value" (per sampled interval),
@@ -104,11 +110,22 @@ func ParseThresholds(r io.Reader) (*Thresholds, error) {
 	// The lines that set the two congestion levels (0: the default), to
 	// name them when the pair is inverted.
 	infoLine, warnLine := 0, 0
-	sc := bufio.NewScanner(r)
+	// A binary file is said to be one, as --sim and --faults say it,
+	// not echoed back as a line that is not Name=value (trial E9): a
+	// NUL byte in its head, or a line that is no UTF-8 text.
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(64 << 10); bytes.IndexByte(head, 0) >= 0 {
+		at := bytes.Count(head[:bytes.IndexByte(head, 0)], []byte("\n")) + 1
+		return nil, fmt.Errorf("thresholds line %d: %s", at, binaryThresholds("a NUL byte"))
+	}
+	sc := bufio.NewScanner(br)
 	line := 0
 	for sc.Scan() {
 		line++
 		text := sc.Text()
+		if !utf8.ValidString(text) || strings.ContainsFunc(text, func(c rune) bool { return c < ' ' && c != '\t' || c == 0x7f }) {
+			return nil, fmt.Errorf("thresholds line %d: %s", line, binaryThresholds("bytes that are no text"))
+		}
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}

@@ -3,6 +3,7 @@ package checks
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzParseThresholds: a thresholds file either parses into levels the
@@ -15,6 +16,8 @@ func FuzzParseThresholds(f *testing.F) {
 		"since.PortRcvErrors=7\ndelta.PortRcvErrors=1000\n",
 		"xmitwait.absolute=0x10\nutilization=1\n",
 		"PortXmitWait=5\nBogus=1\n",
+		"ber=1e-12\n\x87\x8f\x12!n\xaa\x00\x01",
+		"\x87\x8f\x12!n\xaa\xc3\x28=\xfe\n",
 	} {
 		f.Add(s)
 	}
@@ -23,6 +26,9 @@ func FuzzParseThresholds(f *testing.F) {
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "thresholds line ") && !strings.HasPrefix(err.Error(), "reading thresholds") {
 				t.Fatalf("error does not name the line: %v", err)
+			}
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("error echoes bytes that are no text: %q", err)
 			}
 			return
 		}

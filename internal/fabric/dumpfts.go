@@ -399,7 +399,7 @@ func LoadLFTs(f *Fabric, tables []DumpedLFT) error {
 		n.Switch.LinearFDBTop = uint16(top)
 	}
 	if matched == 0 && len(tables) > 0 {
-		return fmt.Errorf("topology: none of the %d switch GUIDs in the dump (first %#016x) is in the fabric; was the dump taken on another subnet?", len(tables), tables[0].GUID)
+		return fmt.Errorf("none of the %d switch GUIDs in the dump (first %#016x) is in the fabric; was the dump taken on another subnet?", len(tables), tables[0].GUID)
 	}
 	return nil
 }

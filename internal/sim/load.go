@@ -3,7 +3,9 @@ package sim
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,11 +66,11 @@ func Prepare(f *fabric.Fabric, lfts []fabric.DumpedLFT) (computed bool, err erro
 	if lfts != nil && needLIDs && lidOnly(lfts) {
 		// The tables' LIDs are the SM's; these are ibdoctor's. Entries
 		// naming a port GUID can be moved onto its LID, these cannot.
-		return false, fmt.Errorf("sim: the forwarding tables name destinations by LID only (OpenSM's fdbs, dump_fts -n) and the topology file carries no LIDs (ibdoctor assigned its own), so they cannot be matched: give tables that name each destination's port (dump_fts, ibroute, opensm-lfts.dump) or a topology with LIDs (ibnetdiscover)")
+		return false, &LFTsError{Err: errors.New("the forwarding tables name destinations by LID only (OpenSM's fdbs, dump_fts -n) and the topology file carries no LIDs (ibdoctor assigned its own), so they cannot be matched: give tables that name each destination's port (dump_fts, ibroute, opensm-lfts.dump) or a topology with LIDs (ibnetdiscover)")}
 	}
 	if lfts != nil {
 		if err := fabric.LoadLFTs(f, lfts); err != nil {
-			return false, fmt.Errorf("sim: loading forwarding tables: %w", err)
+			return false, &LFTsError{Err: err, Fix: "give the forwarding tables of this fabric (dump_fts or ibroute taken on its subnet)"}
 		}
 		return false, nil
 	}
@@ -80,6 +82,32 @@ func Prepare(f *fabric.Fabric, lfts []fabric.DumpedLFT) (computed bool, err erro
 	}
 	return false, nil
 }
+
+// LFTsError is an error of the forwarding tables given with --lfts: the
+// caller names that flag and its file, not --sim's (trial E10: "--sim:
+// sim: loading forwarding tables: ..." never named the --lfts file).
+type LFTsError struct {
+	Path string // the --lfts file; "" when Prepare was given the tables
+	Err  error
+	Fix  string // what to give instead, when Err does not say it
+}
+
+func (e *LFTsError) Error() string {
+	msg := e.Err.Error()
+	switch {
+	case e.Fix == "":
+	case strings.HasSuffix(msg, "?"):
+		msg += " " + strings.ToUpper(e.Fix[:1]) + e.Fix[1:]
+	default:
+		msg += ": " + e.Fix
+	}
+	if e.Path == "" {
+		return "forwarding tables: " + msg
+	}
+	return "--lfts " + e.Path + ": " + msg
+}
+
+func (e *LFTsError) Unwrap() error { return e.Err }
 
 // Load builds a Sim from a saved fabric file (read by fabric.ReadFile,
 // which says in the returned FileInfo what format it read), with
@@ -104,13 +132,29 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	}
 	var lfts []fabric.DumpedLFT
 	if lftPath != "" {
+		const want = "give the output of dump_fts or ibroute taken on the fabric of the --sim file"
+		if st, err := os.Stat(lftPath); err == nil && st.IsDir() {
+			return nil, info, &LFTsError{Path: lftPath, Err: errors.New("a directory: " + want)}
+		}
 		data, li, err := fabric.ReadLFTFile(ctx, lftPath)
 		if err != nil {
-			return nil, info, fmt.Errorf("--lfts: %w", err)
+			var pe *fs.PathError
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				err = errors.New("no such file: " + want)
+			case errors.As(err, &pe):
+				err = pe.Err
+			default:
+				// The reader's own messages name the file first.
+				if rest, ok := strings.CutPrefix(err.Error(), lftPath+": "); ok {
+					err = errors.New(rest)
+				}
+			}
+			return nil, info, &LFTsError{Path: lftPath, Err: err}
 		}
 		lfts, err = fabric.ParseDumpFTS(bytes.NewReader(data))
 		if err != nil {
-			return nil, info, fmt.Errorf("--lfts %s: %w", lftPath, err)
+			return nil, info, &LFTsError{Path: lftPath, Err: err}
 		}
 		if w := li.Warning(); w != "" {
 			info.Notes = append(info.Notes, "--lfts "+w)
@@ -118,6 +162,13 @@ func Load(ctx context.Context, path, lftPath string, opts Options) (*Sim, *fabri
 	}
 	computed, err := Prepare(f, lfts)
 	if err != nil {
+		var le *LFTsError
+		if errors.As(err, &le) {
+			le.Path = lftPath
+			if le.Fix != "" {
+				le.Fix = fmt.Sprintf("give the forwarding tables of %s (dump_fts or ibroute taken on its subnet)", path)
+			}
+		}
 		return nil, info, err
 	}
 	info.Routes = !computed

@@ -90,6 +90,10 @@ func openSim(ctx context.Context, o Options, s *Session) (transport.Conn, error)
 		}
 	}
 	if err != nil {
+		// The --lfts file's errors name that flag and file.
+		if le := (*sim.LFTsError)(nil); errors.As(err, &le) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("--sim: %w", err)
 	}
 	if guids := sm.TablesNotInFile(); len(guids) > 0 {

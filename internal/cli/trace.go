@@ -43,7 +43,8 @@ HCA ("gpu001 mlx5_0"): the host name alone is refused, listing its ports, as
 each HCA has its own route. With two LIDs no discovery is needed; names and
 GUIDs are looked up by discovering the fabric first.
 
-Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace.`,
+Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace
+(bad input too: a DST LID that no port holds and no switch routes).`,
 		Example: `  ibdoctor trace --sim "gpu001 mlx5_0" "gpu012 mlx5_0"
   ibdoctor trace --sim 13 101
   ibdoctor trace 12 0x1f
@@ -71,7 +72,10 @@ func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 		return err
 	}
 	defer sess.Close()
-	lt, err := a.trace(ctx, sess.Engine, o.src, o.dst)
+	lt, f, err := a.trace(ctx, sess.Engine, o.src, o.dst)
+	if err == nil {
+		err = a.unheldDST(ctx, sess.Engine, lt, f, o.dst)
+	}
 	var we *route.WalkError
 	if errors.As(err, &we) && sess.TablesNotInFile[we.GUID] != "" {
 		// The simulator refuses a table the file does not have: say so,
@@ -98,35 +102,69 @@ func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 
 // trace resolves the endpoints and follows the route. Two LIDs are traced
 // without discovery unless the source cannot be found by following the
-// LFTs from here; anything else discovers first.
-func (a *app) trace(ctx context.Context, e *transport.Engine, src, dst string) (route.LiveTrace, error) {
+// LFTs from here; anything else discovers first (the fabric is returned,
+// nil when none was discovered).
+func (a *app) trace(ctx context.Context, e *transport.Engine, src, dst string) (route.LiveTrace, *fabric.Fabric, error) {
 	from, okf := route.ParseLID(src)
 	to, okt := route.ParseLID(dst)
 	if okf && okt {
 		lt, err := route.TraceLive(ctx, e, from, to, route.LiveOptions{})
 		if !errors.Is(err, route.ErrSourceNotFound) {
-			return lt, err
+			return lt, nil, err
 		}
 	}
 	f, err := a.discover(ctx, e, nil)
 	if err != nil {
-		return route.LiveTrace{}, err
+		return route.LiveTrace{}, nil, err
 	}
 	sp, err := route.Resolve(f, src)
 	if err != nil {
-		return route.LiveTrace{}, fmt.Errorf("SRC: %w", err)
+		return route.LiveTrace{}, f, fmt.Errorf("SRC: %w", err)
 	}
 	from = sp.LID
 	if okt {
-		// A destination LID need not be in the fabric (that is a finding).
+		// A destination LID need not be in the fabric: the tables may
+		// still route a LID whose port lost its link (routing.lost-lid).
 	} else {
 		dp, err := route.Resolve(f, dst)
 		if err != nil {
-			return route.LiveTrace{}, fmt.Errorf("DST: %w", err)
+			return route.LiveTrace{}, f, fmt.Errorf("DST: %w", err)
 		}
 		to = dp.LID
 	}
-	return route.TraceLive(ctx, e, from, to, route.LiveOptions{Fabric: f})
+	lt, err := route.TraceLive(ctx, e, from, to, route.LiveOptions{Fabric: f})
+	return lt, f, err
+}
+
+// unheldDST refuses a DST LID that no port holds and the tables do not
+// route (no route for it at a switch): a typo, not a route that fails to
+// deliver (trial E11: "trace 13 9999" exited 1 as a fabric fault). A LID
+// the tables do route somewhere (to a port that lost its link) stays the
+// trace's outcome. Two LIDs were traced without discovery: the fabric is
+// discovered now, on this path only, to tell who holds the LID.
+func (a *app) unheldDST(ctx context.Context, e *transport.Engine, lt route.LiveTrace, f *fabric.Fabric, dst string) error {
+	to, ok := route.ParseLID(dst)
+	if !ok || lt.Outcome != route.NoRoute {
+		return nil
+	}
+	if f == nil {
+		var err error
+		if f, err = a.discover(ctx, e, nil); err != nil {
+			return err
+		}
+	}
+	if f.PortByLID(to) != nil {
+		return nil
+	}
+	at := "the first switch"
+	if len(lt.Hops) > 0 && lt.Hops[len(lt.Hops)-1].Switch != nil {
+		at = lt.Hops[len(lt.Hops)-1].Switch.Description
+	}
+	why := "no port of the fabric holds it"
+	if len(f.Unreachable) > 0 {
+		why += " (of those that answered: some did not, so it may be one of theirs)"
+	}
+	return fmt.Errorf("DST LID %d: %s, and %s has no route for it: give the LID of a port ('ibdoctor discover' lists them), a GUID or a node description", to, why, at)
 }
 
 // portText names a port and the LID it was traced by: with an LMC the

@@ -944,8 +944,6 @@ func foldMissingHCA(fs []Finding) []Finding {
 	})
 }
 
-// baselineHas reports whether the expected topology has a node with this
-// description.
 // baselineCabled reports whether the baseline has a cable at switch port
 // p: the port is then another node's, not where an HCA the baseline
 // lacks belongs (trial F1: gpu009 mlx5_4's port named as gpu012's).
@@ -961,6 +959,8 @@ func (s *Snapshot) baselineCabled(p *fabric.Port) bool {
 	return ok
 }
 
+// baselineHas reports whether the expected topology has a node with this
+// description.
 func (s *Snapshot) baselineHas(desc string) bool {
 	if s.Baseline == nil {
 		return false

@@ -383,7 +383,7 @@ func rateOf(p *fabric.Port) string {
 	switch {
 	case p == nil:
 		return ""
-	case p.StateKnown() && (p.PhysState != 0 && p.PhysState != mad.PhysLinkUp || p.State == mad.PortStateDown):
+	case p.StateKnown() && (p.PhysState != 0 && !p.PhysState.LinkUp() || p.State == mad.PortStateDown):
 		// Read with no link (ibsim's disable leaves PortState Active,
 		// PhysState Disabled, and the old active rate): said as links
 		// says it, not as a live 4X SDR link (trial D4).

@@ -193,13 +193,11 @@ func TestSortErrorsVerdictFirst(t *testing.T) {
 	}
 }
 
-// TestLinkGoesAwayWhileWatched (trial D4): top watches the healthy
-// sample fabric, then leaf01/3 is disabled (no SM sweep: LID-routed MADs
-// to gpu001 mlx5_2 are lost in it) and gpu001 mlx5_1's SymbolErrorCounter
-// jumps by 300. The next refresh must say gpu001 mlx5_2/1 was not read
-// (its row not left showing the old figures as if read), count the 300
-// errors on gpu001 mlx5_1/1, and list no port twice.
-func TestLinkGoesAwayWhileWatched(t *testing.T) {
+// watchHealthy discovers the healthy sample fabric from gpu001 mlx5_0 on
+// a live sim, for a test that changes it between refreshes: the sim, the
+// engine, the fabric found and its ports with a link.
+func watchHealthy(t *testing.T) (*sim.Sim, *transport.Engine, *fabric.Fabric, []*fabric.Port) {
+	t.Helper()
 	sm, err := sim.SampleHealthy(sim.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,8 +208,7 @@ func TestLinkGoesAwayWhileWatched(t *testing.T) {
 	}
 	eng := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: -1})
 	t.Cleanup(func() { eng.Close() })
-	ctx := context.Background()
-	f, err := discover.Run(ctx, eng, discover.Options{})
+	f, err := discover.Run(context.Background(), eng, discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +220,18 @@ func TestLinkGoesAwayWhileWatched(t *testing.T) {
 			}
 		}
 	}
+	return sm, eng, f, ports
+}
+
+// TestLinkGoesAwayWhileWatched (trial D4): top watches the healthy
+// sample fabric, then leaf01/3 is disabled (no SM sweep: LID-routed MADs
+// to gpu001 mlx5_2 are lost in it) and gpu001 mlx5_1's SymbolErrorCounter
+// jumps by 300. The next refresh must say gpu001 mlx5_2/1 was not read
+// (its row not left showing the old figures as if read), count the 300
+// errors on gpu001 mlx5_1/1, and list no port twice.
+func TestLinkGoesAwayWhileWatched(t *testing.T) {
+	sm, eng, f, ports := watchHealthy(t)
+	ctx := context.Background()
 	s := NewSampler(eng, f, Options{Ports: ports})
 	if _, err := s.Refresh(ctx); err != nil {
 		t.Fatal(err)
@@ -289,29 +298,8 @@ func TestDisabledPortHasNoRate(t *testing.T) {
 // port reads '(no link)', as at start (d1f3974), the retrained one its
 // new width.
 func TestRefreshRereadsPortInfo(t *testing.T) {
-	sm, err := sim.SampleHealthy(sim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := sm.Attach("gpu001 mlx5_0", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng := transport.NewEngine(c, transport.Options{Timeout: 100 * time.Millisecond, Retries: -1})
-	t.Cleanup(func() { eng.Close() })
+	sm, eng, f, ports := watchHealthy(t)
 	ctx := context.Background()
-	f, err := discover.Run(ctx, eng, discover.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ports []*fabric.Port
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p != nil && p.Num != 0 && p.Remote != nil {
-				ports = append(ports, p)
-			}
-		}
-	}
 	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
 	rows := func() map[string]*Row {
 		t.Helper()

@@ -44,7 +44,8 @@ each HCA has its own route. With two LIDs no discovery is needed; names and
 GUIDs are looked up by discovering the fabric first.
 
 Exit status: 0 delivered, 1 the route does not deliver, 2 could not trace
-(bad input too: a DST LID that no port holds and no switch routes).`,
+(a DST LID that no port found holds and no switch routes too: a typo, or a port
+whose link is down).`,
 		Example: `  ibdoctor trace --sim "gpu001 mlx5_0" "gpu012 mlx5_0"
   ibdoctor trace --sim 13 101
   ibdoctor trace 12 0x1f
@@ -160,11 +161,15 @@ func (a *app) unheldDST(ctx context.Context, e *transport.Engine, lt route.LiveT
 	if len(lt.Hops) > 0 && lt.Hops[len(lt.Hops)-1].Switch != nil {
 		at = lt.Hops[len(lt.Hops)-1].Switch.Description
 	}
-	why := "no port of the fabric holds it"
+	// Discovery sees no port without a link: a host's LID whose link
+	// went down, and whose route the SM then took out of the tables,
+	// looks like a typo here (review R4). Which it is cannot be told.
+	why := "no port discovery reached holds it (a port without a link is not seen: it may be one whose link is down"
 	if len(f.Unreachable) > 0 {
-		why += " (of those that answered: some did not, so it may be one of theirs)"
+		why += ", or of a node that did not answer"
 	}
-	return fmt.Errorf("DST LID %d: %s, and %s has no route for it: give the LID of a port ('ibdoctor discover' lists them), a GUID or a node description", to, why, at)
+	why += ")"
+	return fmt.Errorf("DST LID %d: %s, and %s has no route for it: give the LID of a port ('ibdoctor discover' lists them), a GUID or a node description, or check the link of the port that should hold it", to, why, at)
 }
 
 // portText names a port and the LID it was traced by: with an LMC the

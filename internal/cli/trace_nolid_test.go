@@ -28,3 +28,22 @@ func TestTraceToALIDNoPortHolds(t *testing.T) {
 		t.Errorf("trace to the sample's lost LID 104: exit %d, want 1 (the route ends at a down port):\n%s%s", code, out, stderr)
 	}
 }
+
+// TestTraceToALostLIDWithoutRoute (review R4): a LID whose port lost its
+// link and whose route the subnet manager then took out of the tables
+// (OpenSM does at its next heavy sweep; here a blackhole at leaf01 for the
+// sample's LID 104, gpu012 mlx5_3 Polling) looks to trace as a typo does:
+// no port discovery reached holds it, no route. Exit 2 stands (which of
+// the two it is cannot be told), but the line must not say that no port
+// of the fabric holds the LID: a port without a link is not seen, and
+// the LID may be its.
+func TestTraceToALostLIDWithoutRoute(t *testing.T) {
+	bh := writeFile(t, "bh.txt", "blackhole leaf01 dlid=104\n")
+	code, out, stderr := run("trace", "--sim", "--faults", bh, "--no-color", "13", "104")
+	if code != ExitUndecided || out != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("exit %d, want 2, nothing on stdout and one line:\n%s%s", code, out, stderr)
+	}
+	if strings.Contains(stderr, "no port of the fabric holds it") || !strings.Contains(stderr, "without a link") {
+		t.Errorf("stderr %q: want it to say no port found holds LID 104 and that a port without a link is not seen, not that no port of the fabric holds it", stderr)
+	}
+}

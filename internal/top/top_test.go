@@ -334,3 +334,39 @@ func TestRefreshRereadsPortInfo(t *testing.T) {
 		t.Errorf("leaf01/5 retrained to 1X while watched: %+v, want RATE 1X", r)
 	}
 }
+
+// TestRefreshNotActiveIsNotNoLink (review R5): a link left in Init after
+// top started (a flap with no SM sweeping) is up, trained at its rate;
+// only its ports are not Active, so perf does not read the HCA's end. Its
+// row must say that (perf's 'port is Init' note, which markNotRead puts
+// after newRates), not 'no link since the last refresh', and keep its
+// rate. It held before: this pins the order of the two notes.
+func TestRefreshNotActiveIsNotNoLink(t *testing.T) {
+	sm, eng, f, ports := watchHealthy(t)
+	ctx := context.Background()
+	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
+	rows := func() map[string]*Row {
+		t.Helper()
+		fr, err := s.Refresh(ctx)
+		if err != nil && fr == nil {
+			t.Fatal(err)
+		}
+		m := map[string]*Row{}
+		for _, r := range fr.Rows {
+			m[r.Node+"/"+itoa(r.Num)] = r
+		}
+		return m
+	}
+	rows()
+	before := rows()["gpu002 mlx5_0/1"]
+	if before == nil || before.Rate == "" || before.Rate == "(no link)" {
+		t.Fatalf("gpu002 mlx5_0/1 before: %+v, want a row with its rate", before)
+	}
+	if err := sm.NotActive("gpu002 mlx5_0/1", mad.PortStateInit); err != nil {
+		t.Fatal(err)
+	}
+	r := rows()["gpu002 mlx5_0/1"]
+	if r == nil || r.NotRead == "" || strings.Contains(r.NotRead, "no link") || !strings.Contains(r.NotRead, "Init") || r.Rate != before.Rate {
+		t.Errorf("gpu002 mlx5_0/1 in Init: %+v, want its rate %q kept and a note that it is not Active (Init), not 'no link'", r, before.Rate)
+	}
+}

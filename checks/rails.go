@@ -3,7 +3,9 @@ package checks
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -179,7 +181,7 @@ func (s *Snapshot) railMiswired() []Finding {
 				Severity: Error,
 				Title:    title,
 				Entities: ents,
-				Evidence: []Evidence{{Name: "rail", Text: ev + fmt.Sprintf(" (rails inferred from the host descriptions and each leaf's majority: %s, %s)", words.Count(len(railOf), "leaf"), words.Count(railCount(railOf), "rail"))}},
+				Evidence: []Evidence{{Name: "rail", Text: ev + fmt.Sprintf(" (rails inferred from the host descriptions and each leaf's majority: %s)", railsEvidence(railOf))}},
 				Impact:   Impact{PathShare: 2 / float64(max(1, s.hostCount())), Score: 2 / float64(max(1, s.hostCount())), Summary: "rail-local collectives (NCCL) from this host cross the spines instead of staying on the rail's leaf: about half the all-reduce bandwidth for jobs using it, while every link looks healthy"},
 				Action:   fmt.Sprintf("Swap the cables at %s so that each HCA goes to its own rail's leaf (check the port labels against the cabling plan), then confirm with 'ibdoctor check' that the finding is gone.", h),
 				Basis:    "topology",
@@ -189,12 +191,45 @@ func (s *Snapshot) railMiswired() []Finding {
 	return out
 }
 
-func railCount(railOf map[*fabric.Node]string) int {
-	m := map[string]bool{}
+// railsEvidence counts railOf's leaves and their rails and says how hosts
+// name the rails: "8 leaves, 4 rails", or, where hosts of several units name their adapters
+// in several ways (the DGX file's HCA-1 and mlx5_0), each naming's rails
+// and leaves. Namings with as many rails each are the same rails taken
+// in device order (a unit's n-th adapter is on its n-th rail's leaf, as
+// every unit has a leaf per rail); namings that do not pair up are not
+// added into one count (trial C10: "8 rails" of a fabric with 4).
+func railsEvidence(railOf map[*fabric.Node]string) string {
+	lv := words.Count(len(railOf), "leaf")
+	devs, leaves := map[string][]string{}, map[string]int{}
 	for _, r := range railOf {
-		m[r] = true
+		sc := devScheme(r)
+		leaves[sc]++
+		if !slices.Contains(devs[sc], r) {
+			devs[sc] = append(devs[sc], r)
+		}
 	}
-	return len(m)
+	if len(devs) == 1 {
+		for _, ds := range devs {
+			return lv + ", " + words.Count(len(ds), "rail")
+		}
+	}
+	schemes := slices.SortedFunc(maps.Keys(devs), func(a, b string) int {
+		return cmp.Or(cmp.Compare(leaves[b], leaves[a]), cmp.Compare(a, b))
+	})
+	pair := true
+	parts := make([]string, len(schemes))
+	for i, sc := range schemes {
+		slices.SortFunc(devs[sc], words.Natural)
+		pair = pair && len(devs[sc]) == len(devs[schemes[0]])
+		parts[i] = strings.Join(devs[sc], ", ") + " on " + strconv.Itoa(leaves[sc])
+	}
+	parts[0] += " leaves"
+	// The parts hold commas: they are joined by semicolons.
+	all := strings.Join(parts[:len(parts)-1], "; ") + " and " + parts[len(parts)-1]
+	if pair {
+		return fmt.Sprintf("%s, %s: %s, taken in device order as the same rails", lv, words.Count(len(devs[schemes[0]]), "rail"), all)
+	}
+	return fmt.Sprintf("%s; rails named in %d ways that do not pair up: %s", lv, len(schemes), all)
 }
 
 // devScheme is a device name without its trailing number: "mlx5_" for

@@ -1,0 +1,95 @@
+package checks_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+)
+
+// swapCables exchanges the cables of two one-port HCAs at the host.
+func swapCables(a, b *fabric.Port) {
+	ra, rb := a.Remote, b.Remote
+	a.Remote, b.Remote = rb, ra
+	ra.Remote, rb.Remote = b, a
+}
+
+// TestRailCountAcrossNamings: a rail-optimized fabric whose second unit's
+// hosts name their adapters HCA-1..HCA-4 where the first unit's say
+// mlx5_0..mlx5_3 has 4 rails, not 8: each unit has one leaf per rail, and
+// the names are two namings of the same rails (trial C10: the DGX file
+// said "31 leaves, 8 rails" of a fabric with 4). The miswire is still
+// judged in the host's own naming.
+func TestRailCountAcrossNamings(t *testing.T) {
+	f, err := topology.RailOptimized{Servers: 8, ServersPerLeaf: 4, Spines: 2, Hosts: topology.Hosts{HCAsPerServer: 4}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := 5; s <= 8; s++ {
+		for k := 0; k < 4; k++ {
+			n := f.NodesByName(fmt.Sprintf("gpu%03d mlx5_%d", s, k))[0]
+			n.Description = fmt.Sprintf("gpu%03d HCA-%d", s, k+1)
+		}
+	}
+	f.Reindex()
+	swapCables(f.NodesByName("gpu002 mlx5_0")[0].Ports[1], f.NodesByName("gpu002 mlx5_1")[0].Ports[1])
+	fs := byCheckSnap(t, f, "topology.rail-miswired")
+	if len(fs) != 1 || !strings.HasPrefix(fs[0].Title, "gpu002: mlx5_0 and mlx5_1 are cabled to each other's rail") {
+		for _, x := range fs {
+			t.Log(x.Title)
+		}
+		t.Fatalf("%d findings, want gpu002's swap", len(fs))
+	}
+	ev := fs[0].Evidence[0].Text
+	want := "8 leaves, 4 rails: HCA-1, HCA-2, HCA-3, HCA-4 on 4 leaves and mlx5_0, mlx5_1, mlx5_2, mlx5_3 on 4, taken in device order as the same rails"
+	if !strings.Contains(ev, want) {
+		t.Errorf("evidence:\n%s\nwant it to say %q", ev, want)
+	}
+}
+
+// TestRailCountNamingsDisagree: when the namings do not have as many
+// rails each, no total is claimed: the rails of each naming are listed.
+func TestRailCountNamingsDisagree(t *testing.T) {
+	f, err := topology.RailOptimized{Servers: 8, ServersPerLeaf: 4, Spines: 2, Hosts: topology.Hosts{HCAsPerServer: 4}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unit 2's hosts call rails 0 and 1 HCA-1 and HCA-2 and keep mlx5_2
+	// and mlx5_3: the HCA-n naming has 2 rails, the mlx5_n one 4.
+	for s := 5; s <= 8; s++ {
+		for k := 0; k < 2; k++ {
+			n := f.NodesByName(fmt.Sprintf("gpu%03d mlx5_%d", s, k))[0]
+			n.Description = fmt.Sprintf("gpu%03d HCA-%d", s, k+1)
+		}
+	}
+	f.Reindex()
+	swapCables(f.NodesByName("gpu002 mlx5_0")[0].Ports[1], f.NodesByName("gpu002 mlx5_1")[0].Ports[1])
+	fs := byCheckSnap(t, f, "topology.rail-miswired")
+	if len(fs) != 1 {
+		t.Fatalf("%d findings, want gpu002's swap", len(fs))
+	}
+	ev := fs[0].Evidence[0].Text
+	want := "8 leaves; rails named in 2 ways that do not pair up: mlx5_0, mlx5_1, mlx5_2, mlx5_3 on 6 leaves and HCA-1, HCA-2 on 2"
+	if !strings.Contains(ev, want) {
+		t.Errorf("evidence:\n%s\nwant it to say %q", ev, want)
+	}
+}
+
+// TestCorpusRailCount: the DGX SuperPOD file's hosts name their four rail
+// adapters HCA-1, HCA-2, HCA-5, HCA-6 in seven units and mlx5_0, mlx5_1,
+// mlx5_4, mlx5_5 in one (a08-p1-dgx-04-c*, on leaves IBLEAF-01-04 ..
+// IBLEAF-04-04): 4 rails, as its leaves' names say, not 8 (trial C10).
+func TestCorpusRailCount(t *testing.T) {
+	res := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", false)
+	fs := byCheck(res.Findings, "topology.rail-miswired")
+	if len(fs) != 1 {
+		t.Fatalf("%d rail-miswired findings, want the swap of b08-p1-dgx-08-c01:%s", len(fs), titles(fs))
+	}
+	ev := fs[0].Evidence[0].Text
+	want := "31 leaves, 4 rails: HCA-1, HCA-2, HCA-5, HCA-6 on 27 leaves and mlx5_0, mlx5_1, mlx5_4, mlx5_5 on 4, taken in device order as the same rails"
+	if !strings.Contains(ev, want) || strings.Contains(ev, "8 rails") {
+		t.Errorf("evidence:\n%s\nwant it to say %q", ev, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -759,33 +760,45 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 				others = append(others, o)
 			}
 		}
-		if len(others) < 2 {
-			continue
-		}
-		devSet := map[string]bool{}
-		for _, o := range others {
-			for d := range sum.Kinds[o].Have {
-				devSet[d] = true
-			}
-		}
-		var missing []string
+		var missing, as []string
+		var joined string
 		peerHosts, peerKinds := 0, 0
-		for _, d := range slices.Sorted(maps.Keys(devSet)) {
-			if sum.Kinds[k].Have[d] > 0 {
-				continue
+		if len(others) < 2 {
+			// No two other groups name their adapters this way (the DGX
+			// file's one mlx5_n unit among HCA-n ones): the groups of
+			// another naming tell, joined in device order.
+			others, missing, as, joined, peerHosts = crossNamingRail(sum, k, kinds)
+			// An adapter the baseline has is link.down's to report.
+			if slices.ContainsFunc(missing, func(d string) bool {
+				return slices.ContainsFunc(hostsOf[k], func(h string) bool { return s.baselineHas(h + " " + d) })
+			}) {
+				missing = nil
 			}
-			have, hosts := 0, 0
+			peerKinds = len(others)
+		} else {
+			devSet := map[string]bool{}
 			for _, o := range others {
-				if 10*sum.Kinds[o].Have[d] >= 9*sum.Kinds[o].Hosts {
-					have++
-					hosts += sum.Kinds[o].Hosts
+				for d := range sum.Kinds[o].Have {
+					devSet[d] = true
 				}
 			}
-			if 4*have < 3*len(others) || slices.ContainsFunc(hostsOf[k], func(h string) bool { return s.baselineHas(h + " " + d) }) {
-				continue
+			for _, d := range slices.Sorted(maps.Keys(devSet)) {
+				if sum.Kinds[k].Have[d] > 0 {
+					continue
+				}
+				have, hosts := 0, 0
+				for _, o := range others {
+					if 10*sum.Kinds[o].Have[d] >= 9*sum.Kinds[o].Hosts {
+						have++
+						hosts += sum.Kinds[o].Hosts
+					}
+				}
+				if 4*have < 3*len(others) || slices.ContainsFunc(hostsOf[k], func(h string) bool { return s.baselineHas(h + " " + d) }) {
+					continue
+				}
+				missing = append(missing, d)
+				peerHosts, peerKinds = hosts, have
 			}
-			missing = append(missing, d)
-			peerHosts, peerKinds = hosts, have
 		}
 		// A group that has fewer of the adapters than it lacks is
 		// another kind of host (CPU nodes with one HCA beside GPU nodes
@@ -820,6 +833,12 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 			s.couldNotDecide("topology.missing-hca", fmt.Sprintf("the %d %s hosts have no %s where the hosts of %d other groups have it, but some ports or hosts were not read: the adapters may be there", size, group, strings.Join(missing, ", "), peerKinds), ents[0])
 			continue
 		}
+		naming, asWords, joinedWords := "with the same adapter naming", "", ""
+		if joined != "" {
+			naming = "naming their adapters otherwise"
+			asWords = " (as " + strings.Join(as, ", ") + ")"
+			joinedWords = "; the namings " + joined
+		}
 		var otherNames []string
 		for _, o := range others[:min(3, len(others))] {
 			otherNames = append(otherNames, sum.Kinds[o].Name)
@@ -827,13 +846,13 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 		out = append(out, Finding{
 			Check:    "topology.missing-hca",
 			Severity: Error,
-			Title:    fmt.Sprintf("%d %s hosts have no %s where the hosts of %d other groups have it: a rail missing for the whole group", size, group, strings.Join(missing, ", "), peerKinds),
+			Title:    fmt.Sprintf("%d %s hosts have no %s where the hosts of %d other groups have it%s: a rail missing for the whole group", size, group, strings.Join(missing, ", "), peerKinds, asWords),
 			Entities: ents,
 			Group:    group,
 			Evidence: []Evidence{{Name: "HCAs", Value: 0, Threshold: float64(peerHosts),
-				Text: fmt.Sprintf("none of %s has %s; %d hosts of %d other groups with the same adapter naming (%s) have it on nine in ten of their hosts or more; %s",
-					words.Count(size, "host"), strings.Join(missing, ", "), peerHosts, peerKinds, words.FirstOf(otherNames, len(others)),
-					"the group's hosts being alike, no host of it is missing an adapter its own peers have")}},
+				Text: fmt.Sprintf("none of %s has %s; %d hosts of %d other groups %s (%s) have it%s on nine in ten of their hosts or more; %s",
+					words.Count(size, "host"), strings.Join(missing, ", "), peerHosts, peerKinds, naming, words.FirstOf(otherNames, len(others)), asWords,
+					"the group's hosts being alike, no host of it is missing an adapter its own peers have"+joinedWords)}},
 			Impact: Impact{Score: float64(size*len(missing)) / float64(max(1, s.hostCount())),
 				Summary: "jobs on these hosts run without that rail: NCCL's rail-optimized all-reduce is slower or fails for its GPUs, while the hosts' other links look healthy"},
 			Action: fmt.Sprintf("Check whether the group's %s leaf switch is powered, cabled and in the fabric ('ibdoctor links' on the other groups' %s leaves shows where those rails land) and 'ibstat' on one host for %s; bring the leaf or cables back, then confirm with 'ibdoctor check'. If this group was built without that rail, nothing is wrong.", strings.Join(missing, ", "), strings.Join(missing, ", "), strings.Join(missing, ", ")),
@@ -841,6 +860,84 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 		})
 	}
 	return out
+}
+
+// crossNamingRail compares group k, whose adapter naming no two other
+// groups share, with the groups of another naming: those (two or more,
+// three quarters of that naming's groups of four hosts or more) whose
+// hosts have, nine in ten, the same adapters, more than k's. The namings
+// are joined as topology.rail-miswired joins them (joinRails): k's
+// missing adapters are the others' it does not join, named in k's
+// naming (missing) and in theirs (as); joined says how. k's own adapters
+// must be on nine in ten of its hosts (a group alike).
+func crossNamingRail(sum *HCASummary, k string, kinds []string) (others, missing, as []string, joined string, peerHosts int) {
+	_, schemes, _ := strings.Cut(k, "|")
+	if strings.Contains(schemes, ",") {
+		return nil, nil, nil, "", 0
+	}
+	full := func(o string) []string {
+		var ds []string
+		for d, n := range sum.Kinds[o].Have {
+			if 10*n >= 9*sum.Kinds[o].Hosts {
+				ds = append(ds, d)
+			}
+		}
+		return slices.SortedFunc(slices.Values(ds), words.Natural)
+	}
+	mine := full(k)
+	if len(mine) == 0 || len(mine) != len(sum.Kinds[k].Have) {
+		return nil, nil, nil, "", 0
+	}
+	// The other namings' groups, by naming, and each group's adapters.
+	byScheme := map[string][]string{}
+	for _, o := range kinds {
+		if _, sc, _ := strings.Cut(o, "|"); o != k && sc != schemes && !strings.Contains(sc, ",") {
+			byScheme[sc] = append(byScheme[sc], o)
+		}
+	}
+	for _, sc := range slices.Sorted(maps.Keys(byScheme)) {
+		alike := map[string][]string{}
+		for _, o := range byScheme[sc] {
+			key := strings.Join(full(o), " ")
+			alike[key] = append(alike[key], o)
+		}
+		for _, key := range slices.Sorted(maps.Keys(alike)) {
+			peers := alike[key]
+			theirs := strings.Fields(key)
+			if len(peers) < 2 || 4*len(peers) < 3*len(byScheme[sc]) || len(theirs) <= len(mine) {
+				continue
+			}
+			m, ok := joinRails(mine, theirs)
+			if !ok {
+				continue
+			}
+			// k's name of a device it lacks: the offset of the join.
+			var off int
+			for d, e := range m {
+				off = railNumber(d) - railNumber(e)
+				break
+			}
+			for _, e := range theirs {
+				if !slices.Contains(slices.Collect(maps.Values(m)), e) {
+					as = append(as, e)
+					missing = append(missing, devScheme(mine[0])+strconv.Itoa(railNumber(e)+off))
+				}
+			}
+			if len(missing) >= len(mine) {
+				return nil, nil, nil, "", 0
+			}
+			for _, o := range peers {
+				peerHosts += sum.Kinds[o].Hosts
+			}
+			pairs := make([]string, len(mine))
+			for i, d := range mine {
+				pairs[i] = m[d]
+			}
+			joined = fmt.Sprintf("joined in device order as topology.rail-miswired joins rails: %s are their %s", strings.Join(mine, ", "), strings.Join(pairs, ", "))
+			return peers, missing, as, joined, peerHosts
+		}
+	}
+	return nil, nil, nil, "", 0
 }
 
 // hostBlock is the span of leaf's ports that hold hosts' cables: from

@@ -1,11 +1,14 @@
 package checks_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/topology"
 )
 
@@ -91,5 +94,49 @@ func TestCorpusRailCount(t *testing.T) {
 	want := "31 leaves, 4 rails: HCA-1, HCA-2, HCA-5, HCA-6 on 27 leaves and mlx5_0, mlx5_1, mlx5_4, mlx5_5 on 4, taken in device order as the same rails"
 	if !strings.Contains(ev, want) || strings.Contains(ev, "8 rails") {
 		t.Errorf("evidence:\n%s\nwant it to say %q", ev, want)
+	}
+}
+
+// TestCorpusMissingRailOtherNaming: the DGX SuperPOD file's one unit
+// naming its adapters mlx5_0, mlx5_1, mlx5_4, mlx5_5 (a08-p1-dgx-04-c*)
+// loses its mlx5_1 rail: every host's mlx5_1 cable down. No other unit
+// names its adapters that way, yet the six units with all of HCA-1,
+// HCA-2, HCA-5, HCA-6 show the unit runs without a rail: the namings are
+// joined in device order as topology.rail-miswired joins them (C10 gap).
+func TestCorpusMissingRailOtherNaming(t *testing.T) {
+	p := corpusFile(t, "dgx-ndr-2025.ibnetdiscover")
+	s, _, err := sim.Load(context.Background(), p, "", sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var faults strings.Builder
+	for c := 1; c <= 17; c++ {
+		fmt.Fprintf(&faults, "down \"a08-p1-dgx-04-c%02d mlx5_1\"/1\n", c)
+	}
+	fs, err := sim.ParseFaults(strings.NewReader(faults.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyFaults(fs); err != nil {
+		t.Fatal(err)
+	}
+	sw := sweepOf(t, s, false)
+	sw.RoutesComputed = true
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []checks.Finding
+	for _, f := range byCheck(res.Findings, "topology.missing-hca") {
+		if strings.Contains(f.Title, "a08-p1-dgx-04-c*") {
+			got = append(got, f)
+		}
+	}
+	want := "a08-p1-dgx-04-c* hosts have no mlx5_1 where the hosts of 6 other groups have it (as HCA-2): a rail missing for the whole group"
+	if len(got) != 1 || !strings.Contains(got[0].Title, want) {
+		t.Fatalf("a08-p1-dgx-04-c* findings:%s\nwant one saying %q", titles(got), want)
+	}
+	if ev := got[0].Evidence[0].Text; !strings.Contains(ev, "device order") {
+		t.Errorf("evidence %q does not say how the namings were joined", ev)
 	}
 }

@@ -220,7 +220,8 @@ func railsEvidence(railOf map[*fabric.Node]string) string {
 	parts := make([]string, len(schemes))
 	for i, sc := range schemes {
 		slices.SortFunc(devs[sc], words.Natural)
-		pair = pair && len(devs[sc]) == len(devs[schemes[0]])
+		_, same := joinRails(devs[sc], devs[schemes[0]])
+		pair = pair && same && len(devs[sc]) == len(devs[schemes[0]])
 		parts[i] = strings.Join(devs[sc], ", ") + " on " + strconv.Itoa(leaves[sc])
 	}
 	parts[0] += " leaves"
@@ -232,9 +233,77 @@ func railsEvidence(railOf map[*fabric.Node]string) string {
 	return fmt.Sprintf("%s; rails named in %d ways that do not pair up: %s", lv, len(schemes), all)
 }
 
+// joinRails joins two namings of the same rails in device order, the one
+// rule by which topology.rail-miswired counts rails and
+// topology.missing-hca compares groups across namings: each of short's
+// devices to one of full's (both in natural order). With as many of each,
+// the n-th is the n-th (every unit has a leaf per rail). With fewer in
+// short (a unit that lost a rail), the device numbers decide which of
+// full's it lacks: the one order-keeping choice where each of short's
+// numbers is its partner's plus one same offset (mlx5_0, mlx5_4, mlx5_5
+// are HCA-1, HCA-5, HCA-6 of HCA-1, HCA-2, HCA-5, HCA-6). None, or more
+// than one: false.
+func joinRails(short, full []string) (map[string]string, bool) {
+	if len(short) == 0 || len(short) > len(full) {
+		return nil, false
+	}
+	if len(short) == len(full) {
+		m := make(map[string]string, len(short))
+		for i, d := range short {
+			m[d] = full[i]
+		}
+		return m, true
+	}
+	num := func(d string) (int, bool) {
+		n := railNumber(d)
+		return n, n >= 0 && !strings.Contains(d, "/")
+	}
+	var found map[string]string
+	choices := 0
+	pick := make([]int, len(short))
+	var walk func(i, from, offset int)
+	walk = func(i, from, offset int) {
+		if i == len(short) {
+			choices++
+			found = make(map[string]string, len(short))
+			for k, j := range pick {
+				found[short[k]] = full[j]
+			}
+			return
+		}
+		a, ok := num(short[i])
+		if !ok {
+			return
+		}
+		for j := from; j <= len(full)-(len(short)-i); j++ {
+			b, ok := num(full[j])
+			if !ok || (i > 0 && a-b != offset) {
+				continue
+			}
+			pick[i] = j
+			walk(i+1, j+1, a-b)
+		}
+	}
+	walk(0, 0, 0)
+	if choices != 1 {
+		return nil, false
+	}
+	return found, true
+}
+
 // devScheme is a device name without its trailing number: "mlx5_" for
 // mlx5_3, "HCA-" for HCA-5.
 func devScheme(dev string) string {
 	dev, _, _ = strings.Cut(dev, "/")
 	return strings.TrimRight(dev, "0123456789")
+}
+
+// railNumber is a device name's trailing number (5 for HCA-5), -1 for
+// none.
+func railNumber(dev string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(dev, devScheme(dev)))
+	if err != nil {
+		return -1
+	}
+	return n
 }

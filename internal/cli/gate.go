@@ -225,52 +225,68 @@ func (a *app) runGate(parent context.Context, o *gateOptions) error {
 		snap.Close()
 		snap = nil
 	}
-	// The snapshot's directed routes start at the sweep's port and
-	// cross links that may be down now: a gate addresses nodes by
-	// LID, as its PerfMgt MADs are anyway, unless it just swept.
-	byLID := true
-	var swept *diagnose.Sweep
-	if snap == nil {
-		// The whole sweep, counters included: they are the
-		// baseline the scope's re-read is judged against.
-		sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
-			Routes: true, Counters: counters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
-			NoFirmware: gate.NoFirmware, NoAR: gate.NoAR, Discover: discover.Options{Unread: sess.Unread()},
+	var doc *report.Document
+	for {
+		// The snapshot's directed routes start at the sweep's port and
+		// cross links that may be down now: a gate addresses nodes by
+		// LID, as its PerfMgt MADs are anyway, unless it just swept.
+		byLID := true
+		var swept *diagnose.Sweep
+		if snap == nil {
+			// The whole sweep, counters included: they are the
+			// baseline the scope's re-read is judged against.
+			sw, err := diagnose.Run(ctx, sess.Engine, diagnose.Options{
+				Routes: true, Counters: counters, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+				NoFirmware: gate.NoFirmware, NoAR: gate.NoAR, Discover: discover.Options{Unread: sess.Unread()},
+			})
+			if ctx.Err() != nil {
+				return withExit(ExitUndecided, readInterrupted(ctx, "gate", sw))
+			}
+			if sw == nil {
+				return withExit(ExitUndecided, err)
+			}
+			if err != nil {
+				return withExit(ExitUndecided, fmt.Errorf("sweeping the fabric: %w", err))
+			}
+			swept = sw
+			if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			// What only the whole fabric can judge, judged on the whole
+			// fabric, as a sweep does for the gates that follow it.
+			v, err := checks.RunFabricWide(sw.Snapshot(o.expect, nil, nil))
+			if err != nil {
+				return withExit(ExitUndecided, err)
+			}
+			snap.SetFabricVerdicts(v)
+			byLID = false // discovered from this very port
+		} else if snap.FabricVerdicts() == nil {
+			a.notef("the snapshot in %s has no fabric-wide routing verdicts of its sweep (swept by an older ibdoctor, or with --checks leaving out routing.ecmp-imbalance): routing.ecmp-imbalance is judged on the job's destinations alone; run 'ibdoctor sweep'", o.stateDir)
+		}
+		doc, err = gate.Run(ctx, snap, sess.Engine, gate.Options{
+			Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base, BaselineDesigned: o.check.expectTopology != "",
+			Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
+			RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
+			CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
+			SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded, SourceWarnings: sess.File.Warnings(), TablesNotInFile: sess.TablesNotInFile,
 		})
 		if ctx.Err() != nil {
-			return withExit(ExitUndecided, readInterrupted(ctx, "gate", sw))
+			// The job's part was read in part: as check, no verdict on it.
+			return withExit(ExitUndecided, readInterruptedAt(ctx, "gate", "before the job's ports and forwarding tables were all read", nil))
 		}
-		if sw == nil {
-			return withExit(ExitUndecided, err)
+		// A gate.idx block that failed its checksum where the gate read
+		// it (trial F2): nothing judged from the file is used; the gate
+		// does as for a missing index, once.
+		if d := snap.Damaged(); d != nil && swept == nil {
+			a.notef("%v; sweeping the fabric", d)
+			snap.Close()
+			snap = nil
+			continue
 		}
-		if err != nil {
-			return withExit(ExitUndecided, fmt.Errorf("sweeping the fabric: %w", err))
+		if d := base.Damaged(); d != nil {
+			return withExit(ExitUndecided, fmt.Errorf("--state-dir: %w", d))
 		}
-		swept = sw
-		if snap, err = snapshot.New(sw.Fabric, sw.Counters, sw.Taken, sess.Name, "", sw.Complete); err != nil {
-			return withExit(ExitUndecided, err)
-		}
-		// What only the whole fabric can judge, judged on the whole
-		// fabric, as a sweep does for the gates that follow it.
-		v, err := checks.RunFabricWide(sw.Snapshot(o.expect, nil, nil))
-		if err != nil {
-			return withExit(ExitUndecided, err)
-		}
-		snap.SetFabricVerdicts(v)
-		byLID = false // discovered from this very port
-	} else if snap.FabricVerdicts() == nil {
-		a.notef("the snapshot in %s has no fabric-wide routing verdicts of its sweep (swept by an older ibdoctor, or with --checks leaving out routing.ecmp-imbalance): routing.ecmp-imbalance is judged on the job's destinations alone; run 'ibdoctor sweep'", o.stateDir)
-	}
-	doc, err := gate.Run(ctx, snap, sess.Engine, gate.Options{
-		Hosts: o.hosts, NameMap: names, Expect: o.expect, FailOn: o.failOn, Only: o.check.only, ByLID: byLID, Source: sess.Name, Swept: swept, Baseline: base, BaselineDesigned: o.check.expectTopology != "",
-		Counters: counters, Interval: o.check.interval, SL: o.check.sl, PKeyIndex: o.check.pkeyIndex,
-		RoutesComputed:  sess.RoutesComputed && !sess.RoutesPlanted,
-		CountersNotRead: sess.NoCounters, Increases: sess.Increases, CountersBasis: sess.IncreasesBasis, RatesNotRead: sess.RatesNotRead,
-		SupportedNotRead: sess.SupportedNotRead, NotRecorded: sess.NotRecorded, SourceWarnings: sess.File.Warnings(), TablesNotInFile: sess.TablesNotInFile,
-	})
-	if ctx.Err() != nil {
-		// The job's part was read in part: as check, no verdict on it.
-		return withExit(ExitUndecided, readInterruptedAt(ctx, "gate", "before the job's ports and forwarding tables were all read", nil))
+		break
 	}
 	if err != nil {
 		return withExit(ExitUndecided, err)

@@ -476,6 +476,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	le.PutUint32(out[32:], maxLID)
 	le.PutUint32(out[36:], srcOff)
 	le.PutUint32(out[40:], srcLen)
+	copy(out[sumMarkAt:], sumMark)
 	at := uint64(len(out))
 	for i, s := range secs {
 		le.PutUint64(out[headerFixed+16*i:], at)
@@ -523,7 +524,14 @@ func (x *encodedIndex) writeTo(w io.Writer) error {
 			return err
 		}
 	}
-	return nil
+	_, err := w.Write(x.sums())
+	return err
+}
+
+// sums is the index's block checksums (blockSums), taken when it is
+// written: the header may be changed until then (baseline accept).
+func (x *encodedIndex) sums() []byte {
+	return blockSums(append([][]byte{x.head}, x.secs[:]...)...)
 }
 
 // bytes is the index in one slice.
@@ -536,7 +544,7 @@ func (x *encodedIndex) bytes() []byte {
 	for _, s := range x.secs {
 		out = append(out, s...)
 	}
-	return out
+	return append(out, x.sums()...)
 }
 
 // encodeCounters appends one port's saved counters: the set of names read
@@ -649,6 +657,11 @@ type Index struct {
 	data  []byte
 	unmap func() error
 	sec   [numSections][]byte
+	secAt [numSections]uint64 // where each section starts in data
+	// sums checks the blocks as they are read; nil for a file from
+	// before the checksums.
+	sums *indexSums
+	path string // the file, for Damaged's line ("" in memory)
 
 	TakenAt  time.Time
 	Source   string
@@ -679,18 +692,20 @@ var absentPort = [portRecSize]byte{24: 0xff, 25: 0xff, 26: 0xff, 27: 0xff}
 // blockID is the number of the table block at position i of the block
 // numbers section.
 func (x *Index) blockID(i uint64) (uint64, bool) {
-	ids := x.sec[secBlockIDs]
 	w := uint64(x.idWidth)
-	if w*i+w > uint64(len(ids)) {
+	if i > uint64(len(x.sec[secBlockIDs]))/w {
 		return 0, false
 	}
-	switch w {
-	case 2:
-		return uint64(le.Uint16(ids[2*i:])), true
-	case 3:
-		return uint64(ids[3*i]) | uint64(ids[3*i+1])<<8 | uint64(ids[3*i+2])<<16, true
+	id := x.span(secBlockIDs, w*i, w)
+	switch {
+	case id == nil:
+		return 0, false
+	case w == 2:
+		return uint64(le.Uint16(id)), true
+	case w == 3:
+		return uint64(id[0]) | uint64(id[1])<<8 | uint64(id[2])<<16, true
 	}
-	return uint64(le.Uint32(ids[4*i:])), true
+	return uint64(le.Uint32(id)), true
 }
 
 var errCorrupt = errors.New("gate index is corrupt")
@@ -731,6 +746,7 @@ func openIndexFile(path string) (*Index, error) {
 		return nil, fmt.Errorf("%s: %w: run 'ibdoctor sweep' again", path, err)
 	}
 	x.unmap = func() error { return unix.Munmap(data) }
+	x.path = path
 	return x, nil
 }
 
@@ -755,12 +771,22 @@ func ParseIndex(data []byte) (*Index, error) {
 		x.idWidth = 2
 	}
 	x.nodes, x.ports, x.switches, x.maxLID = le.Uint32(data[20:]), le.Uint32(data[24:]), le.Uint32(data[28:]), le.Uint32(data[32:])
+	end := uint64(headerSize)
 	for i := range x.sec {
 		off, n := le.Uint64(data[headerFixed+16*i:]), le.Uint64(data[headerFixed+16*i+8:])
 		if off > uint64(len(data)) || n > uint64(len(data))-off {
 			return nil, fmt.Errorf("%w: section %d out of the file", errCorrupt, i)
 		}
-		x.sec[i] = data[off : off+n]
+		x.sec[i], x.secAt[i] = data[off:off+n], off
+		end = max(end, off+n)
+	}
+	sums, err := parseSums(data, end)
+	if err != nil {
+		return nil, err
+	}
+	x.sums = sums
+	if !x.sums.check(data, 0, headerSize) {
+		return nil, x.Damaged()
 	}
 	if uint64(len(x.sec[secNodes])) != uint64(x.nodes)*nodeRecSize || uint64(len(x.sec[secPorts])) != uint64(x.ports)*portRecSize ||
 		uint64(len(x.sec[secSwitches])) != uint64(x.switches)*swRecSize || uint64(len(x.sec[secLIDs])) != 8*(uint64(x.maxLID)+1) ||
@@ -769,6 +795,9 @@ func ParseIndex(data []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: section sizes disagree with the header", errCorrupt)
 	}
 	src, ok := x.str(le.Uint32(data[36:]), le.Uint32(data[40:]))
+	if d := x.Damaged(); d != nil {
+		return nil, d
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: source name out of range", errCorrupt)
 	}
@@ -787,18 +816,24 @@ func (x *Index) Close() error {
 }
 
 func (x *Index) str(off, n uint32) (string, bool) {
-	s := x.sec[secStrings]
-	if uint64(off)+uint64(n) > uint64(len(s)) {
-		return "", false
+	s, ok := x.strBytes(off, n)
+	return string(s), ok
+}
+
+// strBytes is str's bytes, in the mapping.
+func (x *Index) strBytes(off, n uint32) ([]byte, bool) {
+	if n == 0 && uint64(off) <= uint64(len(x.sec[secStrings])) {
+		return nil, true
 	}
-	return string(s[off : off+n]), true
+	s := x.span(secStrings, uint64(off), uint64(n))
+	return s, s != nil
 }
 
 func (x *Index) node(i uint32) []byte {
 	if i >= x.nodes {
 		return nil
 	}
-	return x.sec[secNodes][i*nodeRecSize : (i+1)*nodeRecSize]
+	return x.span(secNodes, uint64(i)*nodeRecSize, nodeRecSize)
 }
 
 // nodeGUID is node i's GUID; 0 for an index out of range (a corrupt
@@ -819,16 +854,23 @@ func (x *Index) nodeGUID(i uint32) uint64 {
 // "gpu001.a" before "gpu0010").
 func (x *Index) nodesByHost(host string) []uint32 {
 	host = fabric.HostName(host)
-	h := x.sec[secHosts]
-	n := len(h) / hostRecSize
-	key := func(i int) string {
-		s, _ := x.str(le.Uint32(h[i*hostRecSize:]), le.Uint32(h[i*hostRecSize+4:]))
+	n := len(x.sec[secHosts]) / hostRecSize
+	rec := func(i int) []byte {
+		if r := x.span(secHosts, uint64(i)*hostRecSize, hostRecSize); r != nil {
+			return r
+		}
+		return make([]byte, hostRecSize) // damaged: an empty key (Damaged says so)
+	}
+	// The keys stay bytes of the mapping: compared, not copied.
+	key := func(i int) []byte {
+		r := rec(i)
+		s, _ := x.strBytes(le.Uint32(r), le.Uint32(r[4:]))
 		return s
 	}
 	lo, hi := 0, n // binary search, reading keys lazily
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if key(m) < host {
+		if string(key(m)) < host {
 			lo = m + 1
 		} else {
 			hi = m
@@ -837,11 +879,11 @@ func (x *Index) nodesByHost(host string) []uint32 {
 	var out []uint32
 	for j := lo; j < n; j++ {
 		k := key(j)
-		if !strings.HasPrefix(k, host) {
+		if len(k) < len(host) || string(k[:len(host)]) != host {
 			break
 		}
-		if fabric.HostName(k) == host {
-			out = append(out, le.Uint32(h[j*hostRecSize+8:]))
+		if fabric.HostName(string(k)) == host {
+			out = append(out, le.Uint32(rec(j)[8:]))
 		}
 	}
 	if len(out) > 0 {
@@ -852,8 +894,8 @@ func (x *Index) nodesByHost(host string) []uint32 {
 	// when the name as given found nothing.
 	want := strings.ToLower(host)
 	for j := range n {
-		if k := key(j); len(k) >= len(want) && fabric.HostKey(k) == want {
-			out = append(out, le.Uint32(h[j*hostRecSize+8:]))
+		if k := key(j); len(k) >= len(want) && fabric.HostKey(string(k)) == want {
+			out = append(out, le.Uint32(rec(j)[8:]))
 		}
 	}
 	return out
@@ -861,18 +903,23 @@ func (x *Index) nodesByHost(host string) []uint32 {
 
 // nodeByGUID finds a node by GUID (the first one when duplicated).
 func (x *Index) nodeByGUID(g uint64) (uint32, bool) {
-	gs := x.sec[secGUIDs]
+	at := func(m int) uint32 {
+		if r := x.span(secGUIDs, 4*uint64(m), 4); r != nil {
+			return le.Uint32(r)
+		}
+		return noRef // damaged: no node (Damaged says so)
+	}
 	lo, hi := 0, int(x.nodes)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if x.nodeGUID(le.Uint32(gs[4*m:])) < g {
+		if x.nodeGUID(at(m)) < g {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
 	if lo < int(x.nodes) {
-		if i := le.Uint32(gs[4*lo:]); i < x.nodes && x.nodeGUID(i) == g {
+		if i := at(lo); i < x.nodes && x.nodeGUID(i) == g {
 			return i, true
 		}
 	}
@@ -884,7 +931,10 @@ func (x *Index) NodeByLID(lid uint16) (node uint32, port uint8, ok bool) {
 	if uint32(lid) > x.maxLID {
 		return 0, 0, false
 	}
-	r := x.sec[secLIDs][8*uint32(lid):]
+	r := x.span(secLIDs, 8*uint64(lid), 8)
+	if r == nil {
+		return 0, 0, false
+	}
 	n := le.Uint32(r)
 	return n, r[4], n != noRef && n < x.nodes
 }
@@ -905,7 +955,7 @@ func (x *Index) portRec(i uint32, p int) []byte {
 	if slot >= uint64(x.ports) {
 		return nil
 	}
-	return x.sec[secPorts][slot*portRecSize : (slot+1)*portRecSize]
+	return x.span(secPorts, slot*portRecSize, portRecSize)
 }
 
 // lft returns switch node i's entry for lid, and whether it has one.
@@ -918,19 +968,19 @@ func (x *Index) lft(i uint32, lid uint16) (uint8, bool) {
 	if sw >= x.switches {
 		return 0, false
 	}
-	s := x.sec[secSwitches][sw*swRecSize : (sw+1)*swRecSize]
-	if s[12]&2 == 0 || uint32(lid) >= le.Uint32(s[16:]) {
+	s := x.swRec(sw)
+	if s == nil || s[12]&2 == 0 || uint32(lid) >= le.Uint32(s[16:]) {
 		return 0, false
 	}
 	id, ok := x.blockID(uint64(le.Uint32(s[20:])) + uint64(lid)/lftBlock)
 	if !ok {
 		return 0, false
 	}
-	b := id*lftBlock + uint64(lid)%lftBlock
-	if b >= uint64(len(x.sec[secBlocks])) {
+	e := x.span(secBlocks, id*lftBlock+uint64(lid)%lftBlock, 1)
+	if e == nil {
 		return 0, false
 	}
-	return x.sec[secBlocks][b], true
+	return e[0], true
 }
 
 // FillLFTs gives f's switches the forwarding tables the index holds for
@@ -940,6 +990,9 @@ func (x *Index) lft(i uint32, lid uint16) (uint8, bool) {
 func (x *Index) FillLFTs(f *fabric.Fabric) error {
 	if uint32(len(f.Nodes)) != x.nodes {
 		return fmt.Errorf("%w: %d nodes, the fabric has %d", errCorrupt, x.nodes, len(f.Nodes))
+	}
+	if err := x.CheckAll(); err != nil {
+		return err
 	}
 	var in fabric.BlockInterner // the tables share the index's blocks
 	for i, n := range f.Nodes {
@@ -954,7 +1007,7 @@ func (x *Index) FillLFTs(f *fabric.Fabric) error {
 		if sw >= x.switches {
 			return fmt.Errorf("%w: switch %d", errCorrupt, sw)
 		}
-		s := x.sec[secSwitches][sw*swRecSize : (sw+1)*swRecSize]
+		s := x.swRec(sw)
 		if s[12]&2 == 0 {
 			continue
 		}
@@ -972,7 +1025,6 @@ func (x *Index) FillLFTs(f *fabric.Fabric) error {
 func (x *Index) lftOf(s []byte, in *fabric.BlockInterner) (*fabric.LFT, error) {
 	n := uint64(le.Uint32(s[16:]))
 	first := uint64(le.Uint32(s[20:]))
-	blocks := x.sec[secBlocks]
 	nb := (n + lftBlock - 1) / lftBlock
 	if _, ok := x.blockID(first + nb - 1); nb > 0 && !ok {
 		return nil, errCorrupt
@@ -980,10 +1032,14 @@ func (x *Index) lftOf(s []byte, in *fabric.BlockInterner) (*fabric.LFT, error) {
 	lft := fabric.NewLFT(int(n))
 	for b := range nb {
 		id, ok := x.blockID(first + b)
-		if !ok || (id+1)*lftBlock > uint64(len(blocks)) {
+		var blk []byte
+		if ok {
+			blk = x.span(secBlocks, id*lftBlock, lftBlock)
+		}
+		if blk == nil {
 			return nil, errCorrupt
 		}
-		lft.PutBlock(int(b), (*fabric.LFTBlock)(blocks[id*lftBlock:(id+1)*lftBlock]), in)
+		lft.PutBlock(int(b), (*fabric.LFTBlock)(blk), in)
 	}
 	return lft, nil
 }
@@ -1009,6 +1065,9 @@ func (x *Index) Resolve(hosts []string, names fabric.NodeNameMap) []uint32 {
 			for _, i := range x.nodesByHost(first) {
 				if spaced {
 					r := x.node(i)
+					if r == nil {
+						continue
+					}
 					if d, _ := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:]))); d != h {
 						continue
 					}
@@ -1072,6 +1131,9 @@ func (x *Index) SubFabric(hostNodes []uint32, also ...uint32) (*fabric.Fabric, e
 	// Follow each source port's route to each destination LID.
 	for _, s := range srcs {
 		q := x.portRec(s.node, s.port)
+		if q == nil {
+			continue
+		}
 		start := le.Uint32(q[24:])
 		for _, lid := range dsts {
 			cur := start
@@ -1139,6 +1201,14 @@ func (x *Index) JobPart(hosts []string, names fabric.NodeNameMap) (*fabric.Fabri
 
 // build materializes the nodes in set, linking ports whose peers are in it.
 func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
+	f, err := x.buildRecords(set, withLFT)
+	if d := x.Damaged(); d != nil {
+		return nil, d // said as what it is, not as the record it hid
+	}
+	return f, err
+}
+
+func (x *Index) buildRecords(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 	idx := make([]uint32, 0, len(set))
 	for i := range set {
 		idx = append(idx, i)
@@ -1169,7 +1239,10 @@ func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 			if sw >= x.switches {
 				return nil, fmt.Errorf("%w: switch %d", errCorrupt, sw)
 			}
-			s := x.sec[secSwitches][sw*swRecSize : (sw+1)*swRecSize]
+			s := x.swRec(sw)
+			if s == nil {
+				return nil, fmt.Errorf("%w: switch %d", errCorrupt, sw)
+			}
 			n.Switch = &fabric.Switch{
 				LinearFDBCap: le.Uint16(s[0:]), LinearFDBTop: le.Uint16(s[2:]), MulticastCap: le.Uint16(s[4:]),
 				LIDsPerPort: le.Uint16(s[6:]), PartitionCap: le.Uint16(s[8:]), MulticastTop: le.Uint16(s[10:]),
@@ -1209,6 +1282,9 @@ func (x *Index) build(set, withLFT map[uint32]bool) (*fabric.Fabric, error) {
 				continue
 			}
 			q := x.portRec(i, p)
+			if q == nil {
+				continue
+			}
 			rn, rp := le.Uint32(q[24:]), int(q[28])
 			if peer := made[rn]; rn != noRef && peer != nil && rp < len(peer.Ports) {
 				port.Remote = peer.Ports[rp]
@@ -1245,6 +1321,9 @@ func (x *Index) nodeNamed(g uint64) (string, mad.Path, bool) {
 		return "", nil, false
 	}
 	r := x.node(i)
+	if r == nil {
+		return "", nil, false
+	}
 	desc, ok1 := x.str(le.Uint32(r[24:]), uint32(le.Uint16(r[28:])))
 	path, ok2 := x.str(le.Uint32(r[32:]), uint32(r[46]))
 	if !ok1 || !ok2 {
@@ -1273,13 +1352,50 @@ func (x *Index) SavedCounters(guid uint64, port uint8) (PortCounters, bool) {
 	if !ok {
 		return PortCounters{}, false
 	}
-	return decodeCounters(x.sec[secCtrSet], x.sec[secCtrVal], off, x.TakenAt)
+	sets, vals, ok := x.ctrSpans(off)
+	if !ok {
+		return PortCounters{}, false
+	}
+	return decodeCounters(sets, vals, off, x.TakenAt)
 }
 
 // savedInto is SavedCounters decoded into v.
 func (x *Index) savedInto(guid uint64, port uint8, v *Saved) bool {
 	off, ok := x.ctrOffset(guid, port)
-	return ok && v.decode(x, x.sec[secCtrSet], x.sec[secCtrVal], off, x.TakenAt)
+	if !ok {
+		return false
+	}
+	sets, vals, ok := x.ctrSpans(off)
+	return ok && v.decode(x, sets, vals, off, x.TakenAt)
+}
+
+// ctrSpans are the counter sections as far as the record at off in the
+// values (and its name set) can reach, checked (span): the sections
+// themselves are not, as a record is decoded from them by offset.
+func (x *Index) ctrSpans(off uint32) (sets, vals []byte, ok bool) {
+	if off == 0 {
+		return nil, nil, false
+	}
+	// A record: set, two bitmaps, a uvarint a name, the read time.
+	const most = 12 + (maxCtrNames-2)*binary.MaxVarintLen64 + binary.MaxVarintLen64
+	if x.spanUpTo(secCtrVal, uint64(off), most) == nil {
+		return nil, nil, false
+	}
+	vals = x.sec[secCtrVal][:min(uint64(off)+most, uint64(len(x.sec[secCtrVal])))]
+	if uint64(off)+12 > uint64(len(vals)) {
+		return x.sec[secCtrSet], vals, true // decode refuses it
+	}
+	// A name set: its count, then a length and name each.
+	set := uint64(le.Uint32(vals[off:]))
+	if x.spanUpTo(secCtrSet, set, 1+(maxCtrNames-2)*256) == nil {
+		return nil, nil, false
+	}
+	return x.sec[secCtrSet][:min(set+1+(maxCtrNames-2)*256, uint64(len(x.sec[secCtrSet])))], vals, true
+}
+
+// swRec is switch record sw, or nil (span).
+func (x *Index) swRec(sw uint32) []byte {
+	return x.span(secSwitches, uint64(sw)*swRecSize, swRecSize)
 }
 
 // ctrOffset is where the port's saved counters are in the counter
@@ -1484,7 +1600,7 @@ func (v *Saved) fill(c PortCounters) {
 func (x *Index) HCACensus() []checks.HostHCA {
 	cas := 0
 	for i := uint32(0); i < x.nodes; i++ {
-		if mad.NodeType(x.node(i)[44]) == mad.NodeCA {
+		if r := x.node(i); r != nil && mad.NodeType(r[44]) == mad.NodeCA {
 			cas++
 		}
 	}
@@ -1530,7 +1646,7 @@ func (x *Index) censusEntry(i uint32, c *censusScratch) (checks.HostHCA, bool) {
 		c.ports[p] = fabric.Port{Node: n, Num: q[1], State: mad.PortState(q[3]), PhysState: mad.PhysState(q[4])}
 		n.Ports[p] = &c.ports[p]
 		rn := le.Uint32(q[24:])
-		if rn == noRef || rn >= x.nodes || mad.NodeType(x.node(rn)[44]) != mad.NodeSwitch {
+		if rn == noRef || rn >= x.nodes || x.node(rn) == nil || mad.NodeType(x.node(rn)[44]) != mad.NodeSwitch {
 			continue
 		}
 		c.sws[p] = fabric.Node{Type: mad.NodeSwitch, GUID: x.nodeGUID(rn)}

@@ -266,6 +266,7 @@ func wholeEncodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source strin
 	le.PutUint32(out[32:], maxLID)
 	le.PutUint32(out[36:], srcOff)
 	le.PutUint32(out[40:], srcLen)
+	copy(out[sumMarkAt:], sumMark) // the block checksums follow (indexsum.go)
 	at := uint64(len(out))
 	for i, s := range secs {
 		le.PutUint64(out[headerFixed+16*i:], at)

@@ -1038,6 +1038,15 @@ func openOnce(path string) (_ *Snapshot, vf *os.File, _ []byte, _ error) {
 		if err == nil && !x.TakenAt.Equal(s.TakenAt) {
 			x.Close()
 			err = otherSweep(s.IndexFile, x.TakenAt, s.TakenAt)
+		} else if err == nil {
+			// What loads the whole snapshot reads most of the file
+			// (every port's counters, the tables): checked whole now,
+			// not found damaged half-way through a sweep's pairing.
+			if err = x.CheckAll(); err != nil {
+				x.Close()
+			} else {
+				x.releasePages() // read again as needed
+			}
 		} else if errors.Is(err, ErrNone) {
 			err = missingFile(s.IndexFile)
 		}

@@ -293,7 +293,7 @@ func sameDir(a, b string) bool {
 func runSweepCmd(ctx context.Context, a *app, o *sweepOptions) error {
 	fail := func(err error) error {
 		if o.prom != "" {
-			if perr := writeFailedProm(o.prom, o.promLabels); perr != nil {
+			if perr := writeFailedProm(o.prom, o.promLabels, o.stateDir); perr != nil {
 				err = fmt.Errorf("%w; and --prom: %v", err, perr)
 			}
 		}
@@ -867,14 +867,28 @@ func (e interruptedError) Error() string { return e.msg }
 func (e interruptedError) Unwrap() error { return e.err }
 
 // writeFailedProm replaces the textfile by one saying the sweep failed,
-// keeping the last success's time and the last good counts.
-func writeFailedProm(path string, labels []report.Label) error {
+// keeping the last success's time and the last good counts; what the
+// textfile lacks of those times is taken from stateDir ("" or
+// unreadable: not known).
+func writeFailedProm(path string, labels []report.Label, stateDir string) error {
 	prev, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		prev = nil
 	}
+	var state report.FailedState
+	if stateDir != "" {
+		if l, err := snapshot.LoadLastSweep(stateDir); err == nil && l != nil {
+			state.LastSuccess = l.TakenAt
+		}
+		if at, err := snapshot.TakenAt(stateDir); err == nil {
+			state.SnapshotTakenAt = at
+			if state.LastSuccess.IsZero() {
+				state.LastSuccess = at // a state dir from before last-sweep.json
+			}
+		}
+	}
 	var b bytes.Buffer
-	if err := report.PrometheusFailed(&b, prev, time.Now(), labels); err != nil {
+	if err := report.PrometheusFailed(&b, prev, time.Now(), labels, state); err != nil {
 		return err
 	}
 	return outfile.WriteAtomic(path, b.Bytes())

@@ -27,7 +27,7 @@ func (o *sweepOptions) guarded(a *app, run func() error) (err error) {
 		fmt.Fprintf(a.stderr, "panic: %v\n\n%s\n", r, stack)
 		err = fmt.Errorf("internal error: %v (a bug in ibdoctor: the stack is above; please report it)", r)
 		if o.prom != "" {
-			if perr := writeFailedProm(o.prom, o.promLabels); perr != nil {
+			if perr := writeFailedProm(o.prom, o.promLabels, o.stateDir); perr != nil {
 				err = errors.Join(err, fmt.Errorf("and --prom: %v", perr))
 			}
 		}

@@ -41,7 +41,7 @@ func (o *sweepOptions) refused(err error) error {
 		}
 		defer lock.Release()
 	}
-	if perr := writeFailedProm(o.prom, labels); perr != nil {
+	if perr := writeFailedProm(o.prom, labels, o.stateDir); perr != nil {
 		return withExit(ExitUndecided, fmt.Errorf("%w; and --prom: %v", err, perr))
 	}
 	return err

@@ -111,13 +111,24 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 		// A partial sweep keeps the complete snapshot before it: gates
 		// answer from that one until it is over their --max-age, then
 		// sweep the fabric themselves; its age is what to alert on.
-		metric(&b, "ibdoctor_snapshot_timestamp_seconds", "When the sweep whose snapshot gates answer from was taken (Unix time): older than the last sweep when that one was partial and did not replace it.")
+		metric(&b, "ibdoctor_snapshot_timestamp_seconds", helpSnapshotAt)
 		fmt.Fprintf(&b, "ibdoctor_snapshot_timestamp_seconds %d\n", d.SnapshotTakenAt.Unix())
 	}
 	writeStatus(&b, true, d.GeneratedAt, d.GeneratedAt)
 	_, err := w.Write(withLabels(b.Bytes(), o.Labels))
 	return err
 }
+
+// FailedState is what a failed sweep's state dir says of the sweeps
+// before it (zero: not known).
+type FailedState struct {
+	// LastSuccess is when the state dir's last finished sweep was taken.
+	LastSuccess time.Time
+	// SnapshotTakenAt is when the sweep gates answer from was taken.
+	SnapshotTakenAt time.Time
+}
+
+const helpSnapshotAt = "When the sweep whose snapshot gates answer from was taken (Unix time): older than the last sweep when that one was partial and did not replace it."
 
 // helpComplete is ibdoctor_sweep_complete's HELP: like the counts, it
 // describes the last sweep that published its report, kept when a later
@@ -133,10 +144,14 @@ const helpComplete = "1 if the last successful sweep read everything it needed (
 // newest knowledge, and dropping them would resolve their alerts; without
 // one there is no ibdoctor_sweep_complete.
 // The series it writes anew carry labels (the kept ones carry theirs).
-func PrometheusFailed(w io.Writer, prev []byte, at time.Time, labels []Label) error {
+// What prev lacks of the state's times (a textfile lost with a tmpfs, a
+// --prom path changed) is taken from state: the state dir's last sweep
+// is a success the textfile did not see.
+func PrometheusFailed(w io.Writer, prev []byte, at time.Time, labels []Label, state FailedState) error {
 	var b bytes.Buffer
 	var lastOK int64
-	kept := "" // the kept sweep's ibdoctor_sweep_complete value
+	snapshotAt := false // prev has ibdoctor_snapshot_timestamp_seconds
+	kept := ""          // the kept sweep's ibdoctor_sweep_complete value
 	skip := map[string]bool{
 		"ibdoctor_sweep_success": true, "ibdoctor_sweep_last_success_timestamp_seconds": true,
 		"ibdoctor_sweep_timestamp_seconds": true, "ibdoctor_sweep_complete": true,
@@ -166,6 +181,9 @@ func PrometheusFailed(w io.Writer, prev []byte, at time.Time, labels []Label) er
 				lastOK = v
 			}
 		}
+		if name == "ibdoctor_snapshot_timestamp_seconds" && value != "" {
+			snapshotAt = true
+		}
 		if name == "ibdoctor_sweep_complete" && kept == "" && (value == "0" || value == "1") {
 			kept = value
 		}
@@ -176,6 +194,13 @@ func PrometheusFailed(w io.Writer, prev []byte, at time.Time, labels []Label) er
 		b.WriteByte('\n')
 	}
 	var st bytes.Buffer
+	if lastOK == 0 && !state.LastSuccess.IsZero() {
+		lastOK = state.LastSuccess.Unix()
+	}
+	if !snapshotAt && !state.SnapshotTakenAt.IsZero() {
+		metric(&st, "ibdoctor_snapshot_timestamp_seconds", helpSnapshotAt)
+		fmt.Fprintf(&st, "ibdoctor_snapshot_timestamp_seconds %d\n", state.SnapshotTakenAt.Unix())
+	}
 	if kept != "" {
 		metric(&st, "ibdoctor_sweep_complete", helpComplete)
 		fmt.Fprintf(&st, "ibdoctor_sweep_complete %s\n", kept)

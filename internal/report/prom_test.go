@@ -121,11 +121,11 @@ func TestPrometheusFailed(t *testing.T) {
 	Prometheus(&good, d, PromOptions{MinSeverity: checks.Warning})
 	at := d.GeneratedAt.Add(15 * time.Minute)
 	var failed bytes.Buffer
-	if err := PrometheusFailed(&failed, good.Bytes(), at, nil); err != nil {
+	if err := PrometheusFailed(&failed, good.Bytes(), at, nil, FailedState{}); err != nil {
 		t.Fatal(err)
 	}
 	again := bytes.Buffer{}
-	PrometheusFailed(&again, append([]byte("# a foreign comment\nother_metric 1\n"), failed.Bytes()...), at.Add(15*time.Minute), nil)
+	PrometheusFailed(&again, append([]byte("# a foreign comment\nother_metric 1\n"), failed.Bytes()...), at.Add(15*time.Minute), nil, FailedState{})
 	for i, text := range []string{failed.String(), again.String()} {
 		for _, want := range []string{
 			"ibdoctor_sweep_success 0\n",
@@ -151,7 +151,7 @@ func TestPrometheusFailed(t *testing.T) {
 	}
 	// Never a success: the last success is 0, so a staleness alert fires.
 	var never bytes.Buffer
-	PrometheusFailed(&never, nil, at, nil)
+	PrometheusFailed(&never, nil, at, nil, FailedState{})
 	if !strings.Contains(never.String(), "ibdoctor_sweep_last_success_timestamp_seconds 0\n") || strings.Contains(never.String(), "ibdoctor_sweep_complete") {
 		t.Errorf("no previous textfile:\n%s", never.String())
 	}
@@ -169,7 +169,7 @@ func FuzzPrometheusFailed(f *testing.F) {
 	f.Add([]byte("\x00\n\n{}"))
 	f.Fuzz(func(t *testing.T, prev []byte) {
 		var b bytes.Buffer
-		if err := PrometheusFailed(&b, prev, time.Unix(1000, 0), nil); err != nil {
+		if err := PrometheusFailed(&b, prev, time.Unix(1000, 0), nil, FailedState{}); err != nil {
 			t.Fatal(err)
 		}
 		text := b.String()

@@ -59,3 +59,13 @@ func LoadLastSweep(dir string) (*LastSweep, error) {
 	}
 	return &l, nil
 }
+
+// TakenAt is when the snapshot in dir was taken (snapshot.json's
+// taken_at), for what needs its time alone.
+func TakenAt(dir string) (time.Time, error) {
+	s, _, err := readDoc(filepath.Join(dir, FileName))
+	if err != nil {
+		return time.Time{}, err
+	}
+	return s.TakenAt, nil
+}

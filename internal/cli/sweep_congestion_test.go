@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -64,7 +65,8 @@ func TestSweepCongestionSincePreviousSweep(t *testing.T) {
 	if !strings.Contains(d.CountersBasis, "congestion by the share of time stalled since") {
 		t.Errorf("counters_basis %q does not say how congestion was judged", d.CountersBasis)
 	}
-	if !strings.Contains(p, `ibdoctor_finding_impact_score{check="counters.congestion",severity="warning",node="spine02",port="33"`) {
+	if !strings.Contains(p, `ibdoctor_finding_impact_score{check="counters.congestion",node="spine02",port="33"`) ||
+		!regexp.MustCompile(`(?m)^ibdoctor_finding_severity\{check="counters.congestion",node="spine02",port="33",.*\} 2$`).MatchString(p) {
 		t.Errorf("the textfile has no warning series for spine02/33's congestion:\n%s", p)
 	}
 

@@ -39,12 +39,12 @@ func TestSweepPromLabelsWhereTheFaultIs(t *testing.T) {
 	text := string(p)
 	series := promSeries(text, "routing.unreachable")
 	for _, want := range []string{
-		`ibdoctor_finding_impact_score{check="routing.unreachable",severity="critical",node="leaf03",port="50",peer=""}`,
-		`ibdoctor_finding_impact_score{check="routing.unreachable",severity="critical",node="leaf04",port="50",peer=""}`,
+		`ibdoctor_finding_impact_score{check="routing.unreachable",node="leaf03",port="50",peer=""}`,
+		`ibdoctor_finding_impact_score{check="routing.unreachable",node="leaf04",port="50",peer=""}`,
 		// One blackhole at two leaves is one finding at both: labelled
 		// with the first only, the alert sent the operator to leaf01 and
 		// fired anew for leaf02 once leaf01 was fixed.
-		`ibdoctor_finding_impact_score{check="routing.unreachable",severity="critical",node="leaf01 and leaf02",port="",peer=""}`,
+		`ibdoctor_finding_impact_score{check="routing.unreachable",node="leaf01 and leaf02",port="",peer=""}`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("textfile lacks %s; routing.unreachable series:\n%s", want, strings.Join(series, "\n"))
@@ -86,7 +86,7 @@ func TestSweepPromLabelsNameTheGroup(t *testing.T) {
 	}
 	p, _ := os.ReadFile(prom)
 	series := promSeries(string(p), "topology.missing-hca")
-	want := `ibdoctor_finding_impact_score{check="topology.missing-hca",severity="error",node="a05-p1-dgx-01-c*",port="",peer=""}`
+	want := `ibdoctor_finding_impact_score{check="topology.missing-hca",node="a05-p1-dgx-01-c*",port="",peer=""}`
 	if len(series) != 1 || !strings.HasPrefix(series[0], want+" ") {
 		t.Errorf("missing-hca series %q, want one %s", series, want)
 	}

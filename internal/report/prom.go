@@ -234,19 +234,21 @@ func writeCounts(b *bytes.Buffer, d *Document) {
 	for _, s := range []string{"critical", "error", "warning", "info"} {
 		fmt.Fprintf(b, "ibdoctor_findings{severity=%s} %d\n", labelValue(s), d.Counts[s])
 	}
-	metric(b, "ibdoctor_check_findings", "Findings of the last successful sweep by check and severity.")
+	metric(b, "ibdoctor_check_findings", "Findings of the last successful sweep by check and severity: every severity of a check with findings, 0 where it has none.")
 	type key struct{ check, sev string }
 	byCheck := map[key]int{}
+	var found []string
 	for _, f := range d.Findings {
 		byCheck[key{f.Check, f.Severity.String()}]++
+		found = append(found, f.Check)
 	}
-	keys := make([]key, 0, len(byCheck))
-	for k := range byCheck {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.check+"\x00"+a.sev, b.check+"\x00"+b.sev) })
-	for _, k := range keys {
-		fmt.Fprintf(b, "ibdoctor_check_findings{check=%s,severity=%s} %d\n", labelValue(k.check), labelValue(k.sev), byCheck[k])
+	slices.Sort(found)
+	// A check's four series stay while it has findings: one whose
+	// finding went from warning to error keeps its series (trial F7).
+	for _, c := range slices.Compact(found) {
+		for _, sev := range []string{"critical", "error", "info", "warning"} {
+			fmt.Fprintf(b, "ibdoctor_check_findings{check=%s,severity=%s} %d\n", labelValue(c), labelValue(sev), byCheck[key{c, sev}])
+		}
 	}
 	metric(b, "ibdoctor_fabric_nodes", "Nodes the last successful sweep discovered, by type.")
 	fmt.Fprintf(b, "ibdoctor_fabric_nodes{type=\"switch\"} %d\nibdoctor_fabric_nodes{type=\"ca\"} %d\n", d.Fabric.Switches, d.Fabric.CAs)
@@ -256,14 +258,18 @@ func writeCounts(b *bytes.Buffer, d *Document) {
 	fmt.Fprintf(b, "ibdoctor_unreached %d\n", len(d.Unreached))
 }
 
-// findingLabels are one finding's series labels.
-type findingLabels struct{ check, severity, node, port, peer string }
+// findingLabels are one finding's series labels: what it is and where,
+// not how bad (trial F7: with severity among them, a port's series was
+// another series when its finding went from warning to error, and alerts
+// on it resolved and fired again). Severity is a value
+// (ibdoctor_finding_severity).
+type findingLabels struct{ check, node, port, peer string }
 
 // labelsOf labels a finding with its place (checks.Finding.Place), the
 // one rule the JSON report's reader can apply to its group and entities.
 func labelsOf(f checks.Finding) findingLabels {
 	pl := f.Place()
-	l := findingLabels{check: f.Check, severity: f.Severity.String(), node: pl.Node, peer: pl.Peer}
+	l := findingLabels{check: f.Check, node: pl.Node, peer: pl.Peer}
 	if pl.Port > 0 {
 		l.port = strconv.Itoa(pl.Port)
 	}
@@ -281,6 +287,7 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 	// finding is counted as dropped, never silently folded in.
 	var order []findingLabels
 	score := map[findingLabels]float64{}
+	worst := map[findingLabels]checks.Severity{}
 	shared := 0
 	for _, f := range d.Findings {
 		if f.Severity < o.MinSeverity {
@@ -289,19 +296,21 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 		l := labelsOf(f)
 		if s, ok := score[l]; !ok {
 			order = append(order, l)
-			score[l] = f.Impact.Score
+			score[l], worst[l] = f.Impact.Score, f.Severity
 		} else {
 			shared++
 			if f.Impact.Score > s {
 				score[l] = f.Impact.Score
 			}
+			if f.Severity > worst[l] {
+				worst[l] = f.Severity
+			}
 		}
 	}
 	// Worst first (the document is ranked, but be sure), so the cap drops
 	// the least important.
-	sev := func(s string) checks.Severity { v, _ := checks.ParseSeverity(s); return v }
 	slices.SortStableFunc(order, func(a, b findingLabels) int {
-		if c := sev(b.severity) - sev(a.severity); c != 0 {
+		if c := worst[b] - worst[a]; c != 0 {
 			return int(c)
 		}
 		switch {
@@ -317,16 +326,35 @@ func writeFindingSeries(b *bytes.Buffer, d *Document, o PromOptions) {
 		dropped += len(order) - max
 		order = order[:max]
 	}
-	metric(b, "ibdoctor_finding_impact_score", "One series per finding of the last successful sweep at or above --prom-min-severity, labelled with where it is; the value is its impact score (share of collective bandwidth lost, 0..1).")
+	labels := func(l findingLabels) string {
+		return fmt.Sprintf("{check=%s,node=%s,port=%s,peer=%s}", labelValue(l.check), labelValue(l.node), labelValue(l.port), labelValue(l.peer))
+	}
+	metric(b, "ibdoctor_finding_impact_score", "One series per finding of the last successful sweep at or above --prom-min-severity, labelled with what and where it is; the value is its impact score (share of collective bandwidth lost, 0..1).")
 	for _, l := range order {
-		fmt.Fprintf(b, "ibdoctor_finding_impact_score{check=%s,severity=%s,node=%s,port=%s,peer=%s} %s\n",
-			labelValue(l.check), labelValue(l.severity), labelValue(l.node), labelValue(l.port), labelValue(l.peer),
-			strconv.FormatFloat(score[l], 'g', -1, 64))
+		fmt.Fprintf(b, "ibdoctor_finding_impact_score%s %s\n", labels(l), strconv.FormatFloat(score[l], 'g', -1, 64))
+	}
+	metric(b, "ibdoctor_finding_severity", "The severity of each ibdoctor_finding_impact_score series' finding, at the same labels: 1 info, 2 warning, 3 error, 4 critical (a value, so a finding that worsens keeps its series).")
+	for _, l := range order {
+		fmt.Fprintf(b, "ibdoctor_finding_severity%s %d\n", labels(l), severityValue(worst[l]))
 	}
 	metric(b, "ibdoctor_finding_series_limit", "Most ibdoctor_finding_impact_score series written; the worst findings are kept.")
 	fmt.Fprintf(b, "ibdoctor_finding_series_limit %d\n", max)
 	metric(b, "ibdoctor_finding_series_dropped", "Findings at or above --prom-min-severity without a series of their own: left out by the limit, or at the same labels as a worse finding (that series keeps the worse score).")
 	fmt.Fprintf(b, "ibdoctor_finding_series_dropped %d\n", dropped)
+}
+
+// severityValue is a severity as ibdoctor_finding_severity's value:
+// 1 info up to 4 critical, whatever checks.Severity's own numbering.
+func severityValue(s checks.Severity) int {
+	switch s {
+	case checks.Critical:
+		return 4
+	case checks.Error:
+		return 3
+	case checks.Warning:
+		return 2
+	}
+	return 1
 }
 
 // labelValue quotes a label value as the exposition format wants it:

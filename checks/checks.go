@@ -168,6 +168,11 @@ func selectChecks(ids []string) ([]Check, error) {
 	return selected, nil
 }
 
+// CountersNotRead begins the reason a check that needs counters was
+// skipped for when none were read: what a rendering tells "no counter
+// findings" from "counters not looked at" by.
+const CountersNotRead = "counters were not read"
+
 func missing(s *Snapshot, id string, needs []string) string {
 	for _, n := range needs {
 		if why := s.NotRecorded[n]; why != "" {
@@ -183,20 +188,20 @@ func missing(s *Snapshot, id string, needs []string) string {
 			}
 		case "counters":
 			if s.Counters == nil && s.CountersNotRead != "" {
-				return "counters were not read: " + s.CountersNotRead
+				return CountersNotRead + ": " + s.CountersNotRead
 			}
 			if s.Counters == nil {
-				return "counters were not read"
+				return CountersNotRead
 			}
 		case "interval":
 			if s.Counters == nil && s.CountersNotRead != "" {
-				return "counters were not read: " + s.CountersNotRead
+				return CountersNotRead + ": " + s.CountersNotRead
 			}
 			if s.Counters != nil && s.CountersBasis != "" {
 				return "needs the span the counters were sampled over: " + s.CountersBasis
 			}
 			if s.Counters == nil {
-				return "counters were not read"
+				return CountersNotRead
 			}
 			if s.Counters.Interval() == 0 {
 				return "needs two counter samples (add --interval)"

@@ -114,9 +114,37 @@ func Prometheus(w io.Writer, d *Document, o PromOptions) error {
 		metric(&b, "ibdoctor_snapshot_timestamp_seconds", helpSnapshotAt)
 		fmt.Fprintf(&b, "ibdoctor_snapshot_timestamp_seconds %d\n", d.SnapshotTakenAt.Unix())
 	}
+	writeLooked(&b, d)
 	writeStatus(&b, true, d.GeneratedAt, d.GeneratedAt)
 	_, err := w.Write(withLabels(b.Bytes(), o.Labels))
 	return err
+}
+
+// writeLooked says how long the sweep took and what it did not look at
+// (trial F9): without it a sweep that read no counters (--no-counters, a
+// file without any) shows as 0 counter findings, healthy.
+func writeLooked(b *bytes.Buffer, d *Document) {
+	if total, err := time.ParseDuration(d.Timings["total"]); err == nil {
+		metric(b, "ibdoctor_sweep_duration_seconds", "How long the last successful sweep took (its report's timings.total).")
+		fmt.Fprintf(b, "ibdoctor_sweep_duration_seconds %s\n", strconv.FormatFloat(total.Seconds(), 'g', -1, 64))
+	}
+	read := d.CountersNotRead == ""
+	var skipped []string
+	for _, s := range d.Skipped {
+		skipped = append(skipped, s.Check)
+		if strings.HasPrefix(s.Reason, checks.CountersNotRead) {
+			read = false
+		}
+	}
+	metric(b, "ibdoctor_counters_read", "1 if the last successful sweep read the ports' counters, 0 if not (--no-counters, a file without them): its counter findings are then none looked for, not none found.")
+	fmt.Fprintf(b, "ibdoctor_counters_read %d\n", boolInt(read))
+	if len(skipped) > 0 {
+		slices.Sort(skipped)
+		metric(b, "ibdoctor_check_skipped", "Checks the last successful sweep did not run, one series each (the report's checks_skipped says why): what they judge was not looked at.")
+		for _, c := range slices.Compact(skipped) {
+			fmt.Fprintf(b, "ibdoctor_check_skipped{check=%s} 1\n", labelValue(c))
+		}
+	}
 }
 
 // FailedState is what a failed sweep's state dir says of the sweeps

@@ -534,7 +534,7 @@ func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
 		}
 		slices.SortFunc(idx, func(a, b int) int { return fs[a].Entities[0].Port - fs[b].Entities[0].Port })
 		big := idx[0]
-		var nums []int
+		var nums []uint8
 		var per []string
 		var ents []Entity
 		f := fs[idx[0]]
@@ -542,7 +542,7 @@ func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
 		for _, i := range idx {
 			m := fs[i]
 			e := m.Entities[0]
-			nums = append(nums, e.Port)
+			nums = append(nums, uint8(e.Port))
 			from := ""
 			if len(m.Entities) > 1 {
 				from = " (from " + m.Entities[1].String() + ")"
@@ -560,7 +560,7 @@ func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
 		}
 		f.Impact.PathShare = min(f.Impact.PathShare, 1)
 		sw := s.nodeName(k.dead.Node)
-		runs := portRuns(nums)
+		runs := portNumbers(nums)
 		how := ""
 		switch k.basis {
 		case "delta":
@@ -588,24 +588,6 @@ func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
 		}
 	}
 	return out
-}
-
-// portRuns lists port numbers in runs: "25-32", "1, 3, 5-7".
-func portRuns(nums []int) string {
-	var parts []string
-	for i := 0; i < len(nums); {
-		j := i
-		for j+1 < len(nums) && nums[j+1] == nums[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", nums[i], nums[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(nums[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }
 
 // counterWeight scales a counter finding's path share into its score.

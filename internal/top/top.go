@@ -48,7 +48,8 @@ type Options struct {
 	PortInfo discover.SMPReader
 }
 
-// Row is one port in the view.
+// Row is one port in the view. Its flags sit together so it packs
+// without padding: top holds a row for every watched port.
 type Row struct {
 	Port *fabric.Port
 	// Node and Num name the port; Peer the far end ("-" when unknown).
@@ -70,20 +71,22 @@ type Row struct {
 	// behind that figure could not be computed (perf.DeltaValue.Unknown,
 	// the reason in Unknown); the figure is not 0, it is not known.
 	ErrorsUnknown, WaitUnknown, TxUnknown, RxUnknown bool
-	Unknown                                          string
 	// Narrow: the port's last reading came from the 16/32-bit
 	// PortCounters, its PortCountersExtended unanswered: read, narrower.
 	Narrow bool
+	// HasVerdict is false when no check found anything (Verdict below).
+	HasVerdict bool
+	// Measured is false until the port has been read twice.
+	Measured bool
+	Unknown  string
 	// Undecided names the counter check that could not judge the port
 	// (its reason in Unknown) when no check found anything.
 	Undecided string
 	// Verdict is the worst finding of checks' counter checks on this
 	// port over its last interval; Check and Title name that finding.
-	// HasVerdict is false when no check found anything.
-	HasVerdict bool
-	Verdict    checks.Severity
-	Check      string
-	Title      string
+	Verdict checks.Severity
+	Check   string
+	Title   string
 	// NotRead says why the last refresh that tried this port could not
 	// read it ("" when it was read): its figures are then the older
 	// reading's, and the view must say so, not show them as current
@@ -91,8 +94,10 @@ type Row struct {
 	NotRead string
 	// Read is when the port was last read.
 	Read time.Time
-	// Measured is false until the port has been read twice.
-	Measured bool
+	// prev is the port's last reading, the one the next is compared
+	// with: kept in its row, not in a second map keyed by port, so a
+	// port is one record (issue 13: top held each port twice).
+	prev *perf.PortCounters
 }
 
 // Util is the larger of the two directions' utilisation.
@@ -124,13 +129,14 @@ type Frame struct {
 
 // Sampler reads the watched ports in turns and keeps their state.
 type Sampler struct {
-	g     perf.Getter
-	f     *fabric.Fabric
-	o     Options
-	next  int
-	prev  map[perf.Key]*perf.PortCounters
-	rows  map[perf.Key]*Row
-	order []perf.Key
+	g    perf.Getter
+	f    *fabric.Fabric
+	o    Options
+	next int
+	// rows are the watched ports' rows by key (two nodes sharing a
+	// GUID share a row), list the same rows in the order first read.
+	rows map[perf.Key]*Row
+	list []*Row
 	// caps are the switches' port-0 PortInfo (discover.RefreshCaps).
 	caps map[*fabric.Node]*mad.PortInfo
 }
@@ -141,7 +147,7 @@ func NewSampler(g perf.Getter, f *fabric.Fabric, o Options) *Sampler {
 		o.Now = time.Now
 	}
 	o.Perf.Now = o.Now
-	s := &Sampler{g: g, f: f, o: o, prev: map[perf.Key]*perf.PortCounters{}, rows: map[perf.Key]*Row{}, caps: map[*fabric.Node]*mad.PortInfo{}}
+	s := &Sampler{g: g, f: f, o: o, rows: map[perf.Key]*Row{}, caps: map[*fabric.Node]*mad.PortInfo{}}
 	return s
 }
 
@@ -208,8 +214,10 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		s.o.Perf.Caps[k] = v
 	}
 	res := perf.Compare(func(k perf.Key) (*perf.PortCounters, bool) {
-		p, ok := s.prev[k]
-		return p, ok
+		if r := s.rows[k]; r != nil && r.prev != nil {
+			return r.prev, true
+		}
+		return nil, false
 	}, sample, s.o.Perf.XmitWaitTick)
 	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), PerRefresh: n, Took: s.o.Now().Sub(start),
 		Interval: res.Interval(), At: s.o.Now()}
@@ -256,7 +264,7 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		if row == nil {
 			row = newRow(pc)
 			s.rows[pc.Key] = row
-			s.order = append(s.order, pc.Key)
+			s.list = append(s.list, row)
 		}
 		row.Read = pc.Time()
 		row.NotRead = ""
@@ -298,15 +306,13 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 				}
 			}
 		}
-		s.prev[pc.Key] = pc
+		row.prev = pc
 	}
 	if s.o.PortInfo != nil {
 		s.newRates(batch, sample, stale)
 	}
 	s.markNotRead(batch, fr.Errors)
-	for _, k := range s.order {
-		fr.Rows = append(fr.Rows, s.rows[k])
-	}
+	fr.Rows = append(fr.Rows, s.list...)
 	return fr, err
 }
 

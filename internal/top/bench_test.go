@@ -1,0 +1,70 @@
+package top
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+)
+
+// BenchmarkSamplerHeld refreshes a Sampler twice over a 256-host fat tree
+// with ibsim's PMAs (each port then has a row and a previous reading, as
+// at top's last refresh) and reports the heap the Sampler holds per
+// watched port: top watches 49,152 ports on FatTree8k.
+func BenchmarkSamplerHeld(b *testing.B) {
+	f, err := topology.FatTree2{Leaves: 16, Spines: 8, HostsPerLeaf: 16, Common: topology.Common{SwitchPorts: 32}}.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := topology.AssignLIDs(f); err != nil {
+		b.Fatal(err)
+	}
+	if err := topology.Route(f); err != nil {
+		b.Fatal(err)
+	}
+	s, err := sim.New(f, sim.Options{PMA: &sim.PMACaps{Switch: sim.PMAAllPortSelect | sim.PMAExtendedWidth | sim.PMAXmitWait, CA: sim.PMAExtendedWidth | sim.PMAXmitWait}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := s.Attach("", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eng := transport.NewEngine(c, transport.Options{})
+	defer eng.Close()
+	var ports []*fabric.Port
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil {
+				ports = append(ports, p)
+			}
+		}
+	}
+	var held uint64
+	b.ReportAllocs()
+	for b.Loop() {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		sm := NewSampler(eng, f, Options{Ports: ports})
+		var fr *Frame
+		for range 2 {
+			if fr, err = sm.Refresh(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if len(fr.Rows) != len(ports) || !fr.Rows[0].Measured {
+			b.Fatalf("%d rows for %d ports", len(fr.Rows), len(ports))
+		}
+		fr = nil
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		runtime.KeepAlive(sm)
+		held = m1.HeapAlloc - min(m1.HeapAlloc, m0.HeapAlloc)
+	}
+	b.ReportMetric(float64(held)/float64(len(ports)), "held-B/port")
+}

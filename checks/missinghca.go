@@ -290,7 +290,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 		missing, where []string
 		spots, mine    []*fabric.Port
 		least, others  int
-		clear          bool
+		clear, few     bool
 		misnamed       placement // adapters answering under another name (placeByOrder)
 	}
 	var lack []lacking
@@ -300,7 +300,12 @@ func (s *Snapshot) missingHCAs() []Finding {
 	for _, h := range hosts {
 		kind := kindOf[h]
 		others := sum.Kinds[kind].Hosts - 1
-		if others < 4 {
+		// Two or three peers tell only together with the leaf: every one
+		// of them has the adapter, and a port where its cable belongs
+		// has no link (review R4: a host whose second HCA was down at
+		// the first sweep, among four hosts alike, was named by nothing).
+		few := others < 4
+		if others < 2 {
 			continue
 		}
 		have := map[string]bool{}
@@ -315,7 +320,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 			// among its peers alone (k). An HCA the expected topology
 			// has is link.down's (topology.changed's) to report,
 			// against the plan.
-			if have[d] || 4*k < 3*others || s.baselineHas(h+" "+d) {
+			if have[d] || 4*k < 3*others || (few && k < others) || s.baselineHas(h+" "+d) {
 				continue
 			}
 			missing = append(missing, d)
@@ -394,6 +399,9 @@ func (s *Snapshot) missingHCAs() []Finding {
 			}
 			continue
 		}
+		if few && len(spots) > len(missing) {
+			spots, where = s.samePortSpots(h, census, spots, where)
+		}
 		// An adapter that answers where one of h's HCAs goes, under
 		// another name, is not missing: its place among h's says which
 		// HCA it is, and which one a port without a link belongs to.
@@ -419,7 +427,7 @@ func (s *Snapshot) missingHCAs() []Finding {
 		for _, p := range spots {
 			claims[p]++
 		}
-		lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear, misnamed: misnamed})
+		lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear, misnamed: misnamed, few: few})
 	}
 	out := misnamedOut
 	for _, l := range lack {
@@ -428,6 +436,9 @@ func (s *Snapshot) missingHCAs() []Finding {
 		// no other host claims one and there are no more of them than
 		// HCAs missing; else which is its cannot be told from the data.
 		ambiguous := len(spots) > len(missing) || slices.ContainsFunc(spots, func(p *fabric.Port) bool { return claims[p] > 1 })
+		if l.few && (ambiguous || len(spots) < len(missing)) {
+			continue // too few peers to tell without the ports
+		}
 		sev, basis := Error, fmt.Sprintf("at least %d of the %d other %s hosts have each of them", least, others, kindName(h))
 		switch {
 		case least == others && others == 1:
@@ -860,6 +871,50 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 		})
 	}
 	return out
+}
+
+// samePortSpots keeps, of spots, the ports with the number h's other HCAs
+// land on, when the hosts land on one port number on every rail's leaf
+// (each other host of the census with two or more cabled HCAs, one at
+// least, and h): gpu001's mlx5_0 on rail0/1 puts its mlx5_1's cable at
+// rail1/1, not at rail1/5 where nothing was ever cabled. Otherwise spots
+// as they are.
+func (s *Snapshot) samePortSpots(h string, census []HostHCA, spots []*fabric.Port, where []string) ([]*fabric.Port, []string) {
+	ports := map[string][]uint8{}
+	for _, x := range census {
+		if x.Leaf != 0 {
+			ports[x.Host] = append(ports[x.Host], x.LeafPort)
+		}
+	}
+	mine := ports[h]
+	if len(mine) == 0 || slices.Min(mine) != slices.Max(mine) {
+		return spots, where
+	}
+	aligned := 0
+	for o, ps := range ports {
+		if o == h || len(ps) < 2 {
+			continue
+		}
+		if slices.Min(ps) != slices.Max(ps) {
+			return spots, where
+		}
+		aligned++
+	}
+	if aligned == 0 {
+		return spots, where
+	}
+	var keep []*fabric.Port
+	var keepWhere []string
+	for i, p := range spots {
+		if p.Num == mine[0] {
+			keep = append(keep, p)
+			keepWhere = append(keepWhere, where[i]+"; the port number "+h+"'s other HCAs and its peers' land on, on every rail")
+		}
+	}
+	if len(keep) == 0 {
+		return spots, where
+	}
+	return keep, keepWhere
 }
 
 // crossNamingRail compares group k, whose adapter naming no two other

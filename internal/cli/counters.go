@@ -851,12 +851,19 @@ func printCounters(w io.Writer, st report.Style, v *verdicts, res *perf.Result, 
 		// On a narrow terminal the figures that matter least go first;
 		// the counters over threshold wrap rather than being cut.
 		drop := map[string]int{"BER": 1, "XMIT PKTS": 1, "RCV PKTS": 2, "LID": 3, "RCV/s": 4, "WAIT": 5}
+		// Long node names (a switch's firmware default with its GUID, a
+		// UFM name) are cut in their middle, keeping the end that tells
+		// two apart (trial E13: 117-column rows wrapped mid-word).
 		cols := make([]report.Column, len(header))
 		for i, h := range header {
 			cols[i] = report.Column{Header: h, Drop: drop[h]}
+			if h == "NODE" || h == "PEER" {
+				cols[i].Min, cols[i].CutMiddle = 16, true
+			}
 		}
 		cols[len(cols)-1].Min, cols[len(cols)-1].Wrap = 16, true
 		report.WriteTableRule(w, st.Width, st.RuleWidth, cols, rows)
+		io.WriteString(w, report.LeftOutNote(report.LeftOut(st.Width, cols, rows), st.Width))
 		fmt.Fprintln(w)
 	}
 	summary := fmt.Sprintf("%s read on %s (%s): ", plural(len(v.ports), "port"), plural(v.nodes, "node"), what)

@@ -153,6 +153,27 @@ func stateText(p *fabric.Port) string {
 	return p.State.String() + "/" + p.PhysState.String()
 }
 
+// linkColumns are the columns of the links table. On a narrow terminal
+// long node names (a UFM switch's, a CA's firmware default with its GUID)
+// are cut in their middle, keeping the end that tells two apart; then an
+// empty MARK column goes, then the LIDs (said under the table), so each
+// link stays one row with its far end's PORT under PORT (trial E13).
+func linkColumns(rows [][]string) []report.Column {
+	cols := []report.Column{
+		{Header: "NODE", Min: 16, CutMiddle: true}, {Header: "PORT"}, {Header: "LID", Drop: 3},
+		{Header: "PEER", Min: 16, CutMiddle: true}, {Header: "PORT"}, {Header: "LID", Drop: 2},
+		{Header: "WIDTH"}, {Header: "SPEED"}, {Header: "STATE"}, {Header: "MARK", Min: 16, Wrap: true},
+	}
+	marked := false
+	for _, r := range rows {
+		marked = marked || strings.TrimSpace(r[len(r)-1]) != ""
+	}
+	if !marked {
+		cols[len(cols)-1].Drop = 1
+	}
+	return cols
+}
+
 func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all []linkinfo.Row, marked int) error {
 	out := make([][]string, 0, len(rows))
 	for _, r := range rows {
@@ -182,9 +203,10 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 		}
 		out = append(out, row)
 	}
-	if err := st.Table(w, []string{"NODE", "PORT", "LID", "PEER", "PORT", "LID", "WIDTH", "SPEED", "STATE", "MARK"}, out); err != nil {
+	if err := report.WriteTableRule(w, st.Width, st.RuleWidth, linkColumns(out), out); err != nil {
 		return err
 	}
+	io.WriteString(w, report.LeftOutNote(report.LeftOut(st.Width, linkColumns(out), out), st.Width))
 	links, open, noLink, undecided, loops, inactive, slow := 0, 0, 0, 0, 0, 0, 0
 	for _, r := range all {
 		if r.Loopback {

@@ -160,3 +160,75 @@ func TestRoutesLinksFitTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestLinksCountersFitTerminalOnLongNames: links on the DGX SuperPOD dump
+// and counters on the Quantum-2 ibdiagnet capture, whose node names are
+// 34 to 60 columns long, in a tmux pane 80 columns wide (trial E13: rows
+// of 149 and 117 columns, wrapped mid-word by the terminal, so the far
+// end's PORT landed under NODE). No line is wider than the pane; every
+// word on the screen is a whole word of the piped output or a name cut
+// where "…" says so, or the line saying which columns were left out;
+// every row of the piped table is on the screen (none wrapped into two).
+// Piped, nothing is cut.
+func TestLinksCountersFitTerminalOnLongNames(t *testing.T) {
+	tmuxtest.Require(t)
+	bin := ibdoctorBinary(t)
+	for _, c := range []struct {
+		args []string
+		// leftOut: the LIDs cannot fit beside two names and the rate.
+		leftOut bool
+	}{
+		{[]string{"links", "--sim=" + corpusPath(t, "dgx-ndr-2025.ibnetdiscover")}, true},
+		{[]string{"counters", "--sim=" + corpusPath(t, "quantum2-ndr-ibdiagnet2.db_csv")}, false},
+	} {
+		args := c.args
+		t.Run(args[0], func(t *testing.T) {
+			piped, err := exec.Command(bin, args...).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+				t.Fatalf("%q piped: %v", args, err)
+			}
+			full := string(piped)
+			if strings.Contains(full, report.Ellipsis) {
+				t.Errorf("%q: piped output is cut (%q)", args, report.Ellipsis)
+			}
+			pipedRows := 0
+			for _, l := range strings.Split(full, "\n") {
+				if strings.HasPrefix(l, " ") && !strings.HasPrefix(l, " NODE ") && !strings.HasPrefix(l, "  ") {
+					pipedRows++
+				}
+			}
+			fullWords := tokenSet(full)
+			p := tmuxtest.Start(t, 80, 50, t.TempDir(), append([]string{bin}, args...)...)
+			code, joined := p.WaitExit(60 * time.Second)
+			if code != ExitHealthy && code != ExitFindings {
+				t.Fatalf("exit %d\n%s", code, joined)
+			}
+			if !strings.Contains(joined, " NODE ") {
+				t.Fatalf("the pane does not show the table:\n%s", joined)
+			}
+			// The line saying which columns did not fit is the screen's own.
+			left := regexp.MustCompile(`\(\w[^()]* left out to fit 80 columns[^()]*\)`)
+			if left.MatchString(joined) != c.leftOut {
+				t.Errorf("a line says which columns were left out: %v, want %v\n%s", !c.leftOut, c.leftOut, joined)
+			}
+			joined = left.ReplaceAllString(joined, "")
+			screenRows := 0
+			for i, line := range strings.Split(joined, "\n") {
+				if w := report.VisibleWidth(line); w > 80 {
+					t.Errorf("line %d is %d columns wide in an 80-column terminal (it wrapped):\n%s", i+1, w, line)
+				}
+				if strings.HasPrefix(line, " ") && !strings.HasPrefix(line, " NODE ") && !strings.HasPrefix(line, "  ") {
+					screenRows++
+				}
+				for w := range tokenSet(line) {
+					if !fullWords[w] && !strings.Contains(w, report.Ellipsis) {
+						t.Errorf("%q on the 80-column screen is not a word of the full output: a word was cut (line %q)", w, line)
+					}
+				}
+			}
+			if screenRows != pipedRows {
+				t.Errorf("%d table rows on the screen, %d piped", screenRows, pipedRows)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strings"
 )
@@ -55,7 +56,7 @@ func columnsOf(header []string) []Column {
 
 // WriteTable writes rows as a table at most width columns wide (0: no
 // limit). When the natural table is wider, the columns with a Min are cut
-// (the leftmost keeps the most room), then Drop columns are removed.
+// (sharing the room left evenly), then Drop columns are removed.
 func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 	return WriteTableRule(w, width, 0, cols, rows)
 }
@@ -64,49 +65,12 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 // columns wide (0: as wide as the table), though never narrower than the
 // header.
 func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]string) error {
-	natural := make([]int, len(cols))
-	for i, c := range cols {
-		natural[i] = VisibleWidth(c.Header)
-	}
-	for _, r := range rows {
-		for i := range cols {
-			if i < len(r) {
-				natural[i] = max(natural[i], VisibleWidth(r[i]))
-			}
-		}
-	}
-	// A wrapping last column is never narrower than its longest word:
-	// a word cut at the column's edge ("[SymbolErrorCoun…") loses the
-	// figure the operator ran the command for. Columns that may go are
-	// dropped for it first; failing that, the text goes under its row.
-	if n := len(cols); n > 0 && width > 0 && cols[n-1].Wrap {
-		cols = append([]Column(nil), cols...)
-		for _, r := range rows {
-			if n-1 < len(r) {
-				for _, u := range wrapUnits(r[n-1]) {
-					cols[n-1].Min = max(cols[n-1].Min, VisibleWidth(u))
-				}
-			}
-		}
-	}
-	keep, widths := fitColumns(cols, natural, width)
+	cols, _, keep, widths, below := layout(width, cols, rows)
 	bw := bufio.NewWriter(w)
 	last := -1
 	for i := range cols {
 		if keep[i] {
 			last = i
-		}
-	}
-	// A wrapping last column squeezed below its Min reads better under
-	// its row, across the whole width, than as a sliver at the right.
-	below := -1
-	if width > 0 && last >= 0 && cols[last].Wrap && widths[last] < min(cols[last].Min, natural[last]) {
-		below, keep[last] = last, false
-		last = -1
-		for i := range cols {
-			if keep[i] {
-				last = i
-			}
 		}
 	}
 	const belowIndent = "     "
@@ -177,6 +141,110 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 	return bw.Flush()
 }
 
+// layout decides a table's columns at width: natural is each column's
+// widest cell, keep and widths what is shown and how wide, below the
+// wrapping last column moved under its rows (-1: none). cols comes back
+// with the wrapping column's Min raised (wrapMin).
+func layout(width int, cols []Column, rows [][]string) (_ []Column, natural []int, keep []bool, widths []int, below int) {
+	natural = make([]int, len(cols))
+	for i, c := range cols {
+		natural[i] = VisibleWidth(c.Header)
+	}
+	for _, r := range rows {
+		for i := range cols {
+			if i < len(r) {
+				natural[i] = max(natural[i], VisibleWidth(r[i]))
+			}
+		}
+	}
+	cols = wrapMin(width, cols, rows)
+	keep, widths = fitColumns(cols, natural, width)
+	last := -1
+	for i := range cols {
+		if keep[i] {
+			last = i
+		}
+	}
+	// A wrapping last column squeezed below its Min reads better under
+	// its row, across the whole width, than as a sliver at the right;
+	// the other columns then share the width without it (trial E13:
+	// counters cut its node names to "…" for a column that went below).
+	// It goes under its rows too rather than cost another column its
+	// place (links: the LIDs, for a DEGRADED mark).
+	below = -1
+	n := len(cols)
+	if width > 0 && n > 0 && cols[n-1].Wrap {
+		k, wd := fitColumns(cols[:n-1], natural[:n-1], width)
+		lost := false
+		for i := range k {
+			lost = lost || (k[i] && !keep[i])
+		}
+		if lost || (last == n-1 && widths[last] < min(cols[last].Min, natural[last])) {
+			below = n - 1
+			copy(keep, k)
+			copy(widths, wd)
+			keep[n-1] = false
+		}
+	}
+	return cols, natural, keep, widths, below
+}
+
+// wrapMin raises a wrapping last column's Min to its longest word: a
+// word cut at the column's edge ("[SymbolErrorCoun…") loses the figure
+// the operator ran the command for. Columns that may go are dropped for
+// it first; failing that, the text goes under its row.
+func wrapMin(width int, cols []Column, rows [][]string) []Column {
+	n := len(cols)
+	if n == 0 || width <= 0 || !cols[n-1].Wrap {
+		return cols
+	}
+	cols = append([]Column(nil), cols...)
+	for _, r := range rows {
+		if n-1 < len(r) {
+			for _, u := range wrapUnits(r[n-1]) {
+				cols[n-1].Min = max(cols[n-1].Min, VisibleWidth(u))
+			}
+		}
+	}
+	return cols
+}
+
+// LeftOut is the headers of the columns (each once) that WriteTable at
+// width drops to fit and that hold text in some row: what the reader of
+// the screen does not see, to be said under the table (LeftOutNote). A
+// column with nothing in it is not missed.
+func LeftOut(width int, cols []Column, rows [][]string) []string {
+	if width <= 0 {
+		return nil
+	}
+	_, _, keep, _, below := layout(width, cols, rows)
+	var out []string
+	seen := map[string]bool{}
+	for i, k := range keep {
+		if k || i == below || seen[cols[i].Header] {
+			continue
+		}
+		for _, r := range rows {
+			if i < len(r) && strings.TrimSpace(r[i]) != "" {
+				seen[cols[i].Header] = true
+				out = append(out, cols[i].Header)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// LeftOutNote is the line under a table saying which columns (LeftOut)
+// did not fit width, and where to see them; "" when none.
+func LeftOutNote(headers []string, width int) string {
+	if len(headers) == 0 {
+		return ""
+	}
+	return WrapString("", fmt.Sprintf("(%s left out to fit %d columns: widen the terminal, or pipe the output, to see every column)",
+		strings.Join(headers, ", "), width), width)
+}
+
 // tableWidth is the width of a row: one space before each kept column,
 // one after, two between neighbours.
 func tableWidth(keep []bool, widths []int) int {
@@ -211,12 +279,22 @@ func fitColumns(cols []Column, natural []int, width int) ([]bool, []int) {
 			}
 		}
 		if spare := width - tableWidth(keep, least); spare >= 0 {
-			for i := range cols {
-				if keep[i] && least[i] < natural[i] {
-					add := min(spare, natural[i]-least[i])
-					least[i] += add
-					spare -= add
+			// The room left is shared a column at a time among the cut
+			// columns, the narrowest first, so a long name on the left
+			// does not take it all and leave its peer on the right cut
+			// to its Min (trial E13: counters' NODE 50 columns, PEER 16).
+			for spare > 0 {
+				j := -1
+				for i := range cols {
+					if keep[i] && least[i] < natural[i] && (j < 0 || least[i] < least[j]) {
+						j = i
+					}
 				}
+				if j < 0 {
+					break
+				}
+				least[j]++
+				spare--
 			}
 			return keep, least
 		}

@@ -88,7 +88,16 @@ func TruncateMiddle(s string, width int) string {
 	if width <= 0 || VisibleWidth(s) <= width {
 		return s
 	}
-	if strings.IndexByte(s, 0x1b) >= 0 || width < 3 {
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		// A name coloured as a whole (counters' bold node over threshold)
+		// is cut in its middle like any other, inside its colour.
+		l, e := escapeLen(s), strings.LastIndexByte(s, 0x1b)
+		if s[0] == 0x1b && e >= l && e+escapeLen(s[e:]) == len(s) && strings.IndexByte(s[l:e], 0x1b) < 0 {
+			return s[:l] + TruncateMiddle(s[l:e], width) + s[e:]
+		}
+		return Truncate(s, width)
+	}
+	if width < 3 {
 		return Truncate(s, width)
 	}
 	rs := []rune(s)

@@ -384,10 +384,17 @@ func TestTruncateMiddle(t *testing.T) {
 			t.Errorf("TruncateMiddle(%q, %d) is %d wide", c.in, c.width, VisibleWidth(got))
 		}
 	}
-	// Colour is never cut in its middle: the end cut resets it.
+	// Colour is kept: the cut text is reset at its end.
 	st := Style{Color: true}
 	if got := TruncateMiddle(st.Red("port not cabled/down"), 10); VisibleWidth(got) > 10 || !strings.HasSuffix(got, "\x1b[0m") {
 		t.Errorf("coloured cut %q (width %d)", got, VisibleWidth(got))
+	}
+	// A name coloured as a whole (counters' bold node) keeps its end, as
+	// uncoloured: the GUID that tells two "Quantum-2 Mellanox
+	// Technologies" apart (trial E13).
+	name := "Quantum-2 Mellanox Technologies (0xfc6a1c03008a5c00)"
+	if got, want := TruncateMiddle(st.Bold(name), 20), st.Bold(TruncateMiddle(name, 20)); got != want {
+		t.Errorf("bold name cut to %q, want %q", got, want)
 	}
 }
 

@@ -131,6 +131,21 @@ func whatIf(fs []Finding) {
 	}
 }
 
+// Selectors are what --checks accepts (Validate): the groups, then every
+// check's ID, in All's order.
+func Selectors() []string {
+	var groups, ids []string
+	for _, c := range All() {
+		g := strings.SplitN(c.ID, ".", 2)[0]
+		if !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+		ids = append(ids, c.ID)
+	}
+	slices.Sort(groups)
+	return append(groups, ids...)
+}
+
 // Validate reports an error naming the first ID that is neither a check
 // nor a group ("link", "counters", "routing", "topology"), so a command can
 // refuse a bad --checks before it sweeps the fabric.

@@ -36,6 +36,10 @@ func (s Severity) String() string {
 	return fmt.Sprintf("Severity(%d)", int(s))
 }
 
+// SeverityNames are the severities' names, least first: what
+// ParseSeverity accepts (and shell completion offers).
+func SeverityNames() []string { return severityNames[:] }
+
 // ParseSeverity parses "info", "warning", "error" or "critical".
 func ParseSeverity(s string) (Severity, error) {
 	for i, n := range severityNames {

@@ -48,7 +48,7 @@ above --fail-on, 2 could not decide (see docs/exit-codes.md).`,
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	o.check.flags(cmd.Flags(), "error")
+	o.check.flags(cmd, "error")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the report as JSON (docs/schema-report.md)")
 	cmd.Flags().BoolVar(&o.list, "list", false, "list the checks and exit")
 	htmlFlag(cmd.Flags(), &o.html)

@@ -113,9 +113,14 @@ docs/counters.md explains the choices.`,
 	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs (default 0, as ibqueryerrors --skip-sl; docs/counters.md)")
 	fs.Uint16Var(&o.pkeyIndex, "pkey-index", 0, "local P_Key table index of PerfMgt MADs (0: the default partition)")
 	fs.StringVar(&o.failOn, "fail-on", "warning", "lowest severity of a port's verdict (as check judges it) that makes the exit status 1: info, warning, error or critical")
+	completeValues(cmd, "reset", resetModes)
+	completeValues(cmd, "fail-on", checks.SeverityNames())
 	fs.BoolVar(&o.skipClean, "skip-clean-switches", false, "read a switch's ports one by one only when its all-ports sum (PortSelect 0xFF) shows an error or PortXmitWait; its clean ports then have no data counters (default: on unless --all, --interval or --reset; =false reads every port)")
 	return cmd
 }
+
+// resetModes are what --reset takes ("none", the default, is not offered).
+var resetModes = []string{"errors", "all"}
 
 // parseReset turns --reset into a perf.ResetMode.
 func parseReset(s string) (perf.ResetMode, error) {
@@ -127,7 +132,7 @@ func parseReset(s string) (perf.ResetMode, error) {
 	case "all":
 		return perf.ResetAll, nil
 	}
-	return perf.ResetNone, fmt.Errorf("--reset %q: want errors or all", s)
+	return perf.ResetNone, fmt.Errorf("--reset %q: want %s", s, orList(resetModes))
 }
 
 // loadThresholds reads a thresholds file over the defaults.

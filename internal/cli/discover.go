@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,7 @@ answer (listed; what was found is printed).`,
 	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
 	fs.StringVar(&o.format, "format", "table", "output: table, json (ibdoctor.fabric/v1) or ibnetdiscover (topology text)")
+	completeValues(cmd, "format", discoverFormats)
 	fs.StringVar(&o.diffFile, "diff", "", "compare with a saved fabric (JSON, ibnetdiscover text or ibsim net file) and print the changes")
 	fs.StringVar(&o.start, "start", "", `start at the node at this directed route, e.g. "0,1,3" (default: the local node)`)
 	fs.IntVar(&o.maxHops, "max-hops", 0, fmt.Sprintf("longest directed route followed (0: %d, the most a route can have)", mad.MaxHops))
@@ -83,10 +85,8 @@ answer (listed; what was found is printed).`,
 
 // validate checks the flags before anything is sent.
 func (o *discoverOptions) validate() error {
-	switch o.format {
-	case "table", "json", "ibnetdiscover":
-	default:
-		return fmt.Errorf("--format %q: want table, json or ibnetdiscover", o.format)
+	if !slices.Contains(discoverFormats, o.format) {
+		return fmt.Errorf("--format %q: want %s", o.format, orList(discoverFormats))
 	}
 	var err error
 	o.path, err = mad.ParsePath(o.start)
@@ -313,3 +313,6 @@ func printChanges(w io.Writer, st report.Style, format string, cs fabric.Changes
 	fmt.Fprintf(w, "\n%s against %s\n", st.Yellow(fmt.Sprintf("%d changes", len(cs))), against)
 	return nil
 }
+
+// discoverFormats are what discover --format takes.
+var discoverFormats = []string{"table", "json", "ibnetdiscover"}

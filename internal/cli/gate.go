@@ -75,7 +75,7 @@ says healthy when it could not look.`,
 		},
 	}
 	cmd.SetFlagErrorFunc(flagError)
-	o.check.flags(cmd.Flags(), "error")
+	o.check.flags(cmd, "error")
 	cmd.Flags().StringVar(&o.nodes, "nodes", "", "the job's hosts in Slurm hostlist syntax, e.g. gpu[001-064] (default $SLURM_JOB_NODELIST)")
 	cmd.Flags().StringVar(&o.nameMap, "node-name-map", "", "map node GUIDs to host names (ibnetdiscover's node-name-map format)")
 	cmd.Flags().StringVar(&o.stateDir, "state-dir", defaultStateDir(), "where sweep keeps its snapshot ($IBDOCTOR_STATE_DIR)")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,8 +49,8 @@ was read is printed.`,
   ibdoctor routes --switch leaf01 --switch 0x0002c90300a1b2c3 --switch 12`,
 		Args: a.noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.format != "table" && o.format != "dump_fts" {
-				return withExit(ExitUndecided, fmt.Errorf("--format %q: want table or dump_fts", o.format))
+			if !slices.Contains(routeFormats, o.format) {
+				return withExit(ExitUndecided, fmt.Errorf("--format %q: want %s", o.format, orList(routeFormats)))
 			}
 			if runF != nil {
 				return runF(&o)
@@ -59,6 +60,7 @@ was read is printed.`,
 	}
 	cmd.SetFlagErrorFunc(flagError)
 	cmd.Flags().StringVar(&o.format, "format", "table", "output: table (readable) or dump_fts (infiniband-diags format, loadable by opensm -R file -U)")
+	completeValues(cmd, "format", routeFormats)
 	cmd.Flags().StringArrayVar(&o.switches, "switch", nil, "only this switch, by name, GUID or LID (repeatable)")
 	cmd.Flags().BoolVarP(&o.all, "all", "a", false, "also list LIDs that have no route (dump_fts -a)")
 	return cmd
@@ -305,3 +307,6 @@ func destText(p *fabric.Port) string {
 	}
 	return fmt.Sprintf("%s port %d", p.Node.Description, p.Num)
 }
+
+// routeFormats are what routes --format takes.
+var routeFormats = []string{"table", "dump_fts"}

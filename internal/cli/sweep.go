@@ -141,7 +141,7 @@ at or above --fail-on when that is given.`,
 		},
 	}
 	cmd.SetFlagErrorFunc(a.sweepFlagError)
-	o.check.flags(cmd.Flags(), "")
+	o.check.flags(cmd, "")
 	cmd.Flags().StringVar(&o.out, "out", "-", "write the JSON report to this file (atomically; - is stdout)")
 	cmd.Flags().StringVar(&o.prom, "prom", "", "also write a Prometheus textfile-collector file (atomically)")
 	htmlFlag(cmd.Flags(), &o.html)

@@ -21,7 +21,6 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
 // checkOptions are the flags check, sweep and gate share.
@@ -40,7 +39,8 @@ type checkOptions struct {
 	noCounters     bool
 }
 
-func (o *checkOptions) flags(fs *pflag.FlagSet, failOnDefault string) {
+func (o *checkOptions) flags(cmd *cobra.Command, failOnDefault string) {
+	fs := cmd.Flags()
 	fs.DurationVar(&o.interval, "interval", 0, "read counters twice this far apart and judge their increase (e.g. 30s); 0 reads once and judges absolute values")
 	fs.StringVar(&o.failOn, "fail-on", failOnDefault, "lowest severity that makes the exit status unhealthy: info, warning, error or critical")
 	fs.StringVar(&o.expectRate, "expect-rate", "", "acceptable rates of host links, e.g. 4xNDR or 4xHDR,4xNDR (default: what both ends have enabled)")
@@ -53,6 +53,8 @@ func (o *checkOptions) flags(fs *pflag.FlagSet, failOnDefault string) {
 	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs (default 0, as ibqueryerrors --skip-sl uses)")
 	fs.Uint16Var(&o.pkeyIndex, "pkey-index", 0, "P_Key table index of PerfMgt MADs (0: the default partition)")
 	fs.BoolVar(&o.noCounters, "no-counters", false, "do not read PerfMgt counters")
+	completeValues(cmd, "fail-on", checks.SeverityNames())
+	completeValues(cmd, "checks", checks.Selectors())
 }
 
 // expectations turns the flags into checks.Expectations.

@@ -91,6 +91,7 @@ and prints one snapshot as a table or, with --json, as JSON.`,
 	fs.BoolVar(&o.once, "once", false, "print one snapshot (two reads --interval apart) and exit")
 	fs.BoolVar(&o.json, "json", false, "print the snapshot as JSON (implies --once)")
 	fs.StringVar(&o.sort, "sort", "errors", "sort by errors (errors/s), wait (XmitWait share) or util (utilisation)")
+	completeValues(cmd, "sort", top.SortKeyNames)
 	fs.StringVar(&o.filter, "filter", "", "show only ports whose node or far end contains this text")
 	fs.StringVar(&o.thresholds, "thresholds", "", "counter thresholds file for the verdicts (docs/checks.md)")
 	fs.Uint8Var(&o.sl, "sl", 0, "service level of PerfMgt MADs")

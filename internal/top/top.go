@@ -421,6 +421,10 @@ func (k SortKey) Heading() string {
 	return k.String()
 }
 
+// SortKeyNames are the names --sort takes, in SortKey order (ParseSortKey
+// also takes their short forms).
+var SortKeyNames = []string{"errors", "wait", "util"}
+
 // Next is the sort key after k (the view's sort key cycles).
 func (k SortKey) Next() SortKey { return (k + 1) % 3 }
 
@@ -434,7 +438,7 @@ func ParseSortKey(s string) (SortKey, error) {
 	case "util", "utilization", "utilisation", "u":
 		return ByUtilization, nil
 	}
-	return ByErrors, fmt.Errorf("--sort %q: want errors, wait or util", s)
+	return ByErrors, fmt.Errorf("--sort %q: want %s", s, orList(SortKeyNames))
 }
 
 // Sort orders rows worst first: by errors, the verdict's severity then
@@ -485,4 +489,12 @@ func Filter(rows []*Row, substr string) []*Row {
 		}
 	}
 	return out
+}
+
+// orList is "a, b or c".
+func orList(v []string) string {
+	if len(v) < 2 {
+		return strings.Join(v, "")
+	}
+	return strings.Join(v[:len(v)-1], ", ") + " or " + v[len(v)-1]
 }

@@ -231,7 +231,7 @@ func flatten(err error) []error {
 // known in the fabric that have no route are shown as NO ROUTE; with all,
 // unknown unrouted LIDs too.
 func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabric.Node, all bool) {
-	first := true
+	first, unheld := true, false
 	for _, n := range sws {
 		if n.Switch == nil || n.Switch.LFT == nil {
 			continue
@@ -255,6 +255,7 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 				continue
 			}
 			row := []string{strconv.Itoa(l), strconv.Itoa(int(out)), destText(dst), ""}
+			unheld = unheld || dst == nil
 			switch {
 			case !valid:
 				holes++
@@ -289,6 +290,10 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 		// middle, not wrapped, so each table keeps the same labelled
 		// columns whatever its names' lengths.
 		report.WriteTableRule(w, st.Width, st.RuleWidth, routeColumns, rows)
+	}
+	if unheld {
+		// Said once, under the tables (trial E6: "?" had no legend).
+		io.WriteString(w, "\n"+report.WrapString("", "? as DESTINATION: no port found holds the LID (check: routing.lost-lid)", st.Width))
 	}
 }
 

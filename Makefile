@@ -40,7 +40,10 @@ FUZZLOG     ?= bin/fuzz-results.txt
 BENCH       ?= .
 BENCHTIME   ?= 1s
 BENCHPKGS   ?= ./...
-LDFLAGS     ?= -s -w
+# The commit, for 'ibdoctor version' when Go stamps none (-buildvcs=false,
+# no .git); empty without git, and the binary then says "unknown".
+REVISION    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS     ?= -s -w -X github.com/ibdoctor/ibdoctor/internal/buildinfo.Revision=$(REVISION)
 
 .PHONY: build run test setup lint vet fmt-check deps go-test fuzz bench static test-kernel man completions clean screenshot
 

@@ -10,6 +10,11 @@ import (
 // otherwise the module version or VCS revision is used.
 var Version = ""
 
+// Revision is the commit the binary was built from when the build stamps
+// none itself (GOFLAGS=-buildvcs=false): the Makefile sets it with
+// -ldflags "-X .../buildinfo.Revision=$(git rev-parse HEAD)".
+var Revision = ""
+
 // Info describes the running binary.
 type Info struct {
 	Version   string `json:"version"`
@@ -39,6 +44,12 @@ func Get() Info {
 	}
 	if info.Version == "" {
 		info.Version = "dev"
+	}
+	if info.Revision == "" {
+		info.Revision = Revision
+	}
+	if info.Revision == "" {
+		info.Revision = "unknown" // said, not left out: the binary cannot tell
 	}
 	return info
 }

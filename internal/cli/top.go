@@ -260,18 +260,25 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 	// A full turn over the scope first, then another: every port read
 	// twice, each slice --interval after its first reading (README: "reads
 	// twice -n apart"), however many slices the budget cuts the scope in.
+	// The interval counts from the end of the slice's first refresh: a
+	// refresh reads PortInfo before the counters, and that part's time
+	// varies, so counting from its start let two readings of a port come
+	// less than --interval apart under load.
 	first := make([]time.Time, s.Cycle())
 	for round := 0; round < 2; round++ {
 		for i := 0; i < s.Cycle(); i++ {
-			if round == 0 {
-				first[i] = time.Now()
-			} else if err := sleepCtx(ctx, time.Until(first[i].Add(v.interval))); err != nil {
-				return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", err))
+			if round == 1 {
+				if err := sleepCtx(ctx, time.Until(first[i].Add(v.interval))); err != nil {
+					return withExit(ExitUndecided, fmt.Errorf("interrupted: %w", err))
+				}
 			}
 			var err error
 			fr, err = s.Refresh(ctx)
 			if err != nil {
 				return withExit(ExitUndecided, fmt.Errorf("reading counters: %w", err))
+			}
+			if round == 0 {
+				first[i] = time.Now()
 			}
 		}
 	}

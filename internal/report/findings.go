@@ -508,6 +508,40 @@ func SeverityLabel(st Style, s checks.Severity) string {
 	return st.Cyan(s.String())
 }
 
+// keepPlace cuts cell, a finding's title, before its place (f.Place's
+// port, else node) when cutting it at its end at width would lose it: the
+// port is what the operator acts on, and a finding past --detail has no
+// other line that names it (trial E5: "PortRcvSwitchRelayErrors =
+// 18393494963…" hid leaf03/60).
+func keepPlace(cell string, f checks.Finding, width int) string {
+	pl := f.Place()
+	place := pl.Node
+	if pl.Port > 0 {
+		place = fmt.Sprintf("%s/%d", pl.Node, pl.Port)
+	}
+	i := strings.Index(cell, place)
+	if place == "" || i <= 0 || strings.Contains(Truncate(cell, width), place) {
+		return cell
+	}
+	// What comes before the place, cut to leave it whole and the cut
+	// after it ("…") its column.
+	room := width - 1 - VisibleWidth(place)
+	if rest := cell[i+len(place):]; rest == "" {
+		room = width - VisibleWidth(place)
+	}
+	// The short word that joins the place to what precedes it ("on",
+	// "at") stays with the place.
+	pre, join := strings.TrimRight(cell[:i], " "), " "
+	if j := strings.LastIndexByte(pre, ' '); j > 0 && len(pre)-j-1 <= 4 {
+		pre, join = pre[:j], cell[j:i]
+	}
+	room -= VisibleWidth(join)
+	if room < 8 {
+		return cell
+	}
+	return Truncate(pre, room) + join + cell[i:]
+}
+
 // findingColumns are the findings table's columns: on a narrow terminal
 // the finding's text is cut with "…" and IMPACT is dropped whole (the
 // details below repeat it), never cut: "6.2% of paths…" hides the cost,
@@ -548,11 +582,15 @@ func Findings(w io.Writer, st Style, fs []checks.Finding, detail int) error {
 	// loses its own distinctive part, "IBLEAF-01-02").
 	var cutAt int
 	var cutSame map[string]int
+	var fitShared func(row int, cell string, width int) string
 	cols := slices.Clone(findingColumns)
 	cols[3].Fit = func(row int, cell string, width int) string {
 		if row < 0 {
 			return cell
 		}
+		return keepPlace(fitShared(row, cell, width), fs[row], width)
+	}
+	fitShared = func(row int, cell string, width int) string {
 		if cutSame == nil || cutAt != width {
 			cutAt, cutSame = width, map[string]int{}
 			for _, f := range fs {

@@ -61,7 +61,7 @@ const maxPool = 1 << 32
 // and a view or block pointer taken before a growth stays valid.
 type BlockInterner struct {
 	mu  sync.Mutex
-	off map[LFTBlock]uint32 // under mu; the NoRoute block (0) not in it
+	off map[LFTBlock]uint32 // under mu; the NoRoute block (0) not in it; nil after Compact until a block is added
 	n   int                 // bytes in use, under mu
 	arr atomic.Pointer[[]uint8]
 }
@@ -90,6 +90,9 @@ func (in *BlockInterner) intern(b *LFTBlock) uint32 {
 
 // internLocked is intern for a block that is not all NoRoute, in.mu held.
 func (in *BlockInterner) internLocked(b *LFTBlock) uint32 {
+	if in.off == nil && in.n > 0 {
+		in.reindexLocked()
+	}
 	if off, ok := in.off[*b]; ok {
 		return off
 	}
@@ -117,6 +120,32 @@ func (in *BlockInterner) internLocked(b *LFTBlock) uint32 {
 	in.n += mad.LFTBlockSize
 	in.off[*b] = off
 	return off
+}
+
+// Compact lets go of what only adding blocks needs, for a pool whose
+// tables are whole (a reader done): the index from a block to its offset,
+// which is larger than the blocks themselves, and the room the pool grew
+// into past its last block. Both come back if a block is added later (the
+// index rebuilt from the pool). Tables, views and blocks taken before read
+// the same after.
+func (in *BlockInterner) Compact() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.off = nil
+	if p := in.arr.Load(); p != nil && cap(*p) > in.n {
+		a := make([]uint8, in.n)
+		copy(a, (*p)[:in.n])
+		in.arr.Store(&a)
+	}
+}
+
+// reindexLocked rebuilds the index Compact let go of, in.mu held.
+func (in *BlockInterner) reindexLocked() {
+	a := *in.arr.Load()
+	in.off = make(map[LFTBlock]uint32, in.n/mad.LFTBlockSize)
+	for off := mad.LFTBlockSize; off < in.n; off += mad.LFTBlockSize {
+		in.off[LFTBlock(a[off:off+mad.LFTBlockSize])] = uint32(off)
+	}
 }
 
 // Distinct returns the number of distinct blocks in the pool (the

@@ -308,3 +308,68 @@ func TestLFTConcurrentPool(t *testing.T) {
 		checkLFT(t, tb, want[s])
 	}
 }
+
+// TestBlockInternerCompact: a pool compacted once its reader is done holds
+// its blocks and nothing else (no index, no room to grow into), its tables
+// read the same, and adding to it again finds the blocks it has (no second
+// copy) and appends new ones.
+func TestBlockInternerCompact(t *testing.T) {
+	var in BlockInterner
+	var tables []*LFT
+	var want [][]uint8
+	for s := range 20 {
+		b := make([]uint8, 64*5+7)
+		for i := range b {
+			b[i] = uint8((i/64*7 + s%6 + i%5) % 40)
+		}
+		tables = append(tables, LFTFromBytes(b, &in))
+		want = append(want, b)
+	}
+	n := in.Distinct()
+	if a := *in.arr.Load(); len(a) == in.n {
+		t.Fatalf("test needs a pool with room past its %d blocks", n)
+	}
+	view := tables[3].View()
+	in.Compact()
+	if in.off != nil {
+		t.Fatal("Compact kept the index of blocks")
+	}
+	if a := *in.arr.Load(); len(a) != in.n || cap(a) != in.n {
+		t.Fatalf("Compact kept %d bytes (cap %d) for %d in use", len(a), cap(a), in.n)
+	}
+	if in.Distinct() != n {
+		t.Fatalf("Distinct %d after Compact, was %d", in.Distinct(), n)
+	}
+	for i, lft := range tables {
+		checkLFT(t, lft, want[i])
+	}
+	if view.At(70) != want[3][70] {
+		t.Fatal("a view taken before Compact changed")
+	}
+	// The same entries again: every block found, none added.
+	again := LFTFromBytes(want[5], &in)
+	if in.Distinct() != n || !again.Equal(tables[5]) || again.Block(2) != tables[5].Block(2) {
+		t.Fatalf("re-adding known blocks after Compact: Distinct %d, was %d", in.Distinct(), n)
+	}
+	// A new block is added once, and found after.
+	c := tables[0].Clone()
+	c.Set(1, 200)
+	c.Set(2, 201)
+	if in.Distinct() != n+2 {
+		t.Fatalf("Distinct %d after two new blocks, want %d", in.Distinct(), n+2)
+	}
+	checkLFT(t, tables[0], want[0])
+	d := tables[0].Clone()
+	d.Set(1, 200)
+	d.Set(2, 201)
+	if in.Distinct() != n+2 || d.Block(0) != c.Block(0) {
+		t.Fatal("a block added after Compact was added twice")
+	}
+	// Compacting an empty pool, twice, is harmless.
+	var empty BlockInterner
+	empty.Compact()
+	empty.Compact()
+	if empty.Distinct() != 0 || LFTFromBytes(want[0], &empty).Bytes()[5] != want[0][5] {
+		t.Fatal("an empty pool compacted does not take blocks")
+	}
+}

@@ -109,6 +109,9 @@ func ReadLFTs(ctx context.Context, g SMPGetter, f *fabric.Fabric, o ReadOptions)
 	r.mu.Unlock()
 	r.pump()
 	r.wg.Wait()
+	// The tables are whole: their pool keeps only the blocks (a check
+	// holds them to the end; the index of blocks was larger than they).
+	r.intern.Compact()
 
 	errs := make([]error, len(sws))
 	for i := range r.sws {

@@ -326,6 +326,10 @@ func FindCreditCycles(f *fabric.Fabric) *CreditCycles {
 		}
 		cc.cycles = append(cc.cycles, g.oneCycle(comp))
 	}
+	// The search is done: the check and SL2VLPairs read the cycles and
+	// the channels, not the dependencies, and a sweep keeps cc until the
+	// checks run.
+	g.edge = nil
 	return cc
 }
 

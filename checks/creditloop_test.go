@@ -236,3 +236,28 @@ func TestCreditLoopVLs(t *testing.T) {
 		t.Errorf("not read: %q", got)
 	}
 }
+
+// TestCreditCyclesKeepNoDependencies: what a sweep keeps of the credit-loop
+// search (Snapshot.CreditCycles, held until the check runs) is the cycles
+// and the channels, not the dependency bitmap the search walked (256 bits
+// a channel), and the check judges from it as from a search of its own.
+func TestCreditCyclesKeepNoDependencies(t *testing.T) {
+	f := ring(t, 5)
+	cc := FindCreditCycles(f)
+	if cc.g.edge != nil {
+		t.Fatalf("FindCreditCycles kept the dependency bitmap (%d words)", len(cc.g.edge))
+	}
+	if len(cc.SL2VLPairs()) == 0 {
+		t.Fatal("no SL2VL pairs on the ring's cycles")
+	}
+	kept := byCheck(run(t, &Snapshot{Fabric: f, CreditCycles: cc}), "routing.credit-loop")
+	own := byCheck(run(t, &Snapshot{Fabric: f}), "routing.credit-loop")
+	if len(kept) != 2 || len(own) != len(kept) {
+		t.Fatalf("%d findings from the sweep's search, %d from the check's own, want 2", len(kept), len(own))
+	}
+	for i := range kept {
+		if kept[i].Title != own[i].Title || kept[i].Evidence[0].Text != own[i].Evidence[0].Text {
+			t.Errorf("finding %d: %q / %q", i, kept[i].Title, own[i].Title)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func (s *Snapshot) degradedLinks(width bool) []Finding {
 			s.couldNotDecide(id, s.farUnreadText(u, width), s.entityOf(u.Port, "end"))
 		}
 	}
-	for _, v := range s.LinkVerdicts() {
+	for _, v := range s.reportedVerdicts() {
 		a, b, active := v.A, v.B, v.Active
 		if v.Unread != nil && ((width && v.WidthOpen) || (!width && v.SpeedOpen)) {
 			s.couldNotDecide(id, s.unreadEndText(v), s.entityOf(a, "end"))
@@ -227,7 +227,7 @@ func (s *Snapshot) farUnreadText(u FarUnread, width bool) string {
 // every collective crossing it, and no other check names it.
 func (s *Snapshot) slowerHardware() []Finding {
 	var out []Finding
-	for _, v := range s.LinkVerdicts() {
+	for _, v := range s.reportedVerdicts() {
 		if v.HardwareOpen {
 			s.couldNotDecide("link.slower-hardware", s.unreadEndText(v)+fmt.Sprintf("; the link runs below its peers' %s", v.Peer), s.entityOf(v.A, "end"))
 		}

@@ -93,42 +93,73 @@ func (v LinkVerdict) SlowerHardware() bool { return v.HardwareWhy != "" }
 // LinkVerdicts judges every active link in scope (both ends physically up)
 // and returns them in the fabric's link order.
 func (s *Snapshot) LinkVerdicts() []LinkVerdict {
+	return s.judgeLinks(nil)
+}
+
+// reportedVerdicts is LinkVerdicts less the verdicts no link check acts
+// on: the link.* checks read these, made once per Run (the memo). A
+// verdict for every link, most of them healthy, was most of the checks'
+// peak heap (issue 13).
+func (s *Snapshot) reportedVerdicts() []LinkVerdict {
 	if s.memo != nil {
 		s.memo.used |= memoVerdicts
 		if s.memo.judged {
 			return s.memo.verdicts
 		}
 	}
+	out := s.judgeLinks(LinkVerdict.reported)
+	if s.memo != nil {
+		s.memo.verdicts, s.memo.judged = out, true
+	}
+	return out
+}
+
+// reported reports whether a link check makes a finding or an undecided
+// of v: degraded, capped by slower hardware, or a part left open by an
+// unread end.
+func (v LinkVerdict) reported() bool {
+	return v.Degraded() || v.SlowerHardware() || v.HardwareOpen || (v.Unread != nil && (v.WidthOpen || v.SpeedOpen))
+}
+
+// judgeLinks judges every active link in scope and returns those keep
+// accepts (all for nil) in the fabric's link order.
+func (s *Snapshot) judgeLinks(keep func(LinkVerdict) bool) []LinkVerdict {
 	links := s.links()
 	peers := newPeerRates(s.Fabric, links)
-	// The verdicts are made at their size (at most one per link in
-	// scope): grown by append, the old arrays beside the new were the
-	// checks' peak at the LID limit (a verdict per link, ~140k links).
-	inScope := 0
-	for _, l := range links {
-		// In scope or not is the same from either end: ask before
-		// orienting (which counts both switches' host ports).
-		if s.inScope(l.A) {
-			inScope++
+	var out []LinkVerdict
+	if keep == nil {
+		// The verdicts are made at their size (at most one per link in
+		// scope): grown by append, the old arrays beside the new were
+		// the checks' peak at the LID limit (a verdict per link, ~140k
+		// links). Kept by keep, they are few.
+		inScope := 0
+		for _, l := range links {
+			// In scope or not is the same from either end: ask before
+			// orienting (which counts both switches' host ports).
+			if s.inScope(l.A) {
+				inScope++
+			}
 		}
+		out = make([]LinkVerdict, 0, inScope)
+		keep = func(LinkVerdict) bool { return true }
 	}
-	out := make([]LinkVerdict, 0, inScope)
 	for _, l := range links {
 		if !s.inScope(l.A) {
 			continue
 		}
 		a, b := orient(l.A, l.B)
 		if v, ok := s.judgeFromOneEnd(a, b, peers); ok {
-			out = append(out, v)
+			if keep(v) {
+				out = append(out, v)
+			}
 			continue
 		}
 		if !linkUp(a) || !linkUp(b) {
 			continue
 		}
-		out = append(out, s.judgeLink(a, b, peers))
-	}
-	if s.memo != nil {
-		s.memo.verdicts, s.memo.judged = out, true
+		if v := s.judgeLink(a, b, peers); keep(v) {
+			out = append(out, v)
+		}
 	}
 	return out
 }

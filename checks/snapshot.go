@@ -166,7 +166,7 @@ type memoPart uint8
 const (
 	// memoLinks is runMemo.links (Snapshot.links).
 	memoLinks memoPart = 1 << iota
-	// memoVerdicts is runMemo.verdicts (Snapshot.LinkVerdicts).
+	// memoVerdicts is runMemo.verdicts (Snapshot.reportedVerdicts).
 	memoVerdicts
 	// memoRoutes is runMemo.routeGraph and routeFails.
 	memoRoutes

@@ -5,6 +5,7 @@ package main
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/ibdoctor/ibdoctor/internal/cli"
@@ -19,6 +20,13 @@ func main() {
 		// environment wins. Decided here, for the process, not inside a
 		// command.
 		debug.SetGCPercent(50)
+	}
+	if !cli.HeapProfileWanted(os.Args[1:]) {
+		// The heap profile samples allocations into a table of stacks the
+		// process keeps resident to its end; only --memprofile writes it
+		// (docs/architecture.md has the figures). Off before the first
+		// command allocates.
+		runtime.MemProfileRate = 0
 	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

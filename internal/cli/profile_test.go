@@ -38,3 +38,25 @@ func TestProfileFlags(t *testing.T) {
 		t.Errorf("--cpuprofile DIR: exit %d, %q", code, errb.String())
 	}
 }
+
+// TestHeapProfileWanted: main keeps the runtime's heap profiling on only
+// when the arguments ask for --memprofile (its sampled stacks are memory
+// held for nothing otherwise), whatever the flag's place or form, and not
+// for an argument after "--".
+func TestHeapProfileWanted(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"check", "--json"}, false},
+		{[]string{"check", "--memprofile", "h.pprof"}, true},
+		{[]string{"--memprofile=h.pprof", "sweep"}, true},
+		{[]string{"check", "--cpuprofile", "c.pprof"}, false},
+		{[]string{"trace", "--", "--memprofile"}, false},
+		{nil, false},
+	} {
+		if got := HeapProfileWanted(c.args); got != c.want {
+			t.Errorf("HeapProfileWanted(%q) = %v, want %v", c.args, got, c.want)
+		}
+	}
+}

@@ -149,6 +149,21 @@ is wrong by what it costs.`,
 	return root
 }
 
+// HeapProfileWanted reports whether args ask for --memprofile: main turns
+// the runtime's heap profiling off otherwise (cmd/ibdoctor). An argument
+// after "--" is not a flag.
+func HeapProfileWanted(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--memprofile" || strings.HasPrefix(a, "--memprofile=") {
+			return true
+		}
+	}
+	return false
+}
+
 // startProfile starts --cpuprofile into a temporary file beside it.
 func (a *app) startProfile() error {
 	for _, p := range []string{a.opts.cpuProfile, a.opts.memProfile} {

@@ -138,17 +138,18 @@ func (a *app) discover(ctx context.Context, e *transport.Engine, unread []fabric
 	return f, nil
 }
 
-// findSwitch resolves a --switch value to a switch of f.
+// findSwitch resolves a --switch value to a switch of f: any name
+// route.Resolve takes (a name as printed, a GUID, a LID).
 func findSwitch(f *fabric.Fabric, s string) (*fabric.Node, error) {
-	if ns := f.NodesByName(s); len(ns) == 1 && ns[0].Type == mad.NodeSwitch {
-		return ns[0], nil
+	if ns := f.NodesNamed(s); len(ns) == 1 && ns[0].Type == mad.NodeSwitch {
+		return ns[0], nil // named whole: its LID is not needed
 	}
 	p, err := route.Resolve(f, s)
 	if err != nil {
 		return nil, err
 	}
 	if p.Node.Type != mad.NodeSwitch {
-		return nil, fmt.Errorf("%q is %q, not a switch", s, p.Node.Description)
+		return nil, fmt.Errorf("%q is %q, not a switch", s, f.NameOf(p.Node))
 	}
 	return p.Node, nil
 }
@@ -254,7 +255,7 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 			if !valid && dst == nil && !all {
 				continue
 			}
-			row := []string{strconv.Itoa(l), strconv.Itoa(int(out)), destText(dst), ""}
+			row := []string{strconv.Itoa(l), strconv.Itoa(int(out)), destText(f, dst), ""}
 			unheld = unheld || dst == nil
 			switch {
 			case !valid:
@@ -271,7 +272,7 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 				case p == nil || p.Remote == nil:
 					row[3] = st.Yellow("port not cabled/down")
 				default:
-					row[3] = fmt.Sprintf("%s[%d]", p.Remote.Node.Description, p.Remote.Num)
+					row[3] = fmt.Sprintf("%s[%d]", f.NameOf(p.Remote.Node), p.Remote.Num)
 				}
 			}
 			rows = append(rows, row)
@@ -279,7 +280,7 @@ func printLFTTables(w io.Writer, st report.Style, f *fabric.Fabric, sws []*fabri
 		// Two short lines, not one: piped output is never wrapped by us,
 		// and one line was wider than an 80-column terminal, which then
 		// broke it inside a word.
-		title := fmt.Sprintf("%s  GUID %#016x  LID %d  path %v", st.Bold(n.Description), n.GUID, lid, n.Path)
+		title := fmt.Sprintf("%s  GUID %#016x  LID %d  path %v", st.Bold(f.NameOf(n)), n.GUID, lid, n.Path)
 		count := fmt.Sprintf("LinearFDBTop %d: %d LIDs routed", n.Switch.LinearFDBTop, routed)
 		if holes > 0 {
 			count += ", " + st.Red(fmt.Sprintf("%d without a route", holes))
@@ -303,14 +304,16 @@ var routeColumns = []report.Column{
 	{Header: "DESTINATION", Min: 16, CutMiddle: true}, {Header: "VIA", Min: 16, CutMiddle: true},
 }
 
-func destText(p *fabric.Port) string {
+// destText names a LID's owner as the findings do (fabric.NameOf: two
+// switches sharing a description are told apart, trial C8).
+func destText(f *fabric.Fabric, p *fabric.Port) string {
 	switch {
 	case p == nil:
 		return "?"
 	case p.Node.Type == mad.NodeSwitch:
-		return p.Node.Description + " (switch)"
+		return f.NameOf(p.Node) + " (switch)"
 	}
-	return fmt.Sprintf("%s port %d", p.Node.Description, p.Num)
+	return fmt.Sprintf("%s port %d", f.NameOf(p.Node), p.Num)
 }
 
 // routeFormats are what routes --format takes.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -374,4 +375,35 @@ func (f *Fabric) NameFor(guid uint64, desc string) string {
 		}
 	}
 	return desc
+}
+
+// NodesNamed returns the nodes a name as NameOf prints it names: the
+// nodes described exactly so, else, for "DESC (0xGUID)", the node with
+// that GUID when its description is DESC. Commands take back every name
+// they print (trial C8: "X (0xGUID)" was refused where X is shared).
+func (f *Fabric) NodesNamed(name string) []*Node {
+	if ns := f.NodesByName(name); len(ns) > 0 {
+		return ns
+	}
+	if desc, guid, ok := SplitNamed(name); ok {
+		if n := f.NodeByGUID(guid); n != nil && n.Description == desc {
+			return []*Node{n}
+		}
+	}
+	return nil
+}
+
+// SplitNamed reads name as NameOf writes a shared description: "DESC
+// (0xGUID)", the GUID in hex after 0x.
+func SplitNamed(name string) (desc string, guid uint64, ok bool) {
+	rest, found := strings.CutSuffix(name, ")")
+	i := strings.LastIndex(rest, " (0x")
+	if !found || i <= 0 {
+		return "", 0, false
+	}
+	g, err := strconv.ParseUint(rest[i+4:], 16, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:i], g, true
 }

@@ -54,10 +54,37 @@ type AmbiguousError struct {
 	// name them ("dual HCA-1/1"): the hint is to add the port, not to
 	// give the description already given (trial A12).
 	Ports []string
+	// Shared is set when matches share a description: they are listed
+	// by the names the tool prints for them, "DESC (0xGUID)", which the
+	// hint asks for (trial C8).
+	Shared bool
+	// Switches counts the matches that are switches (their port 0).
+	Switches int
+}
+
+// addMatch lists p as a match, by the name the tool prints for its node.
+func (e *AmbiguousError) addMatch(f *fabric.Fabric, p *fabric.Port) {
+	name := f.NameOf(p.Node)
+	if p.Node.Type == mad.NodeSwitch {
+		e.Switches++
+	}
+	switch {
+	case name == p.Node.Description:
+		e.Matches = append(e.Matches, fmt.Sprintf("%s port %d (LID %d, GUID %#016x)", name, p.Num, p.LID, p.GUID))
+	case p.Node.Type == mad.NodeSwitch:
+		e.Shared = true
+		e.Matches = append(e.Matches, fmt.Sprintf("%q (LID %d)", name, p.LID))
+	default:
+		e.Shared = true
+		e.Matches = append(e.Matches, fmt.Sprintf("%q port %d (LID %d, GUID %#016x)", name, p.Num, p.LID, p.GUID))
+	}
 }
 
 func (e *AmbiguousError) Error() string {
 	hint := "give a full node description, a GUID or a LID"
+	if e.Shared {
+		hint = "give one of the quoted names (the description and its GUID), a GUID or a LID"
+	}
 	if len(e.Ports) > 1 {
 		q := make([]string, len(e.Ports))
 		for i, p := range e.Ports {
@@ -67,7 +94,11 @@ func (e *AmbiguousError) Error() string {
 	}
 	// At most ten: a host prefix ("gpu") matched all 255 HCAs of the
 	// sample, one stderr line of 30 terminal lines.
-	return fmt.Sprintf("%q matches %d ports: %s; %s", e.Arg, len(e.Matches), words.FirstSep(e.Matches, 10, "; "), hint)
+	what := "ports"
+	if e.Switches == len(e.Matches) {
+		what = "switches"
+	}
+	return fmt.Sprintf("%q matches %d %s: %s; %s", e.Arg, len(e.Matches), what, words.FirstSep(e.Matches, 10, "; "), hint)
 }
 
 // splitPort reads arg as a node and a port number in the notations
@@ -90,7 +121,7 @@ func splitPort(arg string) (string, uint8, bool) {
 }
 
 // pickPort returns port num of nodes, or says why none is the one.
-func pickPort(arg string, nodes []*fabric.Node, num uint8) (*fabric.Port, error) {
+func pickPort(f *fabric.Fabric, arg string, nodes []*fabric.Node, num uint8) (*fabric.Port, error) {
 	var ports []*fabric.Port
 	for _, n := range nodes {
 		if int(num) < len(n.Ports) && n.Ports[num] != nil && n.Ports[num].Num == num {
@@ -109,7 +140,7 @@ func pickPort(arg string, nodes []*fabric.Node, num uint8) (*fabric.Port, error)
 		if len(nodes) == 1 {
 			return nil, fmt.Errorf("%s has no port %d", nodes[0].Description, num)
 		}
-		return nil, fmt.Errorf("none of %s has a port %d", names(nodes), num)
+		return nil, fmt.Errorf("none of %s has a port %d", names(f, nodes), num)
 	case 1:
 		p := ports[0]
 		switch {
@@ -122,7 +153,7 @@ func pickPort(arg string, nodes []*fabric.Node, num uint8) (*fabric.Port, error)
 	}
 	e := &AmbiguousError{Arg: arg}
 	for _, p := range ports {
-		e.Matches = append(e.Matches, fmt.Sprintf("%s port %d (LID %d, GUID %#016x)", p.Node.Description, p.Num, p.LID, p.GUID))
+		e.addMatch(f, p)
 	}
 	sort.Strings(e.Matches)
 	return nil, e
@@ -155,7 +186,7 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 	if s, ok := strings.CutPrefix(strings.ToLower(arg), "0x"); ok && !lidSyntax(arg) {
 		if g, err := strconv.ParseUint(s, 16, 64); err == nil {
 			if n := f.NodeByGUID(g); n != nil {
-				return pick(arg, []*fabric.Node{n})
+				return pick(f, arg, []*fabric.Node{n})
 			}
 			// A port GUID (a switch's ports carry the node's GUID,
 			// found above).
@@ -169,17 +200,25 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 			return nil, &NotFoundError{Arg: arg, What: "GUID"}
 		}
 	}
-	if ns := f.NodesByName(arg); len(ns) > 0 {
-		return pick(arg, ns)
+	// A name as the tool prints it: a description, or "DESC (0xGUID)"
+	// where nodes share DESC (fabric.NameOf).
+	if ns := f.NodesNamed(arg); len(ns) > 0 {
+		return pick(f, arg, ns)
+	}
+	if desc, g, ok := fabric.SplitNamed(arg); ok {
+		if n := f.NodeByGUID(g); n != nil {
+			return nil, fmt.Errorf("%q: GUID %#016x is %q, not %q: give the name as the tool prints it, or the GUID alone", arg, g, f.NameOf(n), desc)
+		}
 	}
 	if name, num, ok := splitPort(arg); ok {
-		// A port as the findings name it: "dual HCA-1/2", "gpu001/1".
-		ns := f.NodesByName(name)
+		// A port as the findings name it: "dual HCA-1/2", "gpu001/1",
+		// "leaf01 (0x...)/0".
+		ns := f.NodesNamed(name)
 		if len(ns) == 0 {
 			ns = hostNodes(f, name)
 		}
 		if len(ns) > 0 {
-			return pickPort(arg, ns, num)
+			return pickPort(f, arg, ns, num)
 		}
 	}
 	// A host by its short name or FQDN, as descriptions may have either
@@ -193,9 +232,9 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 	}
 	switch {
 	case len(byHost) > 0:
-		return pick(arg, byHost)
+		return pick(f, arg, byHost)
 	case len(byPrefix) > 0:
-		return pick(arg, byPrefix)
+		return pick(f, arg, byPrefix)
 	}
 	if lidSyntax(arg) {
 		// Written as a LID but outside the unicast range: saying no
@@ -206,7 +245,7 @@ func Resolve(f *fabric.Fabric, arg string) (*fabric.Port, error) {
 }
 
 // pick returns the one addressable port among nodes, or says which match.
-func pick(arg string, nodes []*fabric.Node) (*fabric.Port, error) {
+func pick(f *fabric.Fabric, arg string, nodes []*fabric.Node) (*fabric.Port, error) {
 	var ports []*fabric.Port
 	for _, n := range nodes {
 		for _, p := range n.Ports {
@@ -220,13 +259,13 @@ func pick(arg string, nodes []*fabric.Node) (*fabric.Port, error) {
 	case 1:
 		return ports[0], nil
 	case 0:
-		return nil, fmt.Errorf("%q matches %s but no port of it has a LID (is a subnet manager running?)", arg, names(nodes))
+		return nil, fmt.Errorf("%q matches %s but no port of it has a LID (is a subnet manager running?)", arg, names(f, nodes))
 	}
 	e := &AmbiguousError{Arg: arg}
 	one := true
 	for _, p := range ports {
-		e.Matches = append(e.Matches, fmt.Sprintf("%s port %d (LID %d, GUID %#016x)", p.Node.Description, p.Num, p.LID, p.GUID))
-		e.Ports = append(e.Ports, fmt.Sprintf("%s/%d", p.Node.Description, p.Num))
+		e.addMatch(f, p)
+		e.Ports = append(e.Ports, fmt.Sprintf("%s/%d", f.NameOf(p.Node), p.Num))
 		one = one && p.Node == ports[0].Node
 	}
 	if !one {
@@ -247,10 +286,10 @@ func hostNodes(f *fabric.Fabric, host string) []*fabric.Node {
 	return f.NodesByHost(host)
 }
 
-func names(nodes []*fabric.Node) string {
+func names(f *fabric.Fabric, nodes []*fabric.Node) string {
 	var s []string
 	for _, n := range nodes {
-		s = append(s, strconv.Quote(n.Description))
+		s = append(s, strconv.Quote(f.NameOf(n)))
 	}
 	return strings.Join(s, ", ")
 }

@@ -149,3 +149,65 @@ func TestResolveFindingNotation(t *testing.T) {
 		t.Errorf("a switch's external port: %v", err)
 	}
 }
+
+// TestResolveDuplicateDescriptions: trial C8. Where two nodes share a
+// description the findings name each "DESC (0xGUID)" (fabric.NameOf);
+// every command taking a node took only the bare description, which
+// matched both. Each printed name resolves to its node (the switch's port
+// 0, the CA's port with a LID; "/PORT" and " port N" added as for any
+// name); a GUID that is another node's is not taken; the bare shared
+// description is one line naming the candidates as printed, and each
+// candidate it names resolves.
+func TestResolveDuplicateDescriptions(t *testing.T) {
+	f := small(t)
+	l1, l2 := node(f, "leaf01"), node(f, "leaf02")
+	l2.Description = "leaf01"
+	c1, c2 := node(f, "gpu001 mlx5_0"), node(f, "gpu002 mlx5_0")
+	c2.Description = "gpu001 mlx5_0"
+	f.Reindex()
+	for _, c := range []struct {
+		arg  string
+		want *fabric.Port
+	}{
+		{f.NameOf(l1), l1.Ports[0]},
+		{f.NameOf(l2), l2.Ports[0]},
+		{f.NameOf(c1), c1.Ports[1]},
+		{f.NameOf(c2), c2.Ports[1]},
+		{f.NameOf(c2) + "/1", c2.Ports[1]},
+		{f.NameOf(c2) + " port 1", c2.Ports[1]},
+		{f.NameOf(l2) + "/0", l2.Ports[0]},
+	} {
+		if !strings.Contains(c.arg, " (0x") {
+			t.Fatalf("NameOf does not tell %q apart", c.arg)
+		}
+		got, err := Resolve(f, c.arg)
+		if err != nil || got != c.want {
+			t.Errorf("Resolve(%q) = %v, %v; want %s port %d", c.arg, got, err, f.NameOf(c.want.Node), c.want.Num)
+		}
+	}
+	// Another node's GUID under the name is no match.
+	wrong := fmt.Sprintf("leaf01 (%#016x)", node(f, "leaf03").GUID)
+	if p, err := Resolve(f, wrong); err == nil || !strings.Contains(err.Error(), `"leaf03"`) {
+		t.Errorf("Resolve(%q) = %v, %v; want an error saying the GUID is leaf03's", wrong, p, err)
+	}
+	for _, c := range []struct {
+		arg   string
+		names []*fabric.Node
+	}{{"leaf01", []*fabric.Node{l1, l2}}, {"gpu001 mlx5_0", []*fabric.Node{c1, c2}}} {
+		_, err := Resolve(f, c.arg)
+		var ae *AmbiguousError
+		if !errors.As(err, &ae) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Resolve(%q): %v; want a one-line ambiguity", c.arg, err)
+		}
+		for _, n := range c.names {
+			if !strings.Contains(err.Error(), strconvQuote(f.NameOf(n))) {
+				t.Errorf("Resolve(%q): %v; want it to name %q", c.arg, err, f.NameOf(n))
+			}
+		}
+		if strings.Contains(err.Error(), "give a full node description") {
+			t.Errorf("Resolve(%q): %v; the full description was given", c.arg, err)
+		}
+	}
+}
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }

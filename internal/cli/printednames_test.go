@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/topology"
 )
 
 // TestRoutesNamesFeedBack: trial C8, on the Quantum-2 capture whose 8
@@ -64,5 +69,42 @@ func TestRoutesNamesFeedBack(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "8 switches") {
 		t.Errorf("the ambiguity does not say 8 switches: %s", stderr)
+	}
+}
+
+// TestTraceSharedSwitchName: trial C8 on a small fat tree whose leaf02
+// is described "leaf03" as leaf03 is. trace's endings named the switch by
+// its bare description ("Dead end at leaf03"), one of two; they name it
+// as the findings do, and that name, fed to trace and to a --faults
+// file, is the one switch.
+func TestTraceSharedSwitchName(t *testing.T) {
+	f, err := topology.FatTree2{Common: topology.Common{SwitchPorts: 8}, Leaves: 3, Spines: 2, HostsPerLeaf: 4, LinksPerPair: 2}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.AssignLIDs(f); err != nil {
+		t.Fatal(err)
+	}
+	leaf3 := f.NodesByName("leaf03")[0]
+	f.NodesByName("leaf02")[0].Description = "leaf03"
+	f.Reindex()
+	name := f.NameOf(leaf3)
+	if !strings.HasPrefix(name, "leaf03 (0x") {
+		t.Fatalf("leaf03 named %q", name)
+	}
+	var b bytes.Buffer
+	if err := fabric.WriteIBNetDiscover(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	topo := writeFile(t, "fabric.txt", b.String())
+	dst := f.NodesByName("gpu012 mlx5_0")[0].Ports[1].LID
+	faults := writeFile(t, "faults", "down "+name+"/4\n")
+	code, out, stderr := run("trace", "--sim="+topo, "--faults", faults, "--no-color", "gpu001", fmt.Sprint(dst))
+	if code != ExitFindings || !strings.Contains(out, "Dead end at "+name+": LID") {
+		t.Fatalf("exit %d, want 'Dead end at %s':\n%s%s", code, name, out, stderr)
+	}
+	code, out, stderr = run("trace", "--sim="+topo, "--no-color", "gpu001", name)
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("To switch leaf03 (GUID %#016x", leaf3.GUID)) {
+		t.Fatalf("trace gpu001 %q: exit %d:\n%s%s", name, code, out, stderr)
 	}
 }

@@ -91,7 +91,13 @@ func (a *app) runTrace(parent context.Context, o *traceOptions) error {
 	if sess.RoutesComputed {
 		io.WriteString(w, report.WrapString("Routes: ", report.RoutesComputedNote, st.Width))
 	}
-	printTrace(w, st, lt)
+	// Names as the findings give them: in the discovered fabric, where two
+	// nodes sharing a description are told apart, else the walk's.
+	names := f
+	if names == nil {
+		names = lt.Fabric
+	}
+	printTrace(w, st, lt, names)
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -196,7 +202,7 @@ func portText(p *fabric.Port, lid uint16) string {
 }
 
 // printTrace prints the hops and the ending.
-func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
+func printTrace(w io.Writer, st report.Style, lt route.LiveTrace, names *fabric.Fabric) {
 	if src := lt.Fabric.PortByLID(lt.From); src != nil {
 		io.WriteString(w, report.WrapString("", "From "+portText(src, lt.From), st.Width))
 	} else {
@@ -227,11 +233,12 @@ func printTrace(w io.Writer, st report.Style, lt route.LiveTrace) {
 		}
 		st.Table(w, []string{"HOP", "SWITCH", "GUID", "LID", "IN -> OUT"}, rows)
 	}
-	io.WriteString(w, report.WrapString("", endText(st, lt), st.Width))
+	io.WriteString(w, report.WrapString("", endText(st, lt, names), st.Width))
 }
 
-// endText says how the route ended, naming where.
-func endText(st report.Style, lt route.LiveTrace) string {
+// endText says how the route ended, naming where: a switch without its
+// GUID beside is named as the findings name it (fabric.NameOf, trial C8).
+func endText(st report.Style, lt route.LiveTrace, names *fabric.Fabric) string {
 	var last *route.Hop
 	if len(lt.Hops) > 0 {
 		last = &lt.Hops[len(lt.Hops)-1]
@@ -246,17 +253,17 @@ func endText(st report.Style, lt route.LiveTrace) string {
 		}
 		return st.Red(fmt.Sprintf("No route (0xFF) to LID %d at %s (GUID %#016x): its forwarding table entry is %d", lt.To, last.Switch.Description, last.Switch.GUID, last.Out))
 	case route.DeadEnd:
-		return st.Red(fmt.Sprintf("Dead end at %s: LID %d is forwarded out of port %d, which is %v/%v", last.Switch.Description, lt.To, last.Out, lt.End.State, lt.End.PhysState))
+		return st.Red(fmt.Sprintf("Dead end at %s: LID %d is forwarded out of port %d, which is %v/%v", names.NameOf(last.Switch), lt.To, last.Out, lt.End.State, lt.End.PhysState))
 	case route.Loop:
-		return st.Red(fmt.Sprintf("Loop: the route to LID %d comes back to %s (in by port %d)", lt.To, last.Switch.Description, last.In))
+		return st.Red(fmt.Sprintf("Loop: the route to LID %d comes back to %s (in by port %d)", lt.To, names.NameOf(last.Switch), last.In))
 	case route.Misdelivered:
 		return st.Red(fmt.Sprintf("Misdelivered: the route to LID %d ends at %s, which does not own it", lt.To, portText(lt.End, 0)))
 	case route.SourceDown:
 		return st.Red(fmt.Sprintf("The source port %s has no live link", portText(lt.End, lt.From)))
 	case route.NoTable:
-		return st.Red(fmt.Sprintf("No forwarding table at %s", last.Switch.Description))
+		return st.Red(fmt.Sprintf("No forwarding table at %s", names.NameOf(last.Switch)))
 	case route.Unread:
-		return st.Yellow(fmt.Sprintf("Not known past %s: LID %d leaves by port %d, whose state or far end did not answer (could not look, not a dead end)", last.Switch.Description, lt.To, last.Out))
+		return st.Yellow(fmt.Sprintf("Not known past %s: LID %d leaves by port %d, whose state or far end did not answer (could not look, not a dead end)", names.NameOf(last.Switch), lt.To, last.Out))
 	}
 	return lt.Outcome.String()
 }

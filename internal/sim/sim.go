@@ -729,8 +729,9 @@ func (s *Sim) nodeName(i int32) string {
 	return fmt.Sprintf("0x%016x", n.guid)
 }
 
-// resolveNode finds a node by NodeDescription, GUID ("0x..."), or host
-// name (the description's first word) when that is unique.
+// resolveNode finds a node by NodeDescription, GUID ("0x..."), the name
+// the findings give it ("DESC (0xGUID)"), or host name (the
+// description's first word) when that is unique.
 func (s *Sim) resolveNode(ref string) (int32, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -739,7 +740,16 @@ func (s *Sim) resolveNode(ref string) (int32, error) {
 	if ids := s.byDesc[ref]; len(ids) == 1 {
 		return ids[0], nil
 	} else if len(ids) > 1 {
-		return -1, fmt.Errorf("sim: %d nodes are described %q: name one by GUID (0x...)", len(ids), ref)
+		return -1, fmt.Errorf("sim: %d nodes are described %q: name one by GUID (0x...) or as the findings do, %q", len(ids), ref, fmt.Sprintf("%s (0x%016x)", ref, s.nodes[ids[0]].guid))
+	}
+	// A node as the findings name one whose description others share
+	// (fabric.NameOf): "DESC (0xGUID)" (trial C8).
+	if desc, g, ok := fabric.SplitNamed(ref); ok {
+		for _, id := range s.byGUID[g] {
+			if s.nodes[id].desc == desc {
+				return id, nil
+			}
+		}
 	}
 	if strings.HasPrefix(ref, "0x") || strings.HasPrefix(ref, "0X") {
 		g, err := strconv.ParseUint(ref[2:], 16, 64)

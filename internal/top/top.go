@@ -262,7 +262,7 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 		}
 		row := s.rows[pc.Key]
 		if row == nil {
-			row = newRow(pc)
+			row = newRow(s.f, pc)
 			s.rows[pc.Key] = row
 			s.list = append(s.list, row)
 		}
@@ -370,14 +370,17 @@ func (s *Sampler) markNotRead(batch []*fabric.Port, errs []*perf.PortError) {
 	}
 }
 
-func newRow(pc *perf.PortCounters) *Row {
+// newRow starts a port's row, its node and far end named as the findings
+// name them (fabric.NameOf: two switches sharing a description are told
+// apart, and the name is one --switch takes; trial C8).
+func newRow(f *fabric.Fabric, pc *perf.PortCounters) *Row {
 	r := &Row{Port: pc.Port, Num: int(pc.Key.Port), Peer: "-", XmitWait: -1, TxUtil: -1, RxUtil: -1}
 	if p := pc.Port; p != nil {
 		if p.Node != nil {
-			r.Node = p.Node.Description
+			r.Node = f.NameOf(p.Node)
 		}
 		if p.Remote != nil && p.Remote.Node != nil {
-			r.Peer = fmt.Sprintf("%s/%d", p.Remote.Node.Description, p.Remote.Num)
+			r.Peer = fmt.Sprintf("%s/%d", f.NameOf(p.Remote.Node), p.Remote.Num)
 		}
 		r.Rate = rateOf(p)
 	}

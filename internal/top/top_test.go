@@ -280,12 +280,12 @@ func TestLinkGoesAwayWhileWatched(t *testing.T) {
 func TestDisabledPortHasNoRate(t *testing.T) {
 	n := &fabric.Node{Description: "leaf2", Type: mad.NodeSwitch}
 	p := &fabric.Port{Node: n, Num: 3, State: mad.PortStateActive, PhysState: mad.PhysDisabled, WidthActive: mad.Width4X, SpeedActive: mad.SpeedSDR}
-	r := newRow(&perf.PortCounters{Key: perf.Key{Port: 3}, Port: p})
+	r := newRow(nil, &perf.PortCounters{Key: perf.Key{Port: 3}, Port: p})
 	if r.Rate != "(no link)" {
 		t.Errorf("Disabled port's rate %q, want (no link)", r.Rate)
 	}
 	p.PhysState = mad.PhysLinkUp
-	if r := newRow(&perf.PortCounters{Key: perf.Key{Port: 3}, Port: p}); r.Rate != "4X SDR" {
+	if r := newRow(nil, &perf.PortCounters{Key: perf.Key{Port: 3}, Port: p}); r.Rate != "4X SDR" {
 		t.Errorf("linked port's rate %q, want 4X SDR", r.Rate)
 	}
 }

@@ -108,3 +108,27 @@ func TestTraceSharedSwitchName(t *testing.T) {
 		t.Fatalf("trace gpu001 %q: exit %d:\n%s%s", name, code, out, stderr)
 	}
 }
+
+// TestHTMLNamesSharedApart: trial C8 on the Quantum-2 capture. The
+// page's search names and cable cards gave the 8 switches described
+// "Quantum-2 Mellanox Technologies" that bare description: a name the
+// findings print ("... (0xGUID)") found nothing in the search box, and a
+// card could not say which switch a cable is on. They are named as the
+// findings name them.
+func TestHTMLNamesSharedApart(t *testing.T) {
+	q := corpusPath(t, "quantum2-ndr-ibdiagnet2.ibnetdiscover")
+	page := t.TempDir() + "/page.html"
+	if code, _, stderr := run("check", "--sim="+q, "--html", page); code != ExitFindings && code != 0 {
+		t.Fatalf("check --html: exit %d: %s", code, stderr)
+	}
+	b := readFile(t, page)
+	named := regexp.MustCompile(`\["Quantum-2 Mellanox Technologies \(0x[0-9a-f]{16}\)",\d+\]`).FindAllString(b, -1)
+	if len(named) != 8 {
+		t.Errorf("%d search names of the 8 Quantum-2 switches with their GUID, want 8", len(named))
+	}
+	for _, bare := range []string{`["Quantum-2 Mellanox Technologies",`, `"Quantum-2 Mellanox Technologies/`} {
+		if strings.Contains(b, bare) {
+			t.Errorf("the page names a shared description bare: %s", bare)
+		}
+	}
+}

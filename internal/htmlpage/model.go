@@ -120,7 +120,7 @@ func newModel(d *layout.Drawing, s *checks.Snapshot, fs []checks.Finding) *model
 			if m.unr == nil {
 				m.unr = map[int][]string{}
 			}
-			m.unr[bi] = append(m.unr[bi], fmt.Sprintf("%s/%d", n.Description, u.FromPort))
+			m.unr[bi] = append(m.unr[bi], fmt.Sprintf("%s/%d", m.f.NameOf(n), u.FromPort))
 		}
 	}
 	var an *route.Analyzer
@@ -285,15 +285,13 @@ func (m *model) cable(l fabric.Link) []string {
 	if checks.LinkUp(l.A) {
 		rate = l.A.Rate().String()
 	}
-	return []string{portLabel(l.A), portLabel(l.B), rate, m.portText(l.A), m.portText(l.B), m.loadText(l.A, l.B)}
+	return []string{m.portLabel(l.A), m.portLabel(l.B), rate, m.portText(l.A), m.portText(l.B), m.loadText(l.A, l.B)}
 }
 
-func portLabel(p *fabric.Port) string {
-	n := p.Node.Description
-	if n == "" {
-		n = fmt.Sprintf("0x%016x", p.Node.GUID)
-	}
-	return fmt.Sprintf("%s/%d", n, p.Num)
+// portLabel names a port as the findings do (fabric.NameOf: a node whose
+// description another shares carries its GUID, trial C8).
+func (m *model) portLabel(p *fabric.Port) string {
+	return fmt.Sprintf("%s/%d", m.f.NameOf(p.Node), p.Num)
 }
 
 // portText is a port's counters in a few words: the error counters that

@@ -148,10 +148,10 @@ func (m *model) data() (string, error) {
 			}
 		}
 		for _, s := range b.Switches {
-			names = append(names, [2]any{s.Description, i})
+			names = append(names, [2]any{m.f.NameOf(s), i})
 		}
 		for _, n := range b.Members {
-			names = append(names, [2]any{n.Description + " [" + caState(n) + "]", i})
+			names = append(names, [2]any{m.f.NameOf(n) + " [" + caState(n) + "]", i})
 		}
 	}
 	out := struct {

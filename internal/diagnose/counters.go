@@ -126,7 +126,7 @@ func (s Silence) Why(n *fabric.Node, lid uint16) string {
 	if s.Fabric == nil || s.From == nil || s.From.LID == 0 || lid == 0 {
 		return ""
 	}
-	from := fmt.Sprintf("this port (%s/%d)", s.From.Node.Description, s.From.Num)
+	from := fmt.Sprintf("this port (%s/%d)", s.Fabric.NameOf(s.From.Node), s.From.Num)
 	if why := s.routeWhy(s.From.LID, lid, "the LID route to it from "+from); why != "" {
 		return why
 	}
@@ -141,14 +141,14 @@ func (s Silence) Why(n *fabric.Node, lid uint16) string {
 			}
 		}
 		if len(silent) > 0 {
-			return fmt.Sprintf("; %s did not answer PortInfo either (%s): its management agent is silent, not only its PMA", n.Description, report.PortRanges(silent))
+			return fmt.Sprintf("; %s did not answer PortInfo either (%s): its management agent is silent, not only its PMA", s.Fabric.NameOf(n), report.PortRanges(silent))
 		}
 	}
 	if s.Read == nil || s.Read.Port(s.From) {
 		var others []string
 		for _, p := range s.Fabric.SharedLIDs()[s.From.LID] {
 			if p != s.From && p.Node != s.From.Node {
-				others = append(others, fmt.Sprintf("%s/%d", p.Node.Description, p.Num))
+				others = append(others, fmt.Sprintf("%s/%d", s.Fabric.NameOf(p.Node), p.Num))
 			}
 		}
 		if len(others) > 0 {
@@ -186,7 +186,9 @@ func (s Silence) routeWhy(a, b uint16, what string) string {
 		return ""
 	}
 	lastSw := t.Hops[len(t.Hops)-1].Switch
-	last := lastSw.Description
+	// Named as the findings name it: another switch may share the
+	// description (trial C8).
+	last := s.Fabric.NameOf(lastSw)
 	if (t.Outcome == route.NoTable || t.Outcome == route.NoRoute) && beyondTop(lastSw, b) {
 		// trial A16: a switch LID past every table's top gave a bare
 		// timeout that read like a dead PMA
@@ -201,13 +203,13 @@ func (s Silence) routeWhy(a, b uint16, what string) string {
 		case p.State == mad.PortStateDown:
 			return fmt.Sprintf("; %s leaves %s by port %d, which is down", what, last, p.Num)
 		case p.Remote != nil && p.Remote.StateKnown() && p.Remote.State == mad.PortStateDown:
-			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is down", what, last, p.Num, p.Remote.Node.Description, p.Remote.Num)
+			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is down", what, last, p.Num, s.Fabric.NameOf(p.Remote.Node), p.Remote.Num)
 		case !route.Passes(p):
 			// up but never activated: LID-routed MADs are lost there
 			// as at a Down port (trial A2 gave only the bare timeout)
 			return fmt.Sprintf("; %s leaves %s by port %d, whose link is %s (physically up, not Active)", what, last, p.Num, p.State)
 		case p.Remote != nil && p.Remote.StateKnown() && !route.Passes(p.Remote):
-			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is %s (physically up, not Active)", what, last, p.Num, p.Remote.Node.Description, p.Remote.Num, p.Remote.State)
+			return fmt.Sprintf("; %s leaves %s by port %d, whose far end %s/%d is %s (physically up, not Active)", what, last, p.Num, s.Fabric.NameOf(p.Remote.Node), p.Remote.Num, p.Remote.State)
 		}
 		return "" // a port without a cable: not shown why
 	case route.NoRoute:

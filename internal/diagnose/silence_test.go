@@ -68,3 +68,35 @@ func TestSilenceWhy(t *testing.T) {
 		t.Errorf("shared reading LID: %q", why)
 	}
 }
+
+// TestSilenceWhyNamesSharedApart: trial C8. A cause names the switch it
+// happens at as the findings do: where another switch shares its
+// description, with its GUID ("leaves leaf02 (0x...) by port 9").
+func TestSilenceWhyNamesSharedApart(t *testing.T) {
+	f, err := topology.Routed(topology.FatTree2{Leaves: 4, Spines: 4, HostsPerLeaf: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := f.NodesByName("gpu001 mlx5_0")[0].Ports[1]
+	spine := f.NodesByName("spine02")[0]
+	lid := spine.Ports[0].LID
+	s := Silence{Fabric: f, From: from}
+	tr, err := route.TraceRoute(f, from.LID, lid)
+	if err != nil || len(tr.Hops) == 0 {
+		t.Fatalf("trace: %v %+v", err, tr)
+	}
+	leaf := tr.Hops[0].Switch
+	for _, n := range f.Nodes {
+		if n != leaf && n.Type == mad.NodeSwitch {
+			n.Description = leaf.Description // another switch shares it
+			break
+		}
+	}
+	f.Reindex()
+	up := leaf.Ports[tr.Hops[0].Out]
+	up.State, up.PhysState = mad.PortStateDown, mad.PhysDisabled
+	want := " leaves " + f.NameOf(leaf) + " by port " + strconv.Itoa(int(up.Num)) + ", which is down"
+	if why := s.Why(spine, lid); !strings.Contains(f.NameOf(leaf), " (0x") || !strings.Contains(why, want) {
+		t.Errorf("down uplink:\n got %q\nwant it to say %q", why, want)
+	}
+}

@@ -3,7 +3,6 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 )
@@ -17,24 +16,14 @@ import (
 func TestGateMKeyPolicyNotUndecidedByACableBack(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	topo := "../../fixtures/sample/fabric.txt"
-	b, err := os.ReadFile(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lease strings.Builder
-	for _, m := range regexp.MustCompile(`(?m)^(switchguid|caguid)=(0x[0-9a-f]+)`).FindAllStringSubmatch(string(b), -1) {
-		ref := m[2]
-		if m[1] == "switchguid" {
-			ref += "/0"
+	lease := mkeyLeases(t, topo, func(ref string) int {
+		if ref == "0xb83fd20400000005/0" { // leaf01: its own lease
+			return 120
 		}
-		if ref == "0xb83fd20400000005/0" { // leaf01: its own lease below
-			continue
-		}
-		lease.WriteString("mkey " + ref + " protect=0 lease=60\n")
-	}
-	lease.WriteString("mkey 0xb83fd20400000005/0 protect=0 lease=120\n")
-	gateFaults := writeFile(t, "gate.faults", lease.String())
-	sweepFaults := writeFile(t, "sweep.faults", lease.String()+"down leaf01/20\n")
+		return 60
+	})
+	gateFaults := writeFile(t, "gate.faults", lease)
+	sweepFaults := writeFile(t, "sweep.faults", lease+"down leaf01/20\n")
 	state := filepath.Join(t.TempDir(), "state")
 	rep := filepath.Join(t.TempDir(), "r.json")
 	if code, _, stderr := run("sweep", "--sim="+topo, "--faults", sweepFaults, "--state-dir", state, "--out", rep); code != ExitHealthy && code != ExitFindings {

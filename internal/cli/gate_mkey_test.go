@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +21,29 @@ func mkeyFindings(t *testing.T, out string) []string {
 	return titles
 }
 
+// mkeyLeases returns a faults file's mkey lines giving every node of the
+// fabric file topo the lease leaseOf says for its reference (a switch's
+// policy is its port 0's, which all its ports share).
+func mkeyLeases(t *testing.T, topo string, leaseOf func(ref string) int) string {
+	t.Helper()
+	b, err := os.ReadFile(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lease strings.Builder
+	for _, m := range regexp.MustCompile(`(?m)^(switchguid|caguid)=(0x[0-9a-f]+)`).FindAllStringSubmatch(string(b), -1) {
+		ref := m[2]
+		if m[1] == "switchguid" {
+			ref += "/0"
+		}
+		fmt.Fprintf(&lease, "mkey %s protect=0 lease=%d\n", ref, leaseOf(ref))
+	}
+	if lease.Len() == 0 {
+		t.Fatal("no node GUIDs in " + topo)
+	}
+	return lease.String()
+}
+
 // TestGateMKeyPolicyIsTheSweeps (trial A9): on a fabric whose SM sets an
 // M_Key lease (OpenSM's default 4089 s on ibsim), every gate warned
 // "2 of 7 ports run another M_Key policy (protection bits 0, lease 4089 s)
@@ -32,24 +56,9 @@ func mkeyFindings(t *testing.T, out string) []string {
 func TestGateMKeyPolicyIsTheSweeps(t *testing.T) {
 	t.Setenv("SLURM_JOB_NODELIST", "")
 	topo := "../../fixtures/sample/fabric.txt"
-	b, err := os.ReadFile(topo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lease strings.Builder
-	// A switch's policy is its port 0's, which all its ports share.
-	for _, m := range regexp.MustCompile(`(?m)^(switchguid|caguid)=(0x[0-9a-f]+)`).FindAllStringSubmatch(string(b), -1) {
-		ref := m[2]
-		if m[1] == "switchguid" {
-			ref += "/0"
-		}
-		lease.WriteString("mkey " + ref + " protect=0 lease=60\n")
-	}
-	if lease.Len() == 0 {
-		t.Fatal("no node GUIDs in the sample fabric")
-	}
-	all := writeFile(t, "lease.faults", lease.String())
-	odd := writeFile(t, "odd.faults", lease.String()+"mkey \"gpu003 mlx5_2\" protect=0 lease=120\n")
+	lease := mkeyLeases(t, topo, func(string) int { return 60 })
+	all := writeFile(t, "lease.faults", lease)
+	odd := writeFile(t, "odd.faults", lease+"mkey \"gpu003 mlx5_2\" protect=0 lease=120\n")
 	for _, tc := range []struct {
 		name, faults string
 		want         map[string]string // gate --nodes: a title part, "" for none

@@ -58,11 +58,26 @@ func sampleLine(l string, inFindings bool) string {
 	return strings.TrimRight(l, " ")
 }
 
+// cutMatches says whether line, a table row that may be cut with "…"
+// anywhere (the check table cuts a title before its port, a854564's E5,
+// as well as at its end), can be full: each "…" stands for any text,
+// the rest must be as in full.
+func cutMatches(line, full string) bool {
+	if !strings.Contains(line, report.Ellipsis) {
+		return false
+	}
+	parts := strings.Split(line, report.Ellipsis)
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	return regexp.MustCompile("^" + strings.Join(parts, ".*") + "$").MatchString(full)
+}
+
 // TestREADMECheckSample: the README's check sample is this run's output
 // at 80 columns, the first lines of it up to "...": the summary exactly
 // (counts, not-run line, status), the findings table and the first
 // finding's details with numbers aside. A table row cut with "…" matches
-// when one text is a prefix of the other (a longer counter value moves the
+// when the other can be what was cut (a longer counter value moves the
 // cut). go test -run TestREADMECheckSample -update-readme rewrites it.
 func TestREADMECheckSample(t *testing.T) {
 	code, out, stderr := runAt(80, "check", "--sim")
@@ -104,8 +119,7 @@ func TestREADMECheckSample(t *testing.T) {
 		if g == w {
 			continue
 		}
-		gc, wc := strings.TrimSuffix(g, report.Ellipsis), strings.TrimSuffix(w, report.Ellipsis)
-		if (strings.HasSuffix(g, report.Ellipsis) || strings.HasSuffix(w, report.Ellipsis)) && (strings.HasPrefix(gc, wc) || strings.HasPrefix(wc, gc)) {
+		if cutMatches(w, g) || cutMatches(g, w) {
 			continue
 		}
 		t.Errorf("README sample line %d differs from the run (go test ./internal/cli -run TestREADMECheckSample -update-readme rewrites it):\nREADME: %s\nrun:    %s", i+1, w, g)

@@ -9,8 +9,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
-	"github.com/ibdoctor/ibdoctor/internal/topology"
-	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/sim/simtest"
 )
 
 // BenchmarkCountersAllJSON judges and writes 'counters --all --json' for
@@ -21,26 +20,9 @@ import (
 // what the command holds, per port: 49,152 on FatTree8k, issue 13),
 // B/op what judging and writing allocate.
 func BenchmarkCountersAllJSON(b *testing.B) {
-	f, err := topology.FatTree2{Leaves: 16, Spines: 8, HostsPerLeaf: 16, Common: topology.Common{SwitchPorts: 32}}.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		b.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
-		b.Fatal(err)
-	}
-	s, err := sim.New(f, sim.Options{PMA: &sim.PMACaps{Switch: sim.PMAAllPortSelect | sim.PMAExtendedWidth | sim.PMAXmitWait, CA: sim.PMAExtendedWidth | sim.PMAXmitWait}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng := transport.NewEngine(c, transport.Options{})
-	defer eng.Close()
+	f := simtest.FatTree256(b)
+	pmas := simtest.IBSimPMAs
+	eng := simtest.Attached(b, f, sim.Options{PMA: &pmas})
 	res, err := perf.Sweep(context.Background(), eng, f, perf.Options{})
 	if err != nil || len(res.Errors) != 0 {
 		b.Fatalf("%v, %d errors", err, len(res.Errors))

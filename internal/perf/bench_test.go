@@ -6,34 +6,15 @@ import (
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/sim"
-	"github.com/ibdoctor/ibdoctor/internal/topology"
-	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/sim/simtest"
 )
 
 // BenchmarkSweep reads one sample of a 256-host two-level fat tree on the
 // in-process simulator (wall clock, no latency): the cost of the sweep
 // itself (planning, engine, decoding, merging) per port.
 func BenchmarkSweep(b *testing.B) {
-	f, err := topology.FatTree2{Leaves: 16, Spines: 8, HostsPerLeaf: 16, Common: topology.Common{SwitchPorts: 32}}.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		b.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
-		b.Fatal(err)
-	}
-	s, err := sim.New(f, sim.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng := transport.NewEngine(c, transport.Options{})
-	defer eng.Close()
+	f := simtest.FatTree256(b)
+	eng := simtest.Attached(b, f, sim.Options{})
 	ports := linkedPorts(f)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -52,26 +33,9 @@ func BenchmarkSweep(b *testing.B) {
 // reports the heap the Result holds per port read: a sweep holds every
 // port's reading, 49,152 on FatTree8k.
 func BenchmarkSweepHeld(b *testing.B) {
-	f, err := topology.FatTree2{Leaves: 16, Spines: 8, HostsPerLeaf: 16, Common: topology.Common{SwitchPorts: 32}}.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		b.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
-		b.Fatal(err)
-	}
-	s, err := sim.New(f, sim.Options{PMA: &sim.PMACaps{Switch: sim.PMAAllPortSelect | sim.PMAExtendedWidth | sim.PMAXmitWait, CA: sim.PMAExtendedWidth | sim.PMAXmitWait}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng := transport.NewEngine(c, transport.Options{})
-	defer eng.Close()
+	f := simtest.FatTree256(b)
+	pmas := simtest.IBSimPMAs
+	eng := simtest.Attached(b, f, sim.Options{PMA: &pmas})
 	ports := linkedPorts(f)
 	var held uint64
 	b.ReportAllocs()

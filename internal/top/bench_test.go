@@ -7,8 +7,7 @@ import (
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
-	"github.com/ibdoctor/ibdoctor/internal/topology"
-	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/internal/sim/simtest"
 )
 
 // BenchmarkSamplerHeld refreshes a Sampler twice over a 256-host fat tree
@@ -16,26 +15,10 @@ import (
 // at top's last refresh) and reports the heap the Sampler holds per
 // watched port: top watches 49,152 ports on FatTree8k.
 func BenchmarkSamplerHeld(b *testing.B) {
-	f, err := topology.FatTree2{Leaves: 16, Spines: 8, HostsPerLeaf: 16, Common: topology.Common{SwitchPorts: 32}}.Build()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := topology.AssignLIDs(f); err != nil {
-		b.Fatal(err)
-	}
-	if err := topology.Route(f); err != nil {
-		b.Fatal(err)
-	}
-	s, err := sim.New(f, sim.Options{PMA: &sim.PMACaps{Switch: sim.PMAAllPortSelect | sim.PMAExtendedWidth | sim.PMAXmitWait, CA: sim.PMAExtendedWidth | sim.PMAXmitWait}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := s.Attach("", 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng := transport.NewEngine(c, transport.Options{})
-	defer eng.Close()
+	f := simtest.FatTree256(b)
+	pmas := simtest.IBSimPMAs
+	eng := simtest.Attached(b, f, sim.Options{PMA: &pmas})
+	var err error
 	var ports []*fabric.Port
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {

@@ -69,7 +69,7 @@ func (f *Fabric) hostIndex() map[string][]*Node {
 		x.byHost = make(map[string][]*Node, len(f.Nodes))
 		for _, n := range f.Nodes {
 			if h := hostOf(n.Description); h != "" {
-				h = strings.ToLower(h) // HostKey
+				h = HostKey(h)
 				x.byHost[h] = append(x.byHost[h], n)
 			}
 		}

@@ -892,7 +892,7 @@ func (x *Index) nodesByHost(host string) []uint32 {
 	// Host names are case-insensitive (fabric.HostKey), the keys sorted
 	// as written: a name in another case is looked for key by key, only
 	// when the name as given found nothing.
-	want := strings.ToLower(host)
+	want := fabric.HostKey(host)
 	for j := range n {
 		if k := key(j); len(k) >= len(want) && fabric.HostKey(string(k)) == want {
 			out = append(out, le.Uint32(rec(j)[8:]))

@@ -526,11 +526,14 @@ func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
 		}
 		groups[k] = append(groups[k], i)
 	}
-	drop := map[int]bool{}
+	var drop []bool
 	for _, k := range keys {
 		idx := groups[k]
 		if len(idx) < 2 {
 			continue
+		}
+		if drop == nil {
+			drop = make([]bool, len(fs))
 		}
 		slices.SortFunc(idx, func(a, b int) int { return fs[a].Entities[0].Port - fs[b].Entities[0].Port })
 		big := idx[0]
@@ -578,16 +581,7 @@ func (s *Snapshot) foldRelayErrors(fs []Finding) []Finding {
 		f.Action = relayAction(sw, r, fmt.Sprintf("the cables at %s's ports %s are", sw, runs))
 		fs[idx[0]] = f
 	}
-	if len(drop) == 0 {
-		return fs
-	}
-	out := fs[:0]
-	for i, f := range fs {
-		if !drop[i] {
-			out = append(out, f)
-		}
-	}
-	return out
+	return withoutDropped(fs, drop)
 }
 
 // counterWeight scales a counter finding's path share into its score.

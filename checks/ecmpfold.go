@@ -46,6 +46,12 @@ func foldECMP(fs []Finding) []Finding {
 			drop[i] = true
 		}
 	}
+	return withoutDropped(fs, drop)
+}
+
+// withoutDropped returns fs without the findings a fold merged into
+// another (drop[i]), in order, in fs's own array; fs when drop is nil.
+func withoutDropped(fs []Finding, drop []bool) []Finding {
 	if drop == nil {
 		return fs
 	}

@@ -22,6 +22,8 @@ import (
 // reads the port PhysLinkState Disabled, LinkState still Active; the gate
 // re-reads it and must call the link down (exit 1's class) as check does,
 // not follow the route into it and call gpu002 unanswered (undecided).
+// It sends gpu002 nothing (trial F8): the HCA behind a port read without
+// a link cannot answer, and before, the gate waited out its timeout.
 func TestGateDisabledPortIBSim(t *testing.T) {
 	ibsimtest.Require(t, "opensm", "smpquery", "ibportstate")
 	net, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "ibnetdiscover", "hdr.net"))
@@ -36,7 +38,8 @@ func TestGateDisabledPortIBSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := transport.NewEngine(c, transport.Options{Timeout: 200 * time.Millisecond, Retries: -1})
+	tap := &sentTap{}
+	e := transport.NewEngine(c, transport.Options{Timeout: 200 * time.Millisecond, Retries: -1, Tap: tap})
 	defer e.Close()
 	sw, err := diagnose.Run(ctx, e, diagnose.Options{Routes: true, Counters: true})
 	if err != nil {
@@ -67,9 +70,14 @@ func TestGateDisabledPortIBSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
+	tap.armed.Store(true)
 	doc, err := Run(ctx, g, e, Options{Hosts: []string{"gpu002"}, FailOn: checks.Error, ByLID: true, Source: "ibsim:test", Counters: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	local := sw.Fabric.NodeByGUID(e.Local().NodeGUID).Ports[e.Local().PortNum]
+	if n := tap.to(sw.Fabric, local, hca[0]); n != 0 {
+		t.Errorf("%d MADs sent to gpu002 mlx5_0, behind %s/2 read Disabled; want none", n, leaf.Description)
 	}
 	if doc.Status != "unhealthy" || len(doc.Undecided) != 0 {
 		t.Fatalf("status %q, want unhealthy with nothing undecided\nfindings %+v\nunreached %+v\nundecided %+v", doc.Status, doc.Findings, doc.Unreached, doc.Undecided)

@@ -321,9 +321,19 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		return cmp.Compare(a.Num, b.Num)
 	})
 	t = time.Now()
-	bad := r.refresh(ctx, e, append(append(slices.Clone(ports), idle...), grpPorts...))
+	bad, linkDown := r.refreshSwitchesFirst(ctx, e, append(append(slices.Clone(ports), idle...), grpPorts...), cabled)
 	sw.Timings["refresh"] = time.Since(t)
 	unread := map[*fabric.Port]bool{}
+	for _, p := range linkDown {
+		// Not asked: its switch end reads no link, which the checks
+		// judge (link.down). Its own state is not known, and nothing
+		// is sent to it later (a NodeInfo, its counters): the gate
+		// does not wait on a port that cannot answer, and does not
+		// list it unread, as check does not read an HCA behind a
+		// port without a link.
+		p.Unreached |= fabric.UnreachedInfo
+		unread[p] = true
+	}
 	notRead := func(bad []fabric.Unreachable) {
 		for _, u := range bad {
 			sw.Complete = false

@@ -351,6 +351,52 @@ func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabri
 	return r.saidBothWays(append(kept, discover.Refresh(ctx, e.Once(), retried, false, 0)...))
 }
 
+// refreshSwitchesFirst re-reads ports as refresh does, the switches'
+// ports first, in one batch, then the CA ports whose switch end (in
+// cabled, the snapshot's far end of each port) has a link now. A CA port
+// whose switch end now reads without a link (mad.PhysState.LinkUp, the
+// rule discovery follows) cannot answer: it is sent nothing, and returned
+// in down, its link's state known from the switch end (trial F8: the gate
+// waited the MAD timeout for each such HCA). A CA behind a switch port
+// that could not be read, or that has a link, is read as before: one that
+// does not answer stays unread (could not decide).
+func (r *reach) refreshSwitchesFirst(ctx context.Context, e *transport.Engine, ports []*fabric.Port, cabled map[*fabric.Port]*fabric.Port) (bad []fabric.Unreachable, down []*fabric.Port) {
+	var switches, cas []*fabric.Port
+	for _, p := range ports {
+		if p.Node.Type == mad.NodeSwitch {
+			switches = append(switches, p)
+		} else {
+			cas = append(cas, p)
+		}
+	}
+	bad = r.refresh(ctx, e, switches)
+	if len(cas) == 0 || ctx.Err() != nil {
+		return bad, nil
+	}
+	type portKey struct {
+		guid uint64
+		num  uint8
+	}
+	read := map[portKey]bool{}
+	for _, p := range switches {
+		read[portKey{p.Node.GUID, p.Num}] = true
+	}
+	for _, u := range bad {
+		if u.FromPort != 0 {
+			delete(read, portKey{u.FromGUID, u.FromPort})
+		}
+	}
+	var ask []*fabric.Port
+	for _, p := range cas {
+		if q := cabled[p]; q != nil && read[portKey{q.Node.GUID, q.Num}] && !q.PhysState.LinkUp() {
+			down = append(down, p)
+			continue
+		}
+		ask = append(ask, p)
+	}
+	return append(bad, r.refresh(ctx, e, ask)...), down
+}
+
 // saidBothWays words the failures of nodes read by a directed route
 // after their first way failed with both ways (bothWays).
 func (r *reach) saidBothWays(bad []fabric.Unreachable) []fabric.Unreachable {

@@ -1,0 +1,230 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/ibdoctor/ibdoctor/checks"
+	"github.com/ibdoctor/ibdoctor/internal/diagnose"
+	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/report"
+	"github.com/ibdoctor/ibdoctor/internal/sim"
+	"github.com/ibdoctor/ibdoctor/internal/transport"
+	"github.com/ibdoctor/ibdoctor/mad"
+)
+
+// fullTimeouts is a simulator Conn on which a request the fabric loses
+// costs the Engine's whole timeout, as on hardware and on ibsim: the
+// simulator's at-once notices for MADs its tables lose (trial B14) are
+// not passed on, so the Engine's own timer ends each attempt.
+type fullTimeouts struct{ transport.Conn }
+
+func (c fullTimeouts) Recv(ctx context.Context) (*transport.Packet, error) {
+	for {
+		p, err := c.Conn.Recv(ctx)
+		if err != nil || p.Status != transport.StatusTimedOut {
+			return p, err
+		}
+	}
+}
+
+// sentTap keeps the requests the Engine sends (each attempt) once armed.
+type sentTap struct {
+	armed atomic.Bool
+	mu    sync.Mutex
+	sent  []sentMAD
+}
+
+type sentMAD struct {
+	dlid uint16
+	path mad.Path // of a directed-route SMP
+}
+
+func (c *sentTap) Record(sent bool, a transport.Addr, m []byte, _ time.Time) {
+	if !c.armed.Load() || !sent || len(m) < 4 || m[3]&0x80 != 0 {
+		return
+	}
+	s := sentMAD{dlid: a.DLID}
+	if mad.Class(m[1]) == mad.ClassSubnDR {
+		var smp mad.SMP
+		if err := smp.Unmarshal(m); err == nil {
+			s.path = smp.Path()
+		}
+	}
+	c.mu.Lock()
+	c.sent = append(c.sent, s)
+	c.mu.Unlock()
+}
+
+// to counts the requests sent to node n of f: LID-routed to one of its
+// LIDs, or by a directed route from local that ends at it.
+func (c *sentTap) to(f *fabric.Fabric, local *fabric.Port, n *fabric.Node) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	count := 0
+	for _, s := range c.sent {
+		if s.path == nil {
+			for _, p := range n.Ports {
+				if p != nil && p.LID != 0 && s.dlid >= p.LID && s.dlid < p.LID+1<<p.LMC {
+					count++
+					break
+				}
+			}
+			continue
+		}
+		at := local.Node
+		for _, out := range s.path {
+			if int(out) >= len(at.Ports) || at.Ports[out] == nil || at.Ports[out].Remote == nil {
+				at = nil
+				break
+			}
+			at = at.Ports[out].Remote.Node
+		}
+		if at == n {
+			count++
+		}
+	}
+	return count
+}
+
+// waited is what a gate in a synctest bubble waited: the bubble's clock
+// moves only when every goroutine waits, so its elapsed time is the
+// timeouts the gate waited one after another (never the time it ran),
+// counted in one request's whole timeout (every attempt).
+type waited struct {
+	elapsed, timeout time.Duration
+}
+
+// timeouts is how many whole request timeouts the gate waited one after
+// another.
+func (w waited) timeouts() float64 { return float64(w.elapsed) / float64(w.timeout) }
+
+// gateTwoHCAs sweeps a clean twoHCAs fabric (with its baseline accepted
+// or not), plants faults in a live copy and gates hosts on it from
+// gpu016 mlx5_0 by LID, in a synctest bubble, every request the fabric
+// loses costing the Engine's timeout (1 s, one retry).
+func gateTwoHCAs(t *testing.T, baseline bool, faults func(t *testing.T, s *sim.Sim), hosts ...string) (doc *report.Document, tap *sentTap, st transport.Stats, w waited) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		snap, base := stateOf(t, liveSim(t), baseline)
+		// The gate a minute after the sweep: its counters' increases are
+		// over that span (the bubble's clock has not moved yet).
+		time.Sleep(time.Minute)
+		live := liveSim(t)
+		faults(t, live)
+		c, err := live.Attach("gpu016 mlx5_0", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tap = &sentTap{}
+		tap.armed.Store(true)
+		opts := transport.Options{Timeout: time.Second, Retries: 1, Tap: tap}
+		e := transport.NewEngine(fullTimeouts{c}, opts)
+		defer c.Close()
+		defer e.Close()
+		start := time.Now()
+		doc, err = Run(context.Background(), snap, e, Options{Hosts: hosts, FailOn: checks.Error, ByLID: true, Source: "sim:test", Counters: true, Baseline: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w = waited{elapsed: time.Since(start), timeout: 2 * opts.Timeout}
+		st = e.Stats()
+	})
+	return doc, tap, st, w
+}
+
+// TestGateLeafPortDownNoMADs (trial F8): after the sweep the leaf port of
+// a job host's HCA went down. The gate reads the job's switch ports
+// first and sends nothing to the HCA behind the port it read without a
+// link: before, it sent the HCA its PortInfo read, waited out every
+// attempt (4 of a gate's 4.2 s in the trial) and listed the HCA as "no
+// response". The verdict is the one it gave then and the one check gives
+// on that fabric: link.down at error naming the switch port and the
+// HCA, the HCA not listed unread.
+func TestGateLeafPortDownNoMADs(t *testing.T) {
+	model := build(t, twoHCAs)
+	hca := model.NodesByName("gpu002 mlx5_0")[0]
+	leafPort := hca.Ports[1].Remote
+	ref := fmt.Sprintf("%s/%d", leafPort.Node.Description, leafPort.Num)
+	local := model.NodesByName("gpu016 mlx5_0")[0].Ports[1]
+	down := func(t *testing.T, s *sim.Sim) {
+		if err := s.Down(ref); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := checkLinkDown(t, down, hca)
+	for _, baseline := range []bool{true, false} {
+		t.Run(fmt.Sprintf("baseline=%v", baseline), func(t *testing.T) {
+			doc, tap, _, w := gateTwoHCAs(t, baseline, down, "gpu002", "gpu005")
+			if n := tap.to(model, local, hca); n != 0 {
+				t.Errorf("%d MADs sent to gpu002 mlx5_0, behind %s read down; want none", n, ref)
+			}
+			if w.elapsed != 0 {
+				t.Errorf("the gate waited %.1f request timeouts; want none", w.timeouts())
+			}
+			if doc.Status != "unhealthy" {
+				t.Errorf("status %q, want unhealthy", doc.Status)
+			}
+			got := ""
+			for _, f := range doc.Findings {
+				if f.Check == "link.down" {
+					got += fmt.Sprintf("%s %s;", f.Severity, entities(f.Entities))
+				}
+			}
+			if got != want {
+				t.Errorf("gate's link.down: %q; check's: %q", got, want)
+			}
+			for _, u := range doc.Unreached {
+				t.Errorf("listed unread: %+v", u)
+			}
+			for _, u := range doc.Undecided {
+				t.Errorf("undecided: %s %s: %s", u.Check, u.Subject.Node, u.Reason)
+			}
+		})
+	}
+}
+
+// checkLinkDown is what check says of the twoHCAs fabric with faults,
+// swept from gpu016 mlx5_0 against the accepted baseline: its link.down
+// findings naming hca, as "severity entities;" each.
+func checkLinkDown(t *testing.T, faults func(t *testing.T, s *sim.Sim), hca *fabric.Node) string {
+	t.Helper()
+	s := liveSim(t)
+	faults(t, s)
+	sw, err := diagnose.Run(context.Background(), engineAt(t, s, "gpu016 mlx5_0"), diagnose.Options{Routes: true, Counters: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := checks.Run(sw.Snapshot(checks.Expectations{}, checks.BaselineOf(build(t, twoHCAs)), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ""
+	for _, f := range res.Findings {
+		if f.Check == "link.down" {
+			for _, en := range f.Entities {
+				if en.Node == hca.Description {
+					out += fmt.Sprintf("%s %s;", f.Severity, entities(f.Entities))
+					break
+				}
+			}
+		}
+	}
+	if out == "" {
+		t.Fatalf("check gives no link.down naming %s: %+v", hca.Description, res.Findings)
+	}
+	return out
+}
+
+func entities(es []checks.Entity) string {
+	out := ""
+	for _, en := range es {
+		out += fmt.Sprintf(" %s/%d", en.Node, en.Port)
+	}
+	return out
+}

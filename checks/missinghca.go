@@ -405,24 +405,41 @@ func (s *Snapshot) missingHCAs() []Finding {
 		// An adapter that answers where one of h's HCAs goes, under
 		// another name, is not missing: its place among h's says which
 		// HCA it is, and which one a port without a link belongs to.
+		// On a rail-optimized fabric the port number h's HCAs use on
+		// their rail leaves places them instead.
 		misnamed, ok := s.placeByOrder(h, census, devs[h], missing, spots, dupDescs)
-		if ok {
-			var down []string
+		if !ok {
+			misnamed = s.placeOnRails(h, census, devs, missing, spots, railLeaves, dupDescs)
+		}
+		if len(misnamed.named) > 0 {
+			// Still missing: the devices no adapter answers for, and
+			// those whose place is a port without a link.
+			var left []string
+			for _, d := range missing {
+				if !slices.ContainsFunc(misnamed.named, func(m misnamedHCA) bool { return m.Want == d }) {
+					left = append(left, d)
+				}
+			}
 			var downSpots []*fabric.Port
 			var downWhere []string
 			for i, p := range spots {
 				if d, found := misnamed.down[p]; found {
-					down = append(down, d)
+					if !slices.Contains(left, d) {
+						left = append(left, d)
+					}
 					downSpots = append(downSpots, p)
 					downWhere = append(downWhere, where[i])
 				}
 			}
-			if len(down) == 0 {
-				misnamedOut = append(misnamedOut, s.misnamedHCAs(h, devs[h], missing, misnamed.named, mine))
+			if len(left) == 0 {
+				misnamedOut = append(misnamedOut, s.misnamedHCAs(h, devs[h], missing, misnamed, mine))
 				continue
 			}
-			slices.SortFunc(down, words.Natural)
-			missing, spots, where = down, downSpots, downWhere
+			slices.SortFunc(left, words.Natural)
+			missing = left
+			if len(downSpots) > 0 {
+				spots, where = downSpots, downWhere
+			}
 		}
 		for _, p := range spots {
 			claims[p]++
@@ -490,8 +507,35 @@ func (s *Snapshot) missingHCAs() []Finding {
 			action += "If it is, its cable is unplugged, bad or down at both ends: find its leaf port on the cabling plan, reseat or replace the cable, then confirm with 'ibdoctor check'."
 		}
 		if len(misnamed.named) > 0 {
-			ev = append(ev, Evidence{Name: "misnamed", Text: s.misnamedText(h, misnamed.named)})
+			ev = append(ev, Evidence{Name: "misnamed", Text: s.misnamedText(h, misnamed)})
 			action += " " + s.renameAction(h, misnamed.named)
+		}
+		if us := misnamed.unsure; len(us) > 0 {
+			// An adapter answering under another name where h's may
+			// be: said, not taken for h's (never guess silently).
+			var at, guids, owners []string
+			for _, u := range us {
+				at = append(at, s.entityOf(u.At, "").String())
+				guids = append(guids, fmt.Sprintf("0x%016x", u.Node.GUID))
+				for _, o := range u.Owners {
+					if !slices.Contains(owners, o) {
+						owners = append(owners, o)
+					}
+				}
+			}
+			the, verb := "the adapter on ", "belongs"
+			if len(us) > 1 {
+				the, verb = "the adapters on ", "belong"
+			}
+			title += fmt.Sprintf(", or answering under another name: could not tell which host %s%s %s to", the, words.FirstOf(at[:min(3, len(at))], len(at)), verb)
+			if len(owners) > 1 {
+				slices.SortFunc(owners, words.Natural)
+				title += " (" + orList(owners) + ")"
+			}
+			ev = append(ev, Evidence{Name: "misnamed", Text: s.unsureText(h, us)})
+			lead, rest, _ := strings.Cut(action, ". ")
+			rest = strings.Replace(rest, "If it is,", "If it is there with another GUID,", 1)
+			action = fmt.Sprintf("%s, and its GUID. If that is %s, it is %s%s under another name, nothing to recable: rdma-ndd on %s sets its name (or write '%s %s' to its /sys/class/infiniband/<dev>/node_desc), then confirm with 'ibdoctor check'. %s", lead, orList(guids), the, strings.Join(at, ", "), h, h, us[0].Dev, rest)
 		}
 		out = append(out, Finding{
 			Check:    "topology.missing-hca",
@@ -542,6 +586,12 @@ type misnamedHCA struct {
 type placement struct {
 	named []misnamedHCA
 	down  map[*fabric.Port]string
+	// why says how the places tie the named adapters to the host, when
+	// not by the one leaf's device order (placeOnRails).
+	why string
+	// unsure are adapters answering under another name that may be the
+	// host's, where the places do not tie them to it alone.
+	unsure []unsureHCA
 }
 
 // placeByOrder reads h's HCAs by their place when they all land on one
@@ -666,21 +716,259 @@ func (s *Snapshot) placeByOrder(h string, census []HostHCA, have, missing []stri
 	return pl, len(pl.named) > 0
 }
 
+// unsureHCA is an adapter answering under another name on a unit's leaf
+// of a rail a host lacks, that the places do not tie to that host alone:
+// Owners are the hosts lacking the device whose other HCAs use its port
+// number on the unit's leaves (none: the unit's hosts are not cabled by
+// port number, so nothing says whose it is).
+type unsureHCA struct {
+	At     *fabric.Port
+	Node   *fabric.Node
+	Dev    string
+	Owners []string
+}
+
+// placeOnRails reads h's HCAs by their place on a rail-optimized fabric,
+// where a host's adapters are on one leaf per rail, each on the port
+// number the host has on every rail leaf of its unit (DGX SuperPOD: host
+// k's adapters on port k of each rail leaf). The unit's leaf of a rail h
+// lacks (a leaf of that rail whose hosts are mostly the hosts sharing a
+// leaf with h) holds at h's port number the adapter of the device h
+// lacks: if it answers there under the firmware default, a description
+// another node carries, or a host name that has no adapter off that
+// place ("localhost"), it is h's, misnamed; a port without a link there
+// is where h's cable belongs. It ties an adapter to h only when h's HCAs
+// all use one port number, three quarters or more of the unit's other
+// hosts use one port number each, and no other host lacking the device
+// uses that port number; otherwise the adapters that could be h's are
+// returned as unsure, with the hosts they could belong to.
+func (s *Snapshot) placeOnRails(h string, census []HostHCA, devs map[string][]string, missing []string, spots []*fabric.Port, rails map[string][]uint64, dups *descCounts) placement {
+	var mine []HostHCA
+	hLeaves := map[uint64]bool{}
+	for _, x := range census {
+		if x.Host == h && x.Leaf != 0 {
+			if hLeaves[x.Leaf] {
+				return placement{} // two of h's HCAs on one leaf: not one per rail
+			}
+			hLeaves[x.Leaf] = true
+			mine = append(mine, x)
+		}
+	}
+	if len(mine) == 0 {
+		return placement{}
+	}
+	// The unit: the hosts sharing a leaf with h, and the leaves of the
+	// rails h lacks where those hosts are most of the hosts.
+	// Only the leaves the unit's hosts land on are counted: a gate's
+	// census is the whole fabric's.
+	unit := map[string]bool{}
+	for _, x := range census {
+		if x.Leaf != 0 && x.Host != h && hLeaves[x.Leaf] {
+			unit[x.Host] = true
+		}
+	}
+	hostsOn := map[uint64]map[string]bool{}
+	for _, x := range census {
+		if x.Leaf != 0 && unit[x.Host] && hostsOn[x.Leaf] == nil {
+			hostsOn[x.Leaf] = map[string]bool{}
+		}
+	}
+	for _, x := range census {
+		if on := hostsOn[x.Leaf]; on != nil {
+			on[x.Host] = true
+		}
+	}
+	unitLeaves := maps.Clone(hLeaves)
+	for g, on := range hostsOn {
+		in := 0
+		for x := range on {
+			if unit[x] || x == h {
+				in++
+			}
+		}
+		if 2*in > len(on) {
+			unitLeaves[g] = true
+		}
+	}
+	railLeaf := map[uint64]string{} // the unit's leaves of the rails h lacks
+	for _, d := range missing {
+		for _, g := range rails[d] {
+			if unitLeaves[g] && !hLeaves[g] {
+				railLeaf[g] = d
+			}
+		}
+	}
+	if len(railLeaf) == 0 {
+		return placement{}
+	}
+	// The adapters on those leaves that answer under another name.
+	var cands []unsureHCA
+	at := map[uint64]map[uint8]bool{}
+	for _, g := range slices.Sorted(maps.Keys(railLeaf)) {
+		sw := s.Fabric.NodeByGUID(g)
+		if sw == nil {
+			continue
+		}
+		for _, p := range sw.Ports {
+			if p == nil || p.Num == 0 || p.Remote == nil || !linkUp(p) {
+				continue
+			}
+			n := p.Remote.Node
+			if !isHostNode(n) || isAggregationNode(n) || n.DescriptionUnread {
+				continue
+			}
+			if !isFirmwareDefault(n.Description) && !dups.shared(n) && !aliasAt(HostOf(n), census, g, p.Num) {
+				continue
+			}
+			cands = append(cands, unsureHCA{At: p, Node: n, Dev: railLeaf[g]})
+			if at[g] == nil {
+				at[g] = map[uint8]bool{}
+			}
+			at[g][p.Num] = true
+		}
+	}
+	// The port numbers each host uses on the unit's leaves, the
+	// adapters under another name left out (a neighbour's description
+	// on h's place is no port of the neighbour's).
+	portsOf := map[string][]uint8{}
+	for _, x := range census {
+		if x.Leaf != 0 && unitLeaves[x.Leaf] && !at[x.Leaf][x.LeafPort] && (unit[x.Host] || x.Host == h) {
+			portsOf[x.Host] = append(portsOf[x.Host], x.LeafPort)
+		}
+	}
+	oneNumber := func(ps []uint8) bool { return len(ps) > 0 && slices.Min(ps) == slices.Max(ps) }
+	hosts, aligned := 0, 0
+	for x, ps := range portsOf {
+		if x != h && len(ps) >= 2 {
+			hosts++
+			if oneNumber(ps) {
+				aligned++
+			}
+		}
+	}
+	byNumber := hosts >= 2 && 4*aligned >= 3*hosts
+	mineAligned := oneNumber(portsOf[h])
+	pl := placement{down: map[*fabric.Port]string{}}
+	if byNumber && mineAligned {
+		num := portsOf[h][0]
+		var leaves []string
+		for _, x := range mine {
+			leaves = append(leaves, fmt.Sprintf("%s/%d", s.nodeName(s.Fabric.NodeByGUID(x.Leaf)), x.LeafPort))
+		}
+		slices.SortFunc(leaves, words.Natural)
+		var lacked []string
+		for _, g := range slices.Sorted(maps.Keys(railLeaf)) {
+			lacked = append(lacked, fmt.Sprintf("rail %s's is %s", railLeaf[g], s.nodeName(s.Fabric.NodeByGUID(g))))
+		}
+		pl.why = fmt.Sprintf("%s's other HCAs are on port %d of their rail leaves (%s), so the HCAs it lacks go on port %d of its unit's leaves of their rails (%s); %d of the %d other hosts on the unit's leaves use one port number on every rail leaf, as rail-optimized cabling does, and no other host lacking the device uses port %d there",
+			h, num, strings.Join(leaves, ", "), num, strings.Join(lacked, "; "), aligned, hosts, num)
+		for _, p := range spots {
+			if d, ok := railLeaf[p.Node.GUID]; ok && p.Num == num {
+				pl.down[p] = d
+			}
+		}
+	}
+	named := map[string]int{}
+	for _, c := range cands {
+		var owners []string
+		for x, ps := range portsOf {
+			if slices.Contains(ps, c.At.Num) && !slices.Contains(devs[x], c.Dev) {
+				owners = append(owners, x)
+			}
+		}
+		slices.SortFunc(owners, words.Natural)
+		switch {
+		case byNumber && mineAligned && c.At.Num == portsOf[h][0] && len(owners) == 1:
+			pl.named = append(pl.named, misnamedHCA{At: c.At, Node: c.Node, Want: c.Dev})
+			named[c.Dev]++
+		case !byNumber:
+			pl.unsure = append(pl.unsure, c) // no port number says whose
+		case slices.Contains(owners, h):
+			c.Owners = owners
+			pl.unsure = append(pl.unsure, c)
+		}
+	}
+	// Two adapters for one device (two leaves of its rail in the unit):
+	// neither is tied to h.
+	pl.named = slices.DeleteFunc(pl.named, func(m misnamedHCA) bool {
+		if named[m.Want] > 1 {
+			pl.unsure = append(pl.unsure, unsureHCA{At: m.At, Node: m.Node, Dev: m.Want, Owners: []string{h}})
+			return true
+		}
+		return false
+	})
+	return pl
+}
+
+// aliasAt says whether host is a name no machine of the fabric keeps
+// apart from one place: "localhost" (a host named before its hostname
+// was set), or a host whose one adapter in the census is the one on
+// port num of leaf. An adapter described so, on a port where another
+// host's HCA belongs, is that host's under a wrong name.
+func aliasAt(host string, census []HostHCA, leaf uint64, num uint8) bool {
+	if host == "" {
+		return false
+	}
+	if host == "localhost" || strings.HasPrefix(host, "localhost.") {
+		return true
+	}
+	n := 0
+	for _, x := range census {
+		if x.Host == host {
+			if x.Leaf != leaf || x.LeafPort != num {
+				return false
+			}
+			n++
+		}
+	}
+	return n == 1
+}
+
 // misnamedText says which adapters answer under another name and why
 // they are taken for h's.
-func (s *Snapshot) misnamedText(h string, ms []misnamedHCA) string {
+func (s *Snapshot) misnamedText(h string, pl placement) string {
 	var parts []string
-	for _, m := range ms {
-		why := "a description another node carries too"
-		switch d := strings.TrimSpace(m.Node.Description); {
-		case isFirmwareDefault(d):
-			why = "the firmware's default description"
-		case strings.HasPrefix(d, h+" "):
-			why = "another of " + h + "'s device names"
-		}
-		parts = append(parts, fmt.Sprintf("%s holds the adapter 0x%016x described %q (%s), where %s's %s goes", s.entityOf(m.At, "").String(), m.Node.GUID, strings.TrimSpace(m.Node.Description), why, h, m.Want))
+	for _, m := range pl.named {
+		parts = append(parts, fmt.Sprintf("%s holds the adapter 0x%016x described %q (%s), where %s's %s goes", s.entityOf(m.At, "").String(), m.Node.GUID, strings.TrimSpace(m.Node.Description), whyOtherName(h, m.Node), h, m.Want))
 	}
-	return strings.Join(parts, "; ") + fmt.Sprintf(" (%s's HCAs land side by side in device order, as its peers' on the leaf do)", h)
+	why := fmt.Sprintf("%s's HCAs land side by side in device order, as its peers' on the leaf do", h)
+	if pl.why != "" {
+		why = pl.why
+	}
+	return strings.Join(parts, "; ") + " (" + why + ")"
+}
+
+// whyOtherName says why n's description is not its own: the firmware's
+// default, another of h's device names, a host named before its name was
+// set, or a description another node carries too.
+func whyOtherName(h string, n *fabric.Node) string {
+	switch d := strings.TrimSpace(n.Description); {
+	case isFirmwareDefault(d):
+		return "the firmware's default description"
+	case strings.HasPrefix(d, h+" "):
+		return "another of " + h + "'s device names"
+	case HostOf(n) == "localhost" || strings.HasPrefix(HostOf(n), "localhost."):
+		return "the host name before one was set"
+	}
+	return "a description another node carries too"
+}
+
+// orList joins names as "a or b", "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// adapterText names an adapter by GUID and LID (when it has one) on the
+// switch port it lands on.
+func (s *Snapshot) adapterText(n *fabric.Node, at *fabric.Port) string {
+	lid := ""
+	if e := s.nodeEntity(n, ""); e.LID != 0 {
+		lid = fmt.Sprintf(" (LID %d)", e.LID)
+	}
+	return fmt.Sprintf("the adapter 0x%016x%s on %s", n.GUID, lid, s.entityOf(at, "").String())
 }
 
 // renameAction tells how to give misnamed adapters h's names.
@@ -695,11 +983,16 @@ func (s *Snapshot) renameAction(h string, ms []misnamedHCA) string {
 // misnamedHCAs is the finding for a host whose HCAs all answer, one or
 // more under another name: nothing is missing, no cable to reseat, but
 // the host looks short of an HCA and another host (or none) is named.
-func (s *Snapshot) misnamedHCAs(h string, have, missing []string, ms []misnamedHCA, mine []*fabric.Port) Finding {
+func (s *Snapshot) misnamedHCAs(h string, have, missing []string, pl placement, mine []*fabric.Port) Finding {
+	ms := pl.named
 	var wants, says []string
 	for _, m := range ms {
 		wants = append(wants, m.Want)
-		says = append(says, fmt.Sprintf("the adapter on %s, among %s's, is described %q", s.entityOf(m.At, "").String(), h, strings.TrimSpace(m.Node.Description)))
+		where := fmt.Sprintf(", among %s's,", h)
+		if pl.why != "" {
+			where = fmt.Sprintf(", on the port number %s's other HCAs use on their rail leaves,", h)
+		}
+		says = append(says, fmt.Sprintf("%s%s is described %q", s.adapterText(m.Node, m.At), where, strings.TrimSpace(m.Node.Description)))
 	}
 	verb := "answers under another name"
 	if len(ms) > 1 {
@@ -720,12 +1013,34 @@ func (s *Snapshot) misnamedHCAs(h string, have, missing []string, ms []misnamedH
 		Evidence: []Evidence{
 			{Name: "HCAs", Value: float64(len(have)), Threshold: float64(len(have) + len(missing)),
 				Text: fmt.Sprintf("%s has %s by description where its peers have %d (%s not found by name), and an adapter answers at the place of each", h, strings.Join(slices.Sorted(slices.Values(have)), ", "), len(have)+len(missing), strings.Join(missing, ", "))},
-			{Name: "misnamed", Text: s.misnamedText(h, ms)},
+			{Name: "misnamed", Text: s.misnamedText(h, pl)},
 		},
 		Impact: Impact{Summary: "the adapter works, but findings, job host lists and the SM's logs name it as another machine's (or by GUID only): the wrong host gets drained or recabled"},
 		Action: s.renameAction(h, ms),
 		Basis:  "topology",
 	}
+}
+
+// unsureText says which adapters answering under another name may be
+// h's and why that cannot be told: the hosts each may belong to, or the
+// unit's hosts not cabled by port number.
+func (s *Snapshot) unsureText(h string, us []unsureHCA) string {
+	var parts []string
+	for _, u := range us {
+		who := "could not tell which host it belongs to: the hosts of the unit do not use one port number on every rail leaf"
+		switch {
+		case len(u.Owners) > 1:
+			var theirs []string
+			for _, o := range u.Owners {
+				theirs = append(theirs, o+"'s")
+			}
+			who = fmt.Sprintf("could not tell which host it belongs to: it may be %s (each lacks %s by name and has an HCA on port %d of the unit's leaves)", orList(theirs), u.Dev, u.At.Num)
+		case len(u.Owners) == 1:
+			who = fmt.Sprintf("could not tell which host it belongs to: %s lacks %s by name and has an HCA on port %d of the unit's leaves, but its HCAs are not all on one port number (or its rail has two leaves in the unit)", h, u.Dev, u.At.Num)
+		}
+		parts = append(parts, fmt.Sprintf("%s, on the unit's leaf of rail %s, is described %q (%s); %s", s.adapterText(u.Node, u.At), u.Dev, strings.TrimSpace(u.Node.Description), whyOtherName(h, u.Node), who))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // missingRailOfGroups finds a whole group of hosts (one host kind: a

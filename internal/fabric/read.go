@@ -564,28 +564,32 @@ func detect(data []byte, name string) (Format, error) {
 		case strings.HasPrefix(t, "DR path slid"):
 			sawVerbose = true
 			continue
-		case netOnlyRE.MatchString(t):
+		// Each pattern is tried only on a line that has the byte it
+		// starts with (both of netOnlyRE's forms have an '='): detection
+		// reads up to headSize of lines, and a regexp call per pattern
+		// on each was most of reading the sample fabric.
+		case strings.IndexByte(t, '=') >= 0 && netOnlyRE.MatchString(t):
 			return FormatNetFile, nil
-		case portsLineRE.MatchString(t):
+		case startsWith(t, "CSR") && portsLineRE.MatchString(t):
 			return FormatIBNetDiscoverPorts, nil
 		case strings.HasPrefix(t, "START_"):
 			return FormatDBCSV, nil
-		case iblSwitchHead.MatchString(t), iblCAHead.MatchString(t), iblLineRE.MatchString(t):
+		case startsWith(t, "S") && iblSwitchHead.MatchString(t), startsWith(t, "CR") && iblCAHead.MatchString(t), startsWith(t, "0") && iblLineRE.MatchString(t):
 			return FormatIBLinkInfo, nil
 		case strings.HasPrefix(t, "Unicast lids ["), strings.HasPrefix(t, "Multicast mlids"):
 			return FormatLFTs, nil
-		case openSMSwitchRE.MatchString(t), strings.HasPrefix(t, "dump_ucast_routes: Switch 0x"), strings.HasPrefix(t, "osm_ucast_mgr_dump_ucast_routes: Switch 0x"):
+		case startsWith(t, "S") && openSMSwitchRE.MatchString(t), strings.HasPrefix(t, "dump_ucast_routes: Switch 0x"), strings.HasPrefix(t, "osm_ucast_mgr_dump_ucast_routes: Switch 0x"):
 			return FormatOpenSMLFTs, nil
-		case netDumpHeadRE.MatchString(t):
+		case startsWith(t, `"`) && netDumpHeadRE.MatchString(t):
 			return FormatNetDump, nil
 		case strings.HasPrefix(t, "switchguid="), strings.HasPrefix(t, "caguid="), strings.HasPrefix(t, "rtguid="),
 			strings.HasPrefix(t, "hcaguids="), t == "Non-Chassis Nodes", strings.HasPrefix(t, "Chassis "):
 			sawID = true
-		case idNodeIDRE.MatchString(t):
+		case startsWith(t, "SCHR") && idNodeIDRE.MatchString(t):
 			sawID = true
-		case labelRE.MatchString(t) && (sawIBDiag || sawID):
+		case startsWith(t, "[") && labelRE.MatchString(t) && (sawIBDiag || sawID):
 			return FormatIBDiagnetTopo, nil
-		case nodeLineRE.MatchString(t):
+		case startsWith(t, "SCHR") && nodeLineRE.MatchString(t):
 			if !sawID && !sawTopoComment {
 				// A node line whose id is a name, with no guid line
 				// before it: ibsim's language, not ibnetdiscover's.
@@ -626,6 +630,11 @@ func detect(data []byte, name string) (Format, error) {
 		first = first[:77] + "..."
 	}
 	return "", fmt.Errorf("%s: not a fabric file ibdoctor knows (line %d: %q): give %s", name, firstNo, first, TopologyFormats)
+}
+
+// startsWith reports whether t's first byte is one of set's.
+func startsWith(t, set string) bool {
+	return t != "" && strings.IndexByte(set, t[0]) >= 0
 }
 
 // readBounded reads path, detecting its format from the first headSize

@@ -542,6 +542,19 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		// A port whose PortInfo did not answer does not answer PerfMgt
 		// either (it is listed unread already): no timeouts for it.
 		read := slices.DeleteFunc(slices.Clone(ports), func(p *fabric.Port) bool { return unread[p] })
+		// Nor a CA read by directed route because the LID-routed SMPs
+		// to its switch went unanswered: PerfMgt goes by LID only, its
+		// request would end through that switch and wait out the same
+		// loss. Listed unread, saying why.
+		read = slices.DeleteFunc(read, func(p *fabric.Port) bool {
+			leaf := r.behindLost[p.Node]
+			if leaf != nil {
+				sw.Complete = false
+				sw.Unreached = append(sw.Unreached, report.Unreached{What: "PortCounters", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),
+					Reason: fmt.Sprintf("%s %s, the switch it is cabled to, went unanswered (read by directed route); PerfMgt goes by LID only", LIDWayLost, leaf.Description)})
+			}
+			return leaf != nil
+		})
 		for _, p := range ports {
 			r.ports[p] = true // re-read now, answered or not
 		}
@@ -701,6 +714,10 @@ func silentNodes(unread map[*fabric.Port]bool) map[*fabric.Node]bool {
 	}
 	return out
 }
+
+// LIDWayLost begins the reason a gate did not read the counters of a
+// CA whose switch did not answer SMPs by LID.
+const LIDWayLost = "not read: the LID-routed SMPs to"
 
 // BackSinceSweep says a port of the job's switches, off its routes, that
 // the snapshot has without a link is up now (the prolog's summary

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -227,4 +228,83 @@ func entities(es []checks.Entity) string {
 		out += fmt.Sprintf(" %s/%d", en.Node, en.Port)
 	}
 	return out
+}
+
+// TestGateBlackholeOneTimeout (trial F8): a black hole in a leaf's table
+// loses the gate's LID-routed MADs there. The gate's reads go out
+// together, not one host after another, and each loss is waited out
+// once. When the job's HCAs' LIDs are lost, their reads by LID time out
+// together, one timeout for any number of hosts (the directed route
+// around the loss answers, and the black hole on the job's routes fails
+// the gate). When every LID is lost at the leaf, the
+// LID-routed reads of the leaf's table time out, the directed route
+// around them answers, the leaf's HCAs are read by that route from the
+// start, and no PerfMgt read (LID-routed only) is sent where the SMPs by
+// LID were lost. Before, the gate met that loss again in each of its
+// steps: 3 timeouts one after another at the job's leaf (tables, ports,
+// counters), 4 at its own leaf (the trial's 13-16 s). At its own leaf it
+// still meets it twice: the switches on the job's routes are found
+// level by level (the leaves, then the spines their tables lead to),
+// each level's first read by LID lost once. The verdicts do not change.
+func TestGateBlackholeOneTimeout(t *testing.T) {
+	model := build(t, twoHCAs)
+	hcaLIDs := func(hosts ...string) []uint16 {
+		var lids []uint16
+		for _, h := range hosts {
+			for _, n := range model.NodesByHost(h) {
+				lids = append(lids, n.Ports[1].LID)
+			}
+		}
+		return lids
+	}
+	var all []uint16
+	for lid := uint16(1); lid <= 300; lid++ {
+		all = append(all, lid)
+	}
+	cases := []struct {
+		name     string
+		leaf     string
+		lids     []uint16
+		hosts    []string
+		timeouts float64
+		status   string
+	}{
+		{"HCAs lost at their leaf", "leaf01", hcaLIDs("gpu001", "gpu002", "gpu003", "gpu004"), []string{"gpu001", "gpu002", "gpu003", "gpu004"}, 1, "unhealthy"},
+		{"HCA lost at its leaf", "leaf01", hcaLIDs("gpu002"), []string{"gpu002"}, 1, "unhealthy"},
+		{"job's leaf, 1 host", "leaf01", all, []string{"gpu002"}, 1, "unhealthy"},
+		{"job's leaf, 4 hosts", "leaf01", all, []string{"gpu001", "gpu002", "gpu003", "gpu004"}, 1, "unhealthy"},
+		{"job's leaf, 2 leaves", "leaf01", all, []string{"gpu001", "gpu005"}, 1, "unhealthy"},
+		{"gate's own leaf", "leaf04", all, []string{"gpu001", "gpu005"}, 2, "undecided"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc, _, st, w := gateTwoHCAs(t, true, func(t *testing.T, s *sim.Sim) {
+				for _, lid := range c.lids {
+					if err := s.Blackhole(c.leaf, lid); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}, c.hosts...)
+			if got := w.timeouts(); got != c.timeouts {
+				t.Errorf("the gate waited %.2f request timeouts one after another; want %.0f", got, c.timeouts)
+			}
+			if doc.Status != c.status {
+				t.Errorf("status %q, want %q", doc.Status, c.status)
+			}
+			if c.status == "unhealthy" && (len(doc.Findings) == 0 || doc.Findings[0].Check != "routing.unreachable" || doc.Findings[0].Entities[len(doc.Findings[0].Entities)-1].Node != c.leaf) {
+				t.Errorf("findings %+v; want routing.unreachable at %s", doc.Findings, c.leaf)
+			}
+			for _, u := range doc.Unreached {
+				switch {
+				case strings.HasPrefix(u.What, "PortInfo") || strings.HasPrefix(u.What, "LinearForwardingTable"):
+					t.Errorf("unread: %+v; the directed route around the black hole answers", u)
+				case u.What == "PortCounters" && !strings.HasPrefix(u.Reason, LIDWayLost):
+					t.Errorf("counters unread: %+v", u)
+				}
+			}
+			if len(c.lids) < len(all) && st.TimedOut != uint64(len(c.lids)) {
+				t.Errorf("%d requests timed out; want each of the %d HCAs lost once, together", st.TimedOut, len(c.lids))
+			}
+		})
+	}
 }

@@ -35,6 +35,10 @@ type reach struct {
 	// first is, for a node retried by a directed route, the failure the
 	// first way: a read that fails the second way too says both.
 	first map[*fabric.Node]error
+	// behindLost are the CAs read by a directed route from the start
+	// because the LID-routed SMPs to the switch they are cabled to went
+	// unanswered (refreshSwitchesFirst), each with that switch.
+	behindLost map[*fabric.Node]*fabric.Node
 	// blocks are the forwarding-table blocks read in this run
 	// (liveRoutes), ports the ports whose PortInfo was (refresh): what a
 	// cause may be stated from (diagnose.Silence.Read), where the rest is
@@ -57,7 +61,7 @@ func (r *reach) Port(p *fabric.Port) bool { return r.ports[p] }
 func (r *reach) Block(sw *fabric.Node, index int) bool { return r.blocks[blockKey{sw, index}] }
 
 func newReach(f *fabric.Fabric, e *transport.Engine, byLID bool) *reach {
-	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}, blocks: map[blockKey]bool{}, ports: map[*fabric.Port]bool{}, egress: map[*fabric.Port]bool{}, was: map[*fabric.Node]map[int]fabric.LFTBlock{}}
+	r := &reach{f: f, byLID: byLID, dr: map[*fabric.Node]bool{}, tried: map[*fabric.Node]bool{}, first: map[*fabric.Node]error{}, behindLost: map[*fabric.Node]*fabric.Node{}, blocks: map[blockKey]bool{}, ports: map[*fabric.Port]bool{}, egress: map[*fabric.Port]bool{}, was: map[*fabric.Node]map[int]fabric.LFTBlock{}}
 	l := e.Local()
 	if n := f.NodeByGUID(l.NodeGUID); n != nil {
 		r.local = portOf(n, l.PortNum)
@@ -388,9 +392,25 @@ func (r *reach) refreshSwitchesFirst(ctx context.Context, e *transport.Engine, p
 	}
 	var ask []*fabric.Port
 	for _, p := range cas {
-		if q := cabled[p]; q != nil && read[portKey{q.Node.GUID, q.Num}] && !q.PhysState.LinkUp() {
+		q := cabled[p]
+		if q == nil || !read[portKey{q.Node.GUID, q.Num}] {
+			ask = append(ask, p)
+			continue
+		}
+		if !q.PhysState.LinkUp() {
 			down = append(down, p)
 			continue
+		}
+		if sw := q.Node; r.lid(p.Node) && r.dr[sw] && r.first[sw] != nil && sw.Path != nil {
+			// The LID-routed SMPs to its switch went unanswered and the
+			// directed route around them answered: a request to the
+			// CA's LID ends through that switch, and would most likely
+			// wait out the same loss (a black hole in its table). Read
+			// by the route that answered, one hop on: one timeout per
+			// gate for a black hole at a job's leaf, not one more for
+			// its HCAs.
+			p.Node.Path, r.dr[p.Node] = sw.Path.Extend(q.Num), true
+			r.behindLost[p.Node] = sw
 		}
 		ask = append(ask, p)
 	}

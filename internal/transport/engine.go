@@ -380,7 +380,12 @@ func (e *Engine) Local() LocalPort { return e.conn.Local() }
 // dead agent then costs one request's timeouts, not one per MAD sent to
 // it. For SMPs the destination's whole subnet management agent counts as
 // silent; for other classes only the attribute (a PMA without
-// PortCountersExtended still answers PortCounters). A gate, which has seconds, wants that; a sweep, which reads every
+// PortCountersExtended still answers PortCounters). A LID a LID-routed
+// SMP went unanswered to is silent for every class: a MAD to a LID
+// follows the same forwarding tables both ways whatever its class, so a
+// PerfMgt read after it would wait out the same loss (trial F8: a
+// blackhole at a job's leaf cost a gate one more timeout for its
+// counters). A gate, which has seconds, wants that; a sweep, which reads every
 // attribute it can, does not call it.
 func (e *Engine) SkipSilent() {
 	e.mu.Lock()
@@ -480,7 +485,7 @@ func (e *Engine) start(r *request, ctx context.Context, addr Addr, req []byte, w
 		return err
 	}
 	e.st.requests++
-	if te := e.silent[silentOf(r)]; te != nil {
+	if te := e.silentForLocked(r); te != nil {
 		e.st.skipped++
 		e.mu.Unlock()
 		r.state = finished
@@ -639,7 +644,7 @@ func (e *Engine) finishLocked(r *request, resp *Response, err error, acts *actio
 		if e.abandonedLocked(w, acts) {
 			continue
 		}
-		if te := e.silent[silentOf(w)]; te != nil {
+		if te := e.silentForLocked(w); te != nil {
 			// Never sent: finished here, without finishLocked's
 			// bookkeeping of slots it does not hold.
 			w.state = finished
@@ -1059,6 +1064,20 @@ func silentOf(r *request) silentKey {
 		return silentKey{dest: r.key, smp: true}
 	}
 	return silentKey{dest: r.key, attr: r.h.AttrID}
+}
+
+// silentForLocked is the unanswered request that makes r's destination
+// silent (SkipSilent), nil when none: one of r's own key, or for a
+// LID-routed MAD of another class an SMP's to the same LID. Callers hold
+// e.mu.
+func (e *Engine) silentForLocked(r *request) *TimeoutError {
+	if te := e.silent[silentOf(r)]; te != nil {
+		return te
+	}
+	if r.key.kind == 'l' && r.h.Class != mad.ClassSubnLID && r.h.Class != mad.ClassSubnDR {
+		return e.silent[silentKey{dest: r.key, smp: true}]
+	}
+	return nil
 }
 
 // silentErr is r's failure when its destination left te unanswered.

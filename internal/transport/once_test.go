@@ -102,3 +102,35 @@ func TestTwoWaysError(t *testing.T) {
 		t.Errorf("%v: not an unanswered read", err)
 	}
 }
+
+// TestSkipSilentLIDAllClasses (trial F8): with SkipSilent, a LID that a
+// LID-routed SMP went unanswered to is not sent a PerfMgt read either (a
+// MAD to a LID follows the same tables whatever its class: a gate's
+// counters of a switch behind a black hole waited one more timeout);
+// another LID is, and a directed-route SMP that went unanswered makes no
+// LID silent.
+func TestSkipSilentLIDAllClasses(t *testing.T) {
+	silent := func(*transport.Packet) []transporttest.Reply { return nil }
+	e, c := newEngine(t, silent, transport.Options{Timeout: 5 * time.Millisecond, Retries: -1})
+	e.SkipSilent()
+	ctx := context.Background()
+	var ni mad.NodeInfo
+	if _, err := e.GetSMPByLID(ctx, 5, &ni, 0); !transport.Unanswered(err) {
+		t.Fatalf("GetSMPByLID: %v", err)
+	}
+	if _, err := e.GetSMP(ctx, mad.Path{1, 2}, &ni, 0); !transport.Unanswered(err) {
+		t.Fatalf("GetSMP: %v", err)
+	}
+	sent := c.Sent()
+	var cpi mad.ClassPortInfo
+	_, err := e.GetPerf(ctx, transport.PerfAt(5, 0, 0), &cpi, 0)
+	var se *transport.SilentError
+	if !errors.As(err, &se) || c.Sent() != sent {
+		t.Errorf("PerfMgt to LID 5 after its SMP went unanswered: %v, %d sent; want not sent", err, c.Sent()-sent)
+	} else if want := "not sent: NodeInfo went unanswered there after 1 attempt"; !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("%v: want it to end %q", err, want)
+	}
+	if _, err := e.GetPerf(ctx, transport.PerfAt(6, 0, 0), &cpi, 0); errors.As(err, &se) || c.Sent() != sent+1 {
+		t.Errorf("PerfMgt to LID 6: %v, %d sent; want sent once", err, c.Sent()-sent)
+	}
+}

@@ -43,7 +43,7 @@ const (
 	maxCtrNames  = 32
 	headerFixed  = 48
 	numSections  = 11
-	headerSize   = headerFixed + numSections*16
+	headerSize   = flagsAt + 16
 	maxRouteHops = 64
 	// acceptedAt is the header byte that is 1 in a baseline.idx the
 	// operator accepted (`baseline accept`), 0 in one a first sweep took
@@ -54,6 +54,22 @@ const (
 	// file may be behind it (a gate says it could not be looked for). 0
 	// in files from before the byte was kept.
 	walkStoppedAt = 19
+)
+
+const (
+	// flagsAt is where the section table ends and, in files written
+	// since 2026-11-27, 16 bytes follow it: the format's flags (8 bytes,
+	// little endian; 8 more kept for later ones) for changes an older
+	// ibdoctor may read past: it reads the table alone and the sections
+	// where the table says, so it skips them. A reader tells the two
+	// headers apart by where the first section starts.
+	flagsAt       = headerFixed + numSections*16
+	oldHeaderSize = flagsAt
+	// flagFoldedHosts says the host section's keys are fabric.HostKey's
+	// (lower case, the first label), sorted so: a lookup is one binary
+	// search whatever the case of the name. Before, the keys were the
+	// first words as written.
+	flagFoldedHosts = 1 << 0
 )
 
 // Sections, in the order of the header's section table.
@@ -391,18 +407,15 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	if maxLID > 0xffff {
 		maxLID = 0xffff
 	}
-	// Host keys: the first word of every description, sorted.
-	type hk struct {
-		key  string
-		node uint32
-	}
-	hks := make([]hk, 0, len(f.Nodes))
+	// Host keys: the host every description's first word names, as
+	// hosts are matched (fabric.HostKey), sorted (flagFoldedHosts).
+	hks := make([]hostEntry, 0, len(f.Nodes))
 	for i, n := range f.Nodes {
 		if h := hostKey(n.Description); h != "" {
-			hks = append(hks, hk{h, uint32(i)})
+			hks = append(hks, hostEntry{fabric.HostKey(h), uint32(i)})
 		}
 	}
-	slices.SortStableFunc(hks, func(a, b hk) int { return strings.Compare(a.key, b.key) })
+	slices.SortStableFunc(hks, func(a, b hostEntry) int { return strings.Compare(a.key, b.key) })
 	hosts := make([]byte, 0, len(hks)*hostRecSize)
 	for _, h := range hks {
 		off, l := str(h.key)
@@ -477,6 +490,7 @@ func encodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source string, co
 	le.PutUint32(out[36:], srcOff)
 	le.PutUint32(out[40:], srcLen)
 	copy(out[sumMarkAt:], sumMark)
+	le.PutUint64(out[flagsAt:], flagFoldedHosts)
 	at := uint64(len(out))
 	for i, s := range secs {
 		le.PutUint64(out[headerFixed+16*i:], at)
@@ -679,6 +693,18 @@ type Index struct {
 	switches    uint32
 	maxLID      uint32
 	idWidth     int // bytes of a block number: 2, 3 or 4
+	// foldedKeys says the host section's keys are fabric.HostKey's
+	// (flagFoldedHosts); without it (an older file) hosts is them folded
+	// in memory, made at the first lookup.
+	foldedKeys bool
+	hostsOnce  sync.Once
+	hosts      []hostEntry
+}
+
+// hostEntry is a host key and the node filed under it.
+type hostEntry struct {
+	key  string
+	node uint32
 }
 
 // noPort0 is a node record's flag (byte 47) for a node whose port 0 is
@@ -733,7 +759,7 @@ func openIndexFile(path string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate index: %w", err)
 	}
-	if st.Size() < headerSize || st.Size() > 1<<40 {
+	if st.Size() < oldHeaderSize || st.Size() > 1<<40 {
 		return nil, fmt.Errorf("%s: %w (%d bytes): run 'ibdoctor sweep' again", path, errCorrupt, st.Size())
 	}
 	data, err := unix.Mmap(int(fh.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
@@ -753,7 +779,7 @@ func openIndexFile(path string) (*Index, error) {
 // ParseIndex checks gate.idx's header and section table; the records are
 // read (and bounds-checked) only when asked for.
 func ParseIndex(data []byte) (*Index, error) {
-	if len(data) < headerSize || (string(data[:8]) != indexMagic && string(data[:8]) != indexMagic3) {
+	if len(data) < oldHeaderSize || (string(data[:8]) != indexMagic && string(data[:8]) != indexMagic3) {
 		return nil, fmt.Errorf("%w: not an ibdoctor gate index (%s)", errCorrupt, indexMagic)
 	}
 	x := &Index{data: data}
@@ -771,7 +797,17 @@ func ParseIndex(data []byte) (*Index, error) {
 		x.idWidth = 2
 	}
 	x.nodes, x.ports, x.switches, x.maxLID = le.Uint32(data[20:]), le.Uint32(data[24:]), le.Uint32(data[28:]), le.Uint32(data[32:])
-	end := uint64(headerSize)
+	// The first section starts where the header ends: at flagsAt in a
+	// file from before the flags, after them since.
+	head := le.Uint64(data[headerFixed:])
+	switch {
+	case head == oldHeaderSize:
+	case head >= headerSize && head <= uint64(len(data)):
+		x.foldedKeys = le.Uint64(data[flagsAt:])&flagFoldedHosts != 0
+	default:
+		return nil, fmt.Errorf("%w: its first section starts at byte %d, in its header", errCorrupt, head)
+	}
+	end := head
 	for i := range x.sec {
 		off, n := le.Uint64(data[headerFixed+16*i:]), le.Uint64(data[headerFixed+16*i+8:])
 		if off > uint64(len(data)) || n > uint64(len(data))-off {
@@ -785,7 +821,7 @@ func ParseIndex(data []byte) (*Index, error) {
 		return nil, err
 	}
 	x.sums = sums
-	if !x.sums.check(data, 0, headerSize) {
+	if !x.sums.check(data, 0, head) {
 		return nil, x.Damaged()
 	}
 	if uint64(len(x.sec[secNodes])) != uint64(x.nodes)*nodeRecSize || uint64(len(x.sec[secPorts])) != uint64(x.ports)*portRecSize ||
@@ -847,30 +883,29 @@ func (x *Index) nodeGUID(i uint32) uint64 {
 }
 
 // nodesByHost returns the nodes whose description's first word names
-// host as fabric.HostName does: "gpu001" and "gpu001.cluster.local" are
-// one host. The keys stay the first words as written (the saved format
-// is unchanged): the keys naming host are those from host to the end of
-// the run starting with it, sorted together ("gpu001", "gpu001-x",
-// "gpu001.a" before "gpu0010").
+// host as fabric.NodesByHost matches it (fabric.HostKey): "gpu001",
+// "GPU001" and "gpu001.cluster.local" are one host. One binary search of
+// the keys, folded when saved (flagFoldedHosts) or, in an older file, by
+// foldHosts.
 func (x *Index) nodesByHost(host string) []uint32 {
-	host = fabric.HostName(host)
-	n := len(x.sec[secHosts]) / hostRecSize
-	rec := func(i int) []byte {
-		if r := x.span(secHosts, uint64(i)*hostRecSize, hostRecSize); r != nil {
-			return r
+	want := fabric.HostKey(host)
+	if want == "" {
+		return nil
+	}
+	if !x.foldedKeys {
+		hosts := x.foldHosts()
+		i, _ := slices.BinarySearchFunc(hosts, want, func(e hostEntry, k string) int { return strings.Compare(e.key, k) })
+		var out []uint32
+		for ; i < len(hosts) && hosts[i].key == want; i++ {
+			out = append(out, hosts[i].node)
 		}
-		return make([]byte, hostRecSize) // damaged: an empty key (Damaged says so)
+		return out
 	}
-	// The keys stay bytes of the mapping: compared, not copied.
-	key := func(i int) []byte {
-		r := rec(i)
-		s, _ := x.strBytes(le.Uint32(r), le.Uint32(r[4:]))
-		return s
-	}
+	n := len(x.sec[secHosts]) / hostRecSize
 	lo, hi := 0, n // binary search, reading keys lazily
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if string(key(m)) < host {
+		if k, _ := x.hostRec(m); string(k) < want {
 			lo = m + 1
 		} else {
 			hi = m
@@ -878,27 +913,43 @@ func (x *Index) nodesByHost(host string) []uint32 {
 	}
 	var out []uint32
 	for j := lo; j < n; j++ {
-		k := key(j)
-		if len(k) < len(host) || string(k[:len(host)]) != host {
+		k, node := x.hostRec(j)
+		if string(k) != want {
 			break
 		}
-		if fabric.HostName(string(k)) == host {
-			out = append(out, le.Uint32(rec(j)[8:]))
-		}
-	}
-	if len(out) > 0 {
-		return out
-	}
-	// Host names are case-insensitive (fabric.HostKey), the keys sorted
-	// as written: a name in another case is looked for key by key, only
-	// when the name as given found nothing.
-	want := fabric.HostKey(host)
-	for j := range n {
-		if k := key(j); len(k) >= len(want) && fabric.HostKey(string(k)) == want {
-			out = append(out, le.Uint32(rec(j)[8:]))
-		}
+		out = append(out, node)
 	}
 	return out
+}
+
+// hostRec is record i of the host section: its key, bytes of the
+// mapping (compared, not copied), and node; an empty key where damaged
+// (Damaged says so).
+func (x *Index) hostRec(i int) ([]byte, uint32) {
+	r := x.span(secHosts, uint64(i)*hostRecSize, hostRecSize)
+	if r == nil {
+		return nil, noRef
+	}
+	k, _ := x.strBytes(le.Uint32(r), le.Uint32(r[4:]))
+	return k, le.Uint32(r[8:])
+}
+
+// foldHosts is the host section of a file from before flagFoldedHosts,
+// its keys (the first words as written) folded by fabric.HostKey and
+// sorted again: read whole once, at the first lookup, until the next
+// sweep writes the file again.
+func (x *Index) foldHosts() []hostEntry {
+	x.hostsOnce.Do(func() {
+		n := len(x.sec[secHosts]) / hostRecSize
+		x.hosts = make([]hostEntry, 0, n)
+		for i := range n {
+			if k, node := x.hostRec(i); len(k) > 0 {
+				x.hosts = append(x.hosts, hostEntry{fabric.HostKey(string(k)), node})
+			}
+		}
+		slices.SortStableFunc(x.hosts, func(a, b hostEntry) int { return strings.Compare(a.key, b.key) })
+	})
+	return x.hosts
 }
 
 // nodeByGUID finds a node by GUID (the first one when duplicated).

@@ -169,7 +169,8 @@ func wholeEncodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source strin
 	if maxLID > 0xffff {
 		maxLID = 0xffff
 	}
-	// Host keys: the first word of every description, sorted.
+	// Host keys: the first word of every description as hosts are
+	// matched (flagFoldedHosts), sorted.
 	type hk struct {
 		key  string
 		node uint32
@@ -177,7 +178,7 @@ func wholeEncodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source strin
 	var hks []hk
 	for i, n := range f.Nodes {
 		if h, _, _ := strings.Cut(strings.TrimSpace(n.Description), " "); h != "" {
-			hks = append(hks, hk{h, uint32(i)})
+			hks = append(hks, hk{fabric.HostKey(h), uint32(i)})
 		}
 	}
 	slices.SortStableFunc(hks, func(a, b hk) int { return strings.Compare(a.key, b.key) })
@@ -267,6 +268,7 @@ func wholeEncodeIndex(f *fabric.Fabric, e *ctrEnc, taken time.Time, source strin
 	le.PutUint32(out[36:], srcOff)
 	le.PutUint32(out[40:], srcLen)
 	copy(out[sumMarkAt:], sumMark) // the block checksums follow (indexsum.go)
+	le.PutUint64(out[flagsAt:], flagFoldedHosts)
 	at := uint64(len(out))
 	for i, s := range secs {
 		le.PutUint64(out[headerFixed+16*i:], at)

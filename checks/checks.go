@@ -38,6 +38,11 @@ func All() []Check {
 type Skipped struct {
 	Check  string `json:"check"`
 	Reason string `json:"reason"`
+	// NoCounters says it was skipped because no counters were read
+	// (Reason words it for people): what a rendering that must tell "no
+	// counter findings" from "counters not looked at" asks, never the
+	// reason's text (review R9).
+	NoCounters bool `json:"-"`
 }
 
 // Result is the outcome of Run.
@@ -78,8 +83,8 @@ func Run(s *Snapshot, ids ...string) (*Result, error) {
 	s.undecided, s.portTotals, s.cleared = nil, nil, clearedPorts{}
 	defer func() { s.memo, s.portTotals = nil, nil }()
 	for i, c := range selected {
-		if why := missing(s, c.ID, c.Needs); why != "" {
-			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why})
+		if why, noCounters := missing(s, c.ID, c.Needs); why != "" {
+			res.Skipped = append(res.Skipped, Skipped{Check: c.ID, Reason: why, NoCounters: noCounters})
 			continue
 		}
 		res.Ran = append(res.Ran, c.ID)
@@ -184,102 +189,104 @@ func selectChecks(ids []string) ([]Check, error) {
 }
 
 // CountersNotRead begins the reason a check that needs counters was
-// skipped for when none were read: what a rendering tells "no counter
-// findings" from "counters not looked at" by.
+// skipped for when none were read, for people; renderings ask
+// Skipped.NoCounters.
 const CountersNotRead = "counters were not read"
 
-func missing(s *Snapshot, id string, needs []string) string {
+// missing says why a check that needs needs cannot run on s ("" when it
+// can), and whether it is that no counters were read.
+func missing(s *Snapshot, id string, needs []string) (why string, noCounters bool) {
 	for _, n := range needs {
 		if why := s.NotRecorded[n]; why != "" {
-			return why
+			return why, false
 		}
 		if why := s.Stale[n]; why != "" {
-			return why
+			return why, false
 		}
 		switch n {
 		case "topology":
 			if s.Fabric == nil {
-				return "no topology was read"
+				return "no topology was read", false
 			}
 		case "counters":
 			if s.Counters == nil && s.CountersNotRead != "" {
-				return CountersNotRead + ": " + s.CountersNotRead
+				return CountersNotRead + ": " + s.CountersNotRead, true
 			}
 			if s.Counters == nil {
-				return CountersNotRead
+				return CountersNotRead, true
 			}
 		case "interval":
 			if s.Counters == nil && s.CountersNotRead != "" {
-				return CountersNotRead + ": " + s.CountersNotRead
+				return CountersNotRead + ": " + s.CountersNotRead, true
 			}
 			if s.Counters != nil && s.CountersBasis != "" {
-				return "needs the span the counters were sampled over: " + s.CountersBasis
+				return "needs the span the counters were sampled over: " + s.CountersBasis, false
 			}
 			if s.Counters == nil {
-				return CountersNotRead
+				return CountersNotRead, true
 			}
 			if s.Counters.Interval() == 0 {
-				return "needs two counter samples (add --interval)"
+				return "needs two counter samples (add --interval)", false
 			}
 		case "lfts":
 			if s.Fabric == nil || !hasLFTs(s.Fabric) {
-				return "forwarding tables were not read"
+				return "forwarding tables were not read", false
 			}
 		case "whole-fabric":
 			if s.Scope != nil && !s.FabricRouting.Judged(id) {
 				if why := s.FabricRouting.notJudged(id); why != "" {
-					return fmt.Sprintf("the last sweep (%s) did not judge it: %s", s.FabricRouting.Taken.Format(time.RFC3339), why)
+					return fmt.Sprintf("the last sweep (%s) did not judge it: %s", s.FabricRouting.Taken.Format(time.RFC3339), why), false
 				}
-				return "a gate holds the job's part of the snapshot, not every peer this check compares with, and the snapshot has no sweep's verdict of it (its verdicts are of an older ibdoctor, or the sweep did not run it): run 'ibdoctor sweep'"
+				return "a gate holds the job's part of the snapshot, not every peer this check compares with, and the snapshot has no sweep's verdict of it (its verdicts are of an older ibdoctor, or the sweep did not run it): run 'ibdoctor sweep'", false
 			}
 		case "rates":
 			if s.RatesNotRead != "" {
-				return "link rates were not read: " + s.RatesNotRead
+				return "link rates were not read: " + s.RatesNotRead, false
 			}
 		case "routes-read":
 			if s.RoutesComputed {
-				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's choices (add --lfts FILE with the fabric's tables)"
+				return "the forwarding tables were computed by ibdoctor (min-hop), not read: they say nothing of the real routing engine's choices (add --lfts FILE with the fabric's tables)", false
 			}
 		case "routes":
 			if s.Loads == nil {
-				return "forwarding tables were not read"
+				return "forwarding tables were not read", false
 			}
 		case "partitions":
 			if s.Partitions == nil {
-				return "P_Key tables were not read (a live sweep reads them)"
+				return "P_Key tables were not read (a live sweep reads them)", false
 			}
 		case "ar":
 			if s.AR == nil && s.ARNotRead != "" {
-				return "adaptive-routing state was not read: " + s.ARNotRead
+				return "adaptive-routing state was not read: " + s.ARNotRead, false
 			}
 			if s.AR == nil {
-				return "adaptive-routing state was not read (a live sweep reads it)"
+				return "adaptive-routing state was not read (a live sweep reads it)", false
 			}
 		case "firmware":
 			if s.Firmware == nil && s.FirmwareNotRead != "" {
-				return "firmware versions were not read: " + s.FirmwareNotRead
+				return "firmware versions were not read: " + s.FirmwareNotRead, false
 			}
 			if s.Firmware == nil {
-				return "firmware versions were not read (a live sweep reads them)"
+				return "firmware versions were not read (a live sweep reads them)", false
 			}
 		case "sm":
 			// A gate reads no SMInfo: its checks of it are the
 			// sweep's verdicts ("whole-fabric").
 			if s.SM == nil && s.Scope == nil {
-				return "SMInfo was not read (a live sweep reads it)"
+				return "SMInfo was not read (a live sweep reads it)", false
 			}
 		case "sm-interval":
 			if s.Scope != nil {
 				continue
 			}
 			if why := s.SM.notReadTwice(); why != "" {
-				return why
+				return why, false
 			}
 		case "baseline":
 			if s.Baseline == nil {
-				return "no expected topology given (add --expect-topology FILE, or sweep once to keep a baseline)"
+				return "no expected topology given (add --expect-topology FILE, or sweep once to keep a baseline)", false
 			}
 		}
 	}
-	return ""
+	return "", false
 }

@@ -104,7 +104,7 @@ func MemoReads(s *Snapshot, id string) (used, declared string) {
 		if c.ID != id {
 			continue
 		}
-		if why := missing(s, c.ID, c.Needs); why != "" {
+		if why, _ := missing(s, c.ID, c.Needs); why != "" {
 			return "", MemoParts(c.reads)
 		}
 		s.memo = &runMemo{}

@@ -132,7 +132,7 @@ func writeLooked(b *bytes.Buffer, d *Document) {
 	var skipped []string
 	for _, s := range d.Skipped {
 		skipped = append(skipped, s.Check)
-		if strings.HasPrefix(s.Reason, checks.CountersNotRead) {
+		if s.NoCounters {
 			read = false
 		}
 	}

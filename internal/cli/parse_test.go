@@ -235,8 +235,8 @@ func TestTopFlags(t *testing.T) {
 				t.Errorf("%+v", *o)
 			}
 		}},
-		{name: "every flag", args: []string{"top", "--sim", "-n", "5s", "--switch", "spine01,leaf02", "--hosts", "gpu[001-016]", "--budget", "0", "--once", "--json", "--sort", "wait", "--filter", "leaf", "--thresholds", "t.conf", "--sl", "2", "--pkey-index", "3"}, check: func(t *testing.T, o *topOptions, g globalOptions) {
-			if o.interval.String() != "5s" || strings.Join(o.switches, "|") != "spine01|leaf02" || o.hosts != "gpu[001-016]" || o.budget != 0 || !o.once || !o.json ||
+		{name: "every flag", args: []string{"top", "--sim", "-n", "5s", "--switch", "spine01", "--switch", "leaf02, rack B", "--hosts", "gpu[001-016]", "--budget", "0", "--once", "--json", "--sort", "wait", "--filter", "leaf", "--thresholds", "t.conf", "--sl", "2", "--pkey-index", "3"}, check: func(t *testing.T, o *topOptions, g globalOptions) {
+			if o.interval.String() != "5s" || strings.Join(o.switches, "|") != "spine01|leaf02, rack B" || o.hosts != "gpu[001-016]" || o.budget != 0 || !o.once || !o.json ||
 				o.key != top.ByXmitWait || o.filter != "leaf" || o.thresholds != "t.conf" || o.sl != 2 || o.pkeyIndex != 3 || g.source.Sim != "sample" {
 				t.Errorf("%+v", *o)
 			}

@@ -85,7 +85,8 @@ and prints one snapshot as a table or, with --json, as JSON.`,
 	cmd.SetFlagErrorFunc(flagError)
 	fs := cmd.Flags()
 	fs.DurationVarP(&o.interval, "interval", "n", 2*time.Second, "time between refreshes")
-	fs.StringSliceVar(&o.switches, "switch", nil, "watch only these switches' ports (name, GUID or LID; repeatable)")
+	// An array, as routes --switch: a node description may hold a comma.
+	fs.StringArrayVar(&o.switches, "switch", nil, "watch only this switch's ports (name, GUID or LID; repeatable)")
 	fs.StringVar(&o.hosts, "hosts", "", "watch only these hosts' ports (hostlist, e.g. gpu[001-016]; matched by node description)")
 	fs.IntVar(&o.budget, "budget", 4096, "most MADs per refresh; a larger scope is read in turns (0: no limit)")
 	fs.BoolVar(&o.once, "once", false, "print one snapshot (two reads --interval apart) and exit")
@@ -172,6 +173,9 @@ func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
 	var nodes []*fabric.Node
 	for _, s := range o.switches {
 		n, err := findSwitch(f, s)
+		if err != nil && strings.Contains(s, ",") {
+			return nil, fmt.Errorf("--switch %s: %w (a comma is part of a name: give each switch its own --switch)", s, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--switch %s: %w", s, err)
 		}

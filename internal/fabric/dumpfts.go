@@ -78,7 +78,9 @@ func (d *dumper) destText(lid int) []byte {
 	case p == nil:
 		b = []byte(": (unknown node and type)\n")
 	case p.LMC > 0 && uint16(lid) != p.LID:
-		b = fmt.Appendf(nil, ": (path #%d out of %d: portguid 0x%016x)\n", uint16(lid)-p.LID, 1<<p.LMC, p.GUID)
+		// dump_fts counts a port's paths from 1, the base LID being
+		// path #1, so base+1 is "path #2".
+		b = fmt.Appendf(nil, ": (path #%d out of %d: portguid 0x%016x)\n", uint16(lid)-p.LID+1, 1<<p.LMC, p.GUID)
 	default:
 		b = fmt.Appendf(nil, ": (%s portguid 0x%016x: '%s')\n", ftsNodeTypeName(p.Node.Type), p.GUID, p.Node.Description)
 	}

@@ -229,11 +229,18 @@ func pct(v float64) string {
 }
 
 func (s *Snapshot) entityOf(p *fabric.Port, role string) Entity {
-	lid := p.LID
+	return Entity{NodeGUID: p.Node.GUID, Node: s.nodeName(p.Node), Port: int(p.Num), LID: PortLID(p), Role: role}
+}
+
+// PortLID is the LID a finding names port p by (Entity.LID): a switch
+// port its switch's (port 0's), another port its own. With the GUID and
+// the port number it tells apart two nodes claiming one GUID (top
+// matches findings to its rows by the three).
+func PortLID(p *fabric.Port) uint16 {
 	if p.Node.Type == mad.NodeSwitch && p.Num != 0 && len(p.Node.Ports) > 0 && p.Node.Ports[0] != nil {
-		lid = p.Node.Ports[0].LID
+		return p.Node.Ports[0].LID
 	}
-	return Entity{NodeGUID: p.Node.GUID, Node: s.nodeName(p.Node), Port: int(p.Num), LID: lid, Role: role}
+	return p.LID
 }
 
 func (s *Snapshot) nodeEntity(n *fabric.Node, role string) Entity {

@@ -286,8 +286,9 @@ func (v *topView) snapshot(ctx context.Context, a *app, s *top.Sampler, asJSON b
 			}
 		}
 	}
-	rows := top.Filter(fr.Rows, v.filter)
-	top.Sort(rows, v.sort)
+	// The rows' places in the order shown; each row is made as it is
+	// written, not held for all the ports at once.
+	rows := fr.View(v.filter, v.sort)
 	// The JSON document ends as the table does: what was not read listed
 	// on stderr and exit 3, not a complete-looking 0.
 	if asJSON {
@@ -344,10 +345,10 @@ func narrowPorts(fr *top.Frame) int {
 }
 
 // undecidedRows counts the measured rows a counter check could not judge.
-func undecidedRows(rows []*top.Row) int {
+func undecidedRows(rows *top.View) int {
 	n := 0
-	for _, r := range rows {
-		if r.Measured && r.Undecided != "" && !r.HasVerdict {
+	for i := range rows.Len() {
+		if r := rows.Row(i); r.Measured && r.Undecided != "" && !r.HasVerdict {
 			n++
 		}
 	}
@@ -401,12 +402,14 @@ var topColumns = []report.Column{
 	{Header: "VERDICT"},
 }
 
-func writeTopTable(w io.Writer, st report.Style, rows []*top.Row, limit int) {
-	out := make([][]string, 0, len(rows))
-	for i, r := range rows {
-		if limit > 0 && i == limit {
-			break
-		}
+func writeTopTable(w io.Writer, st report.Style, rows *top.View, limit int) {
+	n := rows.Len()
+	if limit > 0 {
+		n = min(n, limit)
+	}
+	out := make([][]string, 0, n)
+	for i := range n {
+		r := rows.Row(i)
 		verdict := "-"
 		stale := r.NotRead != ""
 		switch {
@@ -508,7 +511,7 @@ const TopSchema = "ibdoctor.top/v1"
 // (jsonstream), byte for byte what encoding the whole topJSON wrote: a
 // snapshot of every port of a big fabric is not held as Go values and
 // bytes at once.
-func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error {
+func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows *top.View) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	jw := jsonstream.New(bw, jsonstream.Options{Indent: true})
 	jw.Field("schema", TopSchema)
@@ -518,13 +521,8 @@ func writeTopJSON(w io.Writer, v *topView, fr *top.Frame, rows []*top.Row) error
 	jw.Field("sorted_by", v.sort.String())
 	jw.Field("interval_seconds", fr.Interval.Seconds())
 	jw.Field("ports_watched", fr.Watched)
-	var measured []*top.Row
-	for _, r := range rows {
-		if r.Measured {
-			measured = append(measured, r)
-		}
-	}
-	jw.Array("ports", len(measured), func(i int) any { return topPortOf(measured[i]) })
+	measured := rows.Measured()
+	jw.Array("ports", measured.Len(), func(i int) any { return topPortOf(measured.Row(i)) })
 	// The lines the text's Could not read list prints (discovery's misses
 	// first, a silent PMA once with its ports and why), not one raw
 	// error per port.
@@ -768,8 +766,7 @@ func (v *topView) draw(a *app) {
 	line(v.status(st, v.frame, width-1))
 	line("")
 	if v.frame != nil {
-		rows := top.Filter(v.frame.Rows, v.filter)
-		top.Sort(rows, v.sort)
+		rows := v.frame.View(v.filter, v.sort)
 		var t strings.Builder
 		// Header, status, blank, the table's header and rule, and a last
 		// line left empty: a newline there would scroll the screen.

@@ -78,7 +78,7 @@ func TestTopJSONStreamedIsWhole(t *testing.T) {
 		for i := range rows {
 			rows[i] = randomTopRow(r)
 		}
-		fr := &top.Frame{Rows: rows, Watched: r.Intn(100000), Interval: time.Duration(r.Int63n(int64(time.Minute))), At: at}
+		fr := &top.Frame{Watched: r.Intn(100000), Interval: time.Duration(r.Int63n(int64(time.Minute))), At: at}
 		for i := r.Intn(3); i > 0; i-- {
 			fr.Errors = append(fr.Errors, &perf.PortError{What: "PortCounters", LID: uint16(r.Intn(60000)), Err: errors.New("no response <after> 4 attempts")})
 		}
@@ -88,7 +88,7 @@ func TestTopJSONStreamedIsWhole(t *testing.T) {
 		v := &topView{source: []string{"sim:sample", "ibsim <sim>"}[r.Intn(2)], sort: top.SortKey(r.Intn(3))}
 		want := topJSONWhole(v, fr, rows)
 		var got bytes.Buffer
-		if err := writeTopJSON(&got, v, fr, rows); err != nil {
+		if err := writeTopJSON(&got, v, fr, top.RowsView(rows)); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.Bytes(), want) {
@@ -107,7 +107,7 @@ func BenchmarkTopJSON8k(b *testing.B) {
 		rows[i] = randomTopRow(r)
 		rows[i].Measured = true
 	}
-	fr := &top.Frame{Rows: rows, Watched: len(rows), Interval: 2 * time.Second, At: time.Now()}
+	fr := &top.Frame{Watched: len(rows), Interval: 2 * time.Second, At: time.Now()}
 	v := &topView{source: "ibsim", sort: top.SortKey(0)}
 	b.Run("whole", func(b *testing.B) {
 		b.ReportAllocs()
@@ -118,7 +118,7 @@ func BenchmarkTopJSON8k(b *testing.B) {
 	b.Run("streamed", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
-			if err := writeTopJSON(io.Discard, v, fr, rows); err != nil {
+			if err := writeTopJSON(io.Discard, v, fr, top.RowsView(rows)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -301,7 +301,7 @@ func TestTopRowNotReadShown(t *testing.T) {
 	var b bytes.Buffer
 	r := &top.Row{Node: "h009 HCA-1", Num: 1, Peer: "leaf2/3", Rate: "4X SDR", Measured: true, XmitWait: 0.25, TxUtil: 0.5, RxUtil: 0.5,
 		ErrorsPerSecond: 4, NotRead: "PortCounters: no response"}
-	writeTopTable(&b, report.Style{}, []*top.Row{r}, 0)
+	writeTopTable(&b, report.Style{}, top.RowsView([]*top.Row{r}), 0)
 	out := b.String()
 	if !strings.Contains(out, "not read") || strings.Contains(out, "50.0%") || strings.Contains(out, "25.0%") {
 		t.Errorf("a row not read shows its old figures:\n%s", out)

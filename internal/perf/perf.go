@@ -305,6 +305,59 @@ func (p *PortCounters) stamp(clock *time.Time, at, sent time.Time) {
 	}
 }
 
+// Prior is what a live view keeps of a port's reading to compare the
+// next with (Compare): when it started, and the error, wait and data
+// counters as read, not the packet counters nor the reading's record
+// and attributes. top keeps one per watched port (49,152 on FatTree8k).
+type Prior struct {
+	// from is the reading's start (PortCounters.start) as an offset
+	// from the base Keep was given.
+	from time.Duration
+	caps *mad.ClassPortInfo
+	// errs are PortCountersExtended's error counters and PortXmitWait
+	// (extFields.errs), data its XmitDataWords and RcvDataWords.
+	errs                       *[14]uint64
+	data                       [2]uint64
+	basic                      mad.PortCounters
+	hasBasic, hasExt, allPorts bool
+}
+
+// Keep is what Compare needs of p to compare a later reading of its port
+// with; base is a time before p and every reading kept with it (a view's
+// start), which Compare is given again.
+func (p *PortCounters) Keep(base time.Time) Prior {
+	k := Prior{from: p.start().Sub(base), caps: p.Caps, allPorts: p.FromAllPorts}
+	if p.Basic != nil {
+		k.basic, k.hasBasic = *p.Basic, true
+	}
+	if p.ext != nil {
+		k.errs, k.data, k.hasExt = p.ext.errs, [2]uint64{p.ext.data[0], p.ext.data[1]}, true
+	}
+	return k
+}
+
+// values is what PortCounters.values gives of the kept reading, in buf,
+// without the packet counters.
+func (k *Prior) values(buf *[maxValues]Value) []Value {
+	if k.allPorts {
+		return cleanValues(buf, k.caps)
+	}
+	var basic *mad.PortCounters
+	if k.hasBasic {
+		basic = &k.basic
+	}
+	var vs []Value
+	if k.hasExt {
+		e := extFields{data: [8]uint64{k.data[0], k.data[1]}, errs: k.errs}
+		var x mad.PortCountersExtended
+		e.into(&x, 0)
+		vs = merge(buf, k.caps, basic, &x)
+	} else {
+		vs = merge(buf, k.caps, basic, nil)
+	}
+	return slices.DeleteFunc(vs, func(v Value) bool { return v.Kind == mad.KindPackets })
+}
+
 // maxValues bounds the counters of one port (22 from
 // PortCountersExtended with every capability).
 const maxValues = 32

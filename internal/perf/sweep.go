@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -28,15 +29,29 @@ type Result struct {
 	interval time.Duration
 	tick     time.Duration
 	byKey    map[Key]*PortDelta
+	// at, from Compare, holds each of Last.Ports' delta by its place
+	// (nil: none): two nodes sharing a GUID share a Key, not a place.
+	at []*PortDelta
 }
 
 // Interval is the nominal time between the two samples, 0 with one.
 func (r *Result) Interval() time.Duration { return r.interval }
 
-// Delta returns the change of one port between the samples.
+// Delta returns the change of one port between a Sweep's samples
+// (Compare's are by place: DeltaAt).
 func (r *Result) Delta(k Key) (*PortDelta, bool) {
 	d, ok := r.byKey[k]
 	return d, ok
+}
+
+// DeltaAt returns the change of Last.Ports[i]: the port itself, where
+// Delta's key names every node claiming a GUID.
+func (r *Result) DeltaAt(i int) (*PortDelta, bool) {
+	if r.at != nil {
+		d := r.at[i]
+		return d, d != nil
+	}
+	return r.Delta(r.Last.Ports[i].Key)
 }
 
 // DeltaValue is one counter's change between two samples.
@@ -192,28 +207,32 @@ func (b bothSamples) Error() string { return b.err.Error() + "; so in both sampl
 func (b bothSamples) Unwrap() error { return b.err }
 
 // Compare makes a Result of a new sample and each port's own previous
-// reading (prev; a live view that reads the fabric in turns keeps one per
-// port): the deltas of the ports prev knows. Its interval, which checks
-// judge rates by, is the mean time between the two readings of those
-// ports. tick is the PortXmitWait tick (0: DefaultXmitWaitTick).
-func Compare(prev func(Key) (*PortCounters, bool), last *Sample, tick time.Duration) *Result {
+// reading (prev, by the port's place in last.Ports; a live view that
+// reads the fabric in turns keeps one per port, as Keep made it with
+// base): the deltas of the ports prev knows, found by DeltaAt. Its
+// interval, which checks judge rates by, is the mean time between the
+// two readings of those ports. The packet counters are not compared (a
+// Prior does not keep them). tick is the PortXmitWait tick (0:
+// DefaultXmitWaitTick).
+func Compare(prev func(i int) (*Prior, bool), base time.Time, last *Sample, tick time.Duration) *Result {
 	if tick <= 0 {
 		tick = DefaultXmitWaitTick
 	}
-	r := &Result{First: last, Last: last, tick: tick, byKey: map[Key]*PortDelta{}}
+	r := &Result{First: last, Last: last, tick: tick, at: make([]*PortDelta, len(last.Ports))}
 	r.Errors = append(r.Errors, last.Errors...)
 	var sum time.Duration
-	for _, b := range last.Ports {
-		a, ok := prev(b.Key)
-		if !ok || b.FromAllPorts || a.FromAllPorts {
+	var buf [maxValues]Value
+	for i, b := range last.Ports {
+		a, ok := prev(i)
+		if !ok || b.FromAllPorts || a.allPorts {
 			continue
 		}
-		d := delta(a, b, tick)
+		d := deltaFrom(base.Add(a.from), a.values(&buf), b, tick)
 		if d.Elapsed <= 0 {
 			continue
 		}
 		r.Deltas = append(r.Deltas, d)
-		r.byKey[d.Key] = d
+		r.at[i] = d
 		sum += d.Elapsed
 	}
 	if len(r.Deltas) > 0 {
@@ -222,25 +241,37 @@ func Compare(prev func(Key) (*PortCounters, bool), last *Sample, tick time.Durat
 	return r
 }
 
-func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
-	// The device read its counters somewhere between a request's sending
-	// and its answer: from the first reading's request to the second's
-	// answer is the longest the increase can span, so a link sending at
-	// its full rate reads at most 100% (the answers' times alone let a
-	// slow first answer or a queued second request push it over).
-	from := a.Time()
-	if sent := a.Sent(); !sent.IsZero() && sent.Before(from) {
+// start is where a reading's increase to a later one begins: the device
+// read its counters somewhere between a request's sending and its
+// answer, so from the first reading's request to the second's answer is
+// the longest the increase can span, and a link sending at its full rate
+// reads at most 100% (the answers' times alone let a slow first answer or
+// a queued second request push it over).
+func (p *PortCounters) start() time.Time {
+	from := p.Time()
+	if sent := p.Sent(); !sent.IsZero() && sent.Before(from) {
 		from = sent
 	}
+	return from
+}
+
+func delta(a, b *PortCounters, tick time.Duration) *PortDelta {
+	var buf [maxValues]Value
+	return deltaFrom(a.start(), a.values(&buf), b, tick)
+}
+
+// deltaFrom is b's change from the reading that started at from and read
+// the values av.
+func deltaFrom(from time.Time, av []Value, b *PortCounters, tick time.Duration) *PortDelta {
 	d := &PortDelta{Key: b.Key, Port: b.Port, Elapsed: b.Time().Sub(from), XmitUtilization: -1, RcvUtilization: -1, XmitWaitShare: -1}
 	secs := d.Elapsed.Seconds()
 	var buf [maxValues]Value
 	for _, vb := range b.values(&buf) {
-		va, ok := a.Get(vb.Name)
-		if !ok {
+		i := slices.IndexFunc(av, func(v Value) bool { return v.Name == vb.Name })
+		if i < 0 {
 			continue
 		}
-		dv := Increase(va, vb)
+		dv := Increase(av[i], vb)
 		switch {
 		case dv.Why == MixedReason:
 			d.Mixed = append(d.Mixed, vb.Name)
@@ -387,9 +418,9 @@ func (r *Result) Ports(fn func(checks.PortReading)) {
 	var buf [maxValues]Value
 	errs := make([]checks.CounterValue, 0, maxValues)
 	wait := new(checks.CounterValue)
-	for _, p := range r.Last.Ports {
+	for i, p := range r.Last.Ports {
 		rd := checks.PortReading{Port: p.Port, XmitWaitTicksPerSecond: perSec, ReadSent: p.Sent(), ReadAt: p.Time()}
-		d := r.byKey[p.Key]
+		d, _ := r.DeltaAt(i)
 		if r.interval > 0 && d == nil {
 			continue // not read in both samples: no delta to judge
 		}

@@ -40,8 +40,8 @@ func BenchmarkSamplerHeld(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if len(fr.Rows) != len(ports) || !fr.Rows[0].Measured {
-			b.Fatalf("%d rows for %d ports", len(fr.Rows), len(ports))
+		if v := fr.View("", ByErrors); v.Len() != len(ports) || !v.Row(0).Measured {
+			b.Fatalf("%d rows for %d ports", v.Len(), len(ports))
 		}
 		fr = nil
 		runtime.GC()

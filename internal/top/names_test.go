@@ -37,11 +37,11 @@ func TestRowsNameSharedDescriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fr.Rows) == 0 {
+	if len(rowsOf(fr)) == 0 {
 		t.Fatal("no rows")
 	}
 	peers := 0
-	for _, r := range fr.Rows {
+	for _, r := range rowsOf(fr) {
 		if r.Node != f.NameOf(b) || !strings.Contains(r.Node, " (0x") {
 			t.Errorf("row %s/%d: node named %q, want %q", r.Node, r.Num, r.Node, f.NameOf(b))
 		}

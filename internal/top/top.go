@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ibdoctor/ibdoctor/checks"
@@ -48,8 +49,10 @@ type Options struct {
 	PortInfo discover.SMPReader
 }
 
-// Row is one port in the view. Its flags sit together so it packs
-// without padding: top holds a row for every watched port.
+// Row is one port in the view as drawn: made from the sampler's record of
+// the port when the view is drawn or written (View.Row), its names from
+// the fabric then, and not held: top watches every port with a link
+// (49,152 on FatTree8k).
 type Row struct {
 	Port *fabric.Port
 	// Node and Num name the port; Peer the far end ("-" when unknown).
@@ -92,22 +95,67 @@ type Row struct {
 	// reading's, and the view must say so, not show them as current
 	// (trial D4: a host behind a disabled port kept its last rates).
 	NotRead string
-	// Read is when the port was last read.
-	Read time.Time
-	// prev is the port's last reading, the one the next is compared
-	// with: kept in its row, not in a second map keyed by port, so a
-	// port is one record (issue 13: top held each port twice).
-	prev *perf.PortCounters
 }
 
 // Util is the larger of the two directions' utilisation.
 func (r *Row) Util() float64 { return max(r.TxUtil, r.RxUtil) }
 
+// record is what the sampler holds of a watched port, by the port's place
+// in Options.Ports: the figures and verdict of its last interval, its
+// last reading packed to what the next is compared with (perf.Prior),
+// and its far end as first read. Its names are made when a Row is (issue
+// 13: a row of names and a whole reading per port were most of what top
+// held at 8.7k).
+type record struct {
+	prior perf.Prior
+	// peer is the far end when the port was first read (nil: unknown):
+	// a link that goes down while watched keeps its far end named.
+	peer                                     *fabric.Port
+	errs, wait, txUtil, rxUtil, txBps, rxBps float64
+	// notes holds the record's words, nil for the many ports with none.
+	notes *notes
+	// rate is Row.Rate.
+	rate rate
+	// verdict is a checks.Severity (Row.Verdict).
+	verdict int8
+	// read: the port has been read (it has a prior and a row).
+	read, measured, hasVerdict                             bool
+	errsUnknown, waitUnknown, txUnknown, rxUnknown, narrow bool
+}
+
+// notes are Row's words: Unknown, Undecided, Check, Title and NotRead.
+type notes struct {
+	unknown, undecided, check, title, notRead string
+}
+
+func (r *record) note() notes {
+	if r.notes == nil {
+		return notes{}
+	}
+	return *r.notes
+}
+
+func (r *record) setNote(n notes) {
+	if n == (notes{}) {
+		r.notes = nil
+		return
+	}
+	r.notes = &n
+}
+
+// fig is the figure k sorts by.
+func (r *record) fig(k SortKey) float64 {
+	switch k {
+	case ByXmitWait:
+		return r.wait
+	case ByUtilization:
+		return max(r.txUtil, r.rxUtil)
+	}
+	return r.errs
+}
+
 // Frame is the view after one refresh.
 type Frame struct {
-	// Rows holds every watched port that has been read twice, and those
-	// read once (Measured false).
-	Rows []*Row
 	// Watched is the number of ports in scope; ReadNow how many this
 	// refresh read; PerRefresh how many a refresh reads under the budget
 	// (the last slice of a turn may be smaller).
@@ -125,6 +173,8 @@ type Frame struct {
 	// Interval is the mean time between a port's two readings.
 	Interval time.Duration
 	At       time.Time
+	// s holds the rows (View): each watched port read at least once.
+	s *Sampler
 }
 
 // Sampler reads the watched ports in turns and keeps their state.
@@ -133,10 +183,12 @@ type Sampler struct {
 	f    *fabric.Fabric
 	o    Options
 	next int
-	// rows are the watched ports' rows by key (two nodes sharing a
-	// GUID share a row), list the same rows in the order first read.
-	rows map[perf.Key]*Row
-	list []*Row
+	// base is what the records' priors are kept from (perf.Prior).
+	base time.Time
+	// mu guards recs: a live view draws (View, Row) while a refresh
+	// runs.
+	mu   sync.RWMutex
+	recs []record
 	// caps are the switches' port-0 PortInfo (discover.RefreshCaps).
 	caps map[*fabric.Node]*mad.PortInfo
 }
@@ -147,8 +199,7 @@ func NewSampler(g perf.Getter, f *fabric.Fabric, o Options) *Sampler {
 		o.Now = time.Now
 	}
 	o.Perf.Now = o.Now
-	s := &Sampler{g: g, f: f, o: o, rows: map[perf.Key]*Row{}, caps: map[*fabric.Node]*mad.PortInfo{}}
-	return s
+	return &Sampler{g: g, f: f, o: o, base: o.Now(), recs: make([]record, len(o.Ports)), caps: map[*fabric.Node]*mad.PortInfo{}}
 }
 
 // PerRefresh is how many ports one refresh reads.
@@ -169,13 +220,33 @@ func (s *Sampler) Cycle() int {
 	return (len(s.o.Ports) + n - 1) / n
 }
 
+// portID is how a finding names a port (checks.Entity): with the LID, two
+// nodes claiming one GUID are told apart.
+type portID struct {
+	guid uint64
+	port uint8
+	lid  uint16
+}
+
+func idOf(p *fabric.Port) portID {
+	return portID{p.Node.GUID, p.Num, checks.PortLID(p)}
+}
+
+// staleKey is a port whose PortInfo went unanswered, by its node's
+// directed route as well as its GUID (fabric.Unreachable).
+type staleKey struct {
+	perf.Key
+	path string
+}
+
 // Refresh reads the next slice of the scope and returns the view.
 func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 	n := s.PerRefresh()
 	// The slices are the same every turn (the last one shorter), not
 	// wrapped round the scope: a port is then read once a turn, Cycle
 	// refreshes apart, never twice one refresh apart.
-	batch := s.o.Ports[s.next:min(s.next+n, len(s.o.Ports))]
+	lo := s.next
+	batch := s.o.Ports[lo:min(lo+n, len(s.o.Ports))]
 	if len(s.o.Ports) > 0 {
 		s.next += len(batch)
 		if s.next >= len(s.o.Ports) {
@@ -190,13 +261,13 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 	// divided by are the links' now: a port disabled or retrained since
 	// discovery kept its old rate (trial D4). By directed route, from
 	// the port top discovered from; ctx ends it as it ends the counters.
-	var stale map[perf.Key]bool
+	var stale map[staleKey]bool
 	if s.o.PortInfo != nil {
 		for _, u := range discover.RefreshCaps(ctx, s.o.PortInfo, batch, false, s.o.Perf.Workers, s.caps) {
 			if stale == nil {
-				stale = map[perf.Key]bool{}
+				stale = map[staleKey]bool{}
 			}
-			stale[perf.Key{GUID: u.FromGUID, Port: u.FromPort}] = true
+			stale[staleKey{perf.Key{GUID: u.FromGUID, Port: u.FromPort}, string(u.Path)}] = true
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -213,14 +284,26 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 	for k, v := range sample.Caps {
 		s.o.Perf.Caps[k] = v
 	}
-	res := perf.Compare(func(k perf.Key) (*perf.PortCounters, bool) {
-		if r := s.rows[k]; r != nil && r.prev != nil {
-			return r.prev, true
+	// Each reading's record, by its port: the port itself, not its key,
+	// which two nodes claiming one GUID share.
+	place := make(map[*fabric.Port]int, len(batch))
+	for j, p := range batch {
+		place[p] = lo + j
+	}
+	recOf := func(pc *perf.PortCounters) *record {
+		if i, ok := place[pc.Port]; ok && !pc.FromAllPorts {
+			return &s.recs[i]
+		}
+		return nil
+	}
+	res := perf.Compare(func(i int) (*perf.Prior, bool) {
+		if r := recOf(sample.Ports[i]); r != nil && r.read {
+			return &r.prior, true
 		}
 		return nil, false
-	}, sample, s.o.Perf.XmitWaitTick)
+	}, s.base, sample, s.o.Perf.XmitWaitTick)
 	fr := &Frame{Watched: len(s.o.Ports), ReadNow: len(batch), PerRefresh: n, Took: s.o.Now().Sub(start),
-		Interval: res.Interval(), At: s.o.Now()}
+		Interval: res.Interval(), At: s.o.Now(), s: s}
 	for _, e := range sample.Errors {
 		if e.ReadNarrow > 0 {
 			fr.Narrow = append(fr.Narrow, e)
@@ -231,8 +314,8 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 	if n > 0 {
 		fr.Cycle = (len(s.o.Ports) + n - 1) / n
 	}
-	verdicts := map[perf.Key]checks.Finding{}
-	undecided := map[perf.Key]checks.Undecided{}
+	verdicts := map[portID]checks.Finding{}
+	undecided := map[portID]checks.Undecided{}
 	if res.Interval() > 0 {
 		snap := &checks.Snapshot{Fabric: s.f, Counters: res, Expect: s.o.Expect, Taken: fr.At}
 		cr, cerr := checks.Run(snap, "counters")
@@ -244,76 +327,87 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 				continue
 			}
 			e := f.Entities[0]
-			k := perf.Key{GUID: e.NodeGUID, Port: uint8(e.Port)}
+			k := portID{e.NodeGUID, uint8(e.Port), e.LID}
 			if old, ok := verdicts[k]; !ok || f.Severity > old.Severity {
 				verdicts[k] = f
 			}
 		}
 		for _, u := range cr.Undecided {
-			k := perf.Key{GUID: u.Subject.NodeGUID, Port: uint8(u.Subject.Port)}
+			k := portID{u.Subject.NodeGUID, uint8(u.Subject.Port), u.Subject.LID}
 			if _, ok := undecided[k]; !ok {
 				undecided[k] = u
 			}
 		}
 	}
-	for _, pc := range sample.Ports {
-		if pc.FromAllPorts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	readNow := make([]bool, len(batch))
+	for i, pc := range sample.Ports {
+		r := recOf(pc)
+		if r == nil {
 			continue
 		}
-		row := s.rows[pc.Key]
-		if row == nil {
-			row = newRow(s.f, pc)
-			s.rows[pc.Key] = row
-			s.list = append(s.list, row)
+		readNow[place[pc.Port]-lo] = true
+		if !r.read {
+			s.start(r, pc.Port)
 		}
-		row.Read = pc.Time()
-		row.NotRead = ""
-		row.Narrow = pc.ExtUnanswered
-		if d, ok := res.Delta(pc.Key); ok {
-			row.Measured = true
-			row.ErrorsPerSecond = 0
-			row.ErrorsUnknown, row.WaitUnknown, row.TxUnknown, row.RxUnknown, row.Unknown = false, false, false, false, ""
+		nt := r.note()
+		nt.notRead = ""
+		r.narrow = pc.ExtUnanswered
+		if d, ok := res.DeltaAt(i); ok {
+			r.measured = true
+			r.errs = 0
+			r.errsUnknown, r.waitUnknown, r.txUnknown, r.rxUnknown, nt.unknown = false, false, false, false, ""
 			for _, c := range d.Counters {
 				if c.Unknown {
 					switch {
 					case c.Kind == mad.KindError:
-						row.ErrorsUnknown = true
+						r.errsUnknown = true
 					case c.Name == "PortXmitWait":
-						row.WaitUnknown = true
+						r.waitUnknown = true
 					case c.Name == "PortXmitData":
-						row.TxUnknown = true
+						r.txUnknown = true
 					case c.Name == "PortRcvData":
-						row.RxUnknown = true
+						r.rxUnknown = true
 					default:
 						continue
 					}
-					row.Unknown = c.Why
+					nt.unknown = c.Why
 					continue
 				}
 				if c.Kind == mad.KindError {
-					row.ErrorsPerSecond += c.PerSecond
+					r.errs += c.PerSecond
 				}
 			}
-			row.XmitWait, row.TxUtil, row.RxUtil = d.XmitWaitShare, d.XmitUtilization, d.RcvUtilization
-			row.TxBytesPerSec, row.RxBytesPerSec = d.XmitBytesPerSecond, d.RcvBytesPerSecond
-			f, ok := verdicts[pc.Key]
-			row.HasVerdict, row.Verdict, row.Check, row.Title = ok, f.Severity, f.Check, f.Title
-			row.Undecided = ""
-			if u, ok := undecided[pc.Key]; ok {
-				row.Undecided = u.Check
-				if row.Unknown == "" {
-					row.Unknown = u.Reason
+			r.wait, r.txUtil, r.rxUtil = d.XmitWaitShare, d.XmitUtilization, d.RcvUtilization
+			r.txBps, r.rxBps = d.XmitBytesPerSecond, d.RcvBytesPerSecond
+			id := idOf(pc.Port)
+			f, ok := verdicts[id]
+			r.hasVerdict, r.verdict, nt.check, nt.title = ok, int8(f.Severity), f.Check, f.Title
+			nt.undecided = ""
+			if u, ok := undecided[id]; ok {
+				nt.undecided = u.Check
+				if nt.unknown == "" {
+					nt.unknown = u.Reason
 				}
 			}
 		}
-		row.prev = pc
+		r.setNote(nt)
+		r.prior = pc.Keep(s.base)
 	}
 	if s.o.PortInfo != nil {
-		s.newRates(batch, sample, stale)
+		s.newRates(lo, batch, readNow, stale)
 	}
-	s.markNotRead(batch, fr.Errors)
-	fr.Rows = append(fr.Rows, s.list...)
+	s.markNotRead(lo, batch, place, fr.Errors)
 	return fr, err
+}
+
+// start begins the record of port p at its first reading.
+func (s *Sampler) start(r *record, p *fabric.Port) {
+	*r = record{read: true, wait: -1, txUtil: -1, rxUtil: -1, rate: rateOf(p)}
+	if p != nil && p.Remote != nil && p.Remote.Node != nil {
+		r.peer = p.Remote
+	}
 }
 
 // newRates sets the RATE of the batch's rows from the PortInfo re-read
@@ -321,27 +415,21 @@ func (s *Sampler) Refresh(ctx context.Context) (*Frame, error) {
 // is not known), '(no link)' where the link is down. A port whose link
 // went down is not read (perf reads the ports a sweep reads): its row
 // says so rather than show its last figures as current.
-func (s *Sampler) newRates(batch []*fabric.Port, sample *perf.Sample, stale map[perf.Key]bool) {
-	read := map[perf.Key]bool{}
-	for _, pc := range sample.Ports {
-		read[pc.Key] = true
-	}
-	for _, p := range batch {
-		if p.Node == nil {
+func (s *Sampler) newRates(lo int, batch []*fabric.Port, readNow []bool, stale map[staleKey]bool) {
+	for j, p := range batch {
+		r := &s.recs[lo+j]
+		if p.Node == nil || !r.read {
 			continue
 		}
-		k := perf.Key{GUID: p.Node.GUID, Port: p.Num}
-		row := s.rows[k]
-		if row == nil {
+		if stale[staleKey{perf.Key{GUID: p.Node.GUID, Port: p.Num}, string(p.Node.Path)}] {
+			r.rate = rate{is: rateUnknown}
 			continue
 		}
-		if stale[k] {
-			row.Rate = "?"
-			continue
-		}
-		row.Rate = rateOf(p)
-		if !read[k] && !perf.LinkUp(p.Node, p) {
-			row.NotRead = fmt.Sprintf("no link since the last refresh (%s, %s): its counters are not read", p.State, p.PhysState)
+		r.rate = rateOf(p)
+		if !readNow[j] && !perf.LinkUp(p.Node, p) {
+			nt := r.note()
+			nt.notRead = fmt.Sprintf("no link since the last refresh (%s, %s): its counters are not read", p.State, p.PhysState)
+			r.setNote(nt)
 		}
 	}
 }
@@ -350,57 +438,197 @@ func (s *Sampler) newRates(batch []*fabric.Port, sample *perf.Sample, stale map[
 // not read, why: a port read before keeps its older figures, which the
 // view must not show as current (trial D4). A PMA gone silent is one
 // error for the node (Key.Port 0): every port of it in the batch.
-func (s *Sampler) markNotRead(batch []*fabric.Port, errs []*perf.PortError) {
+func (s *Sampler) markNotRead(lo int, batch []*fabric.Port, place map[*fabric.Port]int, errs []*perf.PortError) {
+	say := func(i int, why string) {
+		if r := &s.recs[i]; r.read {
+			nt := r.note()
+			nt.notRead = why
+			r.setNote(nt)
+		}
+	}
 	for _, e := range errs {
 		why := e.Error()
 		if e.Key.Port != 0 {
-			if row := s.rows[e.Key]; row != nil {
-				row.NotRead = why
+			if i, ok := place[e.Port]; ok {
+				say(i, why)
 			}
 			continue
 		}
-		for _, p := range batch {
-			if p.Node == nil || p.Node.GUID != e.Key.GUID {
-				continue
-			}
-			if row := s.rows[perf.Key{GUID: p.Node.GUID, Port: p.Num}]; row != nil {
-				row.NotRead = why
+		for j, p := range batch {
+			if p.Node != nil && (p.Node == e.Node || e.Node == nil && p.Node.GUID == e.GUID) {
+				say(lo+j, why)
 			}
 		}
 	}
 }
 
-// newRow starts a port's row, its node and far end named as the findings
-// name them (fabric.NameOf: two switches sharing a description are told
-// apart, and the name is one --switch takes; trial C8).
-func newRow(f *fabric.Fabric, pc *perf.PortCounters) *Row {
-	r := &Row{Port: pc.Port, Num: int(pc.Key.Port), Peer: "-", XmitWait: -1, TxUtil: -1, RxUtil: -1}
-	if p := pc.Port; p != nil {
-		if p.Node != nil {
-			r.Node = f.NameOf(p.Node)
-		}
-		if p.Remote != nil && p.Remote.Node != nil {
-			r.Peer = fmt.Sprintf("%s/%d", f.NameOf(p.Remote.Node), p.Remote.Num)
-		}
-		r.Rate = rateOf(p)
+// View is the rows of a frame's watched ports read at least once, whose
+// node or far end contains filter (Filter's rule; "" keeps all), in k's
+// order (Sort's rule). It holds their places, not rows: each Row is made
+// when the view is drawn.
+func (fr *Frame) View(filter string, k SortKey) *View {
+	s := fr.s
+	if s == nil {
+		return &View{}
 	}
-	return r
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sub := strings.ToLower(filter)
+	keep := func(i int) bool {
+		if !s.recs[i].read {
+			return false
+		}
+		return sub == "" || matches(s.nodeName(i), s.peerName(i), sub)
+	}
+	n := 0
+	for i := range s.recs {
+		if keep(i) {
+			n++
+		}
+	}
+	v := &View{s: s, order: make([]int32, 0, n)}
+	for i := range s.recs {
+		if keep(i) {
+			v.order = append(v.order, int32(i))
+		}
+	}
+	by := sortBy[int32]{
+		fig:  func(i int32) float64 { return s.recs[i].fig(k) },
+		sev:  func(i int32) int { return severity(s.recs[i].hasVerdict, checks.Severity(s.recs[i].verdict)) },
+		name: func(i int32) string { return s.nodeName(int(i)) },
+		num:  func(i int32) int { return int(s.o.Ports[i].Num) },
+	}
+	slices.SortStableFunc(v.order, func(a, b int32) int { return by.compare(k, a, b) })
+	return v
+}
+
+// View is a frame's rows in the order drawn (Frame.View), or rows made
+// already (RowsView).
+type View struct {
+	s     *Sampler
+	order []int32
+	rows  []*Row
+}
+
+// RowsView is a view of rows at hand, in their order.
+func RowsView(rows []*Row) *View { return &View{rows: rows} }
+
+// Len is the number of rows.
+func (v *View) Len() int {
+	if v.s == nil {
+		return len(v.rows)
+	}
+	return len(v.order)
+}
+
+// Row makes the view's i-th row, its names from the fabric now.
+func (v *View) Row(i int) *Row {
+	if v.s == nil {
+		return v.rows[i]
+	}
+	return v.s.row(int(v.order[i]))
+}
+
+// Measured is the view without the rows read only once.
+func (v *View) Measured() *View {
+	if v.s == nil {
+		var rows []*Row
+		for _, r := range v.rows {
+			if r.Measured {
+				rows = append(rows, r)
+			}
+		}
+		return RowsView(rows)
+	}
+	v.s.mu.RLock()
+	defer v.s.mu.RUnlock()
+	n := 0
+	for _, i := range v.order {
+		if v.s.recs[i].measured {
+			n++
+		}
+	}
+	out := &View{s: v.s, order: make([]int32, 0, n)}
+	for _, i := range v.order {
+		if v.s.recs[i].measured {
+			out.order = append(out.order, i)
+		}
+	}
+	return out
+}
+
+// row makes the Row of the port at place i.
+func (s *Sampler) row(i int) *Row {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, p := &s.recs[i], s.o.Ports[i]
+	nt := r.note()
+	return &Row{Port: p, Node: s.nodeName(i), Num: int(p.Num), Peer: s.peerName(i), Rate: r.rate.String(),
+		ErrorsPerSecond: r.errs, XmitWait: r.wait, TxUtil: r.txUtil, RxUtil: r.rxUtil, TxBytesPerSec: r.txBps, RxBytesPerSec: r.rxBps,
+		ErrorsUnknown: r.errsUnknown, WaitUnknown: r.waitUnknown, TxUnknown: r.txUnknown, RxUnknown: r.rxUnknown,
+		Narrow: r.narrow, HasVerdict: r.hasVerdict, Measured: r.measured, Unknown: nt.unknown, Undecided: nt.undecided,
+		Verdict: checks.Severity(r.verdict), Check: nt.check, Title: nt.title, NotRead: nt.notRead}
+}
+
+// nodeName and peerName name the port at place i and its far end as the
+// findings name them (fabric.NameOf: two switches sharing a description
+// are told apart, and the name is one --switch takes; trial C8).
+func (s *Sampler) nodeName(i int) string {
+	if p := s.o.Ports[i]; p.Node != nil {
+		return s.f.NameOf(p.Node)
+	}
+	return ""
+}
+
+func (s *Sampler) peerName(i int) string {
+	if q := s.recs[i].peer; q != nil {
+		return fmt.Sprintf("%s/%d", s.f.NameOf(q.Node), q.Num)
+	}
+	return "-"
+}
+
+// rate is a port's RATE as a record keeps it (3 bytes, not a string's
+// 16): the link's active rate, or what stands in its place.
+type rate struct {
+	active mad.Rate
+	is     rateIs
+}
+
+type rateIs uint8
+
+const (
+	rateNone    rateIs = iota // "": not known from discovery
+	rateActive                // the link's active rate
+	rateNoLink                // "(no link)"
+	rateUnknown               // "?": its PortInfo went unanswered this refresh
+)
+
+func (r rate) String() string {
+	switch r.is {
+	case rateActive:
+		return r.active.String()
+	case rateNoLink:
+		return "(no link)"
+	case rateUnknown:
+		return "?"
+	}
+	return ""
 }
 
 // rateOf is a port's RATE: its active rate, "(no link)" without one.
-func rateOf(p *fabric.Port) string {
+func rateOf(p *fabric.Port) rate {
 	switch {
 	case p == nil:
-		return ""
+		return rate{}
 	case p.StateKnown() && (p.PhysState != 0 && !p.PhysState.LinkUp() || p.State == mad.PortStateDown):
 		// Read with no link (ibsim's disable leaves PortState Active,
 		// PhysState Disabled, and the old active rate): said as links
 		// says it, not as a live 4X SDR link (trial D4).
-		return "(no link)"
+		return rate{is: rateNoLink}
 	case p.Rate().Width != 0:
-		return p.Rate().String()
+		return rate{active: p.Rate(), is: rateActive}
 	}
-	return ""
+	return rate{}
 }
 
 // SortKey orders the rows.
@@ -448,34 +676,61 @@ func ParseSortKey(s string) (SortKey, error) {
 // errors/s; by wait or utilisation, k's figure then the severity; then by
 // name.
 func Sort(rows []*Row, k SortKey) {
-	fig := func(r *Row) float64 {
-		switch k {
-		case ByXmitWait:
-			return r.XmitWait
-		case ByUtilization:
-			return r.Util()
-		}
-		return r.ErrorsPerSecond
-	}
-	sev := func(r *Row) int {
-		if !r.HasVerdict {
-			return -1
-		}
-		return int(r.Verdict)
-	}
-	slices.SortStableFunc(rows, func(a, b *Row) int {
-		if k == ByErrors {
-			// Worst verdict first: by raw errors/s an info port (relay
-			// errors, millions a second by design) sat above the error
-			// ports (trial N7). Wait and utilisation are figures the
-			// reader chose to rank by, and lead.
-			if c := cmp.Compare(sev(b), sev(a)); c != 0 {
-				return c
+	by := sortBy[*Row]{
+		fig: func(r *Row) float64 {
+			switch k {
+			case ByXmitWait:
+				return r.XmitWait
+			case ByUtilization:
+				return r.Util()
 			}
+			return r.ErrorsPerSecond
+		},
+		sev:  func(r *Row) int { return severity(r.HasVerdict, r.Verdict) },
+		name: func(r *Row) string { return r.Node },
+		num:  func(r *Row) int { return r.Num },
+	}
+	slices.SortStableFunc(rows, func(a, b *Row) int { return by.compare(k, a, b) })
+}
+
+// sortBy is what Sort orders by, of rows or of the sampler's records.
+type sortBy[T any] struct {
+	fig  func(T) float64
+	sev  func(T) int
+	name func(T) string
+	num  func(T) int
+}
+
+// compare is Sort's order. The names are made last, only for a tie: a
+// view sorts the records of every watched port and names them as it goes.
+func (by sortBy[T]) compare(k SortKey, a, b T) int {
+	if k == ByErrors {
+		// Worst verdict first: by raw errors/s an info port (relay
+		// errors, millions a second by design) sat above the error
+		// ports (trial N7). Wait and utilisation are figures the
+		// reader chose to rank by, and lead.
+		if c := cmp.Compare(by.sev(b), by.sev(a)); c != 0 {
+			return c
 		}
-		return cmp.Or(cmp.Compare(fig(b), fig(a)), cmp.Compare(sev(b), sev(a)),
-			strings.Compare(a.Node, b.Node), cmp.Compare(a.Num, b.Num))
-	})
+	}
+	if c := cmp.Compare(by.fig(b), by.fig(a)); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(by.sev(b), by.sev(a)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(by.name(a), by.name(b)); c != 0 {
+		return c
+	}
+	return cmp.Compare(by.num(a), by.num(b))
+}
+
+// severity ranks a verdict, -1 for none.
+func severity(has bool, v checks.Severity) int {
+	if !has {
+		return -1
+	}
+	return int(v)
 }
 
 // Filter keeps the rows whose node or far end contains substr (case
@@ -487,11 +742,16 @@ func Filter(rows []*Row, substr string) []*Row {
 	s := strings.ToLower(substr)
 	var out []*Row
 	for _, r := range rows {
-		if strings.Contains(strings.ToLower(r.Node), s) || strings.Contains(strings.ToLower(r.Peer), s) {
+		if matches(r.Node, r.Peer, s) {
 			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// matches is Filter's rule: node or peer contains sub, lower case.
+func matches(node, peer, sub string) bool {
+	return strings.Contains(strings.ToLower(node), sub) || strings.Contains(strings.ToLower(peer), sub)
 }
 
 // orList is "a, b or c".

@@ -9,7 +9,6 @@ import (
 	"github.com/ibdoctor/ibdoctor/checks"
 	"github.com/ibdoctor/ibdoctor/internal/discover"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
-	"github.com/ibdoctor/ibdoctor/internal/perf"
 	"github.com/ibdoctor/ibdoctor/internal/sim"
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/transport"
@@ -62,8 +61,8 @@ func TestBudgetReadsInTurns(t *testing.T) {
 		}
 		failed += len(fr.Errors) // a loaded test host can time a read out
 	}
-	if len(fr.Rows)+failed != len(ports) || failed > len(ports)/20 {
-		t.Fatalf("after one turn %d rows and %d not read, want %d rows", len(fr.Rows), failed, len(ports))
+	if len(rowsOf(fr))+failed != len(ports) || failed > len(ports)/20 {
+		t.Fatalf("after one turn %d rows and %d not read, want %d rows", len(rowsOf(fr)), failed, len(ports))
 	}
 	for i := 0; i < s.Cycle(); i++ {
 		before := sess.Engine.Stats().Sent
@@ -79,7 +78,7 @@ func TestBudgetReadsInTurns(t *testing.T) {
 		}
 	}
 	measured := 0
-	for _, r := range fr.Rows {
+	for _, r := range rowsOf(fr) {
 		if r.Measured {
 			measured++
 		}
@@ -108,7 +107,7 @@ func TestVerdictsAreChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	byName := map[string]*Row{}
-	for _, r := range fr.Rows {
+	for _, r := range rowsOf(fr) {
 		byName[r.Node+"/"+itoa(r.Num)] = r
 	}
 	sp := byName["spine02/49"]
@@ -119,15 +118,16 @@ func TestVerdictsAreChecks(t *testing.T) {
 	if lf == nil || !lf.HasVerdict || lf.Check != "counters.congestion" || lf.XmitWait <= 0.1 {
 		t.Errorf("leaf07/41: %+v", lf)
 	}
-	Sort(fr.Rows, ByXmitWait)
-	if fr.Rows[0].XmitWait < fr.Rows[len(fr.Rows)-1].XmitWait {
+	rows := rowsOf(fr)
+	Sort(rows, ByXmitWait)
+	if rows[0].XmitWait < rows[len(rows)-1].XmitWait {
 		t.Error("ByXmitWait is not worst first")
 	}
-	Sort(fr.Rows, ByErrors)
-	if fr.Rows[0].ErrorsPerSecond <= 0 {
+	Sort(rows, ByErrors)
+	if rows[0].ErrorsPerSecond <= 0 {
 		t.Error("ByErrors: the first port has no errors")
 	}
-	if got := Filter(fr.Rows, "LEAF07/4"); len(got) == 0 {
+	if got := Filter(rows, "LEAF07/4"); len(got) == 0 {
 		t.Error("Filter is not case-insensitive over the node and far end")
 	} else {
 		for _, r := range got {
@@ -136,6 +136,35 @@ func TestVerdictsAreChecks(t *testing.T) {
 			}
 		}
 	}
+	// The frame's view sorts and filters the records as Sort and Filter
+	// do the rows made of them.
+	for _, k := range []SortKey{ByErrors, ByXmitWait, ByUtilization} {
+		for _, filter := range []string{"", "LEAF07/4", "gpu0"} {
+			want := Filter(rowsOf(fr), filter)
+			Sort(want, k)
+			v := fr.View(filter, k)
+			if v.Len() != len(want) {
+				t.Fatalf("View(%q, %v): %d rows, Filter and Sort %d", filter, k, v.Len(), len(want))
+			}
+			for i, w := range want {
+				if r := v.Row(i); r.Port != w.Port {
+					t.Errorf("View(%q, %v) row %d: %s/%d, Sort: %s/%d", filter, k, i, r.Node, r.Num, w.Node, w.Num)
+					break
+				}
+			}
+		}
+	}
+}
+
+// rowsOf makes every row of fr, in the order of the watched ports.
+func rowsOf(fr *Frame) []*Row {
+	var rows []*Row
+	for i := range fr.s.recs {
+		if fr.s.recs[i].read {
+			rows = append(rows, fr.s.row(i))
+		}
+	}
+	return rows
 }
 
 func itoa(n int) string {
@@ -252,7 +281,7 @@ func TestLinkGoesAwayWhileWatched(t *testing.T) {
 	}
 	seen := map[string]int{}
 	byName := map[string]*Row{}
-	for _, r := range fr.Rows {
+	for _, r := range rowsOf(fr) {
 		name := r.Node + "/" + itoa(r.Num)
 		seen[name]++
 		byName[name] = r
@@ -280,13 +309,12 @@ func TestLinkGoesAwayWhileWatched(t *testing.T) {
 func TestDisabledPortHasNoRate(t *testing.T) {
 	n := &fabric.Node{Description: "leaf2", Type: mad.NodeSwitch}
 	p := &fabric.Port{Node: n, Num: 3, State: mad.PortStateActive, PhysState: mad.PhysDisabled, WidthActive: mad.Width4X, SpeedActive: mad.SpeedSDR}
-	r := newRow(nil, &perf.PortCounters{Key: perf.Key{Port: 3}, Port: p})
-	if r.Rate != "(no link)" {
-		t.Errorf("Disabled port's rate %q, want (no link)", r.Rate)
+	if r := rateOf(p).String(); r != "(no link)" {
+		t.Errorf("Disabled port's rate %q, want (no link)", r)
 	}
 	p.PhysState = mad.PhysLinkUp
-	if r := newRow(nil, &perf.PortCounters{Key: perf.Key{Port: 3}, Port: p}); r.Rate != "4X SDR" {
-		t.Errorf("linked port's rate %q, want 4X SDR", r.Rate)
+	if r := rateOf(p).String(); r != "4X SDR" {
+		t.Errorf("linked port's rate %q, want 4X SDR", r)
 	}
 }
 
@@ -308,7 +336,7 @@ func TestRefreshRereadsPortInfo(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := map[string]*Row{}
-		for _, r := range fr.Rows {
+		for _, r := range rowsOf(fr) {
 			m[r.Node+"/"+itoa(r.Num)] = r
 		}
 		return m
@@ -352,7 +380,7 @@ func TestRefreshNotActiveIsNotNoLink(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := map[string]*Row{}
-		for _, r := range fr.Rows {
+		for _, r := range rowsOf(fr) {
 			m[r.Node+"/"+itoa(r.Num)] = r
 		}
 		return m

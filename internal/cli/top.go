@@ -402,38 +402,48 @@ var topColumns = []report.Column{
 	{Header: "VERDICT"},
 }
 
+// writeTopTable writes the view's first limit rows (0: all). The rows are
+// made as the table is sized and again as it is written, not held: the
+// live view's few are made once, as a refresh running beside it may
+// change them between the two.
 func writeTopTable(w io.Writer, st report.Style, rows *top.View, limit int) {
 	n := rows.Len()
+	row := rows.Row
 	if limit > 0 {
 		n = min(n, limit)
-	}
-	out := make([][]string, 0, n)
-	for i := range n {
-		r := rows.Row(i)
-		verdict := "-"
-		stale := r.NotRead != ""
-		switch {
-		case stale:
-			// Its figures are an older reading's: not shown as current
-			// (trial D4); why is on the status line or Not read list.
-			verdict = st.Yellow("not read")
-		case !r.Measured:
-			verdict = st.Dim("measuring")
-		case r.HasVerdict:
-			// Every verdict here is a counter check's: its group is implied.
-			verdict = report.SeverityLabel(st, r.Verdict) + " " + strings.TrimPrefix(r.Check, "counters.")
-		case r.Undecided != "":
-			verdict = st.Yellow("undecided " + strings.TrimPrefix(r.Undecided, "counters."))
+		made := make([]*top.Row, n)
+		for i := range made {
+			made[i] = rows.Row(i)
 		}
-		if r.Narrow {
-			// Read, from the narrower attribute: not "not read".
-			verdict += " " + st.Dim("(PortCounters only)")
-		}
-		out = append(out, []string{fmt.Sprintf("%s/%d", r.Node, r.Num), r.Peer, r.Rate,
-			unknownOr(rateText(r.ErrorsPerSecond, r.Measured), r.ErrorsUnknown || stale), unknownOr(shareText(r.XmitWait, r.Measured), r.WaitUnknown || stale),
-			unknownOr(shareText(r.TxUtil, r.Measured), r.TxUnknown || stale), unknownOr(shareText(r.RxUtil, r.Measured), r.RxUnknown || stale), verdict})
+		row = func(i int) *top.Row { return made[i] }
 	}
-	report.WriteTable(w, st.Width, topColumns, out)
+	report.WriteTableFunc(w, st.Width, topColumns, n, func(i int) []string { return topCells(st, row(i)) })
+}
+
+// topCells is a row of the table.
+func topCells(st report.Style, r *top.Row) []string {
+	verdict := "-"
+	stale := r.NotRead != ""
+	switch {
+	case stale:
+		// Its figures are an older reading's: not shown as current
+		// (trial D4); why is on the status line or Not read list.
+		verdict = st.Yellow("not read")
+	case !r.Measured:
+		verdict = st.Dim("measuring")
+	case r.HasVerdict:
+		// Every verdict here is a counter check's: its group is implied.
+		verdict = report.SeverityLabel(st, r.Verdict) + " " + strings.TrimPrefix(r.Check, "counters.")
+	case r.Undecided != "":
+		verdict = st.Yellow("undecided " + strings.TrimPrefix(r.Undecided, "counters."))
+	}
+	if r.Narrow {
+		// Read, from the narrower attribute: not "not read".
+		verdict += " " + st.Dim("(PortCounters only)")
+	}
+	return []string{fmt.Sprintf("%s/%d", r.Node, r.Num), r.Peer, r.Rate,
+		unknownOr(rateText(r.ErrorsPerSecond, r.Measured), r.ErrorsUnknown || stale), unknownOr(shareText(r.XmitWait, r.Measured), r.WaitUnknown || stale),
+		unknownOr(shareText(r.TxUtil, r.Measured), r.TxUnknown || stale), unknownOr(shareText(r.RxUtil, r.Measured), r.RxUnknown || stale), verdict}
 }
 
 // unknownOr is "?" for a figure whose increase could not be computed

@@ -65,7 +65,19 @@ func WriteTable(w io.Writer, width int, cols []Column, rows [][]string) error {
 // columns wide (0: as wide as the table), though never narrower than the
 // header.
 func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]string) error {
-	cols, _, keep, widths, below := layout(width, cols, rows)
+	return writeTable(w, width, ruleMax, cols, len(rows), func(i int) []string { return rows[i] })
+}
+
+// WriteTableFunc is WriteTable of n rows that row makes when asked, more
+// than once each (to size the columns, then to write them; it must give
+// the same cells each time): a table of every port of a large fabric is
+// not held whole (top --once at 8.7k: 49,152 rows of eight cells).
+func WriteTableFunc(w io.Writer, width int, cols []Column, n int, row func(i int) []string) error {
+	return writeTable(w, width, 0, cols, n, row)
+}
+
+func writeTable(w io.Writer, width, ruleMax int, cols []Column, n int, row func(i int) []string) error {
+	cols, _, keep, widths, below := layout(width, cols, n, row)
 	bw := bufio.NewWriter(w)
 	last := -1
 	for i := range cols {
@@ -135,8 +147,8 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 	}
 	bw.WriteString(strings.Repeat("-", rule))
 	bw.WriteByte('\n')
-	for i, r := range rows {
-		line(i, r)
+	for i := range n {
+		line(i, row(i))
 	}
 	return bw.Flush()
 }
@@ -145,19 +157,20 @@ func WriteTableRule(w io.Writer, width, ruleMax int, cols []Column, rows [][]str
 // widest cell, keep and widths what is shown and how wide, below the
 // wrapping last column moved under its rows (-1: none). cols comes back
 // with the wrapping column's Min raised (wrapMin).
-func layout(width int, cols []Column, rows [][]string) (_ []Column, natural []int, keep []bool, widths []int, below int) {
+func layout(width int, cols []Column, rows int, row func(int) []string) (_ []Column, natural []int, keep []bool, widths []int, below int) {
 	natural = make([]int, len(cols))
 	for i, c := range cols {
 		natural[i] = VisibleWidth(c.Header)
 	}
-	for _, r := range rows {
+	for j := range rows {
+		r := row(j)
 		for i := range cols {
 			if i < len(r) {
 				natural[i] = max(natural[i], VisibleWidth(r[i]))
 			}
 		}
 	}
-	cols = wrapMin(width, cols, rows)
+	cols = wrapMin(width, cols, rows, row)
 	keep, widths = fitColumns(cols, natural, width)
 	last := -1
 	for i := range cols {
@@ -193,14 +206,14 @@ func layout(width int, cols []Column, rows [][]string) (_ []Column, natural []in
 // word cut at the column's edge ("[SymbolErrorCoun…") loses the figure
 // the operator ran the command for. Columns that may go are dropped for
 // it first; failing that, the text goes under its row.
-func wrapMin(width int, cols []Column, rows [][]string) []Column {
+func wrapMin(width int, cols []Column, rows int, row func(int) []string) []Column {
 	n := len(cols)
 	if n == 0 || width <= 0 || !cols[n-1].Wrap {
 		return cols
 	}
 	cols = append([]Column(nil), cols...)
-	for _, r := range rows {
-		if n-1 < len(r) {
+	for j := range rows {
+		if r := row(j); n-1 < len(r) {
 			for _, u := range wrapUnits(r[n-1]) {
 				cols[n-1].Min = max(cols[n-1].Min, VisibleWidth(u))
 			}
@@ -217,7 +230,7 @@ func LeftOut(width int, cols []Column, rows [][]string) []string {
 	if width <= 0 {
 		return nil
 	}
-	_, _, keep, _, below := layout(width, cols, rows)
+	_, _, keep, _, below := layout(width, cols, len(rows), func(i int) []string { return rows[i] })
 	var out []string
 	seen := map[string]bool{}
 	for i, k := range keep {

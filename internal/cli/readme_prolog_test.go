@@ -166,6 +166,18 @@ func TestREADMEPrologScript(t *testing.T) {
 	if code != 0 || called != "" || !strings.Contains(stderr, "--timeout") {
 		t.Errorf("gate stopped before its report: prolog exit %d, scontrol %q: %s", code, called, stderr)
 	}
+	// h0017's cable went down before the last sweep (trial G5): only the
+	// accepted baseline has its HCA, link.down names it, and the prolog
+	// drains h0017. Before, scope.hosts lacked it and nothing was drained.
+	unlinked := writeFile(t, "unlinked.txt", "polling leaf003/1\n")
+	if code, _, stderr := run("sweep", "--sim="+h.net, "--faults", unlinked, "--state-dir", filepath.Join(h.root, "state"), "--out", filepath.Join(h.root, "report.json")); code != ExitHealthy && code != ExitFindings {
+		t.Fatalf("sweep with h0017's cable down: exit %d: %s", code, stderr)
+	}
+	code, stderr, called = h.run(unlinked, job)
+	if code != 1 || called != "update nodename=h0017 state=drain reason=ibdoctor gate, job 42: see "+log+"\n" ||
+		!strings.Contains(stderr, "drained h0017: ") || !strings.Contains(stderr, "hosts of the job named: h0017") {
+		t.Errorf("h0017's cable down at the sweep: prolog exit %d, scontrol %q: %s", code, called, stderr)
+	}
 }
 
 // TestREADMEPerNodePrologScript (trial F10) runs the README's per-node

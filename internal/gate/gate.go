@@ -691,6 +691,18 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	for _, n := range nodes {
 		hosts = append(hosts, n.Description)
 	}
+	if o.Baseline != nil {
+		// A job HCA only the accepted topology has (its link was down
+		// at the sweep) is the job's all the same: link.down names it,
+		// and a prolog drains the hosts of scope.hosts that findings
+		// name (trial G5: a host whose only HCA was gone was not).
+		inBase, _ := Resolve(base, o.Hosts, o.NameMap)
+		for _, n := range inBase {
+			if n.Type != mad.NodeSwitch && f.NodeByGUID(n.GUID) == nil && !slices.Contains(hosts, n.Description) {
+				hosts = append(hosts, n.Description)
+			}
+		}
+	}
 	jobHosts := map[string]bool{}
 	for _, h := range o.Hosts {
 		jobHosts[h] = true

@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,14 @@ func TestGateHCADown(t *testing.T) {
 			}
 			if len(doc.Scope.Unmatched) != 0 {
 				t.Errorf("hosts called unknown: %v", doc.Scope.Unmatched)
+			}
+			// The HCAs link.down names are the job's (scope.hosts), so
+			// a prolog drains their host (trial G5: before, a host whose
+			// every HCA was gone from the snapshot was left out).
+			for _, hca := range c.wantLinks {
+				if !slices.Contains(doc.Scope.Hosts, hca) {
+					t.Errorf("scope.hosts %v lacks %s, which link.down names", doc.Scope.Hosts, hca)
+				}
 			}
 		})
 	}

@@ -119,7 +119,8 @@ type MADStats struct {
 
 // ScopeSummary says what a gate looked at.
 type ScopeSummary struct {
-	// Hosts are the job's HCAs (nodes) found, by description; JobHosts
+	// Hosts are the job's HCAs (nodes) found, and those only the
+	// accepted baseline has (link down at the sweep), by description; JobHosts
 	// how many of the hosts the job names were found.
 	Hosts     []string `json:"hosts"`
 	JobHosts  int      `json:"job_hosts"`

@@ -15,7 +15,7 @@ import (
 func init() {
 	register(Check{
 		ID:      "topology.missing-sharp-an",
-		Summary: "a leaf has no SHARP Aggregation Node where three or more leaves of its switch model, three quarters of them or more, have one: SHARP in-network reductions cannot use it",
+		Summary: "a leaf has no SHARP Aggregation Node where three or more leaves of its switch model, three quarters of them or more, have one, or a switch above such leaves joining two or more with one has none: SHARP in-network reductions cannot use it",
 		Needs:   []string{"topology", "whole-fabric"},
 		run:     (*Snapshot).missingSharpANs,
 	})
@@ -56,6 +56,7 @@ func (s *Snapshot) missingSharpANs() []Finding {
 		return s.sweepVerdicts(id, true, "a leaf's peers are every leaf of its switch model, which the gate's part of the snapshot does not hold")
 	}
 	tiers := SwitchTiers(s.Fabric)
+	judged := false
 	byModel := map[string][]*anLeaf{}
 	for _, n := range s.Fabric.Nodes {
 		if n.Type != mad.NodeSwitch || tiers[n] != 0 {
@@ -89,6 +90,7 @@ func (s *Snapshot) missingSharpANs() []Finding {
 		if have < 3 || 4*have < 3*len(leaves) {
 			continue // no ANs, or too few leaves with one to say
 		}
+		judged = true
 		anPorts := slices.Sorted(maps.Keys(at))
 		var missing []*anLeaf
 		for _, l := range leaves {
@@ -112,7 +114,158 @@ func (s *Snapshot) missingSharpANs() []Finding {
 		}
 		out = append(out, s.sharpANFinding(model, leaves, missing, have, anPorts, at))
 	}
+	if judged {
+		if f, ok := s.missingUpperANs(tiers, asBuilt); ok {
+			out = append(out, f)
+		}
+	}
 	return out
+}
+
+// missingUpperANs finds the switches above the leaves that join two or
+// more switches with a SHARP Aggregation Node, one tier down, without
+// one of their own: a SHARP tree spans leaves only through an AN on a
+// switch above them, so such a switch is the tree's missing upper level.
+// It is judged on a fabric whose leaves are (ANs are deployed there);
+// the DGX SuperPOD's spines each carry an AN, as the Quantum-2 capture's
+// leaves do and its spine does not (ibdiagnet's PORT_HIERARCHY_MISSING
+// on its port 65 agrees).
+func (s *Snapshot) missingUpperANs(tiers map[*fabric.Node]int, asBuilt bool) (Finding, bool) {
+	const id = "topology.missing-sharp-an"
+	hasAN := map[*fabric.Node]bool{}
+	anPorts := map[string]map[uint8]bool{} // by switch model: where its ANs are cabled
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != mad.NodeSwitch {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 && p.Remote != nil && sharpAN(p.Remote.Node) {
+				hasAN[n] = true
+				m := devices.Model(n)
+				if anPorts[m] == nil {
+					anPorts[m] = map[uint8]bool{}
+				}
+				anPorts[m][p.Num] = true
+			}
+		}
+	}
+	// joined: the switches with an AN one tier below n that n is cabled to.
+	joined := func(n *fabric.Node) []*fabric.Node {
+		var below []*fabric.Node
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || !interSwitch(p) {
+				continue
+			}
+			r := p.Remote.Node
+			if tiers[r] == tiers[n]-1 && hasAN[r] && !slices.Contains(below, r) {
+				below = append(below, r)
+			}
+		}
+		return below
+	}
+	var missing []*fabric.Node
+	var withAN []string
+	under := map[*fabric.Node]bool{} // the switches with an AN the missing ones join
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != mad.NodeSwitch || tiers[n] < 1 {
+			continue
+		}
+		below := joined(n)
+		if len(below) < 2 {
+			continue // joins no two AN switches: no tree level to miss
+		}
+		if hasAN[n] {
+			withAN = append(withAN, s.nodeName(n))
+			continue
+		}
+		ports := slices.Sorted(maps.Keys(anPorts[devices.Model(n)]))
+		if why := anUnread(n, ports); why != "" {
+			s.couldNotDecide(id, fmt.Sprintf("%s joins %s with a SHARP Aggregation Node and shows none of its own, but %s: the AN may be there", s.nodeName(n), words.Count(len(below), "switch"), why), s.nodeEntity(n, "switch"))
+			continue
+		}
+		if has, known := s.baselineAN(n); has || asBuilt && known {
+			continue // as for a leaf: link.down's, or built so
+		}
+		missing = append(missing, n)
+		for _, b := range below {
+			under[b] = true
+		}
+	}
+	if len(missing) == 0 {
+		return Finding{}, false
+	}
+	slices.SortFunc(missing, func(a, b *fabric.Node) int { return words.Natural(s.nodeName(a), s.nodeName(b)) })
+	ents := make([]Entity, 0, len(missing))
+	var names, own []string
+	for _, n := range missing {
+		ents = append(ents, s.nodeEntity(n, "switch"))
+		names = append(names, s.nodeName(n))
+		b := joined(n)
+		ports := slices.Sorted(maps.Keys(anPorts[devices.Model(n)]))
+		now := "no Aggregation Node behind any port"
+		if len(ports) > 0 {
+			now = anPortsNow(n, ports)
+		}
+		noun := "switch"
+		if tiers[n] == 1 {
+			noun = "leaf"
+		}
+		own = append(own, fmt.Sprintf("%s joins %s with a SHARP Aggregation Node: %s", s.nodeName(n), words.Count(len(b), noun), now))
+	}
+	hosts := 0
+	for b := range under {
+		hosts += hostPorts(b)
+	}
+	slices.SortFunc(withAN, words.Natural)
+	what := "Switch " + names[0]
+	if tiers[missing[0]] == 1 {
+		what = "Spine " + names[0]
+	}
+	group := ""
+	if len(missing) > 1 {
+		group = words.FirstOf(names[:min(3, len(names))], len(names))
+		what = fmt.Sprintf("%d switches above the leaves (%s)", len(missing), group)
+	}
+	has := words.Verb(len(missing), "have")
+	belowNoun := "switch"
+	if tiers[missing[0]] == 1 {
+		belowNoun = "leaf"
+	}
+	var title, impact string
+	score := 0.5 * float64(hosts) / float64(max(1, s.hostCount()))
+	if len(withAN) == 0 {
+		title = fmt.Sprintf("%s %s no SHARP Aggregation Node, and no switch above the leaves has one: SHARP trees cannot span the %s below it that have one", what, has, words.Count(len(under), belowNoun))
+		impact = fmt.Sprintf("SHARP in-network reduction stops at the leaf: the SHARP Aggregation Manager builds a tree across leaves only through an Aggregation Node on a switch above them, and there is none, so every SHARP job with hosts on more than one leaf (the %s under them) gets no SHARP tree and its collectives (NCCL's SHARP/CollNet plugin, UCC, HCOLL) fall back to host-based algorithms, which send about twice the data per host in a large all-reduce (or stop, where SHARP is forced); jobs within one leaf keep SHARP, and point-to-point traffic is not affected",
+			words.Count(hosts, "host port"))
+	} else {
+		score /= 4
+		title = fmt.Sprintf("%s %s no SHARP Aggregation Node where %s above the leaves joining switches with one %s one", what, has, words.Count(len(withAN), "peer"), words.Verb(len(withAN), "have"))
+		this, it := "this switch", "it"
+		if len(missing) > 1 {
+			this, it = "these switches", "them"
+		}
+		impact = fmt.Sprintf("SHARP trees across leaves cannot pass through %s: the SHARP Aggregation Manager builds them on %s alone, so fewer SHARP jobs fit at once (each AN holds a limited number of trees) and a job whose tree would need %s gets none and falls back to host-based collectives; point-to-point traffic is not affected",
+			this, words.FirstOf(withAN[:min(3, len(withAN))], len(withAN)), it)
+	}
+	peers := "no other switch above the leaves joining two or more with an AN has one"
+	if len(withAN) > 0 {
+		peers = fmt.Sprintf("%d of the %d switches above the leaves joining two or more with an AN have one: %s", len(withAN), len(withAN)+len(missing), words.FirstOf(withAN[:min(3, len(withAN))], len(withAN)))
+	}
+	ev := Evidence{Name: "aggregation nodes above the leaves", Value: float64(len(withAN)), Threshold: float64(len(withAN) + len(missing)),
+		Text: fmt.Sprintf("%s; %s (judged on a fabric whose leaves carry ANs: a SHARP tree spans leaves only through an AN on a switch above them)",
+			strings.Join(own, "; "), peers)}
+	return Finding{
+		Check:    id,
+		Severity: Warning,
+		Title:    title,
+		Entities: ents,
+		Group:    group,
+		Evidence: []Evidence{ev},
+		Impact:   Impact{Score: score, Summary: impact},
+		Action: fmt.Sprintf("On %s, check that SHARP is enabled (the setting can be lost in a firmware upgrade or a configuration reset; a switch's AN shows in 'ibnetdiscover' as a CA \"Aggregation Node\" behind its internal port, port 65 on a Quantum-2) and that the SHARP Aggregation Manager (sharp_am: its log, or UFM) uses it as a tree level; confirm with 'ibdoctor check'. If SHARP is meant to stay within a leaf, nothing is wrong.",
+			words.FirstOf(names[:min(3, len(names))], len(names))),
+		Basis: "topology",
+	}, true
 }
 
 // anUnread says why whether leaf n has an Aggregation Node could not be

@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestCorpusLeafWithoutSharpAN(t *testing.T) {
 	for _, name := range []string{"quantum2-ndr-ibdiagnet2.ibnetdiscover", "quantum2-ndr-ibdiagnet2.lst", "quantum2-ndr-ibdiagnet2.db_csv"} {
 		t.Run(name, func(t *testing.T) {
 			res := corpusCheck(t, name, false)
-			fs := byCheck(res.Findings, "topology.missing-sharp-an")
+			fs := slices.DeleteFunc(byCheck(res.Findings, "topology.missing-sharp-an"), func(f checks.Finding) bool { return !strings.HasPrefix(f.Title, "Leaf ") })
 			if len(fs) != 1 {
 				t.Fatalf("%d topology.missing-sharp-an findings, want one for the leaf at LID 13:%s", len(fs), titles(fs))
 			}
@@ -38,6 +39,33 @@ func TestCorpusLeafWithoutSharpAN(t *testing.T) {
 				if u.Check == "topology.missing-sharp-an" {
 					t.Errorf("undecided on a complete capture: %s: %s", u, u.Reason)
 				}
+			}
+		})
+	}
+}
+
+// TestCorpusSpineWithoutSharpAN (trial H2): the capture's one spine, the
+// MQM9700 0xb0cf0e0300d33fc0 joining the 8 rail leaves, has no AN either
+// (ibdiagnet's own PORT_HIERARCHY_MISSING on its port 65): no SHARP tree
+// can span two leaves. Each file gives one warning naming it, with the 7
+// leaves that have one and their 224 host ports.
+func TestCorpusSpineWithoutSharpAN(t *testing.T) {
+	for _, name := range []string{"quantum2-ndr-ibdiagnet2.ibnetdiscover", "quantum2-ndr-ibdiagnet2.lst", "quantum2-ndr-ibdiagnet2.db_csv"} {
+		t.Run(name, func(t *testing.T) {
+			res := corpusCheck(t, name, false)
+			fs := slices.DeleteFunc(byCheck(res.Findings, "topology.missing-sharp-an"), func(f checks.Finding) bool { return strings.HasPrefix(f.Title, "Leaf ") })
+			if len(fs) != 1 || len(fs[0].Entities) != 1 || checks.EntityGUID(fs[0].Entities[0]) != 0xb0cf0e0300d33fc0 || fs[0].Severity.String() != "warning" {
+				t.Fatalf("want one warning on the spine 0xb0cf0e0300d33fc0:%s", titles(fs))
+			}
+			f := fs[0]
+			if !strings.Contains(f.Title, "no switch above the leaves has one: SHARP trees cannot span the 7 leaves below it") {
+				t.Errorf("title %q", f.Title)
+			}
+			if ev := f.Evidence[0].Text; !strings.Contains(ev, "joins 7 leaves with a SHARP Aggregation Node: no Aggregation Node behind its port 65") {
+				t.Errorf("evidence %q", ev)
+			}
+			if !strings.Contains(f.Impact.Summary, "every SHARP job with hosts on more than one leaf (the 224 host ports under them)") {
+				t.Errorf("impact %q", f.Impact.Summary)
 			}
 		})
 	}

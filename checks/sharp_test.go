@@ -20,8 +20,9 @@ import (
 // Node: their last port, as a Quantum-2 its port 65.
 const anPort = 16
 
-// sharpFabric is a two-level fat tree whose leaves (leaf01..) each carry
-// a SHARP Aggregation Node on port anPort, but those named in without.
+// sharpFabric is a two-level fat tree whose switches (leaf01.., and
+// spine01 and spine02, as the DGX SuperPOD's) each carry a SHARP
+// Aggregation Node on port anPort, but those named in without.
 // The ANs are built as the Quantum-2 capture's are: a CA of device
 // 0xcf09 described "Mellanox Technologies Aggregation Node", with its
 // switch's system image GUID.
@@ -39,7 +40,7 @@ func sharpFabric(t *testing.T, leaves int, without ...string) *fabric.Fabric {
 		}
 	}
 	for i, leaf := range slices.Clone(f.Nodes) {
-		if leaf.Type != mad.NodeSwitch || !strings.HasPrefix(leaf.Description, "leaf") || slices.Contains(without, leaf.Description) {
+		if leaf.Type != mad.NodeSwitch || slices.Contains(without, leaf.Description) {
 			continue
 		}
 		an := &fabric.Node{Type: mad.NodeCA, GUID: 0x0002c9aa00000000 + uint64(i), SystemImageGUID: leaf.SystemImageGUID,
@@ -119,12 +120,67 @@ func TestSharpANMissingOnALeaf(t *testing.T) {
 		t.Errorf("undecided on a complete sweep: %v", res.Undecided)
 	}
 	for name, f := range map[string]*fabric.Fabric{
-		"every leaf with an AN": sharpFabric(t, 6),
-		"no AN at all":          sharpFabric(t, 6, "leaf01", "leaf02", "leaf03", "leaf04", "leaf05", "leaf06"),
+		"every leaf with an AN":  sharpFabric(t, 6),
+		"no AN at all":           sharpFabric(t, 6, "leaf01", "leaf02", "leaf03", "leaf04", "leaf05", "leaf06", "spine01", "spine02"),
+		"ANs on the spines only": sharpFabric(t, 6, "leaf01", "leaf02", "leaf03", "leaf04", "leaf05", "leaf06"),
 	} {
 		if fs := byCheck(sharpCheck(t, f, true, nil, nil).Findings, id); len(fs) > 0 {
 			t.Errorf("%s: want none, got:%s", name, titles(fs))
 		}
+	}
+}
+
+// TestSharpANMissingAboveTheLeaves (trial H2): every leaf carries an AN;
+// with spine02 without one its peer spine01 still joins them (a warning
+// on spine02 naming spine01); with neither spine carrying one no SHARP
+// tree can span two leaves: one warning naming both spines, the leaves'
+// host ports as its impact. Leaves short of the leaf rule's quorum (2 of
+// 6 with an AN) judge no spine either.
+func TestSharpANMissingAboveTheLeaves(t *testing.T) {
+	const id = "topology.missing-sharp-an"
+	fs := byCheck(sharpCheck(t, sharpFabric(t, 6, "spine02"), true, nil, nil).Findings, id)
+	if len(fs) != 1 || len(fs[0].Entities) != 1 || fs[0].Entities[0].Node != "spine02" ||
+		fs[0].Title != "Spine spine02 has no SHARP Aggregation Node where 1 peer above the leaves joining switches with one has one" {
+		t.Fatalf("want spine02 against spine01:%s", titles(fs))
+	}
+	if ev := fs[0].Evidence[0].Text; !strings.HasPrefix(ev, "spine02 joins 6 leaves with a SHARP Aggregation Node: no Aggregation Node behind its port 16; 1 of the 2 switches above the leaves joining two or more with an AN have one: spine01") {
+		t.Errorf("evidence %q", ev)
+	}
+	if im := fs[0].Impact.Summary; !strings.Contains(im, "builds them on spine01 alone") {
+		t.Errorf("impact %q", im)
+	}
+
+	fs = byCheck(sharpCheck(t, sharpFabric(t, 6, "spine01", "spine02"), true, nil, nil).Findings, id)
+	if len(fs) != 1 || len(fs[0].Entities) != 2 || fs[0].Group != "spine01, spine02" ||
+		fs[0].Title != "2 switches above the leaves (spine01, spine02) have no SHARP Aggregation Node, and no switch above the leaves has one: SHARP trees cannot span the 6 leaves below it that have one" {
+		t.Fatalf("want both spines in one finding:%s", titles(fs))
+	}
+	if im := fs[0].Impact.Summary; !strings.Contains(im, "every SHARP job with hosts on more than one leaf (the 24 host ports under them) gets no SHARP tree") {
+		t.Errorf("impact %q", im)
+	}
+
+	if fs := byCheck(sharpCheck(t, sharpFabric(t, 6, "spine01", "spine02", "leaf01", "leaf02", "leaf03", "leaf04"), true, nil, nil).Findings, id); len(fs) > 0 {
+		t.Errorf("2 of 6 leaves with an AN: want none, got:%s", titles(fs))
+	}
+}
+
+// TestSharpANAboveNotAnswering: spine02's AN is dead: spine02 is
+// undecided, never missing.
+func TestSharpANAboveNotAnswering(t *testing.T) {
+	const id = "topology.missing-sharp-an"
+	f := sharpFabric(t, 6)
+	dead := f.Nodes[slices.IndexFunc(f.Nodes, func(n *fabric.Node) bool { return n.Type == mad.NodeSwitch && n.Description == "spine02" })].Ports[anPort].Remote.Node
+	res := sharpCheck(t, f, false, nil, func(s *sim.Sim) {
+		if err := s.Kill(fmt.Sprintf("0x%016x", dead.GUID)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if fs := byCheck(res.Findings, id); len(fs) > 0 {
+		t.Errorf("a silent AN reported missing:%s", titles(fs))
+	}
+	u := undecidedOf(res, id)
+	if len(u) != 1 || u[0].Subject.Node != "spine02" || !strings.Contains(u[0].Reason, "the far end of its port 16 (up) did not answer") {
+		t.Errorf("want spine02 undecided, got %v", u)
 	}
 }
 

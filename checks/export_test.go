@@ -116,3 +116,8 @@ func MemoReads(s *Snapshot, id string) (used, declared string) {
 	}
 	return "", "no such check"
 }
+
+// MissingLeafName is missingLeafName, for the tests of checks_test.
+func MissingLeafName(own, rail []string) (name, railRun, ownRun string, ok bool) {
+	return missingLeafName(own, rail)
+}

@@ -1181,11 +1181,143 @@ func (s *Snapshot) missingRailOfGroups(sum *HCASummary, kindOf map[string]string
 					"the group's hosts being alike, no host of it is missing an adapter its own peers have"+joinedWords)}},
 			Impact: Impact{Score: float64(size*len(missing)) / float64(max(1, s.hostCount())),
 				Summary: "jobs on these hosts run without that rail: NCCL's rail-optimized all-reduce is slower or fails for its GPUs, while the hosts' other links look healthy"},
-			Action: fmt.Sprintf("Check whether the group's %s leaf switch is powered, cabled and in the fabric ('ibdoctor links' on the other groups' %s leaves shows where those rails land) and 'ibstat' on one host for %s; bring the leaf or cables back, then confirm with 'ibdoctor check'. If this group was built without that rail, nothing is wrong.", strings.Join(missing, ", "), strings.Join(missing, ", "), strings.Join(missing, ", ")),
+			Action: s.missingRailAction(sum, missing, as, hosts, nodesOf),
 			Basis:  "topology",
 		})
 	}
 	return out
+}
+
+// missingRailAction is the next step for a group lacking the missing
+// rails (as: the other naming's names for them, or nil): the absent
+// leaf by name where the leaf naming ties it (missingLeafName), else
+// which rail and leaf position to look for.
+func (s *Snapshot) missingRailAction(sum *HCASummary, missing, as, hosts []string, nodesOf map[string][]*fabric.Node) string {
+	devs := strings.Join(missing, ", ")
+	// The group's own leaves: where its hosts' adapters land.
+	var own []string
+	for _, h := range hosts {
+		for _, n := range nodesOf[h] {
+			for _, p := range n.Ports {
+				if p != nil && p.Num != 0 && p.Remote != nil && p.Remote.Node.Type == mad.NodeSwitch && !slices.Contains(own, p.Remote.Node.Description) {
+					own = append(own, p.Remote.Node.Description)
+				}
+			}
+		}
+	}
+	slices.SortFunc(own, words.Natural)
+	var named, present, where []string
+	for i, d := range missing {
+		rail := sum.Rails[d]
+		if len(rail) == 0 && i < len(as) {
+			rail = sum.Rails[as[i]]
+		}
+		var railNames []string
+		for _, g := range rail {
+			if n := s.Fabric.NodeByGUID(g); n != nil {
+				railNames = append(railNames, n.Description)
+			}
+		}
+		slices.SortFunc(railNames, words.Natural)
+		if len(railNames) == 0 || len(own) == 0 {
+			continue
+		}
+		name, railRun, ownRun, ok := missingLeafName(own, railNames)
+		if ok && len(s.Fabric.NodesByName(name)) > 0 {
+			present = append(present, fmt.Sprintf("The leaf the naming puts %s of this group on, %s, is in the fabric but none of the group's hosts has %s cabled to it: check those cables and adapters ('ibdoctor links' on it shows its host ports). ", d, name, d))
+			continue
+		}
+		if ok {
+			named = append(named, fmt.Sprintf("Leaf %s is probably the group's %s leaf and is absent from the fabric: the other groups' %s land on %s, whose names agree on %s where this group's differ, this group's other adapters on %s, whose names agree on %s where the rail's differ, and no switch of that name answered or is in the file", name, d, d, words.FirstOf(railNames[:min(3, len(railNames))], len(railNames)), railRun, words.FirstOf(own[:min(3, len(own))], len(own)), ownRun))
+			continue
+		}
+		where = append(where, fmt.Sprintf("the group's %s leaf is the one on the rail of %s (where the other groups' %s land) serving the group's place beside its other leaves %s; the leaf names do not tie it to one name", d, words.FirstOf(railNames[:min(3, len(railNames))], len(railNames)), d, words.FirstOf(own[:min(3, len(own))], len(own))))
+	}
+	var b strings.Builder
+	for _, n := range named {
+		b.WriteString(n + ": check that it is powered, its uplinks cabled and the subnet manager sees it ('ibdoctor links' on the other groups' leaves shows where those rails land). ")
+	}
+	for _, p := range present {
+		b.WriteString(p)
+	}
+	if len(where) > 0 {
+		b.WriteString(upperFirst(strings.Join(where, "; ")) + ". ")
+	}
+	if len(named) == 0 && len(present) == 0 {
+		fmt.Fprintf(&b, "Check whether the group's %s leaf switch is powered, cabled and in the fabric ('ibdoctor links' on the other groups' %s leaves shows where those rails land) and ", devs, devs)
+	} else {
+		b.WriteString("Check ")
+	}
+	fmt.Fprintf(&b, "'ibstat' on one host for %s; bring the leaf or cables back, then confirm with 'ibdoctor check'. If this group was built without that rail, nothing is wrong.", devs)
+	return b.String()
+}
+
+// missingLeafName is the name a group's leaf of a rail would have when
+// the leaf names tie it: split into runs of digits and of other
+// characters, alike in shape, each run the rail's leaves (the other
+// groups' on that rail) agree on and the group's own leaves do not is
+// the rail's, each the group's leaves agree on and the rail's do not is
+// the group's, and a run both agree on is the same in both. Fewer than
+// two leaves on either side, or a run neither or both tie otherwise,
+// tie nothing. (The DGX file: rail leaves A09-P1-IBLEAF-03-02 to
+// B09-P1-IBLEAF-03-08, the SU's own leaves A09-P1-IBLEAF-01-01,
+// 02-01 and 04-01 give A09-P1-IBLEAF-03-01.)
+func missingLeafName(own, rail []string) (name, railRun, ownRun string, ok bool) {
+	if len(own) < 2 || len(rail) < 2 {
+		return "", "", "", false
+	}
+	split := func(name string) []string {
+		var runs []string
+		for i := 0; i < len(name); {
+			j := i + 1
+			for j < len(name) && (name[j] >= '0' && name[j] <= '9') == (name[i] >= '0' && name[i] <= '9') {
+				j++
+			}
+			runs = append(runs, name[i:j])
+			i = j
+		}
+		return runs
+	}
+	runsOf := func(names []string) ([][]string, bool) {
+		var out [][]string
+		for _, n := range names {
+			r := split(n)
+			if len(out) > 0 && len(r) != len(out[0]) {
+				return nil, false
+			}
+			out = append(out, r)
+		}
+		return out, true
+	}
+	o, ok1 := runsOf(own)
+	r, ok2 := runsOf(rail)
+	if !ok1 || !ok2 || len(o[0]) != len(r[0]) {
+		return "", "", "", false
+	}
+	same := func(rs [][]string, i int) bool {
+		return !slices.ContainsFunc(rs, func(x []string) bool { return x[i] != rs[0][i] })
+	}
+	var b strings.Builder
+	var railRuns, ownRuns []string
+	for i := range o[0] {
+		so, sr := same(o, i), same(r, i)
+		switch {
+		case so && sr && o[0][i] == r[0][i]:
+			b.WriteString(o[0][i])
+		case sr && !so:
+			b.WriteString(r[0][i])
+			railRuns = append(railRuns, "'"+r[0][i]+"'")
+		case so && !sr:
+			b.WriteString(o[0][i])
+			ownRuns = append(ownRuns, "'"+o[0][i]+"'")
+		default:
+			return "", "", "", false
+		}
+	}
+	if len(railRuns) == 0 || len(ownRuns) == 0 {
+		return "", "", "", false
+	}
+	return b.String(), strings.Join(railRuns, ", "), strings.Join(ownRuns, ", "), true
 }
 
 // samePortSpots keeps, of spots, the ports with the number h's other HCAs

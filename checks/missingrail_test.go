@@ -35,6 +35,12 @@ func TestCorpusMissingRailOfAGroup(t *testing.T) {
 	if len(f.Entities) != 10 {
 		t.Errorf("%d entities, want the 10 hosts", len(f.Entities))
 	}
+	// Trial H4: the absent leaf is the one gap in the leaves' naming
+	// grid (rail 03, SU 01): the next step names it, hedged, with why.
+	if want := "Leaf MF0;A09-P1-IBLEAF-03-01:MQM9701/U1 is probably the group's HCA-5 leaf and is absent from the fabric: the other groups' HCA-5 land on MF0;A09-P1-IBLEAF-03-02:MQM9701/U1"; !strings.HasPrefix(f.Action, want) ||
+		!strings.Contains(f.Action, "agree on '03' where this group's differ") || !strings.Contains(f.Action, "no switch of that name answered or is in the file") {
+		t.Errorf("action %q: want it to start %q and say why", f.Action, want)
+	}
 	if base := corpusCheck(t, "dgx-ndr-2025.ibnetdiscover", true); len(byCheck(base.Findings, "topology.missing-hca")) > 0 {
 		t.Errorf("with the file as the expected topology (the group built so), want no missing-hca:%s", titles(byCheck(base.Findings, "topology.missing-hca")))
 	}

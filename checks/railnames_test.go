@@ -139,4 +139,10 @@ func TestCorpusMissingRailOtherNaming(t *testing.T) {
 	if ev := got[0].Evidence[0].Text; !strings.Contains(ev, "device order") {
 		t.Errorf("evidence %q does not say how the namings were joined", ev)
 	}
+	// Trial H4: the unit's leaves are IBLEAF-0n-04 and the others'
+	// HCA-2 land on IBLEAF-02-0n: the naming ties the rail's leaf,
+	// which is there (only the hosts' cables are down).
+	if want := "The leaf the naming puts mlx5_1 of this group on, MF0;A09-P1-IBLEAF-02-04:MQM9701/U1, is in the fabric but none of the group's hosts has mlx5_1 cabled to it"; !strings.HasPrefix(got[0].Action, want) {
+		t.Errorf("action %q: want it to start %q", got[0].Action, want)
+	}
 }

@@ -1,12 +1,14 @@
 package checks
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/ibdoctor/ibdoctor/internal/devices"
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
+	"github.com/ibdoctor/ibdoctor/internal/words"
 	"github.com/ibdoctor/ibdoctor/mad"
 )
 
@@ -447,9 +449,9 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	if hp := hostEnd(a, b); v.HardwareWhy == "" && hp != nil && !v.Degraded() {
 		if gp, ok := peers.ofHosts(hp.Node); ok && cappedBy(hp, v.Active, gp) && peers.hostHW[hardwareKey{devices.Model(hp.Node), supportedRate(hp)}] < subFleetLinks {
 			v.Slow, v.Peer = hp, gp
-			gwhy := fmt.Sprintf("most %s run %s", hostGroupName(hp.Node), gp)
+			gwhy := fmt.Sprintf("most %s run %s", peers.hostGroupName(hp.Node), gp)
 			v.HardwareWhy = fmt.Sprintf("%s (%s) supports at most %s; %s", s.entityOf(hp, "").String(), devices.Model(hp.Node), supportedRate(hp), gwhy)
-			v.PeerCounts = countText(peers.hostCount[hostGroup(hp.Node)], hostGroupName(hp.Node))
+			v.PeerCounts = countText(peers.hostCount[hostGroup(hp.Node)], peers.hostGroupName(hp.Node))
 		}
 	}
 	return v
@@ -478,9 +480,14 @@ func hostGroup(n *fabric.Node) string {
 	return strings.TrimRight(host, "0123456789") + "|" + devScheme(dev)
 }
 
-// hostGroupName names a host group for evidence: "gpu* hosts' mlx5_* host links".
-func hostGroupName(n *fabric.Node) string {
-	h, d, _ := strings.Cut(hostGroup(n), "|")
+// hostGroupName names a host group for evidence: "gpu* hosts' mlx5_* host
+// links", or the namings joined into it (joinHostNamings).
+func (pr *peerRates) hostGroupName(n *fabric.Node) string {
+	k := hostGroup(n)
+	if j := pr.hostJoined[k]; j != "" {
+		return j
+	}
+	h, d, _ := strings.Cut(k, "|")
 	return h + "* hosts' " + d + "* host links"
 }
 
@@ -617,6 +624,11 @@ type peerRates struct {
 	// supported rate (a sub-fleet of slower boards).
 	hostCount map[string]map[mad.Rate]int
 	hostHW    map[hardwareKey]int
+	// hostDevs are the device names of each host group's links;
+	// hostJoined names, for the groups joinHostNamings joined, all of
+	// them ("gpu* hosts' HCA-* and mlx5_* host links, …").
+	hostDevs   map[string]map[string]bool
+	hostJoined map[string]string
 	// leafCount counts host links' rates by their switch and adapter
 	// model: the hosts cabled to one leaf, as an operator compares them.
 	leafCount map[leafModel]map[mad.Rate]int
@@ -646,6 +658,80 @@ const subFleetLinks = 3
 // a deliberate sub-fleet.
 func (pr *peerRates) subFleet(slow *fabric.Port) bool {
 	return pr.hardware[hardwareKey{devices.Model(slow.Node), supportedRate(slow)}] >= subFleetLinks
+}
+
+// addHostDev notes the device name of host adapter n in its group k.
+func (pr *peerRates) addHostDev(k string, n *fabric.Node) {
+	_, dev, _ := twoWords(n.Description) // hostGroup said it has two
+	if pr.hostDevs[k] == nil {
+		pr.hostDevs[k] = map[string]bool{}
+	}
+	pr.hostDevs[k][dev] = true
+}
+
+// joinHostNamings makes the host groups of one host name that name their
+// adapters two ways (HCA-1 where the others say mlx5_0: a host with
+// another udev naming) one comparison: a group whose devices join the
+// devices of the group of that host name with the most links, in device
+// order by joinRails (the rule topology.rail-miswired counts rails by),
+// is counted with it. Else a host whose naming differs from its peers'
+// is compared only with itself: two ConnectX-6 boards of its four were
+// no majority and went unreported.
+func (pr *peerRates) joinHostNamings() {
+	byHost := map[string][]string{}
+	for k := range pr.hostCount {
+		h, _, _ := strings.Cut(k, "|")
+		byHost[h] = append(byHost[h], k)
+	}
+	links := func(k string) int {
+		n := 0
+		for _, c := range pr.hostCount[k] {
+			n += c
+		}
+		return n
+	}
+	devs := func(k string) []string {
+		var ds []string
+		for d := range pr.hostDevs[k] {
+			ds = append(ds, d)
+		}
+		return slices.SortedFunc(slices.Values(ds), words.Natural)
+	}
+	for h, ks := range byHost {
+		if len(ks) < 2 {
+			continue
+		}
+		slices.SortFunc(ks, func(a, b string) int { return cmp.Or(links(b)-links(a), strings.Compare(a, b)) })
+		major := devs(ks[0])
+		joined := []string{ks[0]}
+		for _, k := range ks[1:] {
+			minor := devs(k)
+			_, ok := joinRails(minor, major)
+			if !ok {
+				_, ok = joinRails(major, minor)
+			}
+			if ok {
+				joined = append(joined, k)
+			}
+		}
+		if len(joined) < 2 {
+			continue
+		}
+		sum := map[mad.Rate]int{}
+		var schemes []string
+		for _, k := range joined {
+			for r, c := range pr.hostCount[k] {
+				sum[r] += c
+			}
+			_, sc, _ := strings.Cut(k, "|")
+			schemes = append(schemes, sc+"*")
+		}
+		name := fmt.Sprintf("%s* hosts' %s host links (%d adapter namings joined in device order)", h, words.And(schemes), len(schemes))
+		for _, k := range joined {
+			pr.hostCount[k] = sum
+			pr.hostJoined[k] = name
+		}
+	}
 }
 
 // norm returns the rate at least two thirds of at least three links run
@@ -682,7 +768,7 @@ func switchPairKey(x, y *fabric.Node) string {
 func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 	pr := &peerRates{model: map[string]mad.Rate{}, sibling: map[*fabric.Node]mad.Rate{}, siblingCount: map[*fabric.Node]map[mad.Rate]int{},
 		swModels: map[string]mad.Rate{}, hardware: map[hardwareKey]int{}, hostCount: map[string]map[mad.Rate]int{}, hostHW: map[hardwareKey]int{},
-		leafCount: map[leafModel]map[mad.Rate]int{}, fab: f}
+		hostDevs: map[string]map[string]bool{}, hostJoined: map[string]string{}, leafCount: map[leafModel]map[mad.Rate]int{}, fab: f}
 	addLeaf := func(host, leaf *fabric.Node, r mad.Rate) {
 		k := leafModel{leaf, devices.Model(host)}
 		if pr.leafCount[k] == nil {
@@ -719,12 +805,14 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 			addLeaf(a.Node, b.Node, r)
 			if k := hostGroup(a.Node); k != "" {
 				add(pr.hostCount, k, r)
+				pr.addHostDev(k, a.Node)
 			}
 		case isHostNode(b.Node) && a.Node.Type == mad.NodeSwitch:
 			add(models, devices.Model(b.Node), r)
 			addLeaf(b.Node, a.Node, r)
 			if k := hostGroup(b.Node); k != "" {
 				add(pr.hostCount, k, r)
+				pr.addHostDev(k, b.Node)
 			}
 		case isSwitchLink(a):
 			if k := switchPairKey(a.Node, b.Node); k != "" {
@@ -733,6 +821,7 @@ func newPeerRates(f *fabric.Fabric, links []fabric.Link) *peerRates {
 		}
 	}
 	pr.modelCount, pr.pairCount = models, pairs
+	pr.joinHostNamings()
 	for k, c := range models {
 		if r, ok := norm(c); ok {
 			pr.model[k] = r

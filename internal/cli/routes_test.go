@@ -330,8 +330,10 @@ func TestComputedRoutesLabelled(t *testing.T) {
 // answer. The simulator says which reads went unanswered
 // (transport.TimeoutNotifier), so a live node is not "unreached" however
 // late a loaded machine reads its answer; the timeout sets how long a dead
-// node's read takes (and the "in 250ms" of its line).
-const deadTimeout = "250ms"
+// node's read takes (and the "in 20ms" of its line). Short, as every
+// unanswered try waits it in full: at 250ms those waits were most of the
+// slowest tests' time (TestCheckUnderMADLoss retries ~900 lost MADs).
+const deadTimeout = "20ms"
 
 // TestRoutesPipedFits80: piped output is never cut, so a line wider than
 // the reader's terminal wraps wherever the terminal breaks it (in the

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -106,6 +108,9 @@ func TestHelpExamplesRun(t *testing.T) {
 	}
 	exs := helpExamples()
 	ran := 0
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	defer wg.Wait() // a Fatal below leaves none running past the test
 	for _, ex := range exs {
 		args := shellWords(t, ex.line)[1:]
 		if len(args) == 0 {
@@ -135,22 +140,29 @@ func TestHelpExamplesRun(t *testing.T) {
 		sh := exec.Command("sh", "-c", ex.line)
 		sh.Dir = t.TempDir()
 		sh.Env = append(os.Environ(), "IBDOCTOR_CLI_CHILD=1", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-		var stdout, stderr bytes.Buffer
-		sh.Stdout, sh.Stderr = &stdout, &stderr
-		err := sh.Run()
-		code := sh.ProcessState.ExitCode()
-		if err != nil && code < 0 {
-			t.Errorf("%s: example %q: %v", ex.cmd, ex.line, err)
-			continue
-		}
-		if code != ExitHealthy && code != ExitFindings {
-			t.Errorf("%s: example %q exits %d; want an answer (0, or 1 for findings):\n%s", ex.cmd, ex.line, code, stderr.String())
-			continue
-		}
-		if stdout.Len() == 0 && !strings.Contains(ex.line, ">") {
-			t.Errorf("%s: example %q printed nothing", ex.cmd, ex.line)
-		}
+		// GOMAXPROCS examples at a time, each a process in a directory
+		// of its own: one at a time, their runs were all of the test.
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var stdout, stderr bytes.Buffer
+			sh.Stdout, sh.Stderr = &stdout, &stderr
+			err := sh.Run()
+			code := sh.ProcessState.ExitCode()
+			if err != nil && code < 0 {
+				t.Errorf("%s: example %q: %v", ex.cmd, ex.line, err)
+				return
+			}
+			if code != ExitHealthy && code != ExitFindings {
+				t.Errorf("%s: example %q exits %d; want an answer (0, or 1 for findings):\n%s", ex.cmd, ex.line, code, stderr.String())
+				return
+			}
+			if stdout.Len() == 0 && !strings.Contains(ex.line, ">") {
+				t.Errorf("%s: example %q printed nothing", ex.cmd, ex.line)
+			}
+		})
 	}
+	wg.Wait()
 	if ran == 0 || len(exs) < 10 {
 		t.Fatalf("ran %d of %d examples: the extraction found too few", ran, len(exs))
 	}

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -76,8 +78,19 @@ func TestGateDamagedIndex(t *testing.T) {
 	for o := 0; o < len(good); o += len(good) / 97 {
 		at = append(at, o)
 	}
-	found := 0
-	for _, o := range at {
+	// The flips' gates run GOMAXPROCS at a time, each on a state dir of
+	// its own: each is a whole gate run (most sweep the fabric
+	// themselves), and one at a time they were most of the package's
+	// longest test under -race.
+	type result struct {
+		code        int
+		got, stderr string
+	}
+	results := make([]result, len(at))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	defer wg.Wait() // a Fatal below leaves none running past the test
+	for i, o := range at {
 		if o >= len(good) {
 			continue
 		}
@@ -90,7 +103,20 @@ func TestGateDamagedIndex(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, filepath.Base(idx[0])), bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, got, stderr := verdict(dir)
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			code, got, stderr := verdict(dir)
+			results[i] = result{code, got, stderr}
+		})
+	}
+	wg.Wait()
+	found := 0
+	for i, o := range at {
+		if o >= len(good) {
+			continue
+		}
+		code, got, stderr := results[i].code, results[i].got, results[i].stderr
 		damaged := strings.Contains(stderr, "corrupt")
 		if !damaged && (code != wantCode || got != want) {
 			t.Errorf("bit %d of byte %d flipped, nothing said: exit %d, want %d\n%s\nwant\n%s", o%8, o, code, wantCode, got, want)

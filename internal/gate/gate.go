@@ -545,9 +545,17 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 		// Nor a CA read by directed route because the LID-routed SMPs
 		// to its switch went unanswered: PerfMgt goes by LID only, its
 		// request would end through that switch and wait out the same
-		// loss. Listed unread, saying why.
+		// loss. Listed unread, saying why. (Unless the switch's LID
+		// moved: that is why its LID did not answer.)
+		movedNode := map[*fabric.Node]bool{}
+		for _, m := range moved {
+			movedNode[m.node] = true
+		}
 		read = slices.DeleteFunc(read, func(p *fabric.Port) bool {
 			leaf := r.behindLost[p.Node]
+			if movedNode[leaf] {
+				leaf = nil
+			}
 			if leaf != nil {
 				sw.Complete = false
 				sw.Unreached = append(sw.Unreached, report.Unreached{What: "PortCounters", Where: fmt.Sprintf("%s port %d", p.Node.Description, p.Num),

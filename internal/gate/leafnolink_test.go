@@ -308,3 +308,35 @@ func TestGateBlackholeOneTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestGateSwitchMovedNotBlackhole: the SM gave leaf02 a LID no port had
+// and re-routed since the sweep. Its old LID answers no one, and the
+// directed route around that answers: the gate must tell that from a
+// black hole (TestGateBlackholeOneTimeout) by reading the LID it answers
+// with, say the LIDs changed, and read the counters of the HCAs on it by
+// their LIDs, which did not move. Before, the move went unnoticed and
+// the HCAs' counters were not read, "the LID-routed SMPs to leaf02 ...
+// went unanswered".
+func TestGateSwitchMovedNotBlackhole(t *testing.T) {
+	doc, _, _, _ := gateTwoHCAs(t, true, func(t *testing.T, s *sim.Sim) {
+		if err := s.SetLID("leaf02", 900, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Sweep(); err != nil {
+			t.Fatal(err)
+		}
+	}, "gpu005", "gpu006")
+	if doc.Status != "undecided" {
+		t.Errorf("status %q, want undecided", doc.Status)
+	}
+	said := false
+	for _, u := range doc.Unreached {
+		said = said || (u.What == WhatLID && u.Where == "leaf02" && strings.Contains(u.Reason, LIDsChanged))
+		if strings.HasPrefix(u.Reason, LIDWayLost) {
+			t.Errorf("unread: %+v; the HCAs' LIDs did not move", u)
+		}
+	}
+	if !said {
+		t.Errorf("no entry saying leaf02's LID changed: %+v", doc.Unreached)
+	}
+}

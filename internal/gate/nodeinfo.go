@@ -342,7 +342,10 @@ func (r *reach) switchIDs(ctx context.Context, e *transport.Engine, snap *snapsh
 	// lidsGone finds HCAs moved.
 	var silent []*fabric.Node
 	for n := range sws {
-		if r.lid(n) && skip[n] && lidPort(n).LID != 0 {
+		// Or silent at it and read since by the directed route around
+		// that (its reads are the switch's, its LID may have moved all
+		// the same; one silent that way too is not asked again).
+		if (r.lid(n) && skip[n] || r.dr[n] && r.first[n] != nil && !skip[n]) && lidPort(n).LID != 0 {
 			silent = append(silent, n)
 		}
 	}

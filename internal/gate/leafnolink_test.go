@@ -242,10 +242,15 @@ func entities(es []checks.Entity) string {
 // start, and no PerfMgt read (LID-routed only) is sent where the SMPs by
 // LID were lost. Before, the gate met that loss again in each of its
 // steps: 3 timeouts one after another at the job's leaf (tables, ports,
-// counters), 4 at its own leaf (the trial's 13-16 s). At its own leaf it
-// still meets it twice: the switches on the job's routes are found
-// level by level (the leaves, then the spines their tables lead to),
-// each level's first read by LID lost once. The verdicts do not change.
+// counters), 4 at its own leaf with the job elsewhere, where it still
+// meets it twice: the switches on the job's routes are found level by
+// level (the leaves, then the spines their tables lead to), each
+// level's first read by LID lost once. Those verdicts do not change. In
+// the gate's own leaf, with the job on it (the trial's 13-16 s), the
+// lost requests took no link to route around: the leaf is asked by the
+// directed route over the gate's own cable, and its table's black hole
+// fails the gate as check judges it, where it said "leaf04 did not
+// answer" (undecided) after 2 timeouts.
 func TestGateBlackholeOneTimeout(t *testing.T) {
 	model := build(t, twoHCAs)
 	hcaLIDs := func(hosts ...string) []uint16 {
@@ -275,6 +280,7 @@ func TestGateBlackholeOneTimeout(t *testing.T) {
 		{"job's leaf, 4 hosts", "leaf01", all, []string{"gpu001", "gpu002", "gpu003", "gpu004"}, 1, "unhealthy"},
 		{"job's leaf, 2 leaves", "leaf01", all, []string{"gpu001", "gpu005"}, 1, "unhealthy"},
 		{"gate's own leaf", "leaf04", all, []string{"gpu001", "gpu005"}, 2, "undecided"},
+		{"gate's own leaf, the job on it", "leaf04", all, []string{"gpu013", "gpu014"}, 1, "unhealthy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -338,5 +344,41 @@ func TestGateSwitchMovedNotBlackhole(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("no entry saying leaf02's LID changed: %+v", doc.Unreached)
+	}
+}
+
+// TestGateOwnCableMovedNoSecondLook: the gate's own cable now leads to
+// another HCA (trial F's miswire of gpu001 and gpu002 at the gate's
+// leaf): every request by LID is lost, and the directed route one hop
+// out of the gate's port reaches that HCA, not the leaf. The gate asks
+// it who it is once and looks no further that way: without that, the
+// leaf's reads went by that route to the HCA ("leaf04 refused
+// LinearForwardingTable", trial F's f8 gate 4 -> 12 s). (Not in a
+// synctest bubble: the simulator times a MAD lost at a CA out on its
+// own clock.)
+func TestGateOwnCableMovedNoSecondLook(t *testing.T) {
+	snap, base := stateOf(t, liveSim(t), true)
+	live := liveSim(t)
+	if err := live.Miswire("gpu016 mlx5_0/1", "gpu015 mlx5_0/1"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := live.Attach("gpu016 mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Short timeouts: what was sent is asserted, not the time.
+	e := transport.NewEngine(c, transport.Options{Timeout: 20 * time.Millisecond, Retries: 1})
+	t.Cleanup(func() { e.Close(); c.Close() })
+	doc, err := Run(context.Background(), snap, e, Options{Hosts: []string{"gpu013", "gpu014"}, FailOn: checks.Error, ByLID: true, Source: "sim:test", Counters: true, Baseline: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Status != "undecided" {
+		t.Errorf("status %q, want undecided", doc.Status)
+	}
+	for _, u := range doc.Unreached {
+		if u.Failure == report.Refused {
+			t.Errorf("unread: %+v; a read went to the HCA on the gate's cable", u)
+		}
 	}
 }

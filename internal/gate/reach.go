@@ -35,6 +35,9 @@ type reach struct {
 	// first is, for a node retried by a directed route, the failure the
 	// first way: a read that fails the second way too says both.
 	first map[*fabric.Node]error
+	// ownLeaf is the NodeGUID the node one hop out of the gate's port
+	// answered with (ownLeafIs), 0 when it did not; nil until asked.
+	ownLeaf *uint64
 	// behindLost are the CAs read by a directed route from the start
 	// because the LID-routed SMPs to the switch they are cabled to went
 	// unanswered (refreshSwitchesFirst), each with that switch.
@@ -105,7 +108,7 @@ func (r *reach) bothWays(n *fabric.Node, err error) error {
 // link of the way the failed request went (the LID route on the tables
 // as known, or n's previous directed route), and reports whether there is
 // one to try; once per node.
-func (r *reach) retry(n *fabric.Node) bool {
+func (r *reach) retry(ctx context.Context, e *transport.Engine, n *fabric.Node) bool {
 	if n == nil || r.tried[n] || r.local == nil || r.local.Remote == nil {
 		return false
 	}
@@ -177,7 +180,7 @@ func (r *reach) retry(n *fabric.Node) bool {
 			}
 		}
 	}
-	if len(avoid) == 0 {
+	if len(avoid) == 0 && !(r.lid(n) && n == r.local.Remote.Node && r.ownLeafIs(ctx, e, n)) {
 		return false // the same way again, or none: no second look
 	}
 	path := r.pathTo(n, avoid)
@@ -187,6 +190,26 @@ func (r *reach) retry(n *fabric.Node) bool {
 	n.Path = path
 	r.dr[n] = true
 	return true
+}
+
+// ownLeafIs reports whether the node one hop out of the gate's port, by
+// directed route, answers NodeInfo as n (asked once a gate, sent once).
+// A LID-routed request to the gate's own leaf lost there took no link
+// of the fabric, but the directed route over the gate's own cable is
+// not forwarded by the leaf's table (a black hole in it, trial F8): it
+// is a second look, once the leaf answers there as itself. A cable
+// moved at the gate's own port leads elsewhere: no second look.
+func (r *reach) ownLeafIs(ctx context.Context, e *transport.Engine, n *fabric.Node) bool {
+	if r.ownLeaf == nil {
+		var ni mad.NodeInfo
+		_, err := e.Once().GetSMP(ctx, mad.Path{r.local.Num}, &ni, 0)
+		guid := uint64(0)
+		if err == nil {
+			guid = ni.NodeGUID
+		}
+		r.ownLeaf = &guid
+	}
+	return *r.ownLeaf == n.GUID
 }
 
 // pathTo is the shortest directed route from the gate's port to n over
@@ -332,7 +355,7 @@ func (r *reach) refresh(ctx context.Context, e *transport.Engine, ports []*fabri
 	}
 	again := map[*fabric.Node]bool{}
 	for _, u := range bad {
-		if n := r.f.NodeByGUID(u.FromGUID); n != nil && !again[n] && transport.Unanswered(u.Err) && r.retry(n) {
+		if n := r.f.NodeByGUID(u.FromGUID); n != nil && !again[n] && transport.Unanswered(u.Err) && r.retry(ctx, e, n) {
 			again[n] = true
 			r.first[n] = u.Err
 		}

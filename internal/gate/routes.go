@@ -332,7 +332,7 @@ func (r *reach) readBlocks(ctx context.Context, e *transport.Engine, need []rout
 	}
 	again := map[*fabric.Node]bool{}
 	for _, se := range bad {
-		if !again[se.Switch] && transport.Unanswered(se.Err) && r.retry(se.Switch) {
+		if !again[se.Switch] && transport.Unanswered(se.Err) && r.retry(ctx, e, se.Switch) {
 			again[se.Switch] = true
 			r.first[se.Switch] = se.Err
 		}

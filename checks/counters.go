@@ -462,11 +462,23 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 			title += fmt.Sprintf(", BER %.1e", ber)
 		}
 	}
+	noLink := dropsWithoutLink(p, c.Name)
+	if noLink {
+		// Packets sent toward a port that has no link are dropped there
+		// and counted (ibsim counts this tool's own retried MADs so,
+		// trial G1); nothing crossed a cable to be damaged on it.
+		sev = Info
+		title += ", link " + p.PhysState.String()
+	}
 	sh := s.pathShare(p)
 	share := sh.v
 	weight := counterWeight[sev]
 	summary := fmt.Sprintf("the link carries %s of host-to-host paths%s; errors cost retransmissions and, on a link that retrains, stalls", sh.text(), s.shareNote(sh))
 	act := fmt.Sprintf("%s (at %s).", upperFirst(action), s.portAt(p))
+	if noLink {
+		summary = fmt.Sprintf("the port has no link (%s): packets sent toward it, management probes and retries included, are dropped there and counted; the count says nothing of a cable", p.PhysState)
+		act = fmt.Sprintf("Not a cable verdict: %s has no link. Bring the link back (its down-link or routing finding says where traffic is lost), then clear the counters (perfquery -R) and judge them again.", s.portAt(p))
+	}
 	var deadEnd *fabric.Port
 	if c.Name == "PortRcvSwitchRelayErrors" {
 		// Relay errors are packets the switch received intact and
@@ -494,6 +506,14 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 		Basis:    basis,
 		deadEnd:  deadEnd,
 	}, true
+}
+
+// dropsWithoutLink reports whether counter name on p counts packets a
+// disabled port drops: what arrives for it, or what it is to send, has no
+// cable to cross. A port Polling is left judged: its link failing to
+// train may well be the cable its earlier errors point at.
+func dropsWithoutLink(p *fabric.Port, name string) bool {
+	return (name == "PortRcvErrors" || name == "PortXmitDiscards") && p.PhysState == mad.PhysDisabled
 }
 
 func relaySummary(at, sw string) string {

@@ -22,6 +22,7 @@ import (
 	"github.com/ibdoctor/ibdoctor/internal/source"
 	"github.com/ibdoctor/ibdoctor/internal/top"
 	"github.com/ibdoctor/ibdoctor/internal/words"
+	"github.com/ibdoctor/ibdoctor/mad"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 )
@@ -56,7 +57,8 @@ utilisation, with the
 link's far end, its rate, and the verdict of ibdoctor's counter checks over the
 last interval.
 
-It watches every port with a link, or only --switch's ports or --hosts' ports.
+It watches every port with a link, or only --switch's ports or both ends of
+--hosts' links (each HCA port and the switch port facing it).
 Each refresh sends at most --budget MADs (3 per port: its counters and its
 PortInfo, so a link that went down or retrained since shows it): a larger scope
 is read in turns, a slice per refresh, and each port's rates are over the time
@@ -87,7 +89,7 @@ and prints one snapshot as a table or, with --json, as JSON.`,
 	fs.DurationVarP(&o.interval, "interval", "n", 2*time.Second, "time between refreshes")
 	// An array, as routes --switch: a node description may hold a comma.
 	fs.StringArrayVar(&o.switches, "switch", nil, "watch only this switch's ports (name, GUID or LID; repeatable)")
-	fs.StringVar(&o.hosts, "hosts", "", "watch only these hosts' ports (hostlist, e.g. gpu[001-016]; matched by node description)")
+	fs.StringVar(&o.hosts, "hosts", "", "watch only these hosts' links, both ends (hostlist, e.g. gpu[001-016]; matched by node description)")
 	fs.IntVar(&o.budget, "budget", 4096, "most MADs per refresh; a larger scope is read in turns (0: no limit)")
 	fs.BoolVar(&o.once, "once", false, "print one snapshot (two reads --interval apart) and exit")
 	fs.BoolVar(&o.json, "json", false, "print the snapshot as JSON (implies --once)")
@@ -170,7 +172,7 @@ func discoveryNotRead(f *fabric.Fabric) []report.Unreached {
 // watched when its link is up (perf.LinkUp, what counters reads): its PMA
 // answers, and it is the evidence left of the node behind it.
 func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
-	var nodes []*fabric.Node
+	var nodes, hostNodes []*fabric.Node
 	for _, s := range o.switches {
 		n, err := findSwitch(f, s)
 		if err != nil && strings.Contains(s, ",") {
@@ -190,7 +192,7 @@ func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
 		if len(unmatched) > 0 {
 			return nil, fmt.Errorf("--hosts: not in the fabric: %s (hosts are matched by node description)", strings.Join(unmatched, ", "))
 		}
-		nodes = append(nodes, hn...)
+		hostNodes = hn
 	}
 	all := len(o.switches) == 0 && o.hosts == ""
 	var out []*fabric.Port
@@ -212,10 +214,32 @@ func topScope(f *fabric.Fabric, o *topOptions) ([]*fabric.Port, error) {
 	for _, n := range nodes {
 		add(n)
 	}
+	for _, n := range hostNodes {
+		add(n)
+		// Each host link's switch end too: its receive side is the
+		// host's uplink, and errors there are the host's link's
+		// (trial G4: a leaf port taking 100 symbol errors/s was not
+		// on the screen of --hosts).
+		for _, p := range n.Ports {
+			if q := hostLinkFar(p); q != nil && !seen[q] {
+				seen[q] = true
+				out = append(out, q)
+			}
+		}
+	}
 	if len(out) == 0 {
 		return nil, errors.New("no port with a link to watch in the scope")
 	}
 	return out, nil
+}
+
+// hostLinkFar is the switch port at the far end of host port p, nil
+// when p has no cable to a switch.
+func hostLinkFar(p *fabric.Port) *fabric.Port {
+	if p == nil || p.Num == 0 || p.Remote == nil || p.Remote.Node.Type != mad.NodeSwitch {
+		return nil
+	}
+	return p.Remote
 }
 
 // topView is what the view shows and how.

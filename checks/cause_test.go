@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -35,5 +36,36 @@ func TestUnreachablePointsAtLinkDown(t *testing.T) {
 		if !strings.Contains(u, "link.down") || !strings.Contains(u, "leaf01/33, whose link is down") || !strings.Contains(u, "spine01/1") {
 			t.Errorf("routing.unreachable does not point at the link.down: %s", u)
 		}
+	}
+}
+
+// TestUnreachableTraceIsTypeable (trial G3): routing.unreachable's next
+// step ended "'ibdoctor trace' shows the path", with nothing to trace;
+// every other next step names a command to type. It names the first
+// affected pair by LID (a LID resolves whatever the host's HCA count)
+// and by name.
+func TestUnreachableTraceIsTypeable(t *testing.T) {
+	fs := sampleWith(t, "down leaf01/33\n", true)
+	re := regexp.MustCompile(`'ibdoctor trace (\d+) (\d+)' \(([^)]+) to ([^),;]+)`)
+	n := 0
+	for _, f := range fs {
+		if f.Check != "routing.unreachable" {
+			continue
+		}
+		n++
+		m := re.FindStringSubmatch(f.Action)
+		if m == nil {
+			t.Errorf("%s: next step names no pair to trace: %s", f.Title, f.Action)
+			continue
+		}
+		if m[1] == m[2] {
+			t.Errorf("%s: traces LID %s to itself", f.Title, m[1])
+		}
+		if !strings.Contains(f.Title+" "+f.Evidence[0].Text, strings.Fields(m[4])[0]) {
+			t.Errorf("%s: the traced destination %s is not one the finding names", f.Title, m[4])
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no routing.unreachable:%s", titles(fs))
 	}
 }

@@ -803,11 +803,20 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 		if len(dsts) > 1 {
 			dstWord, entries = "destinations", fmt.Sprintf("entries for LID %d and the %d others", dst.LID, len(dsts)-1)
 		}
-		action := fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", atList, entries, atList)
+		// A pair to type (trial G3), by LID: a host name is ambiguous
+		// on a host with several HCAs.
+		trace := "'ibdoctor trace' shows the path."
+		for _, src := range srcs {
+			if src != dst && src.LID != 0 && dst.LID != 0 {
+				trace = fmt.Sprintf("'ibdoctor trace %d %d' (%s to %s, with this run's source flags) shows the path.", src.LID, dst.LID, s.nodeName(src.Node), s.nodeName(dst.Node))
+				break
+			}
+		}
+		action := fmt.Sprintf("Have the subnet manager recompute routes (a heavy re-sweep) and check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. %s", atList, entries, atList, trace)
 		if st, init := notActive(downs0(downs)); init && len(downs) == len(places) {
 			// The link is up and was never activated: the SM, not the
 			// cable (link.down's advice for the same port).
-			action = fmt.Sprintf("The link at %s is physically up but %s: no data passes until the subnet manager activates it. Check that the subnet manager is running and sweeping (sminfo, the SM's log); if it is healthy, re-run a heavy sweep or bounce the port. 'ibdoctor trace' shows the path.", atList, st)
+			action = fmt.Sprintf("The link at %s is physically up but %s: no data passes until the subnet manager activates it. Check that the subnet manager is running and sweeping (sminfo, the SM's log); if it is healthy, re-run a heavy sweep or bounce the port. %s", atList, st, trace)
 		} else if len(downs) == len(places) {
 			// The tables point at a port whose link is down: the cable
 			// is the first suspect, the tables the second (trial T14).
@@ -815,7 +824,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 			if len(downs) > 1 {
 				is = atList + " have no link"
 			}
-			action = fmt.Sprintf("%s: if a cable belongs there (a link.down finding names it against the expected topology or the snapshot), reseat or replace it. Until it is back the subnet manager should route around it: if it does not, check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. 'ibdoctor trace' shows the path.", is, atList, entries, joinAnd(swNames))
+			action = fmt.Sprintf("%s: if a cable belongs there (a link.down finding names it against the expected topology or the snapshot), reseat or replace it. Until it is back the subnet manager should route around it: if it does not, check its log for errors about %s; if the tables were loaded from a file (opensm -R file), fix the %s on %s. %s", is, atList, entries, joinAnd(swNames), trace)
 		}
 		var deadEnd *fabric.Port
 		if len(downs) > 0 {

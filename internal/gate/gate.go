@@ -585,7 +585,17 @@ func Run(ctx context.Context, snap *snapshot.Snapshot, e *transport.Engine, o Op
 	}
 	var swept time.Duration
 	if o.Swept != nil {
+		// What the job's own reads already list is said once, as the
+		// job's (trial G2: a job host's PMA behind a down link was
+		// listed twice, the second time as found by the sweep).
+		listed := map[[2]string]bool{}
+		for _, u := range sw.Unreached {
+			listed[[2]string{u.What, u.Where}] = true
+		}
 		for _, u := range o.Swept.Unreached {
+			if listed[[2]string{u.What, u.Where}] {
+				continue
+			}
 			switch {
 			case u.OwnLeaf():
 				u.Reason += " (this host's leaf: the gate's sweep could not walk the fabric past it)"

@@ -235,6 +235,9 @@ func missing(s *Snapshot, id string, needs []string) (why string, noCounters boo
 		case "whole-fabric":
 			if s.Scope != nil && !s.FabricRouting.Judged(id) {
 				if why := s.FabricRouting.notJudged(id); why != "" {
+					// The sweep's own hint is to itself: a gate takes the
+					// verdict from it, whatever its own flags (trial G9).
+					why = strings.Replace(why, "(add --interval)", "(run the sweep with it: 'ibdoctor sweep --interval 2s'; a gate takes this verdict from the last sweep)", 1)
 					return fmt.Sprintf("the last sweep (%s) did not judge it: %s", s.FabricRouting.Taken.Format(time.RFC3339), why), false
 				}
 				return "a gate holds the job's part of the snapshot, not every peer this check compares with, and the snapshot has no sweep's verdict of it (its verdicts are of an older ibdoctor, or the sweep did not run it): run 'ibdoctor sweep'", false

@@ -179,7 +179,16 @@ func (s *Snapshot) missingUpperANs(tiers map[*fabric.Node]int, asBuilt bool) (Fi
 			continue
 		}
 		ports := slices.Sorted(maps.Keys(anPorts[devices.Model(n)]))
-		if why := anUnread(n, ports); why != "" {
+		look := ports
+		if len(look) == 0 {
+			// No switch of n's model shows an AN: no port number says
+			// where its would be, so an unread port, or one whose far
+			// end did not answer, may hold it (review R1).
+			for num := 1; num < len(n.Ports); num++ {
+				look = append(look, uint8(num))
+			}
+		}
+		if why := anUnread(n, look); why != "" {
 			s.couldNotDecide(id, fmt.Sprintf("%s joins %s with a SHARP Aggregation Node and shows none of its own, but %s: the AN may be there", s.nodeName(n), words.Count(len(below), "switch"), why), s.nodeEntity(n, "switch"))
 			continue
 		}

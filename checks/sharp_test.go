@@ -345,3 +345,35 @@ func TestGateSharpANFromTheSweep(t *testing.T) {
 		t.Errorf("verdicts without it: findings %s, skipped %+v; want it skipped with the reason", titles(r.Findings), r.Skipped)
 	}
 }
+
+// TestSharpANAboveOtherModelNotAnswering (review R1): the spines are of
+// another model than the leaves, and no switch of theirs shows an AN, so
+// no port number says where one would be; spine01's AN is dead (its link
+// up, its agent silent). Whether spine01 has one could not be looked at:
+// undecided, never missing. spine02, every port read, is missing.
+func TestSharpANAboveOtherModelNotAnswering(t *testing.T) {
+	const id = "topology.missing-sharp-an"
+	f := sharpFabric(t, 6, "spine02")
+	var dead *fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeSwitch && strings.HasPrefix(n.Description, "spine") {
+			n.DeviceID = 0xbeef
+			if n.Description == "spine01" {
+				dead = n.Ports[anPort].Remote.Node
+			}
+		}
+	}
+	res := sharpCheck(t, f, false, nil, func(s *sim.Sim) {
+		if err := s.Kill(fmt.Sprintf("0x%016x", dead.GUID)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	fs := byCheck(res.Findings, id)
+	if len(fs) != 1 || len(fs[0].Entities) != 1 || fs[0].Entities[0].Node != "spine02" {
+		t.Errorf("want spine02 alone missing:%s", titles(fs))
+	}
+	u := undecidedOf(res, id)
+	if len(u) != 1 || u[0].Subject.Node != "spine01" || !strings.Contains(u[0].Reason, "the far end of its port 16 (up) did not answer") {
+		t.Errorf("want spine01 undecided, got %v", u)
+	}
+}

@@ -243,7 +243,11 @@ func (s *Snapshot) missingUpperANs(tiers map[*fabric.Node]int, asBuilt bool) (Fi
 	var title, impact string
 	score := 0.5 * float64(hosts) / float64(max(1, s.hostCount()))
 	if len(withAN) == 0 {
-		title = fmt.Sprintf("%s %s no SHARP Aggregation Node, and no switch above the leaves has one: SHARP trees cannot span the %s below it that have one", what, has, words.Count(len(under), belowNoun))
+		it := "it"
+		if len(missing) > 1 {
+			it = "them"
+		}
+		title = fmt.Sprintf("%s %s no SHARP Aggregation Node, and no switch above the leaves has one: SHARP trees cannot span the %s below %s that have one", what, has, words.Count(len(under), belowNoun), it)
 		impact = fmt.Sprintf("SHARP in-network reduction stops at the leaf: the SHARP Aggregation Manager builds a tree across leaves only through an Aggregation Node on a switch above them, and there is none, so every SHARP job with hosts on more than one leaf (the %s under them) gets no SHARP tree and its collectives (NCCL's SHARP/CollNet plugin, UCC, HCOLL) fall back to host-based algorithms, which send about twice the data per host in a large all-reduce (or stop, where SHARP is forced); jobs within one leaf keep SHARP, and point-to-point traffic is not affected",
 			words.Count(hosts, "host port"))
 	} else {

@@ -152,7 +152,7 @@ func TestSharpANMissingAboveTheLeaves(t *testing.T) {
 
 	fs = byCheck(sharpCheck(t, sharpFabric(t, 6, "spine01", "spine02"), true, nil, nil).Findings, id)
 	if len(fs) != 1 || len(fs[0].Entities) != 2 || fs[0].Group != "spine01, spine02" ||
-		fs[0].Title != "2 switches above the leaves (spine01, spine02) have no SHARP Aggregation Node, and no switch above the leaves has one: SHARP trees cannot span the 6 leaves below it that have one" {
+		fs[0].Title != "2 switches above the leaves (spine01, spine02) have no SHARP Aggregation Node, and no switch above the leaves has one: SHARP trees cannot span the 6 leaves below them that have one" {
 		t.Fatalf("want both spines in one finding:%s", titles(fs))
 	}
 	if im := fs[0].Impact.Summary; !strings.Contains(im, "every SHARP job with hosts on more than one leaf (the 24 host ports under them) gets no SHARP tree") {

@@ -463,8 +463,8 @@ func (s *Sampler) markNotRead(lo int, batch []*fabric.Port, place map[*fabric.Po
 }
 
 // View is the rows of a frame's watched ports read at least once, whose
-// node or far end contains filter (Filter's rule; "" keeps all), in k's
-// order (Sort's rule). It holds their places, not rows: each Row is made
+// node or far end contains filter (matches; "" keeps all), in k's
+// order (sortBy.compare). It holds their places, not rows: each Row is made
 // when the view is drawn.
 func (fr *Frame) View(filter string, k SortKey) *View {
 	s := fr.s
@@ -672,28 +672,8 @@ func ParseSortKey(s string) (SortKey, error) {
 	return ByErrors, fmt.Errorf("--sort %q: want %s", s, orList(SortKeyNames))
 }
 
-// Sort orders rows worst first: by errors, the verdict's severity then
-// errors/s; by wait or utilisation, k's figure then the severity; then by
-// name.
-func Sort(rows []*Row, k SortKey) {
-	by := sortBy[*Row]{
-		fig: func(r *Row) float64 {
-			switch k {
-			case ByXmitWait:
-				return r.XmitWait
-			case ByUtilization:
-				return r.Util()
-			}
-			return r.ErrorsPerSecond
-		},
-		sev:  func(r *Row) int { return severity(r.HasVerdict, r.Verdict) },
-		name: func(r *Row) string { return r.Node },
-		num:  func(r *Row) int { return r.Num },
-	}
-	slices.SortStableFunc(rows, func(a, b *Row) int { return by.compare(k, a, b) })
-}
-
-// sortBy is what Sort orders by, of rows or of the sampler's records.
+// sortBy is what a View orders the sampler's records by (and the
+// tests' Sort rows made of them).
 type sortBy[T any] struct {
 	fig  func(T) float64
 	sev  func(T) int
@@ -701,7 +681,9 @@ type sortBy[T any] struct {
 	num  func(T) int
 }
 
-// compare is Sort's order. The names are made last, only for a tie: a
+// compare is the view's order: worst first; by errors, the verdict's
+// severity then errors/s; by wait or utilisation, k's figure then the
+// severity; then by name. The names are made last, only for a tie: a
 // view sorts the records of every watched port and names them as it goes.
 func (by sortBy[T]) compare(k SortKey, a, b T) int {
 	if k == ByErrors {
@@ -733,23 +715,7 @@ func severity(has bool, v checks.Severity) int {
 	return int(v)
 }
 
-// Filter keeps the rows whose node or far end contains substr (case
-// insensitive); "" keeps all.
-func Filter(rows []*Row, substr string) []*Row {
-	if substr == "" {
-		return rows
-	}
-	s := strings.ToLower(substr)
-	var out []*Row
-	for _, r := range rows {
-		if matches(r.Node, r.Peer, s) {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// matches is Filter's rule: node or peer contains sub, lower case.
+// matches is the view's filter: node or peer contains sub, lower case.
 func matches(node, peer, sub string) bool {
 	return strings.Contains(strings.ToLower(node), sub) || strings.Contains(strings.ToLower(peer), sub)
 }

@@ -53,7 +53,11 @@ func encodeCensus(f *fabric.Fabric, taken time.Time) ([]byte, error) {
 		}
 		census = append(census, h)
 	}
-	return json.Marshal(&censusDoc{Taken: taken.UTC(), HCAs: checks.SummarizeHCAs(census)})
+	data, err := json.Marshal(&censusDoc{Taken: taken.UTC(), HCAs: checks.SummarizeHCAs(census)})
+	if err != nil {
+		return nil, err
+	}
+	return sealJSON(data), nil
 }
 
 // readCensus reads the census file name in dir of the sweep taken at
@@ -78,6 +82,9 @@ func readCensus(dir, name string, taken time.Time) (*checks.HCASummary, error) {
 func decodeCensus(data []byte, path string, taken time.Time) (*checks.HCASummary, error) {
 	if len(data) > maxCensus {
 		return nil, fmt.Errorf("snapshot: %s is over %d MB: run 'ibdoctor sweep' again", path, maxCensus>>20)
+	}
+	if err := checkJSON(data); err != nil {
+		return nil, fmt.Errorf("snapshot: %s %v: run 'ibdoctor sweep' again", path, err)
 	}
 	var c censusDoc
 	if err := json.Unmarshal(data, &c); err != nil {

@@ -35,7 +35,7 @@ func SaveLastSweep(dir string, l LastSweep) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	if err := outfile.WriteHere(filepath.Join(dir, LastSweepName), func(w io.Writer) error {
-		_, err := w.Write(append(data, '\n'))
+		_, err := w.Write(sealJSON(data))
 		return err
 	}); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -52,6 +52,9 @@ func LoadLastSweep(dir string) (*LastSweep, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := checkJSON(data); err != nil {
+		return nil, fmt.Errorf("snapshot: %s %v: run 'ibdoctor sweep' (it rewrites the file)", filepath.Join(dir, LastSweepName), err)
 	}
 	var l LastSweep
 	if err := json.Unmarshal(data, &l); err != nil {

@@ -313,7 +313,7 @@ func (s *Snapshot) FabricModel() (*fabric.Fabric, error) {
 	f, err := fabric.ReadJSON(rr)
 	s.closeFabric()
 	if rr.err != nil {
-		return nil, fmt.Errorf("snapshot: reading the fabric: %w (run 'ibdoctor sweep' again)", rr.err)
+		return nil, fmt.Errorf("snapshot: reading the fabric in %s: %w (run 'ibdoctor sweep' again)", filepath.Join(s.dir, s.FabricFile), rr.err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: decoding the fabric in %s: %w", s.FabricFile, err)
@@ -486,12 +486,15 @@ func decodeVerdicts(fh *os.File, taken time.Time) (*checks.FabricVerdicts, error
 	if len(data) > maxVerdicts {
 		return nil, fmt.Errorf("snapshot: %s is over %d MB: run 'ibdoctor sweep' again", path, maxVerdicts>>20)
 	}
+	if err := checkJSON(data); err != nil {
+		return nil, fmt.Errorf("snapshot: %s %v: run 'ibdoctor sweep' again", path, err)
+	}
 	var v checks.FabricVerdicts
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("snapshot: %s is not valid JSON (%v): run 'ibdoctor sweep' again", path, err)
 	}
 	if v.Taken.After(taken) {
-		return nil, goneError{fmt.Sprintf("%s is of a sweep after %s", VerdictsName, taken.UTC().Format(time.RFC3339))}
+		return nil, goneError{fmt.Sprintf("%s is of a sweep after %s", filepath.Base(path), taken.UTC().Format(time.RFC3339))}
 	}
 	if !v.Taken.Equal(taken) {
 		return nil, nil
@@ -751,6 +754,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 			abort()
 			return "", fmt.Errorf("snapshot: %w", err)
 		}
+		data = sealJSON(data)
 		s.VerdictsFile = verdictsFileName(s.TakenAt)
 		st, err := stageBytes(filepath.Join(dir, s.VerdictsFile), data)
 		if err != nil {
@@ -782,6 +786,7 @@ func (s *Snapshot) Save(dir string) (string, error) {
 		abort()
 		return "", fmt.Errorf("snapshot: %w", err)
 	}
+	data = sealJSON(data)
 	path := filepath.Join(dir, FileName)
 	st, err := stageBytes(path, data)
 	if err != nil {
@@ -957,6 +962,9 @@ func readDoc(path string) (*Snapshot, []byte, error) {
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if err := checkJSON(data); err != nil {
+		return nil, data, fmt.Errorf("snapshot %s %v: run 'ibdoctor sweep' again", path, err)
 	}
 	var s Snapshot
 	if err := json.Unmarshal(data, &s); err != nil {

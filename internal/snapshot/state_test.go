@@ -25,7 +25,7 @@ func routedSmall(t *testing.T) *fabric.Fabric {
 	return f
 }
 
-func stateFiles(t *testing.T, dir string) []string {
+func stateFiles(t testing.TB, dir string) []string {
 	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -238,7 +238,10 @@ func TestLoadForGateReadsSnapshotJSON(t *testing.T) {
 	}{
 		{"garbage", []byte("{garbage"), "snapshot " + path + " is not valid JSON"},
 		{"taken_at edited", bytes.Replace(good, []byte(`"2026-11-24T01:00:00Z"`), []byte(`"2027-11-24T01:00:00Z"`), 1),
-			".idx is of the sweep taken at 2026-11-24T01:00:00Z, snapshot.json of the one at 2027-11-24T01:00:00Z"},
+			"snapshot " + path + " fails its checksum"},
+		{"taken_at another sweep's", resealed(good, func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"2026-11-24T01:00:00Z"`), []byte(`"2027-11-24T01:00:00Z"`), 1)
+		}), ".idx is of the sweep taken at 2026-11-24T01:00:00Z, snapshot.json of the one at 2027-11-24T01:00:00Z"},
 	} {
 		if bytes.Equal(c.data, good) {
 			t.Fatalf("%s: snapshot.json unchanged: %s", c.name, good)

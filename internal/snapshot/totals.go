@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -15,11 +16,19 @@ import (
 
 // totalsMagic starts a totals file (TotalsFile): then the taken_at of
 // the sweep that wrote it (Unix nanoseconds, 8 bytes little endian), the
-// length of the LID set (uvarint), the set, and the switches' records to
-// the end (checks.PortTotals, docs/schema-snapshot.md). The stamp ties
-// the file to snapshot.json's sweep: its name alone does not, once a
-// state dir is put together by hand (review R2).
-const totalsMagic = "IBDTOT2\n"
+// length of the LID set (uvarint), the set, the switches' records
+// (checks.PortTotals, docs/schema-snapshot.md), and the CRC-32C of all
+// the bytes before it (4 bytes, little endian): a flipped bit in a total
+// would weigh a switch's groups on another count. The stamp ties the
+// file to snapshot.json's sweep: its name alone does not, once a state
+// dir is put together by hand (review R2). "4", not "3": '3' is one bit
+// from '2', and a flipped bit must not make a checked file an unchecked
+// one.
+const totalsMagic = "IBDTOT4\n"
+
+// totalsMagicV2 starts the file of an ibdoctor before the checksum
+// (2026-11-27): read as before, unchecked.
+const totalsMagicV2 = "IBDTOT2\n"
 
 // totalsMagicV1 starts the unstamped file of an ibdoctor before the
 // stamp: it cannot say which sweep it is of, so it is not used.
@@ -30,11 +39,14 @@ const maxTotals = 64 << 20
 
 func writeTotals(w io.Writer, t *checks.PortTotals, taken time.Time) error {
 	bw := bufio.NewWriter(w)
-	bw.WriteString(totalsMagic)
-	bw.Write(binary.LittleEndian.AppendUint64(nil, uint64(taken.UnixNano())))
-	bw.Write(binary.AppendUvarint(nil, uint64(len(t.LIDs))))
-	bw.Write(t.LIDs)
-	bw.Write(t.Switches)
+	h := crc32.New(castagnoli)
+	mw := io.MultiWriter(bw, h)
+	io.WriteString(mw, totalsMagic)
+	mw.Write(binary.LittleEndian.AppendUint64(nil, uint64(taken.UnixNano())))
+	mw.Write(binary.AppendUvarint(nil, uint64(len(t.LIDs))))
+	mw.Write(t.LIDs)
+	mw.Write(t.Switches)
+	bw.Write(binary.LittleEndian.AppendUint32(nil, h.Sum32()))
 	return bw.Flush()
 }
 
@@ -45,7 +57,16 @@ func decodeTotals(data []byte, taken time.Time) (*checks.PortTotals, error) {
 	if len(data) >= len(totalsMagicV1) && string(data[:len(totalsMagicV1)]) == totalsMagicV1 {
 		return nil, errors.New("written by an older ibdoctor, whose totals file does not say which sweep it is of")
 	}
-	if len(data) < len(totalsMagic)+8 || string(data[:len(totalsMagic)]) != totalsMagic {
+	switch {
+	case len(data) >= len(totalsMagic)+8+4 && string(data[:len(totalsMagic)]) == totalsMagic:
+		end := len(data) - 4
+		if crc32.Checksum(data[:end], castagnoli) != binary.LittleEndian.Uint32(data[end:]) {
+			return nil, errSum
+		}
+		data = data[:end]
+	case len(data) >= len(totalsMagicV2)+8 && string(data[:len(totalsMagicV2)]) == totalsMagicV2:
+		// An ibdoctor's before the checksum: read unchecked, as then.
+	default:
 		return nil, errors.New("not an ibdoctor totals file")
 	}
 	data = data[len(totalsMagic):]

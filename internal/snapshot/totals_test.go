@@ -78,6 +78,7 @@ func TestSaveKeepsPortTotals(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(doc, "totals_file")
+	delete(doc, "crc32c") // an older ibdoctor's, without the checksum
 	if data, err = json.Marshal(doc); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +103,10 @@ func FuzzDecodeTotals(f *testing.F) {
 	f.Add([]byte(totalsMagic + stamp + "\xff\xff\xff\xff\x0f"))
 	f.Add([]byte(totalsMagic + "\x00\x01"))
 	f.Add([]byte(totalsMagicV1 + "\x01\x02abc"))
+	f.Add([]byte(totalsMagicV2 + stamp + "\x01\x02abc"))
+	var sealed bytes.Buffer
+	writeTotals(&sealed, &checks.PortTotals{LIDs: []byte{2}, Switches: []byte("abc")}, taken)
+	f.Add(sealed.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if pt, err := decodeTotals(b, taken); err == nil && len(pt.LIDs)+len(pt.Switches) > len(b) {
 			t.Errorf("decoded more than given")

@@ -807,7 +807,12 @@ func sweepSince(prev *snapshot.Snapshot, o *sweepOptions, sess *session, now tim
 	if why := prev.Fresh(now, o.maxAge); why != nil {
 		// The complete sweep kept past the partial ones after it is
 		// too old; the last of those is not.
-		if prev = partialSince(o, prev, now); prev == nil {
+		var err error
+		if prev, err = partialSince(o, prev, now); prev == nil {
+			if err != nil {
+				// Damaged (its checksum) or broken: said, never paired.
+				return nil, fmt.Sprintf("%s: the previous sweep in %s %v, and the partial sweep after it could not be read (%v)", values, o.stateDir, why, err)
+			}
 			return nil, fmt.Sprintf("%s: the previous sweep in %s %v", values, o.stateDir, why)
 		}
 	}
@@ -937,15 +942,19 @@ const partialDir = snapshot.PartialName
 
 // partialSince is the partial sweep saved in partialDir when it is
 // later than prev (the state dir's snapshot, past --max-age) and within
-// --max-age at now; nil otherwise.
-func partialSince(o *sweepOptions, prev *snapshot.Snapshot, now time.Time) *snapshot.Snapshot {
+// --max-age at now; nil otherwise, with why it could not be read when it
+// is there (the values are then judged, as without it).
+func partialSince(o *sweepOptions, prev *snapshot.Snapshot, now time.Time) (*snapshot.Snapshot, error) {
 	p, err := snapshot.Load(filepath.Join(o.stateDir, partialDir))
+	if errors.Is(err, snapshot.ErrNone) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil // none (or unreadable: the values are judged, as without it)
+		return nil, err
 	}
 	if !p.TakenAt.After(prev.TakenAt) || p.Fresh(now, o.maxAge) != nil {
 		p.Close()
-		return nil
+		return nil, nil
 	}
-	return p
+	return p, nil
 }

@@ -568,17 +568,41 @@ func TestSweepPairsFirstPartialPastMaxAge(t *testing.T) {
 		t.Fatalf("partial sweep within --max-age: the complete sweep not kept")
 	}
 	time.Sleep(time.Until(done.Add(maxAge + 500*time.Millisecond)))
-	d := sweep(partial, ExitPartial, age)
-	var f *checks.Finding
-	for i, g := range d.Findings {
-		if g.Check == "counters.errors" && g.Entities[0].Node == "leaf02" && g.Entities[0].Port == 6 {
-			f = &d.Findings[i]
-		}
+	// The same state with a bit of the partial sweep's snapshot.json
+	// flipped (its checksum), swept after the undamaged one: whenever,
+	// since the damage is found before the partial sweep's age is looked at.
+	damaged := filepath.Join(dir, "damaged")
+	if err := os.CopyFS(damaged, os.DirFS(state)); err != nil {
+		t.Fatal(err)
 	}
-	if f == nil || f.Severity != checks.Info || !strings.Contains(d.CountersBasis, "growth since the previous sweep at") {
+	partialDoc := filepath.Join(damaged, "partial", "snapshot.json")
+	data, err := os.ReadFile(partialDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[40] ^= 1
+	if err := os.WriteFile(partialDoc, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	leaf026 := func(d *chkDoc) *checks.Finding {
+		for i, g := range d.Findings {
+			if g.Check == "counters.errors" && g.Entities[0].Node == "leaf02" && g.Entities[0].Port == 6 {
+				return &d.Findings[i]
+			}
+		}
+		return nil
+	}
+	d := sweep(partial, ExitPartial, age)
+	if f := leaf026(d); f == nil || f.Severity != checks.Info || !strings.Contains(d.CountersBasis, "growth since the previous sweep at") {
 		t.Errorf("first partial sweep past the complete one's --max-age: leaf02/6 %+v; counters_basis %q (want judged by its growth since the partial sweep before)", f, d.CountersBasis)
 	}
 	if _, err := os.Stat(filepath.Join(state, "partial")); !os.IsNotExist(err) {
 		t.Errorf("STATE/partial left after the partial sweep replaced the complete one: %v", err)
+	}
+	// Damaged: not paired, and said, naming the file.
+	state = damaged
+	d = sweep(partial, ExitPartial, age)
+	if f := leaf026(d); f == nil || f.Severity == checks.Info || !strings.Contains(d.CountersBasis, "judged on their values") || !strings.Contains(d.CountersBasis, partialDoc+" fails its checksum") {
+		t.Errorf("partial sweep's snapshot.json damaged: leaf02/6 %+v; counters_basis %q (want judged on its value, the damaged file named)", f, d.CountersBasis)
 	}
 }

@@ -154,13 +154,18 @@ func TestCountersExitIsChecks(t *testing.T) {
 		"sample faults": {"--sim", "--faults", faults},
 	}
 	for name, src := range sources {
-		for _, sev := range []string{"info", "warning", "error", "critical"} {
-			ck, _, cerr := run(append([]string{"check", "--checks", "counters.errors,counters.congestion", "--fail-on", sev}, src...)...)
-			cn, _, nerr := run(append([]string{"counters", "--fail-on", sev}, src...)...)
-			if ck != cn {
-				t.Errorf("%s --fail-on %s: check exits %d, counters %d\ncheck: %.300s\ncounters: %.300s", name, sev, ck, cn, cerr, nerr)
+		// Each source's eight runs are its own: GOMAXPROCS sources at a
+		// time.
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, sev := range []string{"info", "warning", "error", "critical"} {
+				ck, _, cerr := run(append([]string{"check", "--checks", "counters.errors,counters.congestion", "--fail-on", sev}, src...)...)
+				cn, _, nerr := run(append([]string{"counters", "--fail-on", sev}, src...)...)
+				if ck != cn {
+					t.Errorf("%s --fail-on %s: check exits %d, counters %d\ncheck: %.300s\ncounters: %.300s", name, sev, ck, cn, cerr, nerr)
+				}
 			}
-		}
+		})
 	}
 	// Without --fail-on counters fails on a warning: a counter over its
 	// threshold, as ibqueryerrors; info (congestion, VL15 drops) is

@@ -171,6 +171,9 @@ func TestOneJudgement(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
+			// Each source's three runs are its own: GOMAXPROCS of them
+			// at a time.
+			t.Parallel()
 			src, ok := cases[name]
 			if !ok {
 				src = []string{"--sim=" + corpusPath(t, name)}

@@ -319,6 +319,20 @@ func (s *Snapshot) partitionSwitchDrops() []Finding {
 	return out
 }
 
+// heldKeyText is partition k as the holders' P_Key tables, partitions.conf
+// and smpquery write it: with the membership bit (0x8001 when all hold it
+// as full members), both spellings when the holders differ (trial G8: the
+// bare 0x0001 matched nothing an operator could grep for).
+func heldKeyText(k uint16, full, limited int) string {
+	switch {
+	case limited == 0:
+		return mad.PKey(k | 0x8000).String()
+	case full == 0:
+		return mad.PKey(k).String()
+	}
+	return fmt.Sprintf("%s (%d full members) / %s (%d limited)", mad.PKey(k|0x8000), full, mad.PKey(k), limited)
+}
+
 // partitionJobMismatch names the job's hosts that lack a partition most
 // of the others hold: they can still talk (else partition.isolated), but
 // the job's traffic in that partition cannot reach them.
@@ -362,6 +376,15 @@ func (s *Snapshot) partitionJobMismatch() []Finding {
 				lacking = append(lacking, p)
 			}
 		}
+		full, limited := 0, 0
+		for _, p := range job {
+			if f, ok := sets[p][k]; ok && f {
+				full++
+			} else if ok {
+				limited++
+			}
+		}
+		key := heldKeyText(k, full, limited)
 		ents := make([]Entity, 0, len(lacking))
 		for _, p := range lacking {
 			ents = append(ents, s.entityOf(p, "end"))
@@ -369,10 +392,10 @@ func (s *Snapshot) partitionJobMismatch() []Finding {
 		out = append(out, Finding{
 			Check:    "partition.job-mismatch",
 			Severity: Warning,
-			Title:    fmt.Sprintf("%d of the job's %d host ports lack partition %s that the others hold: %s", len(lacking), len(job), mad.PKey(k), s.hostNames(lacking, 5)),
+			Title:    fmt.Sprintf("%d of the job's %d host ports lack partition %s that the others hold: %s", len(lacking), len(job), key, s.hostNames(lacking, 5)),
 			Entities: ents,
 			Evidence: []Evidence{{Name: "holders", Value: float64(count[k]), Unit: "ports",
-				Text: fmt.Sprintf("%d of %d job host ports hold partition %s", count[k], len(job), mad.PKey(k))}},
+				Text: fmt.Sprintf("%d of %d job host ports hold partition %s", count[k], len(job), key)}},
 			Impact: Impact{PathShare: float64(len(lacking)) / float64(len(job)), Score: 0.1 * float64(len(lacking)) / float64(len(job)),
 				Summary: "if the job runs in that partition (its P_Key index), these hosts cannot join it"},
 			Action: "Give these hosts' ports the partition (partitions.conf) or check which P_Key the job uses (NCCL_IB_PKEY, UCX_IB_PKEY).",

@@ -150,7 +150,7 @@ func TestPartitionJob(t *testing.T) {
 		t.Errorf("%d partition.isolated, want none (all share 0xffff)", n)
 	}
 	mm := byCheck(fs, "partition.job-mismatch")
-	if len(mm) != 1 || mm[0].Severity != checks.Warning || !strings.Contains(mm[0].Title, "1 of the job's 24 host ports lack partition 0x0010") || mm[0].Entities[0].String() != "gpu005 mlx5_3/1" {
+	if len(mm) != 1 || mm[0].Severity != checks.Warning || !strings.Contains(mm[0].Title, "1 of the job's 24 host ports lack partition 0x8010 that") || mm[0].Entities[0].String() != "gpu005 mlx5_3/1" {
 		t.Errorf("job mismatch: %d findings", len(mm))
 	}
 }

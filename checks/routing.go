@@ -646,7 +646,7 @@ func (s *Snapshot) routeFailures(loops bool) []Finding {
 					ps = append(ps, p)
 				}
 			}
-			beyond = fmt.Sprintf("ports %s, whose state or far end was not read", portNums(ps))
+			beyond = fmt.Sprintf("%s %s, whose state or far end was not read", words.Noun(len(ps), "port"), portNums(ps))
 		} else if at.Switch == nil || at.Switch.LFT == nil {
 			beyond = "its own forwarding table, which was not read"
 		}

@@ -232,7 +232,7 @@ func writeLinksTable(w io.Writer, st report.Style, f *fabric.Fabric, rows, all [
 	}
 	summary := fmt.Sprintf("\n%d links", links)
 	if open > 0 {
-		summary += fmt.Sprintf(" and %d ports whose far end did not answer", open)
+		summary += " and " + plural(open, "port") + " whose far end did not answer"
 	}
 	if noLink > 0 {
 		summary += ", " + plural(noLink, "port") + " without a link"

@@ -426,9 +426,17 @@ func (s *Sampler) newRates(lo int, batch []*fabric.Port, readNow []bool, stale m
 			continue
 		}
 		r.rate = rateOf(p)
-		if !readNow[j] && !perf.LinkUp(p.Node, p) {
+		switch {
+		case !readNow[j] && !perf.LinkUp(p.Node, p):
 			nt := r.note()
 			nt.notRead = fmt.Sprintf("no link since the last refresh (%s, %s): its counters are not read", p.State, p.PhysState)
+			r.setNote(nt)
+		case r.rate.is == rateNoLink:
+			// Disabled with PortState still Active (ibsim's disable, or
+			// the moment before PortState follows): its PMA answers, but
+			// 0 err/s and "-" are no figures of a link (trial G10).
+			nt := r.note()
+			nt.notRead = fmt.Sprintf("no link (%s, %s): its counters count no traffic over a link", p.State, p.PhysState)
 			r.setNote(nt)
 		}
 	}

@@ -398,3 +398,38 @@ func TestRefreshNotActiveIsNotNoLink(t *testing.T) {
 		t.Errorf("gpu002 mlx5_0/1 in Init: %+v, want its rate %q kept and a note that it is not Active (Init), not 'no link'", r, before.Rate)
 	}
 }
+
+// TestDisabledStaleWhileWatchedSaysNoLink (trial G10): a port disabled
+// while top runs, as ibsim's `ibportstate ... disable` leaves it
+// (PhysState Disabled, PortState still Active), still answers its
+// counters, so its row read RATE (no link) beside 0 err/s and verdict
+// "-": nothing wrong with a host whose only link just went away. Its row
+// says the link is gone, not figures of a link.
+func TestDisabledStaleWhileWatchedSaysNoLink(t *testing.T) {
+	sm, eng, f, ports := watchHealthy(t)
+	ctx := context.Background()
+	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
+	rows := func() map[string]*Row {
+		t.Helper()
+		fr, err := s.Refresh(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*Row{}
+		for _, r := range rowsOf(fr) {
+			m[r.Node+"/"+itoa(r.Num)] = r
+		}
+		return m
+	}
+	rows()
+	rows()
+	if err := sm.DisabledStale("leaf01/3"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		after := rows()
+		if r := after["leaf01/3"]; r == nil || r.Rate != "(no link)" || !strings.Contains(r.NotRead, "no link") {
+			t.Errorf("leaf01/3 disabled while watched (PortState still Active): %+v, want RATE (no link) and the row saying so", r)
+		}
+	}
+}

@@ -478,6 +478,14 @@ func (s *Snapshot) counterFinding(t *Thresholds, p *fabric.Port, c CounterValue,
 	if noLink {
 		summary = fmt.Sprintf("the port has no link (%s): packets sent toward it, management probes and retries included, are dropped there and counted; the count says nothing of a cable", p.PhysState)
 		act = fmt.Sprintf("Not a cable verdict: %s has no link. Bring the link back (its down-link or routing finding says where traffic is lost), then clear the counters (perfquery -R) and judge them again.", s.portAt(p))
+		if basis != "delta" {
+			// A count since the last clear, or since the previous
+			// sweep, may span the time the link was up: a real port
+			// without a link receives nothing, so its PortRcvErrors
+			// were counted before, maybe the cable's (review R6).
+			summary = fmt.Sprintf("the port has no link (%s): the count is of packets sent toward it and dropped (management probes and retries included), or of errors from before the link went down, which may be the cable's; the count alone does not say which", p.PhysState)
+			act = fmt.Sprintf("Not a cable verdict while %s has no link. Bring the link back (its down-link or routing finding says where traffic is lost), then clear the counters (perfquery -R) and judge them again: errors that come back on the live link are the cable's.", s.portAt(p))
+		}
 	}
 	var deadEnd *fabric.Port
 	if c.Name == "PortRcvSwitchRelayErrors" {

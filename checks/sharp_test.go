@@ -164,26 +164,6 @@ func TestSharpANMissingAboveTheLeaves(t *testing.T) {
 	}
 }
 
-// TestSharpANAboveNotAnswering: spine02's AN is dead: spine02 is
-// undecided, never missing.
-func TestSharpANAboveNotAnswering(t *testing.T) {
-	const id = "topology.missing-sharp-an"
-	f := sharpFabric(t, 6)
-	dead := f.Nodes[slices.IndexFunc(f.Nodes, func(n *fabric.Node) bool { return n.Type == mad.NodeSwitch && n.Description == "spine02" })].Ports[anPort].Remote.Node
-	res := sharpCheck(t, f, false, nil, func(s *sim.Sim) {
-		if err := s.Kill(fmt.Sprintf("0x%016x", dead.GUID)); err != nil {
-			t.Fatal(err)
-		}
-	})
-	if fs := byCheck(res.Findings, id); len(fs) > 0 {
-		t.Errorf("a silent AN reported missing:%s", titles(fs))
-	}
-	u := undecidedOf(res, id)
-	if len(u) != 1 || u[0].Subject.Node != "spine02" || !strings.Contains(u[0].Reason, "the far end of its port 16 (up) did not answer") {
-		t.Errorf("want spine02 undecided, got %v", u)
-	}
-}
-
 // TestSharpANFolds: two of 8 leaves without an AN are one finding naming
 // both; three of 8 (5 with one: under three quarters) and 1 of 3 (2 with
 // one: too few peers) are not judged.
@@ -209,23 +189,26 @@ func TestSharpANFolds(t *testing.T) {
 	}
 }
 
-// TestSharpANNotAnswering: leaf03's AN is dead (its link up, its agent
-// silent): could not look, so undecided, never missing.
+// TestSharpANNotAnswering: a switch's AN is dead (its link up, its agent
+// silent): could not look, so undecided, never missing; leaf03's among
+// the leaves, spine02's above them.
 func TestSharpANNotAnswering(t *testing.T) {
 	const id = "topology.missing-sharp-an"
-	f := sharpFabric(t, 6)
-	dead := f.Nodes[slices.IndexFunc(f.Nodes, func(n *fabric.Node) bool { return n.Type == mad.NodeSwitch && n.Description == "leaf03" })].Ports[anPort].Remote.Node
-	res := sharpCheck(t, f, false, nil, func(s *sim.Sim) {
-		if err := s.Kill(fmt.Sprintf("0x%016x", dead.GUID)); err != nil {
-			t.Fatal(err)
+	for _, sw := range []string{"leaf03", "spine02"} {
+		f := sharpFabric(t, 6)
+		dead := f.Nodes[slices.IndexFunc(f.Nodes, func(n *fabric.Node) bool { return n.Type == mad.NodeSwitch && n.Description == sw })].Ports[anPort].Remote.Node
+		res := sharpCheck(t, f, false, nil, func(s *sim.Sim) {
+			if err := s.Kill(fmt.Sprintf("0x%016x", dead.GUID)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if fs := byCheck(res.Findings, id); len(fs) > 0 {
+			t.Errorf("%s: a silent AN reported missing:%s", sw, titles(fs))
 		}
-	})
-	if fs := byCheck(res.Findings, id); len(fs) > 0 {
-		t.Errorf("a silent AN reported missing:%s", titles(fs))
-	}
-	u := undecidedOf(res, id)
-	if len(u) != 1 || u[0].Subject.Node != "leaf03" || !strings.Contains(u[0].Reason, "the far end of its port 16 (up) did not answer") {
-		t.Errorf("want leaf03 undecided, got %v", u)
+		u := undecidedOf(res, id)
+		if len(u) != 1 || u[0].Subject.Node != sw || !strings.Contains(u[0].Reason, "the far end of its port 16 (up) did not answer") {
+			t.Errorf("want %s undecided, got %v", sw, u)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,6 +79,39 @@ func TestCorpusMissingUplinks(t *testing.T) {
 			for _, f := range byCheck(res.Findings, "topology.oversubscribed") {
 				if strings.Contains(f.Title, c.leaf) && !strings.Contains(f.Title, "uplinks where") {
 					t.Errorf("%s also has %q", c.leaf, f.Title)
+				}
+			}
+		})
+	}
+}
+
+// TestCorpusMissingUplinkCandidates (trial H5): plafrim2's ibnetdiscover
+// -p lists three switch ports at "4x QDR" with no neighbour, where every
+// other free port reads "1x SDR": ibcore01/9 and TS-…76ab/15 and /23, the
+// ends the missing ibcore01 cable most likely has. The finding names
+// them as candidates, in its evidence and next step; the other leaves
+// short of uplinks (no such port on the file's switches) name none.
+func TestCorpusMissingUplinkCandidates(t *testing.T) {
+	const want = "TS-i12k00066a00e30076ab/15, 23 (4X QDR); ibcore01/9 (4X QDR)"
+	for _, name := range []string{"plafrim2-qlogic-ts.ibnetdiscover-p", "dgx-ndr-2025.ibnetdiscover", "sx6036-fdr10-2014.ibnetdiscover"} {
+		t.Run(name, func(t *testing.T) {
+			fs := missingUplinks(corpusCheck(t, name, false).Findings)
+			if len(fs) == 0 {
+				t.Fatal("no leaf short of uplinks")
+			}
+			for _, f := range fs {
+				i := slices.IndexFunc(f.Evidence, func(e checks.Evidence) bool { return e.Name == "candidate ports" })
+				if name != "plafrim2-qlogic-ts.ibnetdiscover-p" {
+					if i >= 0 {
+						t.Errorf("%s: candidates %q", f.Title, f.Evidence[i].Text)
+					}
+					continue
+				}
+				if i < 0 || !strings.Contains(f.Evidence[i].Text, want) {
+					t.Errorf("%s: evidence %v, want the candidate ports %q", f.Title, f.Evidence, want)
+				}
+				if !strings.HasPrefix(f.Action, "Start with the ports read with a link's rate but no neighbour ("+want+")") {
+					t.Errorf("action %q", f.Action)
 				}
 			}
 		})

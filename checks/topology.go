@@ -1405,7 +1405,47 @@ func (s *Snapshot) shortOfUplinksFinding(leaf *fabric.Node, u shortUplinks, host
 	f.Impact = Impact{Score: float64(hosts) / float64(max(1, s.hostCount())) * float64(missing) / float64(want),
 		Summary: fmt.Sprintf("traffic leaving the leaf has %d of the %d uplinks its peers have (%.0f%% of their bandwidth); routes over the missing cables crowd onto the others", have, want, 100*float64(have)/float64(want))}
 	f.Action = "Find the leaf's ports for these spines on the cabling plan: reseat or replace a cable that is down, plug one that is missing, then confirm with 'ibdoctor check' that the finding is gone. If the leaf was built with fewer uplinks on purpose, nothing is wrong."
+	sw := []*fabric.Node{leaf}
+	for _, b := range u.short {
+		sw = append(sw, b.spine)
+	}
+	if c := s.trainedUnlinked(sw); c != "" {
+		f.Evidence = append(f.Evidence, Evidence{Name: "candidate ports",
+			Text: "ports read with a link's rate but no neighbour, where the missing cable probably is: " + c + " (a port without a link reads 1X SDR; these trained, and their far end was not seen)"})
+		f.Action = "Start with the ports read with a link's rate but no neighbour (" + c + "): a cable is probably plugged there whose link was not seen up end to end; reseat or replace it. Otherwise find the leaf's ports for these spines on the cabling plan: reseat or replace a cable that is down, plug one that is missing, then confirm with 'ibdoctor check' that the finding is gone. If the leaf was built with fewer uplinks on purpose, nothing is wrong."
+	}
 	return f
+}
+
+// trainedUnlinked names the ports of switches sw read without a
+// neighbour yet at a speed above SDR, which a port reads only once its
+// link trained (one without a link reads the slowest: ibnetdiscover -p
+// lists free ports "1x SDR"): "ibcore01/9 (4X QDR); TS-…/15, 23 (4X
+// QDR)", or "". A port that is up with a far end that did not answer is
+// not one: that is could not look, said elsewhere.
+func (s *Snapshot) trainedUnlinked(sw []*fabric.Node) string {
+	var parts []string
+	for _, n := range sw {
+		var nums []string
+		rate := ""
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Remote != nil || p.PeerUnknown() || linkUp(p) || p.PhysState == mad.PhysDisabled ||
+				!p.SpeedKnown() || p.SpeedActive.Max() <= mad.SpeedSDR {
+				continue
+			}
+			nums = append(nums, fmt.Sprint(p.Num))
+			r := fmt.Sprintf("%s %s", p.WidthActive.Max(), p.SpeedActive.Max())
+			if rate == "" {
+				rate = r
+			} else if rate != r {
+				rate = "rates as read"
+			}
+		}
+		if len(nums) > 0 {
+			parts = append(parts, fmt.Sprintf("%s/%s (%s)", s.nodeName(n), strings.Join(nums, ", "), rate))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // foldShortUplinks folds a leaf's "fewer uplinks than its spines' other

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -338,6 +339,35 @@ func TestLoadEnabledNotInFileIsUnknown(t *testing.T) {
 					t.Fatalf("%s: %s/%d lost its enabled masks", name, n.Description, p.Num)
 				}
 			}
+		}
+	}
+}
+
+// TestLoadPeerlessPortKeepsItsRate (trial H5): ibnetdiscover -p lists
+// TS-…76ab's ports 15 and 23 at "4x QDR" with no neighbour, where its
+// free ports read "1x SDR": a link trained there. PortInfo answers the
+// speed the file gives (QDR), not the SDR a port without a link reads;
+// a free port still answers SDR.
+func TestLoadPeerlessPortKeepsItsRate(t *testing.T) {
+	s, _, err := Load(context.Background(), corpusFile(t, "plafrim2-qlogic-ts.ibnetdiscover-p"), "", Options{Clock: NewManualClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ""
+	for _, n := range s.Fabric().Nodes {
+		if n.Type == mad.NodeCA && len(n.Ports) > 1 && n.Ports[1] != nil && n.Ports[1].Remote != nil && n.Ports[1].Remote.Node.GUID == 0x00066a00e30076ab {
+			host = fmt.Sprintf("0x%016x", n.GUID)
+			break
+		}
+	}
+	if host == "" {
+		t.Fatal("no host on TS-…76ab")
+	}
+	c := attach(t, s, host, 1)
+	for port, want := range map[uint32]mad.Speed{15: mad.SpeedQDR, 23: mad.SpeedQDR, 26: mad.SpeedSDR} {
+		pi := portInfo(t, c, mad.Path{1}, port)
+		if pi.PortState != mad.PortStateDown || mad.Speed(pi.LinkSpeedActive) != want {
+			t.Errorf("TS-…76ab/%d: %v at speed %v, want Down at %v (as the file lists it)", port, pi.PortState, mad.Speed(pi.LinkSpeedActive), want)
 		}
 	}
 }

@@ -248,9 +248,14 @@ type port struct {
 	// PortInfo answers the mask 0, unknown, not a value nobody read
 	// (trial C1); a Set of the mask makes it known.
 	wEnUnread, sEnUnread bool
-	mtuCap               mad.MTU
-	nbrMTU               mad.MTU
-	vls                  uint8 // VLCap and OperationalVLs code; 0: VL0-7
+	// sActRecorded: the file lists the port without a link but with an
+	// active speed (ibnetdiscover -p's "4x QDR" with no neighbour, where
+	// free ports read "1x SDR"): PortInfo answers that speed rather than
+	// the slowest one a port without a link reports (trial H5).
+	sActRecorded bool
+	mtuCap       mad.MTU
+	nbrMTU       mad.MTU
+	vls          uint8 // VLCap and OperationalVLs code; 0: VL0-7
 	// operVLs is the OperationalVLs a file recorded apart from VLCap
 	// (vlsRecorded: both answered as recorded, 0 included).
 	operVLs     uint8
@@ -551,6 +556,7 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 			p.state, p.phys = fp.State, fp.PhysState
 			p.wAct, p.wEn, p.wSup = fp.WidthActive, fp.WidthEnabled, fp.WidthSupported
 			p.sAct, p.sEn, p.sSup = fp.SpeedActive, fp.SpeedEnabled, fp.SpeedSupported
+			p.sActRecorded = s.opts.fromFile && pi != 0 && fp.Remote == nil && fp.SpeedActive != 0
 			p.mtuCap, p.nbrMTU = fp.MTUCap, fp.NeighborMTU
 			p.capMask, p.capMask2 = fp.CapMask, fp.CapMask2
 			p.mkeyProtect, p.mkeyLease = fp.MKeyProtect, fp.MKeyLease

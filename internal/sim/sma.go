@@ -324,7 +324,7 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 		mk = &n.ports[0]
 	}
 	pi.MKeyProtectBits, pi.MKeyLeasePeriod = mk.mkeyProtect, mk.mkeyLease
-	if p.linkUp() || pn == 0 {
+	if p.linkUp() || pn == 0 || p.sActRecorded {
 		switch {
 		case p.sAct >= mad.SpeedXDR:
 			pi.LinkSpeedExtActive2 = ext2Speeds(p.sAct)

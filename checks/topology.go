@@ -163,8 +163,10 @@ func (s *Snapshot) oversubscribed() []Finding {
 		n          *fabric.Node
 		host, up   float64
 		hosts, ups int
+		below      []*fabric.Node // switches chained below it (chainedBelow)
 	}
 	var all []leaf
+	below := chainedBelow(s.Fabric)
 	for _, n := range s.Fabric.Nodes {
 		if n.Type != mad.NodeSwitch {
 			continue
@@ -179,6 +181,13 @@ func (s *Snapshot) oversubscribed() []Finding {
 				continue
 			}
 			switch {
+			case interSwitch(p) && below[p.Remote.Node] == n:
+				// A link down to a switch whose only way out is this
+				// one: its traffic shares this leaf's uplinks, it is
+				// no uplink of its own (trial H3).
+				if !slices.Contains(l.below, p.Remote.Node) {
+					l.below = append(l.below, p.Remote.Node)
+				}
 			case interSwitch(p):
 				l.up += p.Rate().Gbps()
 				l.ups++
@@ -243,12 +252,18 @@ func (s *Snapshot) oversubscribed() []Finding {
 			why = fmt.Sprintf("the typical leaf is %.1f:1: this is the design", typical)
 			if r > 1.1*typical {
 				sev, why = Warning, fmt.Sprintf("above the typical leaf's %.1f:1: an uplink may be missing or down", typical)
-				if up := s.chainedTo(l.n, tiers); up != "" {
+				if up, k := s.chainedTo(l.n, tiers, below); up != "" {
 					why = fmt.Sprintf("above the typical leaf's %.1f:1; its uplinks go to %s, a switch with hosts of its own, not to a spine: it is chained below that switch and shares its uplinks", typical, up)
+					if k > 1 {
+						why = fmt.Sprintf("above the typical leaf's %.1f:1; its uplinks go to %s, switches with hosts of their own, not to a spine: it is chained below those switches and shares their uplinks", typical, up)
+					}
 				}
 			}
 		}
 		text := fmt.Sprintf("host links %s Gb/s, uplinks %s Gb/s (active rates); %s", fmtGbps(l.host), fmtGbps(l.up), why)
+		if len(l.below) > 0 {
+			text += s.islandText(l.n, l.host, l.hosts, l.up, below)
+		}
 		k := same{sev, text, l.hosts, l.ups, fmt.Sprintf("%.1f", r)}
 		if i, ok := group[k]; ok {
 			f := &out[i]
@@ -1508,25 +1523,93 @@ func foldShortUplinks(fs []Finding) []Finding {
 	return out
 }
 
+// chainedBelow maps each switch with hosts whose up inter-switch links
+// all go to one other switch to that switch: its only way out, so its
+// traffic leaving shares that switch's uplinks, and the links to it are
+// not that switch's uplinks (plafrim's Infiniscale-IV below MT47396,
+// trial H3). Two switches cabled only to each other are peers, neither
+// below the other.
+func chainedBelow(f *fabric.Fabric) map[*fabric.Node]*fabric.Node {
+	out := map[*fabric.Node]*fabric.Node{}
+	for _, m := range f.Nodes {
+		if m.Type != mad.NodeSwitch || hostPorts(m) == 0 {
+			continue
+		}
+		var to *fabric.Node
+		one := true
+		for _, p := range m.Ports {
+			if p == nil || p.Num == 0 || !interSwitch(p) || !linkUp(p) || p.Remote.Node == m {
+				continue
+			}
+			if to != nil && p.Remote.Node != to {
+				one = false
+				break
+			}
+			to = p.Remote.Node
+		}
+		if one && to != nil {
+			out[m] = to
+		}
+	}
+	for m, n := range out {
+		if out[n] == m {
+			delete(out, m)
+			delete(out, n)
+		}
+	}
+	return out
+}
+
+// islandText is the oversubscription evidence's note on the switches
+// chained below leaf n: their links are not counted as n's uplinks, and
+// with their hosts the island reaches the rest of the fabric over n's
+// uplinks at the ratio given.
+func (s *Snapshot) islandText(n *fabric.Node, host float64, hosts int, up float64, below map[*fabric.Node]*fabric.Node) string {
+	var names []string
+	seen := map[*fabric.Node]bool{n: true}
+	q := []*fabric.Node{n}
+	for len(q) > 0 {
+		x := q[0]
+		q = q[1:]
+		for m, to := range below {
+			if to != x || seen[m] {
+				continue
+			}
+			seen[m] = true
+			q = append(q, m)
+			names = append(names, s.nodeName(m))
+			for _, p := range m.Ports {
+				if p != nil && p.Num != 0 && p.Remote != nil && linkUp(p) && toHost(p) {
+					host += p.Rate().Gbps()
+					hosts++
+				}
+			}
+		}
+	}
+	slices.SortFunc(names, words.Natural)
+	return fmt.Sprintf("; the links to %s, chained below it (its only way out), are not counted as uplinks: with their hosts, the island's %s (%s Gb/s) reach the rest of the fabric over %s Gb/s, %.1f:1",
+		words.FirstOf(names[:min(3, len(names))], len(names)), words.Count(hosts, "host"), fmtGbps(host), fmtGbps(up), host/up)
+}
+
 // chainedTo names the switches n's uplinks go to when every one of them
 // is a leaf (a switch with hosts) and the fabric has spines: n hangs
 // below another leaf instead of reaching the spines, by design or not,
 // and no spine cable of it can be "missing". "" otherwise.
-func (s *Snapshot) chainedTo(n *fabric.Node, tiers map[*fabric.Node]int) string {
+func (s *Snapshot) chainedTo(n *fabric.Node, tiers map[*fabric.Node]int, below map[*fabric.Node]*fabric.Node) (string, int) {
 	if !slices.ContainsFunc(s.Fabric.Nodes, func(m *fabric.Node) bool { return tiers[m] == 1 }) {
-		return ""
+		return "", 0
 	}
 	var names []string
 	for _, p := range n.Ports {
-		if p == nil || p.Num == 0 || !interSwitch(p) || !linkUp(p) {
-			continue
+		if p == nil || p.Num == 0 || !interSwitch(p) || !linkUp(p) || below[p.Remote.Node] == n {
+			continue // a switch chained below n is no way up
 		}
 		if tiers[p.Remote.Node] != 0 {
-			return ""
+			return "", 0
 		}
 		if name := s.nodeName(p.Remote.Node); !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return words.And(names), len(names)
 }

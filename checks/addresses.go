@@ -3,6 +3,7 @@ package checks
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,7 +40,7 @@ func init() {
 	})
 	register(Check{
 		ID:      "names.default-description",
-		Summary: "host adapters still carry the firmware's default NodeDescription while most others carry host names",
+		Summary: "host adapters carry the firmware's default NodeDescription or a host name never set (localhost, ubuntu), or switches share one firmware default: nodes told apart by GUID only",
 		Needs:   []string{"topology"},
 		run:     (*Snapshot).defaultDescriptions,
 	})
@@ -287,27 +288,39 @@ func (s *Snapshot) duplicateDescriptions() []Finding {
 	return out
 }
 
+// placeholderHost reports whether host is a name a machine answers
+// under before its own is set: "localhost" (and localhost.*), the
+// kernel's "(none)", or "ubuntu", the name Ubuntu's installer and cloud
+// images give (the DGX file's "localhost HCA-1", "ubuntu mlx5_0"). Such
+// a description names no machine (trial H7).
+func placeholderHost(host string) bool {
+	return host == "localhost" || strings.HasPrefix(host, "localhost.") || host == "(none)" || host == "ubuntu"
+}
+
 func (s *Snapshot) defaultDescriptions() []Finding {
-	var defaults []*fabric.Node
+	var defaults, placeholders []*fabric.Node
 	named := 0
 	for _, n := range s.Fabric.Nodes {
 		if !isHostNode(n) || n.DescriptionUnread {
 			continue // not read: could not look
 		}
-		if isFirmwareDefault(n.Description) || strings.TrimSpace(n.Description) == "" {
+		switch {
+		case isFirmwareDefault(n.Description) || strings.TrimSpace(n.Description) == "":
 			defaults = append(defaults, n)
-		} else {
+		case placeholderHost(HostOf(n)):
+			placeholders = append(placeholders, n)
+		default:
 			named++
 		}
 	}
-	// Only when most hosts are named: a fabric where none is has a
-	// convention (or none), not a few hosts that missed it.
-	if len(defaults) == 0 || named < 2*len(defaults) {
-		return nil
+	out := s.defaultSwitchDescriptions()
+	unnamed := len(defaults) + len(placeholders)
+	if unnamed == 0 {
+		return out
 	}
 	var ents []Entity
 	var names []string
-	for _, n := range defaults {
+	for _, n := range append(slices.Clone(defaults), placeholders...) {
 		if !s.nodeInScope(n) {
 			continue
 		}
@@ -317,16 +330,93 @@ func (s *Snapshot) defaultDescriptions() []Finding {
 		}
 	}
 	if len(ents) == 0 {
-		return nil
+		return out
 	}
-	return []Finding{{
+	what := "the firmware's default description"
+	switch {
+	case len(placeholders) > 0 && len(defaults) > 0:
+		what = fmt.Sprintf("the firmware's default description (%d) or a host name never set (%d: %s)", len(defaults), len(placeholders), placeholderNames(placeholders))
+	case len(placeholders) > 0:
+		what = fmt.Sprintf("a host name never set (%s)", placeholderNames(placeholders))
+	}
+	f := Finding{
 		Check:    "names.default-description",
 		Severity: Info, // naming hygiene: no traffic is affected
-		Title:    fmt.Sprintf("%d host adapters still carry the firmware's default description while %d are named after their hosts", len(ents), named),
 		Entities: ents,
 		Evidence: []Evidence{{Name: "hosts", Value: float64(len(ents)), Text: words.FirstOf(names, len(ents))}},
 		Impact:   Impact{Summary: "these hosts cannot be told apart in findings, routes and the SM's logs: a fault on one is found by GUID only"},
-		Action:   "Run rdma-ndd on those hosts (it sets node_desc to '<hostname> <device>'), or write the name to /sys/class/infiniband/<dev>/node_desc at boot; check why the image lacks it.",
+		Action:   "Run rdma-ndd on those hosts (it sets node_desc to '<hostname> <device>'), or write the name to /sys/class/infiniband/<dev>/node_desc at boot; check why the image lacks it (and, for a host name never set, set the host's name).",
 		Basis:    "topology",
-	}}
+	}
+	switch {
+	case named >= 2*unnamed:
+		// Most hosts named: these missed the convention.
+		f.Title = fmt.Sprintf("%d host adapters still carry %s while %d are named after their hosts", len(ents), what, named)
+	case unnamed >= 8:
+		// Most hosts unnamed (trial H7: 21 of plafrim2's 23 IS5030
+		// hosts): no convention to miss, but the operator cannot tell
+		// which host is on which port; one finding for the fabric.
+		f.Title = fmt.Sprintf("%d of the %d host adapters carry %s: the hosts cannot be told apart", len(ents), unnamed+named, what)
+	default:
+		return out // a lab's few adapters: nothing to tell apart
+	}
+	return append(out, f)
+}
+
+// placeholderNames lists the placeholder host names of ns: "localhost,
+// ubuntu".
+func placeholderNames(ns []*fabric.Node) string {
+	var hs []string
+	for _, n := range ns {
+		if h := HostOf(n); !slices.Contains(hs, h) {
+			hs = append(hs, h)
+		}
+	}
+	slices.Sort(hs)
+	return strings.Join(hs, ", ")
+}
+
+// defaultSwitchDescriptions finds switches that share one firmware
+// default description (the Quantum-2 capture's 8 "Quantum-2 Mellanox
+// Technologies", which ibdiagnet flags as duplicated descriptions):
+// every finding has to name them by GUID. names.duplicate-description
+// leaves firmware defaults aside (unmanaged switches share them by
+// design), so this says it once per description, as info (trial H7).
+func (s *Snapshot) defaultSwitchDescriptions() []Finding {
+	by := map[string][]*fabric.Node{}
+	total := 0
+	for _, n := range s.Fabric.Nodes {
+		if n.Type != mad.NodeSwitch || n.DescriptionUnread {
+			continue
+		}
+		total++
+		if d := strings.TrimSpace(n.Description); isFirmwareDefault(d) {
+			by[d] = append(by[d], n)
+		}
+	}
+	var out []Finding
+	for _, d := range slices.Sorted(maps.Keys(by)) {
+		ns := by[d]
+		if len(ns) < 2 || !slices.ContainsFunc(ns, s.nodeInScope) {
+			continue
+		}
+		slices.SortFunc(ns, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+		var ents []Entity
+		var guids []string
+		for _, n := range ns {
+			ents = append(ents, s.nodeEntity(n, "switch"))
+			guids = append(guids, fmt.Sprintf("0x%016x", n.GUID))
+		}
+		out = append(out, Finding{
+			Check:    "names.default-description",
+			Severity: Info,
+			Title:    fmt.Sprintf("%d of the %d switches carry the firmware's default description %q: they can be told apart by GUID only", len(ns), total, d),
+			Entities: ents,
+			Evidence: []Evidence{{Name: "switches", Value: float64(len(ns)), Text: "switch GUIDs " + words.FirstOf(guids[:min(8, len(guids))], len(guids))}},
+			Impact:   Impact{Summary: "findings, routes and the SM's logs name these switches alike: finding the one at fault in the racks takes its GUID"},
+			Action:   "Give each switch a name: on a managed switch set its hostname (its NodeDescription follows); an unmanaged one takes a node description set through its firmware configuration or UFM. A name with rack and position lets a finding point at the box.",
+			Basis:    "topology",
+		})
+	}
+	return out
 }

@@ -1613,7 +1613,11 @@ func undecidedGroup(grp *ecmpGroup, nUnk int) string {
 func undecidedParts(grp *ecmpGroup, nUnk int) string {
 	var parts []string
 	if len(grp.maybe) > 0 {
-		parts = append(parts, fmt.Sprintf("ports %s (state or far end not read) may be more equal-cost ports", portNums(grp.maybe)))
+		more := "more equal-cost ports"
+		if len(grp.maybe) == 1 {
+			more = "one more equal-cost port"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (state or far end not read) may be %s", words.Noun(len(grp.maybe), "port"), portNums(grp.maybe), more))
 	}
 	if grp.unread > 0 {
 		parts = append(parts, fmt.Sprintf("the table sends %d of the group's destinations out of ports not read", grp.unread))

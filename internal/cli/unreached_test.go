@@ -199,7 +199,7 @@ func TestCheckUndecidedListed(t *testing.T) {
 	// tables say what they could not decide.
 	for _, want := range []string{
 		"Undecided: 5 subjects could not be decided for what was not read (routing.asymmetric, routing.credit-loop, routing.ecmp-imbalance, routing.loop, routing.unreachable; listed below)",
-		"\n  routing.ecmp-imbalance on spine01: its spread over ports 34,35,36,37,38,39,40 is uneven or not depending on what was not read: ports 33",
+		"\n  routing.ecmp-imbalance on spine01: its spread over ports 34,35,36,37,38,39,40 is uneven or not depending on what was not read: port 33 (state or far end not read) may be one more equal-cost port",
 		"\n  routing.unreachable on spine01: 56 routes (to 8 destinations) lead from here to port 33, whose state or far end was not read: not followed further\n",
 	} {
 		if !strings.Contains(out, want) {

@@ -319,10 +319,11 @@ func (s *Snapshot) partitionSwitchDrops() []Finding {
 	return out
 }
 
-// heldKeyText is partition k as the holders' P_Key tables, partitions.conf
-// and smpquery write it: with the membership bit (0x8001 when all hold it
-// as full members), both spellings when the holders differ (trial G8: the
-// bare 0x0001 matched nothing an operator could grep for).
+// heldKeyText is partition k as the holders' P_Key tables and smpquery
+// write it: with the membership bit (0x8001 when all hold it as full
+// members), both spellings when the holders differ (trial G8: the bare
+// 0x0001 matched nothing an operator could grep for). partitions.conf
+// writes the low 15 bits and the membership per port: the action says so.
 func heldKeyText(k uint16, full, limited int) string {
 	switch {
 	case limited == 0:
@@ -331,6 +332,18 @@ func heldKeyText(k uint16, full, limited int) string {
 		return mad.PKey(k).String()
 	}
 	return fmt.Sprintf("%s (%d full members) / %s (%d limited)", mad.PKey(k|0x8000), full, mad.PKey(k), limited)
+}
+
+// memberships says how the holders hold a partition: "full members",
+// "limited members" or both with their counts.
+func memberships(full, limited int) string {
+	switch {
+	case limited == 0:
+		return "full members"
+	case full == 0:
+		return "limited members"
+	}
+	return fmt.Sprintf("%d full and %d limited members", full, limited)
 }
 
 // partitionJobMismatch names the job's hosts that lack a partition most
@@ -398,7 +411,7 @@ func (s *Snapshot) partitionJobMismatch() []Finding {
 				Text: fmt.Sprintf("%d of %d job host ports hold partition %s", count[k], len(job), key)}},
 			Impact: Impact{PathShare: float64(len(lacking)) / float64(len(job)), Score: 0.1 * float64(len(lacking)) / float64(len(job)),
 				Summary: "if the job runs in that partition (its P_Key index), these hosts cannot join it"},
-			Action: "Give these hosts' ports the partition (partitions.conf) or check which P_Key the job uses (NCCL_IB_PKEY, UCX_IB_PKEY).",
+			Action: fmt.Sprintf("Give these hosts' ports the partition (partitions.conf writes it as %s, the key's low 15 bits, and each port's membership as =full or =limited: the others hold it as %s) or check which P_Key the job uses (NCCL_IB_PKEY, UCX_IB_PKEY).", mad.PKey(k&0x7fff), memberships(full, limited)),
 			Basis:  "topology",
 		})
 	}

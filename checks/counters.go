@@ -16,7 +16,7 @@ import (
 func init() {
 	register(Check{
 		ID:      "counters.errors",
-		Summary: "an error counter is over its threshold (on its increase when sampled: over --interval, or during ibdiagnet's run in a db_csv's PM_DELTA, whose value since the last clear is judged too once it fills its PortCounters field; on its absolute value otherwise); symbol errors also as a bit error rate",
+		Summary: "an error counter is over its threshold (on its increase when sampled: over --interval, or during ibdiagnet's run in a db_csv's PM_DELTA, whose value since the last clear is judged too once it fills its PortCounters field or, for a physical-layer counter, is far above the same counter on the ports of its role; on its absolute value otherwise); symbol errors also as a bit error rate",
 		Needs:   []string{"topology", "counters"},
 		run:     (*Snapshot).counterErrors,
 	})
@@ -117,7 +117,8 @@ type Unjudged struct {
 	Value uint64 // since the last clear
 	// Why: WithinThreshold (Threshold is the absolute one it is within),
 	// SinceUnknownClear (a file's increase is judged; a value since a
-	// clear nobody dated only when its field is full), IncreaseJudged
+	// clear nobody dated only when its field is full or, for a
+	// physical-layer counter, far above its fleet's), IncreaseJudged
 	// (sampled over an interval: the increase is judged, not the value),
 	// NoThreshold (the thresholds in force set none for it).
 	Why       UnjudgedWhy
@@ -160,19 +161,41 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding), quiet func
 	iv := s.Counters.Interval()
 	var cleared clearedPorts
 	defer func() { s.cleared = cleared }()
+	// A value since an unknown clear is judged against the same counter
+	// on the ports of its role, all of them read first: the candidates
+	// wait for the end of the pass (outlierFinding).
+	fleet := counterFleet{}
+	var pending []outlierCandidate
 	s.Counters.Ports(func(r PortReading) {
 		p := r.Port
-		if p == nil || !s.inScope(p) {
+		if p == nil {
+			return
+		}
+		spanless := r.SpanUnknown && iv == 0 && !r.Saved
+		if spanless {
+			fleet.add(r)
+		}
+		if !s.inScope(p) {
 			return
 		}
 		cleared.add(s, r)
 		var unknown, unknownSince []string
 		why, whySince := "", ""
+		var kept *PortReading
 		for _, c := range r.Errors {
 			emitted := false
 			emit := func(p *fabric.Port, f Finding) { emitted = true; emit(p, f) }
 			s.judgeCounter(t, iv, r, c, emit, func(u string) { unknown = append(unknown, c.Name); why = u },
 				func(u string) { unknownSince = append(unknownSince, c.Name); whySince = u })
+			if !emitted && spanless && outlierCounter(t, c) {
+				if kept == nil {
+					// r's buffers are the next port's once fn returns.
+					k := r.Clone()
+					kept = &k
+				}
+				pending = append(pending, outlierCandidate{r: kept, c: c})
+				continue
+			}
 			if !emitted && c.Value > 0 && quiet != nil {
 				quiet(p, s.unjudged(t, iv, r, c))
 			}
@@ -184,6 +207,14 @@ func (s *Snapshot) eachCounterError(emit func(*fabric.Port, Finding), quiet func
 			s.couldNotDecide("counters.errors", counterNames(unknownSince)+" since the saved sweep: "+whySince, s.entityOf(p, "end"))
 		}
 	})
+	fleet.sort()
+	for _, o := range pending {
+		if f, ok := s.outlierFinding(t, fleet, *o.r, o.c); ok {
+			emit(o.r.Port, f)
+		} else if quiet != nil {
+			quiet(o.r.Port, s.unjudged(t, iv, *o.r, o.c))
+		}
+	}
 }
 
 // judgeCounter judges one error counter of reading r: emit its finding (at
@@ -644,7 +675,9 @@ func fieldFull(c CounterValue) bool {
 // or as large in the extended counter) is reported: at least that many
 // errors happened, the clearest sign a value alone gives. Warning for the
 // counters whose finding is a warning or an error, info for the others;
-// the next step is to clear the counters and sample again.
+// the next step is to clear the counters and sample again. A
+// physical-layer counter below the top is judged against its fleet once
+// the pass is over (outlierFinding).
 func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterValue, port []CounterValue) (Finding, bool) {
 	if !fieldFull(c) {
 		return Finding{}, false
@@ -653,7 +686,6 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 	if !ok {
 		return Finding{}, false
 	}
-	_, action := counterSeverity(c.Name)
 	f.Severity = fullFieldSeverity(c.Name)
 	f.Impact.Score = f.Impact.PathShare * counterWeight[f.Severity]
 	name := s.portName(p)
@@ -671,6 +703,18 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 		f.Evidence = append(f.Evidence, Evidence{Name: "saturated", Value: float64(c.Value),
 			Text: fmt.Sprintf("%d is the %d-bit PortCounters field's maximum: read as saturated, the true count is at least that", c.Value, baseFieldBits[c.Name])})
 	}
+	s.sinceClearTail(&f, t, p, c, port)
+	return f, true
+}
+
+// spanNotInFile is what a file with PM_DELTA does not give.
+const spanNotInFile = "the file gives neither when the counters were last cleared nor how long they were sampled, so no rate"
+
+// sinceClearTail ends a finding on a value since an unknown clear (full,
+// or an outlier against its fleet): the port's other counters, the
+// increase while sampled, and the next step.
+func (s *Snapshot) sinceClearTail(f *Finding, t *Thresholds, p *fabric.Port, c CounterValue, port []CounterValue) {
+	_, action := counterSeverity(c.Name)
 	// The port's other error counters since the clear, not full
 	// themselves (those are findings of their own), say what else
 	// happened there: receive errors beside symbol errors.
@@ -683,8 +727,15 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 	if len(others) > 0 {
 		f.Evidence = append(f.Evidence, Evidence{Name: "others", Text: "also on this port since the last clear: " + strings.Join(others, ", ")})
 	}
-	noRate := "the file gives neither when the counters were last cleared nor how long they were sampled, so no rate"
-	if c.DeltaUnknown == "" {
+	noRate := spanNotInFile
+	if c.DeltaUnknown == "" && c.Delta > 0 {
+		// Grew while sampled, within the per-interval threshold:
+		// still growing, not history.
+		f.Title += fmt.Sprintf("; +%d while sampled", c.Delta)
+		f.Evidence = append(f.Evidence, Evidence{Name: "increase", Value: float64(c.Delta), Threshold: float64(t.Delta[c.Name]),
+			Text: fmt.Sprintf("%s +%d while the counters were sampled (threshold %d per interval): still counting then; %s", c.Name, c.Delta, t.Delta[c.Name], noRate)})
+		f.Impact.Summary = fmt.Sprintf("at least %d since the last clear and +%d while sampled: the errors still come; the link carries %s of host-to-host paths", c.Value, c.Delta, pct(f.Impact.PathShare))
+	} else if c.DeltaUnknown == "" {
 		f.Title += "; not growing while sampled"
 		f.Evidence = append(f.Evidence, Evidence{Name: "increase", Value: float64(c.Delta), Threshold: float64(t.Delta[c.Name]),
 			Text: fmt.Sprintf("%s +%d while the counters were sampled (threshold %d per interval): not climbing then; %s", c.Name, c.Delta, t.Delta[c.Name], noRate)})
@@ -694,9 +745,8 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 		f.Impact.Summary = fmt.Sprintf("at least %d since the last clear, whether it still grows is unknown; the link carries %s of host-to-host paths", c.Value, pct(f.Impact.PathShare))
 	}
 	e := s.entityOf(p, "")
-	f.Action = fmt.Sprintf("Clear the counters and sample again to see whether the errors still come: on a host 'perfquery -x -R %d %d' clears this port, 'ibdiagnet --pc' or 'ibdoctor counters --reset errors' every port; then 'ibdoctor check --interval 30s' on the fabric, or a new ibdiagnet run hours later. If it grows again: %s (at %s).",
+	f.Action = fmt.Sprintf("Clear the counters and sample again to see whether the errors still come: on a host 'perfquery -x -R %d %d' clears this port, 'ibdiagnet --pc' or 'ibdoctor counters --reset errors' every port; then 'ibdoctor check --interval 30s' on the fabric, a new ibdiagnet run hours later, or watch it live with 'ibdoctor top' (the / key filters by node name). If it grows again: %s (at %s).",
 		e.LID, p.Num, action, s.portAt(p))
-	return f, true
 }
 
 // downRoutesShown is how many LIDs routed out of down ports downRoutes

@@ -375,7 +375,7 @@ func (v *verdicts) withinText(listed bool) string {
 		}
 		reason := map[checks.UnjudgedWhy]string{
 			checks.WithinThreshold:   "within " + src,
-			checks.SinceUnknownClear: "not judged: since an unknown clear only a counter at the top of its field is",
+			checks.SinceUnknownClear: "not judged: since an unknown clear only a counter at the top of its field, or a physical-layer one far above its fleet, is",
 			checks.IncreaseJudged:    "not judged: the increase over the interval is, not the value",
 			checks.NoThreshold:       "not judged: " + src + " set no threshold for them",
 		}[why]

@@ -240,9 +240,12 @@ func TestCorpusSwitchIBSlowLinks(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("slow links:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	// The file records no supported speeds (as 'check --sim' says): the
-	// HCA may support no more, so the link is a warning saying so, and
-	// the SwitchIB-SX6012 link between switches is unchanged.
+	// The file records no supported speeds (as 'check --sim' says), but
+	// it gives the HCA's device ID, 0x1013: a ConnectX-4, and no
+	// ConnectX-4 board runs below FDR. The link is degraded, not hedged
+	// (trial H13: "may support no more than SDR" beside "ConnectX-4 runs
+	// 4X EDR"), and at 8 of 54.55 Gb/s an error as any host link that
+	// lost half its rate; the SwitchIB-SX6012 link is unchanged.
 	sw := corpusSweep(t, corpusFile(t, "switchib-sx6012-mixed-2016.ibnetdiscover"))
 	sw.RoutesComputed = true
 	sw.SupportedNotRead = "the file does not record supported speeds"
@@ -251,8 +254,10 @@ func TestCorpusSwitchIBSlowLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := byCheck(res.Findings, "link.degraded-speed")
-	if len(fs) != 1 || fs[0].Severity != checks.Warning || !strings.Contains(fs[0].Evidence[0].Text, "the file does not record supported speeds: r-ufm96 HCA-1/1 may support no more than SDR") {
-		t.Errorf("without supported speeds: %+v\nwant one warning saying the HCA may support no more than SDR", fs)
+	if len(fs) != 1 || fs[0].Severity != checks.Error || strings.Contains(fs[0].Title, "not in the file") ||
+		strings.Contains(fs[0].Evidence[0].Text, "may support no more than") || !strings.Contains(fs[0].Evidence[0].Text, "no ConnectX-4 board runs below FDR") ||
+		strings.HasPrefix(fs[0].Action, "First read what") {
+		t.Errorf("without supported speeds: %+v\nwant one error, not hedged, saying no ConnectX-4 board runs below FDR", fs)
 	}
 }
 

@@ -423,8 +423,14 @@ func (s *Snapshot) judgeRates(a, b *fabric.Port, peers *peerRates) LinkVerdict {
 	// the peers' model): with no supported speed read, an HCA running
 	// below its peers may be running its best. Switch ports are not sold
 	// so: their peers of the same model show what the hardware runs.
-	if v.SpeedWhy != "" && s.SupportedNotRead != "" && hostEnd(a, b) != nil {
-		v.SpeedUnsure = fmt.Sprintf("%s: %s may support no more than %s (then the link runs its best and is not degraded)", s.SupportedNotRead, s.entityOf(hostEnd(a, b), "").String(), v.Active.Speed)
+	// Unless no board of its model runs that slow (trial H13: a
+	// ConnectX-4 at SDR): then it is degraded, whatever the file lacks.
+	if hp := hostEnd(a, b); v.SpeedWhy != "" && s.SupportedNotRead != "" && hp != nil {
+		if low, ok := devices.SlowestBoard(hp.Node); ok && low.DataGbps() > v.Active.Speed.DataGbps() {
+			v.SpeedWhy += fmt.Sprintf("; the file does not record supported speeds, but no %s board runs below %s", devices.Model(hp.Node), low)
+		} else {
+			v.SpeedUnsure = fmt.Sprintf("%s: %s may support no more than %s (then the link runs its best and is not degraded)", s.SupportedNotRead, s.entityOf(hp, "").String(), v.Active.Speed)
+		}
 	}
 	if v.Want.Width == 0 {
 		v.Want.Width = v.Active.Width

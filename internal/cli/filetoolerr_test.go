@@ -38,11 +38,13 @@ func TestFileToolErrorIsUnreached(t *testing.T) {
 	if !found {
 		t.Errorf("no unreached entry for path 0,1,1,31 per the file's error line: %+v", doc.Unreached)
 	}
-	// r-ufm96 at SDR is a warning (the file records no supported speeds):
-	// nothing at or above error either, so exit 2 too.
+	// r-ufm96 at SDR is an error (a ConnectX-4: no board of it runs
+	// below FDR, trial H13): at or above --fail-on error, so exit 1, the
+	// Reached line still naming what could not be read; with
+	// --fail-on critical (above) nothing reaches it, so exit 2.
 	code, out, _ = run("check", "--sim="+f)
-	if code != ExitUndecided || !strings.Contains(out, "Reached:   1 thing could not be read") {
-		t.Errorf("check: exit %d, want %d and a Reached line naming 1 thing:\n%s", code, ExitUndecided, out)
+	if code != ExitFindings || !strings.Contains(out, "Reached:   1 thing could not be read") {
+		t.Errorf("check: exit %d, want %d and a Reached line naming 1 thing:\n%s", code, ExitFindings, out)
 	}
 	code, out, _ = run("discover", "--sim="+f)
 	if code != ExitPartial || strings.Contains(out, "Everything answered") || !strings.Contains(out, "NodeInfo at path 0,1,1,31 (behind SwitchIB Mellanox Technologies port 31)") {

@@ -95,6 +95,26 @@ func Lookup(vendor uint32, device uint16) (Device, bool) {
 	return d, ok
 }
 
+// slowestBoard is the slowest lane speed any board of an adapter family
+// is sold at, where the vendor's board list is known: a link of such an
+// adapter running slower is degraded, not a board sold slower. ConnectX-3
+// and its Pro are not here (QDR and FDR10 boards share the device ID).
+var slowestBoard = map[deviceKey]mad.Speed{
+	{vendorMellanox, 0x1011}: mad.SpeedFDR, // Connect-IB: FDR boards only
+	{vendorMellanox, 0x1013}: mad.SpeedFDR, // ConnectX-4: FDR and EDR boards
+	{vendorMellanox, 0x1017}: mad.SpeedEDR, // ConnectX-5: EDR boards
+	{vendorMellanox, 0x1019}: mad.SpeedEDR, // ConnectX-5 Ex: EDR boards
+	{vendorMellanox, 0x101b}: mad.SpeedEDR, // ConnectX-6: EDR, HDR100 and HDR boards
+	{vendorMellanox, 0x1021}: mad.SpeedHDR, // ConnectX-7: HDR, NDR200 (2X) and NDR boards
+}
+
+// SlowestBoard is the slowest lane speed any board of n's adapter family
+// is sold at, by vendor and device ID, when the table knows it.
+func SlowestBoard(n *fabric.Node) (mad.Speed, bool) {
+	sp, ok := slowestBoard[deviceKey{n.VendorID, n.DeviceID}]
+	return sp, ok
+}
+
 // byDescription recognises a chip from the NodeDescription its firmware
 // sets by default, for dumps that carry no device ID (ibnetdiscover -p):
 // only vendors' default strings, which name the chip, never host names.

@@ -715,6 +715,7 @@ const spanNotInFile = "the file gives neither when the counters were last cleare
 // increase while sampled, and the next step.
 func (s *Snapshot) sinceClearTail(f *Finding, t *Thresholds, p *fabric.Port, c CounterValue, port []CounterValue) {
 	_, action := counterSeverity(c.Name)
+	f.history = &sinceClearNote{port: s.portName(p), counter: c, counters: slices.Clone(port)}
 	// The port's other error counters since the clear, not full
 	// themselves (those are findings of their own), say what else
 	// happened there: receive errors beside symbol errors.
@@ -731,12 +732,14 @@ func (s *Snapshot) sinceClearTail(f *Finding, t *Thresholds, p *fabric.Port, c C
 	if c.DeltaUnknown == "" && c.Delta > 0 {
 		// Grew while sampled, within the per-interval threshold:
 		// still growing, not history.
-		f.Title += fmt.Sprintf("; +%d while sampled", c.Delta)
+		f.history.suffix = fmt.Sprintf("; +%d while sampled", c.Delta)
+		f.Title += f.history.suffix
 		f.Evidence = append(f.Evidence, Evidence{Name: "increase", Value: float64(c.Delta), Threshold: float64(t.Delta[c.Name]),
 			Text: fmt.Sprintf("%s +%d while the counters were sampled (threshold %d per interval): still counting then; %s", c.Name, c.Delta, t.Delta[c.Name], noRate)})
 		f.Impact.Summary = fmt.Sprintf("at least %d since the last clear and +%d while sampled: the errors still come; the link carries %s of host-to-host paths", c.Value, c.Delta, pct(f.Impact.PathShare))
 	} else if c.DeltaUnknown == "" {
-		f.Title += "; not growing while sampled"
+		f.history.suffix = "; not growing while sampled"
+		f.Title += f.history.suffix
 		f.Evidence = append(f.Evidence, Evidence{Name: "increase", Value: float64(c.Delta), Threshold: float64(t.Delta[c.Name]),
 			Text: fmt.Sprintf("%s +%d while the counters were sampled (threshold %d per interval): not climbing then; %s", c.Name, c.Delta, t.Delta[c.Name], noRate)})
 		f.Impact.Summary = fmt.Sprintf("at least %d at some time since the last clear, +%d while sampled: a past problem, or one too slow to show while sampled; the link carries %s of host-to-host paths", c.Value, c.Delta, pct(f.Impact.PathShare))

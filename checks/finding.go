@@ -172,6 +172,10 @@ type Finding struct {
 	// names: FabricWide keeps it in FabricVerdicts.MasterLIDs, so a gate
 	// need not read it back out of the title.
 	masterLID uint16
+	// history is, for a counters.errors finding on a value since an
+	// unknown clear, what foldPortCounters needs to make one finding of
+	// a port's: its counter, the port and its other counters.
+	history *sinceClearNote
 	// ecmpGroups are, for a routing.ecmp-imbalance folded by switch
 	// (foldECMP), its groups' own findings: the sweep's verdicts keep
 	// them (FabricWide).

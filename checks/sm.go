@@ -268,6 +268,7 @@ func (s *Snapshot) foldSymptoms(fs []Finding) []Finding {
 	fs = sweepFolds(fs)
 	fs = foldLeafToLeaf(fs)
 	fs = foldLinkEvents(fs)
+	fs = foldPortCounters(fs)
 	fs = s.foldRelayErrors(fs)
 	relayCauses(fs)
 	root := slices.IndexFunc(fs, func(f Finding) bool { return f.Check == "sm.no-master" })

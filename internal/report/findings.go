@@ -89,8 +89,11 @@ type FabricSummary struct {
 	Links    int `json:"links"`
 	// PortsRead is how many ports' counters were read.
 	PortsRead int `json:"ports_counters_read"`
-	// SwitchesRouted is how many switches' LFTs were read.
-	SwitchesRouted int `json:"switches_lft_read"`
+	// SwitchesRouted is how many switches' LFTs were read from the
+	// fabric or a file (--lfts); SwitchesComputed how many are ibdoctor's
+	// own min-hop tables (routes_computed), never counted as read.
+	SwitchesRouted   int `json:"switches_lft_read"`
+	SwitchesComputed int `json:"switches_lft_computed"`
 }
 
 // Unreached is something the sweep could not read.

@@ -30,6 +30,10 @@ type share struct {
 	// atLeast: some host routes were not followed to their end and may
 	// cross the link too, so v is a lower bound
 	atLeast bool
+	// hostLink: a host port's own link, whose share is the host's
+	// (2 of the hosts), whatever the routes: read, computed or not
+	// followed (trial H9).
+	hostLink bool
 }
 
 // text is the share for a sentence: "0.78%", "at least 0.44%".
@@ -54,7 +58,7 @@ func (s *Snapshot) pathShare(p *fabric.Port) share {
 			}
 			if hp != nil && hp.Node.Type != mad.NodeSwitch {
 				if n, ok := s.Loads.PortPaths(hp); ok && n > 0 {
-					return share{v: 2 / float64(h), measured: true}
+					return share{v: 2 / float64(h), measured: true, hostLink: true}
 				}
 			}
 			a, okA := s.Loads.PortPaths(p)
@@ -196,7 +200,9 @@ func (s *Snapshot) linkImpact(p *fabric.Port, active, want mad.Rate) Impact {
 		im.Slowdown = want.Gbps() / active.Gbps()
 	}
 	basis := "estimated"
-	if sh.measured {
+	if sh.hostLink {
+		basis = "every path to or from its host crosses it, whatever the routes"
+	} else if sh.measured {
 		basis = "per the forwarding tables"
 		if s.RoutesComputed {
 			basis = "per ibdoctor's computed min-hop routes, not the fabric's tables"

@@ -253,9 +253,14 @@ type port struct {
 	// free ports read "1x SDR"): PortInfo answers that speed rather than
 	// the slowest one a port without a link reports (trial H5).
 	sActRecorded bool
-	mtuCap       mad.MTU
-	nbrMTU       mad.MTU
-	vls          uint8 // VLCap and OperationalVLs code; 0: VL0-7
+	// rateUnread: a switch's port 0 that the fabric's file gives no
+	// rate for (ibnetdiscover text has no port 0 line): PortInfo
+	// answers its widths and speeds 0, unknown, not the defaults that
+	// stand in for them (trial H10: a 2007 SDR switch's port 0 at NDR).
+	rateUnread bool
+	mtuCap     mad.MTU
+	nbrMTU     mad.MTU
+	vls        uint8 // VLCap and OperationalVLs code; 0: VL0-7
 	// operVLs is the OperationalVLs a file recorded apart from VLCap
 	// (vlsRecorded: both answered as recorded, 0 included).
 	operVLs     uint8
@@ -550,6 +555,7 @@ func (s *Sim) buildNode(n *node, fn *fabric.Node, idx map[*fabric.Node]int32) er
 		}
 		p.wEnUnread = s.opts.fromFile && (fp == nil || fp.WidthEnabled == 0)
 		p.sEnUnread = s.opts.fromFile && (fp == nil || fp.SpeedEnabled == 0)
+		p.rateUnread = s.opts.fromFile && isSw && pi == 0 && (fp == nil || fp.WidthActive == 0 && fp.SpeedActive == 0 && fp.SpeedSupported == 0)
 		if fp != nil {
 			p.guid = fp.GUID
 			p.lid, p.lmc = fp.LID, fp.LMC

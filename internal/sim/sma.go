@@ -341,6 +341,12 @@ func (s *Sim) portInfo(ni int32, pn, in uint8) *mad.PortInfo {
 		// their slowest setting.
 		pi.LinkSpeedActive = uint8(mad.SpeedSDR)
 	}
+	if p.rateUnread {
+		pi.LinkWidthActive, pi.LinkWidthEnabled, pi.LinkWidthSupported = 0, 0, 0
+		pi.LinkSpeedActive, pi.LinkSpeedEnabled, pi.LinkSpeedSupported = 0, 0, 0
+		pi.LinkSpeedExtActive, pi.LinkSpeedExtEnabled, pi.LinkSpeedExtSupported = 0, 0, 0
+		pi.LinkSpeedExtActive2, pi.LinkSpeedExtEnabled2, pi.LinkSpeedExtSupported2 = 0, 0, 0
+	}
 	return pi
 }
 

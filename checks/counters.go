@@ -687,6 +687,9 @@ func (s *Snapshot) sinceClearFinding(t *Thresholds, p *fabric.Port, c CounterVal
 		return Finding{}, false
 	}
 	f.Severity = fullFieldSeverity(c.Name)
+	if dropsWithoutLink(p, c.Name) {
+		f.Severity = Info // packets dropped toward a port without a link
+	}
 	f.Impact.Score = f.Impact.PathShare * counterWeight[f.Severity]
 	name := s.portName(p)
 	atTop := c.Value == uint64(1)<<baseFieldBits[c.Name]-1
@@ -715,6 +718,7 @@ const spanNotInFile = "the file gives neither when the counters were last cleare
 // increase while sampled, and the next step.
 func (s *Snapshot) sinceClearTail(f *Finding, t *Thresholds, p *fabric.Port, c CounterValue, port []CounterValue) {
 	_, action := counterSeverity(c.Name)
+	noLink := *f
 	f.history = &sinceClearNote{port: s.portName(p), counter: c, counters: slices.Clone(port)}
 	// The port's other error counters since the clear, not full
 	// themselves (those are findings of their own), say what else
@@ -746,6 +750,11 @@ func (s *Snapshot) sinceClearTail(f *Finding, t *Thresholds, p *fabric.Port, c C
 	} else {
 		f.Evidence = append(f.Evidence, Evidence{Name: "increase unknown", Text: fmt.Sprintf("%s's increase while sampled is unknown %s; %s", c.Name, c.DeltaUnknown, noRate)})
 		f.Impact.Summary = fmt.Sprintf("at least %d since the last clear, whether it still grows is unknown; the link carries %s of host-to-host paths", c.Value, pct(f.Impact.PathShare))
+	}
+	if dropsWithoutLink(p, c.Name) {
+		// counterFinding's summary and step: not a cable verdict.
+		f.Impact.Summary, f.Action = noLink.Impact.Summary, noLink.Action
+		return
 	}
 	e := s.entityOf(p, "")
 	f.Action = fmt.Sprintf("Clear the counters and sample again to see whether the errors still come: on a host 'perfquery -x -R %d %d' clears this port, 'ibdiagnet --pc' or 'ibdoctor counters --reset errors' every port; then 'ibdoctor check --interval 30s' on the fabric, a new ibdiagnet run hours later, or watch it live with 'ibdoctor top' (the / key filters by node name). If it grows again: %s (at %s).",

@@ -113,7 +113,9 @@ func (s *Snapshot) outlierFinding(t *Thresholds, fleet counterFleet, r PortReadi
 	p := r.Port
 	role := fleetRole(p)
 	vals := fleet[fleetKey{role, c.Name}]
-	if role == "" || len(vals) < outlierMinPeers {
+	// A disabled port's receive errors and discards are packets dropped
+	// toward it, not a cable's (dropsWithoutLink): no outlier.
+	if role == "" || len(vals) < outlierMinPeers || dropsWithoutLink(p, c.Name) {
 		return Finding{}, false
 	}
 	thr := max(t.Absolute[c.Name], 1)

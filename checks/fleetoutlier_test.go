@@ -86,3 +86,30 @@ func TestSinceClearOutlierRule(t *testing.T) {
 		t.Errorf("one live sample: want the one absolute finding, got %v", got)
 	}
 }
+
+// TestSinceClearDisabledPortDrops: a disabled port's receive errors and
+// discards are packets dropped toward it (24dae9b, trial G1), info on
+// every basis: since an unknown clear too, full or not, and no outlier.
+func TestSinceClearDisabledPortDrops(t *testing.T) {
+	f := fatTree(t)
+	var rs []PortReading
+	var hosts []*fabric.Port
+	for _, n := range f.Nodes {
+		if n.Type == mad.NodeCA {
+			hosts = append(hosts, n.Ports[1])
+			rs = append(rs, PortReading{Port: n.Ports[1], SpanUnknown: true, Errors: []CounterValue{{Name: "PortRcvErrors", Bits: 64}}})
+		}
+	}
+	hosts[0].PhysState, hosts[1].PhysState = mad.PhysDisabled, mad.PhysDisabled
+	rs[0].Errors[0].Value = 5000                                   // an outlier were it linked
+	rs[1].Errors[0].Value, rs[1].Errors[0].Saturated = 65535, true // full
+	rs[1].Errors[0].Bits = 16
+	s := &Snapshot{Fabric: f, Counters: fakeCounters{rs: rs}, CountersBasis: "the increase during ibdiagnet's run (PM_DELTA), span not in the file"}
+	got := byCheck(run(t, s), "counters.errors")
+	if len(got) != 1 || got[0].Entities[0].String() != s.entityOf(hosts[1], "").String() || got[0].Severity != Info || !strings.HasPrefix(got[0].Action, "Not a cable verdict") {
+		for _, x := range got {
+			t.Errorf("%s %s: %s", x.Severity, x.Title, x.Action)
+		}
+		t.Errorf("want one info finding, the full counter's, not a cable verdict")
+	}
+}

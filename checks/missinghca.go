@@ -102,9 +102,9 @@ type HCAKind struct {
 	Have map[string]int `json:"have"`
 }
 
-// HCALookup gives the entries of one host (by fabric.HostName) in a
-// census of the whole fabric, in the census's order: a gate's, from the
-// sweep's state.
+// HCALookup gives the entries of one host (by fabric.HostKey: every
+// spelling of it) in a census of the whole fabric, in the census's
+// order: a gate's, from the sweep's state.
 type HCALookup interface {
 	HostHCAs(host string) []HostHCA
 }
@@ -112,8 +112,64 @@ type HCALookup interface {
 // SummarizeHCAs sums a census of the whole fabric up as
 // topology.missing-hca reads it (HCASummary).
 func SummarizeHCAs(census []HostHCA) *HCASummary {
+	census, _ = foldHostCase(census)
 	devs, kindOf := groupHCAs(census)
 	return summarizeHCAs(census, devs, kindOf)
+}
+
+// foldHostCase gives each host one spelling in a census: host names are
+// matched without case (fabric.HostKey, trial F5), so "gpu001 mlx5_0" and
+// "GPU001 mlx5_1" are one host's adapters, as a gate for gpu001 judges
+// them (review R6b). A host spelled several ways takes the spelling
+// greatest in byte order (the one with the fewest capitals, as hosts are
+// mostly named), one the fabric has, whatever the census's order (a
+// gate's and a sweep's agree); the census is copied only then, and
+// spell maps each other spelling to it.
+func foldHostCase(census []HostHCA) ([]HostHCA, map[string]string) {
+	var spellings map[string][]string // by key, of hosts with a capital
+	for _, x := range census {
+		if k := fabric.HostKey(x.Host); k != x.Host {
+			if spellings == nil {
+				spellings = map[string][]string{}
+			}
+			if !slices.Contains(spellings[k], x.Host) {
+				spellings[k] = append(spellings[k], x.Host)
+			}
+		}
+	}
+	if spellings == nil {
+		return census, nil
+	}
+	for _, x := range census {
+		if ss, ok := spellings[x.Host]; ok && !slices.Contains(ss, x.Host) {
+			spellings[x.Host] = append(ss, x.Host) // the lower-case spelling
+		}
+	}
+	var spell map[string]string
+	for _, ss := range spellings {
+		if len(ss) < 2 {
+			continue
+		}
+		to := slices.Max(ss)
+		for _, h := range ss {
+			if h != to {
+				if spell == nil {
+					spell = map[string]string{}
+				}
+				spell[h] = to
+			}
+		}
+	}
+	if spell == nil {
+		return census, nil
+	}
+	out := slices.Clone(census)
+	for i, x := range out {
+		if to, ok := spell[x.Host]; ok {
+			out[i].Host = to
+		}
+	}
+	return out, spell
 }
 
 // groupHCAs groups a census by host: each host's devices in census
@@ -203,35 +259,40 @@ func summarizeHCAs(census []HostHCA, devs map[string][]string, kindOf map[string
 // fabric and those the baseline has an adapter of (missingRailOfGroups
 // asks whether it has one of any host of a group) are looked up; else
 // the whole census is grouped and summed up here.
-func (s *Snapshot) hcaCensus(nodesOf map[string][]*fabric.Node) (census []HostHCA, devs map[string][]string, kindOf map[string]string, sum *HCASummary) {
+// Each host has one spelling in it (foldHostCase): spell maps the
+// others to it.
+func (s *Snapshot) hcaCensus(nodesOf map[string][]*fabric.Node) (census []HostHCA, devs map[string][]string, kindOf map[string]string, sum *HCASummary, spell map[string]string) {
 	if s.HCASummary == nil || s.HCALookup == nil {
 		census = s.HCAs
 		if census == nil {
 			census = HCACensus(s.Fabric)
 		}
+		census, spell = foldHostCase(census)
 		devs, kindOf = groupHCAs(census)
-		return census, devs, kindOf, summarizeHCAs(census, devs, kindOf)
+		return census, devs, kindOf, summarizeHCAs(census, devs, kindOf), spell
 	}
+	// By host key: a lookup finds every spelling of a host, once.
 	need := make(map[string]bool, len(nodesOf))
 	for h := range nodesOf {
-		need[h] = true
+		need[fabric.HostKey(h)] = true
 	}
 	if b := s.Baseline; b != nil {
 		for i := range b.in {
 			if h, _, ok := twoWords(b.descOf(int32(i))); ok {
-				need[fabric.HostName(h)] = true
+				need[fabric.HostKey(h)] = true
 			}
 		}
 	}
 	for _, h := range slices.Sorted(maps.Keys(need)) {
 		for _, x := range s.HCALookup.HostHCAs(h) {
-			if x.Host == h {
+			if fabric.HostKey(x.Host) == h {
 				census = append(census, x)
 			}
 		}
 	}
+	census, spell = foldHostCase(census)
 	devs, kindOf = groupHCAs(census)
-	return census, devs, kindOf, s.HCASummary
+	return census, devs, kindOf, s.HCASummary, spell
 }
 
 func (s *Snapshot) missingHCAs() []Finding {
@@ -242,7 +303,19 @@ func (s *Snapshot) missingHCAs() []Finding {
 			nodesOf[host] = append(nodesOf[host], n)
 		}
 	}
-	census, devs, kindOf, sum := s.hcaCensus(nodesOf)
+	census, devs, kindOf, sum, spell := s.hcaCensus(nodesOf)
+	if spell != nil { // a host spelled several ways: its nodes under one, in the fabric's order
+		clear(nodesOf)
+		for _, n := range s.Fabric.Nodes {
+			if host, _, ok := twoWords(n.Description); isHostNode(n) && ok {
+				host = fabric.HostName(host)
+				if to, ok := spell[host]; ok {
+					host = to
+				}
+				nodesOf[host] = append(nodesOf[host], n)
+			}
+		}
+	}
 	// Where each host's HCAs land, in census order: only for the hosts
 	// judged one by one below (a gate's census is the whole fabric's).
 	ownLeavesOf := map[string][]uint64{}

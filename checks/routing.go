@@ -969,7 +969,7 @@ func sourcesCount(ps []*fabric.Port) string {
 	hosts := map[any]bool{}
 	for _, p := range ps {
 		if h := HostOf(p.Node); h != "" {
-			hosts[h] = true
+			hosts[fabric.HostKey(h)] = true // GPU001 is gpu001 (review R6b)
 		} else {
 			hosts[p.Node] = true
 		}

@@ -256,7 +256,7 @@ func Build(f *fabric.Fabric, o Options) *Drawing {
 			if checks.IsHost(m) {
 				hcas++
 				if h := checks.HostOf(m); h != "" {
-					names[h] = true
+					names[fabric.HostKey(h)] = true // GPU001 is gpu001 (review R6b)
 				} else {
 					names[fmt.Sprintf("0x%016x", m.GUID)] = true
 				}

@@ -3,6 +3,7 @@ package layout
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ibdoctor/ibdoctor/internal/fabric"
@@ -256,5 +257,28 @@ func TestWrapWideRow(t *testing.T) {
 	s := Build(sample(t), Options{})
 	if want := 2*Margin + 8*(s.BoxW+Gap) - Gap; s.Width != want {
 		t.Errorf("sample drawing %.0f wide, want %.0f (8 leaves)", s.Width, want)
+	}
+}
+
+// TestHostsBoxHostCase: a host's adapters spelled in two cases
+// ("gpu001 mlx5_0", "GPU001 mlx5_1") are one host, as topology.missing-hca
+// and the gates match host names (fabric.HostKey, review R6b): the box
+// still says "4 hosts" (before, 5).
+func TestHostsBoxHostCase(t *testing.T) {
+	f := sample(t)
+	renamed := 0
+	for _, n := range f.Nodes {
+		if h, dev, ok := strings.Cut(n.Description, " "); ok && strings.HasSuffix(dev, "_1") {
+			n.Description = strings.ToUpper(h) + " " + dev
+			renamed++
+		}
+	}
+	if renamed == 0 {
+		t.Fatal("no adapter renamed")
+	}
+	for _, b := range Build(f, Options{}).Boxes {
+		if b.Kind == Hosts && b.Label != "4 hosts" {
+			t.Errorf("hosts box %q, want 4 hosts", b.Label)
+		}
 	}
 }

@@ -1719,9 +1719,10 @@ type indexHCAs struct {
 	c  *censusScratch // allocated once, on the first lookup
 }
 
-// HostHCAs is host's entries of x.HCACensus(), in its order.
+// HostHCAs is host's entries of x.HCACensus(), in its order, whatever
+// their spelling of it (fabric.HostKey).
 func (l *indexHCAs) HostHCAs(host string) []checks.HostHCA {
-	host = fabric.HostName(host)
+	host = fabric.HostKey(host)
 	nodes := l.x.nodesByHost(host)
 	slices.Sort(nodes) // the census's order: the nodes'
 	nodes = slices.Compact(nodes)
@@ -1732,7 +1733,7 @@ func (l *indexHCAs) HostHCAs(host string) []checks.HostHCA {
 	}
 	var out []checks.HostHCA
 	for _, i := range nodes {
-		if h, ok := l.x.censusEntry(i, l.c); ok && h.Host == host {
+		if h, ok := l.x.censusEntry(i, l.c); ok && fabric.HostKey(h.Host) == host {
 			out = append(out, h)
 		}
 	}

@@ -90,11 +90,18 @@ func TestMissingHCAMisnamedOnRails(t *testing.T) {
 				got = append(got, f)
 			}
 		}
-		// (Info: gpu004 lacks mlx5_2 by name too, so 6 of the 7
-		// other hosts have it, under the clear majority.)
 		if len(got) != 1 || got[0].Severity == checks.Warning || !strings.Contains(got[0].Title, "mlx5_2 missing; leaf03/3 without a link") || strings.Contains(got[0].Title, "another name") {
 			logFindings(t, res.Findings)
 			t.Fatalf("gpu003's findings:%s\nwant one: its mlx5_2 is missing, leaf03/3 without a link; the adapter on leaf03/4 is gpu004's", titles(got))
+		}
+		// gpu004's misnamed mlx5_2 is still an adapter gpu004 has: it
+		// counts among the peers that have one, so gpu003's finding is
+		// as severe as with gpu004's named (before: 6 of the 7 other
+		// hosts by name, under the clear majority, info).
+		alone := railSweep(t, "down \"gpu003 mlx5_2\"/1\n")
+		want := oneMissingHCA(t, alone.Findings)
+		if got[0].Severity != want.Severity || !strings.Contains(got[0].Evidence[0].Text, "all 7 other gpu* hosts") {
+			t.Errorf("gpu003's finding with gpu004's mlx5_2 misnamed: %s %q (%s)\nwant it as with gpu004's named: %s (%s)", got[0].Severity, got[0].Title, got[0].Evidence[0].Text, want.Severity, want.Evidence[0].Text)
 		}
 	})
 }

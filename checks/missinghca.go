@@ -367,157 +367,188 @@ func (s *Snapshot) missingHCAs() []Finding {
 		misnamed       placement // adapters answering under another name (placeByOrder)
 	}
 	var lack []lacking
-	claims := map[*fabric.Port]int{}
-	dupDescs := &descCounts{f: s.Fabric}
+	var claims map[*fabric.Port]int
 	var misnamedOut []Finding
-	for _, h := range hosts {
-		kind := kindOf[h]
-		others := sum.Kinds[kind].Hosts - 1
-		// Two or three peers tell only together with the leaf: every one
-		// of them has the adapter, and a port where its cable belongs
-		// has no link (review R4: a host whose second HCA was down at
-		// the first sweep, among four hosts alike, was named by nothing).
-		few := others < 4
-		if others < 2 {
-			continue
-		}
-		have := map[string]bool{}
-		for _, d := range devs[h] {
-			have[d] = true
-		}
-		var missing []string
-		clear := true
-		least := others
-		for d, k := range sum.Kinds[kind].Have {
-			// A device h has is not missing; one it lacks is counted
-			// among its peers alone (k). An HCA the expected topology
-			// has is link.down's (topology.changed's) to report,
-			// against the plan.
-			if have[d] || 4*k < 3*others || (few && k < others) || s.baselineHas(h+" "+d) {
+	dupDescs := &descCounts{f: s.Fabric}
+	// An adapter tied to its host by its place, answering under another
+	// name, is still an adapter that host has: its peers count it (a
+	// second pass, only when the first tied one), else a host really
+	// short of the device drops under the clear majority.
+	var tied map[string]map[string][]string // by kind and device, the hosts
+	undecidedBefore := len(s.undecided)
+	for pass := 0; ; pass++ {
+		lack, claims, misnamedOut = nil, map[*fabric.Port]int{}, nil
+		var ties map[string]map[string][]string
+		for _, h := range hosts {
+			kind := kindOf[h]
+			others := sum.Kinds[kind].Hosts - 1
+			// Two or three peers tell only together with the leaf: every one
+			// of them has the adapter, and a port where its cable belongs
+			// has no link (review R4: a host whose second HCA was down at
+			// the first sweep, among four hosts alike, was named by nothing).
+			few := others < 4
+			if others < 2 {
 				continue
 			}
-			missing = append(missing, d)
-			least = min(least, k)
-			if 10*k < 9*others {
-				clear = false
+			have := map[string]bool{}
+			for _, d := range devs[h] {
+				have[d] = true
 			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		slices.Sort(missing)
-		var mine []*fabric.Port
-		for _, n := range nodesOf[h] {
-			for _, p := range n.Ports {
-				if p != nil && p.Num != 0 {
-					mine = append(mine, p)
+			var missing []string
+			clear := true
+			least := others
+			for d, k := range sum.Kinds[kind].Have {
+				for _, x := range tied[kind][d] {
+					if x != h {
+						k++
+					}
 				}
-			}
-		}
-		if !slices.ContainsFunc(mine, s.inScope) {
-			continue
-		}
-		// Where each missing HCA's cable likely belongs: a port of its
-		// rail's leaves among the leaf's host ports, with no link.
-		var where []string
-		var spots []*fabric.Port
-		undecided := false
-		// h's other HCAs' leaves: where a host's adapters go when the
-		// leaves are not rails (a leaf per few hosts).
-		ownLeaves := ownLeavesOf[h]
-		for _, d := range missing {
-			leaves, why := railLeaves[d], "a leaf of rail "+d
-			if len(leaves) == 0 {
-				leaves, why = ownLeaves, "where "+h+"'s other HCAs land"
-			}
-			if len(leaves) == 0 && len(unknownAt) > 0 {
-				undecided = true
-			}
-			for _, g := range leaves {
-				leaf := s.Fabric.NodeByGUID(g)
-				if unreadNearHosts(leaf, hostPortsAt[g], unknownAt[g]) {
-					undecided = true
-				}
-				if leaf == nil || len(hostPortsAt[g]) == 0 {
+				// A device h has is not missing; one it lacks is counted
+				// among its peers alone (k). An HCA the expected topology
+				// has is link.down's (topology.changed's) to report,
+				// against the plan.
+				if have[d] || 4*k < 3*others || (few && k < others) || s.baselineHas(h+" "+d) {
 					continue
 				}
-				ports := hostPortsAt[g]
-				lo, hi := hostBlock(leaf, ports, len(missing))
-				for _, p := range leaf.Ports {
-					if p == nil || p.Num == 0 || p.Num < lo || p.Num > hi || slices.Contains(ports, p.Num) || slices.Contains(spots, p) {
+				missing = append(missing, d)
+				least = min(least, k)
+				if 10*k < 9*others {
+					clear = false
+				}
+			}
+			if len(missing) == 0 {
+				continue
+			}
+			slices.Sort(missing)
+			var mine []*fabric.Port
+			for _, n := range nodesOf[h] {
+				for _, p := range n.Ports {
+					if p != nil && p.Num != 0 {
+						mine = append(mine, p)
+					}
+				}
+			}
+			if !slices.ContainsFunc(mine, s.inScope) {
+				continue
+			}
+			// Where each missing HCA's cable likely belongs: a port of its
+			// rail's leaves among the leaf's host ports, with no link.
+			var where []string
+			var spots []*fabric.Port
+			undecided := false
+			// h's other HCAs' leaves: where a host's adapters go when the
+			// leaves are not rails (a leaf per few hosts).
+			ownLeaves := ownLeavesOf[h]
+			for _, d := range missing {
+				leaves, why := railLeaves[d], "a leaf of rail "+d
+				if len(leaves) == 0 {
+					leaves, why = ownLeaves, "where "+h+"'s other HCAs land"
+				}
+				if len(leaves) == 0 && len(unknownAt) > 0 {
+					undecided = true
+				}
+				for _, g := range leaves {
+					leaf := s.Fabric.NodeByGUID(g)
+					if unreadNearHosts(leaf, hostPortsAt[g], unknownAt[g]) {
+						undecided = true
+					}
+					if leaf == nil || len(hostPortsAt[g]) == 0 {
 						continue
 					}
-					if s.baselineCabled(p) {
-						continue // another node's cable, by the baseline: missing is not in it
-					}
-					switch p.PhysState {
-					case mad.PhysPolling, mad.PhysDisabled, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
-						if p.Remote == nil || !linkUp(p) {
-							spots = append(spots, p)
-							where = append(where, fmt.Sprintf("%s is %s, on %s (%s)", s.entityOf(p, "").String(), p.PhysState, s.nodeName(leaf), why))
+					ports := hostPortsAt[g]
+					lo, hi := hostBlock(leaf, ports, len(missing))
+					for _, p := range leaf.Ports {
+						if p == nil || p.Num == 0 || p.Num < lo || p.Num > hi || slices.Contains(ports, p.Num) || slices.Contains(spots, p) {
+							continue
+						}
+						if s.baselineCabled(p) {
+							continue // another node's cable, by the baseline: missing is not in it
+						}
+						switch p.PhysState {
+						case mad.PhysPolling, mad.PhysDisabled, mad.PhysConfigTraining, mad.PhysLinkErrorRecovery:
+							if p.Remote == nil || !linkUp(p) {
+								spots = append(spots, p)
+								where = append(where, fmt.Sprintf("%s is %s, on %s (%s)", s.entityOf(p, "").String(), p.PhysState, s.nodeName(leaf), why))
+							}
 						}
 					}
 				}
 			}
-		}
-		if undecided {
-			if len(mine) > 0 {
-				s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %s where its peers have %d (%s not found), but a leaf it may be cabled to has a port or a host that was not read: the HCA may be there", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
-			}
-			continue
-		}
-		if s.HCAsPartial && len(spots) == 0 {
-			if len(mine) > 0 {
-				s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %s where its peers have %d (%s not found) in a snapshot whose sweep did not read everything, and no leaf port where its cable belongs was read without a link: the HCA may be one the sweep could not read", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
-			}
-			continue
-		}
-		if few && len(spots) > len(missing) {
-			spots, where = s.samePortSpots(h, census, spots, where)
-		}
-		// An adapter that answers where one of h's HCAs goes, under
-		// another name, is not missing: its place among h's says which
-		// HCA it is, and which one a port without a link belongs to.
-		// On a rail-optimized fabric the port number h's HCAs use on
-		// their rail leaves places them instead.
-		misnamed, ok := s.placeByOrder(h, census, devs[h], missing, spots, dupDescs)
-		if !ok {
-			misnamed = s.placeOnRails(h, census, devs, missing, spots, railLeaves, dupDescs)
-		}
-		if len(misnamed.named) > 0 {
-			// Still missing: the devices no adapter answers for, and
-			// those whose place is a port without a link.
-			var left []string
-			for _, d := range missing {
-				if !slices.ContainsFunc(misnamed.named, func(m misnamedHCA) bool { return m.Want == d }) {
-					left = append(left, d)
+			if undecided {
+				if len(mine) > 0 {
+					s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %s where its peers have %d (%s not found), but a leaf it may be cabled to has a port or a host that was not read: the HCA may be there", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
 				}
-			}
-			var downSpots []*fabric.Port
-			var downWhere []string
-			for i, p := range spots {
-				if d, found := misnamed.down[p]; found {
-					if !slices.Contains(left, d) {
-						left = append(left, d)
-					}
-					downSpots = append(downSpots, p)
-					downWhere = append(downWhere, where[i])
-				}
-			}
-			if len(left) == 0 {
-				misnamedOut = append(misnamedOut, s.misnamedHCAs(h, devs[h], missing, misnamed, mine))
 				continue
 			}
-			slices.SortFunc(left, words.Natural)
-			missing = left
-			if len(downSpots) > 0 {
-				spots, where = downSpots, downWhere
+			if s.HCAsPartial && len(spots) == 0 {
+				if len(mine) > 0 {
+					s.couldNotDecide("topology.missing-hca", fmt.Sprintf("%s has %s where its peers have %d (%s not found) in a snapshot whose sweep did not read everything, and no leaf port where its cable belongs was read without a link: the HCA may be one the sweep could not read", h, words.Count(len(devs[h]), "HCA"), len(devs[h])+len(missing), strings.Join(missing, ", ")), s.nodeEntity(mine[0].Node, "host"))
+				}
+				continue
 			}
+			if few && len(spots) > len(missing) {
+				spots, where = s.samePortSpots(h, census, spots, where)
+			}
+			// An adapter that answers where one of h's HCAs goes, under
+			// another name, is not missing: its place among h's says which
+			// HCA it is, and which one a port without a link belongs to.
+			// On a rail-optimized fabric the port number h's HCAs use on
+			// their rail leaves places them instead.
+			misnamed, ok := s.placeByOrder(h, census, devs[h], missing, spots, dupDescs)
+			if !ok {
+				misnamed = s.placeOnRails(h, census, devs, missing, spots, railLeaves, dupDescs)
+			}
+			if len(misnamed.named) > 0 {
+				if ties == nil {
+					ties = map[string]map[string][]string{}
+				}
+				if ties[kind] == nil {
+					ties[kind] = map[string][]string{}
+				}
+				for _, m := range misnamed.named {
+					if !slices.Contains(ties[kind][m.Want], h) {
+						ties[kind][m.Want] = append(ties[kind][m.Want], h)
+					}
+				}
+				// Still missing: the devices no adapter answers for, and
+				// those whose place is a port without a link.
+				var left []string
+				for _, d := range missing {
+					if !slices.ContainsFunc(misnamed.named, func(m misnamedHCA) bool { return m.Want == d }) {
+						left = append(left, d)
+					}
+				}
+				var downSpots []*fabric.Port
+				var downWhere []string
+				for i, p := range spots {
+					if d, found := misnamed.down[p]; found {
+						if !slices.Contains(left, d) {
+							left = append(left, d)
+						}
+						downSpots = append(downSpots, p)
+						downWhere = append(downWhere, where[i])
+					}
+				}
+				if len(left) == 0 {
+					misnamedOut = append(misnamedOut, s.misnamedHCAs(h, devs[h], missing, misnamed, mine))
+					continue
+				}
+				slices.SortFunc(left, words.Natural)
+				missing = left
+				if len(downSpots) > 0 {
+					spots, where = downSpots, downWhere
+				}
+			}
+			for _, p := range spots {
+				claims[p]++
+			}
+			lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear, misnamed: misnamed, few: few})
 		}
-		for _, p := range spots {
-			claims[p]++
+		if pass > 0 || ties == nil {
+			break
 		}
-		lack = append(lack, lacking{h: h, missing: missing, where: where, spots: spots, mine: mine, least: least, others: others, clear: clear, misnamed: misnamed, few: few})
+		tied = ties
+		s.undecided = s.undecided[:undecidedBefore] // said again, by the second pass
 	}
 	out := misnamedOut
 	for _, l := range lack {

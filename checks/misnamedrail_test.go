@@ -80,6 +80,26 @@ func TestMissingHCAMisnamedOnRails(t *testing.T) {
 		f := oneMissingHCA(t, res.Findings)
 		wantMisnamed(t, f, "gpu002's mlx5_3", "leaf04/2", `"localhost mlx5_3"`, guidOf(t, base, "gpu002 mlx5_3"))
 	})
+	t.Run("ubuntu, on two hosts", func(t *testing.T) {
+		// Two adapters answer under Ubuntu's installer name: "ubuntu"
+		// is no host of the fabric (names.default-description's
+		// placeholderHost), whatever its adapter count (review R12).
+		res := railSweep(t, `desc "gpu002 mlx5_3" text="ubuntu mlx5_3"`+"\n"+`desc "gpu006 mlx5_1" text="ubuntu mlx5_1"`+"\n")
+		fs := byCheck(res.Findings, "topology.missing-hca")
+		if len(fs) != 2 {
+			t.Fatalf("want 2 topology.missing-hca, got:%s", titles(fs))
+		}
+		for _, f := range fs {
+			switch {
+			case strings.HasPrefix(f.Title, "gpu002"):
+				wantMisnamed(t, f, "gpu002's mlx5_3", "leaf04/2", `"ubuntu mlx5_3"`, "the host name before one was set", guidOf(t, base, "gpu002 mlx5_3"))
+			case strings.HasPrefix(f.Title, "gpu006"):
+				wantMisnamed(t, f, "gpu006's mlx5_1", "leaf06/2", `"ubuntu mlx5_1"`, "the host name before one was set", guidOf(t, base, "gpu006 mlx5_1"))
+			default:
+				t.Errorf("finding on another host: %s", f.Title)
+			}
+		}
+	})
 	t.Run("its port down instead", func(t *testing.T) {
 		// The misnamed adapter of another host does not make a missing
 		// HCA a misnamed one: gpu003's mlx5_2 port is down.

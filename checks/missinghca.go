@@ -1005,15 +1005,15 @@ func (s *Snapshot) placeOnRails(h string, census []HostHCA, devs map[string][]st
 }
 
 // aliasAt says whether host is a name no machine of the fabric keeps
-// apart from one place: "localhost" (a host named before its hostname
-// was set), or a host whose one adapter in the census is the one on
+// apart from one place: a host named before its hostname was set
+// (placeholderHost: localhost, ubuntu, ...), or a host whose one adapter in the census is the one on
 // port num of leaf. An adapter described so, on a port where another
 // host's HCA belongs, is that host's under a wrong name.
 func aliasAt(host string, census []HostHCA, leaf uint64, num uint8) bool {
 	if host == "" {
 		return false
 	}
-	if host == "localhost" || strings.HasPrefix(host, "localhost.") {
+	if placeholderHost(host) {
 		return true
 	}
 	n := 0
@@ -1051,7 +1051,7 @@ func whyOtherName(h string, n *fabric.Node) string {
 		return "the firmware's default description"
 	case strings.HasPrefix(d, h+" "):
 		return "another of " + h + "'s device names"
-	case HostOf(n) == "localhost" || strings.HasPrefix(HostOf(n), "localhost."):
+	case placeholderHost(HostOf(n)):
 		return "the host name before one was set"
 	}
 	return "a description another node carries too"

@@ -267,13 +267,7 @@ func (s *Snapshot) duplicateDescriptions() []Finding {
 		if !slices.ContainsFunc(ns, s.nodeInScope) {
 			continue
 		}
-		slices.SortFunc(ns, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
-		var ents []Entity
-		var guids []string
-		for _, n := range ns {
-			ents = append(ents, s.nodeEntity(n, "node"))
-			guids = append(guids, fmt.Sprintf("0x%016x", n.GUID))
-		}
+		ents, guids := s.nodesByGUID(ns, "node")
 		out = append(out, Finding{
 			Check:    "names.duplicate-description",
 			Severity: Warning,
@@ -400,13 +394,7 @@ func (s *Snapshot) defaultSwitchDescriptions() []Finding {
 		if len(ns) < 2 || !slices.ContainsFunc(ns, s.nodeInScope) {
 			continue
 		}
-		slices.SortFunc(ns, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
-		var ents []Entity
-		var guids []string
-		for _, n := range ns {
-			ents = append(ents, s.nodeEntity(n, "switch"))
-			guids = append(guids, fmt.Sprintf("0x%016x", n.GUID))
-		}
+		ents, guids := s.nodesByGUID(ns, "switch")
 		out = append(out, Finding{
 			Check:    "names.default-description",
 			Severity: Info,
@@ -419,4 +407,17 @@ func (s *Snapshot) defaultSwitchDescriptions() []Finding {
 		})
 	}
 	return out
+}
+
+// nodesByGUID sorts nodes sharing one description by GUID and gives them
+// as entities of role and as the GUIDs the evidence lists.
+func (s *Snapshot) nodesByGUID(ns []*fabric.Node, role string) ([]Entity, []string) {
+	slices.SortFunc(ns, func(a, b *fabric.Node) int { return cmp.Compare(a.GUID, b.GUID) })
+	ents := make([]Entity, 0, len(ns))
+	guids := make([]string, 0, len(ns))
+	for _, n := range ns {
+		ents = append(ents, s.nodeEntity(n, role))
+		guids = append(guids, fmt.Sprintf("0x%016x", n.GUID))
+	}
+	return ents, guids
 }

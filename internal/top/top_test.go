@@ -156,6 +156,22 @@ func TestVerdictsAreChecks(t *testing.T) {
 	}
 }
 
+// refreshByPort refreshes s once and gives its rows by "node/port"; a
+// refresh that failed fails the test, unless partialOK and a frame came
+// with the error.
+func refreshByPort(ctx context.Context, t *testing.T, s *Sampler, partialOK bool) map[string]*Row {
+	t.Helper()
+	fr, err := s.Refresh(ctx)
+	if err != nil && (!partialOK || fr == nil) {
+		t.Fatal(err)
+	}
+	m := map[string]*Row{}
+	for _, r := range rowsOf(fr) {
+		m[r.Node+"/"+itoa(r.Num)] = r
+	}
+	return m
+}
+
 // rowsOf makes every row of fr, in the order of the watched ports.
 func rowsOf(fr *Frame) []*Row {
 	var rows []*Row
@@ -329,18 +345,7 @@ func TestRefreshRereadsPortInfo(t *testing.T) {
 	sm, eng, f, ports := watchHealthy(t)
 	ctx := context.Background()
 	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
-	rows := func() map[string]*Row {
-		t.Helper()
-		fr, err := s.Refresh(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]*Row{}
-		for _, r := range rowsOf(fr) {
-			m[r.Node+"/"+itoa(r.Num)] = r
-		}
-		return m
-	}
+	rows := func() map[string]*Row { return refreshByPort(ctx, t, s, false) }
 	rows()
 	before := rows()
 	for _, name := range []string{"leaf01/3", "leaf01/5"} {
@@ -373,18 +378,7 @@ func TestRefreshNotActiveIsNotNoLink(t *testing.T) {
 	sm, eng, f, ports := watchHealthy(t)
 	ctx := context.Background()
 	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
-	rows := func() map[string]*Row {
-		t.Helper()
-		fr, err := s.Refresh(ctx)
-		if err != nil && fr == nil {
-			t.Fatal(err)
-		}
-		m := map[string]*Row{}
-		for _, r := range rowsOf(fr) {
-			m[r.Node+"/"+itoa(r.Num)] = r
-		}
-		return m
-	}
+	rows := func() map[string]*Row { return refreshByPort(ctx, t, s, true) }
 	rows()
 	before := rows()["gpu002 mlx5_0/1"]
 	if before == nil || before.Rate == "" || before.Rate == "(no link)" {
@@ -409,18 +403,7 @@ func TestDisabledStaleWhileWatchedSaysNoLink(t *testing.T) {
 	sm, eng, f, ports := watchHealthy(t)
 	ctx := context.Background()
 	s := NewSampler(eng, f, Options{Ports: ports, PortInfo: eng})
-	rows := func() map[string]*Row {
-		t.Helper()
-		fr, err := s.Refresh(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]*Row{}
-		for _, r := range rowsOf(fr) {
-			m[r.Node+"/"+itoa(r.Num)] = r
-		}
-		return m
-	}
+	rows := func() map[string]*Row { return refreshByPort(ctx, t, s, false) }
 	rows()
 	rows()
 	if err := sm.DisabledStale("leaf01/3"); err != nil {
